@@ -17,6 +17,7 @@ import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 import { claudeModelBehind, CODEX_CATALOG_FILE, editToml, geminiCompressionThreshold } from "../../src/cli/setup.ts";
 import { GEMINI_UTILITY_ALIASES } from "../../src/cli/gemini-utility-models.ts";
 import { promptOf } from "../../src/cli/codex-instructions.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const MAIN = resolve(import.meta.dir, "../../src/main.ts");
 const KEY = "sy-setup-client-key-0001";
@@ -26,10 +27,7 @@ beforeAll(async () => {
   gw = await startGateway(
     `
 server: { require_api_key: true }
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["anth", "anthropic"])}
     models:
       claude-e2e: { context_window: 200000, max_output_tokens: 32000 }
       claude-sonnet-4-5: { context_window: 200000, max_output_tokens: 64000 }

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { CSP } from "../../src/dashboard/routes.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const ADMIN = "sy-test-admin-key-0123456789abcdef";
 const PLAIN = "sy-test-plain-key-0123456789abcdef";
@@ -16,10 +17,7 @@ let gw: TestGateway;
 beforeAll(async () => {
   gw = await startGateway(
     `
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["anth", "anthropic"])}
 accounts:
   - { id: anth-1, provider: anth, api_key: "env:FAKE_KEY" }
 keys:
@@ -277,10 +275,7 @@ describe("a session signed in with the instance's admin token (newuser14 K11)", 
     const { ADMIN_TOKEN_CHANGED } = await import("../../src/admin/access.ts");
     const dataDir = mkdtempSync(join(tmpdir(), "switchyard-restart-"));
     const yaml = `
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["anth", "anthropic"])}
 accounts:
   - { id: anth-1, provider: anth, api_key: "env:FAKE_KEY" }
 keys:

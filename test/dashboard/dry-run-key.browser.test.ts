@@ -10,24 +10,11 @@ import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { openPage, SHOTS } from "../support/browser.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { fakeProviders } from "../support/configs.ts";
 
 const FILE_SECRET = "sy-dryrun-file-key-000000000001";
 const YAML = `
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: oai
-    kind: openai
-    base_url: "{{FAKE}}/v1"
-accounts:
-  - id: anth-1
-    provider: anth
-    api_key: env:FAKE_KEY
-  - id: oai-1
-    provider: oai
-    api_key: env:FAKE_KEY
-keys:
+${fakeProviders([["anth", "anthropic"], ["oai", "openai"]])}keys:
   - { name: laptop, key: ${FILE_SECRET} }
 combos:
   - name: tagged

@@ -7,12 +7,10 @@ import { expect, test } from "bun:test";
 import { join } from "node:path";
 import { openPage, SHOTS } from "../support/browser.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const suite = withGatewayAndBrowser(`
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["anth", "anthropic"])}
 `);
 
 test("no accounts: Accounts says how to add one; no traffic: Overview and Calls show the setup snippets with this instance's URL", async () => {

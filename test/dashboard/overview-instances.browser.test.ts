@@ -15,6 +15,7 @@ import { startFakeUpstream } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { startPostgres } from "../support/postgres.ts";
 import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 /** Instance A (the page's), with B beside it on the same database; stopping A stops B, the fake and PostgreSQL. */
 const suite = withStartedGatewayAndBrowser(
@@ -25,10 +26,7 @@ const suite = withStartedGatewayAndBrowser(
     const yaml = `
 server:
   database: "${db}"
-providers:
-  - id: claude
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["claude", "anthropic"])}
 accounts:
   - { id: claude-work, provider: claude, api_key: "env:FAKE_KEY" }
 `;

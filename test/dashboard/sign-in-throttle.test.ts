@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { MAX_FAILURES, SignInThrottle, WINDOW_MS } from "../../src/admin/sign-in-throttle.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const ADMIN = "sy-test-admin-key-throttle-0123456789";
 
@@ -35,10 +36,7 @@ describe("POST /dashboard/login", () => {
   let gw: TestGateway;
   beforeAll(async () => {
     gw = await startGateway(`
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["anth", "anthropic"])}
 keys:
   - { name: boss, key: "${ADMIN}", scopes: [admin] }
 `);

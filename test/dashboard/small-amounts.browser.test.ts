@@ -10,12 +10,10 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { openPage, SHOTS } from "../support/browser.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const suite = withGatewayAndBrowser(`
-providers:
-  - id: cheap
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
+${providersAtFake(["cheap", "openai-compatible"])}
 accounts:
   - { id: cheap-1, provider: cheap, api_key: "env:FAKE_KEY" }
 settings:

@@ -9,12 +9,10 @@ import { expect, test } from "bun:test";
 import { openPage } from "../support/browser.ts";
 import { usdColumn } from "../../src/dashboard/client/format.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const suite = withGatewayAndBrowser(`
-providers:
-  - id: shop
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
+${providersAtFake(["shop", "openai-compatible"])}
 accounts:
   - { id: shop-1, provider: shop, api_key: "env:FAKE_KEY" }
 settings:

@@ -12,16 +12,14 @@ import { openPage } from "../support/browser.ts";
 import { csvCell } from "../../src/dashboard/client/usage-export.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 import { colourSpans } from "../support/chart-pixels.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const ADMIN_SECRET = "sy-usage-download-admin-key-0001";
 const CLIENT_SECRET = "sy-usage-download-client-key-001";
 
 const suite = withGatewayAndBrowser(`
 server: { require_api_key: true, instance_name: "gw, one" }
-providers:
-  - id: shop
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
+${providersAtFake(["shop", "openai-compatible"])}
 accounts:
   - { id: shop-1, provider: shop, api_key: "env:FAKE_KEY" }
 keys:

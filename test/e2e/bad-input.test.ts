@@ -5,32 +5,13 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { fakeProviders } from "../support/configs.ts";
 
 const LIMIT = 64 * 1024;
 const YAML = `
 server:
   max_body_bytes: ${LIMIT}
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: oai
-    kind: openai
-    base_url: "{{FAKE}}/v1"
-  - id: gem
-    kind: gemini
-    base_url: "{{FAKE}}"
-accounts:
-  - id: anth-1
-    provider: anth
-    api_key: env:FAKE_KEY
-  - id: oai-1
-    provider: oai
-    api_key: env:FAKE_KEY
-  - id: gem-1
-    provider: gem
-    api_key: env:FAKE_KEY
-aliases:
+${fakeProviders([["anth", "anthropic"], ["oai", "openai"], ["gem", "gemini"]])}aliases:
   fast: oai/gpt-test
 combos:
   - name: coding

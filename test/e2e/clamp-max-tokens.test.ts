@@ -8,12 +8,10 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["anth", "anthropic"])}
     models:
       claude-x: { max_output_tokens: 8000 }
       claude-w: { max_output_tokens: 8000, context_window: 200000 }

@@ -7,14 +7,12 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { join } from "node:path";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
 server:
   require_api_key: true
-providers:
-  - id: q
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
+${providersAtFake(["q", "openai-compatible"])}
 accounts:
   - id: q1
     provider: q

@@ -8,24 +8,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import { gatewaySuite } from "../support/gateway-suite.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: oai
-    kind: openai
-    base_url: "{{FAKE}}/v1"
-  - id: gem
-    kind: gemini
-    base_url: "{{FAKE}}"
-  - id: anthc
-    kind: anthropic-compatible
-    base_url: "{{FAKE}}"
-  - id: resp
-    kind: openai-responses
-    base_url: "{{FAKE}}/v1"
+${providersAtFake(["anth", "anthropic"], ["oai", "openai"], ["gem", "gemini"], ["anthc", "anthropic-compatible"], ["resp", "openai-responses"])}
 accounts:
   - id: resp-1
     provider: resp

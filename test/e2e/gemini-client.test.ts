@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { FinishReason, GoogleGenAI, Type, type GenerateContentResponse, type Tool } from "@google/genai";
 import { simpleReply, type FakeFormat } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -414,10 +415,7 @@ describe("client keys", () => {
     strict = await startGateway(
       `
 server: { require_api_key: true }
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["anth", "anthropic"])}
     models:
       claude-test: { context_window: 200000, max_output_tokens: 32000 }
 accounts:

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { realClock } from "../../src/clock.ts";
 import type { Clock } from "../../pipeline/ports.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 /** The real clocks plus shifts the test sets: `wall` steps the wall clock, `elapsed` adds to both. */
 class SteppedClock implements Clock {
@@ -29,10 +30,7 @@ class SteppedClock implements Clock {
 
 const KEYS = { rpm: "sy-test-clock-rpm-000000000001", tpm: "sy-test-clock-tpm-000000000002", budget: "sy-test-clock-budget-0000000003" };
 const YAML = `
-providers:
-  - id: oai
-    kind: openai
-    base_url: "{{FAKE}}/v1"
+${providersAtFake(["oai", "openai"])}
 accounts:
   - { id: oai-1, provider: oai, api_key: env:FAKE_KEY }
 server: { require_api_key: true }

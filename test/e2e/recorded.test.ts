@@ -8,21 +8,10 @@ import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test
 import { manifest, recordedBytes, type ManifestEntry } from "../support/fixtures.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { endpointOf, viewReply, type ClientFormat } from "../support/client-reply.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: anthc
-    kind: anthropic-compatible
-    base_url: "{{FAKE}}"
-  - id: chat
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
-  - id: resp
-    kind: openai-responses
-    base_url: "{{FAKE}}/v1"
-  - id: gem
-    kind: gemini
-    base_url: "{{FAKE}}"
+${providersAtFake(["anthc", "anthropic-compatible"], ["chat", "openai-compatible"], ["resp", "openai-responses"], ["gem", "gemini"])}
 accounts:
   - id: chat-1
     provider: chat

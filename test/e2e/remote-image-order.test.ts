@@ -7,12 +7,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import { gatewaySuite } from "../support/gateway-suite.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["anth", "anthropic"])}
     models:
       claude-x: { images: true }
   - id: gem

@@ -10,14 +10,12 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { connect, TERMINAL } from "../support/responses-socket.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
   gw = await startGateway(`
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["anth", "anthropic"])}
   - id: resp
     kind: openai-responses
     base_url: "{{FAKE}}"

@@ -14,6 +14,7 @@ import { takesDeflateFrom } from "../../src/http/responses-socket.ts";
 import { clientRequest } from "../support/fixtures.ts";
 import { openaiResponses } from "../../formats/openai-responses/index.ts";
 import { responseEcho } from "../../formats/openai-responses/response.ts";
+import { fakeProviders } from "../support/configs.ts";
 
 const create = (model: string, input: unknown, extra: Record<string, unknown> = {}) => ({ type: "response.create", model, input, store: false, ...extra });
 const userText = (text: string) => [{ type: "message", role: "user", content: [{ type: "input_text", text }] }];
@@ -23,21 +24,7 @@ let gw: TestGateway;
 beforeAll(async () => {
   gw = await startGateway(
     `
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: resp
-    kind: openai-responses
-    base_url: "{{FAKE}}/v1"
-accounts:
-  - id: anth-1
-    provider: anth
-    api_key: env:FAKE_KEY
-  - id: resp-1
-    provider: resp
-    api_key: env:FAKE_KEY
-combos:
+${fakeProviders([["anth", "anthropic"], ["resp", "openai-responses"]])}combos:
   - name: first-missing
     targets:
       - model: resp/missing-model
@@ -55,15 +42,7 @@ describe("the upgrade is guarded like HTTP", () => {
     strict = await startGateway(
       `
 server: { require_api_key: true, max_body_bytes: 4096 }
-providers:
-  - id: resp
-    kind: openai-responses
-    base_url: "{{FAKE}}/v1"
-accounts:
-  - id: resp-1
-    provider: resp
-    api_key: env:FAKE_KEY
-keys:
+${fakeProviders([["resp", "openai-responses"]])}keys:
   - name: codex
     key: env:CODEX_KEY
 `,

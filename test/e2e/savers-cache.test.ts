@@ -12,21 +12,10 @@ import { compressToolResult } from "../../pipeline/savers/index.ts";
 import { clientRequest } from "../support/fixtures.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { sample, serverLog } from "../pipeline/save-tokens-fixtures/samples.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: chat
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
-  - id: resp
-    kind: openai-responses
-    base_url: "{{FAKE}}/v1"
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: cc
-    kind: claude-code
-    base_url: "{{FAKE}}"
+${providersAtFake(["chat", "openai-compatible"], ["resp", "openai-responses"], ["anth", "anthropic"], ["cc", "claude-code"])}
 accounts:
   - id: chat-1
     provider: chat

@@ -8,12 +8,10 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: openai
-    kind: openai
-    base_url: "{{FAKE}}/v1"
+${providersAtFake(["openai", "openai"])}
 accounts:
   - { id: oai-1, provider: openai, api_key: env:FAKE_KEY }
 `;

@@ -13,29 +13,10 @@ import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { sample, serverLog } from "../pipeline/save-tokens-fixtures/samples.ts";
 import { tokenSaverSentence } from "../../pipeline/trace-words.ts";
 import { traceLines } from "../../src/cli/calls.ts";
+import { fakeProviders } from "../support/configs.ts";
 
 const yaml = (settings = "") => `
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: chat
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
-  - id: resp
-    kind: openai-responses
-    base_url: "{{FAKE}}/v1"
-accounts:
-  - id: anth-1
-    provider: anth
-    api_key: env:FAKE_KEY
-  - id: chat-1
-    provider: chat
-    api_key: env:FAKE_KEY
-  - id: resp-1
-    provider: resp
-    api_key: env:FAKE_KEY
-${settings}
+${fakeProviders([["anth", "anthropic"], ["chat", "openai-compatible"], ["resp", "openai-responses"]])}${settings}
 `;
 
 const REMINDER = "\n\n<system-reminder>\n<total_tokens>14999968 tokens left</total_tokens>\n</system-reminder>";

@@ -5,12 +5,10 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-providers:
-  - id: q
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
+${providersAtFake(["q", "openai-compatible"])}
 accounts:
   - id: q1
     provider: q

@@ -6,14 +6,12 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { providersAtFake } from "../support/configs.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
   gw = await startGateway(`
-providers:
-  - id: openai
-    kind: openai
-    base_url: "{{FAKE}}/v1"
+${providersAtFake(["openai", "openai"])}
 accounts:
   - { id: oai-1, provider: openai, api_key: env:FAKE_KEY }
 combos:

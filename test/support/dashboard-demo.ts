@@ -7,6 +7,7 @@
 import type { FakeReply, ReceivedRequest } from "./fake-upstream.ts";
 import { simpleReply } from "./fake-upstream.ts";
 import { startGateway, type TestGateway } from "./gateway.ts";
+import { providersAtFake } from "./configs.ts";
 
 /** The upstream secrets of the demo accounts (env values the config reads). */
 export const DEMO_ENV = {
@@ -17,10 +18,7 @@ export const DEMO_ENV = {
 };
 
 export const DEMO_YAML = `
-providers:
-  - id: claude
-    kind: anthropic
-    base_url: "{{FAKE}}"
+${providersAtFake(["claude", "anthropic"])}
     models:
       claude-sonnet-4-5: { context_window: 200000, images: true }
       claude-opus-4-1: { context_window: 200000, images: true }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { startApp, type App } from "../../src/app.ts";
 import type { Clock } from "../../pipeline/ports.ts";
 import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from "./fake-upstream.ts";
+import { providersAtFake } from "./configs.ts";
 
 export interface TestGateway {
   app: App;
@@ -80,25 +81,7 @@ export async function startGateway(
 }
 
 export const DEFAULT_YAML = `
-providers:
-  - id: anth
-    kind: anthropic
-    base_url: "{{FAKE}}"
-  - id: oai
-    kind: openai
-    base_url: "{{FAKE}}/v1"
-  - id: resp
-    kind: openai-responses
-    base_url: "{{FAKE}}/v1"
-  - id: chat
-    kind: openai-compatible
-    base_url: "{{FAKE}}/v1"
-  - id: anthc
-    kind: anthropic-compatible
-    base_url: "{{FAKE}}"
-  - id: gem
-    kind: gemini
-    base_url: "{{FAKE}}"
+${providersAtFake(["anth", "anthropic"], ["oai", "openai"], ["resp", "openai-responses"], ["chat", "openai-compatible"], ["anthc", "anthropic-compatible"], ["gem", "gemini"])}
 accounts:
   - id: anth-1
     provider: anth
