@@ -417,7 +417,14 @@ export const KeyBudgetSchema = v.pipe(
     {
       window: pick(BUDGET_WINDOWS, "window"),
       tokens: v.optional(int("tokens", 1)),
-      usd: v.optional(v.pipe(amount("usd"), v.gtValue(0, (i) => `usd must be greater than 0; got ${i.input}`))),
+      // One rule, one wording: -1 read "must be at least 0", which 0 is not (try18 D2).
+      usd: v.optional(
+        v.pipe(
+          v.number((i) => `usd must be a number; got ${shown(i.input)}`),
+          v.finite("usd must be a finite number"),
+          v.gtValue(0, (i) => `usd must be greater than 0; got ${i.input}`),
+        ),
+      ),
     },
     "a budget",
   ),

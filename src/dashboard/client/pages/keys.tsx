@@ -5,7 +5,7 @@
  * limits and their use stay; the old secret accepted for the grace chosen), disable for a while and
  * enable again (newuser12a G16), and revoke. No secret is ever listed.
  */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
 import { ActionButton, Card, Empty, ErrorLine, Pill, useData, useDebounced, useNow } from "../components.tsx";
 import { dollars } from "../../../limits/dollars.ts";
@@ -75,7 +75,8 @@ function MinuteUseLine({ m }: { m?: MinuteUse }) {
   );
 }
 
-const intOrUndefined = (s: string) => (s.trim() === "" ? undefined : Math.floor(Number(s)));
+/** A limit field's text as its number: undefined when empty (no limit); only a plain whole number reaches here (see `notAWholeNumber`). */
+const intOrUndefined = (s: string) => (s.trim() === "" ? undefined : Number(s.trim()));
 
 /** The create form's labels by the admin API's field (`POST /admin/api/keys` names them in `param`). */
 const KEY_FIELD_LABELS: Record<string, string> = {
@@ -104,9 +105,27 @@ export function keyErrorText(e: unknown): string {
   return rest.startsWith(`${leaf} `) ? `${label} ${rest.slice(leaf.length + 1)}` : `${label}: ${rest}`;
 }
 
-/** The form's own check of a number field: undefined when empty or a number, else why not, in its label. */
-function notANumber(label: string, s: string): string | undefined {
-  return s.trim() === "" || Number.isFinite(Number(s)) ? undefined : `${label} must be a number; got ${JSON.stringify(s.trim())}`;
+/**
+ * The form's own check of a limit field (requests/min, tokens/min, concurrent): undefined when empty or
+ * a plain whole number (digits, a minus sign allowed so that the admin API says "at least 1"), else why
+ * not, in its label. `2.5`, `0x10` and `1e3` are numbers to `Number()`, which the form used to floor
+ * into 2, 16 and 1,000 (try18 D1): a limit nobody chose; they are refused here, before any request.
+ */
+function notAWholeNumber(label: string, s: string): string | undefined {
+  const t = s.trim();
+  if (t === "" || /^-?\d+$/.test(t)) return undefined;
+  return Number.isFinite(Number(t)) ? `${label} must be a whole number; got ${t}` : `${label} must be a number; got ${JSON.stringify(t)}`;
+}
+
+/**
+ * The form's own check of the budget's amount: undefined when empty or a plain decimal (`5`, `0.50`,
+ * `.5`; a minus sign allowed so that the admin API says "greater than 0"), else why not, in its label
+ * (`0x10` and `1e3` are numbers to `Number()`, not amounts a person types).
+ */
+function notAnAmount(label: string, s: string): string | undefined {
+  const t = s.trim();
+  if (t === "" || /^-?(\d+\.?\d*|\.\d+)$/.test(t)) return undefined;
+  return Number.isFinite(Number(t)) ? `${label} must be an amount in dollars such as 2.50; got ${t}` : `${label} must be a number; got ${JSON.stringify(t)}`;
 }
 
 /**
@@ -189,17 +208,26 @@ function CreateKey({ created }: { created: () => void }) {
   const [lim, setLim] = useState({ rpm: "", tpm: "", concurrency: "", budgetWindow: "1d", budgetUsd: "" });
   const [error, setError] = useState<string | undefined>();
   const [secret, setSecret] = useState<{ name: string; secret: string } | undefined>();
+  // One request per submit: a double-click sent a second create while the first was in flight, whose
+  // "already exists" showed in red under the new secret (try18 D8). The ref holds at once (a second
+  // click can come before the re-render that disables the button).
+  const [busy, setBusy] = useState(false);
+  const inFlight = useRef(false);
   const create = async () => {
+    if (inFlight.current) return;
     setError(undefined);
-    // Not a number is said here, in the field's name: sent, it went as null ("tpm must be a number; got null").
-    const nan = notANumber("Requests/min", lim.rpm) ?? notANumber("Tokens/min", lim.tpm) ?? notANumber("Concurrent", lim.concurrency) ?? notANumber("Budget (USD)", lim.budgetUsd);
+    // Not a whole number is said here, in the field's name: sent, "lots" went as null ("tpm must be a
+    // number; got null"), and 2.5 was floored into a limit of 2 (try18 D1).
+    const nan = notAWholeNumber("Requests/min", lim.rpm) ?? notAWholeNumber("Tokens/min", lim.tpm) ?? notAWholeNumber("Concurrent", lim.concurrency) ?? notAnAmount("Budget (USD)", lim.budgetUsd);
     if (nan) return setError(nan);
     const limits: KeyLimits = {};
     if (intOrUndefined(lim.rpm) !== undefined) limits.rpm = intOrUndefined(lim.rpm);
     if (intOrUndefined(lim.tpm) !== undefined) limits.tpm = intOrUndefined(lim.tpm);
     if (intOrUndefined(lim.concurrency) !== undefined) limits.concurrency = intOrUndefined(lim.concurrency);
-    if (lim.budgetUsd.trim() !== "") limits.budgets = [{ window: lim.budgetWindow, usd: Number(lim.budgetUsd) }];
+    if (lim.budgetUsd.trim() !== "") limits.budgets = [{ window: lim.budgetWindow, usd: Number(lim.budgetUsd.trim()) }];
     const body = { name: name.trim(), scopes: admin ? ["admin"] : [], ...(tag.trim() ? { tag: tag.trim() } : {}), ...(Object.keys(limits).length ? { limits } : {}) };
+    inFlight.current = true;
+    setBusy(true);
     try {
       const r = await api<{ secret: string; key: { name: string } }>("/keys", { method: "POST", body });
       setSecret({ name: r.key?.name ?? name.trim(), secret: r.secret });
@@ -210,6 +238,9 @@ function CreateKey({ created }: { created: () => void }) {
       created();
     } catch (e) {
       setError(keyErrorText(e));
+    } finally {
+      inFlight.current = false;
+      setBusy(false);
     }
   };
   return (
@@ -269,8 +300,8 @@ function CreateKey({ created }: { created: () => void }) {
         <label class="check">
           <input type="checkbox" name="admin" checked={admin} onChange={(e) => setAdmin((e.target as HTMLInputElement).checked)} /> admin scope
         </label>
-        <button class="btn btn-primary" type="submit" disabled={name.trim() === ""}>
-          Create key
+        <button class="btn btn-primary" type="submit" disabled={busy || name.trim() === ""} aria-busy={busy ? "true" : undefined}>
+          {busy ? "Creating…" : "Create key"}
         </button>
       </form>
       <ErrorLine error={error} />
