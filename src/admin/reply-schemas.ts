@@ -33,6 +33,12 @@ const KeyInfoReply = v.object({
   scopes: v.array(v.string()),
   tag: v.optional(v.string()),
   source: v.picklist(["config", "db"]),
+  prefix: v.optional(
+    v.pipe(
+      v.string(),
+      v.description("The secret's first characters (sy-mHYRP: at most 8, `sy-` counted in, at most a quarter of the secret), never enough to use the key: a pasted secret starts with it. Absent for a key stored before prefixes were kept and for a config secret under 16 characters."),
+    ),
+  ),
   createdAt: v.optional(ms("created")),
   revokedAt: v.optional(ms("revoked")),
   previousUntil: v.optional(ms("a rotated key's previous secret is accepted until")),

@@ -33,8 +33,9 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       if (r.keys.length === 0) return out("no client keys yet: switchyard keys create NAME makes one (callers on this machine need none unless server.require_api_key is set)");
       const iso = (t: unknown) => new Date(Number(t)).toISOString();
       const state = (k: Record<string, unknown>) => (k.revokedAt ? `revoked ${iso(k.revokedAt)}` : k.disabledAt ? `disabled ${iso(k.disabledAt)}` : "active");
-      const rows = r.keys.map((k) => [k.name, k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? iso(k.createdAt) : "-", state(k), describeMinuteUse((k.use as { minute?: MinuteUse } | undefined)?.minute), describeLimits(k)]);
-      out(table(["name", "source", "scopes", "created", "state", "this minute", "limits"], rows));
+      // the secret's first characters (a pasted secret starts with them); "-" for a key stored before they were kept
+      const rows = r.keys.map((k) => [k.name, k.prefix ? `${k.prefix}…` : "-", k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? iso(k.createdAt) : "-", state(k), describeMinuteUse((k.use as { minute?: MinuteUse } | undefined)?.minute), describeLimits(k)]);
+      out(table(["name", "prefix", "source", "scopes", "created", "state", "this minute", "limits"], rows));
       return;
     }
     case "revoke": {

@@ -7,7 +7,7 @@
 import { configKeyIdFor, keyIdFor } from "../../pipeline/index.ts";
 import type { ClientKey } from "../../pipeline/ports.ts";
 import { checkLimits, checkName, checkScopes, checkTag, freezeKey, MAX_SECRET_LENGTH, omitUndefined, parseLimits, parseScopes } from "./rows.ts";
-import { bytesEqual, sha256 } from "./secrets.ts";
+import { bytesEqual, keyPrefix, sha256 } from "./secrets.ts";
 import { type ConfigKey, type KeyInfo, StoreError } from "./types.ts";
 
 interface CachedKey {
@@ -27,6 +27,8 @@ interface ConfigEntry {
   scopes: string[];
   tag?: string;
   limits?: ClientKey["limits"];
+  /** The secret's non-secret prefix (keyPrefix), listed; undefined for a short secret. */
+  prefix?: string;
 }
 
 /** A stored key as read from the `client_keys` table. */
@@ -49,6 +51,8 @@ export interface KeyRow {
   generation: number;
   /** When the key was disabled (ms since the epoch; `switchyard keys disable`), null while it is not. */
   disabled_at?: number | null;
+  /** The current secret's first characters (secrets.ts keyPrefix), kept at create and rotate; null for a key stored before the column. */
+  prefix?: string | null;
 }
 
 /** Config keys and active stored keys, by the hex SHA-256 of their secret. */
@@ -160,7 +164,7 @@ export class KeyCache {
         throw new StoreError("invalid", `config keys ${JSON.stringify(other.name)} and ${JSON.stringify(name)} have the same secret`);
       }
       names.add(name);
-      const entry: ConfigEntry = { hex, hash, name, scopes: checkScopes(k.scopes), tag: checkTag(k.tag), limits: checkLimits(k.limits) };
+      const entry: ConfigEntry = { hex, hash, name, scopes: checkScopes(k.scopes), tag: checkTag(k.tag), limits: checkLimits(k.limits), prefix: keyPrefix(k.secret) };
       byHash.set(hex, entry);
       entries.push(entry);
     }
@@ -220,8 +224,9 @@ export class KeyCache {
    */
   list(rows: Iterable<KeyRow>): KeyInfo[] {
     const out: KeyInfo[] = [];
+    const prefixes = new Map(this.configEntries.map((e) => [e.name, e.prefix]));
     for (const { key } of this.configKeys.values()) {
-      out.push(omitUndefined({ name: key.name, id: key.id, scopes: [...key.scopes], tag: key.tag, limits: key.limits, source: "config" as const }));
+      out.push(omitUndefined({ name: key.name, id: key.id, scopes: [...key.scopes], tag: key.tag, limits: key.limits, source: "config" as const, prefix: prefixes.get(key.name) }));
     }
     // Newest generation first: the sort below is stable, so a name's revoked keys stay newest first.
     for (const row of [...rows].sort((a, b) => (b.generation ?? 0) - (a.generation ?? 0))) {
@@ -232,6 +237,7 @@ export class KeyCache {
           scopes: parseScopes(row.scopes),
           tag: row.tag ?? undefined,
           source: "db" as const,
+          prefix: row.prefix ?? undefined,
           createdAt: row.created_at,
           revokedAt: row.revoked_at ?? undefined,
           disabledAt: row.revoked_at === null ? (row.disabled_at ?? undefined) : undefined,

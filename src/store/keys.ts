@@ -51,6 +51,13 @@ export interface KeyInfo {
   scopes: string[];
   tag?: string;
   source: "config" | "db";
+  /**
+   * The secret's first characters (`sy-mHYRP`; secrets.ts keyPrefix), never enough to use the key, so a
+   * secret a developer pastes can be matched to its key: a config key's from its secret, a stored key's
+   * kept when it was created or rotated. Absent for a stored key made before the migration "client key
+   * prefixes" (SQLite 18, PostgreSQL 19), whose secret the store never saw again, and for a config secret under 16 characters.
+   */
+  prefix?: string;
   /** ms since the epoch; absent for config keys. */
   createdAt?: number;
   /** ms since the epoch when revoked; absent while the key is active (always absent for config keys). */

@@ -8,6 +8,21 @@ import type { Credential } from "../../pipeline/ports.ts";
 /** Prefix of every generated client-key secret. */
 export const KEY_SECRET_PREFIX = "sy-";
 
+/** Longest prefix of a secret a key shows (`sy-` counted in): `sy-mHYRP`. */
+export const KEY_PREFIX_LENGTH = 8;
+
+/**
+ * The non-secret prefix a key is recognised by (SPEC 9.4 "keys show a prefix only"; `keys list`, the
+ * admin API, the Keys page): the secret's first {@link KEY_PREFIX_LENGTH} characters, `sy-` counted in
+ * (`sy-mHYRP` of a generated key: 5 of its 43 random characters, 30 of 256 bits), and never more than a
+ * quarter of the secret, so a short one (a config file's) keeps three quarters unseen; a secret shorter
+ * than 16 characters has none (undefined), as 3 characters of 12 would tell too much.
+ */
+export function keyPrefix(secret: string): string | undefined {
+  if (typeof secret !== "string" || secret.length < 16) return undefined;
+  return secret.slice(0, Math.min(KEY_PREFIX_LENGTH, Math.floor(secret.length / 4)));
+}
+
 /**
  * A new client-key secret: `sy-` followed by 43 base64url characters encoding 32 random bytes
  * (256 bits from the OS CSPRNG), 46 characters in all.

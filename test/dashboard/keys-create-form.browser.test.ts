@@ -7,6 +7,7 @@
  *   "must be at least 0", which 0 is not.
  * - D8: a double-click on "Create key" sends one create; the second went out while the first was in
  *   flight and its red "already exists" showed under the new secret.
+ * - D4: every key shows its secret's prefix (`sy-mHYRP…`), "—" when it is not known; none was shown.
  */
 import { describe, expect, test } from "bun:test";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
@@ -111,6 +112,30 @@ test("a double-click on Create key sends one create: the secret is shown and no 
     expect(creates.length).toBe(1);
     expect(await card.locator(".error-line").count()).toBe(0);
     expect(w.failed).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
+test("every key shows its secret's prefix, '—' when it is not known; the secret itself is never on the page (D4)", async () => {
+  const w = await openPage(suite.browser, suite.gw.url);
+  try {
+    const { card, form } = await keysPage(w);
+    await form.locator("#key-name").fill("dev");
+    await form.getByRole("button", { name: "Create key" }).click();
+    const shown = card.locator('.secret-once[data-secret-for="dev"] .secret-value');
+    await shown.waitFor({ timeout: 10_000 });
+    const secret = await shown.innerText();
+    await card.getByRole("button", { name: "Done, hide it" }).click();
+    const prefix = (name: string) => w.page.locator(`tr[data-key="${name}"] .key-prefix`).innerText();
+    await w.page.locator('tr[data-key="dev"] .key-prefix', { hasText: secret.slice(0, 8) }).waitFor({ timeout: 10_000 });
+    expect(await prefix("dev")).toBe(`${secret.slice(0, 8)}…`);
+    // a config key's from its secret; a secret too short to show any of it: "—"
+    expect(await prefix("lead")).toBe("sy-confi…");
+    expect(await prefix("kiosk")).toBe("—");
+    const text = await w.page.locator("main").innerText();
+    expect(text).not.toContain(secret.slice(0, 9));
+    expect(text).not.toContain(LEAD.slice(0, 9));
   } finally {
     await w.close();
   }

@@ -115,7 +115,7 @@ describe("keys", () => {
       message: 'Client key "laptop" is disabled on this gateway for now: its requests are refused until an operator enables it again (switchyard keys enable laptop).',
     });
     const listed = lines(cli(["keys", "list", "--data-dir", inst.dataDir]).stdout).find((l) => l.startsWith("laptop "));
-    expect(listed).toMatch(/^laptop\s+db\s+-\s+\S+\s+disabled \d{4}-\d\d-\d\dT[\d:.]+Z\s/);
+    expect(listed).toMatch(/^laptop\s+sy-\S{5}…\s+db\s+-\s+\S+\s+disabled \d{4}-\d\d-\d\dT[\d:.]+Z\s/);
     const json = JSON.parse(cli(["keys", "list", "--json", "--data-dir", inst.dataDir]).stdout).keys.find((k: any) => k.name === "laptop");
     expect(typeof json.disabledAt).toBe("number");
     const on = cli(["keys", "enable", "laptop", "--data-dir", inst.dataDir]);
@@ -239,13 +239,15 @@ describe("keys with limits (SPEC 9.6)", () => {
     expect(((await third.json()) as any).error.message).toContain("2 requests per minute (rpm)");
 
     const list = cli(["keys", "list", "--data-dir", inst.dataDir]);
-    expect(lines(list.stdout)[0]).toMatch(/^name\s+source\s+scopes\s+created\s+state\s+this minute\s+limits$/);
+    expect(lines(list.stdout)[0]).toMatch(/^name\s+prefix\s+source\s+scopes\s+created\s+state\s+this minute\s+limits$/);
     const row = lines(list.stdout).find((l) => l.startsWith("capped"))!;
     // this minute's use of rpm / tpm, as the dashboard's Keys page shows it (GET /admin/api/keys use.minute):
     // the two admitted requests (the refused third not counted) and their 36 tokens
     expect(row).toContain(" 2 of 2 requests (limit reached), 36 of 5,000 tokens ");
     // a key without rpm / tpm has "-" there
-    expect(lines(list.stdout).find((l) => l.startsWith("laptop "))).toMatch(/^laptop\s+db\s+-\s+\S+\s+revoked \S+\s+-\s+-$/);
+    expect(lines(list.stdout).find((l) => l.startsWith("laptop "))).toMatch(/^laptop\s+sy-\S{5}…\s+db\s+-\s+\S+\s+revoked \S+\s+-\s+-$/);
+    // the secret's first 8 characters, so a secret a developer pastes can be matched to its key (try18 D4)
+    expect(row.split(/\s+/).slice(0, 3)).toEqual(["capped", `${key.slice(0, 8)}…`, "db"]);
     expect(row).toContain("rpm 2, tpm 5,000, models oai/*|fast, 1d 36 / 1,000 tokens (4 %), resets ");
     expect(row).toContain("5h $0.00 / $2.50 (0 %), resets ");
 

@@ -1,6 +1,8 @@
 import { afterAll, describe, expect, test } from "bun:test";
 import { createHash } from "node:crypto";
 import { join } from "node:path";
+import { Database } from "bun:sqlite";
+import { MIGRATIONS, migrate } from "../../src/store/sqlite/migrations.ts";
 import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { StoreError } from "../../src/store/types.ts";
 import { cleanupTempDirs, countRows, fileBytes, tempDir, withRaw } from "./helpers.ts";
@@ -116,7 +118,8 @@ describe("config keys", () => {
     s.setConfigKeys([{ name: "laptop", secret, scopes: ["admin"], tag: "dev" }]);
     expect(s.any()).toBe(true);
     expect(s.lookup(secret)).toEqual({ name: "laptop", scopes: ["admin"], tag: "dev", source: "config" });
-    expect(s.listKeys()).toEqual([{ name: "laptop", scopes: ["admin"], tag: "dev", source: "config" }]);
+    // listed with its prefix (a quarter of 30 characters: 7), never more of the secret
+    expect(s.listKeys()).toEqual([{ name: "laptop", scopes: ["admin"], tag: "dev", source: "config", prefix: "config-" }]);
     s.createKey("other");
     s.flush();
     expect(countRows(path, "client_keys")).toBe(1);
@@ -177,5 +180,29 @@ describe("config keys", () => {
     expect(rows).toHaveLength(1);
     for (const v of Object.values(rows[0]!)) expect(String(v)).not.toContain(secret);
     expect(rows[0]!.hash).toBe(sha(secret));
+  });
+});
+
+describe("a key's prefix (try18 D4)", () => {
+  test("kept at create and rotate, listed; a key stored before the prefix migration has none (its secret was never seen again); the file holds no more of a secret", () => {
+    const path = join(tempDir(), "sy.db");
+    const db = new Database(path);
+    const prefixStep = MIGRATIONS.find((m) => m.name === "client key prefixes")!.version;
+    migrate(db, () => 1, MIGRATIONS.filter((m) => m.version < prefixStep));
+    db.run("INSERT INTO client_keys (name, generation, hash, scopes, tag, created_at) VALUES ('old', 1, 'abc', '[]', NULL, 1)");
+    db.close();
+    const s = openSqliteStore({ path });
+    s.setConfigKeys([{ name: "lead", secret: "sy-lead-config-secret-000001" }]);
+    const made = s.createKey("laptop");
+    const prefixes = () => Object.fromEntries(s.listKeys().map((k) => [k.name, k.prefix]));
+    // 28 characters: 7 shown (a quarter); a generated key's 46: 8, `sy-` counted in
+    expect(prefixes()).toEqual({ lead: "sy-lead", laptop: made.secret.slice(0, 8), old: undefined });
+    const turned = s.rotateKey("laptop");
+    expect(prefixes().laptop).toBe(turned.secret.slice(0, 8));
+    s.close();
+    const bytes = fileBytes(path);
+    expect(bytes.includes(turned.secret.slice(0, 8))).toBe(true);
+    expect(bytes.includes(turned.secret.slice(0, 9))).toBe(false);
+    expect(bytes.includes(made.secret.slice(0, 9))).toBe(false);
   });
 });

@@ -65,7 +65,8 @@ describe("client key limits", () => {
     const s = openSqliteStore({ path: join(tempDir(), "sy.db") });
     s.setConfigKeys([{ name: "laptop", secret: "sy-config-secret-1", limits: { rpm: 5 } }]);
     expect(s.lookup("sy-config-secret-1")!.limits).toEqual({ rpm: 5 });
-    expect(s.listKeys()).toEqual([{ name: "laptop", scopes: [], limits: { rpm: 5 }, source: "config" }]);
+    // listed with its prefix: a quarter of its 18 characters
+    expect(s.listKeys()).toEqual([{ name: "laptop", scopes: [], limits: { rpm: 5 }, source: "config", prefix: "sy-c" }]);
     for (const bad of [{ rpm: 0 }, { budgets: [{ window: "2h", tokens: 1 }] }, { budgets: [{ window: "1d", tokens: 1, usd: 1 }] }, { models: [1] }]) {
       let code: string | undefined;
       try {

@@ -152,7 +152,7 @@ export interface KeyInfo {
   revokedAt?: number;
   /** When an active key was disabled (its requests refused until it is enabled); absent while it is not. */
   disabledAt?: number;
-  /** The first characters of the secret, when the API reports them. */
+  /** The secret's first characters (`sy-mHYRP`, never enough to use it); absent for a key stored before prefixes were kept. */
   prefix?: string;
   limits?: KeyLimits;
   /** Current use of the limits, for active keys with limits. */

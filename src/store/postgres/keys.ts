@@ -7,7 +7,7 @@ import { FIRST_STORED_GENERATION, keyIdFor } from "../../../pipeline/index.ts";
 import type { KeyLimits } from "../../../pipeline/ports.ts";
 import { CachedKeys, type KeyRow } from "../key-cache.ts";
 import { checkGrace, checkLimits, checkName, checkScopes, checkTag, freezeKey, rotated, type RotatedRow } from "../rows.ts";
-import { generateKeySecret, sha256Hex } from "../secrets.ts";
+import { generateKeySecret, keyPrefix, sha256Hex } from "../secrets.ts";
 import { type CreatedKey, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
@@ -47,8 +47,8 @@ export class PgKeys extends CachedKeys implements KeyStore {
         // bare name, which a config key of that name may have counted under. A revoked key's row stays
         // (its dates in `keys list`); the new key is the next generation, its own row.
         const generation = row?.generation == null ? FIRST_STORED_GENERATION : Number(row.generation) + 1;
-        await tx`INSERT INTO client_keys (name, generation, hash, scopes, tag, created_at, revoked_at, limits)
-                 VALUES (${n}, ${generation}, ${sha256Hex(secret)}, ${JSON.stringify(sc)}, ${tg ?? null}, ${createdAt}, NULL, ${limJson})`;
+        await tx`INSERT INTO client_keys (name, generation, hash, scopes, tag, created_at, revoked_at, limits, prefix)
+                 VALUES (${n}, ${generation}, ${sha256Hex(secret)}, ${JSON.stringify(sc)}, ${tg ?? null}, ${createdAt}, NULL, ${limJson}, ${keyPrefix(secret) ?? null})`;
         return generation;
       }),
     );
@@ -113,7 +113,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
     const secret = generateKeySecret();
     const until = grace > 0 ? Math.round(this.ctx.now()) + grace : null;
     const rows = await this.ctx.read(
-      (sql) => sql`UPDATE client_keys SET prev_hash = CASE WHEN ${until}::bigint IS NULL THEN NULL ELSE hash END, prev_until = ${until}, hash = ${sha256Hex(secret)}
+      (sql) => sql`UPDATE client_keys SET prev_hash = CASE WHEN ${until}::bigint IS NULL THEN NULL ELSE hash END, prev_until = ${until}, hash = ${sha256Hex(secret)}, prefix = ${keyPrefix(secret) ?? null}
                    WHERE name = ${String(name)} AND revoked_at IS NULL RETURNING name, scopes, tag, created_at, limits, generation`,
     );
     const row = (rows as RotatedRow[])[0];
@@ -147,7 +147,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
   }
 
   private async rows(): Promise<KeyRow[]> {
-    const rows = await this.ctx.read((sql) => sql`SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until, disabled_at FROM client_keys ORDER BY name COLLATE "C", generation`);
+    const rows = await this.ctx.read((sql) => sql`SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until, disabled_at, prefix FROM client_keys ORDER BY name COLLATE "C", generation`);
     return (rows as any[]).map((r) => ({
       name: r.name,
       hash: r.hash,
@@ -160,6 +160,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
       prev_hash: r.prev_hash ?? null,
       prev_until: numOrNull(r.prev_until),
       disabled_at: numOrNull(r.disabled_at),
+      prefix: r.prefix ?? null,
     }));
   }
 }

@@ -7,7 +7,7 @@ import { FIRST_STORED_GENERATION, keyIdFor } from "../../../pipeline/index.ts";
 import type { KeyLimits } from "../../../pipeline/ports.ts";
 import { CachedKeys, type KeyRow } from "../key-cache.ts";
 import { checkGrace, checkLimits, checkName, checkScopes, checkTag, freezeKey, rotated, type RotatedRow } from "../rows.ts";
-import { generateKeySecret, sha256Hex } from "../secrets.ts";
+import { generateKeySecret, keyPrefix, sha256Hex } from "../secrets.ts";
 import { type CreatedKey, type KeyBudgetRow, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { SqliteContext } from "./db.ts";
 
@@ -22,10 +22,10 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
     const db = ctx.db;
     this.s = {
       dataVersion: db.prepare("PRAGMA data_version"),
-      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until, disabled_at FROM client_keys ORDER BY name, generation"),
+      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until, disabled_at, prefix FROM client_keys ORDER BY name, generation"),
       // The name's keys so far: how many are active (0 or 1) and the newest generation (null: none yet).
       keyByName: db.prepare("SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL) AS active, MAX(generation) AS generation FROM client_keys WHERE name = ?"),
-      keyInsert: db.prepare("INSERT INTO client_keys (name, generation, hash, scopes, tag, created_at, revoked_at, limits) VALUES (?, ?, ?, ?, ?, ?, NULL, ?)"),
+      keyInsert: db.prepare("INSERT INTO client_keys (name, generation, hash, scopes, tag, created_at, revoked_at, limits, prefix) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)"),
       budgetsAll: db.prepare("SELECT key_name, window, started_at, tokens, usd FROM key_budget_windows"),
       budgetUpsert: db.prepare(
         `INSERT INTO key_budget_windows (key_name, window, started_at, tokens, usd) VALUES (?, ?, ?, ?, ?)
@@ -33,7 +33,7 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
       ),
       // SET reads the row as it was: the previous hash is the one being replaced.
       keyRotate: db.prepare(
-        `UPDATE client_keys SET prev_hash = CASE WHEN ? IS NULL THEN NULL ELSE hash END, prev_until = ?, hash = ?
+        `UPDATE client_keys SET prev_hash = CASE WHEN ? IS NULL THEN NULL ELSE hash END, prev_until = ?, hash = ?, prefix = ?
          WHERE name = ? AND revoked_at IS NULL RETURNING name, scopes, tag, created_at, limits, generation`,
       ),
       keyRevoke: db.prepare("UPDATE client_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL"),
@@ -67,7 +67,7 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
         // counted under the bare name, which a config key of that name may have counted under. A revoked
         // key's row stays (its dates in `keys list`); the new key is the next generation, its own row.
         const generation = row.generation === null ? FIRST_STORED_GENERATION : row.generation + 1;
-        this.s.keyInsert.run(n, generation, sha256Hex(secret), JSON.stringify(sc), tg ?? null, createdAt, lim ? JSON.stringify(lim) : null);
+        this.s.keyInsert.run(n, generation, sha256Hex(secret), JSON.stringify(sc), tg ?? null, createdAt, lim ? JSON.stringify(lim) : null, keyPrefix(secret) ?? null);
         return generation;
       })
       .immediate();
@@ -117,7 +117,7 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
     const secret = generateKeySecret();
     const until = grace > 0 ? Math.round(this.ctx.now()) + grace : null;
     // The stored key of the name first (see setKeyDisabled); a config key alone is read-only.
-    const row = this.s.keyRotate.get(until, until, sha256Hex(secret), String(name)) as RotatedRow | null;
+    const row = this.s.keyRotate.get(until, until, sha256Hex(secret), keyPrefix(secret) ?? null, String(name)) as RotatedRow | null;
     if (!row) {
       this.refuseConfigName(name);
       throw new StoreError("not_found", `no active key named ${JSON.stringify(name)}`);

@@ -399,6 +399,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE usage ADD COLUMN transport TEXT;
     `,
   },
+  {
+    version: 18,
+    name: "client key prefixes",
+    up: `
+      -- try18 D4 (SPEC 9.4 "keys show a prefix only"): the current secret's first characters (sy-mHYRP,
+      -- src/store/secrets.ts keyPrefix; never enough to use it), written at create and rotate, so a
+      -- pasted secret can be matched to its key. NULL for keys stored before: their secret is unknown.
+      ALTER TABLE client_keys ADD COLUMN prefix TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -441,7 +441,10 @@ export function KeysPage() {
                   <tr key={`${k.source}:${k.name}:${k.createdAt ?? ""}`} data-key={k.name} data-revoked={k.revokedAt ? "" : undefined}>
                     <td class="mono key-name">
                       {k.name}
-                      {k.prefix && <span class="muted"> {k.prefix}…</span>}
+                      {/* SPEC 9.4: a prefix only, so a pasted secret can be matched to its key (try18 D4); "—" for a key stored before prefixes were kept */}
+                      <div class="key-prefix muted small" title={k.prefix ? "The secret's first characters; the rest is never shown" : "Not known: the key was stored before prefixes were kept (or its secret is too short to show any)"}>
+                        {k.prefix ? `${k.prefix}…` : "—"}
+                      </div>
                     </td>
                     <td data-label="Scopes">{k.scopes.length ? k.scopes.join(", ") : <span class="muted">client</span>}</td>
                     <td data-label="Tag">{k.tag ?? "–"}</td>
