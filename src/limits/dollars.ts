@@ -32,3 +32,22 @@ export function dollars(c: number): string {
   if (c >= 0.0001) return `$${c.toFixed(4)}`;
   return `$${Number(c.toPrecision(2)).toFixed(10).replace(/0+$/, "")}`;
 }
+
+/** Decimals {@link dollars} gives a non-zero amount (2, 4, or as many as two significant digits take); 0 for 0. */
+function decimalsOf(c: number): number {
+  if (c === 0 || !Number.isFinite(c)) return 0;
+  const s = dollars(Math.abs(c));
+  const dot = s.indexOf(".");
+  return dot < 0 ? 0 : s.length - dot - 1;
+}
+
+/**
+ * Two amounts read side by side (a USD budget's use and its amount on the Keys page): both with one
+ * precision, the finer of the two as {@link dollars} writes each, so the pair never mixes "$0.00" with
+ * "$0.5000" (try18 D5): `$0.0000 of $0.5000`, `$1.20 of $5.00`, `$0.0540 of $0.0500`, `$0.0031 of
+ * $1.0000` (a spend under a cent is still not "$0.00").
+ */
+export function dollarsPair(a: number, b: number): [string, string] {
+  const d = Math.max(2, decimalsOf(a), decimalsOf(b));
+  return [`$${a.toFixed(d)}`, `$${b.toFixed(d)}`];
+}

@@ -8,10 +8,13 @@
  * - D8: a double-click on "Create key" sends one create; the second went out while the first was in
  *   flight and its red "already exists" showed under the new secret.
  * - D4: every key shows its secret's prefix (`sy-mHYRP…`), "—" when it is not known; none was shown.
+ * - D5: at 1280 px a short tag stays whole (`intern` was drawn "inter" / "n"), and a USD budget's use
+ *   and amount have one precision (`$0.0000 of $0.5000`, not `$0.00 of $0.5000`).
  */
 import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { openPage, type WatchedPage } from "../support/browser.ts";
+import { openPage, SHOTS, type WatchedPage } from "../support/browser.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const LEAD = "sy-config-lead-secret-000000000001";
@@ -136,6 +139,33 @@ test("every key shows its secret's prefix, '—' when it is not known; the secre
     const text = await w.page.locator("main").innerText();
     expect(text).not.toContain(secret.slice(0, 9));
     expect(text).not.toContain(LEAD.slice(0, 9));
+  } finally {
+    await w.close();
+  }
+}, 60_000);
+
+test("at 1280 px a short tag stays whole and a USD budget's use and amount have one precision (D5)", async () => {
+  // the tryout's five developer keys: limits, budgets, tags
+  for (const [name, tag, usd] of [["alice", "", 0.5], ["bob", "backend", 2], ["carol", "", 1], ["dave", "ml", 5], ["erin", "intern", 0.5]] as const) {
+    expect((await post({ name, ...(tag ? { tag } : {}), limits: { rpm: 30, tpm: 200_000, concurrency: 2, budgets: [{ window: "1d", usd }] } })).status).toBe(201);
+  }
+  const w = await openPage(suite.browser, suite.gw.url);
+  try {
+    await w.page.setViewportSize({ width: 1280, height: 900 });
+    await w.page.goto(`${suite.gw.url}/dashboard/keys`);
+    const erin = w.page.locator('tr[data-key="erin"]');
+    await erin.locator(".budget").waitFor({ timeout: 10_000 });
+    await w.settled();
+    await w.page.screenshot({ path: join(SHOTS, "keys-tag-budget-1280.png"), fullPage: true });
+    // the lines the tag's text is drawn on (a Range's boxes: one per line)
+    const tagLines = await erin.locator('td[data-label="Tag"]').evaluate((td: any) => {
+      const r = td.ownerDocument.createRange();
+      r.selectNodeContents(td);
+      return new Set([...r.getClientRects()].map((b: { top: number }) => Math.round(b.top))).size;
+    });
+    expect({ tag: await erin.locator('td[data-label="Tag"]').innerText(), lines: tagLines }).toEqual({ tag: "intern", lines: 1 });
+    expect(await erin.locator(".budget .quota-head").innerText()).toContain("$0.0000 of $0.5000");
+    expect(await w.page.locator('tr[data-key="dave"] .budget .quota-head').innerText()).toContain("$0.00 of $5.00");
   } finally {
     await w.close();
   }

@@ -8,7 +8,7 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
 import { ActionButton, Card, Empty, ErrorLine, Pill, useData, useDebounced, useNow } from "../components.tsx";
-import { dollars } from "../../../limits/dollars.ts";
+import { dollarsPair } from "../../../limits/dollars.ts";
 import { budgetResets, clock, count, pct } from "../format.ts";
 import { useLive } from "../live.ts";
 import { ConfirmAction } from "../confirm-action.tsx";
@@ -34,13 +34,14 @@ function BudgetBar({ b, now }: { b: BudgetUse; now: number }) {
   const max = b.budget.usd ?? b.budget.tokens ?? 0;
   const used = max > 0 ? b.used / max : 0;
   const share = Math.min(1, used);
-  const fmt = (x: number) => (b.budget.usd !== undefined ? dollars(x) : `${count(x)} tokens`);
+  // one precision for both USD amounts: "$0.00 of $0.5000" mixed two decimals with four (try18 D5)
+  const [usedText, maxText] = b.budget.usd !== undefined ? dollarsPair(b.used, max) : [`${count(b.used)} tokens`, `${count(max)} tokens`];
   return (
     <div class="quota budget">
       <div class="quota-head">
         <span class="quota-name">{b.budget.window}</span>
         <span>
-          {fmt(b.used)} of {fmt(max)}
+          {usedText} of {maxText}
         </span>
       </div>
       <div class="bar">
@@ -366,6 +367,9 @@ function RevokeButton({ name, done, noted }: { name: string; done: () => void; n
   );
 }
 
+/** A tag of at most this many characters is never broken inside (a longer one breaks where it must, so the table fits). */
+const SHORT_TAG = 16;
+
 export function KeysPage() {
   const keys = useData(() => api<{ keys: KeyInfo[] }>("/keys"));
   // Budget use and requests in flight change as a key's requests finish: re-read then (and after a
@@ -447,7 +451,8 @@ export function KeysPage() {
                       </div>
                     </td>
                     <td data-label="Scopes">{k.scopes.length ? k.scopes.join(", ") : <span class="muted">client</span>}</td>
-                    <td data-label="Tag">{k.tag ?? "–"}</td>
+                    {/* a short tag stays whole: the column, squeezed at 1280 px, drew "intern" as "inter" / "n" (try18 D5); a long one still breaks */}
+                    <td data-label="Tag">{k.tag ? <span class={k.tag.length <= SHORT_TAG ? "nowrap" : undefined}>{k.tag}</span> : "–"}</td>
                     <td data-label="Source">{k.source === "config" ? "config file" : "database"}</td>
                     <td data-label="Created">{k.createdAt ? clock(k.createdAt) : "–"}</td>
                     <td class="small" data-label="Limits">
