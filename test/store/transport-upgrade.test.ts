@@ -74,12 +74,14 @@ describe("PostgreSQL", () => {
       const s = await openStore(url, tempDir(), undefined, (l) => lines.push(l), clock, () => {});
       try {
         const warn = lines.map((l) => JSON.parse(l) as { level: string; msg: string; added?: string[] }).filter((l) => l.level === "warn");
-        expect(warn.map((w) => [w.msg, w.added])).toEqual([
-          [
-            "shared store upgraded from schema 17 to 18: instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what schema 18 added (transport per request): the calls it serves are listed with transport unknown; upgrade every instance that shares it now",
-            ["transport per request"],
-          ],
-        ]);
+        // One warning, from schema 17 to the newest (later steps add their own names to it), naming
+        // this step and what it means for the earlier instance's calls.
+        expect(warn.length).toBe(1);
+        expect(warn[0]!.msg).toStartWith("shared store upgraded from schema 17 to ");
+        expect(warn[0]!.msg).toContain("instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what schema");
+        expect(warn[0]!.msg).toContain("transport per request");
+        expect(warn[0]!.msg).toContain("the calls it serves are listed with transport unknown; upgrade every instance that shares it now");
+        expect(warn[0]!.added?.[0]).toBe("transport per request");
         // the earlier version's instance, still running on the upgraded schema, records a call
         await oldInsert("req-old-instance", T + 2);
         expect(await newCallsAndReads(s)).toEqual({
