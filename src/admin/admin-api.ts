@@ -200,6 +200,13 @@ export const CallsQuery = v.object({
       v.description("Account id: the calls it served, and those in which it answered an attempt with 429 (rateLimited) before another account served or the call failed."),
     ),
   ),
+  id: v.optional(
+    v.pipe(
+      v.string(),
+      v.minLength(1, "id must not be empty"),
+      v.description("A request id (X-Request-Id, req_…) or a route id (X-Switchyard-Route-Id, sy_…): only that call, wherever it is in the list (a route id resolves while its route trace is kept, the newest settings.trace_ring_size). The other filters still apply."),
+    ),
+  ),
 });
 
 
@@ -397,7 +404,9 @@ export function adminApi(deps: AdminDeps) {
       const filter = filterOf(q.value);
       const before = q.value.before !== undefined ? parseCallCursor(q.value.before) : undefined;
       const after = q.value.after !== undefined ? parseCallCursor(q.value.after) : undefined;
-      const page = await deps.store.callsPage({ limit: q.value.limit ?? 50, sinceMs: since, filter, before, after });
+      // `id`: a route id is resolved through its trace to the request id the usage row carries.
+      const requestId = q.value.id !== undefined ? ((await deps.store.getTrace(q.value.id))?.requestId ?? q.value.id) : undefined;
+      const page = await deps.store.callsPage({ limit: q.value.limit ?? 50, sinceMs: since, filter, before, after, requestId });
       // SPEC O-6: which calls the flight recorder holds the bodies of (the dashboard's call view).
       const recorded = deps.recorded;
       // try17's tryout: how each call came, `unknown` for rows recorded before switchyard kept it (never guessed).

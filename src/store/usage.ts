@@ -112,6 +112,8 @@ export interface CallsQuery {
   /** Only requests that arrived at or after this time (ms since the epoch). */
   sinceMs?: number;
   filter?: UsageFilter;
+  /** Only the request with this request id (`X-Request-Id`, `req_…`); read by `callsPage`. */
+  requestId?: string;
 }
 
 /**
@@ -183,6 +185,7 @@ export function callsWhere(
   const { account, ...rest } = q.filter ?? {};
   where += usageFilterSql(rest, (v) => param(v));
   if (account !== undefined) where += ` AND (u.account_id = ${param(account)} OR (u.rate_limited IS NOT NULL AND ${limitedBy(param(account))}))`;
+  if (q.requestId !== undefined) where += ` AND u.request_id = ${param(q.requestId)}`;
   return where;
 }
 

@@ -155,4 +155,17 @@ describe("GET /calls", () => {
       expect({ q, status: r.status, param: r.body.error.param }).toEqual({ q, status: 400, param });
     }
   });
+
+  test("id: the call with that request id or route id only, wherever it is in the list; an unknown id finds none", async () => {
+    const a1 = (await get(`/calls?limit=1&id=${ids.a1}`)).body;
+    expect([a1.calls.map((c: any) => c.requestId), a1.older, a1.newer]).toEqual([[ids.a1], undefined, undefined]);
+    const routeId = a1.calls[0].routeId as string;
+    expect(routeId).toMatch(/^sy_/);
+    expect((await get(`/calls?id=${routeId}`)).body.calls.map((c: any) => c.requestId)).toEqual([ids.a1]);
+    // the other filters still apply
+    expect((await get(`/calls?id=${ids.a1}&outcome=error`)).body.calls).toEqual([]);
+    expect((await get("/calls?id=sy_nothing_like_it")).body.calls).toEqual([]);
+    const bad = await get("/calls?id=");
+    expect([bad.status, bad.body.error.param]).toEqual([400, "id"]);
+  });
 });

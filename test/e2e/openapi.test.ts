@@ -151,7 +151,7 @@ describe("the admin OpenAPI document", () => {
     expect(names(op("get", "/admin/api/oauth/{kind}"), "path")).toEqual(["kind"]);
     expect(names(op("get", "/admin/api/usage"), "query")).toEqual(["account", "bucket", "by", "instance", "key", "model", "outcome", "provider", "since", "transport", "tz_offset"]);
     expect(op("get", "/admin/api/usage")!.parameters!.find((p) => p.name === "by")!.schema.enum).toEqual(["model", "account", "key", "provider", "instance"]);
-    expect(names(op("get", "/admin/api/calls"), "query")).toEqual(["account", "after", "before", "instance", "key", "limit", "model", "outcome", "provider", "since", "transport"]);
+    expect(names(op("get", "/admin/api/calls"), "query")).toEqual(["account", "after", "before", "id", "instance", "key", "limit", "model", "outcome", "provider", "since", "transport"]);
     // how a call came (try17's tryout): a filter, and a field of each call and route trace
     expect(op("get", "/admin/api/calls")!.parameters!.find((p) => p.name === "transport")!.schema.enum).toEqual(["http", "websocket", "unknown"]);
     const calls = (op("get", "/admin/api/calls") as any).responses["200"].content["application/json"].schema;
