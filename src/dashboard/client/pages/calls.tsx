@@ -4,7 +4,9 @@
  * call that came over Codex's Responses WebSocket has a WS badge, one recorded before switchyard kept
  * how a call came a "via ?" one; selecting one opens its route trace (candidates, decisions, attempts) and, when the flight
  * recorder kept them (SPEC O-6), the bodies: client request, each attempt's upstream request and reply,
- * and what the client received.
+ * and what the client received. An id in the address or the Call id field opens that call whatever page
+ * it is on; a row's time is the button that opens it by keyboard; the filters suggest names
+ * (calls-find.tsx).
  */
 import { Fragment } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -16,6 +18,7 @@ import type { CallRow, Recording, RouteTrace } from "../types.ts";
 import { refreshLines, tokenSaverSentence } from "../../../../pipeline/trace-words.ts";
 import { SetupSnippets } from "./setup.tsx";
 import { TRANSPORTS, TransportBadge, transportText } from "./call-transport.tsx";
+import { CallIdSearch, callIdOf, EmptyFilterNote, FilterLists, focusRowOf, isCall, type KeptSettings, NoSuchCall, onPick, useCallById, useKnownNames, useTraceFocus } from "./calls-find.tsx";
 
 const OUTCOMES = ["", "ok", "error", "upstream_error", "client_closed", "rejected"];
 
@@ -64,7 +67,7 @@ function BodyView({ title, body, note }: { title: string; body?: { body: string;
 
 /** `GET /settings`, the part the Calls page reads. */
 interface RecorderSettings {
-  settings: { flight_recorder?: { enabled?: boolean; max_requests?: number } };
+  settings: { flight_recorder?: { enabled?: boolean; max_requests?: number } } & KeptSettings;
   sources?: Record<string, string>;
 }
 
@@ -109,7 +112,7 @@ function served(c: CallRow): boolean {
   return c.outcome !== "error" && c.outcome !== "rejected";
 }
 
-function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow; recorder?: RecorderSettings; recorderChanged: () => void; onSince?: number }) {
+function TraceView({ call, recorder, recorderChanged, onSince, onClose }: { call: CallRow; recorder?: RecorderSettings; recorderChanged: () => void; onSince?: number; onClose: () => void }) {
   // Calls carry `recorded` when the API reports it; else a call is looked up while the recorder is on
   // (and, when this page turned it on, only calls that arrived after that).
   const recorded = call.recorded ?? (recorder?.settings.flight_recorder?.enabled === true && (onSince === undefined || call.ts >= onSince));
@@ -135,7 +138,19 @@ function TraceView({ call, recorder, recorderChanged, onSince }: { call: CallRow
   }, [id]);
   const t = trace.data;
   return (
-    <Card class="trace" title={<span class="mono">{id}</span>}>
+    <Card
+      class="trace"
+      title={
+        <span class="mono trace-id" tabIndex={-1}>
+          {id}
+        </span>
+      }
+      actions={
+        <button type="button" class="btn btn-small trace-close" onClick={onClose} title="Close the trace and go back to its row (Esc)">
+          Close
+        </button>
+      }
+    >
       <dl class="kv">
         <dt>Arrived</dt>
         <dd>{new Date(call.ts).toLocaleString([], { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit", second: "2-digit" })}</dd>
@@ -464,7 +479,7 @@ export function CallsPage() {
     else setFresh(new Set());
     seen.current = new Set(rows.map((r) => r.requestId));
   }, [answer]);
-  const select = (c: CallRow) => setSelected(c.routeId ?? c.requestId);
+  const select = (c: CallRow) => setSelected(callIdOf(c));
   const go = (to: "newer" | "older" | "newest") => {
     if (to === "newest" || !answer) return setPos({ page: 1 });
     if (to === "older" && answer.older) setPos({ before: answer.older, page: pos.page ? pos.page + 1 : undefined });
@@ -487,7 +502,16 @@ export function CallsPage() {
   // Several instances on one store (newuser12a G11): which one served each call is a column, and a filter.
   const instances = new Set((answer?.calls ?? []).map((c) => c.instance ?? ""));
   const byInstance = instances.size > 1 || filters.instance !== "";
-  const current = rows.find((c) => (c.routeId ?? c.requestId) === selected);
+  // An id in the address opens that call, listed here or not (try18 D6: `GET /calls?id=` finds it at any age).
+  const listed = rows.find((c) => isCall(c, selected));
+  const lookup = useCallById(selected, answer !== undefined && !listed);
+  const current = listed ?? lookup.call;
+  const known = useKnownNames(answer?.calls ?? []);
+  const close = () => {
+    if (current) focusRowOf(current);
+    setSelected(undefined);
+  };
+  useTraceFocus(current && callIdOf(current), close);
   // A changed filter starts again from the newest calls.
   const set = (k: keyof Filters) => (e: Event) => {
     setFilters({ ...filters, [k]: (e.target as HTMLInputElement).value.trim() });
@@ -495,6 +519,21 @@ export function CallsPage() {
   };
   const filtered = Object.values(filters).some((v) => v !== "");
   const pager = (answer?.older || !newest) && <Pager pos={pos} answer={answer} rows={rows} filtered={filtered} go={go} />;
+  const trace = current && (
+    <TraceView
+      // Keyed by the call: another call's trace view starts empty until its own trace is read, never
+      // showing the previous call's attempts and error under this call's id.
+      key={callIdOf(current)}
+      call={current}
+      recorder={recorder.data}
+      onSince={onSince}
+      onClose={close}
+      recorderChanged={() => {
+        setOnSince(Date.now());
+        recorder.reload();
+      }}
+    />
+  );
   return (
     <div class="page page-wide">
       <header class="page-head">
@@ -502,18 +541,20 @@ export function CallsPage() {
           <h1>Calls</h1>
           <p class="muted">Requests, newest first, {PAGE_SIZE} a page; new ones appear as they finish.</p>
         </div>
+        <CallIdSearch key={`id-${formKey}`} value={selected} open={setSelected} />
         <form key={formKey} class="form-row filters" onSubmit={(e) => e.preventDefault()}>
+          <FilterLists known={known} />
           <div class="field">
             <label for="f-model">Model</label>
-            <input id="f-model" name="model" placeholder="any" defaultValue={filters.model} onChange={set("model")} />
+            <input id="f-model" name="model" list="calls-models" placeholder="any" defaultValue={filters.model} onChange={set("model")} onInput={onPick(set("model"))} />
           </div>
           <div class="field">
             <label for="f-account">Account</label>
-            <input id="f-account" name="account" placeholder="any" defaultValue={filters.account} onChange={set("account")} />
+            <input id="f-account" name="account" list="calls-accounts" placeholder="any" defaultValue={filters.account} onChange={set("account")} onInput={onPick(set("account"))} />
           </div>
           <div class="field">
             <label for="f-key">Key</label>
-            <input id="f-key" name="key" placeholder="any" defaultValue={filters.key} onChange={set("key")} />
+            <input id="f-key" name="key" list="calls-keys" placeholder="any" defaultValue={filters.key} onChange={set("key")} onInput={onPick(set("key"))} />
           </div>
           <div class="field">
             <label for="f-outcome">Outcome</label>
@@ -544,6 +585,8 @@ export function CallsPage() {
         </form>
       </header>
       <ErrorLine error={calls.error} />
+      <ErrorLine error={lookup.error} />
+      {selected && lookup.missing && <NoSuchCall id={selected} settings={recorder.data?.settings} />}
       {answer && rows.length === 0 && !filtered && newest && (
         <Card>
           <Empty title="No traffic yet">
@@ -555,7 +598,9 @@ export function CallsPage() {
       {answer && rows.length === 0 && (filtered || !newest) && (
         <>
           <p class="muted">{filtered ? "No call matches these filters" : "No calls"}{newest ? "." : " on this page."}</p>
+          {filtered && newest && <EmptyFilterNote filters={filters} known={known} />}
           {pager}
+          {trace}
         </>
       )}
       {rows.length > 0 && (
@@ -582,11 +627,15 @@ export function CallsPage() {
                 </thead>
                 <tbody>
                   {rows.map((c) => {
-                    const id = c.routeId ?? c.requestId;
+                    const id = callIdOf(c);
+                    const open = isCall(c, selected);
                     return (
-                      <tr key={c.requestId} data-route-id={id} class={`clickable ${id === selected ? "selected" : ""} ${fresh.has(c.requestId) ? "fresh" : ""}`} onClick={() => select(c)}>
+                      <tr key={c.requestId} data-route-id={id} class={`clickable ${open ? "selected" : ""} ${fresh.has(c.requestId) ? "fresh" : ""}`} onClick={() => select(c)}>
                         <td class="nowrap call-time">
-                          <CallTime ts={c.ts} />
+                          {/* the row's keyboard door (try18 D7): its click (Enter, Space) reaches the row's onClick */}
+                          <button type="button" class="call-open" aria-current={open ? "true" : undefined} aria-label={`Open the trace of the call at ${when(c.ts)}${c.requestedModel ? ` for ${c.requestedModel}` : ""}, ${c.outcome}`}>
+                            <CallTime ts={c.ts} />
+                          </button>
                         </td>
                         <td class="mono">
                           {c.requestedModel ? <Breakable name={c.requestedModel} /> : "–"}
@@ -635,21 +684,7 @@ export function CallsPage() {
             </div>
             {pager}
           </Card>
-          {current && (
-            // Keyed by the call: another call's trace view starts empty until its own trace is read,
-            // never showing the previous call's attempts and error under this call's id.
-            <TraceView
-              // a new view per call: the previous call's trace is never shown under this one's id
-              key={current.routeId ?? current.requestId}
-              call={current}
-              recorder={recorder.data}
-              onSince={onSince}
-              recorderChanged={() => {
-                setOnSince(Date.now());
-                recorder.reload();
-              }}
-            />
-          )}
+          {trace}
         </div>
       )}
     </div>
