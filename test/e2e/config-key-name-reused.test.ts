@@ -23,6 +23,7 @@ import { keysRequiredConfig } from "../support/configs.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { instanceOnPostgres } from "../support/instance-on-postgres.ts";
 import { until } from "../support/until.ts";
+import { roomInWindow } from "../support/aligned-window.ts";
 
 const ADMIN = "sy-test-cfgreused-admin-00000001";
 const CONFIG_CI = "sy-test-cfgreused-ci-000000000001";
@@ -66,6 +67,8 @@ async function scenario(t: Target): Promise<void> {
   const reload = await admin(t, "POST", "/config/reload");
   expect(reload.status).toBe(200);
   await reload.text();
+  // On PostgreSQL rpm counts in minutes aligned to the clock: the request and the read of its minute's use in one.
+  await roomInWindow(60_000, 20_000);
   const served = await chat(t, CONFIG_CI);
   const body = await served.text();
   expect({ status: served.status, body: served.status === 200 ? "" : body }).toEqual({ status: 200, body: "" });
@@ -114,6 +117,8 @@ async function storedAfterConfig(t: Target): Promise<void> {
   const made = await admin(t, "POST", "/keys", { name: "build", limits: LIMITS });
   expect(made.status).toBe(201);
   const stored = ((await made.json()) as { secret: string }).secret;
+  // On PostgreSQL rpm counts in minutes aligned to the clock: the request and the read of its minute's use in one.
+  await roomInWindow(60_000, 20_000);
   const served = await chat(t, stored);
   const body = await served.text();
   expect({ status: served.status, body: served.status === 200 ? "" : body }).toEqual({ status: 200, body: "" });
@@ -183,11 +188,17 @@ describe("a config key with a revoked stored key's name starts fresh", () => {
     const target = () => ({ url: () => pg.instance.url, configPath: pg.instance.configPath, providerUrl: pg.upstream.url });
 
     test("budget and rpm of its own after a reload", async () => {
+    // On PostgreSQL a 1d budget counts in windows aligned to the day (they end at midnight UTC): inside one,
+    // or the key's use starts again from 0 under the scenario.
+    await roomInWindow(86_400_000, 60_000);
       await scenario(target());
-    }, 90_000);
+    }, 160_000);
 
     test("a stored key made with the name of a config key that left the file: budget and rpm of its own", async () => {
+    // On PostgreSQL a 1d budget counts in windows aligned to the day (they end at midnight UTC): inside one,
+    // or the key's use starts again from 0 under the scenario.
+    await roomInWindow(86_400_000, 60_000);
       await storedAfterConfig(target());
-    }, 90_000);
+    }, 160_000);
   });
 });

@@ -18,6 +18,7 @@ import { keysRequiredConfig } from "../support/configs.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { instanceOnPostgres } from "../support/instance-on-postgres.ts";
 import { until } from "../support/until.ts";
+import { roomInWindow } from "../support/aligned-window.ts";
 
 const ADMIN = "sy-test-dearmodel-admin-0000001";
 const MIX = "sy-test-dearmodel-mix-00000001";
@@ -100,7 +101,10 @@ describe("a USD budget and a burst to a model dearer than the key's spend so far
     const pg = instanceOnPostgres({ database: "dearmodel", yaml: yamlOf, env: ENV });
 
     test("each request in flight holds the dear model's price: one of five runs, four get 429 Retry-After 1", async () => {
+    // On PostgreSQL a 1d budget counts in windows aligned to the day (they end at midnight UTC): inside one,
+    // or the key's use starts again from 0 under the scenario.
+    await roomInWindow(86_400_000, 60_000);
       await scenario(pg.instance.url, pg.upstream);
-    }, 90_000);
+    }, 150_000);
   });
 });

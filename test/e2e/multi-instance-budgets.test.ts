@@ -19,6 +19,7 @@ import { startInstance, stopInstance, type Instance } from "../support/instance.
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 import { until as pollUntil } from "../support/until.ts";
+import { roomInWindow, windowEndText } from "../support/aligned-window.ts";
 
 const ENV = {
   UP_KEY: "sk-upstream-account-secret",
@@ -71,8 +72,6 @@ async function used(inst: Instance, name: string): Promise<number | undefined> {
 
 const health = async (inst: Instance) => ((await (await fetch(`${inst.url}/health`)).json()) as any).db;
 
-/** The 1d window's end (windows are aligned to multiples of their length, UTC), as a 429 names it. */
-const dayEnd = () => new Date(Math.ceil(Date.now() / DAY) * DAY).toISOString().replace(/\.\d{3}Z$/, "Z");
 
 beforeAll(async () => {
   pg = await startPostgres();
@@ -106,6 +105,8 @@ afterAll(async () => {
 
 describe("key budgets of two instances on one PostgreSQL (SPEC 9.6, D-2)", () => {
   test("a key served only through B: A shows its budget use and raises its alerts", async () => {
+    // Inside one 1d window (they end at midnight UTC): across it the key's use starts again from 0.
+    await roomInWindow(DAY, 60_000);
     const events = await openEvents(a.url, "?types=alert", adminHeaders(a));
     try {
       const statuses: number[] = [];
@@ -120,9 +121,13 @@ describe("key budgets of two instances on one PostgreSQL (SPEC 9.6, D-2)", () =>
     } finally {
       events.close();
     }
-  }, 90_000);
+  }, 150_000);
 
   test("a database outage: a spent key stays refused in its real window, the outage's use reaches both instances once", async () => {
+    // Inside one 1d window (windows are aligned to multiples of their length, UTC: they end at midnight
+    // UTC), whose end the 429s and alerts name: across it the keys' use starts again from 0.
+    const day = await roomInWindow(DAY, 120_000);
+    const dayEnd = windowEndText(day);
     // spent: 108 of 100 through both; outage: 36 of 1000.
     const before: number[] = [];
     for (let i = 0; i < 7; i++) before.push((await served(i % 2 === 0 ? a : b, ENV.SPENT)).status);
@@ -132,7 +137,7 @@ describe("key budgets of two instances on one PostgreSQL (SPEC 9.6, D-2)", () =>
     await until(async () => (await used(a, "outage")) === 36 && (await used(b, "outage")) === 36, 10_000, "both to know outage's 36");
     const refusal = await chat(a, ENV.SPENT);
     expect(refusal.status).toBe(429);
-    expect(await refusal.text()).toContain(`(at ${dayEnd()})`);
+    expect(await refusal.text()).toContain(`(at ${dayEnd})`);
 
     await pg.stop();
     try {
@@ -141,7 +146,7 @@ describe("key budgets of two instances on one PostgreSQL (SPEC 9.6, D-2)", () =>
       for (const inst of [a, b, a, b, a, b]) {
         const res = await chat(inst, ENV.SPENT);
         const body = await res.text();
-        expect([res.status, body.includes("key_budget_exceeded"), body.includes(`(at ${dayEnd()})`), body.includes("108 tokens used")]).toEqual([429, true, true, true]);
+        expect([res.status, body.includes("key_budget_exceeded"), body.includes(`(at ${dayEnd})`), body.includes("108 tokens used")]).toEqual([429, true, true, true]);
       }
       // The other key is served on both: 5 × 18 = 90 tokens counted while the database is away.
       for (const inst of [a, a, a, b, b]) expect((await served(inst, ENV.OUTAGE)).status).toBe(200);
@@ -156,7 +161,7 @@ describe("key budgets of two instances on one PostgreSQL (SPEC 9.6, D-2)", () =>
     // The spent key's alerts were delivered once each, for the real window (none again in the outage).
     await Bun.sleep(2000);
     const spentAlerts = hook.got.filter((g) => g.subject === "key:spent").map((g) => `${g.detail.threshold} ${g.detail.resets_at}`);
-    const end = new Date(Math.ceil(Date.now() / DAY) * DAY).toISOString();
+    const end = new Date(day.end).toISOString();
     expect(spentAlerts.sort()).toEqual([`0.5 ${end}`, `0.9 ${end}`, `1 ${end}`]);
-  }, 150_000);
+  }, 270_000);
 });

@@ -10,6 +10,7 @@ import { SharedKeyCounters } from "../../src/limits/shared-counters.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import type { SharedStore } from "../../src/store/shared.ts";
 import { StoreError, type Store } from "../../src/store/types.ts";
+import { roomInWindow } from "../support/aligned-window.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 
 let pg: TestPostgres;
@@ -177,6 +178,9 @@ describe("across two instances", () => {
 
   test("budgets: settled on either, seen by both; windows are aligned to multiples of their length", async () => {
     const l = { budgets: [{ window: "5h" as const, tokens: 50 }, { window: "1d" as const, usd: 1 }] };
+    // Inside one 5h and one 1d window (aligned: the 1d one ends at midnight UTC): across an end the use starts again from 0.
+    await roomInWindow(BUDGET_WINDOW_MS["5h"], 30_000);
+    await roomInWindow(BUDGET_WINDOW_MS["1d"], 30_000);
     const changes = [];
     for (const c of [A, B, B]) {
       const v = await c.admit("budget", l, Date.now());
@@ -195,7 +199,7 @@ describe("across two instances", () => {
     expect(use.map((u) => u.used)).toEqual([54, 0.75]);
     expect(use[0].startedAt! % BUDGET_WINDOW_MS["5h"]).toBe(0);
     expect(use[0].resetsAt! - use[0].startedAt!).toBe(BUDGET_WINDOW_MS["5h"]);
-  });
+  }, 80_000);
 
   test("tpm: requests in flight hold their expected tokens; the one that would take the minute past the limit waits (Retry-After 1 s)", async () => {
     const l = { tpm: 1000 };
@@ -224,6 +228,7 @@ describe("across two instances", () => {
     const Y = new SharedKeyCounters(y, () => {}, { idleMs: 3_600_000 });
     try {
       const l = { budgets: [{ window: "5h" as const, tokens: 1000 }] };
+      await roomInWindow(BUDGET_WINDOW_MS["5h"], 60_000); // one 5h window throughout (aligned: its use starts again at its end)
       const verdicts = [];
       for (const c of [X, X, X, Y, Y, Y]) verdicts.push(await c.admit("budget-held", l, Date.now(), { tokens: 400 }));
       // X holds 800 for its two in flight (and the rest of the pool its third asked for); Y gets none of it.
@@ -253,10 +258,11 @@ describe("across two instances", () => {
       await x.close();
       await y.close();
     }
-  }, 60_000);
+  }, 120_000);
 
   test("a fresh USD budget: requests sent together hold their expected tokens at the model's dearest token price (five on $0.05 at $0.02 each: two go); an unpriced model's hold nothing, as before", async () => {
     const l = { budgets: [{ window: "1d" as const, usd: 0.05 }] };
+    await roomInWindow(BUDGET_WINDOW_MS["1d"], 20_000); // one 1d window throughout (it ends at midnight UTC)
     const verdicts = [];
     for (let i = 0; i < 5; i++) verdicts.push(await A.admit("usd-fresh", l, Date.now(), { tokens: 20, usdPerToken: 0.001 }));
     expect(verdicts.map((v) => v.ok)).toEqual([true, true, false, false, false]);
@@ -265,7 +271,7 @@ describe("across two instances", () => {
     for (let i = 0; i < 5; i++) unpriced.push(await A.admit("usd-unpriced", l, Date.now(), { tokens: 20 }));
     expect(unpriced.map((v) => v.ok)).toEqual([true, true, true, true, true]);
     for (const v of [...verdicts, ...unpriced]) if (v.ok) await A.settle(v === verdicts[0] || v === verdicts[1] ? "usd-fresh" : "usd-unpriced", l, { tokens: 0, usd: 0 }, Date.now(), v.ticket);
-  });
+  }, 60_000);
 
   test("an instance that dies without reporting: the window over-admits by at most its share (one block)", async () => {
     const url = await pg.createDatabase("shared_counters_dead");
@@ -316,6 +322,7 @@ describe("across two instances", () => {
     const Y = new SharedKeyCounters(y, () => {}, { reportMs: 3_600_000 });
     try {
       const l = { budgets: [{ window: "5h" as const, tokens: 30 }] };
+      await roomInWindow(BUDGET_WINDOW_MS["5h"], 20_000); // one 5h window throughout (aligned: its use starts again at its end)
       const v = await X.admit("order", l, Date.now());
       expect(v.ok).toBe(true);
       const report = X.report(); // sends 0 used; held on its way
@@ -334,7 +341,7 @@ describe("across two instances", () => {
       await x.close();
       await y.close();
     }
-  });
+  }, 60_000);
 
   test("spare a key left idle on one instance returns to the pool", async () => {
     const url = await pg.createDatabase("shared_counters_idle");

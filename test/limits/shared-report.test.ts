@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { SharedKeyCounters } from "../../src/limits/shared-counters.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import type { Store } from "../../src/store/types.ts";
+import { roomInWindow } from "../support/aligned-window.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 
 let pg: TestPostgres;
@@ -56,6 +57,10 @@ describe("the shared limits' report", () => {
     const A = new SharedKeyCounters(proxy as Store, () => {}, { reportMs: 3_600_000, keys: () => KEYS });
     const B = new SharedKeyCounters(b, () => {}, { reportMs: 3_600_000, keys: () => KEYS });
     try {
+      // One minute and one 1d window throughout (aligned to multiples of their length: the day ends at
+      // midnight UTC): across an end the minute's or the budget's use starts again from 0.
+      await roomInWindow(60_000, 15_000);
+      await roomInWindow(86_400_000, 30_000);
       await A.report();
       await use(B, "k7#1", 120);
       await B.report();
