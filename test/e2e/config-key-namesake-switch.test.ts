@@ -140,12 +140,12 @@ describe("a stored key that shares its name with a config key can be disabled, e
     }, 30_000);
 
     test("the same", async () => {
-      const inst = await startInstance({ yaml: yamlOf(upstream.url, false), env: ENV, args: ["--database", await pg.createDatabase("namesake")], timeoutMs: 30_000 });
+      const inst = await startInstance({ yaml: yamlOf(upstream.url, false), env: ENV, args: ["--database", await pg.createDatabase("namesake")], timeoutMs: 90_000 });
       try {
         await scenario(inst);
       } finally {
         await stopInstance(inst);
       }
-    }, 90_000);
+    }, 150_000);
   });
 });

@@ -50,7 +50,7 @@ async function rows(): Promise<string[]> {
 }
 
 const start = async (yaml: string, dataDir?: string) => {
-  const inst = await startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000, ...(dataDir ? { dataDir } : {}) });
+  const inst = await startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000, ...(dataDir ? { dataDir } : {}) });
   started.push(inst);
   return inst;
 };

@@ -90,7 +90,7 @@ keys:
 settings:
   alerts: { webhook: "${hook.url}", quota_thresholds: [0.5, 0.9] }
 `;
-  const start = () => startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
+  const start = () => startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
   [a, b] = await Promise.all([start(), start()]);
   // The first second's read of the keys' use is what the instance starts from (no alerts for it).
   await Bun.sleep(1500);

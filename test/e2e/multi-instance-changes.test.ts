@@ -92,7 +92,7 @@ keys:
     limits: { concurrency: 2 }
 `;
   // Only announcements carry stored objects between the two (no periodic re-read within the tests).
-  const start = () => startInstance({ yaml, env: { ...ENV, SWITCHYARD_REREAD_MS: "600000" }, args: ["--database", dbUrl], timeoutMs: 30_000 });
+  const start = () => startInstance({ yaml, env: { ...ENV, SWITCHYARD_REREAD_MS: "600000" }, args: ["--database", dbUrl], timeoutMs: 90_000 });
   [a, b] = await Promise.all([start(), start()]);
 }, 180_000);
 
@@ -341,7 +341,7 @@ describe("changes and stalls across two instances on one PostgreSQL (SPEC D-2)",
     try {
       expect((await admin(before, "/keys", { method: "POST", body: JSON.stringify({ name: "from-sqlite" }) })).status).toBe(201);
       await stopInstance(before);
-      moved = await startInstance({ yaml, env: ENV, dataDir: before.dataDir, args: ["--database", dbUrl], timeoutMs: 30_000 });
+      moved = await startInstance({ yaml, env: ENV, dataDir: before.dataDir, args: ["--database", dbUrl], timeoutMs: 90_000 });
       const lines = [...moved.stdout, ...moved.stderr].flatMap((l) => {
         try {
           return [JSON.parse(l)];

@@ -39,9 +39,9 @@ beforeAll(async () => {
   pg = await startPostgres();
   const dbUrl = await pg.createDatabase("differs");
   upstream = await startFakeUpstream();
-  a = await startInstance({ yaml: yamlOf(60, 1, false), env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
-  b = await startInstance({ yaml: yamlOf(10, 3, true), env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
-}, 180_000);
+  a = await startInstance({ yaml: yamlOf(60, 1, false), env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
+  b = await startInstance({ yaml: yamlOf(10, 3, true), env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
+}, 300_000);
 
 afterAll(async () => {
   await Promise.all([stopInstance(a), stopInstance(b)]);

@@ -65,9 +65,9 @@ beforeAll(async () => {
   pg = await startPostgres();
   dbUrl = await pg.createDatabase("fingerprint");
   upstream = await startFakeUpstream();
-  a = await startInstance({ yaml: yamlOf(SHORT), env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
-  b = await startInstance({ yaml: yamlOf(SHORT), env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
-}, 180_000);
+  a = await startInstance({ yaml: yamlOf(SHORT), env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
+  b = await startInstance({ yaml: yamlOf(SHORT), env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
+}, 300_000);
 
 afterAll(async () => {
   await Promise.all([a && stopInstance(a), b && stopInstance(b)]);

@@ -50,9 +50,9 @@ beforeAll(async () => {
   pg = await startPostgres();
   const dbUrl = await pg.createDatabase("served_by");
   upstream = await startFakeUpstream();
-  a = await startInstance({ yaml: yamlOf("gw-a"), env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
-  b = await startInstance({ yaml: yamlOf(), env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
-}, 180_000);
+  a = await startInstance({ yaml: yamlOf("gw-a"), env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
+  b = await startInstance({ yaml: yamlOf(), env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
+}, 300_000);
 
 afterAll(async () => {
   await browser?.close();

@@ -30,7 +30,7 @@ beforeAll(async () => {
 keys:
   - { name: boss, key: env:BOSS, scopes: [admin] }
 `;
-  const start = () => startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
+  const start = () => startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
   [a, b] = await Promise.all([start(), start()]);
 }, 180_000);
 

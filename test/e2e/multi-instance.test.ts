@@ -71,7 +71,7 @@ const B_ENV = { SWITCHYARD_RESYNC_MS: "600000", SWITCHYARD_REREAD_MS: "600000" }
 const ANNOUNCED_MS = 15_000;
 
 function start(env: Record<string, string> = {}): Promise<Instance> {
-  return startInstance({ yaml, env: { ...ENV, ...env }, args: ["--database", dbUrl], timeoutMs: 30_000 });
+  return startInstance({ yaml, env: { ...ENV, ...env }, args: ["--database", dbUrl], timeoutMs: 90_000 });
 }
 
 const post = (inst: Instance, body: unknown, headers: Record<string, string> = {}) =>

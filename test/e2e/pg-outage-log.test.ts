@@ -36,9 +36,9 @@ accounts:
 keys:
   - { name: ops, key: env:ADMIN_KEY, scopes: [admin] }
 `;
-  a = await startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 30_000 });
-  b = await startInstance({ yaml, env: { ...ENV, ...B_ENV }, args: ["--database", dbUrl], timeoutMs: 30_000 });
-}, 180_000);
+  a = await startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
+  b = await startInstance({ yaml, env: { ...ENV, ...B_ENV }, args: ["--database", dbUrl], timeoutMs: 90_000 });
+}, 300_000);
 
 afterAll(async () => {
   await Promise.all([a && stopInstance(a), b && stopInstance(b)]);

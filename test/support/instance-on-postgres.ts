@@ -21,8 +21,8 @@ export interface InstanceOnPostgresOptions {
 }
 
 /**
- * Call inside a describe block: its beforeAll (up to 120 s) starts PostgreSQL, creates the database,
- * starts the fake upstream and then the instance (`--database`, 30 s to listen); its afterAll (up to
+ * Call inside a describe block: its beforeAll (up to 180 s) starts PostgreSQL, creates the database,
+ * starts the fake upstream and then the instance (`--database`, 90 s to listen); its afterAll (up to
  * 60 s) stops the instance, the upstream and the server. Read `.instance` and `.upstream` in the tests
  * (undefined before the beforeAll ran).
  */
@@ -35,8 +35,8 @@ export function instanceOnPostgres(opts: InstanceOnPostgresOptions): { readonly 
     const dbUrl = await pg.createDatabase(opts.database);
     upstream = await startFakeUpstream();
     opts.answer?.(upstream);
-    instance = await startInstance({ yaml: opts.yaml(upstream.url), env: opts.env, args: ["--database", dbUrl], timeoutMs: 30_000 });
-  }, 120_000);
+    instance = await startInstance({ yaml: opts.yaml(upstream.url), env: opts.env, args: ["--database", dbUrl], timeoutMs: 90_000 });
+  }, 180_000);
   afterAll(async () => {
     await stopInstance(instance);
     await upstream?.stop();
