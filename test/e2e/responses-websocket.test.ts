@@ -16,6 +16,12 @@ import { openaiResponses } from "../../formats/openai-responses/index.ts";
 import { responseEcho } from "../../formats/openai-responses/response.ts";
 import { fakeProviders } from "../support/configs.ts";
 
+/**
+ * The tests of a 17 MiB frame: building, sending and parsing it is seconds of CPU (8.5-10.7 s at load 20
+ * here, over the suite's 20 s default at load 45), and it is the wait for its frames that is bounded.
+ */
+const BIG_FRAME_TIMEOUT_MS = 120_000;
+
 const create = (model: string, input: unknown, extra: Record<string, unknown> = {}) => ({ type: "response.create", model, input, store: false, ...extra });
 const userText = (text: string) => [{ type: "message", role: "user", content: [{ type: "input_text", text }] }];
 const textOf = (frames: any[]) => frames.filter((f) => f.type === "response.output_text.delta").map((f) => f.delta).join("");
@@ -103,7 +109,7 @@ ${fakeProviders([["resp", "openai-responses"]])}keys:
     c.send(create("resp/gpt-test", userText("hi")));
     expect((await c.untilTerminal()).at(-1).type).toBe("response.completed");
     c.ws.close();
-  });
+  }, BIG_FRAME_TIMEOUT_MS);
 
   test("a rebinding Host name is refused before the upgrade (SPEC 2.6)", async () => {
     const res = await fetch(`${strict.url}/v1/responses`, { headers: { ...upgradeHeaders, host: "attacker.example", authorization: "Bearer sy-ws-client-key-0001" } });
@@ -394,7 +400,7 @@ describe("large frames (SPEC G-4: the body limit, not the transport's, decides)"
     expect(frames.at(-1).type).toBe("response.completed");
     expect(gw.fake.requests.at(-1)!.body.input[0].content[0].text.length).toBe(big.length);
     c.ws.close();
-  });
+  }, BIG_FRAME_TIMEOUT_MS);
 
   // A frame over the body limit and over Bun's default: "the upgrade is guarded like HTTP" (17 MiB against 4 KiB).
 });
