@@ -47,7 +47,7 @@ keys:
 `,
   );
   app = await startApp({ configPath, dataDir: dir, host: "127.0.0.1", port: 0, database: url, env: { UPSTREAM_KEY: "sk-upstream-budget", CI_KEY: KEY }, log: (l) => void logs.push(l), fetchImpl: fake.fetch });
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await app?.shutdown(1000);
