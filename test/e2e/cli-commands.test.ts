@@ -31,8 +31,8 @@ accounts:
 beforeAll(async () => {
   fake = await startFakeUpstream();
   scratch = mkdtempSync(join(tmpdir(), "switchyard-cli-"));
-  inst = await startInstance({ yaml: YAML(fake.url), env: { FAKE_KEY: "fake-key-cli" } });
-});
+  inst = await startInstance({ yaml: YAML(fake.url), env: { FAKE_KEY: "fake-key-cli" }, timeoutMs: 90_000 });
+}, 120_000);
 afterAll(async () => {
   await stopInstance(inst);
   await fake?.stop();
