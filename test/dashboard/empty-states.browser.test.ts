@@ -127,7 +127,7 @@ test("more calls than a page holds: Older and Newer page through all of them, ke
   };
   try {
     await w.page.goto(`${suite.gw.url}/dashboard/calls`);
-    await w.page.locator(".pager").first().waitFor({ timeout: 10_000 });
+    await w.page.locator(".pager").first().waitFor({ timeout: 30_000 }); // 200 rows to draw: over 10 s at load 40
     const page1 = await shown();
     expect(page1).toEqual(all.slice(0, 200).map((c) => c.routeId ?? c.requestId));
     expect(await where()).toMatch(/^Newest 200 calls, .+ – .+; new ones appear as they finish$/);
