@@ -40,6 +40,14 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
+/**
+ * A test of several CLI runs: each starts bun on the CLI's source, ~1 s on a quiet machine, 3-5 s at load
+ * 40 here, where "keys disable …" (about eight runs) timed out at 30 s and bun, ending the test, killed
+ * the file's instance too ("killed 2 dangling processes"): every later test then read "no running
+ * switchyard instance found". A bound several times what those runs take.
+ */
+const CLI_TEST_MS = 150_000;
+
 /** Runs the CLI from source; the environment names no data directory unless given. */
 function cli(args: string[], env: Record<string, string> = {}) {
   const r = Bun.spawnSync([...SOURCE_CLI, ...args], {
@@ -75,7 +83,7 @@ describe("keys", () => {
     expect(out[0]).toBe("created key laptop; the secret is shown once:");
     const res = await chat(secret);
     expect(res.status).toBe(200);
-  }, 30_000);
+  }, CLI_TEST_MS);
 
   test("keys list shows the key without its secret", () => {
     const r = cli(["keys", "list", "--data-dir", inst.dataDir]);
@@ -86,7 +94,7 @@ describe("keys", () => {
     const keys = JSON.parse(j.stdout).keys as Array<Record<string, unknown>>;
     expect(keys.find((k) => k.name === "laptop")).toMatchObject({ name: "laptop", source: "db" });
     expect(j.stdout).not.toContain(secret);
-  }, 30_000);
+  }, CLI_TEST_MS);
 
   test("keys rotate prints the new secret alone on its last line; with --grace the old one keeps working until the time it names", async () => {
     const r = cli(["keys", "rotate", "laptop", "--grace", "10m", "--data-dir", inst.dataDir]);
@@ -101,7 +109,7 @@ describe("keys", () => {
     expect(bad.code).toBe(2);
     expect(lines(bad.stderr)).toEqual(["--grace must be 0 or look like 30s, 10m, 24h or 7d"]);
     secret = fresh;
-  }, 30_000);
+  }, CLI_TEST_MS);
 
   test("keys disable refuses the key's requests with a 403 saying it is disabled, keys list says since when; keys enable serves them again (G16)", async () => {
     const off = cli(["keys", "disable", "laptop", "--data-dir", inst.dataDir]);
@@ -123,7 +131,7 @@ describe("keys", () => {
     expect((await chat(secret)).status).toBe(200);
     const nobody = cli(["keys", "disable", "nobody", "--data-dir", inst.dataDir]);
     expect({ code: nobody.code, err: lines(nobody.stderr) }).toEqual({ code: 1, err: ["error 404: No active key named nobody: disable or enable an active stored key (switchyard keys list)."] });
-  }, 30_000);
+  }, CLI_TEST_MS);
 
   test("a second create of the same name fails in one line; keys revoke makes the key fail with 401", async () => {
     const dup = cli(["keys", "create", "laptop", "--data-dir", inst.dataDir]);
@@ -140,7 +148,7 @@ describe("keys", () => {
     const again = cli(["keys", "revoke", "laptop", "--data-dir", inst.dataDir]);
     expect(again.code).not.toBe(0);
     expect(lines(again.stderr)).toHaveLength(1);
-  }, 30_000);
+  }, CLI_TEST_MS);
 });
 
 describe("key names", () => {
@@ -166,7 +174,7 @@ describe("key names", () => {
       expect(r.stdout).toBe("");
     }
     expect(names().filter((n) => !/^[a-z]+$/.test(n))).toEqual([]);
-  }, 60_000);
+  }, CLI_TEST_MS);
 
   test("surrounding spaces are dropped; a name that differs from an active key's only in case is refused (409)", async () => {
     const made = cli(["keys", "create", "  desk  ", "--data-dir", inst.dataDir]);
@@ -183,7 +191,7 @@ describe("key names", () => {
     });
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ error: { message: `name "tab\\u{9}here" ${RULE}`, type: "invalid_request_error", param: "name", code: null } });
-  }, 60_000);
+  }, CLI_TEST_MS);
 });
 
 describe("usage shows what the token savers removed (SPEC S-4)", () => {
@@ -266,14 +274,14 @@ describe("keys with limits (SPEC 9.6)", () => {
     expect(cli(["keys", "revoke", "capped", "--data-dir", inst.dataDir]).code).toBe(0);
     const revoked = lines(cli(["keys", "list", "--data-dir", inst.dataDir]).stdout).find((l) => l.startsWith("capped"))!;
     expect(revoked).toMatch(/ - +rpm 2, tpm 5,000, models oai\/\*\|fast, 1d budget 1,000 tokens, 5h budget \$2\.50$/);
-  }, 30_000);
+  }, CLI_TEST_MS);
 
   test("--models with a provider/* pattern of no provider of the gateway is refused in one line naming the providers; no key is made", () => {
     const r = cli(["keys", "create", "glmonly", "--models", "oai/*,glm/*", "--data-dir", inst.dataDir]);
     expect([r.code, r.stdout]).toEqual([1, ""]);
     expect(lines(r.stderr)).toEqual(['error 400: limits.models[1]: "glm/*" names no provider of this gateway: there is no provider "glm"; the providers are anthropic, openai, gemini, cc, cx, oai, oai-eu']);
     expect(cli(["keys", "list", "--data-dir", inst.dataDir]).stdout).not.toContain("glmonly");
-  }, 30_000);
+  }, CLI_TEST_MS);
 
   test("--models given twice adds both lists, as --budget does (it kept only the last, without a word)", () => {
     const r = cli(["keys", "create", "twolists", "--models", "oai/*", "--models", "fast,oai/*", "--data-dir", inst.dataDir]);
@@ -281,7 +289,7 @@ describe("keys with limits (SPEC 9.6)", () => {
     const row = lines(cli(["keys", "list", "--data-dir", inst.dataDir]).stdout).find((l) => l.startsWith("twolists"))!;
     expect(row).toMatch(/ models oai\/\*\|fast$/);
     expect(cli(["keys", "revoke", "twolists", "--data-dir", inst.dataDir]).code).toBe(0);
-  }, 30_000);
+  }, CLI_TEST_MS);
 
   test("a malformed --budget fails in one line before calling the instance", () => {
     const r = cli(["keys", "create", "bad", "--budget", "2h:tokens:5", "--data-dir", inst.dataDir]);
@@ -317,7 +325,7 @@ describe("calls list", () => {
     expect(row!.length).toBeLessThan(250);
     const json = JSON.parse(cli(["calls", "list", "--limit", "1", "--json", "--data-dir", inst.dataDir]).stdout);
     expect(json.calls[0].requestedModel).toBe(longModel);
-  }, 60_000);
+  }, CLI_TEST_MS);
 });
 
 describe("--url and --key", () => {
@@ -360,7 +368,7 @@ describe("check-config", () => {
     expect(unset.code).toBe(1);
     expect(unset.stdout + unset.stderr).toContain("accounts[0].api_key");
     expect(unset.stdout + unset.stderr).toContain("FAKE_KEY");
-  }, 30_000);
+  }, CLI_TEST_MS);
 
   test("a bad file names the YAML path of the problem and exits 1", () => {
     const f = join(scratch, "bad.yaml");
@@ -380,7 +388,7 @@ combos:
     expect(r.stdout + r.stderr).toContain("combos[0].targets[1].model");
     const missing = cli(["check-config", join(scratch, "missing.yaml")]);
     expect(missing.code).toBe(1);
-  }, 30_000);
+  }, CLI_TEST_MS);
 });
 
 describe("a fresh instance", () => {
@@ -408,7 +416,7 @@ describe("a fresh instance", () => {
       await stopInstance(fresh);
       rmSync(fresh.dataDir, { recursive: true, force: true });
     }
-  }, 30_000);
+  }, CLI_TEST_MS);
 });
 
 describe("no running instance", () => {
@@ -426,7 +434,7 @@ describe("no running instance", () => {
     }
     // The default data directory comes from SWITCHYARD_HOME.
     oneLine(cli(["keys", "list"], { SWITCHYARD_HOME: empty }));
-  }, 30_000);
+  }, CLI_TEST_MS);
 
   test("--url to a port nobody listens on, and a stale instance.json left by a killed instance", async () => {
     const server = Bun.serve({ port: 0, hostname: "127.0.0.1", fetch: () => new Response("x") });
@@ -442,5 +450,5 @@ describe("no running instance", () => {
     const setup = cli(["setup", "gemini", "--data-dir", stale]);
     oneLine(setup);
     expect(existsSync(join(scratch, ".gemini"))).toBe(false);
-  }, 30_000);
+  }, CLI_TEST_MS);
 });
