@@ -134,7 +134,7 @@ describe("a stored key that shares its name with a config key can be disabled, e
     let pg: TestPostgres;
     beforeAll(async () => {
       pg = await startPostgres();
-    }, 60_000);
+    }, 120_000);
     afterAll(async () => {
       await pg?.destroy();
     }, 30_000);

@@ -42,7 +42,7 @@ beforeAll(async () => {
   configPath = join(dir, "config.yaml");
   writeFileSync(configPath, config(1));
   app = await startApp({ configPath, dataDir: dir, host: "127.0.0.1", port: 0, database: url, env: { UPSTREAM_KEY: "sk-upstream-reload" }, log: () => {}, fetchImpl: fake.fetch });
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await app?.shutdown(1000);

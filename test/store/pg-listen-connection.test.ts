@@ -41,7 +41,7 @@ beforeAll(async () => {
   admin = new SQL(url, { max: 1 });
   store = await openPostgresStore({ url, flushIntervalMs: 60_000, resyncMs: 600_000, onError: (m) => errors.push(m) });
   store.onChange((c) => heard.push(c));
-}, 60_000);
+}, 120_000);
 
 afterAll(async () => {
   await store?.close();
