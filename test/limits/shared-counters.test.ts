@@ -155,7 +155,7 @@ describe("across two instances", () => {
       await x.close();
       await y.close();
     }
-  });
+  }, 90_000);
 
   test("tpm 40: tokens settled on both count; the request after 54 tokens is refused", async () => {
     const l = { tpm: 40 };
