@@ -30,7 +30,7 @@ export {
 } from "./context.ts";
 export { authenticate, checkRequestBody, keyDisabledMessage, presentedKey, stripClientModelSuffix, type GuardSettings } from "./guard.ts";
 export { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
-export { BUDGET_WINDOW_MS, estimateInputOfRequest, estimateTokensOfBody, modelAllowed, modelNotAllowedMessage } from "./key-limits.ts";
+export { BUDGET_WINDOW_MS, estimateInputOfRequest, estimateTokensOfBody, hasCountedLimits, modelAllowed, modelNotAllowedMessage, refusalError } from "./key-limits.ts";
 export { configKeyIdFor, FIRST_STORED_GENERATION, keyId, keyIdFor, keyNameOfId } from "./key-id.ts";
 export { estimateOutputTokens } from "./output-estimate.ts";
 export { CLIENT_KEY_PLACEHOLDERS, presentedSecrets, scrubText, scrubValue, traceNeedsScrub } from "./scrub.ts";

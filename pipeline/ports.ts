@@ -275,10 +275,13 @@ export interface KeyLimitCounters {
 
 /** A key's use of its rpm and tpm limits in the current minute ({@link KeyLimitCounters.minuteUse}). */
 export interface MinuteUse {
-  /** Requests admitted, against `rpm`; present when the key has an rpm limit. */
-  requests?: { used: number; limit: number };
-  /** Tokens (input + output, cache included) of the requests that ended, against `tpm`; present when the key has a tpm limit. */
-  tokens?: { used: number; limit: number };
+  /**
+   * Requests admitted, against `rpm`; present when the key has an rpm limit. `freesInMs`, present when
+   * `used` has reached `limit`: ms until a request would be admitted again.
+   */
+  requests?: { used: number; limit: number; freesInMs?: number };
+  /** Tokens (input + output, cache included) of the requests that ended, against `tpm`; present when the key has a tpm limit. `freesInMs` as for `requests`. */
+  tokens?: { used: number; limit: number; freesInMs?: number };
 }
 
 /** Resolves a presented client key (SPEC G-2). */

@@ -24,7 +24,7 @@ import {
   type RequestContext,
   type RoutingTable,
 } from "../pipeline/index.ts";
-import type { Account, Clock, KeyLimitCounters } from "../pipeline/ports.ts";
+import type { Account, Clock, KeyLimitCounters, KeyLimits } from "../pipeline/ports.ts";
 import { AccountRegistry } from "./accounts/registry.ts";
 import { suggest } from "./unknown-keys.ts";
 import { AccountList } from "./accounts/account-list.ts";
@@ -440,6 +440,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const host = opts.host ?? cfg.server.host;
   const port = opts.port ?? cfg.server.port;
   let browserPolicy: { of: RuntimeConfig; policy: BrowserPolicy } | undefined;
+  // A key's use now (GET /keys, usage by key, the dry run's limits check), usage not yet counted settled first.
+  const keyUse = async (id: string, limits: KeyLimits) => (settle(), { budgets: await keyCounters.budgetUse(id, limits, clock.now()), inFlight: keyCounters.inFlight(id), minute: keyCounters.minuteUse(id, limits, clock.now()) });
   const app = createServer({
     gateway,
     models: (anthropic, request) => modelList(cfg, anthropic, discovery.publishedAll(), allowedModels(request)),
@@ -479,7 +481,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       keys: store,
       adminToken,
       requireApiKey: () => cfg.server.requireApiKey,
-      keyUse: async (id, limits) => (settle(), { budgets: await keyCounters.budgetUse(id, limits, clock.now()), inFlight: keyCounters.inFlight(id), minute: keyCounters.minuteUse(id, limits, clock.now()) }),
+      keyUse,
       recorded: (requestId) => recorder.has(requestId),
       providerIds: () => cfg.providers.keys(),
       subscriptionProviderIds: () => [...cfg.providers.values()].filter((p) => isSubscription(p.kind)).map((p) => p.id),
@@ -498,7 +500,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
           reload: refreshAccounts,
           clock,
         })(
-          routingAdmin({ registry, order, routing, strategy: () => cfg.settings.accountStrategy, store, logins: (a) => credentials.loginFacts(a), requireApiKey: () => cfg.server.requireApiKey })(
+          routingAdmin({ registry, order, routing, strategy: () => cfg.settings.accountStrategy, store, logins: (a) => credentials.loginFacts(a), requireApiKey: () => cfg.server.requireApiKey, keyUse, now: () => clock.now() })(
             controlRoutes({
               bus,
               registry,

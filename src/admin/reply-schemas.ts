@@ -50,8 +50,11 @@ const KeyInfoReply = v.object({
       inFlight: v.number(),
       minute: v.optional(
         v.pipe(
-          v.object({ requests: v.optional(v.object({ used: v.number(), limit: v.number() })), tokens: v.optional(v.object({ used: v.number(), limit: v.number() })) }),
-          v.description("This minute's requests admitted (against rpm) and tokens of the requests that ended (against tpm), for the limits the key has."),
+          v.object({
+            requests: v.optional(v.object({ used: v.number(), limit: v.number(), freesInMs: v.optional(v.number()) })),
+            tokens: v.optional(v.object({ used: v.number(), limit: v.number(), freesInMs: v.optional(v.number()) })),
+          }),
+          v.description("This minute's requests admitted (against rpm) and tokens of the requests that ended (against tpm), for the limits the key has; at a limit, freesInMs is how long until a request is admitted again (ms)."),
         ),
       ),
     }),

@@ -20,7 +20,10 @@
  * The key a request would be served for, named by `key` or presented in `headers` as a real request
  * presents it (`authorization: Bearer …` or `x-api-key`), gives its tag (unless `key_tag` is given) and
  * its `models` allow-list (SPEC 9.6): a model the key may not use is answered with the guard's 403
- * (`permission_error`, code `model_not_allowed`), as the request itself would be. A presented secret
+ * (`permission_error`, code `model_not_allowed`), as the request itself would be; a key whose budget is
+ * used up, or whose rpm, tpm or concurrency is reached now, with the guard's 429 and its words ("Client
+ * key "alice" has used its 1d budget of … the window resets in …", code `key_budget_exceeded` or
+ * `key_rate_limit_exceeded`, `retry_after` its seconds; ./dry-run-limits.ts, read-only). A presented secret
  * the gateway does not know is ignored (as from loopback). `switchyard setup --model` asks this way
  * whether the client key it writes may use a model no `GET /v1/models` lists.
  *
@@ -39,10 +42,11 @@ import type { Elysia } from "elysia";
 import * as v from "valibot";
 import type { HubError, WireFormat } from "../../formats/hub.ts";
 import { codecFor } from "../../formats/index.ts";
-import { authenticate, checkRequestBody, ENDPOINT_FORMAT, keyDisabledMessage, modelAllowed, modelNotAllowedMessage, planRoute, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
+import { authenticate, checkRequestBody, ENDPOINT_FORMAT, hasCountedLimits, keyDisabledMessage, keyId, modelAllowed, modelNotAllowedMessage, planRoute, refusalError, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { AccountStrategy } from "../accounts/selection.ts";
 import { accountsStatus } from "../accounts/status.ts";
+import { standingRefusal, type KeyUseNow } from "./dry-run-limits.ts";
 import { endpointRefusalReply } from "./endpoint-refusal.ts";
 import { adminError, readBody, strictBody } from "./replies.ts";
 import type { Store } from "../store/types.ts";
@@ -61,6 +65,13 @@ export interface RoutingAdminDeps {
   logins?: (a: Account) => LoginFacts | undefined;
   /** `server.require_api_key` now (SPEC G-1): a dry run without a key is then refused as the endpoint would. */
   requireApiKey?: () => boolean;
+  /**
+   * A key's use now, by its id (the counters' read-only reports, as GET /keys shows them): a key over a
+   * budget, rpm, tpm or concurrency limit gets the guard's 429 instead of a plan (./dry-run-limits.ts).
+   */
+  keyUse?: (id: string, limits: KeyLimits) => Promise<KeyUseNow>;
+  /** ms since the epoch now (the gateway's clock), for when a refused limit resets; default Date.now. */
+  now?: () => number;
 }
 
 /** Client formats a dry run takes (SPEC 1), and the endpoints that imply them. */
@@ -123,7 +134,7 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
     hubError = `the request body could not be parsed as ${clientFormat} (${e instanceof Error ? e.message.slice(0, 120) : "invalid"})`;
   }
   const headers = new Headers(input.headers ?? {});
-  let key: { name: string; tag?: string; limits?: KeyLimits } | undefined;
+  let key: { name: string; id?: string; tag?: string; limits?: KeyLimits } | undefined;
   // A disabled key's requests are refused before routing (pipeline/guard.ts): so is its dry run, rather
   // than an order that would never be tried (review13 R4).
   const disabled = (name: string) => endpointRefusalReply({ status: 403, message: keyDisabledMessage(name), code: "key_disabled" });
@@ -144,6 +155,16 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
   }
   // SPEC 9.6: the guard refuses a model outside the key's allow-list before routing; so does this.
   if (key?.limits && !modelAllowed(key.limits, requestedModel)) return adminError(403, modelNotAllowedMessage(key.name, requestedModel, key.limits), "model", "model_not_allowed");
+  // Then its counted limits: a key over its budget (or rpm, tpm, concurrency) gets the guard's 429 in the
+  // guard's words, read from the counters' reports (nothing counted or reserved; try18 D10).
+  if (hasCountedLimits(key?.limits) && deps.keyUse) {
+    const now = deps.now?.() ?? Date.now();
+    const refusal = standingRefusal(key!.limits!, await deps.keyUse(keyId(key!), key!.limits!), now);
+    if (refusal) {
+      const err = refusalError(key!.name, refusal, now);
+      return endpointRefusalReply({ status: 429, message: err.message, code: err.code ?? "key_rate_limit_exceeded" }, { retry_after: err.retryAfterSeconds });
+    }
+  }
   const keyTag = input.key_tag ?? key?.tag;
   const plan = planRoute(
     deps.order,

@@ -300,17 +300,26 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     return this.keys.get(key)?.inFlight ?? 0;
   }
 
-  /** The rolling last minute on the rates' clock (see the module comment): admissions in the rpm ring, settled tokens in the tpm buckets. */
+  /** The rolling last minute on the rates' clock (see the module comment): admissions in the rpm ring, settled tokens in the tpm buckets; at a limit, `freesInMs` as `admit` would wait. */
   minuteUse(key: string, limits: KeyLimits, now: number): MinuteUse {
     const s = this.keys.get(key);
     const at = this.monotonic ? this.monotonic() : now;
     const out: MinuteUse = {};
     if (limits.rpm !== undefined) {
       let used = 0;
-      for (const t of s?.ring ?? []) if (t !== 0 && t > at - MINUTE) used++;
-      out.requests = { used, limit: limits.rpm };
+      let oldest = Infinity;
+      for (const t of s?.ring ?? []) {
+        if (t !== 0 && t > at - MINUTE) {
+          used++;
+          oldest = Math.min(oldest, t);
+        }
+      }
+      out.requests = used >= limits.rpm ? { used, limit: limits.rpm, freesInMs: oldest + MINUTE - at } : { used, limit: limits.rpm };
     }
-    if (limits.tpm !== undefined) out.tokens = { used: s ? this.tpmUsed(s, at) : 0, limit: limits.tpm };
+    if (limits.tpm !== undefined) {
+      const used = s ? this.tpmUsed(s, at) : 0;
+      out.tokens = s && used >= limits.tpm ? { used, limit: limits.tpm, freesInMs: this.tpmWait(s, at, limits.tpm) } : { used, limit: limits.tpm };
+    }
     return out;
   }
 

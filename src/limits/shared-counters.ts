@@ -283,8 +283,13 @@ export class SharedKeyCounters implements KeyLimitCounters {
       return s ? s.othersUsed + s.used : 0;
     };
     const out: MinuteUse = {};
-    if (limits.rpm !== undefined) out.requests = { used: used(`key:${key}:rpm`), limit: limits.rpm };
-    if (limits.tpm !== undefined) out.tokens = { used: used(`key:${key}:tpm`), limit: limits.tpm };
+    // At a limit, the fixed window's end frees it.
+    const of = (name: string, limit: number) => {
+      const n = used(name);
+      return n >= limit ? { used: n, limit, freesInMs: Math.max(1, start + MINUTE - this.dbNow()) } : { used: n, limit };
+    };
+    if (limits.rpm !== undefined) out.requests = of(`key:${key}:rpm`, limits.rpm);
+    if (limits.tpm !== undefined) out.tokens = of(`key:${key}:tpm`, limits.tpm);
     return out;
   }
 
