@@ -55,7 +55,7 @@ export function presentedKey(headers: HeaderReader, url?: string): string | unde
 }
 
 /** Result of the authentication decision. */
-export type AuthDecision = { ok: true; key?: ClientKey } | { ok: false; error: HubError };
+export type AuthDecision = { ok: true; key?: ClientKey } | { ok: false; error: HubError; /** the disabled key's name, when it was refused for that */ disabledKey?: string };
 
 /** The 403 `key_disabled`'s message for the client key `name` (the guard's, and the dry run's for that key). */
 export function keyDisabledMessage(name: string): string {
@@ -79,7 +79,7 @@ export function authenticate(remote: boolean, headers: HeaderReader, keys: KeyLo
   // client the operator stopped. Not a 401 that reads as a wrong key (clients then ask for a new one),
   // but a 403 saying what happened and how it ends.
   const off = secret ? keys.disabled?.(secret) : undefined;
-  if (off) return { ok: false, error: hubError("permission", keyDisabledMessage(off.name), { code: "key_disabled" }) };
+  if (off) return { ok: false, error: hubError("permission", keyDisabledMessage(off.name), { code: "key_disabled" }), disabledKey: off.name };
   if (!remote && !settings.requireApiKey) return { ok: true };
   return {
     ok: false,
@@ -316,7 +316,7 @@ export interface GuardDeps {
 export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<RequestContext | Response> {
   const settings = deps.settings();
   const auth = authenticate(ctx.remote, clientHeadersOf(ctx), deps.keys, settings, ctx.clientFormat === "gemini" ? ctx.request.url : undefined);
-  if (!auth.ok) return refuse(ctx, auth.error);
+  if (!auth.ok) return auth.disabledKey === undefined ? refuse(ctx, auth.error) : refuseDisabled(ctx, auth.disabledKey, auth.error, settings);
   ctx.key = auth.key;
   if (auth.key) ctx.trace.keyName = auth.key.name;
 
@@ -369,6 +369,35 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
   const refused = await checkKeyLimits(ctx, deps.limits, deps.now ? deps.now() : Date.now(), deps.tokenPrice && deps.routing ? { price: deps.tokenPrice, routing: deps.routing } : undefined);
   if (refused) return refused;
   return ctx;
+}
+
+/**
+ * The 403 for a disabled key (`err`), recorded under the key's name and, when the body can be read and
+ * names one, its requested model (try18 D19: Calls and Usage by key showed such refusals as "no valid
+ * key"). The client gets the same 403 whatever the body holds: a body too large, late or not JSON only
+ * leaves the model out (a late one also closes the connection, as the 408 does).
+ */
+async function refuseDisabled(ctx: RequestContext, keyName: string, err: HubError, settings: GuardSettings): Promise<Response> {
+  ctx.trace.keyName = keyName;
+  let model: unknown;
+  let late = false;
+  if (ctx.path) model = ctx.path.model;
+  else if (ctx.received) model = ctx.received.value.model;
+  else {
+    const bytes = await readBody(ctx.request as Request, settings.maxBodyBytes, settings.bodyTimeoutMs);
+    if (bytes.ok) {
+      const parsed = parseJsonObject(bytes.value);
+      if (parsed.ok) model = parsed.value.model;
+    } else late = bytes.error.status === 408;
+  }
+  const requested = model === undefined ? undefined : requestedModelOf(model);
+  if (typeof requested === "string") {
+    ctx.requestedModel = requested;
+    ctx.trace.requestedModel = requested;
+  }
+  const refusal = refuse(ctx, err);
+  if (late) refusal.headers.set("connection", "close");
+  return refusal;
 }
 
 /** The guard's refusal: `err` in the client's format, with the request's headers. */

@@ -52,7 +52,8 @@ export function usageRecordOf(ctx: RequestContext, f: Finished, now: number, ser
     providerId: ctx.probe ? "switchyard" : f.target?.provider.id,
     model: ctx.probe ? `probe:${ctx.probe}` : f.target?.model,
     accountId: f.account?.id,
-    keyName: ctx.key?.name,
+    // a disabled key's refusal has no ctx.key but names it in the trace (try18 D19)
+    keyName: ctx.key?.name ?? ctx.trace.keyName,
     usage: f.usage ?? {},
     // SPEC O-1: only a reply can lack the provider's usage; a request no model served (a key's limit,
     // a bad request, every attempt failed) has no usage at all, so nothing in its row is estimated.
