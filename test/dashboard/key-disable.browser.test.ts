@@ -55,8 +55,16 @@ test("Disable on the Keys page: the key's requests get a 403 saying it is disabl
     await w.page.click('button[type="submit"]');
     const row = w.page.locator('tr[data-key="ci"]');
     await row.waitFor({ timeout: 10_000 });
-    await row.getByRole("button", { name: "Disable" }).click();
+    /** The focused element as "KEY:button text" (its row's key), or its tag when it is no row's button. */
+    const focused = () => w.page.evaluate(`(() => { const a = document.activeElement; const r = a?.closest("tr[data-key]"); return r ? r.getAttribute("data-key") + ":" + a.textContent : a?.tagName; })()`) as Promise<string>;
+    const announced = () => w.page.evaluate(`document.getElementById("announcer")?.textContent ?? "(no live region)"`) as Promise<string>;
+    // By keyboard (try18 D18): the focus stays on the row's button, now Enable, and the live region says it.
+    await row.getByRole("button", { name: "Disable" }).focus();
+    await w.page.keyboard.press("Enter");
     await row.locator(".pill", { hasText: /^disabled / }).waitFor({ timeout: 10_000 });
+    await row.getByRole("button", { name: "Enable" }).waitFor({ timeout: 10_000 });
+    expect(await focused()).toBe("ci:Enable");
+    expect(await announced()).toBe("Key ci disabled.");
     expect(typeof (await listed()).disabledAt).toBe("number");
 
     const message = 'Client key "ci" is disabled on this gateway for now: its requests are refused until an operator enables it again (switchyard keys enable ci).';
@@ -66,8 +74,11 @@ test("Disable on the Keys page: the key's requests get a 403 saying it is disabl
     expect(anthropic.status).toBe(403);
     expect(anthropic.body).toMatchObject({ type: "error", error: { type: "permission_error", message } });
 
-    await row.getByRole("button", { name: "Enable" }).click();
+    await w.page.keyboard.press("Enter");
     await row.locator(".pill", { hasText: "active" }).waitFor({ timeout: 10_000 });
+    await row.getByRole("button", { name: "Disable" }).waitFor({ timeout: 10_000 });
+    expect(await focused()).toBe("ci:Disable");
+    expect(await announced()).toBe("Key ci enabled.");
     expect((await chat(secret)).status).toBe(200);
     let after = await listed();
     for (const end = Date.now() + 10_000; after.use.budgets[0].used < used * 2 && Date.now() < end; await Bun.sleep(50)) after = await listed();

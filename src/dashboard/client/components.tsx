@@ -326,18 +326,29 @@ function compact(v: number): string {
   return `${+v.toFixed(1)}`;
 }
 
-/** A button that shows it is busy while its action runs. */
+/**
+ * A button that shows it is busy while its action runs. While busy it is `aria-disabled` and ignores
+ * clicks rather than `disabled`: a disabled button loses the keyboard focus to the page body (try18
+ * D18: Disable/Enable on a key), and one click runs the action once all the same.
+ */
 export function ActionButton({ onClick, children, tone, small, disabled, title }: { onClick: () => Promise<unknown>; children: ComponentChildren; tone?: "danger" | "primary"; small?: boolean; disabled?: boolean; title?: string }) {
   const [busy, setBusy] = useState(false);
+  const running = useRef(false);
   return (
     <button
       type="button"
       title={title}
       class={`btn ${tone ? `btn-${tone}` : ""} ${small ? "btn-small" : ""}`}
-      disabled={busy || disabled}
+      disabled={disabled}
+      aria-disabled={busy ? "true" : undefined}
       onClick={() => {
+        if (running.current) return;
+        running.current = true;
         setBusy(true);
-        void onClick().finally(() => setBusy(false));
+        void onClick().finally(() => {
+          running.current = false;
+          setBusy(false);
+        });
       }}
     >
       {busy ? "…" : children}

@@ -12,6 +12,7 @@ import { dollarsPair } from "../../../limits/dollars.ts";
 import { budgetResets, clock, count, pct } from "../format.ts";
 import { useLive } from "../live.ts";
 import { ConfirmAction } from "../confirm-action.tsx";
+import { announce } from "../announce.ts";
 import type { BudgetUse, KeyInfo, KeyLimits, MinuteUse } from "../types.ts";
 
 /** A key's limits as short text: `60 rpm · 100k tpm · 4 concurrent · models a, b`. */
@@ -333,6 +334,7 @@ function DisableButton({ name, disabled, done, noted }: { name: string; disabled
             const r = await api<{ note?: string }>(`/keys/${encodeURIComponent(name)}/${disabled ? "enable" : "disable"}`, { method: "POST" });
             noted(r?.note);
             done();
+            announce(`Key ${name} ${disabled ? "enabled" : "disabled"}.`);
           } catch (e) {
             setError((e as Error).message);
           }
