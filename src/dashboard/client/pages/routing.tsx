@@ -10,6 +10,7 @@ import type { ComponentChildren } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
 import { ConfirmAction } from "../confirm-action.tsx";
+import { comboErrorText } from "../combo-error.ts";
 import { ActionButton, Breakable, Card, Countdown, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
 import { ConfigReloadCard } from "../config-reload.tsx";
 import { clockSeconds, withoutIsoTime } from "../format.ts";
@@ -291,7 +292,7 @@ function ComboForm({ done, editing }: { done: () => void; editing: (on: boolean)
       setText(COMBO_EXAMPLE);
       done();
     } catch (e) {
-      setError(e instanceof ApiError && e.param ? `${e.param}: ${e.message}` : (e as Error).message);
+      setError(comboErrorText(e));
     }
   };
   return (
