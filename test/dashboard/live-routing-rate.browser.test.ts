@@ -106,6 +106,35 @@ describe("Routing follows changes made elsewhere", () => {
       await w.close();
     }
   }, 150_000);
+
+  test("the page's own Delete while a combo is being written is not announced as a change made elsewhere (try18 D13)", async () => {
+    expect(await admin("POST", "/combos", { name: "team3", strategy: "fallback", targets: [{ model: "openai/gpt-5" }] })).toBe(201);
+    const w = await openPage(suite.browser, suite.gw.url);
+    try {
+      await w.page.goto(`${suite.gw.url}/dashboard/routing`);
+      const team3 = w.page.locator('[data-combo="team3"]');
+      await team3.waitFor({ timeout: FOLLOW_MS });
+      await live(w.page);
+      await w.page.getByRole("button", { name: "New combo…" }).click();
+      const draft = '{ "name": "draft3", "strategy": "fallback", "targets": [{ "model": "openai/gpt-5" }] }';
+      await w.page.locator("#combo-json").fill(draft);
+      await team3.getByRole("button", { name: "Delete" }).click();
+      await team3.getByRole("button", { name: "Confirm delete" }).click();
+      await team3.waitFor({ state: "detached", timeout: FOLLOW_MS });
+      // A change made elsewhere after it: its notice names that change only, not the page's own Delete.
+      expect(await admin("POST", "/combos", { name: "other3", strategy: "fallback", targets: [{ model: "openai/gpt-5" }] })).toBe(201);
+      const notice = w.page.locator('[data-notice="routing-changed"]');
+      await notice.waitFor({ timeout: FOLLOW_MS });
+      const text = await notice.innerText();
+      expect(text).toContain("combo other3 added");
+      expect(text).not.toContain("team3");
+      expect(await w.page.locator("#combo-json").inputValue()).toBe(draft);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+      await admin("DELETE", "/combos/other3");
+    }
+  }, 150_000);
 });
 
 describe("a dry-run answer on screen follows changes", () => {

@@ -437,9 +437,16 @@ export function RoutingPage() {
    * `remove` is its Confirm, which never rejects: a refusal closes the choice and is said here.
    */
   const [removeError, setRemoveError] = useState<{ kind: "combos" | "aliases"; text: string } | undefined>();
+  /**
+   * The `routing_changed` texts this page's own Deletes will cause ("combo team3 removed"): such an
+   * event re-reads the lists even while a form is open, never "changed elsewhere" (try18 D13).
+   */
+  const ownChanges = useRef<string[]>([]);
   /** Deletes a stored combo or alias; what the live region says when it was deleted (a refusal is shown under its list). */
   const remove = (kind: "combos" | "aliases", name: string): Promise<string | undefined> => {
     setRemoveError(undefined);
+    const mine = `${kind === "aliases" ? "alias" : "combo"} ${name} removed`;
+    ownChanges.current.push(mine);
     return api(`/${kind}/${encodeURIComponent(name)}`, { method: "DELETE" })
       .then(() => {
         if (kind === "aliases" && editAlias?.name === name) setEditAlias(undefined);
@@ -447,6 +454,8 @@ export function RoutingPage() {
         return `${kind === "aliases" ? "Alias" : "Combo"} ${name} deleted.`;
       })
       .catch((e) => {
+        const at = ownChanges.current.indexOf(mine);
+        if (at >= 0) ownChanges.current.splice(at, 1);
         setRemoveError({ kind, text: `${name} was not deleted: ${(e as Error).message}` });
         return undefined;
       });
@@ -475,6 +484,11 @@ export function RoutingPage() {
   useLive((e) => {
     if (e.type !== "routing_changed" && e.type !== "hello") return;
     if (edits.current.size === 0) return soon();
+    const own = e.type === "routing_changed" ? ownChanges.current.indexOf(routingChangeText(e)) : -1;
+    if (own >= 0) {
+      ownChanges.current.splice(own, 1);
+      return soon();
+    }
     // After a reconnect something may have changed unseen: re-read once the edit is over.
     waiting.current = true;
     if (e.type === "routing_changed") setPending((p) => [...(p ?? []), routingChangeText(e)].filter((x) => x !== ""));
