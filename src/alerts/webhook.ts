@@ -453,7 +453,11 @@ export class AlertWebhook {
    * claimed with `retake`. As many are kept as the queue holds; one more is dropped.
    */
   private hold(item: Pending, retryInMs: number): void {
-    if (this.closed) return;
+    // A "trying" answer heard while the webhook stops: no longer in delivery, so counted here (review18 R3).
+    if (this.closed) {
+      this.count(item.payload.event, "dropped");
+      return;
+    }
     if (this.held.size >= this.capacity) {
       this.count(item.payload.event, "dropped");
       return;

@@ -271,6 +271,31 @@ describe("the webhook", () => {
     expect(released.sort()).toEqual(["alert:circuit_open:provider:a", "alert:circuit_open:provider:c"]);
   });
 
+  test("an alert whose claim hears 'another instance is trying' just as the webhook stops is counted dropped, not lost from the counts (review18 R3)", async () => {
+    const r = receiver();
+    cleanups.push(r.stop);
+    const bus = new EventBus();
+    let answer!: (a: { taken: false; holder: "trying"; retryInMs: number }) => void;
+    let asked = false;
+    const hook = new AlertWebhook(bus, {
+      url: () => r.url,
+      log: () => {},
+      claim: {
+        take: () => {
+          asked = true;
+          return new Promise((resolve) => (answer = resolve));
+        },
+        settle: async () => {},
+      },
+    });
+    bus.publish({ type: "alert", event: "circuit_open", at: T, subject: "provider:p", detail: {} });
+    await until(() => asked);
+    answer({ taken: false, holder: "trying", retryInMs: 60_000 });
+    await hook.close();
+    expect(hook.deliveryCounts()).toEqual([{ event: "circuit_open", result: "dropped", count: 1 }]);
+    expect(r.hits).toBe(0);
+  });
+
   test("alerts raised while no webhook is configured are not sent later", async () => {
     const r = receiver();
     cleanups.push(r.stop);
