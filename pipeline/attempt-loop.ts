@@ -205,7 +205,6 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           const gone = modelGone(target, picked);
           const none = gone ? undefined : noAccountError(target, picked);
           if (none) unserved.push({ target, ...none });
-          if (none && !deps.pool.hasAccounts(target.provider.id)) deps.pool.noAccount?.(target.provider.id, 503);
           last ??= gone ?? { target, error: none!.error, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" } };
           // The upstream said earlier that the model does not exist for any of the target's accounts:
           // as after that attempt, its siblings come next, on every later request too.
@@ -330,6 +329,16 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   // it later (then Retry-After says when) or an attempt failed otherwise (a 5xx or a timeout on an
   // earlier target may pass a second later: review17 R4).
   const noRetry = onlyTooLarge && last?.classification.row === "too_large_for_window" && err === last.error;
+  // Refused: each provider skipped for want of any account counts it once (review18 R2: not per skip).
+  if (deps.pool.noAccount) {
+    const counted = new Set<string>();
+    for (const u of unserved) {
+      const id = u.target.provider.id;
+      if (u.error.code !== "no_account" || counted.has(id) || deps.pool.hasAccounts(id)) continue;
+      counted.add(id);
+      deps.pool.noAccount(id, err.status ?? 503);
+    }
+  }
   // Attribute the failure to the last target and account tried (usage by provider, calls list).
   return finalError(ctx, err, deps, { attempts, fallback, noRetry, target: last?.target, account: last?.account, cache: deps.pool.cacheState?.(hints, last?.target?.provider.id ?? "") });
 }

@@ -20,6 +20,10 @@ combos:
     targets:
       - model: cx/gpt-5-codex
       - model: anth/claude-x
+  - name: codex-only
+    targets:
+      - model: cx/gpt-5-codex
+      - model: cx/gpt-5
 `,
   );
 });
@@ -41,7 +45,7 @@ test("the built-in providers an alias or combo names are listed without an accou
       id: "cx",
       kind: "codex",
       error: "No account is configured for provider cx: log in with `switchyard login codex` (or adopt the CLI's own login with `switchyard import codex`).",
-      builtin: { routes: ["alias smart", "combo coding"], requests: 0 },
+      builtin: { routes: ["alias smart", "combo coding", "combo codex-only"], requests: 0 },
     },
   ]);
 });
@@ -57,4 +61,22 @@ test("a request through the alias is refused with the message the listing shows,
   const openai = (await accounts()).find((p) => p.id === "openai")!;
   expect(openai.error).toBe(message);
   expect({ ...openai.builtin, lastAt: typeof openai.builtin?.lastAt }).toEqual({ routes: ["alias fast"], requests: 1, lastAt: "number", lastStatus: 503 });
+});
+
+test("a combo whose built-in target has no account but whose next target serves: nothing refused, nothing counted; one refused through two such targets counts once (review18 R2)", async () => {
+  const chat = (model: string) =>
+    fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
+    });
+  const served = await chat("coding");
+  expect([served.status, served.headers.get("x-switchyard-fallback")]).toEqual([200, "1"]);
+  await served.text();
+  expect((await accounts()).find((p) => p.id === "cx")!.builtin).toEqual({ routes: ["alias smart", "combo coding", "combo codex-only"], requests: 0 });
+  const refused = await chat("codex-only");
+  expect(refused.status).toBe(503);
+  await refused.text();
+  const cx = (await accounts()).find((p) => p.id === "cx")!.builtin;
+  expect({ ...cx, lastAt: typeof cx?.lastAt }).toEqual({ routes: ["alias smart", "combo coding", "combo codex-only"], requests: 1, lastAt: "number", lastStatus: 503 });
 });
