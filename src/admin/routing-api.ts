@@ -88,6 +88,11 @@ export const DryRunBody = strictBody({
   headers: v.optional(v.record(v.string(), v.string(), "headers maps names to strings")),
   key: v.optional(v.string()),
   key_tag: v.optional(v.string()),
+  /**
+   * false: leave out the key's counted limits (budgets, rpm, tpm, concurrency), which pass with time;
+   * `setup --model` asks only whether the key may use the name and where it routes (review18 R4).
+   */
+  limits: v.optional(v.boolean("limits is true or false")),
 }, "a dry run");
 
 /** A parsed dry-run body. */
@@ -157,7 +162,7 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
   if (key?.limits && !modelAllowed(key.limits, requestedModel)) return adminError(403, modelNotAllowedMessage(key.name, requestedModel, key.limits), "model", "model_not_allowed");
   // Then its counted limits: a key over its budget (or rpm, tpm, concurrency) gets the guard's 429 in the
   // guard's words, read from the counters' reports (nothing counted or reserved; try18 D10).
-  if (hasCountedLimits(key?.limits) && deps.keyUse) {
+  if (input.limits !== false && hasCountedLimits(key?.limits) && deps.keyUse) {
     const now = deps.now?.() ?? Date.now();
     const refusal = standingRefusal(key!.limits!, await deps.keyUse(keyId(key!), key!.limits!), now);
     if (refusal) {

@@ -493,6 +493,17 @@ experimental_bearer_token = "${KEY}"
       const allowed = await run(demo.dataDir, "--client-key", chatKey, "--model", "demo-chat/gpt-demo");
       expect({ code: allowed.code, stderr: allowed.stderr }).toEqual({ code: 0, stderr: "" });
       expect(allowed.stdout).toContain("note: provider demo-chat lists no models, so the gateway does not list demo-chat/gpt-demo; it routes it to demo-chat/gpt-demo on account demo-chat-keyless");
+      // a key over its rpm this minute (its budget or rpm passes with time, setup's settings outlive it):
+      // accepted as the same key under its limit is (review18 R4: the dry run's 429 refused it)
+      const oneRpm = await fetch(`${demo.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${demoAdmin}` }, body: JSON.stringify({ name: "one-rpm", limits: { rpm: 1 } }) });
+      const oneRpmKey = ((await oneRpm.json()) as { secret: string }).secret;
+      const spend = async () => (await fetch(`${demo.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${oneRpmKey}` }, body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }) })).status;
+      let last = await spend();
+      for (let i = 0; i < 3 && last !== 429; i++) last = await spend();
+      expect(last).toBe(429);
+      const overRpm = await run(demo.dataDir, "--client-key", oneRpmKey, "--model", "demo-chat/gpt-demo");
+      expect({ code: overRpm.code, stderr: overRpm.stderr }).toEqual({ code: 0, stderr: "" });
+      expect(overRpm.stdout).toContain("note: provider demo-chat lists no models, so the gateway does not list demo-chat/gpt-demo; it routes it to demo-chat/gpt-demo on account demo-chat-keyless");
       // named by --url on a gateway that requires keys, with a client key and no admin key: setup cannot ask
       const proc = Bun.spawn(["bun", MAIN, "setup", "claude-code", "--dry-run", "--url", gw.url, "--client-key", KEY, "--model", "anth/claude-e2f"], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
       const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);

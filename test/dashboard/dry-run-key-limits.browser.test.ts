@@ -72,6 +72,10 @@ test("a key over its 1d budget: the dry run answers the guard's 429 in its words
     // The same words and the same reset time as the real refusal.
     expect(withoutWait(d.message)).toBe(withoutWait(`The endpoint would refuse this request (429): ${last.message}`));
   }
+  // `limits: false` (what setup asks): the key's allow-list and the route, not its counted limits.
+  const routed = await fetch(`${suite.gw.url}/admin/api/dry-run`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ request: REQUEST, endpoint: "chat", key: "spent", limits: false }) });
+  expect(routed.status).toBe(200);
+  expect(((await routed.json()) as { attempts: { target: string }[] }).attempts[0]?.target).toBe("oai/gpt-test");
 }, 60_000);
 
 test("a key over its rpm: the dry run answers 429 naming the limit, and dry runs themselves count no request", async () => {
