@@ -36,6 +36,7 @@ import { eventBytes, pumpEvents } from "./pump-events.ts";
 import { recordedReader } from "./committed-reads.ts";
 import { PassthroughDriver } from "./passthrough-driver.ts";
 import { SERVER_TOOL_IDLE_FACTOR } from "./keep-alive-bound.ts";
+import { CallbackDeadline } from "./deadline-sweep.ts";
 import { byteSample, eventSample } from "./output-estimate.ts";
 import type { Translated } from "./translate.ts";
 
@@ -214,7 +215,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   /** A read started after the commit point that had not settled: the reply stream awaits it first. */
   let pendingRead: Promise<ReadResult> | undefined;
   const idleMs = provider.idleTimeoutMs;
-  // One idle timer for the whole peek, refreshed before each read (like replyStream): when it fires,
+  // One idle deadline for the whole peek, renewed before each read (like replyStream): when it fires,
   // the call is aborted, which settles the pending read. A reply gathered for a non-streaming client
   // that holds nothing yet does not refresh it: events that add nothing (keep-alive pings) are silence
   // until its first content (SPEC 6.4's idle timeout; the attempt then fails like a silent upstream and
@@ -233,11 +234,13 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   let silent = false;
   /** Bytes read before the first content by a driver that streams (held in `prefix` until the commit). */
   let peeked = 0;
-  const idle = setTimeout(() => {
+  // A deadline on the shared sweep, not a timer (pipeline/deadline-sweep.ts, docs/performance.md item 235).
+  const idle = new CallbackDeadline(() => {
     silent = true;
     controller.abort();
     void reader.cancel().catch(() => {});
-  }, idleMs);
+  });
+  idle.arm(idleMs);
   // A streamed reply (not a JSON one, which may be padded while the provider works) gets its first
   // content within the provider's first-content timeout of its headers, however many events without
   // content (keep-alive pings) arrive meanwhile: before the commit point the client gets nothing, so
@@ -261,10 +264,10 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   let readFailed = false;
   try {
     while (driver.buffered || !driver.contentSeen) {
-      if (!gathers || driver.contentSeen) idle.refresh();
+      if (!gathers || driver.contentSeen) idle.renew();
       else if (progressAt > armedAt || (driver.serverToolRunning === true && armedAt - progressAt < (SERVER_TOOL_IDLE_FACTOR - 1) * idleMs)) {
         // progress, or a server tool's pings: the last refresh is the first at 2 idle timeouts or later
-        idle.refresh();
+        idle.renew();
         armedAt = performance.now();
       }
       let r: ReadResult;
@@ -367,7 +370,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     if (!readFailed) return gatewayFailed(a, e);
     return a.fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
   } finally {
-    clearTimeout(idle);
+    idle.disarm();
     if (firstContent !== undefined) clearTimeout(firstContent);
   }
 

@@ -7,6 +7,7 @@ import type { TapState } from "../formats/codec.ts";
 import { FormatError, hubError, type HubError } from "../formats/hub.ts";
 import { ContentWatch, keepAliveOnlyError, type ServerToolSource } from "./keep-alive-bound.ts";
 import type { AttemptRecording } from "./ports.ts";
+import { CallbackDeadline } from "./deadline-sweep.ts";
 
 /** The reader of an upstream body (the subset of ReadableStreamDefaultReader the pipeline uses). */
 export interface ByteReader {
@@ -43,10 +44,10 @@ export function transportReason(message: string): string {
 
 /**
  * The upstream reads of a committed reply under the provider's idle timeout (SPEC 6.4), shared by
- * `replyStream` (pipeline/re-translate.ts) and `pumpEvents` (pipeline/pump-events.ts): `next` (re)arms the timer and starts a read — the commit
- * point's `pendingRead` first, so its chunk comes before any later one; when the timer fires while that
+ * `replyStream` (pipeline/re-translate.ts) and `pumpEvents` (pipeline/pump-events.ts): `next` (re)arms the idle deadline and starts a read — the commit
+ * point's `pendingRead` first, so its chunk comes before any later one; when the deadline comes due while that
  * read waits, the call is aborted and the read cancelled, which settles it. The caller calls `settled`
- * once the read settled: from then until the next `next` no read waits, and a timer that fires then
+ * once the read settled: from then until the next `next` no read waits, and a deadline due then
  * does nothing (the client is holding the stream back, e.g. a slow reader over HTTP; the upstream is not
  * the one that is silent), and `next` re-arms it for the full timeout. `failure` is the in-band error of
  * a read that threw (`e`) or of the timeout, once it fired. No promise of its own: each read is still
@@ -55,13 +56,14 @@ export function transportReason(message: string): string {
  * The reads are also one stream of the keep-alive sweep (pipeline/keep-alive-bound.ts): `took` counts
  * a read that brought more than keep-alives (one in which the driver read an event with content, or
  * a piece of a longer event), and a stream that waits on the upstream for the idle timeout without
- * such a read (an upstream that only pings, or repeats empty events, which resets the timer) is aborted
+ * such a read (an upstream that only pings, or repeats empty events, which renews the deadline) is aborted
  * the same way, with {@link keepAliveOnlyError} as its failure; while `driver` (the reply's) says a
  * server tool is in flight upstream, keep-alives keep it alive longer (keep-alive-bound.ts
  * SERVER_TOOL_IDLE_FACTOR). `disarm` (and `broken`) take it off.
  */
 export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; pendingRead?: Promise<ReadResult> }, driver?: ServerToolSource) {
-  let timer: ReturnType<typeof setTimeout> | undefined;
+  /** The idle timeout: a deadline on the shared sweep (pipeline/deadline-sweep.ts), armed by each `next`. */
+  let idle: CallbackDeadline | undefined;
   /** The error of the bound that ended the reads (the idle timeout, or only keep-alives for as long). */
   let expired: HubError | undefined;
   let pendingRead = opts.pendingRead;
@@ -75,21 +77,19 @@ export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number
   const watch = new ContentWatch(opts.idleTimeoutMs, (ms, serverTool) => expire(keepAliveOnlyError(ms, serverTool)), driver);
   watch.start();
   const disarm = () => {
-    if (timer) clearTimeout(timer);
-    timer = undefined;
+    idle?.disarm();
     watch.stop();
   };
   return {
     next(): Promise<ReadResult> {
       watch.waiting = true;
-      // refresh() also re-arms a timer that already fired while nothing was read
-      if (timer) timer.refresh();
-      else
-        timer = setTimeout(() => {
-          if (!watch.waiting || expired) return;
-          watch.stop();
-          expire(idleTimeoutError(opts.idleTimeoutMs));
-        }, opts.idleTimeoutMs);
+      // arm() also re-arms a deadline that already came due while nothing was read
+      idle ??= new CallbackDeadline(() => {
+        if (!watch.waiting || expired) return;
+        watch.stop();
+        expire(idleTimeoutError(opts.idleTimeoutMs));
+      });
+      idle.arm(opts.idleTimeoutMs);
       const read = pendingRead ?? reader.read();
       pendingRead = undefined;
       return read;
@@ -130,7 +130,7 @@ export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number
     disarm,
     /**
      * A bug in the driver or the delivery (a decoder or encoder that throws on a reply it did not
-     * expect): the timer is disarmed, the upstream call aborted and its read cancelled; returns the
+     * expect): the idle deadline is disarmed, the upstream call aborted and its read cancelled; returns the
      * request's failure, which the caller reports once and hands to `driver.end` for the in-band error.
      */
     broken(e: unknown): HubError {

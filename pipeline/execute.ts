@@ -6,6 +6,7 @@
 import type { WireFormat } from "../formats/hub.ts";
 import type { ClientHeaders } from "./client-headers.ts";
 import type { Account, Credential, ProviderInfo } from "./ports.ts";
+import { Deadline } from "./deadline-sweep.ts";
 
 /** Everything an executor needs for one call. */
 export interface UpstreamCall {
@@ -91,11 +92,12 @@ export interface SentCall {
  * reply (its end as `client_closed`, pipeline/commit.ts) and clears when the reply ends. A streamed reply
  * thus needs no second listener on the signal (docs/performance.md item 121). The listener stays on the
  * signal after the call's headers arrive (the upstream call lasts as long as its reply); it is removed
- * when the call fails before them. It is also the call's header timer's argument and, once the headers
- * arrived, the {@link SentCall} that {@link executeCall} returns (`clientAbort` is itself): one object per
- * call instead of a result record and a timer closure (docs/performance.md item 227).
+ * when the call fails before them. It is also the call's header deadline (a {@link Deadline} on the shared
+ * sweep, not a timer: docs/performance.md item 235) and, once the headers arrived, the {@link SentCall}
+ * that {@link executeCall} returns (`clientAbort` is itself): one object per call instead of a result
+ * record and a timer closure (item 227).
  */
-export class ClientAbort implements EventListenerObject, SentCall {
+export class ClientAbort extends Deadline implements EventListenerObject, SentCall {
   /** Run after the upstream call is aborted when the client's signal aborts; undefined: nothing more. */
   onAbort: (() => void) | undefined = undefined;
   /** The upstream's reply; set by {@link executeCall} when its headers arrived (read only after that). */
@@ -108,7 +110,9 @@ export class ClientAbort implements EventListenerObject, SentCall {
     private readonly parent: AbortSignal,
     /** The header timeout of the call, ms (SPEC 6.3); named in its error. */
     readonly headerTimeoutMs = 0,
-  ) {}
+  ) {
+    super();
+  }
 
   /** The signal's `abort` event. */
   handleEvent(): void {
@@ -120,12 +124,12 @@ export class ClientAbort implements EventListenerObject, SentCall {
   get clientAbort(): ClientAbort {
     return this;
   }
-}
 
-/** The header timer of a call (SPEC 6.3): no response headers within the provider's time aborts it. */
-function headerTimedOut(call: ClientAbort): void {
-  call.timedOut = true;
-  call.controller.abort(new TransportError("header_timeout", `no response headers within ${call.headerTimeoutMs} ms`));
+  /** The call's header deadline (SPEC 6.3): no response headers within the provider's time aborts it. */
+  expire(): void {
+    this.timedOut = true;
+    this.controller.abort(new TransportError("header_timeout", `no response headers within ${this.headerTimeoutMs} ms`));
+  }
 }
 
 /**
@@ -145,7 +149,7 @@ export async function executeCall(
   const clientAbort = new ClientAbort(controller, parent, headerTimeoutMs);
   if (parent.aborted) controller.abort(parent.reason);
   else parent.addEventListener("abort", clientAbort, ONCE);
-  const timer = setTimeout(headerTimedOut, headerTimeoutMs, clientAbort);
+  clientAbort.arm(headerTimeoutMs);
   call.signal = controller.signal;
   try {
     clientAbort.reply = await executor.send(call as UpstreamCall);
@@ -157,7 +161,7 @@ export async function executeCall(
     if (e instanceof TransportError) throw e;
     throw new TransportError(classifyFetchError(e), e instanceof Error ? e.message : String(e));
   } finally {
-    clearTimeout(timer);
+    clientAbort.disarm();
   }
 }
 

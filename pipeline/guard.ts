@@ -11,6 +11,7 @@ import type { RoutingTable, Target } from "./resolve.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
 import type { ClientKey, KeyLimitCounters, KeyLookup } from "./ports.ts";
 import { probeResponse, recogniseProbe } from "./probes.ts";
+import { CallbackDeadline } from "./deadline-sweep.ts";
 
 /** Guard settings. */
 export interface GuardSettings {
@@ -100,56 +101,10 @@ const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
 /** What a body read that ran out of time resolves to (never a body). */
 const TIMED_OUT = Symbol("body timed out");
 
-/** A body read in progress, as the shared sweep sees it. */
-interface BodyRead {
-  /** The sweep tick by which the body must have arrived. */
-  dueTick: number;
-  /** Ends the read as timed out. */
-  expire: () => void;
-}
-
-/** How often the shared sweep looks at the body reads in progress, in ms: the timeout's granularity. */
-const SWEEP_MS = 250;
-/** Body reads in progress (each request adds and removes its own: no timer per request). */
-const bodyReads = new Set<BodyRead>();
-/** Sweeps run since start: the body reads' clock. */
-let sweepTick = 0;
-let sweeper: ReturnType<typeof setInterval> | undefined;
-
-/**
- * Watches one body read: `expire` runs on the first sweep at least `timeoutMs` after this call. One
- * interval serves every read (running only while reads are in progress): readBody with a timer armed
- * and cleared per request measured +1.8 µs per call in-process, with this set entry +0.65 µs.
- */
-function watchBodyRead(timeoutMs: number, expire: () => void): BodyRead {
-  // +1: the tick in progress is already partly over
-  const read: BodyRead = { dueTick: sweepTick + Math.ceil(timeoutMs / SWEEP_MS) + 1, expire };
-  bodyReads.add(read);
-  if (sweeper === undefined) {
-    sweeper = setInterval(sweepBodyReads, SWEEP_MS);
-    sweeper.unref?.();
-  }
-  return read;
-}
-
-/** The sweep: expires the reads that are due; stops itself when none is in progress. */
-function sweepBodyReads(): void {
-  sweepTick++;
-  for (const read of bodyReads) {
-    if (read.dueTick > sweepTick) continue;
-    bodyReads.delete(read);
-    read.expire();
-  }
-  if (bodyReads.size === 0 && sweeper !== undefined) {
-    clearInterval(sweeper);
-    sweeper = undefined;
-  }
-}
-
 /**
  * Reads a request body up to `limit` bytes within `timeoutMs` ms. Returns the bytes, or a 413 error when
  * the declared or actual size exceeds the limit (SPEC G-4), or a 408 (`request_timeout`) when the body
- * has not fully arrived `timeoutMs` (rounded up to the next 250 ms sweep) after the read began (a
+ * has not fully arrived `timeoutMs` (up to one sweep period later: pipeline/deadline-sweep.ts) after the read began (a
  * declared Content-Length larger than what is sent, a chunked body that stalls): the caller answers it
  * with `Connection: close`, which frees the connection (the server itself has no idle timeout: replies
  * may be silent for minutes). A body that fails to arrive otherwise (the client closed) is a 400.
@@ -164,10 +119,11 @@ export async function readBody(request: Request, limit: number, timeoutMs: numbe
     // either way, for at least one turn of the event loop).
     // `bytes()`: the body as a Uint8Array at once, not an ArrayBuffer wrapped in one more object (item 224).
     const read = request.bytes();
-    let watched: BodyRead | undefined;
+    let watched: CallbackDeadline | undefined;
     try {
       const bytes = await new Promise<Uint8Array | typeof TIMED_OUT>((resolve, reject) => {
-        watched = watchBodyRead(timeoutMs, () => resolve(TIMED_OUT));
+        watched = new CallbackDeadline(() => resolve(TIMED_OUT));
+        watched.arm(timeoutMs);
         read.then(resolve, reject);
       });
       if (bytes === TIMED_OUT) return { ok: false, error: timedOut(timeoutMs) };
@@ -175,7 +131,7 @@ export async function readBody(request: Request, limit: number, timeoutMs: numbe
     } catch {
       return { ok: false, error: hubError("invalid_request", "The request body could not be read.") };
     } finally {
-      bodyReads.delete(watched!);
+      watched!.disarm();
     }
   }
   if (!request.body) return { ok: true, value: new Uint8Array(0) };
@@ -184,10 +140,11 @@ export async function readBody(request: Request, limit: number, timeoutMs: numbe
   let total = 0;
   // Out of time, the reader is cancelled: its pending read ends (done) and the flag says why.
   let late = false;
-  const watched = watchBodyRead(timeoutMs, () => {
+  const watched = new CallbackDeadline(() => {
     late = true;
     void reader.cancel().catch(() => {});
   });
+  watched.arm(timeoutMs);
   try {
     for (;;) {
       const { done, value } = await reader.read();
@@ -203,7 +160,7 @@ export async function readBody(request: Request, limit: number, timeoutMs: numbe
   } catch {
     return { ok: false, error: late ? timedOut(timeoutMs) : hubError("invalid_request", "The request body could not be read.") };
   } finally {
-    bodyReads.delete(watched);
+    watched.disarm();
   }
   return { ok: true, value: parts.length === 0 ? new Uint8Array(0) : concatBytes(parts, total) };
 }
