@@ -9,8 +9,8 @@
  * A deadline of `ms` fires on the first sweep at least `ms` after it was armed (or last
  * {@link Deadline.renew renewed}): between `ms` and `ms` plus one sweep period later, and later still
  * when the event loop is held (as a timer would). The period is a quarter of the shortest deadline
- * armed since the sweep started (at least 10 ms, at most {@link MAX_SWEEP_MS}): 250 ms for the
- * defaults (60 s header, 120 s body, 300 s idle).
+ * armed (at least 10 ms, at most {@link MAX_SWEEP_MS}): 250 ms for the defaults (60 s header, 120 s
+ * body, 300 s idle).
  */
 
 /** The longest period of the sweep, ms. */
@@ -44,7 +44,7 @@ export abstract class Deadline {
     this.next = first;
     if (first) first.prev = this;
     first = this;
-    const period = Math.max(10, Math.min(MAX_SWEEP_MS, Math.floor(ms / 4)));
+    const period = periodFor(ms);
     if (sweep !== undefined && period >= periodMs) return;
     if (sweep !== undefined) clearInterval(sweep);
     periodMs = period;
@@ -84,7 +84,16 @@ let first: Deadline | undefined;
 let sweep: ReturnType<typeof setInterval> | undefined;
 let periodMs = MAX_SWEEP_MS;
 
-/** One pass: expires the deadlines that are due; stops the sweep when none is armed. */
+/** The sweep's period for a deadline of `ms`: a quarter of it, 10–{@link MAX_SWEEP_MS} ms. */
+function periodFor(ms: number): number {
+  return Math.max(10, Math.min(MAX_SWEEP_MS, Math.floor(ms / 4)));
+}
+
+/**
+ * One pass: expires the deadlines that are due; stops the sweep when none is armed, and slows it down
+ * again when the short deadline that sped it up is gone (a 40 ms timeout once does not keep a busy
+ * gateway sweeping every 10 ms).
+ */
 function sweepOnce(): void {
   if (first === undefined) {
     clearInterval(sweep);
@@ -105,6 +114,21 @@ function sweepOnce(): void {
     }
     d = next;
   }
+  // what is armed now, those (re-)armed by an expiry included
+  let shortest = Infinity;
+  for (let d: Deadline | undefined = first; d !== undefined; d = d.next) if (d.ms < shortest) shortest = d.ms;
+  if (shortest === Infinity || sweep === undefined) return;
+  const period = periodFor(shortest);
+  if (period <= periodMs) return;
+  clearInterval(sweep);
+  periodMs = period;
+  sweep = setInterval(sweepOnce, period);
+  sweep.unref?.();
+}
+
+/** The sweep's period now, ms (tests). */
+export function sweepPeriodMs(): number {
+  return periodMs;
 }
 
 /** Deadlines armed now (tests). */

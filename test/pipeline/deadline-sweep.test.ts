@@ -5,7 +5,7 @@
  * disarmed one never fires, and one that throws does not keep the others from theirs.
  */
 import { describe, expect, test } from "bun:test";
-import { armedDeadlines, CallbackDeadline, Deadline } from "../../pipeline/deadline-sweep.ts";
+import { armedDeadlines, CallbackDeadline, Deadline, sweepPeriodMs } from "../../pipeline/deadline-sweep.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -89,5 +89,19 @@ describe("deadline sweep", () => {
     d.arm(30);
     expect(await until(() => fired === 2)).toBe(true);
     expect(armedDeadlines()).toBe(0);
+  });
+});
+
+describe("deadline sweep period", () => {
+  test("a short deadline speeds the sweep up; once it is gone the sweep slows down again", async () => {
+    const long = new CallbackDeadline(() => {});
+    long.arm(60_000);
+    const short = new CallbackDeadline(() => {});
+    short.arm(40);
+    expect(sweepPeriodMs()).toBe(10);
+    expect(await until(() => !short.armed)).toBe(true);
+    // the next pass sees only the 60 s deadline: a quarter of it, at most 250 ms
+    expect(await until(() => sweepPeriodMs() === 250)).toBe(true);
+    long.disarm();
   });
 });
