@@ -42,6 +42,7 @@ const KeyInfoReply = v.object({
   createdAt: v.optional(ms("created")),
   revokedAt: v.optional(ms("revoked")),
   previousUntil: v.optional(ms("a rotated key's previous secret is accepted until")),
+  rotatedAt: v.optional(ms("a stored key's secret was last replaced (switchyard keys rotate, the Keys page's Rotate) at; absent when never, or before rotations were kept (try18 D16)")),
   disabledAt: v.optional(ms("disabled (switchyard keys disable) at; its requests are refused until it is enabled")),
   limits: v.optional(KeyLimitsReply),
   use: v.optional(
@@ -336,6 +337,7 @@ export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<numb
     secret: v.pipe(v.string(), v.description("The key's new secret; shown this once.")),
     key: v.looseObject({ name: v.string(), scopes: v.array(v.string()), tag: v.optional(v.string()), limits: v.optional(KeyLimitsReply), source: v.literal("db") }),
     createdAt: ms("created (the key's, kept by a rotation)"),
+    rotatedAt: ms("rotated: GET /admin/api/keys lists it as the key's rotatedAt from now on"),
     previousUntil: v.optional(ms("the previous secret is accepted until; absent: refused from now on")),
     note: v.optional(NAMESAKE_NOTE),
   }),

@@ -33,9 +33,13 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       if (r.keys.length === 0) return out("no client keys yet: switchyard keys create NAME makes one (callers on this machine need none unless server.require_api_key is set)");
       const iso = (t: unknown) => new Date(Number(t)).toISOString();
       const state = (k: Record<string, unknown>) => (k.revokedAt ? `revoked ${iso(k.revokedAt)}` : k.disabledAt ? `disabled ${iso(k.disabledAt)}` : "active");
+      // try18 D16: when the key was last rotated (a rotation whose secret was lost shows here), and while its
+      // old secret still works until when; to the second, so that both fit the table's cell
+      const sec = (t: unknown) => iso(t).replace(/\.\d{3}Z$/, "Z");
+      const rotation = (k: Record<string, unknown>) => (k.rotatedAt ? `${sec(k.rotatedAt)}${!k.revokedAt && k.previousUntil ? `, old secret until ${sec(k.previousUntil)}` : ""}` : "-");
       // the secret's first characters (a pasted secret starts with them); "-" for a key stored before they were kept
-      const rows = r.keys.map((k) => [k.name, k.prefix ? `${k.prefix}…` : "-", k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? iso(k.createdAt) : "-", state(k), describeMinuteUse((k.use as { minute?: MinuteUse } | undefined)?.minute), describeLimits(k)]);
-      out(table(["name", "prefix", "source", "scopes", "created", "state", "this minute", "limits"], rows));
+      const rows = r.keys.map((k) => [k.name, k.prefix ? `${k.prefix}…` : "-", k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? iso(k.createdAt) : "-", state(k), rotation(k), describeMinuteUse((k.use as { minute?: MinuteUse } | undefined)?.minute), describeLimits(k)]);
+      out(table(["name", "prefix", "source", "scopes", "created", "state", "rotated", "this minute", "limits"], rows));
       return;
     }
     case "revoke": {

@@ -53,6 +53,8 @@ export interface KeyRow {
   disabled_at?: number | null;
   /** The current secret's first characters (secrets.ts keyPrefix), kept at create and rotate; null for a key stored before the column. */
   prefix?: string | null;
+  /** When the key's secret was last replaced (ms since the epoch; `switchyard keys rotate`); null when never, or before the column (SQLite 19, PostgreSQL 20). */
+  rotated_at?: number | null;
 }
 
 /** Config keys and active stored keys, by the hex SHA-256 of their secret. */
@@ -241,6 +243,7 @@ export class KeyCache {
           createdAt: row.created_at,
           revokedAt: row.revoked_at ?? undefined,
           disabledAt: row.revoked_at === null ? (row.disabled_at ?? undefined) : undefined,
+          rotatedAt: row.rotated_at ?? undefined,
           previousUntil: row.revoked_at === null && row.prev_until != null && row.prev_until > this.now() ? row.prev_until : undefined,
           limits: parseLimits(row.limits),
         }),

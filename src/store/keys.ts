@@ -71,10 +71,18 @@ export interface KeyInfo {
   limits?: KeyLimits;
   /** A rotated key whose previous secret is still accepted: until when (ms since the epoch). */
   previousUntil?: number;
+  /**
+   * When a stored key's secret was last replaced (`switchyard keys rotate`, ms since the epoch), so a
+   * rotation whose answer was lost is still seen (try18 D16); absent for a key never rotated, one rotated
+   * before the migration "client key rotation times" (SQLite 19, PostgreSQL 20), and a config key.
+   */
+  rotatedAt?: number;
 }
 
 /** What `rotateKey` returns: the new secret (shown once) and until when the previous one is accepted. */
 export interface RotatedKey extends CreatedKey {
+  /** ms since the epoch: when the secret was replaced (what `listKeys` lists as `rotatedAt` from then on). */
+  rotatedAt: number;
   /** ms since the epoch; absent when the previous secret was refused at once (no grace). */
   previousUntil?: number;
 }

@@ -390,8 +390,11 @@ export interface RotatedRow {
   generation: number | string;
 }
 
-/** What `rotateKey` returns for the row it changed (the same key: its id, scopes, tag, limits). */
-export function rotated(secret: string, row: RotatedRow, until: number | null): { secret: string; key: ClientKey; createdAt: number; previousUntil?: number } {
+/**
+ * What `rotateKey` returns for the row it changed (the same key: its id, scopes, tag, limits), with
+ * `rotatedAt` (ms since the epoch), the time it wrote to the row's `rotated_at`.
+ */
+export function rotated(secret: string, row: RotatedRow, until: number | null, rotatedAt: number): { secret: string; key: ClientKey; createdAt: number; rotatedAt: number; previousUntil?: number } {
   const key = freezeKey({ name: row.name, id: keyIdFor(row.name, Number(row.generation ?? 0)), scopes: parseScopes(row.scopes), tag: row.tag ?? undefined, limits: parseLimits(row.limits), source: "db" });
-  return { secret, key, createdAt: Number(row.created_at), ...(until !== null ? { previousUntil: until } : {}) };
+  return { secret, key, createdAt: Number(row.created_at), rotatedAt, ...(until !== null ? { previousUntil: until } : {}) };
 }

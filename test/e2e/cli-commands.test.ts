@@ -105,6 +105,10 @@ describe("keys", () => {
     expect(fresh).toMatch(/^sy-/);
     expect((await chat(fresh)).status).toBe(200);
     expect((await chat(secret)).status).toBe(200);
+    // keys list says when it was rotated and until when the old secret works (try18 D16: nothing did)
+    const until = out[0]!.match(/accepted until (\S+);/)![1];
+    const listed = lines(cli(["keys", "list", "--data-dir", inst.dataDir]).stdout).find((l) => l.startsWith("laptop "));
+    expect(listed).toMatch(new RegExp(`^laptop\\s+sy-\\S{5}…\\s+db\\s+-\\s+\\S+\\s+active\\s+\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ, old secret until ${until!.replace(/\.\d{3}Z$/, "Z")}\\s`));
     const bad = cli(["keys", "rotate", "laptop", "--grace", "soon", "--data-dir", inst.dataDir]);
     expect(bad.code).toBe(2);
     expect(lines(bad.stderr)).toEqual(["--grace must be 0 or look like 30s, 10m, 24h or 7d"]);
@@ -247,13 +251,14 @@ describe("keys with limits (SPEC 9.6)", () => {
     expect(((await third.json()) as any).error.message).toContain("2 requests per minute (rpm)");
 
     const list = cli(["keys", "list", "--data-dir", inst.dataDir]);
-    expect(lines(list.stdout)[0]).toMatch(/^name\s+prefix\s+source\s+scopes\s+created\s+state\s+this minute\s+limits$/);
+    expect(lines(list.stdout)[0]).toMatch(/^name\s+prefix\s+source\s+scopes\s+created\s+state\s+rotated\s+this minute\s+limits$/);
     const row = lines(list.stdout).find((l) => l.startsWith("capped"))!;
     // this minute's use of rpm / tpm, as the dashboard's Keys page shows it (GET /admin/api/keys use.minute):
     // the two admitted requests (the refused third not counted) and their 36 tokens
     expect(row).toContain(" 2 of 2 requests (limit reached), 36 of 5,000 tokens ");
     // a key without rpm / tpm has "-" there
-    expect(lines(list.stdout).find((l) => l.startsWith("laptop "))).toMatch(/^laptop\s+sy-\S{5}…\s+db\s+-\s+\S+\s+revoked \S+\s+-\s+-$/);
+    // laptop was rotated before it was revoked: when (its old secret's grace no longer said)
+    expect(lines(list.stdout).find((l) => l.startsWith("laptop "))).toMatch(/^laptop\s+sy-\S{5}…\s+db\s+-\s+\S+\s+revoked \S+\s+\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\s+-\s+-$/);
     // the secret's first 8 characters, so a secret a developer pastes can be matched to its key (try18 D4)
     expect(row.split(/\s+/).slice(0, 3)).toEqual(["capped", `${key.slice(0, 8)}…`, "db"]);
     expect(row).toContain("rpm 2, tpm 5,000, models oai/*|fast, 1d 36 / 1,000 tokens (4 %), resets ");

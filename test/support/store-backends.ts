@@ -19,6 +19,12 @@ export interface StoreBackend {
    * given; `reopen` opens the same database again, as a restart would.
    */
   open(clock?: Pick<Clock, "now">): Promise<{ store: Store; reopen: () => Promise<Store> }>;
+  /**
+   * As `open`, on a database that `setUp` first fills as an earlier version would have (a migration
+   * test's "database of the previous schema"): it gets the new SQLite file's path, or the new
+   * PostgreSQL database's URL, with nothing in it yet.
+   */
+  openPrepared(setUp: (where: { path: string } | { url: string }) => Promise<void>): Promise<{ store: Store; reopen: () => Promise<Store> }>;
 }
 
 /**
@@ -37,12 +43,24 @@ export function storeBackends(prefix: string): StoreBackend[] {
         const open = async () => openSqliteStore({ path, clock, flushIntervalMs: 60_000 });
         return { store: await open(), reopen: open };
       },
+      async openPrepared(setUp) {
+        const path = join(tempDir(), "sy.db");
+        await setUp({ path });
+        const open = async () => openSqliteStore({ path, flushIntervalMs: 60_000 });
+        return { store: await open(), reopen: open };
+      },
     },
     {
       name: "postgres",
       async open(clock) {
         const url = await pg.database(prefix);
         const open = () => openPostgresStore({ url, clock, flushIntervalMs: 60_000, onError: () => {} });
+        return { store: await open(), reopen: open };
+      },
+      async openPrepared(setUp) {
+        const url = await pg.database(prefix);
+        await setUp({ url });
+        const open = () => openPostgresStore({ url, flushIntervalMs: 60_000, onError: () => {} });
         return { store: await open(), reopen: open };
       },
     },

@@ -154,6 +154,10 @@ export interface KeyInfo {
   disabledAt?: number;
   /** The secret's first characters (`sy-mHYRP`, never enough to use it); absent for a key stored before prefixes were kept. */
   prefix?: string;
+  /** When a stored key's secret was last replaced (Rotate, `switchyard keys rotate`); absent when never. */
+  rotatedAt?: number;
+  /** A rotated key's previous secret is still accepted until then; absent when it is not. */
+  previousUntil?: number;
   limits?: KeyLimits;
   /** Current use of the limits, for active keys with limits. */
   use?: { budgets: BudgetUse[]; inFlight: number; minute?: MinuteUse };

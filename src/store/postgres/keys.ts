@@ -111,9 +111,10 @@ export class PgKeys extends CachedKeys implements KeyStore {
     this.ctx.assertOpen();
     const grace = checkGrace(graceMs);
     const secret = generateKeySecret();
-    const until = grace > 0 ? Math.round(this.ctx.now()) + grace : null;
+    const now = Math.round(this.ctx.now());
+    const until = grace > 0 ? now + grace : null;
     const rows = await this.ctx.read(
-      (sql) => sql`UPDATE client_keys SET prev_hash = CASE WHEN ${until}::bigint IS NULL THEN NULL ELSE hash END, prev_until = ${until}, hash = ${sha256Hex(secret)}, prefix = ${keyPrefix(secret) ?? null}
+      (sql) => sql`UPDATE client_keys SET prev_hash = CASE WHEN ${until}::bigint IS NULL THEN NULL ELSE hash END, prev_until = ${until}, hash = ${sha256Hex(secret)}, prefix = ${keyPrefix(secret) ?? null}, rotated_at = ${now}
                    WHERE name = ${String(name)} AND revoked_at IS NULL RETURNING name, scopes, tag, created_at, limits, generation`,
     );
     const row = (rows as RotatedRow[])[0];
@@ -124,7 +125,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
     }
     await this.reloadKeys();
     this.ctx.announce("keys");
-    return rotated(secret, row, until);
+    return rotated(secret, row, until, now);
   }
 
   /** Re-reads the stored keys into the lookup cache. */
@@ -147,7 +148,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
   }
 
   private async rows(): Promise<KeyRow[]> {
-    const rows = await this.ctx.read((sql) => sql`SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until, disabled_at, prefix FROM client_keys ORDER BY name COLLATE "C", generation`);
+    const rows = await this.ctx.read((sql) => sql`SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until, disabled_at, prefix, rotated_at FROM client_keys ORDER BY name COLLATE "C", generation`);
     return (rows as any[]).map((r) => ({
       name: r.name,
       hash: r.hash,
@@ -161,6 +162,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
       prev_until: numOrNull(r.prev_until),
       disabled_at: numOrNull(r.disabled_at),
       prefix: r.prefix ?? null,
+      rotated_at: numOrNull(r.rotated_at),
     }));
   }
 }

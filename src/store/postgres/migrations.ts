@@ -472,6 +472,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE client_keys ADD COLUMN prefix TEXT;
     `,
   },
+  {
+    version: 20,
+    name: "client key rotation times",
+    up: `
+      -- try18 D16: when (ms) the key's secret was last replaced (switchyard keys rotate), so a rotation
+      -- whose answer was lost (a reload, a closed tab) still shows on the Keys page and in the admin API.
+      -- NULL for a key never rotated, for one rotated before this version, and left as it was by a
+      -- rotation through an instance of an earlier version still running on the upgraded schema.
+      ALTER TABLE client_keys ADD COLUMN rotated_at BIGINT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -22,7 +22,7 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
     const db = ctx.db;
     this.s = {
       dataVersion: db.prepare("PRAGMA data_version"),
-      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until, disabled_at, prefix FROM client_keys ORDER BY name, generation"),
+      keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until, disabled_at, prefix, rotated_at FROM client_keys ORDER BY name, generation"),
       // The name's keys so far: how many are active (0 or 1) and the newest generation (null: none yet).
       keyByName: db.prepare("SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL) AS active, MAX(generation) AS generation FROM client_keys WHERE name = ?"),
       keyInsert: db.prepare("INSERT INTO client_keys (name, generation, hash, scopes, tag, created_at, revoked_at, limits, prefix) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)"),
@@ -33,7 +33,7 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
       ),
       // SET reads the row as it was: the previous hash is the one being replaced.
       keyRotate: db.prepare(
-        `UPDATE client_keys SET prev_hash = CASE WHEN ? IS NULL THEN NULL ELSE hash END, prev_until = ?, hash = ?, prefix = ?
+        `UPDATE client_keys SET prev_hash = CASE WHEN ? IS NULL THEN NULL ELSE hash END, prev_until = ?, hash = ?, prefix = ?, rotated_at = ?
          WHERE name = ? AND revoked_at IS NULL RETURNING name, scopes, tag, created_at, limits, generation`,
       ),
       keyRevoke: db.prepare("UPDATE client_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL"),
@@ -115,15 +115,16 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
     this.ctx.assertOpen();
     const grace = checkGrace(graceMs);
     const secret = generateKeySecret();
-    const until = grace > 0 ? Math.round(this.ctx.now()) + grace : null;
+    const now = Math.round(this.ctx.now());
+    const until = grace > 0 ? now + grace : null;
     // The stored key of the name first (see setKeyDisabled); a config key alone is read-only.
-    const row = this.s.keyRotate.get(until, until, sha256Hex(secret), keyPrefix(secret) ?? null, String(name)) as RotatedRow | null;
+    const row = this.s.keyRotate.get(until, until, sha256Hex(secret), keyPrefix(secret) ?? null, now, String(name)) as RotatedRow | null;
     if (!row) {
       this.refuseConfigName(name);
       throw new StoreError("not_found", `no active key named ${JSON.stringify(name)}`);
     }
     this.reloadKeys();
-    return rotated(secret, row, until);
+    return rotated(secret, row, until, now);
   }
 
   /** The persisted budget windows (SPEC 9.6). @throws StoreError `closed`. */

@@ -409,6 +409,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE client_keys ADD COLUMN prefix TEXT;
     `,
   },
+  {
+    version: 19,
+    name: "client key rotation times",
+    up: `
+      -- try18 D16: when (ms) the key's secret was last replaced (switchyard keys rotate), so a rotation
+      -- whose answer was lost (a reload, a closed tab) still shows on the Keys page and in the admin API.
+      -- NULL for a key never rotated, and for one rotated before this version.
+      ALTER TABLE client_keys ADD COLUMN rotated_at INTEGER;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -13,6 +13,7 @@ import { budgetResets, clock, count, pct } from "../format.ts";
 import { useLive } from "../live.ts";
 import { ConfirmAction } from "../confirm-action.tsx";
 import { announce } from "../announce.ts";
+import { KeyRotationNote } from "./key-row-notes.tsx";
 import type { BudgetUse, KeyInfo, KeyLimits, MinuteUse } from "../types.ts";
 
 /** A key's limits as short text: `60 rpm · 100k tpm · 4 concurrent · models a, b`. */
@@ -477,6 +478,7 @@ export function KeysPage() {
                       ) : (
                         <Pill tone="ok">active</Pill>
                       )}
+                      <KeyRotationNote k={k} now={now} />
                     </td>
                     <td class="key-actions">
                       {k.source === "db" && !k.revokedAt ? (

@@ -1,0 +1,28 @@
+/**
+ * Notes of a key's row on the Keys page (SPEC 9.4, 9.6), from what `GET /admin/api/keys` lists: when
+ * the key was last rotated, with until when its old secret still works (try18 D16: a Rotate whose
+ * answer a reload lost left the key rotated with nothing on the page saying so).
+ */
+import { clock } from "../format.ts";
+import type { KeyInfo } from "../types.ts";
+
+/**
+ * "rotated 11:16 PM" (local time, as "disabled 11:00 PM" reads; a date before it when not today) and,
+ * while the old secret is still accepted, "old secret works until 11:26 PM"; nothing for a key never
+ * rotated (or rotated before rotation times were kept). `now`: the page's clock (ms), so the grace
+ * line goes when the grace ends.
+ */
+export function KeyRotationNote({ k, now }: { k: KeyInfo; now: number }) {
+  if (k.rotatedAt === undefined) return null;
+  const grace = k.revokedAt === undefined && k.previousUntil !== undefined && k.previousUntil > now ? k.previousUntil : undefined;
+  return (
+    <div class="key-rotated muted small" title="When the key was last given a new secret (Rotate, switchyard keys rotate)">
+      rotated <span class="nowrap">{clock(k.rotatedAt)}</span>
+      {grace !== undefined ? (
+        <div class="key-grace">
+          old secret works until <span class="nowrap">{clock(grace)}</span>
+        </div>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,70 @@
+/**
+ * A key's row on the Keys page says what the page cannot otherwise know, in a real Chromium: when the
+ * key was rotated, and until when its old secret works (try18 D16): a Rotate whose answer never reached
+ * the page (the network lost it, a reload, a closed tab) left the key rotated, the old secret refused,
+ * and after a reload nothing on the page said so; now the row reads "rotated 01:52 AM" (local time, as
+ * "disabled …" reads) and "old secret works until 02:02 AM".
+ */
+import { expect, test } from "bun:test";
+import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { until } from "../support/until.ts";
+
+const ADMIN = "sy-test-row-notes-admin-00001";
+const suite = withGatewayAndBrowser(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
+keys:
+  - { name: admin, key: ${ADMIN}, scopes: [admin] }
+`);
+
+const admin = { "content-type": "application/json", authorization: `Bearer ${ADMIN}` };
+const createKey = async (name: string, limits?: unknown) =>
+  ((await (await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: admin, body: JSON.stringify({ name, ...(limits ? { limits } : {}) }) })).json()) as { secret: string }).secret;
+const listed = async (name: string) => ((await (await fetch(`${suite.gw.url}/admin/api/keys`, { headers: admin })).json()) as { keys: any[] }).keys.find((k) => k.name === name);
+const ask = async (secret: string) => {
+  const r = await fetch(`${suite.gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
+    body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
+  });
+  await r.text();
+  return r.status;
+};
+
+test("a Rotate whose answer the page never got: after a reload the row says when the key was rotated and until when the old secret works", async () => {
+  const first = await createKey("ci");
+  const w = await suite.open({ signIn: { key: ADMIN, path: "/dashboard/keys" } });
+  try {
+    // the gateway rotates the key; its answer (the new secret) is lost on the way back
+    let rotatedOnServer = false;
+    await w.page.route("**/admin/api/keys/ci/rotate", async (route) => {
+      await route.fetch();
+      rotatedOnServer = true;
+      await route.abort("connectionreset");
+    });
+    const row = w.page.locator('tr[data-key="ci"]');
+    await row.waitFor({ timeout: 30_000 });
+    expect(await row.locator('td[data-label="State"]').innerText()).not.toContain("rotated");
+    await row.getByRole("button", { name: "Rotate" }).click();
+    await row.locator("select").selectOption("10m");
+    await row.getByRole("button", { name: "Confirm rotate" }).click();
+    await until(() => rotatedOnServer, 30_000, "the rotation to reach the gateway");
+    await w.page.unroute("**/admin/api/keys/ci/rotate");
+    expect(await w.page.locator(".secret-once").count()).toBe(0); // the new secret never reached the page
+
+    await w.page.reload();
+    const state = w.page.locator('tr[data-key="ci"] td[data-label="State"]');
+    await state.locator(".key-rotated").waitFor({ timeout: 30_000 });
+    const key = await listed("ci");
+    expect(key.previousUntil).toBe(key.rotatedAt + 600_000);
+    // the times as the page writes them (local time, today's without a date)
+    const [at, until10] = await w.page.evaluate(
+      ([a, b]) => [a, b].map((ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })),
+      [key.rotatedAt as number, key.previousUntil as number],
+    );
+    expect((await state.innerText()).replace(/\s+/g, " ").trim()).toBe(`active rotated ${at} old secret works until ${until10}`);
+    // the old secret still works during its grace (the key was rotated, not lost)
+    expect(await ask(first)).toBe(200);
+  } finally {
+    await w.close();
+  }
+}, 90_000);
