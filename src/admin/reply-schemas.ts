@@ -26,6 +26,14 @@ const BudgetUseReply = v.looseObject({
   used: v.pipe(v.number(), v.description("Tokens or USD used in the window open now (0 when none is open).")),
   startedAt: v.optional(ms("window opened")),
   resetsAt: v.optional(ms("window ends")),
+  unpriced: v.optional(
+    v.pipe(
+      v.number(),
+      v.description(
+        "A USD budget with an open window: the key's requests since it opened that a model without a price served (recorded unpriced, as the Usage table's cost marks them): used leaves them out; settings.pricing gives the model a price. Counted from the usage rows, so a request shows here once its row is written (about a second).",
+      ),
+    ),
+  ),
 });
 
 const KeyInfoReply = v.object({

@@ -54,9 +54,11 @@ export { dollars };
 
 /**
  * "1d 3,200 / 10,000 tokens (32 %), resets 2026-12-02T09:13:00Z" per budget, joined by "; "; a USD
- * budget's amounts as {@link dollars} ("1d $0.0031 / $1.00 (0 %)": a spend under a cent is not "$0.00").
+ * budget's amounts as {@link dollars} ("1d $0.0031 / $1.00 (0 %)": a spend under a cent is not "$0.00"),
+ * with ", 7 requests of unpriced models not counted" when the admin API says its window holds such
+ * requests (`unpriced`, try18 D17).
  */
-export function describeBudgetUse(uses: readonly BudgetUse[]): string {
+export function describeBudgetUse(uses: readonly (BudgetUse & { unpriced?: number })[]): string {
   return uses
     .map((u) => {
       const usd = u.budget.usd !== undefined;
@@ -64,7 +66,8 @@ export function describeBudgetUse(uses: readonly BudgetUse[]): string {
       const fmt = (n: number) => (usd ? dollars(n) : Math.round(n).toLocaleString("en-US"));
       const share = limit > 0 ? Math.round((u.used / limit) * 100) : 0;
       const resets = u.resetsAt !== undefined ? `, resets ${new Date(u.resetsAt).toISOString().replace(/\.\d{3}Z$/, "Z")}` : ", not started";
-      return `${u.budget.window} ${fmt(u.used)} / ${fmt(limit)}${usd ? "" : " tokens"} (${share} %)${resets}`;
+      const unpriced = usd && typeof u.unpriced === "number" && u.unpriced > 0 ? `, ${u.unpriced.toLocaleString("en-US")} ${u.unpriced === 1 ? "request" : "requests"} of unpriced models not counted (settings.pricing gives them a price)` : "";
+      return `${u.budget.window} ${fmt(u.used)} / ${fmt(limit)}${usd ? "" : " tokens"} (${share} %)${resets}${unpriced}`;
     })
     .join("; ");
 }

@@ -132,6 +132,8 @@ export interface BudgetUse {
   used: number;
   startedAt?: number;
   resetsAt?: number;
+  /** A USD budget with an open window: the key's requests in it that a model without a price served (not in `used`). */
+  unpriced?: number;
 }
 
 /** A key's use of its rpm and tpm limits in the current minute (present for the limits it has). */

@@ -1,9 +1,11 @@
 /**
- * Notes of a key's row on the Keys page (SPEC 9.4, 9.6), from what `GET /admin/api/keys` lists: when
- * the key was last rotated, with until when its old secret still works (try18 D16: a Rotate whose
- * answer a reload lost left the key rotated with nothing on the page saying so).
+ * Two notes of a key's row on the Keys page (SPEC 9.4, 9.6), from what `GET /admin/api/keys` lists:
+ * when the key was last rotated, with until when its old secret still works (try18 D16: a Rotate whose
+ * answer a reload lost left the key rotated with nothing on the page saying so), and, under a USD
+ * budget's bar, how many of the key's requests in the window a model without a price served, which the
+ * budget could not count (try18 D17: only a log line said so).
  */
-import { clock } from "../format.ts";
+import { clock, count } from "../format.ts";
 import type { KeyInfo } from "../types.ts";
 
 /**
@@ -24,5 +26,29 @@ export function KeyRotationNote({ k, now }: { k: KeyInfo; now: number }) {
         </div>
       ) : null}
     </div>
+  );
+}
+
+/**
+ * "7 requests of unpriced models not counted (give them a price in settings.pricing)" under a key's
+ * budget bars, for each USD budget whose window holds such requests (the window's name first when the
+ * key has more than one USD budget); nothing when there are none.
+ */
+export function UnpricedBudgetNote({ k }: { k: KeyInfo }) {
+  const usd = (k.use?.budgets ?? []).filter((b) => b.budget.usd !== undefined);
+  const noted = usd.filter((b) => (b.unpriced ?? 0) > 0);
+  if (noted.length === 0) return null;
+  return (
+    <>
+      {noted.map((b) => (
+        <div key={b.budget.window} class="key-unpriced small" data-unpriced={b.unpriced}>
+          {usd.length > 1 ? `${b.budget.window}: ` : ""}
+          {count(b.unpriced!)} {b.unpriced === 1 ? "request" : "requests"} of unpriced models not counted{" "}
+          <span class="muted">
+            (no price is known for them; <code>settings.pricing</code> gives one)
+          </span>
+        </div>
+      ))}
+    </>
   );
 }

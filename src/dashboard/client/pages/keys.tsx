@@ -13,7 +13,7 @@ import { budgetResets, clock, count, pct } from "../format.ts";
 import { useLive } from "../live.ts";
 import { ConfirmAction } from "../confirm-action.tsx";
 import { announce } from "../announce.ts";
-import { KeyRotationNote } from "./key-row-notes.tsx";
+import { KeyRotationNote, UnpricedBudgetNote } from "./key-row-notes.tsx";
 import type { BudgetUse, KeyInfo, KeyLimits, MinuteUse } from "../types.ts";
 
 /** A key's limits as short text: `60 rpm · 100k tpm · 4 concurrent · models a, b`. */
@@ -465,6 +465,7 @@ export function KeysPage() {
                     </td>
                     <td class="budgets" data-label="Budget use">
                       {k.use?.budgets.length ? k.use.budgets.map((b) => <BudgetBar key={`${b.budget.window}`} b={b} now={now} />) : <span class="muted small">–</span>}
+                      <UnpricedBudgetNote k={k} />
                     </td>
                     <td data-label="State">
                       {k.revokedAt ? (
