@@ -50,7 +50,7 @@ const KeyInfoReply = v.object({
   createdAt: v.optional(ms("created")),
   revokedAt: v.optional(ms("revoked")),
   previousUntil: v.optional(ms("a rotated key's previous secret is accepted until")),
-  rotatedAt: v.optional(ms("a stored key's secret was last replaced (switchyard keys rotate, the Keys page's Rotate) at; absent when never, or before rotations were kept (try18 D16)")),
+  rotatedAt: v.optional(ms("a stored key's secret was last replaced (switchyard keys rotate, the Keys page's Rotate) at; absent when never, or before rotations were kept")),
   disabledAt: v.optional(ms("disabled (switchyard keys disable) at; its requests are refused until it is enabled")),
   limits: v.optional(KeyLimitsReply),
   use: v.optional(
