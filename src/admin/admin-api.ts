@@ -7,6 +7,7 @@ import { roundUsd, spentUsd } from "../limits/dollars.ts";
 import { Elysia } from "elysia";
 import * as v from "valibot";
 import { adminAccess, type AdminAuth } from "./access.ts";
+import { changeKey } from "./key-change.ts";
 import { keyNameProblem, MAX_KEY_NAME } from "./key-name.ts";
 import { SINCE, SINCE_MESSAGE } from "./since.ts";
 import type { SessionBook } from "./sessions.ts";
@@ -38,7 +39,7 @@ export interface AdminDeps {
   subscriptionProviderIds?: () => Iterable<string>;
   /** Dashboard sessions (cookie + CSRF token, SPEC 9.4). */
   sessions?: SessionBook;
-  /** Called after a key was created or revoked here (the live `keys_changed` event: open Keys pages re-read). */
+  /** Called after a key was created, revoked or changed (rotated, disabled, enabled, its limits) here (the live `keys_changed` event: open Keys pages re-read). */
   keysChanged?: (change: "created" | "revoked" | "changed", name: string) => void;
   /** Extra routes contributed by other modules (accounts status, dry run, …). */
   extend?: (app: Elysia<"/admin/api">) => Elysia<"/admin/api">;
@@ -253,8 +254,9 @@ async function keySwitch(deps: AdminDeps, name: string, disabled: boolean): Prom
  * stored key made before the file named one like it): the stored one was acted on (as `DELETE
  * /keys/{name}` revokes it), the config key is untouched and is changed in the file.
  */
-export function configNamesakeNote(name: string, done: "disabled" | "enabled" | "rotated" | "revoked"): string {
-  return `${done} the stored key ${name}; the config file also declares a key named ${name}, which is not affected: a key of the config file is turned off, or given a new secret, in the file (and a reload).`;
+export function configNamesakeNote(name: string, done: "disabled" | "enabled" | "rotated" | "revoked" | "changed"): string {
+  const how = done === "changed" ? "has its limits changed" : "is turned off, or given a new secret,";
+  return `${done} the stored key ${name}; the config file also declares a key named ${name}, which is not affected: a key of the config file ${how} in the file (and a reload).`;
 }
 
 /** The admin routes as an Elysia plugin. */
@@ -336,6 +338,8 @@ export function adminApi(deps: AdminDeps) {
       },
       { parse: "none" },
     )
+    // its limits and tag (src/admin/key-change.ts)
+    .patch("/keys/:name", async ({ params, request }) => changeKey(deps, params.name, request), { parse: "none" })
     .post("/keys/:name/disable", async ({ params }) => keySwitch(deps, params.name, true))
     .post("/keys/:name/enable", async ({ params }) => keySwitch(deps, params.name, false))
     .delete("/keys/:name", async ({ params }) => {

@@ -18,6 +18,7 @@ import { toJsonSchema } from "@valibot/to-json-schema";
 import type { MappingGuard } from "../config/errors.ts";
 import * as v from "valibot";
 import { CallsQuery, KeyCreate, KeyRotate, UsageQuery } from "./admin-api.ts";
+import { KeyChangeBody } from "./key-change.ts";
 import { DryRunBody } from "./routing-api.ts";
 import { AccountCreate, DiscoveryRequest } from "./subscription-routes.ts";
 import { CONTROL_ROUTE_DOCS } from "./control-routes.ts";
@@ -63,6 +64,11 @@ export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
     summary:
       "Give the active stored key of this name a new secret (in the answer, shown this once) and keep everything else: its identity, scopes, tag, limits and their use (budget windows, this minute). The previous secret is accepted for `grace` more (e.g. 10m; default 0: refused at once); 404 for no such active key, 409 for a config-file key (a stored key sharing its name with one is the one rotated, with a `note`).",
     body: KeyRotate,
+  },
+  "PATCH /admin/api/keys/:name": {
+    summary:
+      "Change the limits (rpm, tpm, concurrency, budgets, models) and tag of the active stored key of this name, keeping its secret, identity and the use of its limits so far (a budget raised from 1,000 to 2,000 tokens at 900 used reads 900 of 2,000). A field given replaces the key's, null clears it, a field left out stays; budgets and models are replaced as whole lists; `limits: null` clears every limit. The next request is checked against the new limits (other instances of a shared store within about a second). Answers {key, note?}, the key as GET /keys lists it; 400 for a bad value or nothing to change, 404 for no such key, 409 for a revoked key or a config-file key (a stored key sharing its name with one is the one changed, with a `note`).",
+    body: KeyChangeBody,
   },
   "POST /admin/api/keys/:name/disable": {
     summary:

@@ -349,6 +349,7 @@ export const OLDER_ROUTE_RESPONSES: Record<string, v.GenericSchema | Record<numb
     previousUntil: v.optional(ms("the previous secret is accepted until; absent: refused from now on")),
     note: v.optional(NAMESAKE_NOTE),
   }),
+  "PATCH /admin/api/keys/:name": v.object({ key: KeyInfoReply, note: v.optional(NAMESAKE_NOTE) }),
   "POST /admin/api/keys/:name/disable": v.object({ name: v.string(), disabled: v.literal(true), disabledAt: ms("disabled (the first disable's time, kept by a second)"), note: v.optional(NAMESAKE_NOTE) }),
   "POST /admin/api/keys/:name/enable": v.object({ name: v.string(), disabled: v.literal(false), note: v.optional(NAMESAKE_NOTE) }),
   "GET /admin/api/usage": UsageReply,

@@ -431,6 +431,36 @@ export const KeyBudgetSchema = v.pipe(
   v.check((b) => (b.tokens === undefined) !== (b.usd === undefined), "a budget takes exactly one of tokens or usd"),
 );
 
+/** A key's `models` allow-list; `empty`: what a list naming no model is told. */
+const modelsList = (empty: string) =>
+  v.pipe(
+    v.array(
+      v.pipe(
+        text("each entry of models"),
+        v.check((m) => !m.includes("*") || /^[^/*\s]+\/\*$/.test(m), (i) => `models entry ${shown(i.input)}: the only pattern is provider/*`),
+      ),
+      (i) => `models must be a list; got ${describeKind(i.input)}`,
+    ),
+    v.minLength(1, empty),
+  );
+
+/**
+ * Each field of {@link KeyLimitsSchema} as it is when given (not optional), for the admin API's
+ * `PATCH /keys/{name}`, which takes each of them or `null` (src/admin/key-change.ts).
+ */
+export const KEY_LIMIT_FIELDS = {
+  rpm: int("rpm", 1),
+  tpm: int("tpm", 1),
+  concurrency: int("concurrency", 1),
+  budgets: v.pipe(
+    v.array(KeyBudgetSchema, (i) => `budgets must be a list; got ${describeKind(i.input)}`),
+    v.check((bs) => new Set(bs.map((b) => `${b.window}:${b.tokens === undefined ? "usd" : "tokens"}`)).size === bs.length, "two budgets of the same window and unit"),
+  ),
+  models: modelsList("models must name at least one model (omit it to allow every model)"),
+  /** PATCH's models: there, leaving it out keeps the list, and `null` allows every model. */
+  modelsChange: modelsList("models must name at least one model (null allows every model)"),
+};
+
 /**
  * `keys[].limits` (SPEC 2.3, 9.6), also the admin API's `limits` body field. Each is optional:
  * `rpm` requests per rolling minute, `tpm` input + output tokens per rolling minute, `concurrency`
@@ -439,27 +469,11 @@ export const KeyBudgetSchema = v.pipe(
  */
 export const KeyLimitsSchema = strictObj(
   {
-    rpm: v.optional(int("rpm", 1)),
-    tpm: v.optional(int("tpm", 1)),
-    concurrency: v.optional(int("concurrency", 1)),
-    budgets: v.optional(
-      v.pipe(
-        v.array(KeyBudgetSchema, (i) => `budgets must be a list; got ${describeKind(i.input)}`),
-        v.check((bs) => new Set(bs.map((b) => `${b.window}:${b.tokens === undefined ? "usd" : "tokens"}`)).size === bs.length, "two budgets of the same window and unit"),
-      ),
-    ),
-    models: v.optional(
-      v.pipe(
-        v.array(
-          v.pipe(
-            text("each entry of models"),
-            v.check((m) => !m.includes("*") || /^[^/*\s]+\/\*$/.test(m), (i) => `models entry ${shown(i.input)}: the only pattern is provider/*`),
-          ),
-          (i) => `models must be a list; got ${describeKind(i.input)}`,
-        ),
-        v.minLength(1, "models must name at least one model (omit it to allow every model)"),
-      ),
-    ),
+    rpm: v.optional(KEY_LIMIT_FIELDS.rpm),
+    tpm: v.optional(KEY_LIMIT_FIELDS.tpm),
+    concurrency: v.optional(KEY_LIMIT_FIELDS.concurrency),
+    budgets: v.optional(KEY_LIMIT_FIELDS.budgets),
+    models: v.optional(KEY_LIMIT_FIELDS.models),
   },
   "limits",
 );

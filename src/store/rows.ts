@@ -5,7 +5,7 @@
  */
 import { keyIdFor } from "../../pipeline/index.ts";
 import type { Account, ClientKey, Credential, KeyLimits, UsageRecord } from "../../pipeline/ports.ts";
-import { type CallRow, type QuotaWindow, StoreError } from "./types.ts";
+import { type CallRow, type KeyChange, type QuotaWindow, StoreError } from "./types.ts";
 
 /** Largest accepted client-key name, in characters. */
 export const MAX_NAME_LENGTH = 128;
@@ -162,6 +162,26 @@ export function checkLimits(limits: unknown): KeyLimits | undefined {
     out.models = [...(l.models as string[])];
   }
   return out;
+}
+
+/**
+ * A key's limits after a {@link KeyChange}'s `limits` (`updateKey`): a field given replaces the current
+ * one, `null` or an empty list clears it, a field left out stays; `null` for the whole clears them all.
+ * Undefined when no limit is left (stored as NULL: unlimited).
+ * @throws StoreError `invalid` for malformed values (as `checkLimits`).
+ */
+export function changedLimits(current: KeyLimits | undefined, change: KeyChange["limits"]): KeyLimits | undefined {
+  if (change === null) return undefined;
+  if (change === undefined) return current;
+  if (typeof change !== "object" || Array.isArray(change)) throw new StoreError("invalid", "limits: must be an object or null");
+  const next: Record<string, unknown> = { ...current };
+  for (const [k, v] of Object.entries(change)) {
+    if (v === undefined) continue;
+    if (v === null || (Array.isArray(v) && v.length === 0)) delete next[k];
+    else next[k] = v;
+  }
+  const out = checkLimits(next);
+  return out && Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** Limits from their stored JSON; undefined for NULL or a row that no longer parses. */

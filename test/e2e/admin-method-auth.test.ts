@@ -53,8 +53,8 @@ const CASES: Array<[string, string, string | null]> = [
   ["DELETE", "/admin/api/settings", "GET, HEAD, PATCH"],
   ["OPTIONS", "/admin/api/settings", "GET, HEAD, PATCH"],
   ["GET", "/admin/api/dry-run", "POST"],
-  ["POST", "/admin/api/keys/some-key", "DELETE"],
-  ["OPTIONS", "/admin/api/keys/some-key", "DELETE"],
+  ["POST", "/admin/api/keys/some-key", "PATCH, DELETE"],
+  ["OPTIONS", "/admin/api/keys/some-key", "PATCH, DELETE"],
 ];
 
 describe("admin API: the 401 before the 405", () => {

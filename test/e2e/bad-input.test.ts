@@ -248,7 +248,7 @@ describe("unknown paths", () => {
       ["PATCH", "/admin/api/keys", "GET, HEAD, POST"],
       ["DELETE", "/admin/api/settings", "GET, HEAD, PATCH"],
       ["GET", "/admin/api/dry-run", "POST"],
-      ["POST", "/admin/api/keys/some-key", "DELETE"],
+      ["POST", "/admin/api/keys/some-key", "PATCH, DELETE"],
       ["PUT", "/admin/api/accounts/some-account/unlock", "POST"],
     ] as const) {
       const res = await fetch(`${gw.url}${p}`, { method, body: method === "GET" ? undefined : "{}" });

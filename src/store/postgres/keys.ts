@@ -6,9 +6,9 @@
 import { FIRST_STORED_GENERATION, keyIdFor } from "../../../pipeline/index.ts";
 import type { KeyLimits } from "../../../pipeline/ports.ts";
 import { CachedKeys, type KeyRow } from "../key-cache.ts";
-import { checkGrace, checkLimits, checkName, checkScopes, checkTag, freezeKey, rotated, type RotatedRow } from "../rows.ts";
+import { changedLimits, checkGrace, checkLimits, checkName, checkScopes, checkTag, freezeKey, parseLimits, rotated, type RotatedRow } from "../rows.ts";
 import { generateKeySecret, keyPrefix, sha256Hex } from "../secrets.ts";
-import { type CreatedKey, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
+import { type CreatedKey, type KeyChange, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
 
@@ -126,6 +126,35 @@ export class PgKeys extends CachedKeys implements KeyStore {
     await this.reloadKeys();
     this.ctx.announce("keys");
     return rotated(secret, row, until, now);
+  }
+
+  /**
+   * New limits and tag for the active stored key of that name (KeyStore.updateKey); its secret, id and
+   * the use of its limits stay. Here on return, other instances within about a second (announced as
+   * "keys", as a revoke). @throws StoreError `not_found`, `read_only`, `invalid`, `closed`, `unavailable`.
+   */
+  async updateKey(name: string, change: KeyChange): Promise<KeyInfo> {
+    this.ctx.assertOpen();
+    const n = String(name);
+    const tag = change.tag === undefined ? undefined : (checkTag(change.tag) ?? null);
+    // read, change and write in one transaction (the row locked): two changes of different fields at once both hold
+    const found = await this.ctx.read((sql) =>
+      sql.begin(async (tx) => {
+        const [row] = await tx`SELECT tag, limits FROM client_keys WHERE name = ${n} AND revoked_at IS NULL FOR UPDATE`;
+        if (!row) return false;
+        const limits = changedLimits(parseLimits(row.limits ?? null), change.limits);
+        await tx`UPDATE client_keys SET tag = ${tag === undefined ? (row.tag ?? null) : tag}, limits = ${limits ? JSON.stringify(limits) : null} WHERE name = ${n} AND revoked_at IS NULL`;
+        return true;
+      }),
+    );
+    if (!found) {
+      // The stored key of the name first (see setKeyDisabled); a config key alone is read-only.
+      this.refuseConfigName(n);
+      throw new StoreError("not_found", `no active key named ${JSON.stringify(n)}`);
+    }
+    await this.reloadKeys();
+    this.ctx.announce("keys");
+    return (await this.listKeys()).find((k) => k.name === n && k.source === "db" && k.revokedAt === undefined)!;
   }
 
   /** Re-reads the stored keys into the lookup cache. */

@@ -22,6 +22,7 @@ import type {
   Binding,
   Circuit,
   ConfigKey,
+  KeyChange,
   Cooldown,
   KeyBudgetRow,
   Quarantine,
@@ -225,6 +226,7 @@ export class PostgresStore implements Store {
   listKeys() { return this.keys.listKeys(); }
   revokeKey(name: string) { return this.keys.revokeKey(name); }
   rotateKey(name: string, graceMs?: number) { return this.keys.rotateKey(name, graceMs); }
+  updateKey(name: string, change: KeyChange) { return this.keys.updateKey(name, change); }
   setKeyDisabled(name: string, disabled: boolean) { return this.keys.setKeyDisabled(name, disabled); }
   disabled(secret: string) { return this.keys.disabled(secret); }
   refreshKeys() { return this.keys.refreshKeys(); }

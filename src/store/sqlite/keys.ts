@@ -6,9 +6,9 @@
 import { FIRST_STORED_GENERATION, keyIdFor } from "../../../pipeline/index.ts";
 import type { KeyLimits } from "../../../pipeline/ports.ts";
 import { CachedKeys, type KeyRow } from "../key-cache.ts";
-import { checkGrace, checkLimits, checkName, checkScopes, checkTag, freezeKey, rotated, type RotatedRow } from "../rows.ts";
+import { changedLimits, checkGrace, checkLimits, checkName, checkScopes, checkTag, freezeKey, parseLimits, rotated, type RotatedRow } from "../rows.ts";
 import { generateKeySecret, keyPrefix, sha256Hex } from "../secrets.ts";
-import { type CreatedKey, type KeyBudgetRow, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
+import { type CreatedKey, type KeyBudgetRow, type KeyChange, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { SqliteContext } from "./db.ts";
 
 /** The `KeyStore` role of the SQLite store. */
@@ -36,6 +36,8 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
         `UPDATE client_keys SET prev_hash = CASE WHEN ? IS NULL THEN NULL ELSE hash END, prev_until = ?, hash = ?, prefix = ?, rotated_at = ?
          WHERE name = ? AND revoked_at IS NULL RETURNING name, scopes, tag, created_at, limits, generation`,
       ),
+      keyActive: db.prepare("SELECT tag, limits FROM client_keys WHERE name = ? AND revoked_at IS NULL"),
+      keyUpdate: db.prepare("UPDATE client_keys SET tag = ?, limits = ? WHERE name = ? AND revoked_at IS NULL"),
       keyRevoke: db.prepare("UPDATE client_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL"),
       keyDisable: db.prepare("UPDATE client_keys SET disabled_at = COALESCE(disabled_at, ?) WHERE name = ? AND revoked_at IS NULL"),
       keyEnable: db.prepare("UPDATE client_keys SET disabled_at = NULL WHERE name = ? AND revoked_at IS NULL"),
@@ -125,6 +127,33 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
     }
     this.reloadKeys();
     return rotated(secret, row, until, now);
+  }
+
+  /**
+   * New limits and tag for the active stored key of that name (KeyStore.updateKey); its secret, id and
+   * the use of its limits stay. @throws StoreError `not_found`, `read_only`, `invalid`, `closed`.
+   */
+  updateKey(name: string, change: KeyChange): KeyInfo {
+    this.ctx.assertOpen();
+    const n = String(name);
+    const tag = change.tag === undefined ? undefined : (checkTag(change.tag) ?? null);
+    // read, change and write in one transaction: two changes of different fields at once both hold
+    const found = this.ctx.db
+      .transaction(() => {
+        const row = this.s.keyActive.get(n) as { tag: string | null; limits: string | null } | null;
+        if (!row) return false;
+        const limits = changedLimits(parseLimits(row.limits), change.limits);
+        this.s.keyUpdate.run(tag === undefined ? row.tag : tag, limits ? JSON.stringify(limits) : null, n);
+        return true;
+      })
+      .immediate();
+    if (!found) {
+      // The stored key of the name first (see setKeyDisabled); a config key alone is read-only.
+      this.refuseConfigName(n);
+      throw new StoreError("not_found", `no active key named ${JSON.stringify(n)}`);
+    }
+    this.reloadKeys();
+    return this.listKeys().find((k) => k.name === n && k.source === "db" && k.revokedAt === undefined)!;
   }
 
   /** The persisted budget windows (SPEC 9.6). @throws StoreError `closed`. */
