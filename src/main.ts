@@ -27,6 +27,8 @@ Usage:
   switchyard check-config FILE
   switchyard keys create NAME [--scope admin] [--tag TAG] [--rpm N] [--tpm N] [--concurrency N]
                    [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]... | keys list [--json] | keys revoke NAME
+                   | keys set NAME [--tag TAG] [--rpm N|none] [--tpm N|none] [--concurrency N|none]
+                   [--budget WINDOW:tokens|usd:AMOUNT|none]... [--models LIST|none]...
                    | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME
   switchyard usage [--since 24h] [--by model|account|key|provider|instance] [--json]
   switchyard calls list [--limit N] [--json] | calls inspect ROUTE_ID [--bodies] [--json]
@@ -49,7 +51,7 @@ switchyard COMMAND --help says what a command does.`;
 const COMMAND_HELP: Record<string, string> = {
   start: "Runs the gateway in the foreground: one JSON log line per request on stdout. Without --config it reads $SWITCHYARD_HOME/config.yaml (default ~/.switchyard/config.yaml) when it exists, else a built-in default with one account per ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY found in the environment. --database postgres://… shares state with other instances.",
   "check-config": "Validates a config file (FILE, or --config FILE) without starting anything: each problem names its path in the file (combos[1].targets[0].model: …); a good file gets one ok: line. Exit 1 when the file cannot be used.",
-  keys: "Client keys callers present as Authorization: Bearer KEY or x-api-key. create prints the secret once, alone on the last line; --rpm, --tpm, --concurrency, --budget (repeatable, e.g. 1d:usd:25 or 5h:tokens:3000000) and --models (comma-separated names or provider/* patterns; repeatable, the lists add up) set its limits; --scope admin lets it use the admin API and dashboard. list shows this minute's use and budget use; revoke stops the key at once; rotate gives it a new secret (printed once) keeping its limits and their use, the old secret accepted for --grace more (e.g. 10m; default 0); disable refuses its requests for a while (403 key_disabled) keeping everything, enable serves them again.",
+  keys: "Client keys callers present as Authorization: Bearer KEY or x-api-key. create prints the secret once, alone on the last line; --rpm, --tpm, --concurrency, --budget (repeatable, e.g. 1d:usd:25 or 5h:tokens:3000000) and --models (comma-separated names or provider/* patterns; repeatable, the lists add up) set its limits; --scope admin lets it use the admin API and dashboard. list shows this minute's use and budget use; set changes a key's limits or tag with the same flags (none clears a limit: --rpm none; --budget replaces its budgets, --models its list; --tag '' removes the tag), keeping its secret and the use of its limits so far (a budget raised keeps what was spent in its window), the next request checked against them; revoke stops the key at once; rotate gives it a new secret (printed once) keeping its limits and their use, the old secret accepted for --grace more (e.g. 10m; default 0); disable refuses its requests for a while (403 key_disabled) keeping everything, enable serves them again.",
   usage: "Token usage, request counts and cost (USD) per model (the provider/model that served it), account, key, provider or instance (which of several on one store served it) over --since (e.g. 30m, 24h, 7d); --by key adds budget use; quota windows of the accounts follow.",
   calls: "list: recent requests, newest first (--limit, at most 1,000), each with how it came (http, websocket: Codex's Responses WebSocket, unknown: recorded before switchyard kept it). inspect ROUTE_ID: the route trace of one request (its X-Switchyard-Route-Id): candidates, decisions, attempts and errors; --bodies adds the flight recorder's bodies (a WebSocket call's reply as the JSON frames it sent, one a line).",
   route: "Dry run: the ordered candidates for a one-message request to MODEL (or the client body in --body FILE, - for stdin) and why each is in, out or moved; nothing is sent upstream.",
@@ -183,6 +185,7 @@ export const COMMANDS: Record<string, CommandTakes> = {
   "check-config": { options: ["config"], words: 1 },
   "keys create": { options: [...INSTANCE_OPTIONS, "scope", "tag", "rpm", "tpm", "concurrency", "budget", "models"], words: 2 },
   "keys list": { options: [...INSTANCE_OPTIONS, "json"], words: 1 },
+  "keys set": { options: [...INSTANCE_OPTIONS, "tag", "rpm", "tpm", "concurrency", "budget", "models"], words: 2 },
   "keys revoke": { options: [...INSTANCE_OPTIONS], words: 2 },
   "keys rotate": { options: [...INSTANCE_OPTIONS, "grace"], words: 2 },
   "keys disable": { options: [...INSTANCE_OPTIONS], words: 2 },

@@ -49,6 +49,40 @@ export function limitsFromFlags(f: LimitFlags): Record<string, unknown> | undefi
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
+/** A flag's value that clears its limit in `keys set` (`--rpm none`). */
+const CLEAR = "none";
+
+/**
+ * The body of `PATCH /admin/api/keys/{name}` from `switchyard keys set NAME`'s flags (the create flags;
+ * `none` clears a limit: `--rpm none`, `--budget none`, `--models none`; `--tag ''` removes the tag), or
+ * undefined when none is given. `--budget` replaces the key's budgets with those given, `--models` its
+ * allow-list; a limit not named stays as it is.
+ * @throws Error with a one-line message naming the flag when a value cannot be read.
+ */
+export function limitsChangeFromFlags(f: LimitFlags & { tag?: string }): Record<string, unknown> | undefined {
+  const cleared = (v: string | undefined) => v?.trim() === CLEAR;
+  const limits: Record<string, unknown> = {};
+  for (const k of ["rpm", "tpm", "concurrency"] as const) if (cleared(f[k])) limits[k] = null;
+  const budgetsCleared = f.budget?.length === 1 && cleared(f.budget[0]);
+  if (f.budget && f.budget.length > 1 && f.budget.some(cleared)) throw new Error("--budget none clears the key's budgets: give it alone, not with other --budget values");
+  const modelsCleared = f.models?.length === 1 && cleared(f.models[0]);
+  if (f.models && f.models.length > 1 && f.models.some(cleared)) throw new Error("--models none allows every model: give it alone, not with other --models lists");
+  if (budgetsCleared) limits.budgets = null;
+  if (modelsCleared) limits.models = null;
+  const given = limitsFromFlags({
+    rpm: cleared(f.rpm) ? undefined : f.rpm,
+    tpm: cleared(f.tpm) ? undefined : f.tpm,
+    concurrency: cleared(f.concurrency) ? undefined : f.concurrency,
+    budget: budgetsCleared ? undefined : f.budget,
+    models: modelsCleared ? undefined : f.models,
+  });
+  Object.assign(limits, given);
+  const out: Record<string, unknown> = {};
+  if (Object.keys(limits).length > 0) out.limits = limits;
+  if (f.tag !== undefined) out.tag = f.tag.trim() === "" ? null : f.tag;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
 /** USD as the CLI writes it (src/limits/dollars.ts, shared with the dashboard). */
 export { dollars };
 

@@ -1,11 +1,14 @@
 /**
- * `switchyard keys create|list|revoke|rotate|disable|enable` (SPEC 2.2, 9.6): client keys through the running instance's admin
+ * `switchyard keys create|list|set|revoke|rotate|disable|enable` (SPEC 2.2, 9.6): client keys through the running instance's admin
  * API. Loaded by that command only.
  */
 import type { BudgetUse, MinuteUse } from "../../pipeline/ports.ts";
 import { admin } from "./instance.ts";
 import { table } from "./table.ts";
 import { fail, out } from "./terminal.ts";
+
+/** `switchyard keys set`'s usage line (its flags are create's; `none` clears a limit). */
+const SET_USAGE = "switchyard keys set NAME [--tag TAG] [--rpm N|none] [--tpm N|none] [--concurrency N|none] [--budget WINDOW:tokens|usd:AMOUNT|none]... [--models LIST|none]...";
 
 /** Runs `switchyard keys SUB [NAME]` with the parsed options `values`; exits with one line on an error. */
 export async function keysCommand(sub: string | undefined, name: string | undefined, values: Record<string, unknown>, dataDir: string): Promise<void> {
@@ -60,6 +63,22 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       out(r.secret);
       return;
     }
+    case "set": {
+      if (!name) fail(`usage: ${SET_USAGE}`, 2);
+      const { limitsChangeFromFlags, describeBudgetUse, dollars } = await import("./key-limits.ts");
+      let change: Record<string, unknown> | undefined;
+      try {
+        change = limitsChangeFromFlags(values as never);
+      } catch (e) {
+        fail(e instanceof Error ? e.message : String(e), 2);
+      }
+      if (!change) fail(`keys set changes nothing without a limit or --tag (none clears a limit): ${SET_USAGE}`, 2);
+      const r = (await admin(values, dataDir, "PATCH", `/keys/${encodeURIComponent(name)}`, change)) as { key: Record<string, unknown>; note?: string };
+      if (r.note) out(`note: ${r.note}`);
+      out(`changed key ${name}: its secret and the use of its limits so far are kept; the next request is checked against them`);
+      out(`limits: ${limitsCell(r.key, describeBudgetUse, dollars)}${r.key.tag !== undefined ? `; tag ${r.key.tag}` : ""}`);
+      return;
+    }
     case "disable":
     case "enable": {
       if (!name) fail(`usage: switchyard keys ${sub} NAME`, 2);
@@ -69,7 +88,7 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       return;
     }
     default:
-      fail("usage: switchyard keys create NAME [options] | keys list [--json] | keys revoke NAME | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME", 2);
+      fail("usage: switchyard keys create NAME [options] | keys list [--json] | keys set NAME [options] | keys revoke NAME | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME", 2);
   }
 }
 

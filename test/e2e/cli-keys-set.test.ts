@@ -1,0 +1,97 @@
+/**
+ * `switchyard keys set NAME --rpm N …` (tryout finding D3): a key's limits and tag changed from the
+ * command line with `keys create`'s flags (`none` clears a limit), keeping its secret and the use of
+ * its limits so far. Before, `keys set` was no command (exit 2, the keys usage): a key's limits were
+ * changed only by revoking it and creating it again, a new secret and its budget from 0.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+
+let fake: FakeUpstream;
+let inst: Instance;
+let scratch: string;
+
+const YAML = (fake: string) => `
+server:
+  require_api_key: true
+providers:
+  - id: oai
+    kind: openai
+    base_url: "${fake}/v1"
+accounts:
+  - { id: oai-1, provider: oai, api_key: "env:FAKE_KEY" }
+`;
+
+beforeAll(async () => {
+  fake = await startFakeUpstream();
+  // 10 in + 8 out: 18 tokens a request
+  fake.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream));
+  scratch = mkdtempSync(join(tmpdir(), "switchyard-cli-set-"));
+  inst = await startInstance({ yaml: YAML(fake.url), env: { FAKE_KEY: "fake-key-cli-set" }, timeoutMs: 90_000 });
+}, 120_000);
+afterAll(async () => {
+  await stopInstance(inst);
+  await fake?.stop();
+  rmSync(inst?.dataDir ?? "/nonexistent", { recursive: true, force: true });
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+/** Runs the CLI from source against the file's instance. */
+function cli(...args: string[]) {
+  const r = Bun.spawnSync([...SOURCE_CLI, ...args, "--data-dir", inst.dataDir], {
+    cwd: scratch,
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: scratch },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+const lines = (s: string) => s.split("\n").filter((l) => l.length > 0);
+
+const chat = (key: string) =>
+  fetch(`${inst.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}` },
+    body: JSON.stringify({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] }),
+  });
+
+test("keys set --rpm --budget --tag: the next request is checked against them, the secret and the budget's use kept; none clears a limit; bad input said", async () => {
+  const made = cli("keys", "create", "team", "--rpm", "1", "--budget", "1d:tokens:1000");
+  expect(made.code).toBe(0);
+  const key = lines(made.stdout).at(-1)!;
+  expect((await chat(key)).status).toBe(200); // 18 of 1,000
+  expect((await chat(key)).status).toBe(429); // its rpm of 1
+
+  const set = cli("keys", "set", "team", "--rpm", "5", "--budget", "1d:tokens:2000", "--tag", "lead");
+  expect({ code: set.code, stderr: set.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(lines(set.stdout)[0]).toBe("changed key team: its secret and the use of its limits so far are kept; the next request is checked against them");
+  expect(lines(set.stdout)[1]).toStartWith("limits: rpm 5, 1d 18 / 2,000 tokens (1 %), resets ");
+  expect(lines(set.stdout)[1]).toEndWith("; tag lead");
+  expect((await chat(key)).status).toBe(200); // the same secret, under rpm 5
+
+  const json = JSON.parse(cli("keys", "list", "--json").stdout).keys.filter((k: any) => k.name === "team");
+  expect(json).toHaveLength(1);
+  expect(json[0]).toMatchObject({ tag: "lead", limits: { rpm: 5, budgets: [{ window: "1d", tokens: 2000 }] }, use: { budgets: [{ used: 36 }] } });
+
+  const cleared = cli("keys", "set", "team", "--rpm", "none", "--models", "oai/*", "--tag", "");
+  expect(cleared.code).toBe(0);
+  expect(lines(cleared.stdout)[1]).toStartWith("limits: models oai/*, 1d 36 / 2,000 tokens (2 %), resets ");
+  expect(lines(cleared.stdout)[1]).not.toContain("tag");
+
+  const nothing = cli("keys", "set", "team");
+  expect(nothing.code).toBe(2);
+  expect(nothing.stderr).toContain("keys set changes nothing without a limit or --tag");
+  const bad = cli("keys", "set", "team", "--rpm", "0");
+  expect({ code: bad.code, stderr: bad.stderr.trim() }).toEqual({ code: 2, stderr: '--rpm must be a positive whole number, not "0"' });
+  const mixed = cli("keys", "set", "team", "--budget", "none", "--budget", "1d:tokens:5");
+  expect(mixed.code).toBe(2);
+  expect(mixed.stderr).toContain("--budget none clears the key's budgets");
+  const nobody = cli("keys", "set", "nobody", "--rpm", "5");
+  expect(nobody.code).toBe(1);
+  expect(nobody.stderr).toContain("error 404: No active key named nobody");
+  expect(JSON.parse(cli("keys", "list", "--json").stdout).keys.find((k: any) => k.name === "team").limits).toEqual({ models: ["oai/*"], budgets: [{ window: "1d", tokens: 2000 }] });
+}, 150_000);
