@@ -3,7 +3,8 @@
  * against rpm / tpm, and budget use, which follow the keys' requests live; create (the secret is shown
  * once, in this view only, and never again), rotate (a new secret shown once the same way; the key, its
  * limits and their use stay; the old secret accepted for the grace chosen), disable for a while and
- * enable again (newuser12a G16), and revoke. No secret is ever listed.
+ * enable again (newuser12a G16), edit a key's limits and tag (key-limits-edit.tsx), and revoke. No
+ * secret is ever listed.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError } from "../api.ts";
@@ -14,6 +15,7 @@ import { useLive } from "../live.ts";
 import { ConfirmAction } from "../confirm-action.tsx";
 import { announce } from "../announce.ts";
 import { KeyRotationNote, UnpricedBudgetNote } from "./key-row-notes.tsx";
+import { EditLimits } from "./key-limits-edit.tsx";
 import type { BudgetUse, KeyInfo, KeyLimits, MinuteUse } from "../types.ts";
 
 /** A key's limits as short text: `60 rpm · 100k tpm · 4 concurrent · models a, b`. */
@@ -484,6 +486,7 @@ export function KeysPage() {
                     <td class="key-actions">
                       {k.source === "db" && !k.revokedAt ? (
                         <span class="row-actions">
+                          <EditLimits k={k} saved={keys.reload} />
                           <RotateButton
                             name={k.name}
                             rotated={(r) => {

@@ -1,0 +1,107 @@
+/**
+ * Edit limits on the Keys page (tryout finding D3: a key's limits could not be changed once created;
+ * the row had Rotate, Disable and Revoke only), in a real Chromium, by keyboard: a key at its rpm of 1
+ * gets 429; Edit limits opens a form prefilled with its limits, focus in its first field; Requests/min
+ * 5 and Enter saves it: the form closes, focus is back on Edit limits, the row reads "5 rpm" and the
+ * live region says so; the key's next request (the same secret) is served, its budget's use kept. A
+ * value the admin API refuses is said inside the form in its labels' words, and Escape closes it with
+ * nothing changed.
+ */
+import { expect, test } from "bun:test";
+import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
+import { join } from "node:path";
+import { openPage, SHOTS } from "../support/browser.ts";
+import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+
+const ADMIN = "sy-test-edit-limits-admin-0001";
+const admin = { "content-type": "application/json", authorization: `Bearer ${ADMIN}` };
+
+const suite = withGatewayAndBrowser(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
+keys:
+  - { name: admin, key: ${ADMIN}, scopes: [admin] }
+`);
+
+/** One Chat request with the key: its status. */
+const chat = async (secret: string) => {
+  const r = await fetch(`${suite.gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
+    body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
+  });
+  await r.arrayBuffer();
+  return r.status;
+};
+const listed = async () => ((await (await fetch(`${suite.gw.url}/admin/api/keys`, { headers: admin })).json()) as { keys: any[] }).keys.find((k) => k.name === "ci");
+
+test("Edit limits: Requests/min 1 → 5 saved from the keyboard; the row shows it, the next request is served, the budget's use kept; a refusal said in the form", async () => {
+  const created = (await (
+    await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: admin, body: JSON.stringify({ name: "ci", limits: { rpm: 1, budgets: [{ window: "1d", tokens: 100_000 }] } }) })
+  ).json()) as { secret: string };
+  const secret = created.secret;
+  expect(await chat(secret)).toBe(200);
+  expect(await chat(secret)).toBe(429); // its rpm of 1
+  let used = 0;
+  for (const end = Date.now() + 30_000; used === 0 && Date.now() < end; await Bun.sleep(50)) used = (await listed()).use.budgets[0].used;
+  expect(used).toBeGreaterThan(0);
+
+  const w = await openPage(suite.browser, suite.gw.url);
+  try {
+    await w.page.goto(`${suite.gw.url}/dashboard/keys`);
+    await w.page.fill("#key", ADMIN);
+    await w.page.click('button[type="submit"]');
+    const row = w.page.locator('tr[data-key="ci"]');
+    await row.waitFor({ timeout: 30_000 });
+    const limits = row.locator('td[data-label="Limits"]');
+    expect(await limits.textContent()).toStartWith("1 rpm");
+    const focused = () => w.page.evaluate(`(() => { const a = document.activeElement; const r = a?.closest("tr[data-key]"); return a?.id ? "#" + a.id : r ? r.getAttribute("data-key") + ":" + a.textContent : a?.tagName; })()`) as Promise<string>;
+    const announced = () => w.page.evaluate(`document.getElementById("announcer")?.textContent ?? "(no live region)"`) as Promise<string>;
+
+    await row.getByRole("button", { name: "Edit limits" }).focus();
+    await w.page.keyboard.press("Enter");
+    const dialog = w.page.getByRole("dialog", { name: "Limits of key ci" });
+    await dialog.waitFor({ timeout: 30_000 });
+    // prefilled with the key's limits, focus in the first field
+    expect(await focused()).toBe("#edit-rpm");
+    expect(await w.page.inputValue("#edit-rpm")).toBe("1");
+    expect(await w.page.inputValue("#edit-tpm")).toBe("");
+    expect(await dialog.getByLabel("Budget 1 amount").inputValue()).toBe("100000");
+    expect(await dialog.getByLabel("Budget 1 unit").inputValue()).toBe("tokens");
+    expect(await dialog.getByLabel("Budget 1 window").inputValue()).toBe("1d");
+    await w.page.screenshot({ path: join(SHOTS, "key-edit-limits.png") });
+
+    await w.page.locator("#edit-rpm").fill("5");
+    await w.page.keyboard.press("Enter");
+    await dialog.waitFor({ state: "detached", timeout: 30_000 });
+    await w.page.waitForFunction(`document.querySelector('tr[data-key="ci"] td[data-label="Limits"]')?.textContent.startsWith("5 rpm")`, undefined, { timeout: 30_000 });
+    for (const end = Date.now() + 30_000; (await focused()) !== "ci:Edit limits" && Date.now() < end; ) await Bun.sleep(50);
+    expect(await focused()).toBe("ci:Edit limits");
+    expect(await announced()).toBe("Key ci: limits saved.");
+
+    // the same secret, served at once under its new rpm; the budget's use so far kept
+    expect(await chat(secret)).toBe(200);
+    let after = await listed();
+    for (const end = Date.now() + 30_000; after.use.budgets[0].used < used * 2 && Date.now() < end; await Bun.sleep(50)) after = await listed();
+    expect(after.limits).toEqual({ rpm: 5, budgets: [{ window: "1d", tokens: 100_000 }] });
+    expect(after.use.budgets[0].used).toBe(used * 2);
+
+    // a value the admin API refuses: said in the form, in its labels' words; Escape closes it, nothing changed
+    await w.page.keyboard.press("Enter");
+    await dialog.waitFor({ timeout: 30_000 });
+    await dialog.getByLabel("Budget 1 amount").fill("0");
+    await dialog.getByRole("button", { name: "Save" }).click();
+    const alert = dialog.getByRole("alert");
+    await alert.waitFor({ timeout: 30_000 });
+    expect(await alert.textContent()).toMatch(/^Budget: .*tokens must be at least 1; got 0/);
+    await w.page.keyboard.press("Escape");
+    await dialog.waitFor({ state: "detached", timeout: 30_000 });
+    for (const end = Date.now() + 30_000; (await focused()) !== "ci:Edit limits" && Date.now() < end; ) await Bun.sleep(50);
+    expect(await focused()).toBe("ci:Edit limits");
+    expect((await listed()).limits).toEqual({ rpm: 5, budgets: [{ window: "1d", tokens: 100_000 }] });
+
+    expect(await w.page.content()).not.toContain(secret);
+    // the one 400 asked for above, and nothing else
+    expect(w.errors).toEqual(["Failed to load resource: the server responded with a status of 400 (Bad Request)"]);
+  } finally {
+    await w.close();
+  }
+}, 120_000);
