@@ -325,6 +325,35 @@ for (const backend of backends) {
       await r.close();
     });
 
+    test("updateKey (try18 D3): new limits and tag for the same key (secret, id, prefix kept), null clears, two changes at once both hold, kept across a reopen", async () => {
+      const { store: s, reopen } = await backend.open();
+      s.setConfigKeys([{ name: "cfg", secret: "sy-config-key-contract-update-01" }]);
+      const k = await s.createKey("ci", [], "team-a", { rpm: 1, budgets: [{ window: "1d", tokens: 1000 }] });
+      const before = (await s.listKeys()).find((x) => x.name === "ci")!;
+      const changed = await s.updateKey("ci", { limits: { rpm: 5, budgets: [{ window: "1d", tokens: 2000 }] } });
+      expect(changed).toMatchObject({ name: "ci", id: k.key.id, tag: "team-a", prefix: before.prefix, createdAt: before.createdAt, limits: { rpm: 5, budgets: [{ window: "1d", tokens: 2000 }] } });
+      // the same secret, the same id (its limits' use), the new limits: at once
+      expect(s.lookup(k.secret)).toMatchObject({ name: "ci", id: k.key.id, limits: { rpm: 5, budgets: [{ window: "1d", tokens: 2000 }] } });
+      expect((await s.updateKey("ci", { limits: { rpm: null }, tag: null })).limits).toEqual({ budgets: [{ window: "1d", tokens: 2000 }] });
+      expect(s.lookup(k.secret)?.tag).toBeUndefined();
+      // two changes of different fields at once: neither is lost
+      await Promise.all([s.updateKey("ci", { limits: { tpm: 500 } }), s.updateKey("ci", { limits: { models: ["glm/*"] } }), s.updateKey("ci", { tag: "team-b" })]);
+      expect(s.lookup(k.secret)).toMatchObject({ tag: "team-b", limits: { tpm: 500, models: ["glm/*"], budgets: [{ window: "1d", tokens: 2000 }] } });
+      expect(await code(() => s.updateKey("nope", { limits: { rpm: 5 } }))).toBe("not_found");
+      expect(await code(() => s.updateKey("cfg", { limits: { rpm: 5 } }))).toBe("read_only");
+      expect(await code(() => s.updateKey("ci", { limits: { rpm: 0 } }))).toBe("invalid");
+      await s.revokeKey("ci");
+      expect(await code(() => s.updateKey("ci", { limits: { rpm: 5 } }))).toBe("not_found");
+      const k2 = await s.createKey("ci2", [], undefined, { rpm: 3 });
+      expect((await s.updateKey("ci2", { limits: null })).limits).toBeUndefined();
+      expect(s.lookup(k2.secret)?.limits).toBeUndefined();
+      await s.updateKey("ci2", { limits: { concurrency: 2 } });
+      await s.close();
+      const r = await reopen();
+      expect(r.lookup(k2.secret)?.limits).toEqual({ concurrency: 2 });
+      await r.close();
+    });
+
     test("usage by model groups by provider/model: one model id served by two providers is two rows, as the calls filter names them", async () => {
       const { store: s } = await backend.open();
       s.record(usage({ requestId: "t1", providerId: "anthropic", model: "claude-sonnet-4-5", usage: { inputTokens: 10, outputTokens: 1 } }));
