@@ -9,6 +9,7 @@ import type { HeaderReader } from "./client-headers.ts";
 import { checkKeyLimits } from "./key-limits.ts";
 import type { RoutingTable, Target } from "./resolve.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
+import { topLevelStringField } from "../formats/json-prefix-field.ts";
 import type { ClientKey, KeyLimitCounters, KeyLookup } from "./ports.ts";
 import { probeResponse, recogniseProbe } from "./probes.ts";
 import { CallbackDeadline } from "./deadline-sweep.ts";
@@ -329,23 +330,44 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
 }
 
 /**
- * The 403 for a disabled key (`err`), recorded under the key's name and, when the body can be read and
- * names one, its requested model (try18 D19: Calls and Usage by key showed such refusals as "no valid
- * key"). The client gets the same 403 whatever the body holds: a body too large, late or not JSON only
- * leaves the model out (a late one also closes the connection, as the 408 does).
+ * How much of a disabled key's request body {@link refuseDisabled} reads for its model: at most
+ * {@link DISABLED_PREFIX_BYTES} bytes, waiting at most {@link DISABLED_PREFIX_MS} ms for them. The 403
+ * does not depend on the body, so a body that is slow or stalls must not hold it (review19 R7: read
+ * whole, up to `server.body_timeout_ms`, a body stalled after `{"model":"anth/claude-x",` held the 403
+ * 4.3 s at body_timeout_ms 4000, 120 s at the default). 64 KiB holds the model of every client's body
+ * (they send it first or near the start, before the conversation); 300 ms is more than a local client
+ * needs for that much and short beside any client's timeout.
+ */
+export const DISABLED_PREFIX_BYTES = 64 * 1024;
+/** See {@link DISABLED_PREFIX_BYTES}: how long the read waits, in ms. */
+export const DISABLED_PREFIX_MS = 300;
+
+/**
+ * The 403 for a disabled key (`err`), recorded under the key's name and, when it names one, its
+ * requested model (try18 D19: Calls and Usage by key showed such refusals as "no valid key"). The model
+ * comes from what is known without waiting (the path for Gemini, an event transport's parsed body),
+ * else from the first bytes of the body ({@link readBodyPrefix}: at most {@link DISABLED_PREFIX_BYTES}
+ * within {@link DISABLED_PREFIX_MS}): the whole body parsed when it arrived in that, else the top-level
+ * `model` of the prefix when the prefix holds it whole. The client gets the same 403 whatever the body
+ * holds, at once: a body too large, late, cut short or not JSON only leaves the model out. A body not
+ * read to its end (late or over the prefix) closes the connection after the 403, as the 408 does: its
+ * rest must not be read as the next request.
  */
 async function refuseDisabled(ctx: RequestContext, keyName: string, err: HubError, settings: GuardSettings): Promise<Response> {
   ctx.trace.keyName = keyName;
   let model: unknown;
-  let late = false;
+  let unread = false;
   if (ctx.path) model = ctx.path.model;
   else if (ctx.received) model = ctx.received.value.model;
   else {
-    const bytes = await readBody(ctx.request as Request, settings.maxBodyBytes, settings.bodyTimeoutMs);
-    if (bytes.ok) {
-      const parsed = parseJsonObject(bytes.value);
+    const prefix = await readBodyPrefix(ctx.request as Request, Math.min(DISABLED_PREFIX_BYTES, settings.maxBodyBytes), DISABLED_PREFIX_MS);
+    if (prefix.complete) {
+      const parsed = parseJsonObject(prefix.bytes);
       if (parsed.ok) model = parsed.value.model;
-    } else late = bytes.error.status === 408;
+    } else {
+      unread = true;
+      model = topLevelStringField(prefix.bytes, "model");
+    }
   }
   const requested = model === undefined ? undefined : requestedModelOf(model);
   if (typeof requested === "string") {
@@ -353,8 +375,47 @@ async function refuseDisabled(ctx: RequestContext, keyName: string, err: HubErro
     ctx.trace.requestedModel = requested;
   }
   const refusal = refuse(ctx, err);
-  if (late) refusal.headers.set("connection", "close");
+  if (unread) refusal.headers.set("connection", "close");
   return refusal;
+}
+
+/** The first bytes of a request body, and whether they are all of it. */
+export interface BodyPrefix {
+  bytes: Uint8Array;
+  /** True when the body ended within them. */
+  complete: boolean;
+}
+
+/**
+ * Reads the start of a request body: chunks as they arrive until the body ends, at least `maxBytes`
+ * bytes are in (the chunk that reaches it is kept whole), or `waitMs` ms have passed, whichever is
+ * first; never throws (a body that fails to arrive is an incomplete prefix). The rest is left unread.
+ * A timer per call: for rare paths only (a disabled key's refusal), not for every request's body.
+ */
+export async function readBodyPrefix(request: Request, maxBytes: number, waitMs: number): Promise<BodyPrefix> {
+  if (!request.body) return { bytes: new Uint8Array(0), complete: true };
+  const reader = request.body.getReader();
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(() => resolve(TIMED_OUT), waitMs);
+  });
+  const prefix = (complete: boolean): BodyPrefix => ({ bytes: parts.length === 0 ? new Uint8Array(0) : concatBytes(parts, total), complete });
+  try {
+    while (total < maxBytes) {
+      const next = await Promise.race([reader.read(), late]);
+      if (next === TIMED_OUT) return prefix(false);
+      if (next.done) return prefix(true);
+      parts.push(next.value);
+      total += next.value.byteLength;
+    }
+    return prefix(false);
+  } catch {
+    return prefix(false);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** The guard's refusal: `err` in the client's format, with the request's headers. */
