@@ -135,6 +135,37 @@ describe("Routing follows changes made elsewhere", () => {
       await admin("DELETE", "/combos/other3");
     }
   }, 150_000);
+
+  test("after the page's own Delete with no form open, the same combo re-made and removed elsewhere while a combo is being written is announced (review19 R8)", async () => {
+    expect(await admin("POST", "/combos", { name: "team4", strategy: "fallback", targets: [{ model: "openai/gpt-5" }] })).toBe(201);
+    const w = await openPage(suite.browser, suite.gw.url);
+    try {
+      await w.page.goto(`${suite.gw.url}/dashboard/routing`);
+      const team4 = w.page.locator('[data-combo="team4"]');
+      await team4.waitFor({ timeout: 30_000 });
+      await live(w.page);
+      // Deleted here, no form open.
+      await team4.getByRole("button", { name: "Delete" }).click();
+      await team4.getByRole("button", { name: "Confirm delete" }).click();
+      await team4.waitFor({ state: "detached", timeout: 30_000 });
+      // Made again elsewhere: the list follows (its event, after the Delete's, has been seen).
+      expect(await admin("POST", "/combos", { name: "team4", strategy: "fallback", targets: [{ model: "openai/gpt-5" }] })).toBe(201);
+      await team4.waitFor({ timeout: 30_000 });
+      // A combo is being written here; team4 is removed elsewhere: that is a change made elsewhere.
+      await w.page.getByRole("button", { name: "New combo…" }).click();
+      const draft = '{ "name": "draft4", "strategy": "fallback", "targets": [{ "model": "openai/gpt-5" }] }';
+      await w.page.locator("#combo-json").fill(draft);
+      expect(await admin("DELETE", "/combos/team4")).toBe(200);
+      const notice = w.page.locator('[data-notice="routing-changed"]');
+      await notice.waitFor({ timeout: 30_000 });
+      expect(await notice.innerText()).toContain("combo team4 removed");
+      expect(await w.page.locator("#combo-json").inputValue()).toBe(draft);
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+      await admin("DELETE", "/combos/team4");
+    }
+  }, 150_000);
 });
 
 describe("a dry-run answer on screen follows changes", () => {

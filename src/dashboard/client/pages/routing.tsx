@@ -439,7 +439,8 @@ export function RoutingPage() {
   const [removeError, setRemoveError] = useState<{ kind: "combos" | "aliases"; text: string } | undefined>();
   /**
    * The `routing_changed` texts this page's own Deletes will cause ("combo team3 removed"): such an
-   * event re-reads the lists even while a form is open, never "changed elsewhere" (try18 D13).
+   * event re-reads the lists even while a form is open, never "changed elsewhere" (try18 D13). Each is
+   * taken off when its event arrives, form open or not, or when the Delete fails.
    */
   const ownChanges = useRef<string[]>([]);
   /** Deletes a stored combo or alias; what the live region says when it was deleted (a refusal is shown under its list). */
@@ -483,12 +484,11 @@ export function RoutingPage() {
   }
   useLive((e) => {
     if (e.type !== "routing_changed" && e.type !== "hello") return;
-    if (edits.current.size === 0) return soon();
+    // The page's own Delete's event is taken off the list whether or not a form is open: left there, a
+    // later change of the same name made elsewhere would pass for the page's own (review19 R8).
     const own = e.type === "routing_changed" ? ownChanges.current.indexOf(routingChangeText(e)) : -1;
-    if (own >= 0) {
-      ownChanges.current.splice(own, 1);
-      return soon();
-    }
+    if (own >= 0) ownChanges.current.splice(own, 1);
+    if (edits.current.size === 0 || own >= 0) return soon();
     // After a reconnect something may have changed unseen: re-read once the edit is over.
     waiting.current = true;
     if (e.type === "routing_changed") setPending((p) => [...(p ?? []), routingChangeText(e)].filter((x) => x !== ""));
