@@ -9,7 +9,7 @@
 import { expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { openPage, SHOTS } from "../support/browser.ts";
+import { drawn, openPage, SHOTS } from "../support/browser.ts";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
@@ -125,3 +125,45 @@ test("an alias is created, changed and deleted through the form; the page and th
     await w.close();
   }
 }, 60_000);
+
+/** The alias names and each part of their targets as shown ("demo-anthropic/", "claude-sonnet-4-5": Breakable's parts) and the lines each takes on screen. */
+function aliasNameParts(page: Page) {
+  return page.locator("tr[data-alias] .alias-name, tr[data-alias] .alias-target .name-part").evaluateAll((els) =>
+    els.map((el) => {
+      const range = el.ownerDocument.createRange();
+      range.selectNodeContents(el);
+      return { text: el.textContent ?? "", lines: new Set([...range.getClientRects()].map((r) => Math.round(r.top))).size };
+    }),
+  );
+}
+
+test("the aliases table fits its card at 390 to 1440 px, and a target wraps only after its provider's slash, each part whole (as four columns, at 390 and 1280 px names broke inside: 'gemini-2.5-pro-' / 'preview')", async () => {
+  const post = (body: unknown) => fetch(`${suite.gw.url}/admin/api/aliases`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }).then((r) => r.status);
+  // named like the model, as the README's example of a subscription-first combo is
+  expect(await post({ name: "claude-sonnet-4-5", target: "demo-anthropic/claude-sonnet-4-5" })).toBe(201);
+  expect(await post({ name: "gem-pro", target: "demo-gemini/gemini-2.5-pro-preview" })).toBe(201);
+  const w = await openPage(suite.browser, suite.gw.url);
+  try {
+    await w.page.goto(`${suite.gw.url}/dashboard/routing`);
+    await w.page.locator('tr[data-alias="gem-pro"]').waitFor({ timeout: 30_000 });
+    const card = w.page.locator(".card", { has: w.page.locator("h2", { hasText: "Aliases" }) });
+    for (const width of [390, 1024, 1200, 1280, 1440]) {
+      await w.page.setViewportSize({ width, height: 900 });
+      await drawn(w.page);
+      await card.screenshot({ path: join(SHOTS, `routing-aliases-${width}.png`) });
+      const parts = await aliasNameParts(w.page);
+      expect(parts.map((p) => p.text)).toEqual(expect.arrayContaining(["demo-anthropic/", "claude-sonnet-4-5", "demo-gemini/", "gemini-2.5-pro-preview", "gem-pro"]));
+      expect({ width, broken: parts.filter((p) => p.lines > 1) }).toEqual({ width, broken: [] });
+      const fit = await card.evaluate((c) => {
+        const box = c.getBoundingClientRect();
+        const table = c.querySelector("table")!.getBoundingClientRect();
+        return { inCard: table.left >= box.left - 0.5 && table.right <= box.right + 0.5, page: c.ownerDocument.documentElement.scrollWidth };
+      });
+      expect({ width, fit }).toEqual({ width, fit: { inCard: true, page: width } });
+    }
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+    for (const name of ["claude-sonnet-4-5", "gem-pro"]) await fetch(`${suite.gw.url}/admin/api/aliases/${name}`, { method: "DELETE" });
+  }
+}, 90_000);

@@ -557,11 +557,11 @@ export function RoutingPage() {
           {removeError?.kind === "combos" && <ErrorLine error={removeError.text} />}
           {d?.combos && <ComboForm done={data.reload} editing={editors.current.combo} />}
         </Card>
-        <Card title="Aliases">
+        <Card title="Aliases" class="aliases-card">
           {d && !d.aliases && <p class="muted">This gateway's admin API does not list aliases (no GET /admin/api/aliases).</p>}
           {d?.aliases?.length === 0 && <p class="muted">No aliases. An alias is a short name for one model or combo.</p>}
           {d?.aliases && d.aliases.length > 0 && (
-            <table>
+            <table class="aliases">
               <thead>
                 <tr>
                   <th>Alias</th>
@@ -573,8 +573,8 @@ export function RoutingPage() {
               <tbody>
                 {d.aliases.map((a) => (
                   <tr key={a.name} data-alias={a.name}>
-                    <td class="mono">{a.name}</td>
-                    <td class="mono">
+                    <td class="mono alias-name">{a.name}</td>
+                    <td class="mono alias-target" data-label="Points at">
                       <Breakable name={a.target} />
                       {a.active === false && (
                         <div class="held-text small" title={a.error}>
@@ -582,8 +582,8 @@ export function RoutingPage() {
                         </div>
                       )}
                     </td>
-                    <td>{a.source === "config" ? "config file" : "database"}</td>
-                    <td>
+                    <td data-label="Source">{a.source === "config" ? "config file" : "database"}</td>
+                    <td class="alias-actions">
                       {a.source === "db" && (
                         <div class="row-actions">
                           <button type="button" class="btn btn-small" onClick={() => setEditAlias(a)} disabled={editAlias?.name === a.name}>
