@@ -11,7 +11,7 @@ import { codecFor } from "../formats/index.ts";
 import { hubError, type HubError } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
 import { affinityHints } from "./affinity.ts";
-import { classify, type Classification } from "./classify.ts";
+import { classify, misdirected404, misdirected404Error, type Classification } from "./classify.ts";
 import { commitReply, type AttemptFailure, type CommitAttempt, type CommitDeps, type Committed, type OpenStreams } from "./commit.ts";
 import { clientHeadersOf, errorAnswer, responseHeaders, warningHeader, type Finished, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ClientAbort, type ExecutorFor, type UpstreamReply } from "./execute.ts";
@@ -618,7 +618,7 @@ async function attemptOnce(
       const text = await readBounded(reply.body, ERROR_BODY_LIMIT);
       recording?.bytes(text);
       a.controller.abort();
-      const error = providerCodec.parseError(reply.status, text, reply.headers, deps.clock.now());
+      const error = misdirected404({ status: reply.status, bodyText: text }) ? misdirected404Error(provider.id, reply.url, text) : providerCodec.parseError(reply.status, text, reply.headers, deps.clock.now());
       return { ...a.fail({ status: reply.status, headers: reply.headers, bodyText: text, error }, error), sentWith: reply.credential };
     }
 

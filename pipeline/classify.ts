@@ -3,7 +3,7 @@
  * status, headers, body, provider — to what happens to the account and to the attempt loop. Every
  * other module asks this table; none re-derives it.
  */
-import type { HubError } from "../formats/hub.ts";
+import { hubError, type HubError } from "../formats/hub.ts";
 import { epochMs, parseGoDuration } from "../formats/retry-after.ts";
 import { CUT_TOOL_CALL_CODE } from "../formats/normalize.ts";
 import type { TransportError } from "./execute.ts";
@@ -232,6 +232,53 @@ export function resetTimeOf(f: Pick<FailureFacts, "headers" | "bodyText" | "erro
 
 
 
+/** The cooldown reason of a 404 that is not the provider's error JSON ({@link misdirected404}). */
+export const MISDIRECTED_404_REASON = "upstream 404 that is not the provider's error (check providers[].base_url)";
+
+/**
+ * Whether a failed attempt is a 404 whose body is not the provider's own error JSON — empty, an HTML
+ * page, plain text not naming a model — i.e. the URL switchyard built from the provider's `base_url`
+ * and `kind` is not an API endpoint there (a wrong path, `/v1` where the kind wants the host root). A
+ * JSON 404 (the provider's "model not found") and an in-band error are not.
+ */
+export function misdirected404(f: Pick<FailureFacts, "status" | "inBand" | "bodyText">): boolean {
+  if (f.status !== 404 || f.inBand || f.bodyText === undefined) return false;
+  const body = f.bodyText.trim();
+  if (MODEL_WORDS.test(body)) return false;
+  if (body.startsWith("{")) {
+    try {
+      JSON.parse(body);
+      return false;
+    } catch {
+      // not JSON after all: a wrong URL's page
+    }
+  }
+  return true;
+}
+
+/**
+ * The client's error for a {@link misdirected404} reply (502: the gateway's upstream is misconfigured):
+ * names the provider, what came back and the URL's path — never its query string (Gemini's `key=`), host
+ * or headers — and points at `providers[].base_url`.
+ */
+export function misdirected404Error(providerId: string, url: string | undefined, bodyText: string): HubError {
+  const body = bodyText.trim();
+  const what = body === "" ? "no body" : /^<(?:!doctype|html|head|body|h\d|p|title)\b/i.test(body) ? "an HTML page" : "a body that is not an API error";
+  let at = "";
+  if (url) {
+    try {
+      at = ` at ${new URL(url).pathname}`;
+    } catch {
+      // no path to name
+    }
+  }
+  return hubError(
+    "api_error",
+    `Upstream ${providerId} answered HTTP 404 with ${what}${at}: that URL is not an API endpoint there, so the base_url is probably wrong (not the model); check providers[].base_url for ${providerId}.`,
+    { status: 502, code: "upstream_url_not_found" },
+  );
+}
+
 /**
  * Classifies one failed attempt per SPEC 6.3. Pure: the caller applies the effects (cooldowns written
  * through to the store, circuit counts, refresh).
@@ -311,6 +358,13 @@ export function classify(f: FailureFacts): Classification {
     if (CREDENTIAL_403_WORDS.test(text)) return { row: "credential", account: { type: "credential", reason: "403 credential rejected" }, loop: "next_account" };
     // A request-policy 403: the request is at fault, not the key (SPEC 6.3 "any other 4xx").
     return { row: "client_error", account: { type: "none" }, loop: "next_target" };
+  }
+  // A 404 whose body is not the provider's own error JSON (a web server's HTML page, no body, plain
+  // text) says the URL is wrong, not the model (try19 D7: a base_url with the wrong path): the server
+  // row of this account — a short cooldown for the model, the next account, the circuit's count — and
+  // no removed pairing, which would outlive the operator's fix of the base_url.
+  if (misdirected404(f)) {
+    return { row: "server_error", account: { type: "cooldown_for", scope: "model", ms: SHORT_COOLDOWN_MS, reason: MISDIRECTED_404_REASON }, loop: "next_account" };
   }
   if (s === 404 && (kind === "model_not_found" || kind === "not_found" || MODEL_WORDS.test(text))) {
     return { row: "model_unavailable", account: { type: "remove_pairing", reason: "404 model not found" }, loop: "next_target" };

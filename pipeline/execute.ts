@@ -51,6 +51,8 @@ export interface UpstreamReply {
    * refreshed before the call): lets a 401 tell a revoked current token from a replaced one (P-7).
    */
   credential?: Credential;
+  /** The URL called, when the executor tells (an error names its path only, never its query string). */
+  url?: string;
 }
 
 /**

@@ -144,14 +144,21 @@ export class ProviderCircuits {
     return { state: c.openUntil > now ? "open" : "half-open", reason: c.reason, openUntil: c.openUntil };
   }
 
-  /** {@link providerChanged} for each provider of `was` whose base URL or kind differs in `next` (a configuration re-read). */
-  providersChanged(was: ReadonlyMap<string, { baseUrl: string; kind: string }>, next: ReadonlyMap<string, { baseUrl: string; kind: string }>): void {
+  /**
+   * {@link providerChanged} for each provider of `was` whose base URL or kind differs in `next` (a
+   * configuration re-read): the ids of those providers (empty when none).
+   */
+  providersChanged(was: ReadonlyMap<string, { baseUrl: string; kind: string }>, next: ReadonlyMap<string, { baseUrl: string; kind: string }>): Set<string> {
+    const changed = new Set<string>();
     for (const [id, before] of was) {
       const now = next.get(id);
       if (!now) continue;
       if (now.baseUrl !== before.baseUrl) this.providerChanged(id, "base_url");
       else if (now.kind !== before.kind) this.providerChanged(id, "kind");
+      else continue;
+      changed.add(id);
     }
+    return changed;
   }
 
   /** The open periods' ends, for the registry's end timer. */

@@ -129,10 +129,21 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /** Replaces the account list (config accounts + stored accounts) and the provider table. */
   setAccounts(accounts: Account[], providers: Map<string, ProviderInfo>): void {
-    // A provider whose upstream changed (a configuration re-read) starts with a closed circuit (circuits.ts).
-    if (this.index.providers !== providers) this.circuits.providersChanged(this.index.providers, providers);
+    // A provider whose upstream changed (a configuration re-read) starts with a closed circuit (circuits.ts)
+    // and with its accounts' removed pairings lifted (a wrong base_url's 404s removed them: try19 D7).
+    const changed = this.index.providers !== providers ? this.circuits.providersChanged(this.index.providers, providers) : undefined;
     this.index.set(accounts, providers);
     this.dropReplacedLocks();
+    if (changed?.size) this.liftRemovals(changed);
+  }
+
+  /** Lifts the removed pairings of the accounts of `providerIds` (their base_url or kind changed), in the store too, publishing `model_restored`. */
+  private liftRemovals(providerIds: ReadonlySet<string>): void {
+    const ids = new Set<string>();
+    for (const a of [...this.index.accounts, ...this.index.implicitAccounts()]) if (providerIds.has(a.providerId)) ids.add(a.id);
+    const lifted = this.removed.lift(ids, this.clock.now());
+    for (const id of new Set(lifted.map((r) => r.accountId))) this.persist((st) => st.restoreModel(id));
+    for (const r of lifted) this.publish(r.accountId, this.providerOf(r.accountId), "model_restored", { model: r.model, reason: `removal (${r.reason}) lifted: the provider's base_url or kind changed` });
   }
 
   /** Every account known, in priority order. */

@@ -3,7 +3,8 @@
  * pairing of that model with that account): the registry's memory of them. A removal lasts 24 h
  * ({@link REMOVED_PAIRING_MS}), is kept across restarts by the store, ends on its own at its end (the
  * registry's end timer publishes `model_restored`) and can be restored by hand (`switchyard accounts
- * restore`, `POST /admin/api/accounts/{id}/restore`). This module holds the state and its rules only;
+ * restore`, `POST /admin/api/accounts/{id}/restore`), and is lifted when a configuration re-read changes
+ * its provider's `base_url` or `kind` ({@link RemovedPairings.lift}). This module holds the state and its rules only;
  * the registry writes through to the store and publishes the events.
  */
 import type { RemovedModel } from "../store/types.ts";
@@ -31,6 +32,8 @@ export class RemovedPairings {
   private readonly restoring = new Map<string, number>();
   /** Pairs a re-read dropped while a restore of theirs was under way, for that restore to announce. */
   private readonly dropped = new Set<string>();
+  /** When {@link lift} last lifted each account's removals (ms since the epoch), by account id. */
+  private readonly liftedAt = new Map<string, number>();
 
   /** How many removals are held (ended ones included until {@link expire} drops them). */
   get size(): number {
@@ -43,7 +46,8 @@ export class RemovedPairings {
    */
   load(rows: readonly Required<RemovedModel>[]): void {
     this.map.clear();
-    for (const r of rows) this.map.set(pairKey(r.accountId, r.model), { until: r.until ?? r.since + REMOVED_PAIRING_MS, reason: r.reason });
+    const lifted = this.liftedAt;
+    for (const r of rows) if (lifted.size === 0 || !(r.since <= (lifted.get(r.accountId) ?? -Infinity))) this.map.set(pairKey(r.accountId, r.model), { until: r.until ?? r.since + REMOVED_PAIRING_MS, reason: r.reason });
   }
 
   /**
@@ -149,6 +153,25 @@ export class RemovedPairings {
       if (id !== accountId || (model !== undefined && m !== model)) continue;
       this.map.delete(k);
       if (r.until === null || r.until > now) out.push(m);
+    }
+    return out;
+  }
+
+  /**
+   * Lifts every removal of the accounts `accountIds` at `now` (ms since the epoch): their provider's
+   * `base_url` or `kind` changed, so the 404s that removed them came from the upstream it had before
+   * (try19 D7: a wrong base_url's 404 page). Drops them from memory and keeps a later re-read from
+   * bringing back one that began before `now` (the store's delete may still be on its way): those that
+   * held at `now`, as copies. O(removals + accountIds).
+   */
+  lift(accountIds: ReadonlySet<string>, now: number): LiveRemoval[] {
+    for (const id of accountIds) this.liftedAt.set(id, now);
+    const out: LiveRemoval[] = [];
+    for (const [k, r] of this.map) {
+      const [accountId, model] = splitKey(k);
+      if (!accountIds.has(accountId)) continue;
+      this.map.delete(k);
+      if (r.until === null || r.until > now) out.push({ accountId, model, ...r });
     }
     return out;
   }

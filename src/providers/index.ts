@@ -179,7 +179,7 @@ export class HttpExecutor implements Executor {
     };
     if (call.account.proxy) init.proxy = call.account.proxy;
     const res = await this.fetchImpl(url, init);
-    const reply: UpstreamReply = { status: res.status, headers: res.headers, body: res.body };
+    const reply: UpstreamReply = { status: res.status, headers: res.headers, body: res.body, url };
     if (call.account.credential.type === "oauth") reply.credential = call.account.credential;
     return reply;
   }

@@ -100,6 +100,20 @@ describe("rows", () => {
     expect(classify(f({ status: 404, error: hubError("model_not_found", "The model gpt-x does not exist") }))).toMatchObject({ row: "model_unavailable", loop: "next_target" });
   });
 
+  test("a 404 that is not the provider's error JSON (HTML page, no body, plain text) → the server row: cooldown for the model, next account, no removal", () => {
+    const server = { row: "server_error", account: { type: "cooldown_for", scope: "model", ms: 30_000, reason: "upstream 404 that is not the provider's error (check providers[].base_url)" }, loop: "next_account" } satisfies Classification;
+    for (const bodyText of ["<h1>404 Not Found</h1>", "", "Cannot POST /nope/v1/messages", "{not json"]) {
+      const error = codecFor("anthropic-messages").parseError(404, bodyText, h({}), NOW);
+      expect(classify(f({ status: 404, bodyText, error }))).toEqual(server);
+    }
+    // The provider's own 404s keep the model row: a JSON error, or plain text naming the model.
+    const json = '{"type":"error","error":{"type":"not_found_error","message":"model: claude-x"}}';
+    expect(classify(f({ status: 404, bodyText: json, error: codecFor("anthropic-messages").parseError(404, json, h({}), NOW) }))).toMatchObject({ row: "model_unavailable", account: { type: "remove_pairing" } });
+    expect(classify(f({ status: 404, bodyText: "model not found" }))).toMatchObject({ row: "model_unavailable" });
+    const generic = '{"detail":"Not Found"}';
+    expect(classify(f({ status: 404, bodyText: generic, error: codecFor("openai-chat").parseError(404, generic, h({}), NOW) }))).toMatchObject({ row: "model_unavailable" });
+  });
+
   test("a request-policy 403 is the request's fault: no account effect, next target", () => {
     expect(classify(f({ status: 403, bodyText: "Request not allowed by policy" }))).toEqual({ row: "client_error", account: { type: "none" }, loop: "next_target" });
   });
