@@ -249,9 +249,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         if (c.row !== "too_large_for_window") onlyTooLarge = false;
         if (ctx.signal.aborted) break targetLoop;
         if (c.account.type === "credential" && deps.health.refresh && !refreshed) {
-          // SPEC 6.2/P-7: one coalesced refresh and one retry on an OAuth account.
-          refreshed = true;
-          deps.health.failure(account, target.provider, target.model, c, { retrying: true });
+          refreshed = true; // SPEC 6.2/P-7: one coalesced refresh and one retry on an OAuth account.
           const waitFrom = deps.clock.now();
           const report = await deps.health.refresh(account, result.sentWith);
           // The trace says what the refresh did, and that a refreshed token is tried on the same
@@ -266,6 +264,8 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
             };
             failed.effect = `credential rejected; ${report.note}; ${report.ok ? "retrying the same account" : c.loop}`;
           }
+          // The attempt's failure counts once (try19 D3): here when a refreshed token is tried, else below.
+          if (report.ok) deps.health.failure(account, target.provider, target.model, c, { retrying: true });
           if (report.ok) continue;
         }
         if (c.loop === "retry_same" && sameRetries < SAME_ACCOUNT_RETRIES) {
