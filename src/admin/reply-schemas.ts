@@ -87,7 +87,8 @@ const TOTALS = {
 const UsageRowReply = v.looseObject({
   group: v.pipe(v.nullable(v.string()), v.description("The served provider/model / account / key / provider; null for requests without one.")),
   requests: v.number(),
-  errors: v.number(),
+  errors: v.pipe(v.number(), v.description("Requests that failed: outcome error or upstream_error (the gateway's own refusals are refused).")),
+  refused: v.pipe(v.number(), v.description("Requests the gateway refused itself (outcome rejected: no or wrong key 401, disabled key 403, key limits 429, a refused body).")),
   clientClosed: v.number(),
   estimated: v.number(),
   fallbacks: v.number(),
@@ -104,7 +105,8 @@ const UsageRowReply = v.looseObject({
 const BucketReply = v.object({
   t: ms("bucket start"),
   requests: v.number(),
-  errors: v.number(),
+  errors: v.pipe(v.number(), v.description("Requests that failed: outcome error or upstream_error (the gateway's own refusals are refused).")),
+  refused: v.pipe(v.number(), v.description("Requests the gateway refused itself (outcome rejected: no or wrong key 401, disabled key 403, key limits 429, a refused body).")),
   fallbacks: v.number(),
   ...TOTALS,
 });

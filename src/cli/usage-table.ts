@@ -85,11 +85,12 @@ export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGroupi
   const subscriptions = rows.some((x) => typeof x.subscriptionUsd === "number" && x.subscriptionUsd > 0);
   const out = [
     table(
-      [by, "requests", "errors", ...(limited ? ["rate_limited"] : []), "input", "output", "cache_read", "cache_write", "reasoning", "saved", "cost", ...(subscriptions ? ["subscription_use"] : []), ...(byKey ? ["budgets"] : [])],
+      [by, "requests", "errors", "refused", ...(limited ? ["rate_limited"] : []), "input", "output", "cache_read", "cache_write", "reasoning", "saved", "cost", ...(subscriptions ? ["subscription_use"] : []), ...(byKey ? ["budgets"] : [])],
       rows.map((x) => [
         x.group ?? NO_GROUP,
         x.requests,
         x.errors,
+        x.refused ?? 0,
         ...(limited ? [x.rateLimited ?? 0] : []),
         x.inputTokens,
         x.outputTokens,
@@ -97,7 +98,7 @@ export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGroupi
         x.cacheWriteTokens,
         x.reasoningTokens,
         x.savedTokens ?? 0,
-        costCell(typeof x.costUsd === "number" ? spentUsd(x as { costUsd: number; subscriptionUsd?: number }) : x.costUsd, x.unpriced, Number(x.requests ?? 0) - Number(x.errors ?? 0)),
+        costCell(typeof x.costUsd === "number" ? spentUsd(x as { costUsd: number; subscriptionUsd?: number }) : x.costUsd, x.unpriced, Number(x.requests ?? 0) - Number(x.errors ?? 0) - Number(x.refused ?? 0)),
         ...(subscriptions ? [typeof x.subscriptionUsd === "number" && x.subscriptionUsd > 0 ? dollars(x.subscriptionUsd) : "-"] : []),
         ...(byKey ? [x.budgets ? describeBudgetUse(x.budgets as BudgetUse[]) : "-"] : []),
       ]),

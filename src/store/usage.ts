@@ -100,7 +100,7 @@ export function withRateLimited(rows: UsageSummaryRow[], hits: Map<string, numbe
   for (const [group, n] of hits) {
     if (seen.has(group)) continue;
     out.push({
-      group, requests: 0, errors: 0, clientClosed: 0, estimated: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0,
+      group, requests: 0, errors: 0, refused: 0, clientClosed: 0, estimated: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0,
       cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, subscriptionUsd: 0, unpriced: 0, savedChars: 0, savedTokens: 0, avgTotalMs: 0, avgTtfbMs: null, rateLimited: n,
     });
   }
@@ -228,8 +228,13 @@ export interface UsageSummaryRow {
   /** The model / account id / key name / provider id, or null for requests without one (e.g. rejected). */
   group: string | null;
   requests: number;
-  /** Requests whose outcome was `error`, `upstream_error` or `rejected`. */
+  /**
+   * Requests that failed upstream or in the gateway (outcome `error` or `upstream_error`); the gateway's
+   * own refusals are `refused` (until 2026-12-06 counted here too, try18 D11).
+   */
   errors: number;
+  /** Requests the gateway refused itself (outcome `rejected`: no or wrong key 401, disabled key 403, key limits 429, a body refused 400). */
+  refused: number;
   /** Requests the client abandoned (`client_closed`). */
   clientClosed: number;
   /** Requests whose token counts are estimates (provider gave no usage). */
@@ -308,8 +313,13 @@ export interface UsageBucket {
   /** ms since the epoch when the bucket starts. */
   t: number;
   requests: number;
-  /** Requests whose outcome was `error`, `upstream_error` or `rejected`. */
+  /**
+   * Requests that failed upstream or in the gateway (outcome `error` or `upstream_error`); the gateway's
+   * own refusals are `refused` (until 2026-12-06 counted here too, try18 D11).
+   */
   errors: number;
+  /** Requests the gateway refused itself (outcome `rejected`: no or wrong key 401, disabled key 403, key limits 429, a body refused 400). */
+  refused: number;
   fallbacks: number;
   inputTokens: number;
   outputTokens: number;
@@ -387,7 +397,7 @@ export function fillUsageBuckets(q: UsageSeriesQuery, found: Map<number, Omit<Us
   if (count > MAX_USAGE_BUCKETS) throw new StoreError("invalid", `usage series: more than ${MAX_USAGE_BUCKETS} buckets`);
   const out: UsageBucket[] = [];
   for (let t = first; t < q.untilMs; t += width) {
-    out.push({ t, ...(found.get(t) ?? { requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, subscriptionUsd: 0 }) });
+    out.push({ t, ...(found.get(t) ?? { requests: 0, errors: 0, refused: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, subscriptionUsd: 0 }) });
   }
   return out;
 }

@@ -27,13 +27,13 @@ const row = (group: string | null, extra: Record<string, unknown> = {}) => ({
 
 describe("usage table", () => {
   test("by model: the (none) row and the unpriced cost are explained under the table", () => {
-    const out = usageLines([row("claude-x", { costUsd: 0.0123, unpriced: 1 }), row("glm-5", { unpriced: 2 }), row(null, { errors: 2 })], "model", tsv);
+    const out = usageLines([row("claude-x", { costUsd: 0.0123, unpriced: 1 }), row("glm-5", { unpriced: 2 }), row(null, { refused: 2 })], "model", tsv);
     expect(out).toEqual([
       [
-        "model\trequests\terrors\tinput\toutput\tcache_read\tcache_write\treasoning\tsaved\tcost",
-        "claude-x\t2\t0\t10\t5\t0\t0\t0\t0\t$0.0123 + 1 unpriced",
-        "glm-5\t2\t0\t10\t5\t0\t0\t0\t0\t2 unpriced",
-        "(none)\t2\t2\t10\t5\t0\t0\t0\t0\t-",
+        "model\trequests\terrors\trefused\tinput\toutput\tcache_read\tcache_write\treasoning\tsaved\tcost",
+        "claude-x\t2\t0\t0\t10\t5\t0\t0\t0\t0\t$0.0123 + 1 unpriced",
+        "glm-5\t2\t0\t0\t10\t5\t0\t0\t0\t0\t2 unpriced",
+        "(none)\t2\t0\t2\t10\t5\t0\t0\t0\t0\t-",
       ].join("\n"),
       "",
       "(none): requests no model served (refused, e.g. by a key limit, or failed before reaching one)",

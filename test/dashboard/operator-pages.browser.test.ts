@@ -74,7 +74,7 @@ describe("models without a price", () => {
       await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
       expect(await w.page.locator(".card h2").allInnerTexts()).toEqual(["Tokens over time, per hour", "Requests over time, per hour", "By model"]);
       const costs = await w.page.locator("table.usage tbody tr").evaluateAll((trs) =>
-        Object.fromEntries(trs.map((tr) => [tr.getAttribute("data-group"), tr.querySelectorAll("td")[9]!.textContent])),
+        Object.fromEntries(trs.map((tr) => [tr.getAttribute("data-group"), tr.querySelector('td[data-label="Cost"]')!.textContent])),
       );
       expect(costs).toEqual({ "demo-chat/gpt-demo": "unpriced", "demo-anthropic/claude-demo": "unpriced", "": "–" });
       expect(await w.page.locator(".card", { hasText: "By model" }).innerText()).toContain("unpriced: a model without a known price");

@@ -73,11 +73,11 @@ test("Usage downloads the table it shows as CSV and the answer it drew as JSON, 
     const csv = await download("csv");
     expect(csv.name).toMatch(/^switchyard-usage-24h-by-model-\d{4}-\d\d-\d\dT\d{4}Z\.csv$/);
     const lines = csv.text.split("\r\n");
-    expect(lines[0]).toBe("model,requests,errors,client_closed,fallbacks,input_tokens,output_tokens,cache_read_tokens,cache_write_tokens,reasoning_tokens,spent_usd,subscription_use_usd,unpriced_requests,saved_tokens,avg_first_byte_ms,avg_total_ms");
+    expect(lines[0]).toBe("model,requests,errors,refused,client_closed,fallbacks,input_tokens,output_tokens,cache_read_tokens,cache_write_tokens,reasoning_tokens,spent_usd,subscription_use_usd,unpriced_requests,saved_tokens,avg_first_byte_ms,avg_total_ms");
     // the page's rows, in its order (most tokens first), figures unrounded
     expect(lines.slice(1, 3).map((l) => l.split(",").slice(0, 12))).toEqual([
-      ["shop/mini", "2", "0", "0", "0", "22", "14", "0", "0", "0", expect.stringMatching(/^0\.0000(86|859)/), "0"] as never,
-      ["shop/dear", "1", "0", "0", "0", "11", "7", "0", "0", "0", expect.stringMatching(/^0\.054/), "0"] as never,
+      ["shop/mini", "2", "0", "0", "0", "0", "22", "14", "0", "0", "0", expect.stringMatching(/^0\.0000(86|859)/)] as never,
+      ["shop/dear", "1", "0", "0", "0", "0", "11", "7", "0", "0", "0", expect.stringMatching(/^0\.054/)] as never,
     ]);
     expect(lines.slice(3)).toEqual([""]);
 
@@ -88,7 +88,7 @@ test("Usage downloads the table it shows as CSV and the answer it drew as JSON, 
     const byInstance = await download("csv");
     expect(byInstance.name).toMatch(/^switchyard-usage-7d-by-instance-.*\.csv$/);
     expect(byInstance.text.split("\r\n")[0]).toStartWith("instance,requests,");
-    expect(byInstance.text.split("\r\n")[1]).toStartWith('"gw, one",3,0,0,0,33,21,');
+    expect(byInstance.text.split("\r\n")[1]).toStartWith('"gw, one",3,0,0,0,0,33,21,');
 
     const json = await download("json");
     expect(json.name).toMatch(/^switchyard-usage-7d-by-instance-.*\.json$/);

@@ -229,8 +229,8 @@ describe("usage shows what the token savers removed (SPEC S-4)", () => {
     expect(usage.code).toBe(0);
     expect(lines(usage.stdout)[0]).toMatch(/^model\s+requests\s/);
     expect(lines(usage.stdout).filter((l) => l.includes("gpt-saver"))).toEqual([
-      expect.stringMatching(/^oai-eu\/gpt-saver\s+1\s+0\s+11\s+7\s+0\s+0\s+0\s+0\s/),
-      expect.stringMatching(new RegExp(`^oai/gpt-saver\\s+1\\s+0\\s+11\\s+7\\s+0\\s+0\\s+0\\s+${saved}\\s`)),
+      expect.stringMatching(/^oai-eu\/gpt-saver\s+1\s+0\s+0\s+11\s+7\s+0\s+0\s+0\s+0\s/),
+      expect.stringMatching(new RegExp(`^oai/gpt-saver\\s+1\\s+0\\s+0\\s+11\\s+7\\s+0\\s+0\\s+0\\s+${saved}\\s`)),
     ]);
     const json = JSON.parse(cli(["usage", "--by", "model", "--json", "--data-dir", inst.dataDir]).stdout);
     expect(json.rows.find((r: any) => r.group === "oai/gpt-saver")).toMatchObject({ requests: 1, savedTokens: saved, savedChars: log.length - sent.length });
@@ -268,11 +268,11 @@ describe("keys with limits (SPEC 9.6)", () => {
     expect(usage.code).toBe(0);
     const header = lines(usage.stdout)[0];
     // the first column is named for the grouping (it said "group")
-    expect(header).toMatch(/^key\s+requests\s+errors\s+input\s+output\s+cache_read\s+cache_write\s+reasoning\s+saved\s+cost\s+budgets/);
+    expect(header).toMatch(/^key\s+requests\s+errors\s+refused\s+input\s+output\s+cache_read\s+cache_write\s+reasoning\s+saved\s+cost\s+budgets/);
     const capped = lines(usage.stdout).find((l) => l.startsWith("capped"))!;
-    // 3 requests (one refused), 22 input, 14 output, nothing saved; gpt-test has no price: "2 unpriced"
+    // 3 requests (one refused, no error: refused is its own column), 22 input, 14 output, nothing saved; gpt-test has no price: "2 unpriced"
     // spelled out (it said "? (+2 unpriced)"), and a legend line says what that means
-    expect(capped).toMatch(/^capped\s+3\s+1\s+22\s+14\s+0\s+0\s+0\s+0\s+2 unpriced\s+1d 36 \/ 1,000 tokens \(4 %\)/);
+    expect(capped).toMatch(/^capped\s+3\s+0\s+1\s+22\s+14\s+0\s+0\s+0\s+0\s+2 unpriced\s+1d 36 \/ 1,000 tokens \(4 %\)/);
     expect(lines(usage.stdout)).toContain("unpriced: requests served by a model that has no price; the cost leaves them out (give the model a settings.pricing entry)");
 
     // Revoked, the key has no use to show: its budgets read as its limits, not as a window at 0 % never started

@@ -126,10 +126,11 @@ describe("requests arriving together near a limit", () => {
     const after = await chat(KEYS.tokens);
     expect(after.status).toBe(429);
     expect(((await after.json()) as any).error.code).toBe("key_budget_exceeded");
-    // The ten refusals have usage rows but no usage: GET /admin/api/usage counts none of them as estimated.
+    // The ten refusals have usage rows but no usage: GET /admin/api/usage counts them as refused (the
+    // key's own limit at work), not as errors, and none of them as estimated.
     const res = await fetch(`${gw.url}/admin/api/usage?by=key&since=1h`, { headers: { authorization: "Bearer sy-test-spend-admin-00000009" } });
     const row = ((await res.json()) as any).rows.find((r: any) => r.group === "tokens");
-    expect([row.requests, row.errors, row.estimated]).toEqual([13, 10, 0]);
+    expect([row.requests, row.errors, row.refused, row.estimated]).toEqual([13, 0, 10, 0]);
     gw.fake.handle(undefined);
   });
 

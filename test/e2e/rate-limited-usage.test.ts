@@ -58,8 +58,8 @@ test("usage by account counts each 429 against the account that answered it, in 
   expect(a1.rows.map((r) => [r.group, r.requests, r.rateLimited])).toEqual([["a1", lastY === "a1" ? 1 : 0, 2]]);
 
   const lines = usageLines(usage.rows, "account", table).flatMap((l) => l.split("\n"));
-  expect(lines[0]).toMatch(/^account\s+requests\s+errors\s+rate_limited\s+input/);
-  expect(lines.find((l) => l.startsWith("a1 "))).toMatch(new RegExp(`^a1\\s+${lastY === "a1" ? 1 : 0}\\s+${lastY === "a1" ? 1 : 0}\\s+2\\s`));
+  expect(lines[0]).toMatch(/^account\s+requests\s+errors\s+refused\s+rate_limited\s+input/);
+  expect(lines.find((l) => l.startsWith("a1 "))).toMatch(new RegExp(`^a1\\s+${lastY === "a1" ? 1 : 0}\\s+${lastY === "a1" ? 1 : 0}\\s+0\\s+2\\s`));
   expect(lines.some((l) => l.startsWith("rate_limited: attempts the account answered with 429"))).toBe(true);
 
   const calls = (await (await fetch(`${gw.url}/admin/api/calls`)).json()) as { calls: Array<{ accountId?: string; status: number; rateLimited?: string[] }> };

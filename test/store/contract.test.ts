@@ -167,10 +167,11 @@ for (const backend of backends) {
       await s.flush();
       expect(s.stats()).toMatchObject({ pendingUsage: 0, pendingTraces: 0, flushErrors: 0 });
       const byModel = await s.usageSummary({ sinceMs: 0, by: "model" });
-      expect(byModel.map((r) => [r.group, r.requests, r.errors, r.fallbacks, r.estimated, r.inputTokens, r.outputTokens])).toEqual([
-        ["openai/m-a", 2, 1, 1, 0, 200, 40],
-        [null, 1, 1, 0, 0, 100, 20],
-        ["openai/m-b", 1, 0, 0, 1, 0, 0],
+      // the gateway's own refusal (rejected) is refused, not an error (try18 D11)
+      expect(byModel.map((r) => [r.group, r.requests, r.errors, r.refused, r.fallbacks, r.estimated, r.inputTokens, r.outputTokens])).toEqual([
+        ["openai/m-a", 2, 1, 0, 1, 0, 200, 40],
+        [null, 1, 0, 1, 0, 0, 100, 20],
+        ["openai/m-b", 1, 0, 0, 0, 1, 0, 0],
       ]);
       expect(byModel[0]!.avgTtfbMs).toBe(120);
       expect(byModel[0]!.avgTotalMs).toBe(900);
@@ -235,18 +236,20 @@ for (const backend of backends) {
       s.record(usage({ requestId: "s1", ts: t0 + 1_000, costUsd: 0.25 }));
       s.record(usage({ requestId: "s2", ts: t0 + 2_000, outcome: "upstream_error", status: 502, fallback: true }));
       s.record(usage({ requestId: "s3", ts: t0 + 125_000, costUsd: 0.5 }));
+      s.record(usage({ requestId: "s5", ts: t0 + 126_000, outcome: "rejected", status: 429, usage: {} }));
       s.record(usage({ requestId: "s4", ts: t0 + 500_000 })); // after the range
       const series = await s.usageSeries({ sinceMs: t0, untilMs: t0 + 180_000, bucketMs: 60_000 });
       const minute = 1_800_000_000_000 + 0; // t0 rounded down to its minute
-      expect(series.map((b) => [b.t, b.requests, b.errors, b.fallbacks, b.inputTokens, b.outputTokens])).toEqual([
-        [minute, 2, 1, 1, 200, 40],
-        [minute + 60_000, 0, 0, 0, 0, 0],
-        [minute + 120_000, 1, 0, 0, 100, 20],
-        [minute + 180_000, 0, 0, 0, 0, 0],
+      // a refusal (rejected) is counted as refused, apart from the errors (try18 D11)
+      expect(series.map((b) => [b.t, b.requests, b.errors, b.refused, b.fallbacks, b.inputTokens, b.outputTokens])).toEqual([
+        [minute, 2, 1, 0, 1, 200, 40],
+        [minute + 60_000, 0, 0, 0, 0, 0, 0],
+        [minute + 120_000, 2, 0, 1, 0, 100, 20],
+        [minute + 180_000, 0, 0, 0, 0, 0, 0],
       ]);
       expect(series[0]!.costUsd).toBeCloseTo(0.25, 12);
       expect(series[2]!.costUsd).toBeCloseTo(0.5, 12);
-      expect(series[1]).toEqual({ t: minute + 60_000, requests: 0, errors: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, subscriptionUsd: 0 });
+      expect(series[1]).toEqual({ t: minute + 60_000, requests: 0, errors: 0, refused: 0, fallbacks: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, reasoningTokens: 0, costUsd: 0, subscriptionUsd: 0 });
       expect(await code(() => s.usageSeries({ sinceMs: 0, untilMs: 1_000_000, bucketMs: 10 }))).toBe("invalid");
       expect(await code(() => s.usageSeries({ sinceMs: 0, untilMs: 1_800_000_000_000, bucketMs: 60_000 }))).toBe("invalid");
       await s.close();

@@ -183,7 +183,7 @@ describe("usage batching", () => {
     const m1 = byModel[0]!;
     expect(m1).toMatchObject({ inputTokens: 30, outputTokens: 3, cacheReadTokens: 3, cacheWriteTokens: 4, reasoningTokens: 5, errors: 1, clientClosed: 0, fallbacks: 1, estimated: 0 });
     expect(byModel.find((r) => r.group === "p2/m2")).toMatchObject({ outputTokens: 7, inputTokens: 0, clientClosed: 1, errors: 0, estimated: 1, avgTtfbMs: null });
-    expect(byModel.find((r) => r.group === null)).toMatchObject({ errors: 1, avgTotalMs: 1 });
+    expect(byModel.find((r) => r.group === null)).toMatchObject({ errors: 0, refused: 1, avgTotalMs: 1 });
 
     expect(s.usageSummary({ sinceMs: t0, by: "account" }).map((r) => [r.group, r.requests, r.inputTokens])).toEqual([
       ["a2", 2, 20],
@@ -195,10 +195,10 @@ describe("usage batching", () => {
       [null, 1],
       ["k2", 1],
     ]);
-    expect(s.usageSummary({ sinceMs: t0, by: "provider" }).map((r) => [r.group, r.requests, r.errors])).toEqual([
-      ["p1", 2, 1],
-      [null, 1, 1],
-      ["p2", 1, 0],
+    expect(s.usageSummary({ sinceMs: t0, by: "provider" }).map((r) => [r.group, r.requests, r.errors, r.refused])).toEqual([
+      ["p1", 2, 1, 0],
+      [null, 1, 0, 1],
+      ["p2", 1, 0, 0],
     ]);
     // since / until bounds; the older m1 request was served by another provider (openai): its own row,
     // not added to p1's (one model id on two providers is two groups)

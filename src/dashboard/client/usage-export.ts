@@ -32,12 +32,13 @@ export function csvCell(v: string | number | null | undefined): string {
  */
 export function usageCsv(rows: readonly UsageRow[], by: string): string {
   const limited = by === "account";
-  const head = [by, "requests", "errors", "client_closed", "fallbacks", ...(limited ? ["rate_limited"] : []), "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "spent_usd", "subscription_use_usd", "unpriced_requests", "saved_tokens", "avg_first_byte_ms", "avg_total_ms"];
+  const head = [by, "requests", "errors", "refused", "client_closed", "fallbacks", ...(limited ? ["rate_limited"] : []), "input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "spent_usd", "subscription_use_usd", "unpriced_requests", "saved_tokens", "avg_first_byte_ms", "avg_total_ms"];
   const lines = rows.map((r) =>
     [
       r.group ?? "(none)",
       r.requests,
       r.errors,
+      r.refused ?? 0,
       r.clientClosed,
       r.fallbacks,
       ...(limited ? [r.rateLimited ?? 0] : []),

@@ -58,7 +58,8 @@ export class PgUsage implements UsageStore {
     const rows = await this.ctx.read((sql) =>
       sql.unsafe(
         `SELECT ${col} AS grp, COUNT(*)::float8 AS requests,
-           COUNT(*) FILTER (WHERE outcome IN ('error', 'upstream_error', 'rejected'))::float8 AS errors,
+           COUNT(*) FILTER (WHERE outcome IN ('error', 'upstream_error'))::float8 AS errors,
+           COUNT(*) FILTER (WHERE outcome = 'rejected')::float8 AS refused,
            COUNT(*) FILTER (WHERE outcome = 'client_closed')::float8 AS client_closed,
            COUNT(*) FILTER (WHERE estimated)::float8 AS estimated,
            COUNT(*) FILTER (WHERE fallback)::float8 AS fallbacks,
@@ -77,6 +78,7 @@ export class PgUsage implements UsageStore {
       group: r.grp ?? null,
       requests: num(r.requests),
       errors: num(r.errors),
+      refused: num(r.refused),
       clientClosed: num(r.client_closed),
       estimated: num(r.estimated),
       fallbacks: num(r.fallbacks),
@@ -117,7 +119,8 @@ export class PgUsage implements UsageStore {
     const rows = await this.ctx.read((sql) =>
       sql.unsafe(
         `SELECT $2 + ((ts - $2) / $1) * $1 AS t, COUNT(*)::float8 AS requests,
-           COUNT(*) FILTER (WHERE outcome IN ('error', 'upstream_error', 'rejected'))::float8 AS errors,
+           COUNT(*) FILTER (WHERE outcome IN ('error', 'upstream_error'))::float8 AS errors,
+           COUNT(*) FILTER (WHERE outcome = 'rejected')::float8 AS refused,
            COUNT(*) FILTER (WHERE fallback)::float8 AS fallbacks,
            ${TOKEN_AND_COST_SUMS}, ${subscription}
          FROM usage WHERE ts >= $2 AND ts < $3${where} GROUP BY 1`,
@@ -129,6 +132,7 @@ export class PgUsage implements UsageStore {
       found.set(num(r.t), {
         requests: num(r.requests),
         errors: num(r.errors),
+        refused: num(r.refused),
         fallbacks: num(r.fallbacks),
         ...usageTotalsFromRow(r),
       });

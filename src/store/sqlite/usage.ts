@@ -42,7 +42,8 @@ const TOKEN_AND_COST_SUMS = usageTotalsSql();
  * (`firstBucketStart`: every bucket starts a whole number of widths after it), ?3 the end.
  */
 const seriesSql = (subscription: string, where: string) => `SELECT ?2 + ((ts - ?2) / ?1) * ?1 AS t, COUNT(*) AS requests,
-         SUM(outcome IN ('error', 'upstream_error', 'rejected')) AS errors,
+         SUM(outcome IN ('error', 'upstream_error')) AS errors,
+         SUM(outcome = 'rejected') AS refused,
          SUM(fallback) AS fallbacks,
          ${TOKEN_AND_COST_SUMS}, ${subscription}
        FROM usage WHERE ts >= ?2 AND ts < ?3${where} GROUP BY t`;
@@ -112,7 +113,8 @@ export class SqliteUsage implements UsageStore {
     if (!stmt) {
       stmt = this.ctx.db.prepare(
         `SELECT ${col} AS grp, COUNT(*) AS requests,
-           SUM(outcome IN ('error', 'upstream_error', 'rejected')) AS errors,
+           SUM(outcome IN ('error', 'upstream_error')) AS errors,
+           SUM(outcome = 'rejected') AS refused,
            SUM(outcome = 'client_closed') AS client_closed,
            SUM(estimated) AS estimated,
            SUM(fallback) AS fallbacks,
@@ -134,6 +136,7 @@ export class SqliteUsage implements UsageStore {
       group: r.grp ?? null,
       requests: r.requests,
       errors: r.errors ?? 0,
+      refused: r.refused ?? 0,
       clientClosed: r.client_closed ?? 0,
       estimated: r.estimated ?? 0,
       fallbacks: r.fallbacks ?? 0,
@@ -176,6 +179,7 @@ export class SqliteUsage implements UsageStore {
       found.set(Number(r.t), {
         requests: r.requests,
         errors: r.errors ?? 0,
+        refused: r.refused ?? 0,
         fallbacks: r.fallbacks ?? 0,
         ...usageTotalsFromRow(r),
       });

@@ -31,8 +31,11 @@ const RATE_SPAN_MS = 30 * 60_000;
 /** What the 10 s re-read asks for: the last minute's buckets (other instances' requests). */
 const RATE_RECENT = "1m";
 
-/** Outcomes the usage store counts as errors (src/store/sqlite/usage.ts). */
-const ERROR_OUTCOMES = new Set(["error", "upstream_error", "rejected"]);
+/**
+ * Outcomes the usage store counts as errors (src/store/sqlite/usage.ts): failures, not the gateway's own
+ * refusals (`rejected`: key limits, a disabled or missing key), which are counted apart as Refused.
+ */
+const ERROR_OUTCOMES = new Set(["error", "upstream_error"]);
 
 /** A request seen live: the start of its 10 s bucket (by arrival, as the store buckets), when it ended, whether it failed. */
 interface LiveRequest {
@@ -188,6 +191,9 @@ export function OverviewPage() {
   const bucketMs = usage.data?.series?.bucketMs;
   const requests = total(rows, (r) => r.requests) ?? 0;
   const errors = total(rows, (r) => r.errors) ?? 0;
+  // The gateway's own refusals (key limits 429, disabled key 403, no or wrong key 401) apart from
+  // failures: a lead tells "providers failing" from "my limits working" (try18 D11).
+  const refused = total(rows, (r) => r.refused) ?? 0;
   const fallbacks = total(rows, (r) => r.fallbacks) ?? 0;
   const tokensIn = total(rows, (r) => r.inputTokens) ?? 0;
   const tokensOut = total(rows, (r) => r.outputTokens) ?? 0;
@@ -223,7 +229,28 @@ export function OverviewPage() {
       <ErrorLine error={usage.error} />
       <div class="stats">
         <Stat label="Requests" value={known ? count(requests) : "–"} sub={range.label.toLowerCase()} />
-        <Stat label="Errors" value={known ? count(errors) : "–"} sub={requests ? <><span class="nowrap">{pct(errors / requests)}</span> of requests</> : "–"} tone={errors ? "bad" : undefined} />
+        <Stat
+          label="Errors"
+          value={known ? count(errors) : "–"}
+          sub={
+            requests ? (
+              <>
+                <span class="nowrap">{pct(errors / requests)}</span> of requests
+                {refused > 0 && (
+                  <>
+                    {" "}·{" "}
+                    <span class="nowrap" data-refused={refused} title="Requests the gateway refused itself (key limits 429, a disabled key 403, no or a wrong key 401, a body it refused): not errors">
+                      {count(refused)} refused
+                    </span>
+                  </>
+                )}
+              </>
+            ) : (
+              "–"
+            )
+          }
+          tone={errors ? "bad" : undefined}
+        />
         <Stat label="Fallbacks" value={known ? count(fallbacks) : "–"} sub={requests ? <><span class="nowrap">{pct(fallbacks / requests)}</span> of requests</> : "–"} tone={fallbacks ? "warn" : undefined} />
         {/* a narrow tile wraps between "in" and "out", never inside a figure */}
         <Stat
@@ -290,6 +317,7 @@ export function OverviewPage() {
               series={[
                 { label: "requests", values: buckets.map((b) => b.requests), color: "#3b6ef5", bars: true },
                 { label: "errors", values: buckets.map((b) => b.errors), color: "#dc2626" },
+                { label: "refused", values: buckets.map((b) => b.refused ?? 0), color: "#7c3aed" },
                 { label: "fallbacks", values: buckets.map((b) => b.fallbacks), color: "#d97706" },
               ]}
             />

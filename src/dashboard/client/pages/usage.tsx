@@ -196,7 +196,8 @@ export function UsagePage() {
                 <tr>
                   <th>{by[0]!.toUpperCase() + by.slice(1)}</th>
                   <th class="num">Requests</th>
-                  <th class="num">Errors</th>
+                  <th class="num" title="Requests that failed (upstream or in the gateway)">Errors</th>
+                  <th class="num" title="Requests the gateway refused itself: key limits (429), a disabled key (403), no or a wrong key (401), a body it refused">Refused</th>
                   <th class="num">Fallbacks</th>
                   {limited && <th class="num">Rate limited</th>}
                   <th class="num" title="Input tokens not read from or written to the provider's prompt cache: those are Cache read and Cache write">
@@ -219,6 +220,7 @@ export function UsagePage() {
                     <td class="mono usage-group">{r.group ?? <span class="muted no-group">{noGroupLabel(by)}</span>}</td>
                     <td class="num" data-label="Requests">{count(r.requests)}</td>
                     <td class="num" data-label="Errors">{count(r.errors)}</td>
+                    <td class="num" data-label="Refused">{count(r.refused ?? 0)}</td>
                     <td class="num" data-label="Fallbacks">{count(r.fallbacks)}</td>
                     {limited && (
                       <td class="num" data-label="Rate limited">
