@@ -5,7 +5,7 @@
  */
 import { useEffect, useState } from "preact/hooks";
 import { api, qs } from "../api.ts";
-import { Card, Empty, ErrorLine, TimeChart, useData, useDebounced } from "../components.tsx";
+import { Breakable, Card, Empty, ErrorLine, TimeChart, useData, useDebounced } from "../components.tsx";
 import { spentUsd } from "../../../limits/dollars.ts";
 import { count, ms, perBucket, tzOffsetMinutes, usd, usdColumn } from "../format.ts";
 import { useLive } from "../live.ts";
@@ -217,7 +217,7 @@ export function UsagePage() {
               <tbody>
                 {rows.map((r) => (
                   <tr key={r.group ?? "(none)"} data-group={r.group ?? ""}>
-                    <td class="mono usage-group">{r.group ?? <span class="muted no-group">{noGroupLabel(by)}</span>}</td>
+                    <td class="mono usage-group">{r.group !== null ? <Breakable name={r.group} /> : <span class="muted no-group">{noGroupLabel(by)}</span>}</td>
                     <td class="num" data-label="Requests">{count(r.requests)}</td>
                     <td class="num" data-label="Errors">{count(r.errors)}</td>
                     <td class="num" data-label="Refused">{count(r.refused ?? 0)}</td>
