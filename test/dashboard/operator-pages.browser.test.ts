@@ -4,8 +4,9 @@
  *   unpriced count and draws no all-zero cost chart (its axis ran 0–100 dollars); Usage charts requests
  *   instead and its table says "unpriced", and so do Calls' list and a call's trace (it said "unknown (this
  *   model has no price)");
- * - Usage's table at 1280 px: every column in view (Avg total was past the card's edge) and model names
- *   on one line (they broke at hyphens: "gpt-" / "demo");
+ * - Usage's table at 1280 px, by every grouping and range: every column in view (Avg total was past the
+ *   card's edge; by account again with the Refused column, try18 D11), each figure on one line ("162 ms",
+ *   not "162" over "ms") and each name, or part of provider/model, whole (they broke at hyphens: "gpt-" / "demo");
  * - Keys on a phone: each key's state and Revoke inside the card (they were past its edge); Usage's table
  *   on a phone: each group a block of labelled figures (Input onwards were past the card's edge);
  * - a short page on a phone: the navigation is as tall as its links (its two rows spread apart to
@@ -63,7 +64,7 @@ describe("models without a price", () => {
     try {
       await w.page.setViewportSize({ width: 1280, height: 900 });
       await w.page.goto(`${suite.gw.unpriced.url}/dashboard/overview`);
-      await w.page.locator(".card", { hasText: "Tokens" }).locator("canvas").first().waitFor({ timeout: 10_000 });
+      await w.page.locator(".card", { hasText: "Tokens" }).locator("canvas").first().waitFor({ timeout: 30_000 });
       const cost = tile(w.page, "Cost");
       expect(await cost.locator(".stat-value").innerText()).toBe("–");
       expect(await cost.locator(".stat-sub").innerText()).toBe("2 requests unpriced");
@@ -71,7 +72,7 @@ describe("models without a price", () => {
       await w.page.screenshot({ path: join(SHOTS, "unpriced-overview.png"), fullPage: true });
 
       await w.page.goto(`${suite.gw.unpriced.url}/dashboard/usage`);
-      await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
+      await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 30_000 });
       expect(await w.page.locator(".card h2").allInnerTexts()).toEqual(["Tokens over time, per hour", "Requests over time, per hour", "By model"]);
       const costs = await w.page.locator("table.usage tbody tr").evaluateAll((trs) =>
         Object.fromEntries(trs.map((tr) => [tr.getAttribute("data-group"), tr.querySelector('td[data-label="Cost"]')!.textContent])),
@@ -83,7 +84,7 @@ describe("models without a price", () => {
     } finally {
       await w.close();
     }
-  }, 60_000);
+  }, 120_000);
 
   test("Calls: an unpriced call reads 'unpriced' in the list and in its trace, which says why and what gives it a price (the word Overview and Usage use)", async () => {
     const w = await openPage(suite.browser, suite.gw.unpriced.url);
@@ -91,55 +92,109 @@ describe("models without a price", () => {
       await w.page.setViewportSize({ width: 1280, height: 900 });
       await w.page.goto(`${suite.gw.unpriced.url}/dashboard/calls`);
       const row = w.page.locator("table.calls tbody tr", { hasText: "claude-demo" }).first();
-      await row.waitFor({ timeout: 10_000 });
+      await row.waitFor({ timeout: 30_000 });
       const cells = await row.locator("td").allInnerTexts();
       expect(cells[7]).toBe("unpriced");
       await row.click();
       const cost = w.page.locator(".trace dl.kv dt", { hasText: /^Cost$/ }).locator("xpath=following-sibling::dd[1]");
-      await cost.waitFor({ timeout: 10_000 });
+      await cost.waitFor({ timeout: 30_000 });
       expect(await cost.innerText()).toBe("unpriced (no price is known for this model, so no cost is counted; settings.pricing gives one)");
       await w.page.screenshot({ path: join(SHOTS, "unpriced-call.png"), fullPage: true });
       expect(w.errors).toEqual([]);
     } finally {
       await w.close();
     }
-  }, 60_000);
+  }, 120_000);
 });
 
 describe("layout", () => {
-  test("at 1280 px the Usage table has every column in view and each name on one line, by model and by account", async () => {
+  test("at 1280 px the Usage table has every column in view, each figure on one line and each name part whole, by model, account, key, provider and instance over 1 hour, 1 day and 7 days", async () => {
     const w = await suite.open();
     try {
       await w.page.setViewportSize({ width: 1280, height: 900 });
-      await w.page.goto(`${suite.gw.url}/dashboard/usage`);
-      for (const by of ["model", "account"]) {
-        await w.page.locator(".seg button", { hasText: `by ${by}` }).click();
-        await w.page.locator("table.usage th", { hasText: by }).first().waitFor({ timeout: 10_000 });
-        await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
-        const look = await w.page.locator("table.usage").evaluate((table) => {
-          const wrap = table.closest(".table-wrap")!;
-          const edge = wrap.getBoundingClientRect().right;
-          return {
-            scrolls: wrap.scrollWidth > wrap.clientWidth + 0.5,
-            cut: [...table.querySelectorAll("th")].filter((th) => th.getBoundingClientRect().right > edge + 0.5).map((th) => th.textContent),
-            wrapped: [...table.querySelectorAll("tbody td.mono")].filter((td) => td.getBoundingClientRect().height > 2 * parseFloat(td.ownerDocument.defaultView!.getComputedStyle(td).lineHeight || "20") + 16).map((td) => td.textContent),
-          };
-        });
-        expect({ by, ...look }).toEqual({ by, scrolls: false, cut: [], wrapped: [] });
-        await w.page.screenshot({ path: join(SHOTS, `usage-by-${by}-1280.png`), fullPage: true });
+      const seen: unknown[] = [];
+      for (const range of ["1h", "24h", "7d"]) {
+        for (const by of ["model", "account", "key", "provider", "instance"]) {
+          await w.page.goto(`${suite.gw.url}/dashboard/usage?range=${range}&by=${by}`);
+          await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 30_000 });
+          await w.settled(30_000);
+          // the browser's DOM, typed loosely: the tests' tsconfig has no DOM types
+          const look = await w.page.locator("table.usage").evaluate((table: any) => {
+            const wrap = table.closest(".table-wrap");
+            const edge = wrap.getBoundingClientRect().right;
+            const doc = table.ownerDocument;
+            /** The lines a cell's text takes: the distinct tops of its text's boxes. */
+            const lines = (el: any) => {
+              const range = doc.createRange();
+              range.selectNodeContents(el);
+              return new Set([...range.getClientRects()].filter((r: any) => r.width > 0).map((r: any) => Math.round(r.top))).size;
+            };
+            return {
+              headings: [...table.querySelectorAll("thead th")].map((th: any) => th.textContent.replaceAll("\u00AD", "")),
+              scrolls: wrap.scrollWidth > wrap.clientWidth + 0.5,
+              cut: [...table.querySelectorAll("th")].filter((th: any) => th.getBoundingClientRect().right > edge + 0.5).map((th: any) => th.textContent),
+              // a figure on more lines than one ("162" over "ms" in Avg first byte)
+              figuresWrapped: [...table.querySelectorAll("tbody td.num")].filter((td: any) => lines(td) > 1).map((td: any) => `${td.dataset.label}: ${td.textContent}`),
+              // a name (or a part of provider/model) broken inside: on more lines than one
+              namesBroken: [...table.querySelectorAll("tbody td.usage-group .name-part")].filter((p: any) => lines(p) > 1).map((p: any) => p.textContent),
+            };
+          });
+          const { headings, ...fit } = look;
+          seen.push(headings);
+          expect({ range, by, ...fit }).toEqual({ range, by, scrolls: false, cut: [], figuresWrapped: [], namesBroken: [] });
+          expect(headings.at(-1)).toBe("Avg total");
+          if (range === "24h") await w.page.screenshot({ path: join(SHOTS, `usage-by-${by}-1280.png`), fullPage: true });
+        }
       }
+      // by account the demo's table has its widest set: Refused beside Rate limited (try18 D11's table did not fit)
+      expect(seen).toContainEqual(expect.arrayContaining(["Account", "Refused", "Rate limited", "Avg total"]));
       expect(w.errors).toEqual([]);
     } finally {
       await w.close();
     }
-  }, 60_000);
+  }, 240_000);
+
+  test("at 1280 px the widest Usage table fits: by account with Rate limited, Subscriptions at API prices and Saved, every figure at its widest", async () => {
+    const w = await suite.open();
+    try {
+      await w.page.setViewportSize({ width: 1280, height: 900 });
+      // the demo's answer with every column shown and every figure as wide as its format gets ("12.3k",
+      // "999.9k", "$123.46", "999 ms"): what a lead's busiest day by account can read
+      await w.page.route("**/admin/api/usage?**", async (route) => {
+        const res = await route.fetch();
+        const body = (await res.json()) as { rows?: Record<string, unknown>[] };
+        for (const r of body.rows ?? []) {
+          Object.assign(r, { requests: 12_345, errors: 1_234, refused: 12_345, fallbacks: 1_234, rateLimited: 1_234, inputTokens: 999_900, outputTokens: 999_900, cacheReadTokens: 999_900, cacheWriteTokens: 999_900, reasoningTokens: 999_900, costUsd: 123.4567, subscriptionUsd: 12.3456, savedTokens: 999_900, avgTtfbMs: 999, avgTotalMs: 999 });
+        }
+        await route.fulfill({ response: res, json: body });
+      });
+      await w.page.goto(`${suite.gw.url}/dashboard/usage?by=account`);
+      await w.page.locator("table.usage th", { hasText: "API prices" }).waitFor({ timeout: 30_000 });
+      await w.settled(30_000);
+      const look = await w.page.locator("table.usage").evaluate((table: any) => {
+        const wrap = table.closest(".table-wrap");
+        const edge = wrap.getBoundingClientRect().right;
+        return {
+          columns: table.querySelectorAll("thead th").length,
+          scrolls: wrap.scrollWidth > wrap.clientWidth + 0.5,
+          cut: [...table.querySelectorAll("th")].filter((th: any) => th.getBoundingClientRect().right > edge + 0.5).map((th: any) => th.textContent),
+        };
+      });
+      await w.page.screenshot({ path: join(SHOTS, "usage-by-account-widest-1280.png"), fullPage: true });
+      // the account, fifteen figure columns
+      expect(look).toEqual({ columns: 16, scrolls: false, cut: [] });
+      expect(w.errors).toEqual([]);
+    } finally {
+      await w.close();
+    }
+  }, 120_000);
 
   test("on a phone the Usage table shows every figure of each group inside the card, each under its label (Input onwards ran past the card's edge)", async () => {
     const w = await suite.open();
     try {
       await w.page.setViewportSize({ width: 390, height: 844 });
       await w.page.goto(`${suite.gw.url}/dashboard/usage`);
-      await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 10_000 });
+      await w.page.locator("table.usage tbody tr").first().waitFor({ timeout: 30_000 });
       const look = await w.page.locator("table.usage").evaluate((table) => {
         const wrap = table.closest(".table-wrap")!;
         const card = table.closest(".card")!.getBoundingClientRect();
@@ -158,7 +213,7 @@ describe("layout", () => {
     } finally {
       await w.close();
     }
-  }, 60_000);
+  }, 120_000);
 
   test("on a phone the Keys table shows each key's state and Revoke inside the card", async () => {
     await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ name: "phone-check", limits: { rpm: 30, budgets: [{ window: "1d", usd: 5 }] } }) });
@@ -167,7 +222,7 @@ describe("layout", () => {
       await w.page.setViewportSize({ width: 390, height: 844 });
       await w.page.goto(`${suite.gw.url}/dashboard/keys`);
       const row = w.page.locator('tr[data-key="phone-check"]');
-      await row.waitFor({ timeout: 10_000 });
+      await row.waitFor({ timeout: 30_000 });
       const look = await row.evaluate((tr) => {
         const card = tr.closest(".card")!.getBoundingClientRect();
         const state = tr.querySelector(".pill")!.getBoundingClientRect();
@@ -185,7 +240,7 @@ describe("layout", () => {
     } finally {
       await w.close();
     }
-  }, 60_000);
+  }, 120_000);
 
   test("on a phone a page shorter than the screen keeps the navigation as tall as its links", async () => {
     const w = await openPage(suite.browser, suite.gw.unpriced.url);
@@ -193,7 +248,7 @@ describe("layout", () => {
       // a tall screen: every page is shorter than it
       await w.page.setViewportSize({ width: 390, height: 2400 });
       await w.page.goto(`${suite.gw.unpriced.url}/dashboard/accounts`);
-      await w.page.locator("[data-account]").first().waitFor({ timeout: 10_000 });
+      await w.page.locator("[data-account]").first().waitFor({ timeout: 30_000 });
       const gap = await w.page.locator("nav.side li").evaluateAll((lis) => {
         const rows = [...new Set(lis.map((li) => Math.round(li.getBoundingClientRect().top)))].sort((a, b) => a - b);
         const h = lis[0]!.getBoundingClientRect().height;
@@ -208,5 +263,5 @@ describe("layout", () => {
     } finally {
       await w.close();
     }
-  }, 60_000);
+  }, 120_000);
 });

@@ -41,7 +41,7 @@ test("at 1280 px the by-model table fits its card: the model name wraps after it
     await w.page.setViewportSize({ width: 1280, height: 900 });
     await w.page.goto(`${suite.gw.url}/dashboard/usage?by=model`);
     const row = w.page.locator('table.usage tbody tr[data-group="anthropic/claude-sonnet-4-5"]');
-    await row.waitFor({ timeout: 10_000 });
+    await row.waitFor({ timeout: 30_000 });
     // the browser's DOM, typed loosely: the tests' tsconfig has no DOM types
     const fit = await w.page.locator("table.usage").evaluate((table: any) => {
       const wrap = table.closest(".table-wrap");
@@ -70,4 +70,4 @@ test("at 1280 px the by-model table fits its card: the model name wraps after it
   } finally {
     await w.close();
   }
-}, 60_000);
+}, 120_000);

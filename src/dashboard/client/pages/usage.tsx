@@ -3,7 +3,7 @@
  * time series and a table of the groups — and the token savers' savings where usage reports them;
  * what it shows downloads as CSV or JSON (../usage-export.ts).
  */
-import { useEffect, useState } from "preact/hooks";
+import { useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import { api, qs } from "../api.ts";
 import { Breakable, Card, Empty, ErrorLine, TimeChart, useData, useDebounced } from "../components.tsx";
 import { spentUsd } from "../../../limits/dollars.ts";
@@ -73,6 +73,57 @@ export function downloadText(name: string, type: string, text: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
+/**
+ * A column heading with a soft hyphen (U+00AD) where `label` has a "-" ("Fall-backs"): the word may
+ * break there, hyphenated, when the table is tight (see {@link useTightHeadings}); otherwise it is
+ * whole. The heading's text is the word with the invisible U+00AD in it.
+ */
+function soft(label: string): string {
+  return label.replaceAll("-", "\u00AD");
+}
+
+/**
+ * Sets `data-tight` on the table when, with its headings' words whole, it is wider than its box (the
+ * `.table-wrap` around it), and clears it when it fits: style.css then lets the headings break at their
+ * soft hyphens ({@link soft}), so every column stays in view at 1280 px (by account, Refused beside Rate
+ * limited pushed Avg total out: try18 D11), while a table with room keeps "Requests" on one line.
+ */
+function fitHeadings(table: HTMLTableElement | null): void {
+  const wrap = table?.parentElement;
+  if (!table || !wrap) return;
+  table.removeAttribute("data-tight");
+  if (wrap.scrollWidth > wrap.clientWidth + 0.5) table.setAttribute("data-tight", "");
+}
+
+/** {@link fitHeadings} on the table `ref` holds after every render (before it is painted) and when the window is resized. */
+function useTightHeadings(ref: { current: HTMLTableElement | null }): void {
+  useLayoutEffect(() => fitHeadings(ref.current));
+  useEffect(() => {
+    // the window, not a ResizeObserver on the box: the box's width follows the window's, and a
+    // ResizeObserver whose callback changes the box's height reports a loop error
+    const onResize = () => fitHeadings(ref.current);
+    addEventListener("resize", onResize);
+    return () => removeEventListener("resize", onResize);
+  }, []);
+}
+
+/**
+ * How wide the group column must stay, as a CSS length (its cells' `--group-width`: their min-width, but
+ * on a phone): its longest whole part (a name, or the part of a served `provider/model` name before or
+ * after its slash, the slash kept with the first) in `ch` of its monospace font, from 7 to 17
+ * (`claude-sonnet-4-5`), plus the cell's padding and 2 px for the rounding to whole pixels. A longer part
+ * breaks inside only when the table has no room for it. By account, names of 15 characters leave the
+ * figures 15 px more than a model name's 17 need (try18 D11: the by-account table ran past a 1280 px window).
+ */
+export function groupColumnWidth(rows: readonly Pick<UsageRow, "group">[]): string {
+  let longest = 0;
+  for (const r of rows) {
+    const parts = (r.group ?? "").split("/");
+    parts.forEach((p, i) => (longest = Math.max(longest, p.length + (i < parts.length - 1 ? 1 : 0))));
+  }
+  return `calc(${Math.min(17, Math.max(7, longest))}ch + 10px)`;
+}
+
 /** True when a group used nothing that could cost: no tokens of any kind, no cost and no unpriced request (its Cost reads "–", as in Calls, not "$0"). */
 function nothingBilled(r: UsageRow): boolean {
   return !r.costUsd && !r.unpriced && r.inputTokens + r.outputTokens + r.cacheReadTokens + r.cacheWriteTokens === 0;
@@ -120,6 +171,9 @@ export function UsagePage() {
   const subscriptionCell = usdColumn(rows.map((r) => r.subscriptionUsd));
   // By account: the attempts each account answered with 429, when any did (the account that served counts the request).
   const limited = by === "account" && rows.some((r) => (r.rateLimited ?? 0) > 0);
+  const table = useRef<HTMLTableElement>(null);
+  const nameWidth = groupColumnWidth(rows);
+  useTightHeadings(table);
   return (
     <div class="page">
       <header class="page-head">
@@ -191,24 +245,24 @@ export function UsagePage() {
             </button>
           </div>
           <div class="table-wrap">
-            <table class="usage">
+            <table class="usage" ref={table}>
               <thead>
                 <tr>
                   <th>{by[0]!.toUpperCase() + by.slice(1)}</th>
-                  <th class="num">Requests</th>
+                  <th class="num">{soft("Re-quests")}</th>
                   <th class="num" title="Requests that failed (upstream or in the gateway)">Errors</th>
                   <th class="num" title="Requests the gateway refused itself: key limits (429), a disabled key (403), no or a wrong key (401), a body it refused">Refused</th>
-                  <th class="num">Fallbacks</th>
+                  <th class="num">{soft("Fall-backs")}</th>
                   {limited && <th class="num">Rate limited</th>}
                   <th class="num" title="Input tokens not read from or written to the provider's prompt cache: those are Cache read and Cache write">
-                    Input (uncached)
+                    {soft("Input (un-cached)")}
                   </th>
                   <th class="num">Output</th>
                   <th class="num">Cache read</th>
                   <th class="num">Cache write</th>
-                  <th class="num">Reasoning</th>
+                  <th class="num">{soft("Reason-ing")}</th>
                   {hasCost && <th class="num">Cost</th>}
-                  {subscriptions && <th class="num">Subscriptions at API prices</th>}
+                  {subscriptions && <th class="num">{soft("Sub-scrip-tions at API prices")}</th>}
                   {saved !== undefined && <th class="num">Saved</th>}
                   <th class="num">Avg first byte</th>
                   <th class="num">Avg total</th>
@@ -217,7 +271,7 @@ export function UsagePage() {
               <tbody>
                 {rows.map((r) => (
                   <tr key={r.group ?? "(none)"} data-group={r.group ?? ""}>
-                    <td class="mono usage-group">{r.group !== null ? <Breakable name={r.group} /> : <span class="muted no-group">{noGroupLabel(by)}</span>}</td>
+                    <td class="mono usage-group" style={{ "--group-width": nameWidth }}>{r.group !== null ? <Breakable name={r.group} /> : <span class="muted no-group">{noGroupLabel(by)}</span>}</td>
                     <td class="num" data-label="Requests">{count(r.requests)}</td>
                     <td class="num" data-label="Errors">{count(r.errors)}</td>
                     <td class="num" data-label="Refused">{count(r.refused ?? 0)}</td>
