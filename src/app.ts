@@ -576,7 +576,12 @@ export async function startApp(opts: AppOptions): Promise<App> {
   let watcher: ConfigWatcher | undefined;
   if (cfg.source.path) {
     watcher = watchConfig(cfg.source.path, {
-      onReload: (next, text) => void live.acceptFile(next, text ?? ""),
+      onReload: (next, text, info) => {
+        // After a rejected edit, the file put back as it is in force is said (and the `config reloaded`
+        // line and event that follow clear the dashboard's "rejected"), not passed over in silence.
+        if (info?.restored) log(JSON.stringify({ level: "info", time: clock.now(), msg: "config file matches the running config again; the rejected edit is gone", path: cfg.source.path }));
+        live.acceptFile(next, text ?? "");
+      },
       onError: (err) => {
         const error = err instanceof ConfigError ? err.issues.map((i) => issueText(i, cfg.source.path)).join("; ") : err instanceof Error ? err.message : String(err);
         log(JSON.stringify({ level: "error", time: clock.now(), msg: "config reload rejected; the previous config stays in force", path: cfg.source.path, error }));

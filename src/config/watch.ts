@@ -6,7 +6,9 @@
  * The watcher watches the file's *folder* (not the file), so editors that save by writing a temporary
  * file and renaming it over the original, or by deleting and recreating it, are followed. Bursts of
  * events are debounced (default 200 ms). A change event whose content is byte-identical to the last
- * content handed out is ignored; SIGHUP and `reload()` always re-read (they also pick up changed
+ * content handed out is ignored, except right after a rejected edit: then the file put back as it was
+ * (the usual typo-then-fix cycle) is handed out again with `{ restored: true }`, so the caller can say
+ * the rejection is over (try19 D2). SIGHUP and `reload()` always re-read (they also pick up changed
  * `env:`/`file:` secrets, which are not watched).
  */
 import { type FSWatcher, readFileSync, watch } from "node:fs";
@@ -18,8 +20,11 @@ import type { RuntimeConfig } from "./types.ts";
 
 /** Callbacks of {@link watchConfig}. Neither may throw; if one does, the error goes to `onError`. */
 export interface WatchHandlers {
-  /** A new, valid configuration, and the file text it was built from. */
-  onReload(cfg: RuntimeConfig, text?: string): void;
+  /**
+   * A new, valid configuration, and the file text it was built from. `info.restored`: the file is again
+   * the one in force (same text) after the last re-read rejected an edit; nothing changed.
+   */
+  onReload(cfg: RuntimeConfig, text?: string, info?: { restored: boolean }): void;
   /** The new file is invalid or unreadable (a `ConfigError`), or watching failed. Keep the old config. */
   onError(err: unknown): void;
 }
@@ -59,6 +64,9 @@ export function watchConfig(path: string, handlers: WatchHandlers, opts: WatchOp
   let stopped = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let lastText: string | undefined;
+  // The last re-read of the file's content was rejected (onError): the next good read is announced
+  // even when it is the text already in force.
+  let rejected = false;
   try {
     lastText = readFileSync(abs, "utf8");
   } catch {
@@ -85,8 +93,10 @@ export function watchConfig(path: string, handlers: WatchHandlers, opts: WatchOp
     } catch {
       text = undefined; // loadConfigFile below reports the read error as a ConfigError
     }
-    if (!force && text !== undefined && text === lastText) return;
+    const same = text !== undefined && text === lastText;
+    if (!force && same && !rejected) return;
     if (text !== undefined && text.trim() === "" && lastText !== undefined && lastText.trim() !== "") {
+      rejected = true;
       // An editor that truncates before writing, or a file emptied by mistake: an empty file would be a
       // valid config with no providers or accounts. Keep the running config; a real edit follows.
       safe(() => {
@@ -95,9 +105,17 @@ export function watchConfig(path: string, handlers: WatchHandlers, opts: WatchOp
       return;
     }
     safe(() => {
-      const cfg = opts.load && text !== undefined ? opts.load(text) : loadConfigFile(abs, opts.env ?? process.env);
+      let cfg: RuntimeConfig;
+      try {
+        cfg = opts.load && text !== undefined ? opts.load(text) : loadConfigFile(abs, opts.env ?? process.env);
+      } catch (err) {
+        rejected = true;
+        throw err;
+      }
+      const restored = rejected && same;
+      rejected = false;
       lastText = text;
-      handlers.onReload(cfg, text);
+      handlers.onReload(cfg, text, restored ? { restored } : undefined);
     });
   };
 

@@ -23,12 +23,14 @@ function setup(initial: string, env: Record<string, string> = {}) {
   // The caller's own first load, as `start` does.
   let current: RuntimeConfig = loadConfigFile(path, env);
   const reloads: RuntimeConfig[] = [];
+  const infos: ({ restored: boolean } | undefined)[] = [];
   const errors: unknown[] = [];
   const stop: ConfigWatcher = watchConfig(
     path,
     {
-      onReload: (cfg) => {
+      onReload: (cfg, _text, info) => {
         reloads.push(cfg);
+        infos.push(info);
         current = cfg;
       },
       onError: (err) => errors.push(err),
@@ -39,7 +41,7 @@ function setup(initial: string, env: Record<string, string> = {}) {
     stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  return { dir, path, reloads, errors, stop, current: () => current };
+  return { dir, path, reloads, infos, errors, stop, current: () => current };
 }
 
 /** Polls for what the watcher reports; the deadline is far beyond the debounce so that a loaded machine does not fail it. */
@@ -100,6 +102,27 @@ describe("watchConfig", () => {
     writeFileSync(w.path, "server: { port: 2003 }\n");
     await waitFor(() => w.reloads.length >= 1);
     expect(w.current().server.port).toBe(2003);
+  });
+
+  test("after a rejected edit, the file put back exactly as it is in force is reported as restored (try19 D2: it was ignored as unchanged)", async () => {
+    const w = setup("server: { port: 2101 }\n");
+    await Bun.sleep(50);
+    writeFileSync(w.path, "server: { port: 2101\n"); // a YAML typo
+    await waitFor(() => w.errors.length >= 1);
+    expect(w.reloads).toEqual([]);
+    writeFileSync(w.path, "server: { port: 2101 }\n"); // the typo fixed: the running content again
+    await waitFor(() => w.reloads.length >= 1);
+    expect(w.infos).toEqual([{ restored: true }]);
+    expect(w.current().server.port).toBe(2101);
+    // once restored, the same text again is ignored as before; a real change is not "restored"
+    const m = marker(w.dir);
+    writeFileSync(w.path, "server: { port: 2101 }\n");
+    await m.bump();
+    expect(w.reloads.length).toBe(1);
+    writeFileSync(w.path, "server: { port: 2102 }\n");
+    await waitFor(() => w.reloads.length >= 2);
+    expect(w.infos[1]).toBeUndefined();
+    expect(w.errors.length).toBe(1);
   });
 
   test("an editor that writes a temp file and renames it over the original is followed", async () => {

@@ -2,7 +2,8 @@
  * The config file's reloads on the dashboard's Routing page, in a real Chromium (SPEC 9.4, 9.3
  * `POST /admin/api/config/reload`, 2.3): the page shows what a reload answered, in place, without a
  * page reload: what changed, each changed setting that waits for a restart with the server's sentence,
- * or why a file with errors was refused (the old configuration stays); for a reload triggered
+ * or why a file with errors was refused (the old configuration stays), and that the refusal is over once
+ * the file is put back as it is in force; for a reload triggered
  * elsewhere (here: the file changed, which the gateway re-reads by itself) through the
  * `config_reloaded` live event, and for its own Reload config file button. A remote browser signed in
  * with an admin key (a session: the POST carries the page's CSRF token), under the page's CSP (no
@@ -10,7 +11,7 @@
  * dashboard showed nothing of a reload's answer (`restartNeeded`, errors) and had no way to reload.
  */
 import { expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 import { SHOTS } from "../support/browser.ts";
@@ -70,6 +71,7 @@ test("a reload (the file changed, or the Reload button) shows what changed, what
 
     // A file with an error is refused, by the gateway's own re-read and by the button: the page says
     // why, and the running configuration stays.
+    const running = readFileSync(suite.gw.configPath, "utf8");
     writeFileSync(suite.gw.configPath, yamlOf(suite.gw.fake.url).replace("kind: openai-compatible", "kind: openai-compatibel"));
     const rejected = page.locator('[data-reload="rejected"]');
     await rejected.waitFor({ timeout: 15_000 });
@@ -82,6 +84,13 @@ test("a reload (the file changed, or the Reload button) shows what changed, what
     expect(await page.locator('[data-reload="changes"]').count()).toBe(0);
     expect(await page.locator('tr[data-alias="smart"]').count()).toBe(1);
     await page.screenshot({ path: join(SHOTS, "config-reload-rejected.png"), fullPage: true });
+
+    // The edit undone (the file exactly as it is in force again): the card no longer says "rejected"
+    // (try19 D2: the gateway ignored the file as unchanged, and the red refusal stayed).
+    writeFileSync(suite.gw.configPath, running);
+    await changes.filter({ hasText: "nothing changed" }).waitFor({ timeout: 30_000 });
+    expect(await changes.innerText()).toMatch(/: nothing changed since the file was last read \(at [^:]+:\d\d:\d\d[^:]*: alias smart added; key ci added; server port changed\)\.$/);
+    expect(await page.locator('[data-reload="rejected"]').count()).toBe(0);
 
     expect(await page.evaluate("window.__samePage")).toBe(1); // never reloaded
     const text = await page.locator("body").innerText();

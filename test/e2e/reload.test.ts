@@ -1,10 +1,11 @@
 /**
  * Hot reload of a running `switchyard start` (SPEC 2.3): editing the config file takes effect without a
  * restart; an invalid file is rejected with a logged error while the old config keeps serving; SIGHUP
- * re-reads (and does not stop the process); a request in flight during a reload completes.
+ * re-reads (and does not stop the process); a request in flight during a reload completes; a rejected
+ * edit undone (the file exactly as in force again) is said in the log and on the event stream.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
 
@@ -170,5 +171,37 @@ accounts:
     expect(gone.status).toBe(404);
     const calls = (await (await fetch(`${inst.url}/admin/api/calls?limit=50`)).json()) as { calls: Array<{ requestId: string; outcome: string }> };
     expect(calls.calls.find((c) => c.requestId === res.headers.get("x-request-id"))).toMatchObject({ outcome: "ok" });
+  }, 30_000);
+  test("a rejected edit undone (the file put back exactly as it is in force) is logged and announced as config_reloaded without error (try19 D2: it was silent, and the dashboard kept saying rejected)", async () => {
+    const stream = await fetch(`${inst.url}/admin/api/events?types=config_reloaded`, { headers: { accept: "text/event-stream" } });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let sse = "";
+    const pump = (async () => {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        sse += new TextDecoder().decode(value);
+      }
+    })();
+    const events = () => sse.split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)) as { type: string; error?: string; changed: object });
+    try {
+      const running = readFileSync(inst.configPath, "utf8");
+      const rejected = rejections();
+      writeFileSync(inst.configPath, running.replace("accounts:", "accounts")); // the typo of try19's D2
+      expect(await until(() => rejections() > rejected)).toBe(true);
+      expect(await until(() => events().some((e) => e.error !== undefined))).toBe(true);
+      const n = reloads();
+      writeFileSync(inst.configPath, running); // the typo fixed
+      const back = "config file matches the running config again; the rejected edit is gone";
+      expect(await until(() => logs().some((l) => l.msg === back) && reloads() > n)).toBe(true);
+      expect(logs().find((l) => l.msg === back)).toMatchObject({ level: "info", path: inst.configPath });
+      expect(await until(() => events().at(-1)?.error === undefined)).toBe(true);
+      expect(events().at(-1)).toMatchObject({ type: "config_reloaded", changed: {} });
+      expect((await chat("oai/gpt-x")).status).toBe(200); // the running config still serves
+    } finally {
+      await reader.cancel();
+      await pump.catch(() => {});
+    }
   }, 30_000);
 });
