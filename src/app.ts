@@ -48,7 +48,7 @@ import { ConfigError, issueText } from "./config/errors.ts";
 import type { RuntimeConfig } from "./config/types.ts";
 import { watchConfig, type ConfigWatcher } from "./config/watch.ts";
 import { geminiModelEntry, geminiModelList, modelList, modelEntry } from "./http/models.ts";
-import { LiveConfig } from "./config/live.ts";
+import { LiveConfig, NO_CONFIG_FILE_TO_RELOAD } from "./config/live.ts";
 import type { ConfigChanges } from "./config/diff.ts";
 import { restartNeeded, type StartedWith } from "./config/restart-only.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
@@ -589,6 +589,11 @@ export async function startApp(opts: AppOptions): Promise<App> {
       },
     }, { env, load: (text) => live.composeFile(text) });
   }
+  // Without a file nothing else listens for SIGHUP, and its default action ended the process without a
+  // word (try19 D1): say why nothing is reloaded, as `switchyard reload` does, and keep running.
+  const hupWithoutFile = () => log(JSON.stringify({ level: "warn", time: clock.now(), msg: "SIGHUP: nothing reloaded", error: NO_CONFIG_FILE_TO_RELOAD }));
+  const listenHup = !cfg.source.path;
+  if (listenHup) process.on("SIGHUP", hupWithoutFile);
   // settings.usage_retention_days: usage rows older than that are deleted, in batches, every hour.
   const retention = new UsageRetention({ store, days: () => cfg.settings.usageRetentionDays, now: () => clock.now(), log, everyMs: Number(env.SWITCHYARD_RETENTION_MS) >= 1 ? Number(env.SWITCHYARD_RETENTION_MS) : undefined });
   retention.ensure();
@@ -655,6 +660,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       recentAlerts.close();
       alertLog.close();
       watcher?.();
+      if (listenHup) process.off("SIGHUP", hupWithoutFile);
       void server.stop(false);
       const deadline = Date.now() + graceMs;
       // A finished request may still be writing its last bytes: wait for Bun's pending count too.

@@ -20,7 +20,7 @@ import type { AccountRegistry } from "../accounts/registry.ts";
 import type { StoredObjects } from "../config/compose.ts";
 import { webhookUrlShown } from "../alerts/webhook.ts";
 import { ConfigError, issueText, type ConfigIssue } from "../config/errors.ts";
-import type { LiveConfig } from "../config/live.ts";
+import { type LiveConfig, NO_CONFIG_FILE_TO_RELOAD } from "../config/live.ts";
 import type { RestartNeeded } from "../config/restart-only.ts";
 import { parseYaml } from "../config/load.ts";
 import { ComboSchema, SettingsSchema } from "../config/schema.ts";
@@ -440,7 +440,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
       .post("/accounts/:id/enable", ({ params }) => setDisabled(params.id, false))
       // ---- reload --------------------------------------------------------------------------
       .post("/config/reload", async () => {
-        if (!live.path) return adminError(409, "This instance runs on the built-in default configuration: there is no config file to reload. Write one (~/.switchyard/config.yaml, $SWITCHYARD_HOME/config.yaml, or any file passed with --config) and restart switchyard to use it.", null, "no_config_file");
+        if (!live.path) return adminError(409, NO_CONFIG_FILE_TO_RELOAD, null, "no_config_file");
         const r = live.reloadFile();
         if (r.ok) {
           // a reload that found the file as last read says what that read changed (describe-changes.ts describeReload)

@@ -18,6 +18,13 @@ import type { Env } from "./secrets.ts";
 import type { RuntimeConfig } from "./types.ts";
 
 /** Options of {@link LiveConfig}. */
+/**
+ * What a reload of an instance on the built-in default configuration answers (no file: `POST
+ * /admin/api/config/reload`'s 409, `switchyard reload`) and what SIGHUP logs then (the process keeps running).
+ */
+export const NO_CONFIG_FILE_TO_RELOAD =
+  "This instance runs on the built-in default configuration: there is no config file to reload. Write one (~/.switchyard/config.yaml, $SWITCHYARD_HOME/config.yaml, or any file passed with --config) and restart switchyard to use it.";
+
 export interface LiveConfigOptions {
   /** The file's path; absent when running on the built-in default. */
   path?: string;

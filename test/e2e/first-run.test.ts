@@ -1,10 +1,11 @@
 /**
  * A new user's first start (README "On a fresh machine"): `switchyard start` with no config file and no
  * API key in the environment. The log says that no account is configured and where a config file goes;
- * a request says how to add an account; a reload says why there is nothing to reload.
+ * a request says how to add an account; a reload says why there is nothing to reload, and so does
+ * SIGHUP, which leaves the process running.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -105,4 +106,19 @@ describe("first start without a config file", () => {
       "This instance runs on the built-in default configuration: there is no config file to reload. Write one (~/.switchyard/config.yaml, $SWITCHYARD_HOME/config.yaml, or any file passed with --config) and restart switchyard to use it.",
     );
   });
+  test("SIGHUP logs that there is no file to reload and the gateway keeps running (try19 D1: it died without a word, leaving instance.json)", async () => {
+    proc.kill("SIGHUP");
+    const said = () => lines.flatMap((l) => (l.startsWith("{") ? [JSON.parse(l) as { level: string; msg: string; error?: string }] : [])).find((m) => m.msg === "SIGHUP: nothing reloaded");
+    for (const end = Date.now() + 15_000; !said() && proc.exitCode === null && Date.now() < end; ) await Bun.sleep(20);
+    expect(said()).toMatchObject({
+      level: "warn",
+      msg: "SIGHUP: nothing reloaded",
+      error: "This instance runs on the built-in default configuration: there is no config file to reload. Write one (~/.switchyard/config.yaml, $SWITCHYARD_HOME/config.yaml, or any file passed with --config) and restart switchyard to use it.",
+    });
+    expect(proc.exitCode).toBeNull();
+    const res = await fetch(`${url}/health`);
+    expect(res.status).toBe(200);
+    await res.arrayBuffer();
+    expect(existsSync(join(home, ".switchyard", "instance.json"))).toBe(true);
+  }, 30_000);
 });
