@@ -4,14 +4,17 @@
  * configuration it already has (nothing is swapped, no request in flight is affected).
  *
  * The watcher watches the file's *folder* (not the file), so editors that save by writing a temporary
- * file and renaming it over the original, or by deleting and recreating it, are followed. Bursts of
+ * file and renaming it over the original, or by deleting and recreating it, are followed. A path that
+ * is a symlink is followed too: the folder of the file it resolves to is watched as well (try19 D8: an
+ * edit of the target, e.g. in a dotfiles repo, went unseen), re-resolved after every event, since the
+ * link may be repointed. Bursts of
  * events are debounced (default 200 ms). A change event whose content is byte-identical to the last
  * content handed out is ignored, except right after a rejected edit: then the file put back as it was
  * (the usual typo-then-fix cycle) is handed out again with `{ restored: true }`, so the caller can say
  * the rejection is over (try19 D2). SIGHUP and `reload()` always re-read (they also pick up changed
  * `env:`/`file:` secrets, which are not watched).
  */
-import { type FSWatcher, readFileSync, watch } from "node:fs";
+import { type FSWatcher, readFileSync, realpathSync, watch } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
 import { ConfigError, ROOT_PATH } from "./errors.ts";
 import { loadConfigFile } from "./load.ts";
@@ -87,6 +90,7 @@ export function watchConfig(path: string, handlers: WatchHandlers, opts: WatchOp
 
   const reloadNow = (force: boolean) => {
     if (stopped) return;
+    followTarget();
     let text: string | undefined;
     try {
       text = readFileSync(abs, "utf8");
@@ -128,16 +132,36 @@ export function watchConfig(path: string, handlers: WatchHandlers, opts: WatchOp
     }, debounceMs);
   };
 
-  let watcher: FSWatcher | undefined;
-  try {
-    watcher = watch(dir, { persistent: false }, (_event, filename) => {
-      // Some platforms omit the name; then any event in the folder may be ours.
-      if (filename == null || filename.toString() === name) schedule();
-    });
-    watcher.on("error", (err) => safe(() => handlers.onError(err)));
-  } catch (err) {
-    safe(() => handlers.onError(err));
-  }
+  /** Watches `folder` for events on `file` (any event when the platform omits the name). */
+  const watchFolder = (folder: string, file: string): FSWatcher | undefined => {
+    try {
+      const w = watch(folder, { persistent: false }, (_event, filename) => {
+        if (filename == null || filename.toString() === file) schedule();
+      });
+      w.on("error", (err) => safe(() => handlers.onError(err)));
+      return w;
+    } catch (err) {
+      safe(() => handlers.onError(err));
+      return undefined;
+    }
+  };
+  const watcher = watchFolder(dir, name);
+
+  // The symlink's target (its real path), watched in its own folder while it differs from `abs`.
+  let target: { path: string; watcher?: FSWatcher } | undefined;
+  const followTarget = () => {
+    if (stopped) return;
+    let real: string;
+    try {
+      real = realpathSync(abs);
+    } catch {
+      return; // gone for now (a delete and recreate, a dangling link): keep what is watched
+    }
+    if (real === (target?.path ?? abs)) return;
+    target?.watcher?.close();
+    target = real === abs ? undefined : { path: real, watcher: watchFolder(dirname(real), basename(real)) };
+  };
+  followTarget();
 
   const onHup = () => {
     if (timer) clearTimeout(timer);
@@ -152,6 +176,7 @@ export function watchConfig(path: string, handlers: WatchHandlers, opts: WatchOp
     stopped = true;
     if (timer) clearTimeout(timer);
     watcher?.close();
+    target?.watcher?.close();
     if (sighup) process.off("SIGHUP", onHup);
   }) as ConfigWatcher;
   stop.reload = () => {

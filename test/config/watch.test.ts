@@ -4,7 +4,7 @@
  * SIGHUP forces a re-read.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { mkdtempSync, renameSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
+import { mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ConfigError, type ConfigWatcher, loadConfigFile, type RuntimeConfig, watchConfig } from "../../src/config/index.ts";
@@ -123,6 +123,35 @@ describe("watchConfig", () => {
     await waitFor(() => w.reloads.length >= 2);
     expect(w.infos[1]).toBeUndefined();
     expect(w.errors.length).toBe(1);
+  });
+
+  test("a config path that is a symlink: an edit of the file it points at (in another folder) is picked up, also after the link is repointed (try19 D8: only the link's folder was watched)", async () => {
+    const real = mkdtempSync(join(tmpdir(), "switchyard-watch-target-"));
+    const other = mkdtempSync(join(tmpdir(), "switchyard-watch-target2-"));
+    cleanups.push(() => {
+      rmSync(real, { recursive: true, force: true });
+      rmSync(other, { recursive: true, force: true });
+    });
+    writeFileSync(join(real, "config.yaml"), "server: { port: 2201 }\n");
+    const w = setup("");
+    unlinkSync(w.path);
+    symlinkSync(join(real, "config.yaml"), w.path);
+    await waitFor(() => w.reloads.length >= 1); // the link itself appeared in the watched folder
+    expect(w.current().server.port).toBe(2201);
+    writeFileSync(join(real, "config.yaml"), "server: { port: 2202 }\n"); // the target edited in place
+    await waitFor(() => w.current().server.port === 2202);
+    // editors that save by renaming over the target are followed in its folder too
+    writeFileSync(join(real, ".config.yaml.tmp"), "server: { port: 2203 }\n");
+    renameSync(join(real, ".config.yaml.tmp"), join(real, "config.yaml"));
+    await waitFor(() => w.current().server.port === 2203);
+    // the link repointed (seen in the link's folder), then the new target edited
+    writeFileSync(join(other, "config.yaml"), "server: { port: 2204 }\n");
+    symlinkSync(join(other, "config.yaml"), join(w.dir, "next.yaml"));
+    renameSync(join(w.dir, "next.yaml"), w.path);
+    await waitFor(() => w.current().server.port === 2204);
+    writeFileSync(join(other, "config.yaml"), "server: { port: 2205 }\n");
+    await waitFor(() => w.current().server.port === 2205);
+    expect(w.errors).toEqual([]);
   });
 
   test("an editor that writes a temp file and renames it over the original is followed", async () => {

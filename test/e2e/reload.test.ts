@@ -2,10 +2,13 @@
  * Hot reload of a running `switchyard start` (SPEC 2.3): editing the config file takes effect without a
  * restart; an invalid file is rejected with a logged error while the old config keeps serving; SIGHUP
  * re-reads (and does not stop the process); a request in flight during a reload completes; a rejected
- * edit undone (the file exactly as in force again) is said in the log and on the event stream.
+ * edit undone (the file exactly as in force again) is said in the log and on the event stream; a config
+ * path that is a symlink follows edits of the file it points at.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
 
@@ -202,6 +205,30 @@ accounts:
     } finally {
       await reader.cancel();
       await pump.catch(() => {});
+    }
+  }, 30_000);
+  test("a config file that is a symlink to a file in another folder: editing that file is picked up (try19 D8: only the link's folder was watched)", async () => {
+    const dotfiles = mkdtempSync(join(tmpdir(), "switchyard-dotfiles-"));
+    try {
+      const target = join(dotfiles, "config.yaml");
+      const running = readFileSync(inst.configPath, "utf8");
+      // the config path becomes a link to the file in the other folder (with an alias more, so that the
+      // gateway's re-read of the swapped link is seen before the target is edited)
+      writeFileSync(target, running.replace("accounts:", "aliases:\n  viaSwap: oai/gpt-swap\naccounts:"));
+      symlinkSync(target, `${inst.configPath}.link`);
+      renameSync(`${inst.configPath}.link`, inst.configPath);
+      expect(await until(async () => (await chat("viaSwap")).status === 200)).toBe(true);
+      const before = await chat("viaLink");
+      expect(before.status).not.toBe(200);
+      await before.arrayBuffer();
+      writeFileSync(target, running.replace("accounts:", "aliases:\n  viaSwap: oai/gpt-swap\n  viaLink: oai/gpt-link\naccounts:"));
+      expect(await until(async () => (await chat("viaLink")).status === 200)).toBe(true);
+      expect(fake.requests.at(-1)!.model).toBe("gpt-link");
+    } finally {
+      // the instance keeps a regular file (afterAll removes the data dir)
+      writeFileSync(`${inst.configPath}.tmp`, readFileSync(inst.configPath, "utf8"));
+      renameSync(`${inst.configPath}.tmp`, inst.configPath);
+      rmSync(dotfiles, { recursive: true, force: true });
     }
   }, 30_000);
 });
