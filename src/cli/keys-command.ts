@@ -6,6 +6,7 @@ import type { BudgetUse, MinuteUse } from "../../pipeline/ports.ts";
 import { admin } from "./instance.ts";
 import { table } from "./table.ts";
 import { fail, out } from "./terminal.ts";
+import { unknownSubcommand } from "./unknown-subcommand.ts";
 
 /** `switchyard keys set`'s usage line (its flags are create's; `none` clears a limit). */
 const SET_USAGE = "switchyard keys set NAME [--tag TAG] [--rpm N|none] [--tpm N|none] [--concurrency N|none] [--budget WINDOW:tokens|usd:AMOUNT|none]... [--models LIST|none]...";
@@ -88,7 +89,8 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       return;
     }
     default:
-      fail("usage: switchyard keys create NAME [options] | keys list [--json] | keys set NAME [options] | keys revoke NAME | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME", 2);
+      fail(`${sub === undefined ? "" : `${unknownSubcommand("keys", sub, ["create", "list", "set", "revoke", "rotate", "disable", "enable"])}
+`}usage: switchyard keys create NAME [options] | keys list [--json] | keys set NAME [options] | keys revoke NAME | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME`, 2);
   }
 }
 

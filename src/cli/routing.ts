@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import type { RoutePlan } from "../../pipeline/index.ts";
 import type { AccountsStatus } from "../accounts/status.ts";
+import { unknownSubcommand } from "./unknown-subcommand.ts";
 
 /**
  * Calls the admin API of the running instance and answers its JSON; exits with one line when none runs
@@ -155,7 +156,10 @@ export async function accountsCommand(sub: string | undefined, opts: { json?: bo
     await call("DELETE", `/accounts/${encodeURIComponent(opts.id!)}`);
     return io.out(`removed account ${opts.id}`);
   }
-  if (sub !== "status") io.fail("usage: switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL] | accounts unlock ID | accounts close-circuit PROVIDER", 2);
+  if (sub !== "status") {
+    const unknown = sub === undefined ? "" : `${unknownSubcommand("accounts", sub, ["status", "remove", "restore", "unlock", "close-circuit"])}\n`;
+    io.fail(`${unknown}usage: switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL] | accounts unlock ID | accounts close-circuit PROVIDER`, 2);
+  }
   const status = (await call("GET", "/accounts")) as AccountsStatus;
   if (opts.json) return io.out(JSON.stringify(status, null, 2));
   io.out(formatAccountsStatus(status));

@@ -123,6 +123,16 @@ describe("switchyard command line", () => {
       expect(r.err).toContain("switchyard COMMAND --help says what a command does.");
     }
   });
+  test("an unknown sub-command of keys or accounts is named, with the closest and the ones it takes, before the usage line (exit 2; try19 D4: only the usage line)", () => {
+    const keys = "usage: switchyard keys create NAME [options] | keys list [--json] | keys set NAME [options] | keys revoke NAME | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME\n";
+    const accounts = "usage: switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL] | accounts unlock ID | accounts close-circuit PROVIDER\n";
+    expect(run("keys", "frob")).toEqual({ code: 2, out: "", err: `unknown subcommand "frob" of switchyard keys; it takes create, list, set, revoke, rotate, disable, enable\n${keys}` });
+    expect(run("keys", "lst")).toEqual({ code: 2, out: "", err: `unknown subcommand "lst" of switchyard keys (did you mean "list"?); it takes create, list, set, revoke, rotate, disable, enable\n${keys}` });
+    expect(run("accounts", "frob")).toEqual({ code: 2, out: "", err: `unknown subcommand "frob" of switchyard accounts; it takes status, remove, restore, unlock, close-circuit\n${accounts}` });
+    expect(run("accounts", "unlok", "x")).toEqual({ code: 2, out: "", err: `unknown subcommand "unlok" of switchyard accounts (did you mean "unlock"?); it takes status, remove, restore, unlock, close-circuit\n${accounts}` });
+    // no sub-command at all: the usage line, as before
+    expect(run("keys")).toEqual({ code: 2, out: "", err: keys });
+  });
   test("every command's help: its own usage lines, what it does, and how it finds the instance when it talks to one", () => {
     const commands = ["start", "check-config", "keys", "usage", "calls", "route", "accounts", "login", "import", "service", "setup", "reload", "version"];
     for (const cmd of commands) {
