@@ -9,6 +9,7 @@
  */
 import type { BudgetUse } from "../../pipeline/ports.ts";
 import type { UsageStore } from "../store/usage.ts";
+import { unpricedServed } from "../limits/unpriced-seen.ts";
 
 /**
  * How long before a window's start a request still counts as the window's, ms. A usage row's time is its
@@ -17,6 +18,19 @@ import type { UsageStore } from "../store/usage.ts";
  * only when that window ended within the margin before this one opened.
  */
 export const WINDOW_START_SLACK_MS = 5_000;
+
+/**
+ * How long a window's count is reused, ms, while this instance served the key no request of an
+ * unpriced model (src/limits/unpriced-seen.ts; one it served makes the next list ask again). The count
+ * is a usage query over the whole window (up to 30 days of the key's rows; on SQLite it runs on the
+ * thread that serves requests: ~100–150 ms per key on 300,000 rows over 29 days, review19 R5), and the
+ * Keys page reads the list every few seconds, every second under traffic: reused, it runs at most once
+ * per key this often. Another instance's requests (a shared PostgreSQL) show within this much.
+ */
+export const UNPRICED_COUNT_TTL_MS = 10_000;
+
+/** Counts already made, per store: `keyName NUL windowStart` → when it was read (ms), the count, and {@link unpricedServed} then. */
+const cached = new WeakMap<object, Map<string, { at: number; count: number; served: number }>>();
 
 /** A budget's use with, for a USD budget whose window is open, the requests of unpriced models in it. */
 export type BudgetUseNoted = BudgetUse & { unpriced?: number };
@@ -27,18 +41,34 @@ export type BudgetUseNoted = BudgetUse & { unpriced?: number };
  * {@link WINDOW_START_SLACK_MS}) that a model without a price served. One usage query per distinct
  * window start; token budgets (which count those requests' tokens) and unopened windows are returned
  * as they are. The rows are matched by the key's name: a config key and a stored key of the same name
- * are counted together, as the Usage table counts them.
- * @throws what the store's `usageSummary` throws (StoreError `unavailable`, `closed`)
+ * are counted together, as the Usage table counts them. A count is reused for
+ * {@link UNPRICED_COUNT_TTL_MS} (`now`: the clock, ms); a count the store cannot give (StoreError
+ * `unavailable`, `closed`: a shared database away) is left out, so the key list still answers.
  */
-export async function withUnpricedCounts(store: Pick<UsageStore, "usageSummary">, keyName: string, budgets: readonly BudgetUse[]): Promise<BudgetUseNoted[]> {
-  const counts = new Map<number, Promise<number>>();
-  const count = (since: number) => {
-    let n = counts.get(since);
-    if (n === undefined) {
-      n = Promise.resolve(store.usageSummary({ sinceMs: since - WINDOW_START_SLACK_MS, by: "key", filter: { key: keyName } })).then((rows) => rows.reduce((sum, r) => sum + (Number(r.unpriced) || 0), 0));
-      counts.set(since, n);
+export async function withUnpricedCounts(store: Pick<UsageStore, "usageSummary">, keyName: string, budgets: readonly BudgetUse[], now = Date.now()): Promise<BudgetUseNoted[]> {
+  let memo = cached.get(store);
+  if (memo === undefined) cached.set(store, (memo = new Map()));
+  const count = async (since: number): Promise<number | undefined> => {
+    const id = `${keyName}\u0000${since}`;
+    const hit = memo.get(id);
+    const served = unpricedServed(keyName);
+    if (hit !== undefined && now - hit.at < UNPRICED_COUNT_TTL_MS && hit.served === served) return hit.count;
+    try {
+      const rows = await store.usageSummary({ sinceMs: since - WINDOW_START_SLACK_MS, by: "key", filter: { key: keyName } });
+      const n = rows.reduce((sum, r) => sum + (Number(r.unpriced) || 0), 0);
+      // windows that closed are not asked again: drop what is stale before adding
+      for (const [k, v] of memo) if (now - v.at >= UNPRICED_COUNT_TTL_MS) memo.delete(k);
+      memo.set(id, { at: now, count: n, served });
+      return n;
+    } catch {
+      return undefined;
     }
-    return n;
   };
-  return Promise.all(budgets.map(async (b) => (b.budget.usd !== undefined && b.startedAt !== undefined ? { ...b, unpriced: await count(b.startedAt) } : b)));
+  return Promise.all(
+    budgets.map(async (b) => {
+      if (b.budget.usd === undefined || b.startedAt === undefined) return b;
+      const unpriced = await count(b.startedAt);
+      return unpriced === undefined ? b : { ...b, unpriced };
+    }),
+  );
 }

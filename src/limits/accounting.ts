@@ -14,6 +14,7 @@ import { estimateInputOfRequest, estimateOutputTokens, isCountTokens, keyId, typ
 import type { BudgetChange, UsageRecord } from "../../pipeline/ports.ts";
 import { PriceBook, type PriceOverride, type PriceTable } from "../pricing/prices.ts";
 import { roundUsd } from "./dollars.ts";
+import { noteUnpricedServed } from "./unpriced-seen.ts";
 import type { KeyLimitCounters } from "../../pipeline/ports.ts";
 
 /** The provider and model that served a request. */
@@ -125,7 +126,10 @@ export class RequestAccounting {
       if (cost.unpriced) rec.unpriced = true;
       else if (cost.usd !== undefined && cost.usd > 0 && Number.isFinite(cost.usd)) this.learnRate(served, cost.usd / tokens);
     }
-    if (rec.unpriced && served && ctx.key?.limits?.budgets?.some((b) => b.usd !== undefined)) this.warnUnpriced(ctx.key.name, served);
+    if (rec.unpriced && served && ctx.key?.limits?.budgets?.some((b) => b.usd !== undefined)) {
+      noteUnpricedServed(ctx.key.name);
+      this.warnUnpriced(ctx.key.name, served);
+    }
     if (ctx.limitsAdmitted && ctx.key?.limits) {
       ctx.limitsAdmitted = false;
       // The key's id, not its name: a key created with a revoked key's name counts afresh.
