@@ -244,16 +244,31 @@ export const MISDIRECTED_404_REASON = "upstream 404 that is not the provider's e
 export function misdirected404(f: Pick<FailureFacts, "status" | "inBand" | "bodyText">): boolean {
   if (f.status !== 404 || f.inBand || f.bodyText === undefined) return false;
   const body = f.bodyText.trim();
+  // A page is a web server's, whatever words it holds ("The requested URL does not exist").
+  if (body.startsWith("<")) return true;
   if (MODEL_WORDS.test(body)) return false;
   if (body.startsWith("{")) {
     try {
-      JSON.parse(body);
-      return false;
+      return isBareNotFound(JSON.parse(body));
     } catch {
       // not JSON after all: a wrong URL's page
     }
   }
   return true;
+}
+
+/**
+ * Whether a JSON 404 body is a web framework's answer to a path it has no route for rather than the
+ * provider's error: one field (`detail`, `message` or `error`) reading just "Not Found" — FastAPI's
+ * `{"detail":"Not Found"}`, which vLLM, LiteLLM and other OpenAI-compatible servers answer for a wrong
+ * path (observed; review19 R1), and the same from Express-style servers.
+ */
+function isBareNotFound(json: unknown): boolean {
+  if (typeof json !== "object" || json === null || Array.isArray(json)) return false;
+  const entries = Object.entries(json);
+  if (entries.length !== 1) return false;
+  const [name, value] = entries[0]!;
+  return (name === "detail" || name === "message" || name === "error") && typeof value === "string" && /^\s*not found\.?\s*$/i.test(value);
 }
 
 /**

@@ -102,7 +102,10 @@ describe("rows", () => {
 
   test("a 404 that is not the provider's error JSON (HTML page, no body, plain text) → the server row: cooldown for the model, next account, no removal", () => {
     const server = { row: "server_error", account: { type: "cooldown_for", scope: "model", ms: 30_000, reason: "upstream 404 that is not the provider's error (check providers[].base_url)" }, loop: "next_account" } satisfies Classification;
-    for (const bodyText of ["<h1>404 Not Found</h1>", "", "Cannot POST /nope/v1/messages", "{not json"]) {
+    // review19 R1: a page whose words say "does not exist", and FastAPI's answer to a path it has no
+    // route for (vLLM, LiteLLM), are a wrong URL too.
+    const pages = ["<h1>404 Not Found</h1>", "<html><body>The requested URL /nope/v1/messages does not exist on this server.</body></html>"];
+    for (const bodyText of [...pages, "", "Cannot POST /nope/v1/messages", "{not json", '{"detail":"Not Found"}', '{"message":"Not Found"}']) {
       const error = codecFor("anthropic-messages").parseError(404, bodyText, h({}), NOW);
       expect(classify(f({ status: 404, bodyText, error }))).toEqual(server);
     }
@@ -110,8 +113,9 @@ describe("rows", () => {
     const json = '{"type":"error","error":{"type":"not_found_error","message":"model: claude-x"}}';
     expect(classify(f({ status: 404, bodyText: json, error: codecFor("anthropic-messages").parseError(404, json, h({}), NOW) }))).toMatchObject({ row: "model_unavailable", account: { type: "remove_pairing" } });
     expect(classify(f({ status: 404, bodyText: "model not found" }))).toMatchObject({ row: "model_unavailable" });
-    const generic = '{"detail":"Not Found"}';
-    expect(classify(f({ status: 404, bodyText: generic, error: codecFor("openai-chat").parseError(404, generic, h({}), NOW) }))).toMatchObject({ row: "model_unavailable" });
+    // vLLM's answer for a model it does not serve names it: the model row
+    const vllm = '{"object":"error","message":"The model `llama-x` does not exist.","type":"NotFoundError","param":null,"code":404}';
+    expect(classify(f({ status: 404, bodyText: vllm, error: codecFor("openai-chat").parseError(404, vllm, h({}), NOW) }))).toMatchObject({ row: "model_unavailable" });
   });
 
   test("a request-policy 403 is the request's fault: no account effect, next target", () => {
