@@ -102,9 +102,13 @@ function sweepOnce(): void {
     return;
   }
   const now = performance.now();
-  for (let d: Deadline | undefined = first; d !== undefined; ) {
-    const next: Deadline | undefined = d.next;
-    if (d.dueAt <= now) {
+  // The due ones first, then their expiries: an expiry may disarm, renew or arm others (the list
+  // changes under a walk), and one disarmed or renewed by an earlier expiry is no longer due.
+  let due: Deadline[] | undefined;
+  for (let d: Deadline | undefined = first; d !== undefined; d = d.next) if (d.dueAt <= now) (due ??= []).push(d);
+  if (due !== undefined)
+    for (const d of due) {
+      if (!d.armed || d.dueAt > now) continue;
       d.disarm();
       try {
         d.expire();
@@ -112,8 +116,6 @@ function sweepOnce(): void {
         // an expiry that throws must not keep the others from theirs
       }
     }
-    d = next;
-  }
   // what is armed now, those (re-)armed by an expiry included
   let shortest = Infinity;
   for (let d: Deadline | undefined = first; d !== undefined; d = d.next) if (d.ms < shortest) shortest = d.ms;

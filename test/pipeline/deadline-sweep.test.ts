@@ -105,3 +105,29 @@ describe("deadline sweep period", () => {
     long.disarm();
   });
 });
+
+describe("deadline sweep and expiries that change the list (review19 R3)", () => {
+  test("a deadline disarmed by another's expiry in the same pass does not fire, and the pass goes on to the rest", async () => {
+    const fired: string[] = [];
+    const named = (name: string, then?: () => void) =>
+      new CallbackDeadline(() => {
+        fired.push(name);
+        then?.();
+      });
+    const b = named("b");
+    const c = named("c");
+    const a = named("a", () => {
+      b.disarm();
+      c.disarm();
+    });
+    const d = named("d");
+    // The list runs from the last armed: a, c, b, d. All due at the same instant, so one pass sees them.
+    for (const x of [d, b, c, a]) x.arm(30);
+    const dueAt = Math.max(a.dueAt, b.dueAt, c.dueAt, d.dueAt);
+    for (const x of [a, b, c, d]) x.dueAt = dueAt;
+    expect(await until(() => !d.armed)).toBe(true);
+    await sleep(100);
+    expect(fired).toEqual(["a", "d"]);
+    expect(armedDeadlines()).toBe(0);
+  });
+});
