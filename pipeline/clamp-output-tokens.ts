@@ -26,6 +26,16 @@
  * A limit the body builder already lowered (the Anthropic builder stops a `max_tokens` it raises by the
  * thinking budget at the model's limit, formats/anthropic-messages/build.ts) gets the same warning: the
  * client asked for more than was sent either way, and it is said once.
+ *
+ * An Anthropic Messages client that gives no `max_tokens` (null counts as none) and whose body the
+ * gateway sends with one it chose (the Anthropic body builders and the anthropic-compatible tidy lane
+ * put in the model's `max_output_tokens`, else 8192: formats/anthropic-messages/mapping.ts
+ * `DEFAULT_MAX_TOKENS`) gets a `defaulted_max_tokens` warning naming it: Anthropic's own API refuses such
+ * a request ("max_tokens: Field required"; docs.anthropic.com/en/api/messages lists `max_tokens` as
+ * required), so a client built against the gateway would break there, and a long answer ends at a limit
+ * the client never chose. No warning when none was put in: the client's bytes to kind `anthropic`
+ * (Anthropic answers for itself) or a translated target whose format needs none. A Chat, Responses or
+ * Gemini client without a limit is normal for its format: no warning either.
  */
 import type { WireFormat } from "../formats/hub.ts";
 import { clientHeadersOf, isCountTokens, type RequestContext } from "./context.ts";
@@ -34,6 +44,9 @@ import type { Translated } from "./translate.ts";
 
 /** `Warning.code` of a lowered output-token limit. */
 export const CLAMPED_MAX_TOKENS = "clamped_max_tokens";
+
+/** `Warning.code` of an Anthropic Messages request sent with a `max_tokens` its client did not give. */
+export const DEFAULTED_MAX_TOKENS = "defaulted_max_tokens";
 
 /**
  * The output-token limit the client asked for and the field it wrote it in (Chat
@@ -71,22 +84,23 @@ export function requestedOutputTokens(format: WireFormat, body: Record<string, u
 /**
  * Lowers the output-token limit of `translated`'s body to the model's `max_output_tokens` when the
  * client asked for more (see the module comment), pushing a {@link CLAMPED_MAX_TOKENS} warning that
- * names the client's field, what it asked and what was sent. Token counting (no generation) is left
- * alone. Replaces `translated.body`; a body that does not parse is left as it is (the upstream answers).
+ * names the client's field, what it asked and what was sent; pushes a {@link DEFAULTED_MAX_TOKENS}
+ * warning for an Anthropic Messages client that gave no `max_tokens` (see the module comment). Token
+ * counting (no generation) is left alone. Replaces `translated.body` when it lowers the limit; a body
+ * that does not parse is left as it is (the upstream answers).
  */
 export function clampOutputTokens(ctx: RequestContext, target: Target, translated: Translated): void {
+  if (isCountTokens(ctx.endpoint)) return;
+  if (ctx.clientFormat === "anthropic-messages" && (ctx.body.max_tokens === undefined || ctx.body.max_tokens === null)) {
+    return noteDefaultedMaxTokens(translated);
+  }
   const model = target.provider.models[target.model];
   const limit = model?.maxOutputTokens;
-  if (limit === undefined || isCountTokens(ctx.endpoint)) return;
+  if (limit === undefined) return;
   const asked = requestedOutputTokens(ctx.clientFormat, ctx.body);
   if (asked === undefined || !(asked.value > limit)) return;
-  let body: Record<string, unknown>;
-  try {
-    body = JSON.parse(typeof translated.body === "string" ? translated.body : new TextDecoder().decode(translated.body));
-  } catch {
-    return;
-  }
-  if (typeof body !== "object" || body === null) return;
+  const body = parsedBody(translated);
+  if (!body) return;
   const format = translated.upstreamFormat;
   let note = "";
   if (lowerLimit(format, body, limit)) {
@@ -100,6 +114,31 @@ export function clampOutputTokens(ctx: RequestContext, target: Target, translate
     code: CLAMPED_MAX_TOKENS,
     message: `${asked.field} ${asked.value} is above the ${limit} output tokens ${target.label} can write (its max_output_tokens); ${sentLimit} was sent${note}.`,
   });
+}
+
+/**
+ * Pushes the {@link DEFAULTED_MAX_TOKENS} warning for an Anthropic Messages request without
+ * `max_tokens` when `translated`'s body carries a limit (the one the gateway put in), naming it. No
+ * limit in the body, or a body that does not parse: no warning (the upstream answers for itself).
+ */
+function noteDefaultedMaxTokens(translated: Translated): void {
+  const body = parsedBody(translated);
+  const sent = body && limitOf(translated.upstreamFormat, body);
+  if (sent === undefined) return;
+  translated.warnings.push({
+    code: DEFAULTED_MAX_TOKENS,
+    message: `max_tokens was not given; the gateway sent ${sent}. Anthropic's API requires it and refuses a request without it.`,
+  });
+}
+
+/** The upstream body of `translated` parsed, or undefined when it is not a JSON object. */
+function parsedBody(translated: Translated): Record<string, unknown> | undefined {
+  try {
+    const body: unknown = JSON.parse(typeof translated.body === "string" ? translated.body : new TextDecoder().decode(translated.body));
+    return typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** The `anthropic-beta` flag under which a thinking budget may exceed `max_tokens` (Anthropic's docs). */

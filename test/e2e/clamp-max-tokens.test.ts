@@ -4,7 +4,8 @@
  * 100000000000000000000`); it is lowered to the model's limit with a `clamped_max_tokens` warning in
  * `X-Switchyard-Warning` and the route trace, on native (byte) lanes and translated ones alike
  * (pipeline/clamp-output-tokens.ts). A limit within the model's, or a model without one, is sent as the
- * client wrote it.
+ * client wrote it. An Anthropic Messages request without `max_tokens` (Anthropic's API refuses one) to an
+ * anthropic-compatible provider went with 8192 and no word; it now gets a `defaulted_max_tokens` warning naming what was sent.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
@@ -33,12 +34,18 @@ ${providersAtFake(["anth", "anthropic"])}
   - id: chat
     kind: openai-compatible
     base_url: "{{FAKE}}/v1"
+  - id: plain
+    kind: anthropic-compatible
+    base_url: "{{FAKE}}"
+    models:
+      claude-z: { max_output_tokens: 4000 }
 accounts:
   - { id: anth-1, provider: anth, api_key: env:FAKE_KEY }
   - { id: oai-1, provider: oai, api_key: env:FAKE_KEY }
   - { id: resp-1, provider: resp, api_key: env:FAKE_KEY }
   - { id: gem-1, provider: gem, api_key: env:FAKE_KEY }
   - { id: chat-1, provider: chat, api_key: env:FAKE_KEY }
+  - { id: plain-1, provider: plain, api_key: env:FAKE_KEY }
 `;
 
 let gw: TestGateway;
@@ -150,5 +157,59 @@ describe("a token limit above the model's max_output_tokens is lowered to it, sa
     await unknown.text();
     expect(sent().max_tokens).toBe(100000);
     expect(clamped(unknown)).toEqual([]);
+  });
+});
+
+describe("an Anthropic Messages request without max_tokens (which Anthropic's API refuses) is sent with a default, said in a defaulted_max_tokens warning", () => {
+  const defaulted = (res: Response) => warnings(res).filter((w) => w.code === "defaulted_max_tokens");
+  const SAID = "max_tokens was not given; the gateway sent 8192. Anthropic's API requires it and refuses a request without it.";
+
+  test("Anthropic client → anthropic-compatible (tidy lane) without max_tokens: 8192 goes upstream, the header and the trace say so", async () => {
+    const res = await post("/v1/messages", { model: "plain/claude-y", messages: HI });
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(sent().max_tokens).toBe(8192);
+    expect(defaulted(res)).toEqual([{ code: "defaulted_max_tokens", message: SAID }]);
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.warnings).toContainEqual({ code: "defaulted_max_tokens", message: SAID });
+  });
+
+  test("the model's max_output_tokens is the default when configured; nothing put in (kind anthropic's bytes, a Chat target): no warning", async () => {
+    const res = await post("/v1/messages", { model: "plain/claude-z", messages: HI, stream: true });
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(sent().max_tokens).toBe(4000);
+    expect(defaulted(res)).toEqual([{ code: "defaulted_max_tokens", message: SAID.replace("8192", "4000") }]);
+
+    // The client's bytes as they are: Anthropic itself answers a request without max_tokens.
+    const native = await post("/v1/messages", { model: "anth/claude-x", messages: HI });
+    expect(native.status).toBe(200);
+    await native.text();
+    expect(sent().max_tokens).toBeUndefined();
+    expect(defaulted(native)).toEqual([]);
+
+    const toChat = await post("/v1/messages", { model: "chat/any-model", messages: HI });
+    expect(toChat.status).toBe(200);
+    await toChat.text();
+    expect(sent().max_tokens).toBeUndefined();
+    expect(defaulted(toChat)).toEqual([]);
+  });
+
+  test("with max_tokens given, or from a Chat client without a limit (normal there), or counting tokens: no warning", async () => {
+    const given = await post("/v1/messages", { model: "plain/claude-y", max_tokens: 100, messages: HI });
+    expect(given.status).toBe(200);
+    await given.text();
+    expect(sent().max_tokens).toBe(100);
+    expect(given.headers.get("x-switchyard-warning")).toBeNull();
+
+    const chat = await post("/v1/chat/completions", { model: "plain/claude-y", messages: HI });
+    expect(chat.status).toBe(200);
+    await chat.text();
+    expect(sent().max_tokens).toBe(8192);
+    expect(defaulted(chat)).toEqual([]);
+
+    const count = await post("/v1/messages/count_tokens", { model: "plain/claude-y", messages: HI });
+    await count.text();
+    expect(defaulted(count)).toEqual([]);
   });
 });
