@@ -13,6 +13,7 @@ import { topLevelStringField } from "../formats/json-prefix-field.ts";
 import type { ClientKey, KeyLimitCounters, KeyLookup } from "./ports.ts";
 import { probeResponse, recogniseProbe } from "./probes.ts";
 import { CallbackDeadline } from "./deadline-sweep.ts";
+import { CLIENT_KEY_PLACEHOLDERS } from "./scrub.ts";
 
 /** Guard settings. */
 export interface GuardSettings {
@@ -68,7 +69,7 @@ export function keyDisabledMessage(name: string): string {
  * SPEC G-1/G-2: a local request (loopback peer, no forwarding headers) passes without a key unless keys
  * are required; a key it presents anyway is used for attribution when valid and ignored when not (local
  * tools often send a placeholder). Everything else needs a valid key: an unknown or revoked one is a 401
- * `invalid_api_key`. A disabled key (`KeyLookup.disabled`) is a 403 `key_disabled` naming it, from
+ * `invalid_api_key` (a placeholder key is told it is one: {@link refusalMessage}). A disabled key (`KeyLookup.disabled`) is a 403 `key_disabled` naming it, from
  * loopback too. `url` is given for the Gemini
  * routes ({@link presentedKey}): a refusal there names the Gemini ways to send a key.
  */
@@ -83,18 +84,29 @@ export function authenticate(remote: boolean, headers: HeaderReader, keys: KeyLo
   const off = secret ? keys.disabled?.(secret) : undefined;
   if (off) return { ok: false, error: hubError("permission", keyDisabledMessage(off.name), { code: "key_disabled" }), disabledKey: off.name };
   if (!remote && !settings.requireApiKey) return { ok: true };
-  return {
-    ok: false,
-    error: hubError(
-      "authentication",
-      secret
-        ? "The API key is not valid for this gateway: it is not one of its client keys, or it was revoked (switchyard keys list shows them; switchyard keys create NAME makes one)."
-        : url !== undefined
-          ? "An API key is required: send a client key of this gateway as x-goog-api-key: KEY or ?key=KEY, as Gemini clients do (GEMINI_API_KEY for Gemini CLI and @google/genai), or as Authorization: Bearer KEY (switchyard keys create NAME makes one)."
-          : "An API key is required: send a client key of this gateway as Authorization: Bearer KEY or x-api-key: KEY (switchyard keys create NAME makes one).",
-      { code: "invalid_api_key" },
-    ),
-  };
+  return { ok: false, error: hubError("authentication", refusalMessage(secret, url !== undefined, settings.requireApiKey), { code: "invalid_api_key" }) };
+}
+
+/**
+ * The 401's message for the key a refused request presented (`secret`, undefined for none); `gemini`
+ * for the Gemini routes, whose clients send it otherwise; `required` when `require_api_key` is on (else
+ * the request was refused for coming from another machine). A placeholder ({@link CLIENT_KEY_PLACEHOLDERS}:
+ * what `switchyard setup` writes, or README's examples send, when there is no client key) is answered as
+ * no key is, saying what it is and how to get a real one: after an operator turns `require_api_key` on,
+ * such a client never had a key that could be "not valid … or revoked" (try19 D5).
+ */
+function refusalMessage(secret: string | undefined, gemini: boolean, required: boolean): string {
+  if (secret !== undefined && !CLIENT_KEY_PLACEHOLDERS.includes(secret)) {
+    return "The API key is not valid for this gateway: it is not one of its client keys, or it was revoked (switchyard keys list shows them; switchyard keys create NAME makes one).";
+  }
+  const how = gemini
+    ? "x-goog-api-key: KEY or ?key=KEY, as Gemini clients do (GEMINI_API_KEY for Gemini CLI and @google/genai), or as Authorization: Bearer KEY"
+    : "Authorization: Bearer KEY or x-api-key: KEY";
+  if (secret === undefined) return `An API key is required: send a client key of this gateway as ${how} (switchyard keys create NAME makes one).`;
+  return (
+    `An API key is required: ${required ? "this gateway now requires a client key" : "a request from another machine needs a client key"}, and ${JSON.stringify(secret)} is the placeholder switchyard setup writes (and the README's examples send) when there is none. ` +
+    `Ask the gateway's operator for a client key (switchyard keys create NAME makes one) and run switchyard setup claude-code|codex|gemini --client-key KEY, or send it as ${how}.`
+  );
 }
 
 const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });

@@ -1,6 +1,6 @@
 /**
  * The guard (SPEC G-1…G-5) through the real gateway bound to 127.0.0.1: forwarding headers make a
- * loopback caller remote, require_api_key (config and REQUIRE_API_KEY), the `[1m]` suffix as the
+ * loopback caller remote, require_api_key (config and REQUIRE_API_KEY; setup's placeholder key told what it is), the `[1m]` suffix as the
  * upstream sees it, Claude Code probes answered without an upstream call, and count_tokens behind the
  * same guard (forwarded to an Anthropic-format provider, else estimated locally).
  */
@@ -117,6 +117,39 @@ describe("require_api_key", () => {
       }
     });
   }
+
+  test("setup's placeholder key is told that the gateway now requires a client key and how to get one; a wrong key is still not valid", async () => {
+    const gw = await startGateway(YAML("  require_api_key: true"), { env: { CLIENT_KEY } });
+    try {
+      const NOW = "An API key is required: this gateway now requires a client key, and ";
+      const HOW = "Ask the gateway's operator for a client key (switchyard keys create NAME makes one) and run switchyard setup claude-code|codex|gemini --client-key KEY, or send it as ";
+      // `switchyard setup claude-code` without --client-key writes ANTHROPIC_AUTH_TOKEN: "switchyard" (sent as Bearer).
+      const cc = await post(gw, "/v1/messages", MSG, { authorization: "Bearer switchyard" });
+      expect(cc.status).toBe(401);
+      expect((await cc.json()) as any).toEqual({
+        type: "error",
+        error: {
+          type: "authentication_error",
+          message: `${NOW}"switchyard" is the placeholder switchyard setup writes (and the README's examples send) when there is none. ${HOW}Authorization: Bearer KEY or x-api-key: KEY.`,
+        },
+      });
+      const chat = await post(gw, "/v1/chat/completions", CHAT, { authorization: "Bearer placeholder" });
+      expect(chat.status).toBe(401);
+      expect(((await chat.json()) as any).error).toMatchObject({ type: "authentication_error", code: "invalid_api_key", message: expect.stringContaining(`${NOW}"placeholder" is the placeholder`) });
+      const gem = await post(gw, "/v1beta/models/oai/gpt-test:generateContent", { contents: [{ role: "user", parts: [{ text: "hi" }] }] }, { "x-goog-api-key": "switchyard" });
+      expect(gem.status).toBe(401);
+      expect(((await gem.json()) as any).error).toMatchObject({ code: 401, status: "UNAUTHENTICATED", message: expect.stringContaining(`${HOW}x-goog-api-key: KEY or ?key=KEY`) });
+      // A key that is not a placeholder reads as before.
+      const wrong = await post(gw, "/v1/messages", MSG, { "x-api-key": "sy-not-one-of-its-keys" });
+      expect(wrong.status).toBe(401);
+      expect(((await wrong.json()) as any).error.message).toBe(
+        "The API key is not valid for this gateway: it is not one of its client keys, or it was revoked (switchyard keys list shows them; switchyard keys create NAME makes one).",
+      );
+      expect(gw.fake.requests.length).toBe(0);
+    } finally {
+      await gw.stop();
+    }
+  });
 });
 
 describe("Claude Code probes (G-5)", () => {
