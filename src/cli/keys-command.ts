@@ -89,7 +89,7 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       return;
     }
     default:
-      fail(`${sub === undefined ? "" : `${unknownSubcommand("keys", sub, ["create", "list", "set", "revoke", "rotate", "disable", "enable"])}
+      fail(`${sub === undefined ? "" : `${unknownSubcommand("keys", sub)}
 `}usage: switchyard keys create NAME [options] | keys list [--json] | keys set NAME [options] | keys revoke NAME | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME`, 2);
   }
 }

@@ -157,7 +157,7 @@ export async function accountsCommand(sub: string | undefined, opts: { json?: bo
     return io.out(`removed account ${opts.id}`);
   }
   if (sub !== "status") {
-    const unknown = sub === undefined ? "" : `${unknownSubcommand("accounts", sub, ["status", "remove", "restore", "unlock", "close-circuit"])}\n`;
+    const unknown = sub === undefined ? "" : `${unknownSubcommand("accounts", sub)}\n`;
     io.fail(`${unknown}usage: switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL] | accounts unlock ID | accounts close-circuit PROVIDER`, 2);
   }
   const status = (await call("GET", "/accounts")) as AccountsStatus;
