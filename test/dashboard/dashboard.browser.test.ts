@@ -382,6 +382,17 @@ describe("calls on a phone", () => {
       expect(await top()).toBeGreaterThanOrEqual(0);
       expect(await top()).toBeLessThan(800);
       await w.page.screenshot({ path: join(SHOTS, "calls-trace-phone.png") });
+      // The trace's title is the call's id (39 characters of monospace): it wraps inside the card and
+      // the Close button beside it stays in view. An id with no "-" in it (most of them: base64url) had
+      // no place to break and pushed Close past the screen's right edge; this one is made so.
+      const inCard = await w.page.locator(".trace").evaluate((card) => {
+        card.querySelector(".trace-id")!.textContent = "sy_01a2496760fa_Uy8dsvGx0UoSviEhpK2nPtI";
+        const box = card.getBoundingClientRect();
+        const close = card.querySelector(".trace-close")!.getBoundingClientRect();
+        const id = card.querySelector(".trace-id")!.getBoundingClientRect();
+        return { close: close.left >= box.left && close.right <= box.right && close.right <= innerWidth, id: id.right <= box.right };
+      });
+      expect(inCard).toEqual({ close: true, id: true });
       expect(w.errors).toEqual([]);
     } finally {
       await w.close();
