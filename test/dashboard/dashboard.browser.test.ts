@@ -390,7 +390,7 @@ describe("calls on a phone", () => {
         const box = card.getBoundingClientRect();
         const close = card.querySelector(".trace-close")!.getBoundingClientRect();
         const id = card.querySelector(".trace-id")!.getBoundingClientRect();
-        return { close: close.left >= box.left && close.right <= box.right && close.right <= innerWidth, id: id.right <= box.right };
+        return { close: close.left >= box.left && close.right <= box.right && close.right <= (globalThis as any).innerWidth, id: id.right <= box.right };
       });
       expect(inCard).toEqual({ close: true, id: true });
       expect(w.errors).toEqual([]);

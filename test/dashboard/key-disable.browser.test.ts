@@ -6,27 +6,11 @@
  * budget's use kept.
  */
 import { expect, test } from "bun:test";
-import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 import { openPage } from "../support/browser.ts";
-import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { keysPageSuite } from "../support/keys-page-suite.ts";
 
 const ADMIN = "sy-test-disable-page-admin-001";
-const admin = { "content-type": "application/json", authorization: `Bearer ${ADMIN}` };
-
-const suite = withGatewayAndBrowser(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
-keys:
-  - { name: admin, key: ${ADMIN}, scopes: [admin] }
-`);
-
-/** One Chat request with the key: its status and JSON body. */
-const chat = async (secret: string) => {
-  const r = await fetch(`${suite.gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
-    body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
-  });
-  return { status: r.status, body: (await r.json()) as any };
-};
+const { suite, admin, chat, listed: listedAs } = keysPageSuite(ADMIN);
 /** One Anthropic Messages request with the key (x-api-key, as Claude Code sends it). */
 const messages = async (secret: string) => {
   const r = await fetch(`${suite.gw.url}/v1/messages`, {
@@ -36,7 +20,7 @@ const messages = async (secret: string) => {
   });
   return { status: r.status, body: (await r.json()) as any };
 };
-const listed = async () => ((await (await fetch(`${suite.gw.url}/admin/api/keys`, { headers: admin })).json()) as { keys: any[] }).keys.find((k) => k.name === "ci");
+const listed = () => listedAs("ci");
 
 test("Disable on the Keys page: the key's requests get a 403 saying it is disabled, in the client's format; Enable serves them again", async () => {
   const created = (await (

@@ -8,30 +8,15 @@
  * nothing changed.
  */
 import { expect, test } from "bun:test";
-import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 import { join } from "node:path";
 import { openPage, SHOTS } from "../support/browser.ts";
-import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { keysPageSuite } from "../support/keys-page-suite.ts";
 
 const ADMIN = "sy-test-edit-limits-admin-0001";
-const admin = { "content-type": "application/json", authorization: `Bearer ${ADMIN}` };
-
-const suite = withGatewayAndBrowser(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
-keys:
-  - { name: admin, key: ${ADMIN}, scopes: [admin] }
-`);
-
+const { suite, admin, chat: chatWith, listed: listedAs } = keysPageSuite(ADMIN);
 /** One Chat request with the key: its status. */
-const chat = async (secret: string) => {
-  const r = await fetch(`${suite.gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
-    body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
-  });
-  await r.arrayBuffer();
-  return r.status;
-};
-const listed = async () => ((await (await fetch(`${suite.gw.url}/admin/api/keys`, { headers: admin })).json()) as { keys: any[] }).keys.find((k) => k.name === "ci");
+const chat = async (secret: string) => (await chatWith(secret)).status;
+const listed = () => listedAs("ci");
 
 test("Edit limits: Requests/min 1 → 5 saved from the keyboard; the row shows it, the next request is served, the budget's use kept; a refusal said in the form", async () => {
   const created = (await (

@@ -10,27 +10,12 @@
  */
 import { expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
-import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 import { openPage } from "../support/browser.ts";
-import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { keysPageSuite } from "../support/keys-page-suite.ts";
 
 const ADMIN = "sy-test-rotate-page-admin-0001";
-const YAML = `${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
-keys:
-  - { name: admin, key: ${ADMIN}, scopes: [admin] }
-`;
-const suite = withGatewayAndBrowser(YAML);
-
-const admin = { "content-type": "application/json", authorization: `Bearer ${ADMIN}` };
-const ask = async (secret: string) => {
-  const r = await fetch(`${suite.gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
-    body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
-  });
-  await r.text();
-  return r.status;
-};
+const { suite, admin, chat, yaml: YAML } = keysPageSuite(ADMIN);
+const ask = async (secret: string) => (await chat(secret)).status;
 const tokensUsed = async () => {
   const keys = (await (await fetch(`${suite.gw.url}/admin/api/keys`, { headers: admin })).json()) as { keys: { name: string; use?: { budgets: { used: number }[] } }[] };
   return keys.keys.find((k) => k.name === "ci")!.use!.budgets[0]!.used;

@@ -10,29 +10,12 @@
  *   settings.pricing, and the admin API's budget use has `unpriced: 3`.
  */
 import { expect, test } from "bun:test";
-import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { keysPageSuite } from "../support/keys-page-suite.ts";
 import { until } from "../support/until.ts";
 
 const ADMIN = "sy-test-row-notes-admin-00001";
-const suite = withGatewayAndBrowser(`${demoConfigYaml("{{FAKE}}")}server: { require_api_key: true }
-keys:
-  - { name: admin, key: ${ADMIN}, scopes: [admin] }
-`);
-
-const admin = { "content-type": "application/json", authorization: `Bearer ${ADMIN}` };
-const createKey = async (name: string, limits?: unknown) =>
-  ((await (await fetch(`${suite.gw.url}/admin/api/keys`, { method: "POST", headers: admin, body: JSON.stringify({ name, ...(limits ? { limits } : {}) }) })).json()) as { secret: string }).secret;
-const listed = async (name: string) => ((await (await fetch(`${suite.gw.url}/admin/api/keys`, { headers: admin })).json()) as { keys: any[] }).keys.find((k) => k.name === name);
-const ask = async (secret: string) => {
-  const r = await fetch(`${suite.gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
-    body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
-  });
-  await r.text();
-  return r.status;
-};
+const { suite, chat, createKey, listed } = keysPageSuite(ADMIN);
+const ask = async (secret: string) => (await chat(secret)).status;
 
 test("a Rotate whose answer the page never got: after a reload the row says when the key was rotated and until when the old secret works", async () => {
   const first = await createKey("ci");
