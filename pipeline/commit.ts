@@ -250,13 +250,14 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   // began (`begun`: a thinking block's start with no thinking yet) gets the bound once more, counted
   // from that start: a model that thinks at length behind pings has that long to show the first of it
   // (its first thinking, or a signature), and one that never does is a timeout rather than a client
-  // held forever. The timer is made only when a read leaves the reply without content (most first
+  // held forever. The deadline is made only when a read leaves the reply without content (most first
   // reads bring it).
   const firstMs = driver.buffered && !gathers ? 0 : (provider.firstContentTimeoutMs ?? Math.max(DEFAULT_FIRST_CONTENT_TIMEOUT_MS, idleMs));
   /** Whether the first-content bound still applies (a streamed reply without content). */
   let bounded = firstMs > 0;
   const peekStart = bounded ? performance.now() : 0;
-  let firstContent: ReturnType<typeof setTimeout> | undefined;
+  /** The first-content bound, made when a read leaves the reply without content: a deadline on the shared sweep, as `idle` (item 236). */
+  let firstContent: CallbackDeadline | undefined;
   /** When (performance.now()) a block began (`begun`) with no content yet: the bound counts from there too; -1 before. */
   let blockStart = -1;
   let starved = false;
@@ -308,24 +309,24 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
       if (driver.earlyError) break;
       if (bounded) {
         if (driver.contentSeen) {
-          if (firstContent !== undefined) clearTimeout(firstContent);
+          firstContent?.disarm();
           bounded = false;
         } else {
           if (blockStart < 0 && driver.begun === true) blockStart = performance.now();
-          // One timer: when it fires after a block began, it waits on for what is left of the block's bound.
-          firstContent ??= setTimeout(
-            function expire() {
+          // One deadline: when it is due after a block began, it is armed again for what is left of the block's bound.
+          if (firstContent === undefined) {
+            const bound: CallbackDeadline = (firstContent = new CallbackDeadline(() => {
               const left = blockStart < 0 ? 0 : firstMs - (performance.now() - blockStart);
               if (left > 0) {
-                firstContent = setTimeout(expire, left);
+                bound.arm(left);
                 return;
               }
               starved = true;
               controller.abort();
               void reader.cancel().catch(() => {});
-            },
-            Math.max(0, firstMs - (performance.now() - peekStart)),
-          );
+            }));
+            bound.arm(Math.max(0, firstMs - (performance.now() - peekStart)));
+          }
         }
       }
       // Events without content (or bytes that are no events at all) are held here until the first
@@ -371,7 +372,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     return a.fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
   } finally {
     idle.disarm();
-    if (firstContent !== undefined) clearTimeout(firstContent);
+    firstContent?.disarm();
   }
 
   if (driver.earlyError) {

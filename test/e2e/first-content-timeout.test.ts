@@ -13,6 +13,7 @@ import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { simpleReply, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 import { MESSAGE_START, sseEvent, THINKING_ANSWER, THINKING_START, thinkingDelta } from "../support/anthropic-thinking-stream.ts";
 import { providersAtFake } from "../support/configs.ts";
+import { armedDeadlines } from "../../pipeline/deadline-sweep.ts";
 
 // Pings every 50 ms keep each idle timeout (2 s) far away; the first-content bound is 400 ms.
 const YAML = `
@@ -195,6 +196,23 @@ describe("an upstream that pings forever before its first content", () => {
         expect(order().every((x) => x === "s1")).toBe(true);
       });
     }
+  });
+  test("the bound is a deadline on the gateway's shared sweep, not a timer per stream: while the upstream pings, the stream holds two deadlines (the idle timeout and the bound), and none once it is over", async () => {
+    script({ s1: pingsForever });
+    const before = armedDeadlines();
+    const pending = post("/v1/messages", lanes[0].body);
+    // the fake has the request and has sent its first pings: the reply waits before its first content
+    let waited = 0;
+    while (gw.fake.requests.length === 0 && waited < 200) {
+      await Bun.sleep(10);
+      waited++;
+    }
+    await Bun.sleep(150);
+    expect(armedDeadlines() - before).toBe(2);
+    const res = await pending;
+    expect(res.status).toBe(504);
+    await res.text();
+    expect(armedDeadlines()).toBe(before);
   });
 });
 
