@@ -7,6 +7,7 @@ import * as v from "valibot";
 import { hubError } from "../formats/hub.ts";
 import { clientHeadersOf, errorAnswer, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
+import { CallbackDeadline } from "./deadline-sweep.ts";
 import { pickAccount, verdictDecision, type AccountPool } from "./pick.ts";
 import type { AttemptTrace, Clock } from "./ports.ts";
 import { estimateInputTokens } from "./predicates.ts";
@@ -110,7 +111,7 @@ export async function countTokens(ctx: RequestContext, targets: Target[], deps: 
   const attempt: AttemptTrace = { target: target.label, providerId: target.provider.id, model: target.model, accountId: account.id, startMs: started - ctx.startedAt };
   ctx.trace.attempts.push(attempt);
   let controller: AbortController | undefined;
-  let idle: ReturnType<typeof setTimeout> | undefined;
+  let idle: CallbackDeadline | undefined;
   try {
     const call = {
       provider: target.provider,
@@ -128,8 +129,10 @@ export async function countTokens(ctx: RequestContext, targets: Target[], deps: 
     controller = sent.controller;
     const reply = sent.reply;
     attempt.status = reply.status;
-    // The reply is a few bytes: reading it may take no longer than the provider's idle timeout.
-    idle = setTimeout(() => sent.controller.abort(), target.provider.idleTimeoutMs);
+    // The reply is a few bytes: reading it may take no longer than the provider's idle timeout (a
+    // deadline on the shared sweep, as a generation's: pipeline/deadline-sweep.ts).
+    idle = new CallbackDeadline(() => sent.controller.abort());
+    idle.arm(target.provider.idleTimeoutMs);
     const text = await readCount(reply.body);
     attempt.durationMs = deps.clock.now() - started;
     if (text === undefined) {
@@ -159,7 +162,7 @@ export async function countTokens(ctx: RequestContext, targets: Target[], deps: 
     attempt.error = timedOut ? "timeout or client gone" : "transport error";
     return local(`${target.provider.id} could not be reached`);
   } finally {
-    clearTimeout(idle);
+    idle?.disarm();
     controller?.abort();
   }
 }

@@ -300,4 +300,21 @@ describe("count_tokens against a slow upstream", () => {
       expect(trace.decisions).toContainEqual({ subject: "count_tokens", verdict: "in", reason: "estimated locally: anth could not be reached" });
     }
   });
+  test("a stalled count's idle timeout is a deadline on the gateway's shared sweep, not a timer", async () => {
+    // Bun timers of the provider's idle timeout (300 ms) made while a count's reply stalls: none.
+    const realSetTimeout = globalThis.setTimeout;
+    let idleTimers = 0;
+    globalThis.setTimeout = ((fn: (...a: unknown[]) => void, ms?: number, ...rest: unknown[]) => {
+      if (ms === 300) idleTimers++;
+      return realSetTimeout(fn, ms, ...rest);
+    }) as typeof setTimeout;
+    try {
+      gw.fake.enqueue({ json: { input_tokens: 4242 }, stall_after_bytes: 3 });
+      const res = await post(gw, "/v1/messages/count_tokens", BODY);
+      expect(((await res.json()) as any).input_tokens).toBe(6);
+    } finally {
+      globalThis.setTimeout = realSetTimeout;
+    }
+    expect(idleTimers).toBe(0);
+  });
 });
