@@ -496,6 +496,11 @@ export interface HubError {
    * `resets_at` (formats/openai-responses/errors.ts), the one 429 Codex reports as such.
    */
   usageLimitResetsAt?: number;
+  /**
+   * What the route trace's attempt says instead of `message`, when the operator may read more than the
+   * client (e.g. the upstream URL a wrong `base_url` led to, pipeline/classify.ts). Never sent to the client.
+   */
+  traceMessage?: string;
 }
 
 /** Default HTTP status for each error kind (REFERENCE §5.2). */

@@ -447,7 +447,7 @@ class Attempt implements CommitAttempt {
     trace.durationMs = deps.clock.now() - this.started;
     trace.status = facts.status;
     trace.classification = classification.row;
-    trace.error = error.message.slice(0, 300);
+    trace.error = (error.traceMessage ?? error.message).slice(0, 300);
     trace.effect = describeEffect(classification);
     const retryAfterSeconds = error.retryAfterSeconds ?? classification.retryAfterSeconds;
     return { error: retryAfterSeconds !== undefined ? { ...error, retryAfterSeconds } : error, classification };

@@ -272,25 +272,31 @@ function isBareNotFound(json: unknown): boolean {
 }
 
 /**
- * The client's error for a {@link misdirected404} reply (502: the gateway's upstream is misconfigured):
- * names the provider, what came back and the URL's path — never its query string (Gemini's `key=`), host
- * or headers — and points at `providers[].base_url`.
+ * The error for a {@link misdirected404} reply (502: the gateway's upstream is misconfigured). The
+ * client's `message` names the provider and what came back (an HTML page, no body, other text) and says
+ * the gateway's `providers[].base_url` is probably wrong — never the URL: the client of a gateway is not
+ * its operator, and a hosted gateway's path carries the operator's data (an account id, a deployment
+ * name; review19 R4). `traceMessage`, for the attempt's route trace (the operator's `calls inspect` and
+ * dashboard), adds the URL called without its query string (Gemini's `key=`) or user info.
  */
 export function misdirected404Error(providerId: string, url: string | undefined, bodyText: string): HubError {
   const body = bodyText.trim();
   const what = body === "" ? "no body" : /^<(?:!doctype|html|head|body|h\d|p|title)\b/i.test(body) ? "an HTML page" : "a body that is not an API error";
-  let at = "";
-  if (url) {
-    try {
-      at = ` at ${new URL(url).pathname}`;
-    } catch {
-      // no path to name
-    }
+  let called: string | undefined;
+  try {
+    const u = new URL(url ?? "");
+    called = `${u.origin}${u.pathname}`;
+  } catch {
+    // no URL to name
   }
   return hubError(
     "api_error",
-    `Upstream ${providerId} answered HTTP 404 with ${what}${at}: that URL is not an API endpoint there, so the base_url is probably wrong (not the model); check providers[].base_url for ${providerId}.`,
-    { status: 502, code: "upstream_url_not_found" },
+    `Upstream ${providerId} answered HTTP 404 with ${what}, so the URL the gateway called there is not an API endpoint: the gateway's provider configuration (providers[].base_url of ${providerId}) is probably wrong, not the model. The gateway's operator finds that URL in this request's route trace.`,
+    {
+      status: 502,
+      code: "upstream_url_not_found",
+      traceMessage: `Upstream ${providerId} answered HTTP 404 with ${what}: that URL is not an API endpoint there, so providers[].base_url of ${providerId} is probably wrong (not the model). URL called (query left out): ${called ?? "unknown"}`,
+    },
   );
 }
 

@@ -2,11 +2,13 @@
  * A provider whose `base_url` is wrong (try19 D7), through the real gateway: the URL switchyard calls
  * answers a web server's 404 page (HTML, or no body) rather than the provider's error JSON. That is the
  * server row of SPEC 6.3 for this account (the next account or target; a short cooldown), not "404 model
- * not found": no account/model pairing is removed, and the client's error names the URL's path and
- * `providers[].base_url`. A JSON "model not found" 404 still removes the pairing; a reload that changes
- * the provider's base_url lifts its removals (as it resets its circuit). Until 2026-12-06 the HTML 404
- * removed the model from the account for 24 h — through the operator's fix of the base_url — and the
- * client read only "Upstream returned HTTP 404.".
+ * not found": no account/model pairing is removed, and the client's error names the provider and
+ * `providers[].base_url` but not the URL (the client of a gateway is not its operator: review19 R4),
+ * which the attempt's route trace keeps for the operator. A JSON "model not found" 404 still removes the
+ * pairing; a reload that changes the provider's base_url lifts its removals (as it resets its circuit).
+ * Until 2026-12-06 the HTML 404 removed the model from the account for 24 h — through the operator's fix
+ * of the base_url — and the client read only "Upstream returned HTTP 404.", and then (until review19 R4)
+ * the URL's path.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
@@ -54,7 +56,16 @@ const ask = async (model: string, stream = false) => {
     body: JSON.stringify({ model, max_tokens: 16, stream, messages: [{ role: "user", content: "hi" }] }),
   });
   const text = await res.text();
-  return { status: res.status, text };
+  return { status: res.status, text, routeId: res.headers.get("x-switchyard-route-id")! };
+};
+/** The route trace of `routeId` from the admin API (the operator's view), once the request's report saved it. */
+const traceOf = async (routeId: string) => {
+  for (let i = 0; ; i++) {
+    const res = await fetch(`${gw.url}/admin/api/route-traces/${routeId}`, { headers: admin });
+    if (res.ok || i >= 200) return (await res.json()) as { error?: { message: string }; attempts: Array<{ error?: string }> };
+    await res.arrayBuffer();
+    await Bun.sleep(50);
+  }
 };
 const removed = async () => {
   const res = await fetch(`${gw.url}/admin/api/accounts`, { headers: admin });
@@ -63,25 +74,35 @@ const removed = async () => {
 };
 
 describe("a provider whose base_url is wrong (a web server's 404)", () => {
-  test("an HTML 404 is a 502 naming the path and providers[].base_url; no pairing is removed", async () => {
+  test("an HTML 404 is a 502 naming the provider and providers[].base_url, not the URL, which the operator's trace names; no pairing is removed", async () => {
     admin.authorization = `Bearer ${gw.app.adminToken}`;
     const r = await ask("h/claude-x");
     expect(r.status).toBe(502);
     const err = (JSON.parse(r.text) as { error: { type: string; message: string } }).error;
-    expect(err.message).toBe(
-      "Upstream h answered HTTP 404 with an HTML page at /nope/v1/messages: that URL is not an API endpoint there, so the base_url is probably wrong (not the model); check providers[].base_url for h.",
-    );
+    const clientMessage =
+      "Upstream h answered HTTP 404 with an HTML page, so the URL the gateway called there is not an API endpoint: the gateway's provider configuration (providers[].base_url of h) is probably wrong, not the model. The gateway's operator finds that URL in this request's route trace.";
+    expect(err.message).toBe(clientMessage);
+    // The client of a gateway is not its operator: a hosted upstream's path carries the operator's data.
+    expect(r.text).not.toContain("/nope");
+    expect(r.text).not.toContain("127.0.0.1");
     expect(r.text).not.toContain("sk-fake-upstream-secret");
+    // The operator reads the URL called (no query) in the attempt's route trace; the trace's error is what the client got.
+    const trace = await traceOf(r.routeId);
+    expect(trace.attempts.map((a) => a.error)).toEqual([
+      `Upstream h answered HTTP 404 with an HTML page: that URL is not an API endpoint there, so providers[].base_url of h is probably wrong (not the model). URL called (query left out): ${gw.fake.url}/nope/v1/messages`,
+    ]);
+    expect(trace.error?.message).toBe(clientMessage);
     expect(await removed()).toEqual([]);
-    const trace = gw.fake.requests.filter((q) => q.path.startsWith("/nope/"));
-    expect(trace).toHaveLength(1);
+    expect(gw.fake.requests.filter((q) => q.path.startsWith("/nope/"))).toHaveLength(1);
   });
 
   test("a 404 with no body says so; a streamed request gets the same 502", async () => {
     wrongPath = { status: 404, text: "" };
     const r = await ask("h/claude-y", true);
     expect(r.status).toBe(502);
-    expect(r.text).toContain("answered HTTP 404 with no body at /nope/v1/messages");
+    expect(r.text).toContain("Upstream h answered HTTP 404 with no body, so the URL the gateway called there is not an API endpoint: the gateway's provider configuration (providers[].base_url of h) is probably wrong");
+    expect(r.text).not.toContain("/nope");
+    expect((await traceOf(r.routeId)).attempts.at(-1)!.error).toEndWith(`URL called (query left out): ${gw.fake.url}/nope/v1/messages`);
     expect(await removed()).toEqual([]);
   });
 
