@@ -85,6 +85,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   private readonly index = new ProviderAccounts();
   /** `${accountId}\u0000${model}` → cooldown; model "*" = whole account. */
   private readonly cooldowns = new Map<string, Cool>();
+  /** When a change of its provider's upstream last lifted each account's cooldowns (ms since the epoch): a re-read of the state keeps out older ones, whose delete the store may not have applied yet. */
+  private readonly cooldownsLiftedAt = new Map<string, number>();
   private readonly locks = new Map<string, HeldLockState>();
   private stateRead = false; // whether the state was read once (the first read's locks are no news)
   /** Cooldowns and locks being cleared through this instance's admin API, see cleared-elsewhere.ts. */
@@ -130,20 +132,31 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** Replaces the account list (config accounts + stored accounts) and the provider table. */
   setAccounts(accounts: Account[], providers: Map<string, ProviderInfo>): void {
     // A provider whose upstream changed (a configuration re-read) starts with a closed circuit (circuits.ts)
-    // and with its accounts' removed pairings lifted (a wrong base_url's 404s removed them: try19 D7).
+    // and with its accounts' removed pairings and cooldowns lifted (a wrong base_url's 404s set them: try19 D7).
     const changed = this.index.providers !== providers ? this.circuits.providersChanged(this.index.providers, providers) : undefined;
     this.index.set(accounts, providers);
     this.dropReplacedLocks();
-    if (changed?.size) this.liftRemovals(changed);
+    if (changed?.size) this.liftForNewUpstream(changed);
   }
 
-  /** Lifts the removed pairings of the accounts of `providerIds` (their base_url or kind changed), in the store too, publishing `model_restored`. */
-  private liftRemovals(providerIds: ReadonlySet<string>): void {
+  /**
+   * Lifts the removed pairings and every cooldown (not the locks: the key's) of the accounts of `providerIds`
+   * (base_url or kind changed: what the old upstream answered, e.g. a wrong URL's 404s, says nothing of the new
+   * one; a rate limit that still holds costs one 429, which sets it again), in the store too, publishing `model_restored` and `cooldown_end`.
+   */
+  private liftForNewUpstream(providerIds: ReadonlySet<string>): void {
     const ids = new Set<string>();
     for (const a of [...this.index.accounts, ...this.index.implicitAccounts()]) if (providerIds.has(a.providerId)) ids.add(a.id);
-    const lifted = this.removed.lift(ids, this.clock.now());
+    const now = this.clock.now();
+    const lifted = this.removed.lift(ids, now);
     for (const id of new Set(lifted.map((r) => r.accountId))) this.persist((st) => st.restoreModel(id));
     for (const r of lifted) this.publish(r.accountId, this.providerOf(r.accountId), "model_restored", { model: r.model, reason: `removal (${r.reason}) lifted: the provider's base_url or kind changed` });
+    for (const id of ids) this.cooldownsLiftedAt.set(id, now);
+    for (const id of ids) this.persist((st) => st.clearCooldown(id));
+    for (const [k, c] of this.cooldowns) {
+      const [accountId, model] = k.split("\u0000") as [string, string];
+      if (ids.has(accountId) && this.cooldowns.delete(k) && c.until > now) this.publish(accountId, this.providerOf(accountId), "cooldown_end", { model, reason: `cooldown (${c.reason}) lifted: the provider's base_url or kind changed` });
+    }
   }
 
   /** Every account known, in priority order. */
@@ -174,7 +187,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     if (this.opts.bus && this.clock.now() > this.ends.upTo) this.ends.fire();
     const held = this.opts.bus?.active ? { cooldowns: new Map(this.cooldowns), locks: new Map(this.locks) } : undefined;
     this.cooldowns.clear();
-    for (const c of state.cooldowns) this.cooldowns.set(key(c.accountId, c.model), { until: c.until, reason: c.reason, level: c.level });
+    for (const c of state.cooldowns) if (!(c.since <= (this.cooldownsLiftedAt.get(c.accountId) ?? -Infinity))) this.cooldowns.set(key(c.accountId, c.model), { until: c.until, reason: c.reason, level: c.level });
     this.locks.clear();
     for (const l of state.locks) this.locks.set(l.accountId, { until: l.until, reason: l.reason, fingerprint: l.fingerprint });
     if (!this.opts.bus?.active) this.removed.load(state.removedModels);

@@ -5,7 +5,8 @@
  * not found": no account/model pairing is removed, and the client's error names the provider and
  * `providers[].base_url` but not the URL (the client of a gateway is not its operator: review19 R4),
  * which the attempt's route trace keeps for the operator. A JSON "model not found" 404 still removes the
- * pairing; a reload that changes the provider's base_url lifts its removals (as it resets its circuit).
+ * pairing; a reload that changes the provider's base_url lifts its removals and cooldowns (as it resets
+ * its circuit): the first request after the fix is served, not refused for the wrong URL's 30 s cooldown.
  * Until 2026-12-06 the HTML 404 removed the model from the account for 24 h — through the operator's fix
  * of the base_url — and the client read only "Upstream returned HTTP 404.", and then (until review19 R4)
  * the URL's path.
@@ -13,6 +14,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import type { GatewayEvent } from "../../src/events/bus.ts";
+import { MISDIRECTED_404_REASON } from "../../pipeline/classify.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { simpleReply, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 
@@ -146,5 +148,28 @@ describe("a provider whose base_url is wrong (a web server's 404)", () => {
     expect(restored.map((e) => [(e as { model?: string }).model, (e as { reason?: string }).reason])).toEqual([
       ["claude-j", "removal (404 model not found) lifted: the provider's base_url or kind changed"],
     ]);
+  });
+
+  test("a reload that fixes the base_url lifts the wrong URL's cooldown: the very next request is served", async () => {
+    const reload = async (hBase: string) => {
+      writeFileSync(gw.configPath, yaml(hBase).replaceAll("{{FAKE}}", gw.fake.url));
+      const res = await fetch(`${gw.url}/admin/api/config/reload`, { method: "POST", headers: admin });
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+    };
+    await reload("{{FAKE}}/nope");
+    wrongPath = { status: 404, headers: { "content-type": "text/html" }, text: "<h1>404 Not Found</h1>" };
+    expect(await ask("h/claude-k")).toMatchObject({ status: 502 });
+    const cooled = (await gw.app.store.loadAccountState()).cooldowns.filter((c) => c.accountId === "h1" && c.model === "claude-k");
+    expect(cooled.map((c) => c.reason)).toEqual([MISDIRECTED_404_REASON]);
+    // The operator fixes the base_url; the next request, at once, reaches the right URL and is served.
+    await reload("{{FAKE}}");
+    const before = gw.fake.requests.length;
+    const r = await ask("h/claude-k");
+    expect(r.status).toBe(200);
+    expect(gw.fake.requests.slice(before).map((q) => q.path)).toEqual(["/v1/messages"]);
+    expect((await gw.app.store.loadAccountState()).cooldowns.filter((c) => c.accountId === "h1")).toEqual([]);
+    const ended = events.filter((e) => e.type === "account_state" && e.change === "cooldown_end" && (e as { model?: string }).model === "claude-k");
+    expect(ended.map((e) => (e as { reason?: string }).reason)).toEqual([`cooldown (${MISDIRECTED_404_REASON}) lifted: the provider's base_url or kind changed`]);
   });
 });
