@@ -41,13 +41,13 @@ test("each snippet names a model of its vendor's provider with an account, and t
     const claude = await snippet("Claude Code").innerText();
     const codex = await snippet("Codex CLI").innerText();
     const gemini = await snippet("Gemini CLI").innerText();
-    expect(claude).toContain("claude --model anth/claude-sonnet-4-5");
+    expect(claude).toContain("claude --model anth/claude-sonnet-5-5");
     expect(codex).toContain('model = "resp/gpt-5-codex"');
     expect(gemini).toContain("gemini --model gem/gemini-2.5-pro");
     // first in each card: the switchyard setup command, with --model (Gemini's setup line had none)
     const url = suite.gw.url;
     const oneLine = async (title: string) => (await commandOf(w.page, title).innerText()).replace(/ \\\n\s*/g, " ");
-    expect(await oneLine("Claude Code")).toBe(`switchyard setup claude-code --url ${url} --model anth/claude-sonnet-4-5`);
+    expect(await oneLine("Claude Code")).toBe(`switchyard setup claude-code --url ${url} --model anth/claude-sonnet-5-5`);
     expect(await oneLine("Codex CLI")).toBe(`switchyard setup codex --url ${url} --model resp/gpt-5-codex`);
     expect(await oneLine("Gemini CLI")).toBe(`switchyard setup gemini --url ${url} --model gem/gemini-2.5-pro`);
     const cursor = await snippetOf(w.page, "Cursor").innerText();

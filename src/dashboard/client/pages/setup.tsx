@@ -12,7 +12,7 @@ import type { Alias, Combo, Provider } from "../types.ts";
 
 /** Each CLI's own vendor: the provider kinds that serve it natively and its usual model. */
 const VENDORS = {
-  claude: { kinds: ["anthropic", "anthropic-compatible", "claude-code"], model: "claude-sonnet-4-5", general: "claude-sonnet-4-5", builtin: "anthropic" },
+  claude: { kinds: ["anthropic", "anthropic-compatible", "claude-code"], model: "claude-sonnet-5-5", general: "claude-sonnet-5-5", builtin: "anthropic" },
   codex: { kinds: ["openai-responses", "openai", "codex"], model: "gpt-5-codex", general: "gpt-5", builtin: "openai" },
   gemini: { kinds: ["gemini"], model: "gemini-2.5-pro", general: "gemini-2.5-pro", builtin: "gemini" },
 } as const;
