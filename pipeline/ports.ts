@@ -175,6 +175,13 @@ export interface BudgetUse {
   startedAt?: number;
   /** ms since the epoch when the window ends; absent when no window is open. */
   resetsAt?: number;
+  /**
+   * A USD budget with an open window: the key's requests settled in it that a model without a price
+   * served (`UsageRecord.unpriced`), which `used` cannot count (try18 D17). Counted by the limit
+   * counters as each request settles, with the window's spend (and reset with it); absent for token
+   * budgets and when no window is open.
+   */
+  unpriced?: number;
 }
 
 /** Why the counters refused a request. `used`/`max` are in the limit's unit (requests, tokens, USD). */
@@ -257,10 +264,12 @@ export interface KeyLimitCounters {
   admit(key: string, limits: KeyLimits, now: number, estimate?: RequestEstimate): Awaitable<{ ok: true; ticket?: unknown } | { ok: false; refusal: LimitRefusal }>;
   /**
    * An admitted request ended: frees its slot in flight; adds `tokens` (input + output, cache reads and
-   * writes included) to tpm and token budgets and `usd` to USD budgets. `ticket` is what `admit`
-   * returned with ok. Returns each budget's change. Never rejects.
+   * writes included) to tpm and token budgets and `usd` to USD budgets, and one to the unpriced count
+   * of USD budgets ({@link BudgetUse.unpriced}) when `unpriced` (a model without a price served it: its
+   * `usd` is 0 but not its cost). `ticket` is what `admit` returned with ok. Returns each budget's
+   * change. Never rejects.
    */
-  settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number }, now: number, ticket?: unknown): Awaitable<BudgetChange[]>;
+  settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number; unpriced?: boolean }, now: number, ticket?: unknown): Awaitable<BudgetChange[]>;
   /** Each budget's use in its current window. */
   budgetUse(key: string, limits: KeyLimits, now: number): Awaitable<BudgetUse[]>;
   /** Requests of `key` in flight now (on this instance, for the shared counters). */

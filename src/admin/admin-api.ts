@@ -17,7 +17,6 @@ import { KeyLimitsSchema } from "../config/schema.ts";
 import type { Store } from "../store/types.ts";
 import { MAX_USAGE_BUCKETS, parseCallCursor, StoreError, type UsageFilter } from "../store/types.ts";
 import { adminError, parseInput, readBody, storeErrorStatus, strictBody } from "./replies.ts";
-import { withUnpricedCounts } from "./unpriced-budget.ts";
 
 /** What the admin API reads and changes. */
 export interface AdminDeps {
@@ -276,11 +275,11 @@ export function adminApi(deps: AdminDeps) {
       // requests and tokens against rpm / tpm) for active keys.
       // A key's use is counted by its id (a key created with a revoked key's name has its own), which
       // stays the gateway's: the listing shows the name. A USD budget also says how many of the key's
-      // requests in its window it could not count (a model without a price, try18 D17).
+      // requests in its window it could not count (a model without a price, try18 D17): the counters
+      // count them as they settle (no usage query: review19 R5).
       const withUse = async ({ id, ...k }: (typeof keys)[number]) => {
         if (!k.limits || k.revokedAt !== undefined || !deps.keyUse) return k;
-        const use = await deps.keyUse(id ?? k.name, k.limits);
-        return { ...k, use: { ...use, budgets: await withUnpricedCounts(deps.store, k.name, use.budgets) } };
+        return { ...k, use: await deps.keyUse(id ?? k.name, k.limits) };
       };
       return { keys: await Promise.all(keys.map(withUse)) };
     })

@@ -17,7 +17,6 @@ import type { KeyBudget } from "../../pipeline/ports.ts";
 import { StoreError, type KeyChange, type KeyInfo } from "../store/types.ts";
 import { configNamesakeNote, unknownProviderPattern, type AdminDeps } from "./admin-api.ts";
 import { adminError, readBody, storeErrorStatus, strictBody } from "./replies.ts";
-import { withUnpricedCounts } from "./unpriced-budget.ts";
 
 /** `limits` of the body: each field of `POST /keys`'s `limits`, or `null` to clear it. */
 export const KeyLimitsChange = strictObj(
@@ -96,9 +95,8 @@ export async function changeKey(deps: AdminDeps, name: string, request: Request)
   }
   deps.keysChanged?.("changed", name);
   const { id, ...listed } = key;
-  const counted = key.limits && deps.keyUse ? await deps.keyUse(id ?? key.name, key.limits) : undefined;
-  // as GET /keys lists it: a USD budget with the requests of its window it could not count (try18 D17)
-  const use = counted && { ...counted, budgets: await withUnpricedCounts(deps.store, key.name, counted.budgets) };
+  // as GET /keys lists it (a USD budget with the requests of its window it could not count, try18 D17)
+  const use = key.limits && deps.keyUse ? await deps.keyUse(id ?? key.name, key.limits) : undefined;
   const namesake = (await deps.store.listKeys()).some((k) => k.name === name && k.source === "config");
   return { key: { ...listed, ...(use ? { use } : {}) }, ...(namesake ? { note: configNamesakeNote(name, "changed") } : {}) };
 }

@@ -30,7 +30,7 @@ const BudgetUseReply = v.looseObject({
     v.pipe(
       v.number(),
       v.description(
-        "A USD budget with an open window: the key's requests since it opened that a model without a price served (recorded unpriced, as the Usage table's cost marks them): used leaves them out; settings.pricing gives the model a price. Counted from the usage rows, so a request shows here once its row is written (about a second).",
+        "A USD budget with an open window: the key's requests in it that a model without a price served (recorded unpriced, as the Usage table's cost marks them): used leaves them out; settings.pricing gives the model a price. Counted with the window's spend as each request ends (kept across restarts, reset with the window); on PostgreSQL another instance's requests show within about a second.",
       ),
     ),
   ),

@@ -92,7 +92,7 @@ export { dollars };
  * with ", 7 requests of unpriced models not counted" when the admin API says its window holds such
  * requests (`unpriced`, try18 D17).
  */
-export function describeBudgetUse(uses: readonly (BudgetUse & { unpriced?: number })[]): string {
+export function describeBudgetUse(uses: readonly BudgetUse[]): string {
   return uses
     .map((u) => {
       const usd = u.budget.usd !== undefined;

@@ -14,7 +14,6 @@ import { estimateInputOfRequest, estimateOutputTokens, isCountTokens, keyId, typ
 import type { BudgetChange, UsageRecord } from "../../pipeline/ports.ts";
 import { PriceBook, type PriceOverride, type PriceTable } from "../pricing/prices.ts";
 import { roundUsd } from "./dollars.ts";
-import { noteUnpricedServed } from "./unpriced-seen.ts";
 import type { KeyLimitCounters } from "../../pipeline/ports.ts";
 
 /** The provider and model that served a request. */
@@ -126,15 +125,15 @@ export class RequestAccounting {
       if (cost.unpriced) rec.unpriced = true;
       else if (cost.usd !== undefined && cost.usd > 0 && Number.isFinite(cost.usd)) this.learnRate(served, cost.usd / tokens);
     }
-    if (rec.unpriced && served && ctx.key?.limits?.budgets?.some((b) => b.usd !== undefined)) {
-      noteUnpricedServed(ctx.key.name);
-      this.warnUnpriced(ctx.key.name, served);
-    }
+    if (rec.unpriced && served && ctx.key?.limits?.budgets?.some((b) => b.usd !== undefined)) this.warnUnpriced(ctx.key.name, served);
     if (ctx.limitsAdmitted && ctx.key?.limits) {
       ctx.limitsAdmitted = false;
       // The key's id, not its name: a key created with a revoked key's name counts afresh.
       const key = keyId(ctx.key);
-      const changes = this.deps.counters.settle(key, ctx.key.limits, { tokens, usd: rec.costUsd ?? 0 }, now, ctx.limitsTicket);
+      // An unpriced request adds nothing to a USD budget's spend but one to its window's unpriced count
+      // (what GET /admin/api/keys lists, with no usage query: review19 R5).
+      const spent = rec.unpriced ? { tokens, usd: 0, unpriced: true } : { tokens, usd: rec.costUsd ?? 0 };
+      const changes = this.deps.counters.settle(key, ctx.key.limits, spent, now, ctx.limitsTicket);
       const report = (c: BudgetChange[]) => {
         if (c.length > 0) this.deps.onBudgetChange?.(key, c, now);
       };

@@ -10,7 +10,8 @@
  * - budgets: one window per key and window size (`5h`, `1d`, `7d`, `30d`), opened by the first request
  *   admitted while none is open and closed a window length later (fixed windows aligned to the first
  *   use); a request is refused while the window's tokens (or USD) are at or over the budget, until the
- *   window ends.
+ *   window ends. The window also counts its requests that a model without a price served (USD budgets
+ *   cannot count their cost: `BudgetUse.unpriced`), persisted and reset with it.
  * - requests in flight against tpm and budgets: what a request spends is known only when it ends, so
  *   each admitted request holds a reservation until it is settled: its expected tokens, the larger of
  *   its own input estimate ({@link RequestEstimate}, body bytes / 4) and the key's recent mean per
@@ -56,6 +57,8 @@ interface Window {
   start: number;
   tokens: number;
   usd: number;
+  /** Requests settled in the window that a model without a price served (`BudgetUse.unpriced`). */
+  unpriced: number;
   /** The start on the monotonic clock, when the counters have one. */
   mono?: number;
 }
@@ -165,7 +168,7 @@ export class MemoryKeyCounters implements KeyLimitCounters {
 
   /** A window opening at `now` (wall clock), with its start on the monotonic clock when there is one. */
   private opening(now: number): Window {
-    return this.monotonic ? { start: now, tokens: 0, usd: 0, mono: this.monotonic() } : { start: now, tokens: 0, usd: 0 };
+    return this.monotonic ? { start: now, tokens: 0, usd: 0, unpriced: 0, mono: this.monotonic() } : { start: now, tokens: 0, usd: 0, unpriced: 0 };
   }
 
   /** USD per token spent so far in the key's open budget windows (the first that has tokens), or 0. */
@@ -234,8 +237,8 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     return { ok: true, ticket: { tokens, usd } };
   }
 
-  /** `ticket` is the {@link Reservation} `admit` returned: it is released. */
-  settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number }, now: number, ticket?: unknown): BudgetChange[] {
+  /** `ticket` is the {@link Reservation} `admit` returned: it is released. `spent.unpriced` counts one in each window's unpriced requests. */
+  settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number; unpriced?: boolean }, now: number, ticket?: unknown): BudgetChange[] {
     const s = this.state(key);
     s.inFlight = Math.max(0, s.inFlight - 1);
     const held = ticket as Reservation | undefined;
@@ -276,8 +279,9 @@ export class MemoryKeyCounters implements KeyLimitCounters {
       // a sum of prices, kept to 12 significant digits (every reader sees $0.054, not 0.054000000000000006);
       // only when something was added: the rounding is a string round trip (~0.24 µs, review14 R3)
       if (usd > 0) win.usd = roundUsd(win.usd + usd);
+      if (spent.unpriced) win.unpriced++;
     }
-    if (tokens > 0 || usd > 0) this.dirty.add(key);
+    if (tokens > 0 || usd > 0 || spent.unpriced) this.dirty.add(key);
     for (const b of budgets) {
       const was = before.get(b.window)!;
       const win = s.windows.get(b.window)!;
@@ -292,7 +296,9 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     return (limits.budgets ?? []).map((b) => {
       const win = s && this.open(s, b.window, now);
       if (!win) return { budget: b, used: 0 };
-      return { budget: b, used: b.usd !== undefined ? win.usd : win.tokens, startedAt: win.start, resetsAt: win.start + BUDGET_WINDOW_MS[b.window] };
+      const use: BudgetUse = { budget: b, used: b.usd !== undefined ? win.usd : win.tokens, startedAt: win.start, resetsAt: win.start + BUDGET_WINDOW_MS[b.window] };
+      if (b.usd !== undefined) use.unpriced = win.unpriced;
+      return use;
     });
   }
 
@@ -328,7 +334,7 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     for (const r of rows) {
       const ms = BUDGET_WINDOW_MS[r.window];
       if (!ms || now >= r.startedAt + ms) continue;
-      const win: Window = { start: r.startedAt, tokens: r.tokens, usd: roundUsd(r.usd) };
+      const win: Window = { start: r.startedAt, tokens: r.tokens, usd: roundUsd(r.usd), unpriced: r.unpriced ?? 0 };
       if (this.monotonic) win.mono = this.monotonic() - (now - r.startedAt);
       this.state(r.keyName).windows.set(r.window, win);
     }
@@ -340,7 +346,7 @@ export class MemoryKeyCounters implements KeyLimitCounters {
     for (const key of this.dirty) {
       const s = this.keys.get(key);
       if (!s) continue;
-      for (const [window, w] of s.windows) out.push({ keyName: key, window, startedAt: w.start, tokens: w.tokens, usd: w.usd });
+      for (const [window, w] of s.windows) out.push({ keyName: key, window, startedAt: w.start, tokens: w.tokens, usd: w.usd, ...(w.unpriced > 0 ? { unpriced: w.unpriced } : {}) });
     }
     this.dirty.clear();
     return out;

@@ -3,6 +3,7 @@
  * (SPEC 9.6, D-2; the pools and how shares are refilled and reported: that module's comment).
  */
 import type { KeyBudget } from "../../pipeline/ports.ts";
+import type { QuotaUse } from "../store/shared.ts";
 import { roundUsd } from "./dollars.ts";
 
 /**
@@ -56,6 +57,14 @@ export interface Share {
   readAt?: number;
   /** The watch pass that last named this share's key (`SharedKeyCounters.watch`). */
   seen?: number;
+  /**
+   * USD budget shares: this instance's requests in the window that a model without a price served
+   * (`BudgetUse.unpriced`), the figure as last told to the database, and the other instances' as last
+   * reported (a window's count only grows). Told with the use, by the report each second.
+   */
+  unpriced: number;
+  unpricedReported: number;
+  othersUnpriced: number;
   /** `othersUsed + used` when {@link shown} was made; NaN = not yet. */
   shownOf: number;
   /** That sum to 12 significant digits (dollars.ts roundUsd): what readers of the use get (shared-counters.ts usedAll). */
@@ -64,7 +73,17 @@ export interface Share {
 
 /** A new, empty share of a pool (nothing granted, used or read yet), last used now. */
 export function newShare(name: string, windowStart: number, windowEnd: number, limit: number, block: number): Share {
-  return { name, windowStart, windowEnd, limit, block, granted: 0, used: 0, reported: 0, othersUsed: 0, lastUse: monoNow(), shortAt: 0, waiting: 0, waitingAmount: 0, reserved: 0, holding: 0, stored: false, learned: false, quiet: false, shownOf: NaN, shown: 0 };
+  return { name, windowStart, windowEnd, limit, block, granted: 0, used: 0, reported: 0, othersUsed: 0, lastUse: monoNow(), shortAt: 0, waiting: 0, waitingAmount: 0, reserved: 0, holding: 0, stored: false, learned: false, quiet: false, unpriced: 0, unpricedReported: 0, othersUnpriced: 0, shownOf: NaN, shown: 0 };
+}
+
+/** What a report tells the database of `s`: its use in the window so far, and its unpriced requests when it has some. */
+export function reportRow(s: Share): QuotaUse {
+  return s.unpriced > 0 ? { name: s.name, windowStart: s.windowStart, used: s.used, unpriced: s.unpriced } : { name: s.name, windowStart: s.windowStart, used: s.used };
+}
+
+/** Whether this instance has use of `s` (or unpriced requests) the database was not told yet. */
+export function unreported(s: Share): boolean {
+  return s.used !== s.reported || s.unpriced !== s.unpricedReported;
 }
 
 /**

@@ -16,7 +16,8 @@
  *   hold the rest (one statement, `switchyard_quota_share`). Near a window's end (last 5 s) the next
  *   window's share is taken ahead. A key idle on this instance for 5 s gives its spare back.
  * - Use is reported every second in one batched statement (and at once when a share overran), which
- *   also brings back the other instances' use (budget alerts, `budgetUse`, the tpm/budget check): the
+ *   also brings back the other instances' use (budget alerts, `budgetUse`, the tpm/budget check), with
+ *   a USD budget share's count of requests a model without a price served (`BudgetUse.unpriced`): the
  *   shares whose use changed here go in, the pools the other instances have shares of come out
  *   (`exchangeQuotaUse`), so a watched key nobody uses costs nothing.
  * - Shares are renewed with the store's leases; an instance that dies stops renewing, and after ~15 s
@@ -70,7 +71,7 @@ import { answerWithin, LEASE_TTL_MS, SHARED_ANSWER_MS, type SharedStore } from "
 import { StoreError } from "../store/types.ts";
 import { roundUsd } from "./dollars.ts";
 import { KeyMeans } from "./key-means.ts";
-import { monoNow, newShare, usedAll, type Share } from "./quota-share.ts";
+import { monoNow, newShare, reportRow, unreported, usedAll, type Share } from "./quota-share.ts";
 
 const MINUTE = 60_000;
 /** How often use is reported and idle spare given back, ms. */
@@ -208,7 +209,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   }
 
   /** Adds the request's tokens/USD to this instance's shares, frees its slot; refills or reports in the background. */
-  async settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number }, now: number, ticket?: unknown): Promise<BudgetChange[]> {
+  async settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number; unpriced?: boolean }, now: number, ticket?: unknown): Promise<BudgetChange[]> {
     const t = (ticket ?? {}) as Ticket;
     if (ticket) this.track(key, -1);
     const tokens = Number.isFinite(spent.tokens) && spent.tokens > 0 ? spent.tokens : 0;
@@ -239,6 +240,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
       const s = this.budgetShare(key, b);
       const before = usedAll(s);
       s.used += b.usd !== undefined ? usd : tokens;
+      if (spent.unpriced && b.usd !== undefined) s.unpriced++; // told with the next report (≤ 1 s)
       s.lastUse = at;
       touched.push(s);
       return { budget: b, before, after: usedAll(s), resetsAt: s.windowEnd };
@@ -268,7 +270,11 @@ export class SharedKeyCounters implements KeyLimitCounters {
         if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reading a key's budget use failed", error: err instanceof Error ? err.message : String(err) }));
       }
     }
-    return shares.map((s) => ({ budget: s.budgetOf!.budget, used: usedAll(s), startedAt: s.windowStart, resetsAt: s.windowEnd }));
+    return shares.map((s) => {
+      const b = s.budgetOf!.budget;
+      const use: BudgetUse = { budget: b, used: usedAll(s), startedAt: s.windowStart, resetsAt: s.windowEnd };
+      return b.usd !== undefined ? { ...use, unpriced: s.othersUnpriced + s.unpriced } : use;
+    });
   }
 
   inFlight(key: string): number {
@@ -534,7 +540,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     for (const [id, s] of this.shares) {
       const ended = s.windowEnd !== 0 && s.windowEnd < dbNow;
       // An ended window told, or a watched key no longer active (revoked, its limits gone) never used here.
-      if ((ended && s.used === s.reported) || (s.seen !== undefined && s.seen !== this.pass && !s.stored && s.used === 0 && s.holding === 0 && !s.syncing)) {
+      if ((ended && !unreported(s)) || (s.seen !== undefined && s.seen !== this.pass && !s.stored && s.used === 0 && s.unpriced === 0 && s.holding === 0 && !s.syncing)) {
         this.shares.delete(id);
         continue;
       }
@@ -548,11 +554,11 @@ export class SharedKeyCounters implements KeyLimitCounters {
         this.shares.delete(id);
         continue;
       }
-      if (s.used !== s.reported && !s.stored) {
+      if (unreported(s) && !s.stored) {
         // Counted while the database was away in a pool this instance has no row of: the row is made with it.
         if (!s.syncing) work.push(this.sync(s, false).catch((err) => void this.unavailable(err)));
       } else {
-        if (s.used !== s.reported) rows.push(s);
+        if (unreported(s)) rows.push(s);
         if (s.windowEnd !== 0 && !ended) read.push(s); // the others' use (idle, watched too)
       }
       // Take the next window's share ahead while the key is busy here.
@@ -567,11 +573,12 @@ export class SharedKeyCounters implements KeyLimitCounters {
         (async () => {
           // One statement: the changed rows in, the pools the others use out (a watched key nobody
           // uses costs nothing; until 2026-12-04 every watched pool was a row each way, every second).
-          const used = rows.map((s) => s.used);
-          const others = await this.store.exchangeQuotaUse(rows.map((s, i) => ({ name: s.name, windowStart: s.windowStart, used: used[i]! })));
-          const elsewhere = new Map(others.map((o) => [`${o.name}@${o.windowStart}`, o.used]));
-          rows.forEach((s, i) => void (s.reported = used[i]!));
-          for (const s of new Set([...rows, ...read])) this.learnOthers(s, elsewhere.get(`${s.name}@${s.windowStart}`) ?? 0);
+          const sent = rows.map(reportRow);
+          const others = await this.store.exchangeQuotaUse(sent);
+          const elsewhere = new Map(others.map((o) => [`${o.name}@${o.windowStart}`, o]));
+          rows.forEach((s, i) => void ((s.reported = sent[i]!.used), (s.unpricedReported = sent[i]!.unpriced ?? 0)));
+          const of = (s: Share) => elsewhere.get(`${s.name}@${s.windowStart}`);
+          for (const s of new Set([...rows, ...read])) this.learnOthers(s, of(s)?.used ?? 0, of(s)?.unpriced ?? 0);
           this.recovered();
         })().catch((err) => {
           if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reporting key limit use failed", error: err instanceof Error ? err.message : String(err) }));
@@ -608,11 +615,13 @@ export class SharedKeyCounters implements KeyLimitCounters {
   }
 
   /**
-   * Takes the other instances' use in `s`'s window from an answer. Answers to statements sent on
-   * different connections (a report, a refill) may come back in any order, and a window's use only
-   * grows: an older, smaller figure arriving last does not take it back.
+   * Takes the other instances' use in `s`'s window from an answer (and their unpriced requests in it,
+   * from a report's answer: `othersUnpriced`). Answers to statements sent on different connections (a
+   * report, a refill) may come back in any order, and a window's use only grows: an older, smaller
+   * figure arriving last does not take it back.
    */
-  private learnOthers(s: Share, othersUsed: number): void {
+  private learnOthers(s: Share, othersUsed: number, othersUnpriced?: number): void {
+    if (othersUnpriced !== undefined) s.othersUnpriced = Math.max(s.othersUnpriced, othersUnpriced);
     const before = s.othersUsed;
     const quiet = s.quiet;
     s.quiet = false;

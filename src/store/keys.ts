@@ -28,6 +28,11 @@ export interface KeyBudgetRow {
   startedAt: number;
   tokens: number;
   usd: number;
+  /**
+   * Requests settled in the window that a model without a price served (a USD budget's `unpriced`,
+   * pipeline/ports.ts BudgetUse); absent when none (and for windows stored before SQLite schema 20).
+   */
+  unpriced?: number;
 }
 
 /** What `createKey` returns: the only time the secret is ever visible. */

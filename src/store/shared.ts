@@ -86,6 +86,12 @@ export interface QuotaUse {
   name: string;
   windowStart: number;
   used: number;
+  /**
+   * A USD budget's share: the requests of the window that a model without a price served (pipeline/ports.ts
+   * BudgetUse `unpriced`), counted like `used` (a window's total so far, which only grows). Absent: left
+   * as it was (reported) or 0 (answered).
+   */
+  unpriced?: number;
 }
 
 /** Default lifetime of a lease that is not renewed (its instance died), ms. */
@@ -261,8 +267,9 @@ export interface SharedStore {
   /**
    * The shared key counters' report (src/limits/shared-counters.ts): records the use of the shares in
    * `rows` as {@link reportQuotaUse} does (the ones whose use changed since the last report; none is
-   * fine) and returns the use the other instances have reported in every pool and window they have a
-   * share of (`used` summed over them; a pool none of them uses is absent: its use elsewhere is 0). One
+   * fine), their `unpriced` counts too, and returns the use the other instances have reported in every
+   * pool and window they have a share of (`used` and `unpriced` summed over them; a pool none of them
+   * uses is absent: its use elsewhere is 0). One
    * statement; what it sends grows with the shares whose use changed here, what it answers with the
    * pools used elsewhere, not with every pool this instance watches.
    * @throws StoreError `unavailable`.

@@ -100,7 +100,7 @@ describe("budgets: fixed windows aligned to the first use", () => {
     expect(c.admit("k", limits, later).ok).toBe(true);
     expect(c.budgetUse("k", limits, later)).toEqual([
       { budget: { window: "5h", tokens: 1000 }, used: 0, startedAt: later, resetsAt: later + 5 * 3_600_000 },
-      { budget: { window: "1d", usd: 1 }, used: 0.5, startedAt: start, resetsAt: start + 86_400_000 },
+      { budget: { window: "1d", usd: 1 }, used: 0.5, startedAt: start, resetsAt: start + 86_400_000, unpriced: 0 },
     ]);
   });
 
@@ -153,6 +153,40 @@ describe("budgets: fixed windows aligned to the first use", () => {
     expect(next.admit("k", limits, wall + 4 * 3_600_000 + 49 * 60_000).ok).toBe(false);
     mono2 += 60_000;
     expect(next.admit("k", { budgets: [limits.budgets[0]] }, wall + 4 * 3_600_000 + 50 * 60_000).ok).toBe(true);
+  });
+});
+
+describe("a USD budget's requests of models without a price (review19 R5: counted where the budget is settled)", () => {
+  const limits = { budgets: [{ window: "5h" as const, usd: 1 }, { window: "1d" as const, tokens: 10_000 }] };
+  const serve = (c: MemoryKeyCounters, at: number, spent: { tokens: number; usd: number; unpriced?: boolean }) => {
+    const v = c.admit("k", limits, at);
+    if (!v.ok) throw new Error("refused");
+    c.settle("k", limits, spent, at + 1, v.ticket);
+  };
+
+  test("counted in the window with its spend, on USD budgets only; persisted with the window; reset with it", () => {
+    const c = new MemoryKeyCounters();
+    for (let i = 0; i < 3; i++) serve(c, T0 + i, { tokens: 20, usd: 0, unpriced: true });
+    for (let i = 0; i < 2; i++) serve(c, T0 + 10 + i, { tokens: 30, usd: 0.03 });
+    expect(c.budgetUse("k", limits, T0 + 100)).toEqual([
+      { budget: limits.budgets[0], used: 0.06, startedAt: T0, resetsAt: T0 + 5 * 3_600_000, unpriced: 3 },
+      { budget: limits.budgets[1], used: 120, startedAt: T0, resetsAt: T0 + 86_400_000 },
+    ]);
+    // a restart: the count comes back with the window
+    const rows = c.takeDirty();
+    expect(rows.find((r) => r.window === "5h")).toEqual({ keyName: "k", window: "5h", startedAt: T0, tokens: 120, usd: 0.06, unpriced: 3 });
+    const next = new MemoryKeyCounters();
+    next.load(rows, T0 + 200);
+    expect(next.budgetUse("k", limits, T0 + 200)[0]).toMatchObject({ used: 0.06, unpriced: 3 });
+    // the 5h window ends: no window, no count; the next one starts from the requests it settles
+    const later = T0 + 5 * 3_600_000;
+    expect(next.budgetUse("k", limits, later)[0]).toEqual({ budget: limits.budgets[0], used: 0 });
+    serve(next, later, { tokens: 30, usd: 0.03 });
+    expect(next.budgetUse("k", limits, later + 10)[0]).toMatchObject({ used: 0.03, unpriced: 0, startedAt: later });
+    serve(next, later + 20, { tokens: 20, usd: 0, unpriced: true });
+    expect(next.budgetUse("k", limits, later + 30)[0]).toMatchObject({ used: 0.03, unpriced: 1 });
+    // the 1d window (a token budget, still open) counted every request's tokens
+    expect(next.budgetUse("k", limits, later + 30)[1]).toMatchObject({ used: 170 });
   });
 });
 

@@ -205,6 +205,30 @@ describe("across two instances", () => {
     expect(use[0].resetsAt! - use[0].startedAt!).toBe(BUDGET_WINDOW_MS["5h"]);
   }, 80_000);
 
+  test("a USD budget's requests of models without a price: counted where each settles, seen by both after a report; token budgets have no count (review19 R5)", async () => {
+    const l = { budgets: [{ window: "1d" as const, usd: 1 }, { window: "5h" as const, tokens: 10_000 }] };
+    await roomInWindow(BUDGET_WINDOW_MS["5h"], 30_000);
+    await roomInWindow(BUDGET_WINDOW_MS["1d"], 30_000); // one window of each throughout (aligned: a count starts again at its end)
+    const serve = async (c: SharedKeyCounters, spent: { tokens: number; usd: number; unpriced?: boolean }) => {
+      const v = await c.admit("usd-unpriced-count", l, Date.now());
+      expect(v.ok).toBe(true);
+      await c.settle("usd-unpriced-count", l, spent, Date.now(), v.ok ? v.ticket : undefined);
+    };
+    for (const c of [A, A, B]) await serve(c, { tokens: 18, usd: 0, unpriced: true });
+    for (const c of [A, B]) await serve(c, { tokens: 18, usd: 0.25 });
+    // each instance knows its own at once
+    expect((await A.budgetUse("usd-unpriced-count", l, Date.now()))[0]!.unpriced).toBe(2);
+    await A.report();
+    await B.report();
+    await A.report(); // each learns the other's at its next report (every second)
+    for (const c of [A, B]) {
+      const [usd, tokens] = await c.budgetUse("usd-unpriced-count", l, Date.now());
+      expect(usd).toMatchObject({ used: 0.5, unpriced: 3 });
+      expect(tokens).toMatchObject({ used: 90 });
+      expect(tokens).not.toHaveProperty("unpriced");
+    }
+  }, 80_000);
+
   test("tpm: requests in flight hold their expected tokens; the one that would take the minute past the limit waits (Retry-After 1 s)", async () => {
     const l = { tpm: 1000 };
     await inOneMinute(async (k) => {

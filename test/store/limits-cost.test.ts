@@ -1,8 +1,8 @@
 /**
  * The store's part of issue 15: cost per request with usage (SPEC 9.5), client key limits on stored and
  * config keys (9.6), budget windows persisted across a reopen and with the usage flush (the embedded
- * store's; the shared store keeps none, test/store/pg-budget-windows.test.ts), and migration 3 over a
- * version-2 file.
+ * store's; the shared store keeps none, test/store/pg-budget-windows.test.ts), migration 3 over a
+ * version-2 file, and migration 20 (a window's count of unpriced requests) over a version-19 one.
  */
 import { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
@@ -131,5 +131,29 @@ describe("migration 3", () => {
     expect(withRaw(path, (d) => (d.query("SELECT MAX(version) AS v FROM schema_migrations").get() as { v: number }).v)).toBe(SCHEMA_VERSION);
     expect(s.listKeys()).toEqual([{ name: "old", scopes: [], source: "db", createdAt: 1 }]);
     s.close();
+  });
+});
+
+describe("migration 20: a budget window's unpriced requests (review19 R5)", () => {
+  test("a version-19 file's windows stay and read with none; a window's count is saved with it, by both writers, and read back", async () => {
+    const path = join(tempDir(), "sy.db");
+    const db = new Database(path);
+    migrate(db, () => 1, MIGRATIONS.filter((m) => m.version <= 19));
+    db.run("INSERT INTO key_budget_windows (key_name, window, started_at, tokens, usd) VALUES ('ci', '1d', 1000, 36, 0.02)");
+    db.close();
+    const s = openSqliteStore({ path, flushIntervalMs: 60_000 });
+    expect(s.loadKeyBudgets()).toEqual([{ keyName: "ci", window: "1d", startedAt: 1000, tokens: 36, usd: 0.02 }]);
+    s.saveKeyBudgets([{ keyName: "ci", window: "1d", startedAt: 1000, tokens: 54, usd: 0.02, unpriced: 1 }]);
+    const changed = [{ keyName: "ops", window: "5h" as const, startedAt: 2000, tokens: 40, usd: 0, unpriced: 2 }];
+    s.writeKeyBudgetsWithFlush(() => [...changed.splice(0)]);
+    s.record(usage({ requestId: "u1", keyName: "ops", unpriced: true }));
+    await s.flush();
+    s.close();
+    const t = openSqliteStore({ path });
+    expect(t.loadKeyBudgets().sort((a, b) => a.keyName.localeCompare(b.keyName))).toEqual([
+      { keyName: "ci", window: "1d", startedAt: 1000, tokens: 54, usd: 0.02, unpriced: 1 },
+      { keyName: "ops", window: "5h", startedAt: 2000, tokens: 40, usd: 0, unpriced: 2 },
+    ]);
+    t.close();
   });
 });

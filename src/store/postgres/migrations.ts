@@ -483,6 +483,17 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE client_keys ADD COLUMN rotated_at BIGINT;
     `,
   },
+  {
+    version: 21,
+    name: "unpriced requests per budget share",
+    up: `
+      -- review19 R5: a USD budget's share also counts the requests of its window that a model without
+      -- a price served (its cost cannot be counted), reported with its use every second, so every
+      -- instance lists the window's count (the sum over its shares) without reading the usage rows.
+      -- 0 for rows written before, and in rows an instance of an earlier version still reports.
+      ALTER TABLE quota_shares ADD COLUMN unpriced BIGINT NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -14,6 +14,12 @@ import { DB_NOW_MS, num } from "./values.ts";
 /** Lifetime of a refresh lock row whose holder stopped renewing it (it died), ms. */
 export const REFRESH_LOCK_TTL_MS = 30_000;
 
+/**
+ * A share's unpriced count as a report sends it (schema 21, `QuotaUse.unpriced`): a whole number ≥ 0, or
+ * undefined (JSON leaves it out, SQL reads NULL, and `GREATEST(q.unpriced, NULL)` keeps the row's).
+ */
+const unpricedCount = (n: number | undefined) => (n !== undefined && Number.isFinite(n) ? Math.max(0, Math.round(n)) : undefined);
+
 /** The `SharedStore` role of the PostgreSQL store. */
 export class PgShared implements SharedStore {
   readonly shared = true;
@@ -202,14 +208,15 @@ export class PgShared implements SharedStore {
     return { granted: Number(row.granted), othersUsed: Number(row.others_used), now: num(row.db_now) };
   }
 
-  /** Records the use of several shares in one statement (a window's use only grows: a smaller one sent earlier and committed later is ignored); returns the other instances' use per row. @throws StoreError `closed`, `unavailable`. */
+  /** Records the use of several shares in one statement (a window's use and unpriced count only grow: a smaller one sent earlier and committed later is ignored); returns the other instances' use per row. @throws StoreError `closed`, `unavailable`. */
   async reportQuotaUse(rows: readonly QuotaUse[]): Promise<number[]> {
     if (rows.length === 0) return [];
-    const json = JSON.stringify(rows.map((r, i) => ({ i, name: r.name, ws: Math.floor(r.windowStart), used: Number.isFinite(r.used) ? Math.max(0, r.used) : 0 })));
+    const json = JSON.stringify(rows.map((r, i) => ({ i, name: r.name, ws: Math.floor(r.windowStart), used: Number.isFinite(r.used) ? Math.max(0, r.used) : 0, unpriced: unpricedCount(r.unpriced) })));
     const out = await this.ctx.read((sql) =>
       sql.unsafe(
-        `WITH v AS (SELECT * FROM json_to_recordset($1::text::json) AS v(i int, name text, ws bigint, used float8)),
-         upd AS (UPDATE quota_shares q SET used = CASE WHEN q.window_end = 0 THEN v.used ELSE GREATEST(q.used, v.used) END, expires_at = ${DB_NOW_MS} + $3
+        `WITH v AS (SELECT * FROM json_to_recordset($1::text::json) AS v(i int, name text, ws bigint, used float8, unpriced bigint)),
+         upd AS (UPDATE quota_shares q SET used = CASE WHEN q.window_end = 0 THEN v.used ELSE GREATEST(q.used, v.used) END,
+                   unpriced = GREATEST(q.unpriced, v.unpriced), expires_at = ${DB_NOW_MS} + $3
                  FROM v WHERE q.name = v.name AND q.window_start = v.ws AND q.instance_id = $2)
          SELECT v.i, (SELECT COALESCE(SUM(o.used), 0) FROM quota_shares o
                       WHERE o.name = v.name AND o.window_start = v.ws AND o.instance_id <> $2)::float8 AS others
@@ -222,17 +229,21 @@ export class PgShared implements SharedStore {
 
   /** See SharedStore.exchangeQuotaUse: one statement, the changed rows in, the pools used elsewhere out. */
   async exchangeQuotaUse(rows: readonly QuotaUse[]): Promise<QuotaUse[]> {
-    const json = JSON.stringify(rows.map((r) => ({ name: r.name, ws: Math.floor(r.windowStart), used: Number.isFinite(r.used) ? Math.max(0, r.used) : 0 })));
+    const json = JSON.stringify(rows.map((r) => ({ name: r.name, ws: Math.floor(r.windowStart), used: Number.isFinite(r.used) ? Math.max(0, r.used) : 0, unpriced: unpricedCount(r.unpriced) })));
     const out = await this.ctx.read((sql) =>
       sql.unsafe(
-        `WITH v AS (SELECT * FROM json_to_recordset($1::text::json) AS v(name text, ws bigint, used float8)),
-         upd AS (UPDATE quota_shares q SET used = CASE WHEN q.window_end = 0 THEN v.used ELSE GREATEST(q.used, v.used) END, expires_at = ${DB_NOW_MS} + $3
+        `WITH v AS (SELECT * FROM json_to_recordset($1::text::json) AS v(name text, ws bigint, used float8, unpriced bigint)),
+         upd AS (UPDATE quota_shares q SET used = CASE WHEN q.window_end = 0 THEN v.used ELSE GREATEST(q.used, v.used) END,
+                   unpriced = GREATEST(q.unpriced, v.unpriced), expires_at = ${DB_NOW_MS} + $3
                  FROM v WHERE q.name = v.name AND q.window_start = v.ws AND q.instance_id = $2)
-         SELECT name, window_start, SUM(used)::float8 AS used FROM quota_shares WHERE instance_id <> $2 GROUP BY name, window_start`,
+         SELECT name, window_start, SUM(used)::float8 AS used, SUM(unpriced)::float8 AS unpriced FROM quota_shares WHERE instance_id <> $2 GROUP BY name, window_start`,
         [json, this.ctx.instanceId, this.leaseTtlMs],
       ),
     );
-    return (out as Array<{ name: string; window_start: unknown; used: unknown }>).map((r) => ({ name: r.name, windowStart: Number(r.window_start), used: Number(r.used) }));
+    return (out as Array<{ name: string; window_start: unknown; used: unknown; unpriced: unknown }>).map((r) => {
+      const unpriced = Number(r.unpriced);
+      return unpriced > 0 ? { name: r.name, windowStart: Number(r.window_start), used: Number(r.used), unpriced } : { name: r.name, windowStart: Number(r.window_start), used: Number(r.used) };
+    });
   }
 
   /** Drops ended windows' shares (every instance's) at most once a minute. */

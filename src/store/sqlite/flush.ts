@@ -8,6 +8,7 @@
 import type { PendingWrites } from "../pending.ts";
 import { errMessage, quotaParams, type TraceParams, type UsageParams } from "../rows.ts";
 import type { SqliteContext } from "./db.ts";
+import { BUDGET_UPSERT, budgetParams } from "./keys.ts";
 import { BLOCK_MAX, encodeBlock } from "./trace-ring.ts";
 
 /** Writes the buffers; counts failures and remembers the last successful write. */
@@ -44,10 +45,7 @@ export class SqliteFlusher {
            remaining = excluded.remaining, quota_limit = excluded.quota_limit, reset_at = excluded.reset_at,
            updated_at = excluded.updated_at`,
       ),
-      budgetSet: db.prepare(
-        `INSERT INTO key_budget_windows (key_name, window, started_at, tokens, usd) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (key_name, window) DO UPDATE SET started_at = excluded.started_at, tokens = excluded.tokens, usd = excluded.usd`,
-      ),
+      budgetSet: db.prepare(BUDGET_UPSERT),
       bindSet: db.prepare(
         `INSERT INTO bindings (key, account_id, expires_at) VALUES (?, ?, ?)
          ON CONFLICT (key) DO UPDATE SET account_id = excluded.account_id, expires_at = excluded.expires_at`,
@@ -103,7 +101,7 @@ export class SqliteFlusher {
           if (traces.length) this.writeTraces(traces);
           for (const b of binds.values()) this.s.bindSet.run(b.key, b.accountId, Math.round(b.expiresAt));
           for (const q of quotas.values()) this.s.quotaSet.run(...quotaParams(q));
-          for (const r of budgets.values()) this.s.budgetSet.run(String(r.keyName), String(r.window), Math.round(r.startedAt), Number(r.tokens) || 0, Number(r.usd) || 0);
+          for (const r of budgets.values()) this.s.budgetSet.run(...budgetParams(r));
         })
         .immediate();
       this.lastFlushAt = this.ctx.now();

@@ -11,6 +11,19 @@ import { generateKeySecret, keyPrefix, sha256Hex } from "../secrets.ts";
 import { type CreatedKey, type KeyBudgetRow, type KeyChange, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { SqliteContext } from "./db.ts";
 
+/**
+ * Writes one key budget window (SPEC 9.6), replacing the key's row of that window size: its start, its
+ * tokens, USD and unpriced requests (schema 20). Parameters: {@link budgetParams}. Shared with the
+ * usage flush (./flush.ts), which writes the changed windows in its transaction.
+ */
+export const BUDGET_UPSERT = `INSERT INTO key_budget_windows (key_name, window, started_at, tokens, usd, unpriced) VALUES (?, ?, ?, ?, ?, ?)
+  ON CONFLICT (key_name, window) DO UPDATE SET started_at = excluded.started_at, tokens = excluded.tokens, usd = excluded.usd, unpriced = excluded.unpriced`;
+
+/** {@link BUDGET_UPSERT}'s parameters for a row (numbers that are not finite written as 0). */
+export function budgetParams(r: KeyBudgetRow): [string, string, number, number, number, number] {
+  return [String(r.keyName), String(r.window), Math.round(r.startedAt), Number(r.tokens) || 0, Number(r.usd) || 0, Math.max(0, Math.round(Number(r.unpriced) || 0))];
+}
+
 /** The `KeyStore` role of the SQLite store. */
 export class SqliteKeys extends CachedKeys implements KeyStore {
   private dataVersion = 0;
@@ -26,11 +39,8 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
       // The name's keys so far: how many are active (0 or 1) and the newest generation (null: none yet).
       keyByName: db.prepare("SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL) AS active, MAX(generation) AS generation FROM client_keys WHERE name = ?"),
       keyInsert: db.prepare("INSERT INTO client_keys (name, generation, hash, scopes, tag, created_at, revoked_at, limits, prefix) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)"),
-      budgetsAll: db.prepare("SELECT key_name, window, started_at, tokens, usd FROM key_budget_windows"),
-      budgetUpsert: db.prepare(
-        `INSERT INTO key_budget_windows (key_name, window, started_at, tokens, usd) VALUES (?, ?, ?, ?, ?)
-         ON CONFLICT (key_name, window) DO UPDATE SET started_at = excluded.started_at, tokens = excluded.tokens, usd = excluded.usd`,
-      ),
+      budgetsAll: db.prepare("SELECT key_name, window, started_at, tokens, usd, unpriced FROM key_budget_windows"),
+      budgetUpsert: db.prepare(BUDGET_UPSERT),
       // SET reads the row as it was: the previous hash is the one being replaced.
       keyRotate: db.prepare(
         `UPDATE client_keys SET prev_hash = CASE WHEN ? IS NULL THEN NULL ELSE hash END, prev_until = ?, hash = ?, prefix = ?, rotated_at = ?
@@ -159,12 +169,13 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
   /** The persisted budget windows (SPEC 9.6). @throws StoreError `closed`. */
   loadKeyBudgets(): KeyBudgetRow[] {
     this.ctx.assertOpen();
-    return (this.s.budgetsAll.all() as { key_name: string; window: KeyBudgetRow["window"]; started_at: number; tokens: number; usd: number }[]).map((r) => ({
+    return (this.s.budgetsAll.all() as { key_name: string; window: KeyBudgetRow["window"]; started_at: number; tokens: number; usd: number; unpriced: number }[]).map((r) => ({
       keyName: r.key_name,
       window: r.window,
       startedAt: r.started_at,
       tokens: r.tokens,
       usd: r.usd,
+      ...(r.unpriced > 0 ? { unpriced: r.unpriced } : {}),
     }));
   }
 
@@ -174,7 +185,7 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
     if (rows.length === 0) return;
     this.ctx.db
       .transaction(() => {
-        for (const r of rows) this.s.budgetUpsert.run(String(r.keyName), String(r.window), Math.round(r.startedAt), Number(r.tokens) || 0, Number(r.usd) || 0);
+        for (const r of rows) this.s.budgetUpsert.run(...budgetParams(r));
       })
       .immediate();
   }

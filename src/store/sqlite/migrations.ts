@@ -419,6 +419,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE client_keys ADD COLUMN rotated_at INTEGER;
     `,
   },
+  {
+    version: 20,
+    name: "unpriced requests per budget window",
+    up: `
+      -- review19 R5: the requests of a key's budget window that a model without a price served (a USD
+      -- budget cannot count their cost), counted as they settle and kept with the window's spend, so
+      -- GET /admin/api/keys lists them without reading the usage rows. 0 for windows stored before.
+      ALTER TABLE key_budget_windows ADD COLUMN unpriced INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */
