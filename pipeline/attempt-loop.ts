@@ -13,7 +13,7 @@ import { concatBytes } from "../formats/sse.ts";
 import { affinityHints } from "./affinity.ts";
 import { classify, misdirected404, misdirected404Error, type Classification } from "./classify.ts";
 import { commitReply, type AttemptFailure, type CommitAttempt, type CommitDeps, type Committed, type OpenStreams } from "./commit.ts";
-import { clientHeadersOf, errorAnswer, responseHeaders, warningHeader, type Finished, type RequestContext } from "./context.ts";
+import { clientHeadersOf, errorAnswer, NO_RETRY_HEADER, responseHeaders, warningHeader, type Finished, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ClientAbort, type ExecutorFor, type UpstreamReply } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptRecording, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
@@ -343,13 +343,6 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   // Attribute the failure to the last target and account tried (usage by provider, calls list).
   return finalError(ctx, err, deps, { attempts, fallback, noRetry, target: last?.target, account: last?.account, cache: deps.pool.cacheState?.(hints, last?.target?.provider.id ?? "") });
 }
-
-/**
- * The response header the official OpenAI and Anthropic SDKs obey before their own retry rules
- * (openai-node and anthropic-sdk-typescript `shouldRetry`: `x-should-retry: false` → no retry, whatever
- * the status; otherwise a 429 is retried twice by default, each try reaching the upstream).
- */
-export const NO_RETRY_HEADER = "x-should-retry";
 
 function finalError(
   ctx: RequestContext,

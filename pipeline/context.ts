@@ -374,6 +374,13 @@ export function responseHeaders(ctx: RequestContext): Headers {
 export { warningHeader } from "./warning-header.ts";
 
 /**
+ * The response header the official OpenAI and Anthropic SDKs obey before their own retry rules
+ * (openai-node and anthropic-sdk-typescript `shouldRetry`: `x-should-retry: false` → no retry, whatever
+ * the status; otherwise a 429 is retried twice by default, each try reaching the gateway).
+ */
+export const NO_RETRY_HEADER = "x-should-retry";
+
+/**
  * The error answer of a request that no reply served (a refusal, or the last error after every target
  * failed): records it in the route trace (`RouteTrace.error`, so the operator sees why in `calls inspect`
  * and the dashboard) and builds it in the client's format ({@link errorResponse}). Call it before

@@ -9,7 +9,7 @@
  * with the tokens and cost it used.
  */
 import { hubError, type HubError } from "../formats/hub.ts";
-import { bodyBytes, errorAnswer, tryHubOf, type RequestContext } from "./context.ts";
+import { bodyBytes, errorAnswer, NO_RETRY_HEADER, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
 import { estimateInputTokens } from "./predicates.ts";
 import { keyId } from "./key-id.ts";
 import type { BudgetWindow, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, RequestEstimate } from "./ports.ts";
@@ -132,6 +132,28 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
   return err;
 }
 
+/**
+ * The longest Retry-After, seconds, of a key-limit 429 that an SDK may still retry by itself. The
+ * official SDKs retry a 429 twice by default unless the reply says `x-should-retry: false`
+ * (openai-node and anthropic-sdk-typescript `shouldRetry`), and wait as their `retryRequest` decides:
+ * openai-node waits the Retry-After only when it is at most 60 s, otherwise 0.5–8 s of its own backoff
+ * (so a longer wait is retried at once and refused again: each refusal reached the gateway three times);
+ * anthropic-sdk-typescript waits any Retry-After up to 2^31−1 ms (so a day's wait hangs the call for a
+ * day before the retry, try20 D1). Up to 60 s both wait out exactly the Retry-After, after which an rpm,
+ * tpm or concurrency refusal is likely to pass: those stay retryable.
+ */
+export const SDK_RETRY_WAIT_MAX_S = 60;
+
+/**
+ * Whether a key-limit refusal should tell the SDKs not to retry it ({@link NO_RETRY_HEADER}): a used-up
+ * budget (code `key_budget_exceeded`: no retry helps before its window resets), and any refusal whose
+ * Retry-After is over {@link SDK_RETRY_WAIT_MAX_S}. The Retry-After stays, for clients that read it
+ * (Claude Code, Gemini CLI) and for the user.
+ */
+export function refusalNotRetryable(err: HubError): boolean {
+  return err.code === "key_budget_exceeded" || (err.retryAfterSeconds ?? 0) > SDK_RETRY_WAIT_MAX_S;
+}
+
 /** How {@link checkKeyLimits} prices a token of the requested model: a target's price, and the routing table. */
 export interface TokenPricing {
   /**
@@ -164,8 +186,8 @@ export function usdPerTokenOf(model: string, pricing: TokenPricing): number | un
  * counters. Sets `ctx.limitsAdmitted` when the counters counted the request (it must then be settled).
  * What the request is expected to spend goes with it: its body's tokens ({@link estimateTokensOfBody})
  * and, for a key with a USD budget, what a token of its model is expected to cost ({@link usdPerTokenOf},
- * with `pricing`; the counters hold at least that). Returns the refusal Response, or undefined when the
- * request may go on.
+ * with `pricing`; the counters hold at least that). Returns the refusal Response (with
+ * `x-should-retry: false` when {@link refusalNotRetryable}), or undefined when the request may go on.
  */
 export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCounters | undefined, now: number, pricing?: TokenPricing): Promise<Response | undefined> {
   const key = ctx.key;
@@ -190,5 +212,7 @@ export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCoun
   }
   const err = refusalError(key.name, verdict.refusal, now);
   ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `key ${key.name}: ${verdict.refusal.limit === "budget" ? `${verdict.refusal.budget!.window} budget` : verdict.refusal.limit} limit (9.6)` });
-  return errorAnswer(ctx, err);
+  const headers = responseHeaders(ctx);
+  if (refusalNotRetryable(err)) headers.set(NO_RETRY_HEADER, "false");
+  return errorAnswer(ctx, err, headers);
 }

@@ -18,7 +18,7 @@
  *   in-band `response.failed`, so the socket never goes silent on a broken reply.
  * - A request the gateway refuses before any event (a 4xx/5xx answer) becomes one error frame in the
  *   shape Codex reads as an HTTP error: `{"type":"error","status":N,"error":{…},"headers":{…}}` (the
- *   error object is the HTTP body's; `retry-after` is carried in `headers`).
+ *   error object is the HTTP body's; `retry-after` and `x-should-retry` are carried in `headers`).
  * - `generate: false` (Codex's warm-up) is answered at once, with no upstream call: `response.created`
  *   then `response.completed` of an empty response (no output, zero usage). It is held to the body
  *   limit like any request (`server.max_body_bytes`, SPEC G-4): over it, the 413 error frame.
@@ -557,8 +557,12 @@ export class ResponsesSocketSession {
       // keep the generic error
     }
     const frame: Obj = { type: "error", status: res.status, error };
-    const retry = res.headers.get("retry-after");
-    if (retry) frame.headers = { "retry-after": retry };
+    const headers: Obj = {};
+    for (const name of ["retry-after", "x-should-retry"]) {
+      const value = res.headers.get(name);
+      if (value) headers[name] = value;
+    }
+    if (Object.keys(headers).length > 0) frame.headers = headers;
     this.send(frame);
   }
 }
