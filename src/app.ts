@@ -148,7 +148,11 @@ export interface App {
    * GET /metrics do this themselves before they read; an in-process reader of the log lines calls it.
    */
   settle(): void;
-  /** SPEC D-3: stop accepting, let streams finish within the grace period, flush, close. */
+  /**
+   * SPEC D-3: stop accepting, let streams finish within the grace period, flush, close. A call while a
+   * stop runs (a second signal) ends the grace period now: open streams end with their format's in-band
+   * error, the rest goes on (flush, close, instance.json removed); it resolves when the stop is done.
+   */
   shutdown(graceMs?: number): Promise<void>;
 }
 
@@ -626,7 +630,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   // SPEC P-6: discover the subscription pools' models at start (in the background: start never waits on a provider).
   void discovery.run().catch(() => {});
 
-  let stopped = false;
+  let stopped: Promise<void> | undefined;
+  let graceCut = false;
   return {
     url,
     port: server.port!,
@@ -646,45 +651,48 @@ export async function startApp(opts: AppOptions): Promise<App> {
     webhook,
     recorder,
     settle,
-    async shutdown(graceMs = cfg.server.shutdownGraceMs) {
-      if (stopped) return;
-      stopped = true;
-      stopping.abort(); // open event streams end now: they are not requests in flight
-      clearInterval(reread);
-      sharedConfig?.stop();
-      idleTrim?.stop();
-      stopChanges();
-      budgetWindows?.stop();
-      registry.close();
-      alerts.close();
-      recentAlerts.close();
-      alertLog.close();
-      watcher?.();
-      if (listenHup) process.off("SIGHUP", hupWithoutFile);
-      void server.stop(false);
-      const deadline = Date.now() + graceMs;
-      // A finished request may still be writing its last bytes: wait for Bun's pending count too.
-      while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < deadline) await Bun.sleep(50);
-      // Streams still open after the grace period end with the format's in-band error (the upstream call
-      // is aborted), not a cut connection; a moment for those last bytes to reach the clients.
-      if (openStreams.size > 0) {
-        for (const end of [...openStreams]) end();
-        const cut = Date.now() + 1000;
-        while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < cut) await Bun.sleep(20);
-      }
-      await server.stop(true);
-      settle(); // what the last requests spent counts in the budget windows and shares saved below
-      await webhook.close();
-      await budgetWindows?.save();
-      // Leased key-limit shares: report the last use before the store gives the unused shares back.
-      if (keyCounters instanceof SharedKeyCounters) await keyCounters.close();
-      settle();
-      await retention.stop();
-      await store.flush();
-      await store.close();
-      await telemetry?.shutdown();
-      stdoutLog?.flush();
-      if (opts.writeInstanceFile !== false && instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true });
+    shutdown(graceMs = cfg.server.shutdownGraceMs) {
+      if (stopped) graceCut = true;
+      return (stopped ??= stop(graceMs));
     },
   };
+
+  async function stop(graceMs: number): Promise<void> {
+    stopping.abort(); // open event streams end now: they are not requests in flight
+    clearInterval(reread);
+    sharedConfig?.stop();
+    idleTrim?.stop();
+    stopChanges();
+    budgetWindows?.stop();
+    registry.close();
+    alerts.close();
+    recentAlerts.close();
+    alertLog.close();
+    watcher?.();
+    if (listenHup) process.off("SIGHUP", hupWithoutFile);
+    void server.stop(false);
+    const deadline = Date.now() + graceMs;
+    // A finished request may still be writing its last bytes: wait for Bun's pending count too.
+    while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < deadline && !graceCut) await Bun.sleep(50);
+    // Streams still open after the grace period end with the format's in-band error (the upstream call
+    // is aborted), not a cut connection; a moment for those last bytes to reach the clients.
+    if (openStreams.size > 0) {
+      for (const end of [...openStreams]) end();
+      const cut = Date.now() + 1000;
+      while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < cut) await Bun.sleep(20);
+    }
+    await server.stop(true);
+    settle(); // what the last requests spent counts in the budget windows and shares saved below
+    await webhook.close();
+    await budgetWindows?.save();
+    // Leased key-limit shares: report the last use before the store gives the unused shares back.
+    if (keyCounters instanceof SharedKeyCounters) await keyCounters.close();
+    settle();
+    await retention.stop();
+    await store.flush();
+    await store.close();
+    await telemetry?.shutdown();
+    stdoutLog?.flush();
+    if (opts.writeInstanceFile !== false && instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true });
+  }
 }

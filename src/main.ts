@@ -468,9 +468,29 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
   }
   // The signal handlers go in before "listening" is written: a supervisor (or a test) that sends
   // SIGTERM the moment it reads that line must get the graceful stop, not Bun's default exit (143).
+  // A second signal during the grace period (Ctrl-C twice, a supervisor signalling again) ends the grace
+  // period now rather than cutting connections: open streams still get their in-band error, usage is
+  // flushed and instance.json removed; the exit code is then 128 + the signal's number (130 SIGINT,
+  // 143 SIGTERM), the convention for "killed by a signal", not 0 (try20 D4).
+  let stopping = false;
+  let forcedBy: string | undefined;
   const stop = async (signal: string) => {
+    if (forcedBy) return;
+    if (stopping) {
+      forcedBy = signal;
+      const open = app.inflight();
+      process.stderr.write(JSON.stringify({ level: "warn", time: Date.now(), msg: `second ${signal} during the shutdown grace period: ending it now; ${open} ${open === 1 ? "request" : "requests"} still open end with an in-band error`, signal, inflight: open }) + "\n");
+      await app.shutdown();
+      return;
+    }
+    stopping = true;
     process.stderr.write(JSON.stringify({ level: "info", time: Date.now(), msg: "shutting down", signal, inflight: app.inflight() }) + "\n");
     await app.shutdown();
+    if (forcedBy) {
+      const code = forcedBy === "SIGINT" ? 130 : 143;
+      process.stderr.write(JSON.stringify({ level: "warn", time: Date.now(), msg: `stopped early by a second ${forcedBy}: exit ${code}`, signal: forcedBy }) + "\n");
+      process.exit(code);
+    }
     process.exit(0);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));

@@ -1,7 +1,8 @@
 /**
  * Lifecycle of a real `switchyard start` process (SPEC D-1, D-3, 2.2): port 0 and the URL it prints,
  * SIGTERM while a slow stream is in flight (no new connections, the stream finishes, usage flushed,
- * exit 0, instance.json removed), and kill -9 under load (usage flushed without a shutdown survives).
+ * exit 0, instance.json removed), a second SIGINT/SIGTERM during the grace period (the stream ends with
+ * its in-band error, usage flushed, instance.json removed, exit 130/143), and kill -9 under load (usage flushed without a shutdown survives).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -129,6 +130,40 @@ describe("SIGTERM during a slow stream (D-3)", () => {
     expect(row).toMatchObject({ outcome: "ok", status: 200, output_tokens: 7 });
     expect(inst.stderr.some((l) => l.includes('"shutting down"'))).toBe(true);
   }, 30_000);
+
+  for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
+    test(`a second ${signal} ends the grace period now: the stream ends with its in-band error, usage flushed, instance.json removed, exit ${code}`, async () => {
+      const inst = await start();
+      // The stream stops after its first text and would wait the whole grace period (30 s) for the rest.
+      const sse = simpleReply("anthropic-messages", { text: TEXT, model: "claude-slow" }, true).sse!;
+      const first = sse.indexOf("\n\n", sse.indexOf("text_delta")) + 2;
+      fake.enqueue({ sse, split_at: [first], delay_ms: 50, resume_after_first: new Promise<void>(() => {}) });
+      const res = await fetch(`${inst.url}/v1/messages`, {
+        method: "POST",
+        body: JSON.stringify({ model: "anth/claude-slow", max_tokens: 100, stream: true, messages: [{ role: "user", content: "count" }] }),
+      });
+      expect(res.status).toBe(200);
+      const requestId = res.headers.get("x-request-id")!;
+      const reader = res.body!.getReader();
+      const dec = new TextDecoder();
+      let got = dec.decode((await reader.read()).value!, { stream: true });
+
+      inst.kill(signal);
+      while (!inst.stderr.some((l) => l.includes('"shutting down"'))) await Bun.sleep(25);
+      inst.kill(signal);
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        got += dec.decode(value, { stream: true });
+      }
+      expect(got).toContain("event: error");
+      expect(got).toContain("the gateway is shutting down");
+      expect(await inst.exited).toBe(code);
+      expect(existsSync(join(inst.dataDir, "instance.json"))).toBe(false);
+      expect(usageRows(inst.dataDir).find((r) => r.request_id === requestId)).toBeDefined();
+      expect(inst.stderr.some((l) => l.includes(`second ${signal} during the shutdown grace period`))).toBe(true);
+    }, 30_000);
+  }
 
   test("SIGTERM with nothing in flight exits with 0 (how fast: scripts/bench targets)", async () => {
     const inst = await start();
