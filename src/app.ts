@@ -515,6 +515,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
               secrets,
               recorder,
               store,
+              instanceId,
               recentAlerts: () => recentAlerts.list(),
               stopping: stopping.signal,
               // An open event stream re-checks its reader: a sign-out on another instance is read in the background.

@@ -17,7 +17,8 @@
 import type { Elysia } from "elysia";
 import * as v from "valibot";
 import { scrubText, type ExecutorFor } from "../../pipeline/index.ts";
-import type { Clock } from "../../pipeline/ports.ts";
+import type { Clock, RouteTrace } from "../../pipeline/ports.ts";
+import { SHARED_CONFIG_MAX_AGE_MS } from "../shared-config.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { RuntimeConfig } from "../config/types.ts";
 import type { EventBus } from "../events/bus.ts";
@@ -48,13 +49,27 @@ export interface ControlDeps {
    * The usage store: whether it holds a route trace of a route or request id (the recording's 404 says
    * which case it is), and the model an account last served (its test's default when none is configured).
    */
-  store: Pick<Store, "getTrace" | "recentCalls">;
+  store: Pick<Store, "getTrace" | "recentCalls" | "otherInstanceConfigs">;
+  /** This process's instance id (RouteTrace.instanceId): a call another instance served names that one. */
+  instanceId?: string;
   /** The alerts this instance raised lately, newest first (SPEC 9.7). */
   recentAlerts?: () => RecentAlert[];
   /** Whether a request (with its peer address) may still use the admin API: open event streams re-ask. */
   allowed?: (request: Request, peer: string | undefined) => boolean;
   /** Aborts when the gateway begins to stop: open event streams then end (see EventStreamOptions.stopping). */
   stopping?: AbortSignal;
+}
+
+/**
+ * The instance that served a call, when it is another one on the shared store: the trace's name and id,
+ * and the URL it published in `instance_configs` (src/shared-config.ts) within
+ * {@link SHARED_CONFIG_MAX_AGE_MS}; undefined when this instance served it (or the trace names none).
+ */
+async function otherServer(deps: ControlDeps, trace: RouteTrace): Promise<{ name?: string; id: string; url?: string } | undefined> {
+  if (!trace.instanceId || !deps.instanceId || trace.instanceId === deps.instanceId) return undefined;
+  const others = await Promise.resolve(deps.store.otherInstanceConfigs?.(SHARED_CONFIG_MAX_AGE_MS)).catch(() => undefined);
+  const url = others?.find((o) => o.instanceId === trace.instanceId)?.label;
+  return { id: trace.instanceId, ...(trace.instance ? { name: trace.instance } : {}), ...(url ? { url } : {}) };
 }
 
 /** At most this many of the models an account's upstream lists are offered in a test's 400 (`models`). */
@@ -201,8 +216,9 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
         // Elysia hands path parameters over percent-decoded.
         const id = params.id;
         const rec = deps.recorder.get(id);
-        if (!rec) return adminError(404, deps.recorder.missing(id, await Promise.resolve(deps.store.getTrace(id)).then((t) => t !== undefined, () => false)), "id");
-        return rec;
+        if (rec) return rec;
+        const trace = await Promise.resolve(deps.store.getTrace(id)).catch(() => undefined);
+        return adminError(404, deps.recorder.missing(id, trace !== undefined, trace && (await otherServer(deps, trace))), "id");
       })
       .post(
         "/accounts/:id/test",

@@ -236,10 +236,21 @@ export class FlightRecorder {
 
   /**
    * Why no recording of `id` is kept, saying what to do: the answer of `GET /calls/{id}/recording` when
-   * {@link get} has none. `traced` says whether the instance knows the call (a route trace of that id).
+   * {@link get} has none. `traced` says whether the instance knows the call (a route trace of that id);
+   * `servedBy`, when another instance on the shared store served it (the trace's instance): its name,
+   * id and URL (undefined when it published none lately: stopped, or not reachable), whose memory holds
+   * the recording if one was kept (try20 D5: "repeat the request" sent the operator behind a load
+   * balancer to a random instance again).
    */
-  missing(id: string, traced: boolean): string {
+  missing(id: string, traced: boolean, servedBy?: { name?: string; id: string; url?: string }): string {
     if (!traced) return `No call ${id} is known (no route trace of that id): take a route id from switchyard calls list or a reply's X-Switchyard-Route-Id header.`;
+    if (servedBy) {
+      const who = `instance ${servedBy.name ? `${servedBy.name} (${servedBy.id})` : servedBy.id}`;
+      const ask = servedBy.url
+        ? `ask it: switchyard calls inspect ${id} --bodies --url ${servedBy.url} (GET ${servedBy.url}/admin/api/calls/${id}/recording)`
+        : "ask it with switchyard calls inspect --bodies --url and its URL; it has not reported to the shared database in the last minutes, so it may have stopped, and its recordings with it";
+      return `The call ${id} was served by ${who}, not this one: recordings live in the memory of the instance that served the request, so its bodies, if that instance recorded them, are there; ${ask}.`;
+    }
     const s = this.settings();
     if (!s.enabled) {
       return `The call ${id} exists, but its bodies were not recorded: the flight recorder is off (the default). Turn it on with settings.flight_recorder: {enabled: true} in the config file, with PATCH /admin/api/settings {"flight_recorder": {"enabled": true}} or from the dashboard's Calls page, then repeat the request; its route trace is at GET /admin/api/route-traces/${id}.`;

@@ -6,6 +6,8 @@
  * and `switchyard calls inspect`), `switchyard calls list` has an instance column, `GET
  * /admin/api/usage?by=instance` counts one request under each, and `?instance=` filters the calls;
  * the dashboard's Calls page (real Chromium) has an Instance column and its call view an Instance line.
+ * `switchyard calls inspect ID --bodies` on the instance that did not serve the call names the one that
+ * did and how to ask it (its URL), where the recording is (try20 D5: it said "repeat the request").
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { hostname } from "node:os";
@@ -126,4 +128,27 @@ test("each call, its trace and the usage by instance name the instance that serv
   } finally {
     await w.close();
   }
+}, 90_000);
+
+test("calls inspect --bodies on A for a call B served names B and its URL; asked there, B prints the bodies", async () => {
+  // the recorder on, as an operator turns it on (the setting reaches every instance)
+  const on = await fetch(`${b.url}/admin/api/settings`, { method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify({ flight_recorder: { enabled: true } }) });
+  expect(on.status).toBe(200);
+  const rb = await chat(b, "recorded on b");
+  expect(rb.status).toBe(200);
+  const routeB = rb.headers.get("x-switchyard-route-id")!;
+  await rb.text();
+  // A reads B's trace once B has flushed it (within a second)
+  for (const end = Date.now() + 15_000; Date.now() < end; await Bun.sleep(200)) {
+    if ((await fetch(`${a.url}/admin/api/route-traces/${routeB}`)).status === 200) break;
+  }
+  const bName = `${hostname()}:${new URL(b.url).port}`;
+  const miss = cli(a, ["calls", "inspect", routeB, "--bodies"]);
+  expect(miss.code).toBe(1);
+  expect(miss.stderr).toContain(`no bodies: The call ${routeB} was served by instance ${bName} (`);
+  expect(miss.stderr).toContain(`ask it: switchyard calls inspect ${routeB} --bodies --url ${b.url} `);
+  expect(miss.stderr).not.toContain("repeat the request");
+  const asked = Bun.spawnSync([...SOURCE_CLI, "calls", "inspect", routeB, "--bodies", "--url", b.url], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: b.dataDir }, stdout: "pipe", stderr: "pipe" });
+  expect([asked.exitCode, asked.stderr.toString()]).toEqual([0, ""]);
+  expect(asked.stdout.toString()).toContain("recorded on b");
 }, 90_000);
