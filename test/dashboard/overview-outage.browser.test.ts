@@ -4,7 +4,8 @@
  * beside the banner, not a confident 0: an operator glancing at them during an incident read "no
  * traffic" (newuser12a's tryout, G19). The usage read is answered here with the store's own 503 body
  * (a real outage is driven in test/e2e/multi-instance-changes.test.ts); once it answers, the figures
- * come back. The Tokens tile counts prompt cache reads too, as the Tokens chart and Usage do (it left
+ * come back. The Request rate tile reads "–" too while its own reads fail: it showed the requests the
+ * page saw finish as "2/min, live, last minute" while the instance served ~60/min (try20 D8). The Tokens tile counts prompt cache reads too, as the Tokens chart and Usage do (it left
  * them out: newuser12b's tryout).
  */
 import { expect, test } from "bun:test";
@@ -54,6 +55,43 @@ test("while the usage store cannot answer, the Overview tiles read – (not 0); 
     await w.close();
   }
 }, 60_000);
+
+test("while the rate's reads fail, the Request rate tile reads – (not the requests the page saw finish); when they answer, N/min", async () => {
+  const w = await openPage(suite.browser, suite.gw.url);
+  const page = w.page;
+  try {
+    let away = true;
+    // every usage read: the tiles' (since=1h) and the rate chart's (since=30m, then since=1m every 10 s)
+    await page.route(/\/admin\/api\/usage\?/, (route) =>
+      away
+        ? route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: { message: UNAVAILABLE_MESSAGE, type: "unavailable_error" } }) })
+        : route.continue(),
+    );
+    await page.goto(`${suite.gw.url}/dashboard/`);
+    await page.locator(".error-line", { hasText: "the database cannot be reached" }).waitFor({ timeout: 30_000 });
+    await page.locator(".live-live").waitFor({ timeout: 30_000 });
+    // a request the page sees finish (its live event) while the store does not answer
+    const sent = await fetch(`${suite.gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "during the outage" }] }),
+    });
+    expect(sent.status).toBe(200);
+    await sent.text();
+    const rate = page.locator(".stat", { has: page.locator(".stat-label", { hasText: /^Request rate$/ }) });
+    // the live event reaches the page and is drawn within a second's tick (the chart's own timer)
+    await page.locator(".live-live").waitFor({ timeout: 30_000 });
+    await Bun.sleep(2_000);
+    expect([await rate.locator(".stat-value").innerText(), await rate.locator(".stat-sub").innerText()]).toEqual(["–", "unavailable: the usage store does not answer"]);
+
+    away = false;
+    // the next 10 s re-read of the last minute answers
+    await rate.locator(".stat-value").filter({ hasText: /^\d+\/min$/ }).waitFor({ timeout: 30_000 });
+    expect(await rate.locator(".stat-sub").innerText()).toBe("live, last minute");
+  } finally {
+    await w.close();
+  }
+}, 90_000);
 
 test("the Tokens tile counts prompt cache reads with input and output, and says how many", async () => {
   suite.gw.fake.handle((req) => simpleReply(req.format!, { text: "cached", model: req.model, usage: { input: 11, output: 7, cacheRead: 1000 } }, req.stream));

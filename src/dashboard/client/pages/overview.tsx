@@ -6,7 +6,8 @@
  * made before the page opened, on every instance sharing the store), re-read every minute and after a
  * reconnect, and its last minute (`since=1m`) every 10 s, so other instances' requests appear within
  * about 10 s; between reads this instance's request_finished events add to it. The Request rate tile
- * is the chart's last minute (its newest six buckets), so tile and chart agree. The alerts this
+ * is the chart's last minute (its newest six buckets), so tile and chart agree; it reads "–" until the
+ * usage store answered and while its last read failed (a database outage). The alerts this
  * instance raised lately are listed under the tiles (./recent-alerts.tsx).
  */
 import { useEffect, useMemo, useRef, useState } from "preact/hooks";
@@ -127,10 +128,14 @@ export function OverviewPage() {
   // requests served by other instances appear within about 10 s; this instance's requests as they finish.
   // A read that finds requests the page had not counted (another instance's) re-reads the tiles too.
   const [stored, setStored] = useState<RateStore | undefined>();
+  // Whether the last read of the rate failed (a database outage): the tile then reads "–", as its
+  // neighbours do, not the requests this page saw finish passed off as the last minute's (try20 D8).
+  const [rateFailed, setRateFailed] = useState(false);
   const storedNow = useRef<RateStore | undefined>(undefined);
   const readRate = (since: string) => {
     void api<UsageAnswer>(`/usage${qs({ since, by: "provider", bucket: "10s" })}`)
       .then((a) => {
+        setRateFailed(false);
         const prev = storedNow.current;
         const next = mergeRate(prev, a.series);
         if (!next || next === prev) return;
@@ -138,7 +143,7 @@ export function OverviewPage() {
         setStored(next);
         if (prev && a.series && a.series.to >= prev.to && a.series.buckets.some((b) => (prev.buckets.get(b.t)?.requests ?? 0) !== b.requests)) refresh();
       })
-      .catch(() => {}); // the next read tries again; the page's other reads show the error
+      .catch(() => setRateFailed(true)); // the next read tries again; the page's other reads show the error
   };
   useEffect(() => {
     readRate(RATE_SPAN);
@@ -287,7 +292,11 @@ export function OverviewPage() {
             </>
           }
         />
-        <Stat label="Request rate" value={`${count(lastMinute(rateRows))}/min`} sub="live, last minute" />
+        <Stat
+          label="Request rate"
+          value={stored && !rateFailed ? `${count(lastMinute(rateRows))}/min` : "–"}
+          sub={rateFailed ? "unavailable: the usage store does not answer" : "live, last minute"}
+        />
         <Stat label="Active streams" value={slots.data === undefined ? "–" : count(slots.data)} sub="requests upstream now" />
       </div>
       {usage.data && requests === 0 && (
