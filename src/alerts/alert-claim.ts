@@ -11,11 +11,18 @@
  *
  * | event | identity (besides event and subject) | the claim holds until |
  * |---|---|---|
- * | `quota_threshold`, key budget | the key's id (`AlertEvent.subjectId`, when it is not the name: a key created with a revoked key's name is another key), budget window, unit, threshold, the window's end (windows are aligned to multiples of their length on the database's clock, so every instance names the same end) | an hour after the window's end |
+ * | `quota_threshold`, key budget | the key's id (`AlertEvent.subjectId`, when it is not the name: a key created with a revoked key's name is another key), budget window, unit, the budget's amount (`detail.limit`), threshold, the window's end (windows are aligned to multiples of their length on the database's clock, so every instance names the same end) | an hour after the window's end |
  * | `quota_threshold`, account quota window | window, model, threshold | the end of the period it was raised in (`AlertEvent.periodEnd`: the reset time read when the claiming instance began the period); a day after the alert for a window without a reset time |
  * | `account_quarantined` | the reason | a day after the alert, or the account's next login or import ({@link endAlertEpisode}) |
  * | `account_locked` | the lock's end, the reason | an hour after the alert, or the account's unlock, login or import |
  * | `circuit_open` / `circuit_closed` | (none) | a minute after the alert |
+ *
+ * A key budget's amount is part of its alerts' identity: a threshold of a budget an operator changed
+ * (`PATCH /admin/api/keys/{name}`, `switchyard keys set`) is judged against the new amount, and its
+ * crossing is a new alert. Until 2026-12-06 the claim named the window and threshold only, so 80 % of a
+ * raised budget, crossed in the window where 80 % of the old one had been, reached every instance's
+ * alert list and no webhook. A window's use only grows, so each threshold of each amount is crossed at
+ * most once per window: the amount in the name delivers no alert twice.
  *
  * A claim is no clock bucket: it holds from the first claim to its end, so one crossing raised by two
  * instances a moment apart is delivered once wherever that moment falls, and the same threshold in a
@@ -50,7 +57,7 @@ export function alertClaim(e: AlertEvent): AlertClaim {
     case "quota_threshold":
       if (d.kind === "key_budget") {
         const end = typeof d.resets_at === "string" ? Date.parse(d.resets_at) : NaN;
-        return { name: `${base}:budget:${part(d.window)}:${part(d.unit)}:${part(d.threshold)}:${part(d.resets_at)}`, until: Number.isFinite(end) ? end + HOUR : e.at + DAY };
+        return { name: `${base}:budget:${part(d.window)}:${part(d.unit)}:${part(d.limit)}:${part(d.threshold)}:${part(d.resets_at)}`, until: Number.isFinite(end) ? end + HOUR : e.at + DAY };
       }
       return { name: `${base}:quota:${part(d.window)}:${part(d.model)}:${part(d.threshold)}`, until: e.periodEnd ?? e.at + DAY };
     case "account_quarantined":

@@ -12,7 +12,9 @@
  * A budget used up has no event of its own: SPEC 9.7 names the events, and `quota_threshold` is the
  * one for "a key's budget crossed a share" (SPEC 2.3: shares in (0, 1]); the whole budget is share 1.
  *
- * Each crossing is raised once: a budget's threshold once per budget window, a quota window's once per
+ * Each crossing is raised once: a budget's threshold once per budget window and amount (a budget an
+ * operator changed is judged against its new amount: its thresholds are crossed when the window's use
+ * grows past them, not by the change itself), a quota window's once per
  * reset period (see {@link Alerts.scanQuotas}: a reset time that moves with every response does not
  * start a new period). Account quota windows are compared on a timer (default every 5 s) against what
  * was raised; windows already past a threshold when first seen after a restart raise nothing (they were

@@ -190,11 +190,12 @@ describe("the webhook", () => {
       ["circuit_open", "provider:down", null],
     ]);
     expect(hook.claimedElsewhere).toBe(1);
-    // The budget's claim names its window's end (the same crossing in the next window is a new alert)
-    // and holds until an hour past it; a circuit change's holds a minute.
+    // The budget's claim names its amount (a changed budget's crossing is a new alert) and its window's
+    // end (the same crossing in the next window is a new alert) and holds until an hour past it; a
+    // circuit change's holds a minute.
     expect(asked.map((c) => [c.name, new Date(c.until).toISOString()])).toEqual([
-      ["alert:quota_threshold:key:ci:budget:1d:tokens:0.5:2026-12-02T00:00:00.000Z", "2026-12-02T01:00:00.000Z"],
-      ["alert:quota_threshold:key:ci:budget:1d:tokens:0.9:2026-12-02T00:00:00.000Z", "2026-12-02T01:00:00.000Z"],
+      ["alert:quota_threshold:key:ci:budget:1d:tokens:100:0.5:2026-12-02T00:00:00.000Z", "2026-12-02T01:00:00.000Z"],
+      ["alert:quota_threshold:key:ci:budget:1d:tokens:100:0.9:2026-12-02T00:00:00.000Z", "2026-12-02T01:00:00.000Z"],
       ["alert:circuit_open:provider:down", "2026-12-01T12:01:00.000Z"],
     ]);
     expect(JSON.parse(logs[0])).toMatchObject({ level: "warn", msg: "alert claim failed (the shared store did not answer); delivering the alert" });
