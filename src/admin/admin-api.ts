@@ -9,6 +9,7 @@ import * as v from "valibot";
 import { adminAccess, type AdminAuth } from "./access.ts";
 import { changeKey } from "./key-change.ts";
 import { keyNameProblem, MAX_KEY_NAME } from "./key-name.ts";
+import { KeyScopes } from "./key-scopes.ts";
 import { SINCE, SINCE_MESSAGE } from "./since.ts";
 import type { SessionBook } from "./sessions.ts";
 import type { BudgetUse, KeyLimits, KeyLookup, MinuteUse } from "../../pipeline/ports.ts";
@@ -90,16 +91,8 @@ export const KeyCreate = strictBody({
     }),
     v.description(`Letters, digits, ".", "_" and "-", starting with a letter or digit; at most ${MAX_KEY_NAME} characters.`),
   ),
-  /** `admin` is the only scope (SPEC 9.3): a misspelt one would silently make a key without it. */
-  scopes: v.optional(
-    v.array(
-      v.pipe(
-        v.string("each scope is a string"),
-        v.check((s) => s === "admin", (i) => `unknown scope ${JSON.stringify(i.input)}: the only scope is admin`),
-      ),
-      "scopes must be a list of strings",
-    ),
-  ),
+  /** SPEC 9.3: `admin` lets the key use the admin API and the dashboard; none by default. */
+  scopes: v.optional(KeyScopes),
   tag: v.optional(v.pipe(v.string("tag must be a string"), v.maxLength(128, "tag is at most 128 characters"))),
   /** SPEC 9.6: rpm, tpm, concurrency, budgets, models; the shape of the config file's `keys[].limits`. */
   limits: v.optional(KeyLimitsSchema),

@@ -1,14 +1,15 @@
 /**
  * `PATCH /admin/api/keys/{name}` (tryout finding D3): changes an active stored key's limits (SPEC 9.6:
- * rpm, tpm, concurrency, budgets, models) and tag without touching its secret, identity or the use of
- * its limits so far. Before, the only way was revoke and create again, which handed the developer a new
- * secret and started the key's budgets afresh. `switchyard keys set NAME …` and the Keys page's "Edit
- * limits" call it.
+ * rpm, tpm, concurrency, budgets, models), tag and scopes (SPEC 9.3: `admin`) without touching its
+ * secret, identity or the use of its limits so far. Before, the only way was revoke and create again,
+ * which handed the developer a new secret and started the key's budgets afresh. `switchyard keys set
+ * NAME …` and the Keys page's "Edit limits" call it.
  *
- * The body: `{"limits": {"rpm": 5, "budgets": [{"window": "1d", "tokens": 2000}]}, "tag": "ci"}`. A
- * field given replaces the key's, `null` clears it (`{"limits": {"rpm": null}}`: no rpm limit), a field
- * left out stays; `budgets` and `models` are replaced as whole lists; `"limits": null` clears every
- * limit. Each value follows `POST /keys`'s rules (the config file's `keys[].limits`), with its messages.
+ * The body: `{"limits": {"rpm": 5, "budgets": [{"window": "1d", "tokens": 2000}]}, "tag": "ci",
+ * "scopes": ["admin"]}`. A field given replaces the key's, `null` clears it (`{"limits": {"rpm": null}}`:
+ * no rpm limit; `"scopes": null` or `[]`: no admin scope), a field left out stays; `budgets` and `models`
+ * are replaced as whole lists; `"limits": null` clears every limit. Each value follows `POST /keys`'s
+ * rules (the config file's `keys[].limits`), with its messages.
  */
 import * as v from "valibot";
 import { strictObj } from "../config/errors.ts";
@@ -16,6 +17,7 @@ import { KEY_LIMIT_FIELDS } from "../config/schema.ts";
 import type { KeyBudget } from "../../pipeline/ports.ts";
 import { StoreError, type KeyChange, type KeyInfo } from "../store/types.ts";
 import { configNamesakeNote, unknownProviderPattern, type AdminDeps } from "./admin-api.ts";
+import { KeyScopes } from "./key-scopes.ts";
 import { adminError, readBody, storeErrorStatus, strictBody } from "./replies.ts";
 
 /** `limits` of the body: each field of `POST /keys`'s `limits`, or `null` to clear it. */
@@ -37,6 +39,11 @@ export const KeyChangeBody = strictBody(
     limits: v.optional(v.nullable(KeyLimitsChange)),
     /** The key's tag (the routing predicates' `key_tag`); null or "" removes it. */
     tag: v.optional(v.nullable(v.pipe(v.string("tag must be a string"), v.maxLength(128, "tag is at most 128 characters")))),
+    /**
+     * SPEC 9.3: the key's scopes, replaced (`["admin"]`: it may use the admin API and the dashboard);
+     * null or [] removes them (its dashboard sessions end at their next request).
+     */
+    scopes: v.optional(v.nullable(KeyScopes)),
   },
   "a key change",
 );
@@ -45,6 +52,7 @@ export const KeyChangeBody = strictBody(
 function storeChange(input: v.InferOutput<typeof KeyChangeBody>): KeyChange {
   const out: KeyChange = {};
   if (input.tag !== undefined) out.tag = input.tag;
+  if (input.scopes !== undefined) out.scopes = input.scopes;
   if (input.limits === null) out.limits = null;
   else if (input.limits !== undefined) {
     const l = input.limits;
@@ -59,17 +67,18 @@ function storeChange(input: v.InferOutput<typeof KeyChangeBody>): KeyChange {
 
 /**
  * Handles `PATCH /keys/{name}`: answers `{key, note?}`, the key as `GET /keys` lists it now (its limits
- * with their use: budget use so far is kept, shown against the new budget), or an error in the admin
+ * with their use: budget use so far is kept, shown against the new budget; its scopes), or an error in the admin
  * shape: 400 for a bad value or an empty change, 404 for no key of that name, 409 for a revoked key (its
  * limits do not change: a new key of its name starts fresh) or a config-file key (changed in the file),
- * 503 while a shared store is away. The next request of the key is checked against the new limits, on
- * every instance of a shared store within about a second (the change is announced as a revoke is).
+ * 503 while a shared store is away. The next request of the key is checked against the new limits and
+ * scopes, on every instance of a shared store within about a second (the change is announced as a
+ * revoke is).
  */
 export async function changeKey(deps: AdminDeps, name: string, request: Request): Promise<unknown> {
   const input = await readBody(request, KeyChangeBody);
   if (!input.ok) return input.response;
-  if (input.value.limits === undefined && input.value.tag === undefined) {
-    return adminError(400, 'Nothing to change: give "limits" (rpm, tpm, concurrency, budgets, models; null clears one) or "tag".');
+  if (input.value.limits === undefined && input.value.tag === undefined && input.value.scopes === undefined) {
+    return adminError(400, 'Nothing to change: give "limits" (rpm, tpm, concurrency, budgets, models; null clears one), "tag" or "scopes".');
   }
   const models = input.value.limits?.models;
   const unknownProvider = models && deps.providerIds && unknownProviderPattern(models, [...deps.providerIds()]);

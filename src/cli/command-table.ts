@@ -34,7 +34,7 @@ export const COMMANDS: Record<string, CommandTakes> = {
   "check-config": { options: ["config"], words: 1 },
   "keys create": { options: [...INSTANCE_OPTIONS, "scope", "tag", "rpm", "tpm", "concurrency", "budget", "models"], words: 2 },
   "keys list": { options: [...INSTANCE_OPTIONS, "json"], words: 1 },
-  "keys set": { options: [...INSTANCE_OPTIONS, "tag", "rpm", "tpm", "concurrency", "budget", "models"], words: 2 },
+  "keys set": { options: [...INSTANCE_OPTIONS, "scope", "tag", "rpm", "tpm", "concurrency", "budget", "models"], words: 2 },
   "keys revoke": { options: [...INSTANCE_OPTIONS], words: 2 },
   "keys rotate": { options: [...INSTANCE_OPTIONS, "grace"], words: 2 },
   "keys disable": { options: [...INSTANCE_OPTIONS], words: 2 },

@@ -54,12 +54,13 @@ const CLEAR = "none";
 
 /**
  * The body of `PATCH /admin/api/keys/{name}` from `switchyard keys set NAME`'s flags (the create flags;
- * `none` clears a limit: `--rpm none`, `--budget none`, `--models none`; `--tag ''` removes the tag), or
- * undefined when none is given. `--budget` replaces the key's budgets with those given, `--models` its
- * allow-list; a limit not named stays as it is.
+ * `none` clears a limit: `--rpm none`, `--budget none`, `--models none`; `--tag ''` removes the tag;
+ * `--scope admin` gives the key the admin scope, `--scope none` takes its scopes away), or undefined
+ * when none is given. `--budget` replaces the key's budgets with those given, `--models` its
+ * allow-list, `--scope` its scopes; a limit not named stays as it is.
  * @throws Error with a one-line message naming the flag when a value cannot be read.
  */
-export function limitsChangeFromFlags(f: LimitFlags & { tag?: string }): Record<string, unknown> | undefined {
+export function limitsChangeFromFlags(f: LimitFlags & { tag?: string; scope?: string[] }): Record<string, unknown> | undefined {
   const cleared = (v: string | undefined) => v?.trim() === CLEAR;
   const limits: Record<string, unknown> = {};
   for (const k of ["rpm", "tpm", "concurrency"] as const) if (cleared(f[k])) limits[k] = null;
@@ -80,6 +81,11 @@ export function limitsChangeFromFlags(f: LimitFlags & { tag?: string }): Record<
   const out: Record<string, unknown> = {};
   if (Object.keys(limits).length > 0) out.limits = limits;
   if (f.tag !== undefined) out.tag = f.tag.trim() === "" ? null : f.tag;
+  if (f.scope?.length) {
+    if (f.scope.length > 1 && f.scope.some(cleared)) throw new Error("--scope none takes the key's scopes away: give it alone, not with --scope admin");
+    // the server checks the names (admin is the only scope) and says so
+    out.scopes = cleared(f.scope[0]) ? null : [...new Set(f.scope.map((x) => x.trim()))];
+  }
   return Object.keys(out).length > 0 ? out : undefined;
 }
 

@@ -8,8 +8,8 @@ import { table } from "./table.ts";
 import { fail, out } from "./terminal.ts";
 import { unknownSubcommand } from "./unknown-subcommand.ts";
 
-/** `switchyard keys set`'s usage line (its flags are create's; `none` clears a limit). */
-const SET_USAGE = "switchyard keys set NAME [--tag TAG] [--rpm N|none] [--tpm N|none] [--concurrency N|none] [--budget WINDOW:tokens|usd:AMOUNT|none]... [--models LIST|none]...";
+/** `switchyard keys set`'s usage line (its flags are create's; `none` clears a limit, or the scopes). */
+const SET_USAGE = "switchyard keys set NAME [--scope admin|none] [--tag TAG] [--rpm N|none] [--tpm N|none] [--concurrency N|none] [--budget WINDOW:tokens|usd:AMOUNT|none]... [--models LIST|none]...";
 
 /** Runs `switchyard keys SUB [NAME]` with the parsed options `values`; exits with one line on an error. */
 export async function keysCommand(sub: string | undefined, name: string | undefined, values: Record<string, unknown>, dataDir: string): Promise<void> {
@@ -73,11 +73,14 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       } catch (e) {
         fail(e instanceof Error ? e.message : String(e), 2);
       }
-      if (!change) fail(`keys set changes nothing without a limit or --tag (none clears a limit): ${SET_USAGE}`, 2);
+      if (!change) fail(`keys set changes nothing without a limit, --tag or --scope (none clears a limit): ${SET_USAGE}`, 2);
       const r = (await admin(values, dataDir, "PATCH", `/keys/${encodeURIComponent(name)}`, change)) as { key: Record<string, unknown>; note?: string };
       if (r.note) out(`note: ${r.note}`);
       out(`changed key ${name}: its secret and the use of its limits so far are kept; the next request is checked against them`);
-      out(`limits: ${limitsCell(r.key, describeBudgetUse, dollars)}${r.key.tag !== undefined ? `; tag ${r.key.tag}` : ""}`);
+      // the scopes when the key has some or this change set them ("scopes none": no admin API any more)
+      const scopes = (r.key.scopes as string[] | undefined) ?? [];
+      const scopesPart = scopes.length > 0 || "scopes" in change ? `; scopes ${scopes.length ? scopes.join(",") : "none"}` : "";
+      out(`limits: ${limitsCell(r.key, describeBudgetUse, dollars)}${r.key.tag !== undefined ? `; tag ${r.key.tag}` : ""}${scopesPart}`);
       return;
     }
     case "disable":

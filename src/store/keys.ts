@@ -85,13 +85,16 @@ export interface KeyInfo {
 }
 
 /**
- * A change of a stored key's limits and tag (`updateKey`, `PATCH /admin/api/keys/{name}`): a field given
- * replaces the key's, `null` clears it, a field left out stays as it is. `budgets` and `models` are
- * replaced as whole lists (an empty list clears them too); `limits: null` clears every limit.
+ * A change of a stored key's limits, tag and scopes (`updateKey`, `PATCH /admin/api/keys/{name}`): a
+ * field given replaces the key's, `null` clears it, a field left out stays as it is. `budgets` and
+ * `models` are replaced as whole lists (an empty list clears them too); `limits: null` clears every
+ * limit. `scopes` replaces the key's scopes (SPEC 9.3: `admin`, which lets it use the admin API and
+ * dashboard); `null` or `[]` leaves it none.
  */
 export interface KeyChange {
   tag?: string | null;
   limits?: { [K in keyof KeyLimits]?: KeyLimits[K] | null } | null;
+  scopes?: string[] | null;
 }
 
 /** What `rotateKey` returns: the new secret (shown once) and until when the previous one is accepted. */
@@ -173,15 +176,15 @@ export interface KeyStore extends KeyLookup {
   setKeyDisabled(name: string, disabled: boolean): Awaitable<boolean>;
 
   /**
-   * Changes the limits and tag of the active stored key of that name ({@link KeyChange}) and keeps
+   * Changes the limits, tag and scopes of the active stored key of that name ({@link KeyChange}) and keeps
    * everything else: its secret, id (generation, so the use of its limits so far: budget windows, this
-   * minute's requests and tokens), scopes, dates and disabled state. `lookup` carries the new limits
+   * minute's requests and tokens), dates and disabled state. `lookup` carries the new limits and scopes
    * from the moment this returns (the next request is checked against them), other instances of a
    * shared store within about a second (the same announcement as a revoke). A stored key that shares
    * its name with a config key is the one changed (as `revokeKey` revokes it).
    * @returns the key as `listKeys` lists it now.
    * @throws StoreError `not_found` when no active stored key has that name, `read_only` for a config
-   *   key's name without an active stored key of it, `invalid` for malformed limits or tag, `closed`, `unavailable`.
+   *   key's name without an active stored key of it, `invalid` for malformed limits, tag or scopes, `closed`, `unavailable`.
    */
   updateKey(name: string, change: KeyChange): Awaitable<KeyInfo>;
 

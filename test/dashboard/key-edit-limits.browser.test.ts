@@ -5,7 +5,8 @@
  * 5 and Enter saves it: the form closes, focus is back on Edit limits, the row reads "5 rpm" and the
  * live region says so; the key's next request (the same secret) is served, its budget's use kept. A
  * value the admin API refuses is said inside the form in its labels' words, and Escape closes it with
- * nothing changed.
+ * nothing changed. The form's admin scope checkbox gives a key the admin API and takes it away again
+ * (`scopes` of the PATCH; before, a key's scopes could not be changed at all).
  */
 import { expect, test } from "bun:test";
 import { join } from "node:path";
@@ -13,7 +14,7 @@ import { openPage, SHOTS } from "../support/browser.ts";
 import { keysPageSuite } from "../support/keys-page-suite.ts";
 
 const ADMIN = "sy-test-edit-limits-admin-0001";
-const { suite, admin, chat: chatWith, listed: listedAs } = keysPageSuite(ADMIN);
+const { suite, admin, chat: chatWith, listed: listedAs, createKey } = keysPageSuite(ADMIN);
 /** One Chat request with the key: its status. */
 const chat = async (secret: string) => (await chatWith(secret)).status;
 const listed = () => listedAs("ci");
@@ -86,6 +87,44 @@ test("Edit limits: Requests/min 1 → 5 saved from the keyboard; the row shows i
     expect(await w.page.content()).not.toContain(secret);
     // the one 400 asked for above, and nothing else
     expect(w.errors).toEqual(["Failed to load resource: the server responded with a status of 400 (Bad Request)"]);
+  } finally {
+    await w.close();
+  }
+}, 120_000);
+
+test("Edit limits: the admin scope ticked gives the key the admin API, unticked takes it away; the row's Scopes says so", async () => {
+  const secret = await createKey("ops");
+  const adminApi = async () => (await fetch(`${suite.gw.url}/admin/api/keys`, { headers: { authorization: `Bearer ${secret}` } })).status;
+  expect(await adminApi()).toBe(403);
+
+  const w = await openPage(suite.browser, suite.gw.url);
+  try {
+    await w.page.goto(`${suite.gw.url}/dashboard/keys`);
+    await w.page.fill("#key", ADMIN);
+    await w.page.click('button[type="submit"]');
+    const row = w.page.locator('tr[data-key="ops"]');
+    await row.waitFor({ timeout: 30_000 });
+    const scopes = row.locator('td[data-label="Scopes"]');
+    expect(await scopes.textContent()).toBe("client");
+    const dialog = w.page.getByRole("dialog", { name: "Limits of key ops" });
+    /** Opens the row's form, sets the checkbox to `on` (it was `!on`), saves, and waits for the row's Scopes to read `cell`. */
+    const setAdmin = async (on: boolean, cell: string) => {
+      await row.getByRole("button", { name: "Edit limits" }).click();
+      await dialog.waitFor({ timeout: 30_000 });
+      const box = dialog.getByLabel("admin scope (the admin API and this dashboard)");
+      expect(await box.isChecked()).toBe(!on);
+      await box.setChecked(on);
+      await dialog.getByRole("button", { name: "Save" }).click();
+      await dialog.waitFor({ state: "detached", timeout: 30_000 });
+      await w.page.waitForFunction(`document.querySelector('tr[data-key="ops"] td[data-label="Scopes"]')?.textContent === ${JSON.stringify(cell)}`, undefined, { timeout: 30_000 });
+    };
+    await setAdmin(true, "admin");
+    expect((await listedAs("ops")).scopes).toEqual(["admin"]);
+    expect(await adminApi()).toBe(200);
+    await setAdmin(false, "client");
+    expect((await listedAs("ops")).scopes).toEqual([]);
+    expect(await adminApi()).toBe(403);
+    expect(w.errors).toEqual([]);
   } finally {
     await w.close();
   }

@@ -2,7 +2,8 @@
  * `switchyard keys set NAME --rpm N …` (tryout finding D3): a key's limits and tag changed from the
  * command line with `keys create`'s flags (`none` clears a limit), keeping its secret and the use of
  * its limits so far. Before, `keys set` was no command (exit 2, the keys usage): a key's limits were
- * changed only by revoking it and creating it again, a new secret and its budget from 0.
+ * changed only by revoking it and creating it again, a new secret and its budget from 0. `--scope admin`
+ * gives the key the admin API, `--scope none` takes it away (before: an unknown option, exit 2).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -84,7 +85,7 @@ test("keys set --rpm --budget --tag: the next request is checked against them, t
 
   const nothing = cli("keys", "set", "team");
   expect(nothing.code).toBe(2);
-  expect(nothing.stderr).toContain("keys set changes nothing without a limit or --tag");
+  expect(nothing.stderr).toContain("keys set changes nothing without a limit, --tag or --scope");
   const bad = cli("keys", "set", "team", "--rpm", "0");
   expect({ code: bad.code, stderr: bad.stderr.trim() }).toEqual({ code: 2, stderr: '--rpm must be a positive whole number, not "0"' });
   const mixed = cli("keys", "set", "team", "--budget", "none", "--budget", "1d:tokens:5");
@@ -95,3 +96,28 @@ test("keys set --rpm --budget --tag: the next request is checked against them, t
   expect(nobody.stderr).toContain("error 404: No active key named nobody");
   expect(JSON.parse(cli("keys", "list", "--json").stdout).keys.find((k: any) => k.name === "team").limits).toEqual({ models: ["oai/*"], budgets: [{ window: "1d", tokens: 2000 }] });
 }, 150_000);
+
+test("keys set --scope admin gives the key the admin API, --scope none takes it away; a misspelt scope is refused", async () => {
+  const made = cli("keys", "create", "ops");
+  expect(made.code).toBe(0);
+  const key = lines(made.stdout).at(-1)!;
+  const keysWith = async () => (await fetch(`${inst.url}/admin/api/keys`, { headers: { authorization: `Bearer ${key}` } })).status;
+  expect(await keysWith()).toBe(403);
+
+  const granted = cli("keys", "set", "ops", "--scope", "admin");
+  expect({ code: granted.code, stderr: granted.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(lines(granted.stdout)[1]).toBe("limits: -; scopes admin");
+  expect(await keysWith()).toBe(200);
+  expect(JSON.parse(cli("keys", "list", "--json").stdout).keys.find((k: any) => k.name === "ops").scopes).toEqual(["admin"]);
+
+  const typo = cli("keys", "set", "ops", "--scope", "admn");
+  expect([typo.code, lines(typo.stderr)]).toEqual([1, ['error 400: scopes[0]: unknown scope "admn": the only scope is admin']]);
+  const mixed = cli("keys", "set", "ops", "--scope", "none", "--scope", "admin");
+  expect([mixed.code, mixed.stderr.trim()]).toEqual([2, "--scope none takes the key's scopes away: give it alone, not with --scope admin"]);
+  expect(await keysWith()).toBe(200);
+
+  const taken = cli("keys", "set", "ops", "--scope", "none");
+  expect(taken.code).toBe(0);
+  expect(lines(taken.stdout)[1]).toBe("limits: -; scopes none");
+  expect(await keysWith()).toBe(403);
+}, 60_000);

@@ -10,7 +10,10 @@
  * is refused the next (429, its rpm); PATCH rpm 5 and a budget of 2,000: the answer and GET /keys show
  * 900 of 2,000, and the next request with the same secret is served (1,800 of 2,000). null clears a
  * limit, a tag is set and removed; a bad value, an empty change, an unknown or revoked key and a config
- * key are refused with what to do, and a refused change changes nothing.
+ * key are refused with what to do, and a refused change changes nothing. `scopes: ["admin"]` gives the
+ * key the admin API (its secret lists the keys: 200, where it got 403), `scopes: null` takes it away;
+ * a misspelt scope is refused. Before, `scopes` was an unknown field (400): a key's scopes could not be
+ * changed. On PostgreSQL the other instance follows within seconds, as for a revoke.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
@@ -107,6 +110,23 @@ async function scenario(url: string, fixedMinutes: boolean): Promise<string> {
   expect(revoked.status).toBe(409);
   expect(revoked.body.error.message).toStartWith("Key old was revoked at ");
   expect((await listed())[0]).toMatchObject({ tag: "team-b", limits: { tpm: 100_000, models: ["up/*"], budgets: [{ window: "1d", tokens: 2000 }] } });
+
+  // scopes: given, replaced; null takes them away; left out, they stay
+  const keysWith = async () => (await fetch(`${url}/admin/api/keys`, { headers: { authorization: `Bearer ${secret}` } })).status;
+  expect(await keysWith()).toBe(403);
+  const granted = await admin("PATCH", "/keys/ci", { scopes: ["admin"] });
+  expect(granted.status).toBe(200);
+  expect(granted.body.key).toMatchObject({ name: "ci", scopes: ["admin"], tag: "team-b", prefix: before.prefix });
+  expect(await keysWith()).toBe(200);
+  expect((await admin("PATCH", "/keys/ci", { tag: "team-c" })).body.key.scopes).toEqual(["admin"]);
+  const misspelt = await admin("PATCH", "/keys/ci", { scopes: ["admn"] });
+  expect(misspelt.status).toBe(400);
+  expect(misspelt.body.error).toMatchObject({ param: "scopes[0]", message: 'scopes[0]: unknown scope "admn": the only scope is admin' });
+  expect(await keysWith()).toBe(200);
+  const taken = await admin("PATCH", "/keys/ci", { scopes: null });
+  expect(taken.status).toBe(200);
+  expect(taken.body.key.scopes).toEqual([]);
+  expect(await keysWith()).toBe(403);
   return secret;
 }
 
@@ -150,8 +170,16 @@ describe("PATCH /admin/api/keys/{name}: new limits, the same key", () => {
       // a 1d budget counts in windows aligned to the day (they end at midnight UTC): inside one
       await roomInWindow(86_400_000, 120_000);
       const secret = await scenario(a!.url, true);
-      // through A: rpm 1 and no budget; B, sharing the database, refuses the key over that rpm
       const admin = adminOf(a!.url);
+      // the admin scope given through A: B lets the key use its admin API, then refuses it again
+      const keysAtB = async () => (await fetch(`${b!.url}/admin/api/keys`, { headers: { authorization: `Bearer ${secret}` } })).status;
+      // (the scenario took the scope away through A last: B follows within about a second)
+      await until(async () => (await keysAtB()) === 403, 20_000, "instance B refusing the key its admin API", 200);
+      expect((await admin("PATCH", "/keys/ci", { scopes: ["admin"] })).status).toBe(200);
+      await until(async () => (await keysAtB()) === 200, 20_000, "instance B letting the key use its admin API", 200);
+      expect((await admin("PATCH", "/keys/ci", { scopes: null })).status).toBe(200);
+      await until(async () => (await keysAtB()) === 403, 20_000, "instance B refusing the key its admin API again", 200);
+      // through A: rpm 1 and no budget; B, sharing the database, refuses the key over that rpm
       const chatB = chatOf(b!.url);
       await roomInWindow(60_000, 40_000);
       expect((await admin("PATCH", "/keys/ci", { limits: { rpm: 1, tpm: null, models: null, budgets: null } })).status).toBe(200);

@@ -129,21 +129,22 @@ export class PgKeys extends CachedKeys implements KeyStore {
   }
 
   /**
-   * New limits and tag for the active stored key of that name (KeyStore.updateKey); its secret, id and
-   * the use of its limits stay. Here on return, other instances within about a second (announced as
+   * New limits, tag and scopes for the active stored key of that name (KeyStore.updateKey); its secret,
+   * id and the use of its limits stay. Here on return, other instances within about a second (announced as
    * "keys", as a revoke). @throws StoreError `not_found`, `read_only`, `invalid`, `closed`, `unavailable`.
    */
   async updateKey(name: string, change: KeyChange): Promise<KeyInfo> {
     this.ctx.assertOpen();
     const n = String(name);
     const tag = change.tag === undefined ? undefined : (checkTag(change.tag) ?? null);
+    const scopes = change.scopes === undefined ? undefined : JSON.stringify(checkScopes(change.scopes));
     // read, change and write in one transaction (the row locked): two changes of different fields at once both hold
     const found = await this.ctx.read((sql) =>
       sql.begin(async (tx) => {
-        const [row] = await tx`SELECT tag, limits FROM client_keys WHERE name = ${n} AND revoked_at IS NULL FOR UPDATE`;
+        const [row] = await tx`SELECT tag, limits, scopes FROM client_keys WHERE name = ${n} AND revoked_at IS NULL FOR UPDATE`;
         if (!row) return false;
         const limits = changedLimits(parseLimits(row.limits ?? null), change.limits);
-        await tx`UPDATE client_keys SET tag = ${tag === undefined ? (row.tag ?? null) : tag}, limits = ${limits ? JSON.stringify(limits) : null} WHERE name = ${n} AND revoked_at IS NULL`;
+        await tx`UPDATE client_keys SET tag = ${tag === undefined ? (row.tag ?? null) : tag}, limits = ${limits ? JSON.stringify(limits) : null}, scopes = ${scopes ?? row.scopes} WHERE name = ${n} AND revoked_at IS NULL`;
         return true;
       }),
     );

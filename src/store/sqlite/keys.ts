@@ -46,8 +46,8 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
         `UPDATE client_keys SET prev_hash = CASE WHEN ? IS NULL THEN NULL ELSE hash END, prev_until = ?, hash = ?, prefix = ?, rotated_at = ?
          WHERE name = ? AND revoked_at IS NULL RETURNING name, scopes, tag, created_at, limits, generation`,
       ),
-      keyActive: db.prepare("SELECT tag, limits FROM client_keys WHERE name = ? AND revoked_at IS NULL"),
-      keyUpdate: db.prepare("UPDATE client_keys SET tag = ?, limits = ? WHERE name = ? AND revoked_at IS NULL"),
+      keyActive: db.prepare("SELECT tag, limits, scopes FROM client_keys WHERE name = ? AND revoked_at IS NULL"),
+      keyUpdate: db.prepare("UPDATE client_keys SET tag = ?, limits = ?, scopes = ? WHERE name = ? AND revoked_at IS NULL"),
       keyRevoke: db.prepare("UPDATE client_keys SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL"),
       keyDisable: db.prepare("UPDATE client_keys SET disabled_at = COALESCE(disabled_at, ?) WHERE name = ? AND revoked_at IS NULL"),
       keyEnable: db.prepare("UPDATE client_keys SET disabled_at = NULL WHERE name = ? AND revoked_at IS NULL"),
@@ -140,20 +140,21 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
   }
 
   /**
-   * New limits and tag for the active stored key of that name (KeyStore.updateKey); its secret, id and
-   * the use of its limits stay. @throws StoreError `not_found`, `read_only`, `invalid`, `closed`.
+   * New limits, tag and scopes for the active stored key of that name (KeyStore.updateKey); its secret,
+   * id and the use of its limits stay. @throws StoreError `not_found`, `read_only`, `invalid`, `closed`.
    */
   updateKey(name: string, change: KeyChange): KeyInfo {
     this.ctx.assertOpen();
     const n = String(name);
     const tag = change.tag === undefined ? undefined : (checkTag(change.tag) ?? null);
+    const scopes = change.scopes === undefined ? undefined : JSON.stringify(checkScopes(change.scopes));
     // read, change and write in one transaction: two changes of different fields at once both hold
     const found = this.ctx.db
       .transaction(() => {
-        const row = this.s.keyActive.get(n) as { tag: string | null; limits: string | null } | null;
+        const row = this.s.keyActive.get(n) as { tag: string | null; limits: string | null; scopes: string } | null;
         if (!row) return false;
         const limits = changedLimits(parseLimits(row.limits), change.limits);
-        this.s.keyUpdate.run(tag === undefined ? row.tag : tag, limits ? JSON.stringify(limits) : null, n);
+        this.s.keyUpdate.run(tag === undefined ? row.tag : tag, limits ? JSON.stringify(limits) : null, scopes ?? row.scopes, n);
         return true;
       })
       .immediate();

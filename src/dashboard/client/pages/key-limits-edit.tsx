@@ -2,9 +2,10 @@
  * Keys page: "Edit limits" on an active stored key's row (tryout finding D3: a key's limits could not
  * be changed once it was created; revoke and create again handed the developer a new secret and
  * started its budgets afresh). A small modal form prefilled with the key's limits — requests/min,
- * tokens/min, concurrent, its budgets (USD or tokens, each with its window), the model allow-list and
- * the tag — sends what changed as `PATCH /admin/api/keys/{name}` (`switchyard keys set`): an emptied
- * field clears that limit, the key keeps its secret and the use of its limits so far.
+ * tokens/min, concurrent, its budgets (USD or tokens, each with its window), the model allow-list, the
+ * tag and the admin scope (the create form's checkbox) — sends what changed as `PATCH
+ * /admin/api/keys/{name}` (`switchyard keys set`): an emptied field clears that limit, the key keeps its
+ * secret and the use of its limits so far.
  *
  * Keyboard: the form is a native modal `<dialog>` (the page behind it inert, Tab stays in it); it
  * opens with focus on its first field, Enter in a field saves, Escape or Cancel closes it, and focus
@@ -31,12 +32,14 @@ interface LimitsForm {
   budgets: BudgetRow[];
   models: string;
   tag: string;
+  /** The `admin` scope (SPEC 9.3: the admin API and the dashboard). */
+  admin: boolean;
 }
 
 const WINDOWS = ["5h", "1d", "7d", "30d"] as const;
 
 /** The form prefilled from a key as `GET /keys` lists it. */
-export function formOf(k: Pick<KeyInfo, "limits" | "tag">): LimitsForm {
+export function formOf(k: Pick<KeyInfo, "limits" | "tag" | "scopes">): LimitsForm {
   const l = k.limits ?? {};
   const num = (n: number | undefined) => (n === undefined ? "" : String(n));
   return {
@@ -46,6 +49,7 @@ export function formOf(k: Pick<KeyInfo, "limits" | "tag">): LimitsForm {
     budgets: (l.budgets ?? []).map((b) => (b.usd !== undefined ? { amount: String(b.usd), unit: "usd", window: b.window } : { amount: String(b.tokens ?? ""), unit: "tokens", window: b.window })),
     models: (l.models ?? []).join(", "),
     tag: k.tag ?? "",
+    admin: (k.scopes ?? []).includes("admin"),
   };
 }
 
@@ -57,6 +61,7 @@ const LABELS: Array<[RegExp, string]> = [
   [/^limits\.budgets(\[\d+\])?(\.\w+)?$/, "Budget"],
   [/^limits\.models(\[\d+\])?$/, "Models"],
   [/^tag$/, "Tag"],
+  [/^scopes(\[\d+\])?$/, "Admin scope"],
 ];
 
 /** A refusal in the form's words: the field's label instead of the API's path. */
@@ -69,11 +74,11 @@ function errorText(e: unknown): string {
 
 /**
  * The `PATCH /keys/{name}` body for what changed between `was` and `now` (an emptied field is `null`:
- * that limit cleared), or a sentence saying why a field cannot be sent (a limit takes a plain whole
+ * that limit cleared; the admin scope unticked is `scopes: null`), or a sentence saying why a field cannot be sent (a limit takes a plain whole
  * number, a USD budget an amount, a tokens budget a whole number; the server checks the rest). Empty
  * when nothing changed.
  */
-export function changeOf(was: LimitsForm, now: LimitsForm): { body: { limits?: Record<string, unknown>; tag?: string | null } } | { error: string } {
+export function changeOf(was: LimitsForm, now: LimitsForm): { body: { limits?: Record<string, unknown>; tag?: string | null; scopes?: string[] | null } } | { error: string } {
   const limits: Record<string, unknown> = {};
   for (const [k, label] of [["rpm", "Requests/min"], ["tpm", "Tokens/min"], ["concurrency", "Concurrent"]] as const) {
     const t = now[k].trim();
@@ -93,9 +98,10 @@ export function changeOf(was: LimitsForm, now: LimitsForm): { body: { limits?: R
   if (key(now.budgets) !== key(was.budgets)) limits.budgets = budgets.length ? budgets : null;
   const list = (s: string) => [...new Set(s.split(",").map((m) => m.trim()).filter(Boolean))];
   if (list(now.models).join(",") !== list(was.models).join(",")) limits.models = list(now.models).length ? list(now.models) : null;
-  const body: { limits?: Record<string, unknown>; tag?: string | null } = {};
+  const body: { limits?: Record<string, unknown>; tag?: string | null; scopes?: string[] | null } = {};
   if (Object.keys(limits).length) body.limits = limits;
   if (now.tag.trim() !== was.tag.trim()) body.tag = now.tag.trim() === "" ? null : now.tag.trim();
+  if (now.admin !== was.admin) body.scopes = now.admin ? ["admin"] : null;
   return { body };
 }
 
@@ -136,7 +142,7 @@ export function EditLimits({ k, saved }: { k: KeyInfo; saved: () => void }) {
     if (!form || busy) return;
     const change = changeOf(was.current, form);
     if ("error" in change) return setError(change.error);
-    if (!change.body.limits && change.body.tag === undefined) return close();
+    if (!change.body.limits && change.body.tag === undefined && change.body.scopes === undefined) return close();
     setBusy(true);
     setError(undefined);
     try {
@@ -158,7 +164,7 @@ export function EditLimits({ k, saved }: { k: KeyInfo; saved: () => void }) {
         ref={opener}
         type="button"
         class="btn btn-small"
-        title="Change this key's limits and tag; it keeps its secret and the use of its limits so far"
+        title="Change this key's limits, tag and admin scope; it keeps its secret and the use of its limits so far"
         onClick={() => {
           was.current = formOf(k);
           setError(undefined);
@@ -222,6 +228,9 @@ export function EditLimits({ k, saved }: { k: KeyInfo; saved: () => void }) {
               <Field id="edit-models" label="Models (comma-separated)" value={form.models} set={(models) => set({ models })} hint="every model" />
               <Field id="edit-tag" label="Tag" value={form.tag} set={(tag) => set({ tag })} hint="none" />
             </div>
+            <label class="check">
+              <input type="checkbox" id="edit-admin" name="edit-admin" checked={form.admin} onChange={(e) => set({ admin: (e.target as HTMLInputElement).checked })} /> admin scope (the admin API and this dashboard)
+            </label>
             {error && (
               <p class="error-line" role="alert">
                 {error}
