@@ -75,8 +75,10 @@ export function instanceOnEphemeralPort(dataDir: string): boolean {
 /**
  * Finds the running instance and calls its admin API; exits with one line when none runs or it answers
  * an error, except a 404 with `opts.notFound`, which is handed back as an `AdminNotFound` (src/cli/routing.ts).
+ * A 405 (the instance's build has the path but not this method: `keys set`'s PATCH against a gateway
+ * started before it existed) says so in `opts.what`'s words ({@link methodNotThere}).
  */
-export async function admin(values: Record<string, unknown>, dataDir: string, method: string, path: string, body?: unknown, opts?: { notFound?: boolean }): Promise<unknown> {
+export async function admin(values: Record<string, unknown>, dataDir: string, method: string, path: string, body?: unknown, opts?: { notFound?: boolean; what?: string }): Promise<unknown> {
   let url = values.url as string | undefined;
   let token = (values.key as string | undefined) ?? process.env.SWITCHYARD_ADMIN_KEY;
   let inst: InstanceFile | undefined;
@@ -100,10 +102,23 @@ export async function admin(values: Record<string, unknown>, dataDir: string, me
       const { AdminNotFound } = await import("./routing.ts");
       return new AdminNotFound(msg);
     }
+    if (status === 405) fail(methodNotThere(url!, inst, opts?.what ?? `${method} /admin/api${path}`, `${method} /admin/api${path}`));
     const unknownPath = status === 404 && (data as { error?: { code?: unknown } })?.error?.code === "unknown_url";
     fail(`error ${status}: ${msg}${unknownPath && inst ? olderBuildHint(inst, buildSource().commit) : ""}`);
   }
   return data;
+}
+
+/**
+ * Said after a 405 from the admin API: the running gateway at `url` (of instance.json `inst` when read)
+ * takes `route`'s path but not its method, so it cannot do `what` ("changing a key"): its build is older
+ * than this command's. Until 2026-12-06 the CLI printed "error 405" and the instance's message, which
+ * said neither that the gateway was too old nor what to do (`keys set` against a gateway started
+ * before PATCH /admin/api/keys/{name} existed).
+ */
+export function methodNotThere(url: string, inst: InstanceFile | undefined, what: string, route: string): string {
+  const pid = inst?.pid ? ` (pid ${inst.pid}${inst.commit && inst.commit !== "unknown" ? `, commit ${inst.commit}` : ""})` : "";
+  return `the running gateway at ${url}${pid} does not support ${what} (HTTP 405: it has no ${route}); upgrade it or restart it on this version (switchyard start, or switchyard service install), then run the command again`;
 }
 
 /** What `start` writes to DATA_DIR/instance.json (src/app.ts), as far as the CLI reads it. */

@@ -74,7 +74,7 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
         fail(e instanceof Error ? e.message : String(e), 2);
       }
       if (!change) fail(`keys set changes nothing without a limit, --tag or --scope (none clears a limit): ${SET_USAGE}`, 2);
-      const r = (await admin(values, dataDir, "PATCH", `/keys/${encodeURIComponent(name)}`, change)) as { key: Record<string, unknown>; note?: string };
+      const r = (await admin(values, dataDir, "PATCH", `/keys/${encodeURIComponent(name)}`, change, { what: "changing a key" })) as { key: Record<string, unknown>; note?: string };
       if (r.note) out(`note: ${r.note}`);
       out(`changed key ${name}: its secret and the use of its limits so far are kept; the next request is checked against them`);
       // the scopes when the key has some or this change set them ("scopes none": no admin API any more)

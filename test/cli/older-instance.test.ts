@@ -1,7 +1,9 @@
 /**
  * A CLI built after the instance it talks to was started (newuser14 K2): a 404 `unknown_url` from the
  * admin API — a path that instance's build does not have — says that the instance runs another build and
- * to restart it, instead of only "Unknown path".
+ * to restart it, instead of only "Unknown path". A 405 — the path is there, the method is not: `keys set`'s
+ * PATCH against a gateway started before it existed — says the gateway does not support changing a key
+ * and to upgrade or restart it, instead of "error 405" and the instance's message.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -13,12 +15,17 @@ import { buildSource } from "../../src/version.ts";
 let server: ReturnType<typeof Bun.serve>;
 const dirs: string[] = [];
 beforeAll(() => {
-  // An "older instance": its admin API has no such path.
+  // An "older instance": its admin API has no such path; /admin/api/keys/NAME takes DELETE only.
   server = Bun.serve({
     hostname: "127.0.0.1",
     port: 0,
-    fetch: (req) =>
-      Response.json({ error: { message: `Unknown path: ${req.method} ${new URL(req.url).pathname}`, type: "invalid_request_error", param: null, code: "unknown_url" } }, { status: 404 }),
+    fetch: (req) => {
+      const path = new URL(req.url).pathname;
+      if (path.startsWith("/admin/api/keys/") && req.method !== "DELETE") {
+        return Response.json({ error: { message: `The method ${req.method} is not allowed on ${path}; it takes DELETE.`, type: "invalid_request_error", param: null, code: "method_not_allowed" } }, { status: 405, headers: { allow: "DELETE" } });
+      }
+      return Response.json({ error: { message: `Unknown path: ${req.method} ${path}`, type: "invalid_request_error", param: null, code: "unknown_url" } }, { status: 404 });
+    },
   });
 });
 afterAll(() => {
@@ -26,12 +33,12 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-async function run(instance: Record<string, unknown>): Promise<{ code: number; err: string }> {
+async function run(instance: Record<string, unknown>, args = ["keys", "list"]): Promise<{ code: number; err: string }> {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-older-"));
   dirs.push(dir);
   writeFileSync(join(dir, "instance.json"), JSON.stringify({ url: `http://127.0.0.1:${server.port}`, adminToken: "t", pid: 4264, version: "0.1.0", ...instance }));
   // not spawnSync: the "instance" answers from this process's event loop
-  const p = Bun.spawn([...SOURCE_CLI, "keys", "list", "--data-dir", dir], { stdout: "pipe", stderr: "pipe" });
+  const p = Bun.spawn([...SOURCE_CLI, ...args, "--data-dir", dir], { stdout: "pipe", stderr: "pipe" });
   const [err, code] = await Promise.all([new Response(p.stderr).text(), p.exited]);
   return { code, err: err.trim() };
 }
@@ -52,4 +59,12 @@ test("an instance of another commit, or one older than builds that name theirs: 
   expect((await run({ commit: own!.endsWith("-dirty") ? own!.slice(0, -6) : `${own}-dirty` })).err).toBe("error 404: Unknown path: GET /admin/api/keys");
   // a build that could not tell its commit: maybe another build, not "older"
   expect((await run({ commit: "unknown" })).err).toContain("; the running instance (pid 4264) may be another build than this command's (its commit is not known): if it was started before this build, restart");
+}, 20_000);
+
+test("keys set against a gateway without PATCH /admin/api/keys/NAME (405): says it does not support changing a key and to upgrade or restart it, exit 1", async () => {
+  const r = await run({ commit: "0123abc" }, ["keys", "set", "ci", "--rpm", "5"]);
+  expect(r).toEqual({
+    code: 1,
+    err: `the running gateway at http://127.0.0.1:${server.port} (pid 4264, commit 0123abc) does not support changing a key (HTTP 405: it has no PATCH /admin/api/keys/ci); upgrade it or restart it on this version (switchyard start, or switchyard service install), then run the command again`,
+  });
 }, 20_000);
