@@ -119,8 +119,11 @@ class ReplyEncoderOptions implements EncoderOptions {
  * Response: whole when the reply was read to its end (a streamed reply too, when its end was already
  * there after the first content: {@link readIfReady}), else streamed (the stream then owns the
  * concurrency slot and calls `finish` when it ends or the client leaves, SPEC 6.4).
+ * A plain function returning {@link commitWith}'s promise, not an async function of its own (one
+ * generator, promise and scope fewer per attempt: docs/performance.md item 237); a driver that throws
+ * while it is made throws here, where the caller's `await` in its `try` meets it as it met the rejection.
  */
-export async function commitReply(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps): Promise<Committed | AttemptFailure> {
+export function commitReply(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps): Promise<Committed | AttemptFailure> {
   const provider = a.target.provider;
   // SPEC 2.5: a request that came over an event transport gets its reply as events, never as SSE bytes.
   if (ctx.events) return commitWith(ctx, a, deps, replyDriverFor(ctx, provider, a.translated, a.reply, true), toEventSink(ctx.events, ctx.recording));
