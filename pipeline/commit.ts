@@ -72,19 +72,27 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
     return events ? new SseEventsDriver(tap) : tap;
   }
   const encoderOptions = new ReplyEncoderOptions(ctx); // only for the drivers that encode (item 178)
-  const out = (driver: ReplyDriver) => (events ? new SseEventsDriver(driver) : driver);
   if (isSse && ctx.stream) {
     if (events && clientCodec.createEventEncoder) return new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration);
-    return out(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration));
+    return asEvents(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration), events);
   }
-  if (isSse) return out(new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration));
-  return out(
+  if (isSse) return asEvents(new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration), events);
+  return asEvents(
     new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, {
       native: translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat,
       clientStream: ctx.stream,
       restoration,
     }),
+    events,
   );
+}
+
+/**
+ * `driver` as an event transport's (SPEC 2.5) when `events`, else as it is. A module function, not a
+ * closure over `events` made per reply (a function and a scope per request: docs/performance.md item 238).
+ */
+function asEvents(driver: ReplyDriver, events: boolean): ReplyDriver | ReplyDriver<ReplyEvent[]> {
+  return events ? new SseEventsDriver(driver) : driver;
 }
 
 /**
