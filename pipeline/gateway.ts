@@ -89,7 +89,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
             deps.finish(ctx, { outcome: "rejected", status: err.status, attempts: 0, fallback: false });
             break answered;
           }
-          ctx.trace.candidates = resolution.targets.map((t) => t.label);
+          // Into the trace's own list (made empty with the context): no second array and mapping closure per request (item 239).
+          const candidates = ctx.trace.candidates;
+          for (const t of resolution.targets) candidates.push(t.label);
           const targets = deps.order ? deps.order.forRequest(ctx, resolution) : resolution.targets;
           if (isCountTokens(ctx.endpoint)) {
             // SPEC 2.1: forwarded to the first target when it speaks the client's format, else estimated.
