@@ -306,6 +306,13 @@ export const defaultIds: Ids = {
 };
 
 /**
+ * The raw body of a context whose body is not read yet: one empty array shared by every context (a
+ * zero-length view holds nothing that could be changed; the guard and redaction replace it, never write
+ * into it), not a `Uint8Array` per request (docs/performance.md item 240).
+ */
+const NO_BYTES = new Uint8Array(0);
+
+/**
  * A fresh context for an incoming request, as the gateway starts every request: ids minted, the client
  * format from the endpoint, `remote` from the peer and forwarding headers, the route trace begun. The
  * body fields (raw body, parsed body, model, stream) stay empty until the guard reads the body.
@@ -336,7 +343,7 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
     clientHeaders,
     peer: incoming.peer,
     remote: isRemote(incoming.peer, clientHeaders),
-    rawBody: new Uint8Array(0),
+    rawBody: NO_BYTES,
     body: {},
     requestText: undefined,
     requestedModel: "",
