@@ -12,7 +12,7 @@ import { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
 import { topLevelStringField } from "../formats/json-prefix-field.ts";
 import type { ClientKey, KeyLimitCounters, KeyLookup } from "./ports.ts";
 import { probeResponse, recogniseProbe } from "./probes.ts";
-import { CallbackDeadline } from "./deadline-sweep.ts";
+import { CallbackDeadline, Deadline } from "./deadline-sweep.ts";
 import { CLIENT_KEY_PLACEHOLDERS } from "./scrub.ts";
 
 /** Guard settings. */
@@ -114,6 +114,18 @@ const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
 /** What a body read that ran out of time resolves to (never a body). */
 const TIMED_OUT = Symbol("body timed out");
 
+/** The deadline of a native body read ({@link readBody}): when due, the read's race resolves to {@link TIMED_OUT}. */
+class BodyReadDeadline extends Deadline {
+  constructor(private readonly resolve: (value: typeof TIMED_OUT) => void) {
+    super();
+  }
+
+  /** {@link Deadline.expire}: the race ends as timed out (a read that settled first keeps its value). */
+  expire(): void {
+    this.resolve(TIMED_OUT);
+  }
+}
+
 /**
  * Reads a request body up to `limit` bytes within `timeoutMs` ms. Returns the bytes, or a 413 error when
  * the declared or actual size exceeds the limit (SPEC G-4), or a 408 (`request_timeout`) when the body
@@ -132,19 +144,20 @@ export async function readBody(request: Request, limit: number, timeoutMs: numbe
     // either way, for at least one turn of the event loop).
     // `bytes()`: the body as a Uint8Array at once, not an ArrayBuffer wrapped in one more object (item 224).
     const read = request.bytes();
-    let watched: CallbackDeadline | undefined;
+    // The race's promise settled by the read or by the deadline (a method, not a closure per request:
+    // no promise executor, scope and expiry function, docs/performance.md item 241).
+    const race = Promise.withResolvers<Uint8Array | typeof TIMED_OUT>();
+    const watched = new BodyReadDeadline(race.resolve);
+    watched.arm(timeoutMs);
+    read.then(race.resolve, race.reject);
     try {
-      const bytes = await new Promise<Uint8Array | typeof TIMED_OUT>((resolve, reject) => {
-        watched = new CallbackDeadline(() => resolve(TIMED_OUT));
-        watched.arm(timeoutMs);
-        read.then(resolve, reject);
-      });
+      const bytes = await race.promise;
       if (bytes === TIMED_OUT) return { ok: false, error: timedOut(timeoutMs) };
       return { ok: true, value: bytes };
     } catch {
       return { ok: false, error: hubError("invalid_request", "The request body could not be read.") };
     } finally {
-      watched!.disarm();
+      watched.disarm();
     }
   }
   if (!request.body) return { ok: true, value: new Uint8Array(0) };
