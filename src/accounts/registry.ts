@@ -320,7 +320,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       if (!ranked) memo.set(mk, (ranked = this.rank(accounts, providerId, model, hints)));
     }
     const out: AccountCandidate[] = [];
-    const busy: AccountCandidate[] = [];
+    // Made by the first account whose slots are all taken (none on most requests: no second array each).
+    let busy: AccountCandidate[] | undefined;
     for (const { account, note } of ranked) {
       const ex = this.exclusion(account, model);
       if (ex) {
@@ -328,10 +329,10 @@ export class AccountRegistry implements AccountPool, AccountHealth {
         continue;
       }
       const limit = this.slotLimit(account);
-      if (this.slots.full(account.id, limit)) busy.push({ account, eligible: true, note: `all ${limit} slots in use, tried after accounts with a free slot; ${note}` });
+      if (this.slots.full(account.id, limit)) (busy ??= []).push({ account, eligible: true, note: `all ${limit} slots in use, tried after accounts with a free slot; ${note}` });
       else out.push({ account, eligible: true, note });
     }
-    return busy.length > 0 ? [...out, ...busy] : out;
+    return busy ? [...out, ...busy] : out;
   }
 
   /**
