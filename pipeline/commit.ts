@@ -36,7 +36,7 @@ import { eventBytes, pumpEvents } from "./pump-events.ts";
 import { recordedReader } from "./committed-reads.ts";
 import { PassthroughDriver } from "./passthrough-driver.ts";
 import { SERVER_TOOL_IDLE_FACTOR } from "./keep-alive-bound.ts";
-import { CallbackDeadline } from "./deadline-sweep.ts";
+import { CallbackDeadline, Deadline } from "./deadline-sweep.ts";
 import { byteSample, eventSample } from "./output-estimate.ts";
 import type { Translated } from "./translate.ts";
 
@@ -242,15 +242,11 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   let contentless = 0;
   /** Gathering without content: when (performance.now()) the loop last refreshed `idle`, its `contentEvents` after the last read, when a read made them grow (0: never). */
   let armedAt = 0, events = gathers ? (driver.contentEvents ?? 0) : 0, progressAt = 0;
-  let silent = false;
   /** Bytes read before the first content by a driver that streams (held in `prefix` until the commit). */
   let peeked = 0;
-  // A deadline on the shared sweep, not a timer (pipeline/deadline-sweep.ts, docs/performance.md item 235).
-  const idle = new CallbackDeadline(() => {
-    silent = true;
-    controller.abort();
-    void reader.cancel().catch(() => {});
-  });
+  // A deadline on the shared sweep, not a timer (pipeline/deadline-sweep.ts, docs/performance.md item 235);
+  // `idle.silent` once it fired.
+  const idle = new PeekIdle(controller, reader);
   idle.arm(idleMs);
   // A streamed reply (not a JSON one, which may be padded while the provider works) gets its first
   // content within the provider's first-content timeout of its headers, however many events without
@@ -292,11 +288,11 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
         }
         // SPEC 6.4: the stop reason had arrived, only the closing events were lost: the reply finished.
         ended = true;
-        prefix.push(delivery.end(driver, silent ? idleTimeoutError(idleMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e))));
+        prefix.push(delivery.end(driver, idle.silent ? idleTimeoutError(idleMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e))));
         break;
       }
       if (starved) return noContentInTime(a, provider.id, firstMs, blockStart >= 0);
-      if (silent) {
+      if (idle.silent) {
         if (!finishedAlready(ctx, driver)) return gatheredSilent(a, provider.id, driver, idleMs, contentless, armedAt - progressAt);
         ended = true;
         prefix.push(delivery.end(driver, idleTimeoutError(idleMs)));
@@ -374,7 +370,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   } catch (e) {
     controller.abort();
     if (starved) return noContentInTime(a, provider.id, firstMs, blockStart >= 0);
-    if (silent) return gatheredSilent(a, provider.id, driver, idleMs, contentless, armedAt - progressAt);
+    if (idle.silent) return gatheredSilent(a, provider.id, driver, idleMs, contentless, armedAt - progressAt);
     // A stream the formats cannot relay (an event past MAX_SSE_EVENT_BYTES) or a JSON reply past
     // MAX_WHOLE_REPLY_BYTES (re-translate.ts): a failed attempt.
     if (e instanceof FormatError) return a.fail({ status: e.error.status, error: e.error }, e.error);
@@ -403,6 +399,31 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   }
 
   return committedReply(ctx, a, deps, driver, delivery, prefix, ended, reader, pendingRead, idleMs);
+}
+
+/**
+ * The idle deadline of the commit point's reads (SPEC 6.4's idle timeout, renewed before each read):
+ * when due, the upstream call is aborted and its read cancelled, which settles the pending read, and
+ * `silent` says why. A class, not a closure over the commit point's variables made per attempt
+ * (docs/performance.md item 243).
+ */
+class PeekIdle extends Deadline {
+  /** Whether the deadline fired. */
+  silent = false;
+
+  constructor(
+    private readonly controller: AbortController,
+    private readonly reader: ByteReader,
+  ) {
+    super();
+  }
+
+  /** {@link Deadline.expire}: the upstream went silent. */
+  expire(): void {
+    this.silent = true;
+    this.controller.abort();
+    void this.reader.cancel().catch(IGNORE);
+  }
 }
 
 /**
