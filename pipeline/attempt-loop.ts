@@ -171,8 +171,8 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   let onlyTooLarge = true;
   /** The earliest time an account of any target frees up: its cooldown's end, or the Retry-After of an attempt given up on (SPEC 2.4). */
   let firstFreeAt: number | undefined;
-  /** Each target none of whose accounts could serve, with why (one message names them all). */
-  const unserved: Unserved[] = [];
+  /** Each target none of whose accounts could serve, with why (one message names them all); made by the first. */
+  let unserved: Unserved[] | undefined;
   let fallback = false;
   const hints = affinityHints(ctx, route.cacheAffinity);
 
@@ -205,7 +205,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         if (tried.size === 0) {
           const gone = modelGone(target, picked);
           const none = gone ? undefined : noAccountError(target, picked);
-          if (none) unserved.push({ target, ...none });
+          if (none) (unserved ??= []).push({ target, ...none });
           last ??= gone ?? { target, error: none!.error, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" } };
           // The upstream said earlier that the model does not exist for any of the target's accounts:
           // as after that attempt, its siblings come next (R-10), on every later request too.
@@ -308,7 +308,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     last = missing?.get(`${last.target.provider.id}/${last.target.siblingOf}`) ?? last;
   }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
-  if (unserved.length > 1 && last && unserved.some((u) => u.error === last!.error)) err = allUnserved(unserved);
+  if (unserved && unserved.length > 1 && last && unserved.some((u) => u.error === last!.error)) err = allUnserved(unserved);
   if (last?.classification.row === "credential" && last.target) {
     // A refresh that failed for a while (the token endpoint's 5xx) is not a credential needing an
     // operator: say so, with when it is tried again (newuser12b H6: it said the keys "need attention").
@@ -331,7 +331,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   // earlier target may pass a second later: review17 R4).
   const noRetry = onlyTooLarge && last?.classification.row === "too_large_for_window" && err === last.error;
   // Refused: each provider skipped for want of any account counts it once (review18 R2: not per skip).
-  if (deps.pool.noAccount) {
+  if (deps.pool.noAccount && unserved) {
     const counted = new Set<string>();
     for (const u of unserved) {
       const id = u.target.provider.id;
