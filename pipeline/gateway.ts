@@ -4,7 +4,7 @@
  * (count-tokens.ts). src/ provides the ports; this module knows no HTTP framework.
  */
 import { hubError, type WireFormat } from "../formats/hub.ts";
-import { runAttempts, type AttemptDeps, type AttemptSettings } from "./attempt-loop.ts";
+import { runAttempts, type AttemptDeps, type AttemptRoute, type AttemptSettings } from "./attempt-loop.ts";
 import { defaultIds, errorAnswer, errorResponse, isCountTokens, newContext, type Ids, type IncomingRequest, type ReceivedBody, type RequestContext } from "./context.ts";
 import { countTokens } from "./count-tokens.ts";
 import { guard, receivedTooLarge, type GuardDeps, type GuardSettings } from "./guard.ts";
@@ -42,6 +42,14 @@ export interface Gateway {
    */
   overBodyLimit?(received: ReceivedBody, format: WireFormat): Response | undefined;
 }
+
+/**
+ * The attempt loop's route for a model that is no combo (an alias, a provider/model, a guess): the
+ * defaults, one record each for the process instead of one per request (docs/performance.md item 245).
+ * The attempt loop only reads it.
+ */
+const PLAIN_ROUTE: Readonly<AttemptRoute> = { portability: "strip_with_warning", cacheAffinity: true, guessed: false };
+const GUESSED_ROUTE: Readonly<AttemptRoute> = { portability: "strip_with_warning", cacheAffinity: true, guessed: true };
 
 /** Builds the gateway from its ports. */
 export function createGateway(deps: GatewayDeps): Gateway {
@@ -100,7 +108,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
             break answered;
           }
           const combo = resolution.combo;
-          res = await runAttempts(ctx, targets, { portability: combo?.portability ?? "strip_with_warning", cacheAffinity: combo?.cacheAffinity ?? true, guessed: resolution.via === "guess" }, deps);
+          const guessed = resolution.via === "guess";
+          const route = combo ? { portability: combo.portability ?? "strip_with_warning", cacheAffinity: combo.cacheAffinity ?? true, guessed } : guessed ? GUESSED_ROUTE : PLAIN_ROUTE;
+          res = await runAttempts(ctx, targets, route, deps);
         }
       } catch (e) {
         // A bug must never become a stack trace or an HTML page for the client.
