@@ -9,9 +9,9 @@
  * already arrived with its first content (a short reply from a fast upstream) is sent whole too.
  */
 import { codecFor } from "../formats/index.ts";
-import type { EncoderOptions } from "../formats/codec.ts";
+import type { DecoderOptions, EncoderOptions } from "../formats/codec.ts";
 import type { RequestText } from "../formats/write-body-json.ts";
-import { FormatError, hubError, type HubError, type HubRequest } from "../formats/hub.ts";
+import { FormatError, hubError, type HubError, type HubRequest, type ProviderFamily } from "../formats/hub.ts";
 import { eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
 import { requestTextOf, tryHubOf, type RequestContext } from "./context.ts";
 import type { UpstreamReply } from "./execute.ts";
@@ -61,7 +61,7 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
   const providerCodec = codecFor(translated.upstreamFormat);
   const clientCodec = codecFor(ctx.clientFormat);
   const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
-  const hints = translated.decoderHints === undefined ? { family: provider.family } : { family: provider.family, ...translated.decoderHints };
+  const hints = translated.decoderHints === undefined ? familyHints(provider.family) : { family: provider.family, ...translated.decoderHints };
   // SPEC S-3: a redacted request's reply goes through the hub, where placeholders are mapped back.
   const restoration = ctx.restoration;
   if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat && !restoration) {
@@ -93,6 +93,19 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
  */
 function asEvents(driver: ReplyDriver, events: boolean): ReplyDriver | ReplyDriver<ReplyEvent[]> {
   return events ? new SseEventsDriver(driver) : driver;
+}
+
+/**
+ * The decoders' options of a reply whose request needed no hints of its own (every request but a
+ * Gemini one whose tool names were changed): its provider's family only, one record per family for the
+ * process instead of one per reply (docs/performance.md item 246). Decoders, taps and output samples
+ * only read them.
+ */
+const FAMILY_HINTS = new Map<ProviderFamily, Readonly<DecoderOptions>>();
+function familyHints(family: ProviderFamily): DecoderOptions {
+  let hints = FAMILY_HINTS.get(family);
+  if (hints === undefined) FAMILY_HINTS.set(family, (hints = { family }));
+  return hints;
 }
 
 /**
