@@ -40,7 +40,10 @@ export class OutputSample<Out> {
   constructor(
     private readonly size: (out: Out) => number,
     private readonly limit: number,
-    private readonly chars: (parts: Out[]) => number,
+    /** Counts the kept outputs' characters with `codec`'s decoder: a module function, not a closure per reply (item 247). */
+    private readonly chars: (codec: FormatCodec, options: DecoderOptions, parts: Out[]) => number,
+    private readonly codec: FormatCodec,
+    private readonly options: DecoderOptions,
   ) {}
 
   /** One output of the driver (ignored when empty). */
@@ -59,7 +62,7 @@ export class OutputSample<Out> {
     if (this.counted >= 0) return this.counted;
     let n = 0;
     if (this.kept > 0) {
-      n = this.chars(this.parts);
+      n = this.chars(this.codec, this.options, this.parts);
       if (this.seen > this.kept) n = Math.round((n * this.seen) / this.kept);
     }
     this.counted = n;
@@ -74,17 +77,20 @@ export const SAMPLE_EVENTS = 512;
 
 /** The sample of a passthrough whose output is SSE bytes of `codec`'s format. */
 export function byteSample(codec: FormatCodec, options: DecoderOptions): OutputSample<Uint8Array> {
-  return new OutputSample<Uint8Array>(byteLength, SAMPLE_BYTES, (parts) => decodedChars(codec, options, parts));
+  return new OutputSample<Uint8Array>(byteLength, SAMPLE_BYTES, decodedChars, codec, options);
 }
 
 /** The sample of a passthrough whose output is the events of an event tap of `codec`'s format. */
 export function eventSample(codec: FormatCodec, options: DecoderOptions): OutputSample<ReplyEvent[]> {
-  return new OutputSample<ReplyEvent[]>(eventCount, SAMPLE_EVENTS, (batches) =>
-    decodedChars(
-      codec,
-      options,
-      batches.map((b) => utf8.encode(b.map((e) => (e.event ? `event: ${e.event}\n` : "") + `data: ${e.data}\n\n`).join(""))),
-    ),
+  return new OutputSample<ReplyEvent[]>(eventCount, SAMPLE_EVENTS, eventChars, codec, options);
+}
+
+/** {@link decodedChars} of event batches, written back as SSE bytes (only when a reply ended without usage). */
+function eventChars(codec: FormatCodec, options: DecoderOptions, batches: ReplyEvent[][]): number {
+  return decodedChars(
+    codec,
+    options,
+    batches.map((b) => utf8.encode(b.map((e) => (e.event ? `event: ${e.event}\n` : "") + `data: ${e.data}\n\n`).join(""))),
   );
 }
 
