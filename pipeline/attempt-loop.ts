@@ -12,7 +12,7 @@ import { hubError, type HubError } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
 import { affinityHints } from "./affinity.ts";
 import { classify, misdirected404, misdirected404Error, type Classification } from "./classify.ts";
-import { commitReply, type AttemptFailure, type CommitAttempt, type CommitDeps, type Committed, type OpenStreams } from "./commit.ts";
+import { commitReply, type AttemptFailure, type CommitAttempt, type CommitDeps, type OpenStreams } from "./commit.ts";
 import { clientHeadersOf, errorAnswer, NO_RETRY_HEADER, responseHeaders, warningHeader, type Finished, type RequestContext } from "./context.ts";
 import { executeCall, TransportError, type ClientAbort, type ExecutorFor, type UpstreamReply } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
@@ -244,7 +244,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         }
         attempts++;
         const result = await attemptOnce(ctx, target, account, translated, deps, attempts, fallback, release, hints);
-        if ("response" in result) return result.response;
+        if (result instanceof Response) return result;
         last = { ...result, target, account };
         const c = result.classification;
         if (c.row !== "too_large_for_window") onlyTooLarge = false;
@@ -409,6 +409,8 @@ class Attempt implements CommitAttempt {
   reply = undefined as unknown as UpstreamReply;
   controller = undefined as unknown as AbortController;
   clientAbort = undefined as unknown as ClientAbort;
+  /** {@link CommitAttempt.streaming}: set by the commit point when the reply streams on (the stream owns the slot). */
+  streaming = false;
   private released = false;
 
   constructor(
@@ -462,7 +464,7 @@ async function attemptOnce(
   fallback: boolean,
   release: () => void,
   hints: PickHints,
-): Promise<Committed | Failed> {
+): Promise<Response | Failed> {
   let a: Attempt | undefined;
   /** The streamed reply owns the slot from here on (released at its end or when the client leaves). */
   let handedOff = false;
@@ -517,9 +519,8 @@ async function attemptOnce(
 
     // ---- 2xx: the commit point (commit.ts) ---------------------------------------------------------
     const committed = await commitReply(ctx, a, deps);
-    if (!("response" in committed)) return committed;
-    handedOff = committed.streaming;
-    return committed; // its response, as it is (no record of its own)
+    handedOff = a.streaming === true; // set by the commit point when the reply streams on
+    return committed; // the Response, or the failure
   } finally {
     if (handedOff) {
       // the reply stream releases the slot

@@ -82,12 +82,12 @@ export interface CommitAttempt {
   release(): void;
   /** Classifies a failure and fills the trace (the attempt loop's). Called as the attempt's method (`a.fail(…)`). */
   fail(facts: Omit<FailureFacts, "now">, error: HubError): AttemptFailure;
-}
-
-/** A committed reply. `streaming`: the body owns the concurrency slot and releases it when it ends. */
-export interface Committed {
-  response: Response;
-  streaming: boolean;
+  /**
+   * Set true by the commit point when the reply streams on: its body (or event pump) then owns the
+   * concurrency slot and releases it when it ends. Unset for a reply sent whole (its slot is released
+   * at the commit) and for a failure (false or absent).
+   */
+  streaming?: boolean;
 }
 
 /**
@@ -130,7 +130,8 @@ export interface Delivery<Out> {
  * `ended`), `reader` the upstream body's reader, `pendingRead` a read of it started after the commit
  * point that had not settled (the reply stream awaits it first), `idleMs` the provider's idle timeout
  * between reads. Returns the Response: whole (`deps.finish` called here) or streamed (the stream calls
- * it when it ends or the client leaves, SPEC 6.4).
+ * it when it ends or the client leaves, SPEC 6.4; `a.streaming` is then set: the stream owns the slot).
+ * The Response itself, not a record around it (docs/performance.md item 248).
  */
 export function committedReply<Out>(
   ctx: RequestContext,
@@ -143,7 +144,7 @@ export function committedReply<Out>(
   reader: ByteReader,
   pendingRead: Promise<ReadResult> | undefined,
   idleMs: number,
-): Committed {
+): Response {
   const { target, account, reply } = a;
   const provider = target.provider;
   const now = deps.clock.now();
@@ -185,7 +186,7 @@ export function committedReply<Out>(
     for (const k in contentHeaders) headers[k] = contentHeaders[k]!;
     a.release();
     deps.finish(ctx, finishedReport(a, driver, now, driver.lateError ? "upstream_error" : "ok", bytes));
-    return { response: new Response(body, { status: 200, headers }), streaming: false };
+    return new Response(body, { status: 200, headers });
   }
 
   return streamedReply(ctx, a, deps, driver, delivery, prefix as Out[], reader, pendingRead, idleMs, headers, now, droppedAtCommit);
@@ -209,7 +210,7 @@ function streamedReply<Out>(
   headers: Record<string, string>,
   now: number,
   droppedAtCommit: number,
-): Committed {
+): Response {
   const controller = a.controller;
   const provider = a.target.provider;
   for (const k in SSE_HEADERS) headers[k] = SSE_HEADERS[k]!;
@@ -256,7 +257,8 @@ function streamedReply<Out>(
     sent,
   );
   stop = delivered.stop;
-  return { response: new Response(delivered.body, { status: 200, headers }), streaming: true };
+  a.streaming = true;
+  return new Response(delivered.body, { status: 200, headers });
 }
 
 /**

@@ -15,7 +15,7 @@ import { FormatError, hubError, type HubError, type HubRequest, type ProviderFam
 import { eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
 import { requestTextOf, tryHubOf, type RequestContext } from "./context.ts";
 import type { UpstreamReply } from "./execute.ts";
-import { committedReply, type AttemptFailure, type CommitAttempt, type CommitDeps, type Committed, type Delivery } from "./commit-out.ts";
+import { committedReply, type AttemptFailure, type CommitAttempt, type CommitDeps, type Delivery } from "./commit-out.ts";
 import { DEFAULT_FIRST_CONTENT_TIMEOUT_MS, type FlightRecording, type ProviderInfo, type ReplyEvent, type ReplyEventSink } from "./ports.ts";
 import {
   AccumulatedDriver,
@@ -40,7 +40,7 @@ import { CallbackDeadline, Deadline } from "./deadline-sweep.ts";
 import { byteSample, eventSample } from "./output-estimate.ts";
 import type { Translated } from "./translate.ts";
 
-export type { AttemptFailure, CommitAttempt, CommitDeps, Committed, OpenStreams } from "./commit-out.ts";
+export type { AttemptFailure, CommitAttempt, CommitDeps, OpenStreams } from "./commit-out.ts";
 
 /**
  * The reply driver for an upstream 2xx (SPEC F-2, R-9): the native passthrough tap when client and
@@ -144,7 +144,7 @@ class ReplyEncoderOptions implements EncoderOptions {
  * generator, promise and scope fewer per attempt: docs/performance.md item 237); a driver that throws
  * while it is made throws here, where the caller's `await` in its `try` meets it as it met the rejection.
  */
-export function commitReply(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps): Promise<Committed | AttemptFailure> {
+export function commitReply(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps): Promise<Response | AttemptFailure> {
   const provider = a.target.provider;
   // SPEC 2.5: a request that came over an event transport gets its reply as events, never as SSE bytes.
   if (ctx.events) return commitWith(ctx, a, deps, replyDriverFor(ctx, provider, a.translated, a.reply, true), toEventSink(ctx.events, ctx.recording));
@@ -220,7 +220,7 @@ function toEventSink(sink: ReplyEventSink, recording: FlightRecording | undefine
 }
 
 /** {@link commitReply} with the driver and the delivery chosen. */
-async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps, driver: ReplyDriver<Out>, delivery: Delivery<Out>): Promise<Committed | AttemptFailure> {
+async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps, driver: ReplyDriver<Out>, delivery: Delivery<Out>): Promise<Response | AttemptFailure> {
   const { target, reply, controller } = a;
   const provider = target.provider;
 

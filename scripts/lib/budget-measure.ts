@@ -333,8 +333,8 @@ async function main() {
         },
         commitDeps,
       );
-      if (!("response" in committed)) throw new Error(committed.error.message);
-      await committed.response.arrayBuffer();
+      if (!(committed instanceof Response)) throw new Error(committed.error.message);
+      await committed.arrayBuffer();
     };
     // The attempt loop around all of it (pick, translate, execute, commit), on a fresh context each time,
     // against the same stages called one after the other by hand (same hints, so the same affinity key
@@ -360,8 +360,8 @@ async function main() {
           } },
           commitDeps,
         );
-        if (!("response" in committed)) throw new Error(committed.error.message);
-        await committed.response.arrayBuffer();
+        if (!(committed instanceof Response)) throw new Error(committed.error.message);
+        await committed.arrayBuffer();
       },
     });
 
