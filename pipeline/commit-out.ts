@@ -131,7 +131,7 @@ export interface Delivery<Out> {
  * point that had not settled (the reply stream awaits it first), `idleMs` the provider's idle timeout
  * between reads. Returns the Response: whole (`deps.finish` called here) or streamed (the stream calls
  * it when it ends or the client leaves, SPEC 6.4; `a.streaming` is then set: the stream owns the slot).
- * The Response itself, not a record around it (docs/performance.md item 248).
+ * The Response itself, not a record around it (docs/performance.md item 249).
  */
 export function committedReply<Out>(
   ctx: RequestContext,

@@ -89,7 +89,7 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
 
 /**
  * `driver` as an event transport's (SPEC 2.5) when `events`, else as it is. A module function, not a
- * closure over `events` made per reply (a function and a scope per request: docs/performance.md item 238).
+ * closure over `events` made per reply (a function and a scope per request: docs/performance.md item 239).
  */
 function asEvents(driver: ReplyDriver, events: boolean): ReplyDriver | ReplyDriver<ReplyEvent[]> {
   return events ? new SseEventsDriver(driver) : driver;
@@ -98,7 +98,7 @@ function asEvents(driver: ReplyDriver, events: boolean): ReplyDriver | ReplyDriv
 /**
  * The decoders' options of a reply whose request needed no hints of its own (every request but a
  * Gemini one whose tool names were changed): its provider's family only, one record per family for the
- * process instead of one per reply (docs/performance.md item 246). Decoders, taps and output samples
+ * process instead of one per reply (docs/performance.md item 247). Decoders, taps and output samples
  * only read them.
  */
 const FAMILY_HINTS = new Map<ProviderFamily, Readonly<DecoderOptions>>();
@@ -141,7 +141,7 @@ class ReplyEncoderOptions implements EncoderOptions {
  * there after the first content: {@link readIfReady}), else streamed (the stream then owns the
  * concurrency slot and calls `finish` when it ends or the client leaves, SPEC 6.4).
  * A plain function returning {@link commitWith}'s promise, not an async function of its own (one
- * generator, promise and scope fewer per attempt: docs/performance.md item 237); a driver that throws
+ * generator, promise and scope fewer per attempt: docs/performance.md item 238); a driver that throws
  * while it is made throws here, where the caller's `await` in its `try` meets it as it met the rejection.
  */
 export function commitReply(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps): Promise<Response | AttemptFailure> {
@@ -418,7 +418,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
  * The idle deadline of the commit point's reads (SPEC 6.4's idle timeout, renewed before each read):
  * when due, the upstream call is aborted and its read cancelled, which settles the pending read, and
  * `silent` says why. A class, not a closure over the commit point's variables made per attempt
- * (docs/performance.md item 243).
+ * (docs/performance.md item 244).
  */
 class PeekIdle extends Deadline {
   /** Whether the deadline fired. */

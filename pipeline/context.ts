@@ -308,7 +308,7 @@ export const defaultIds: Ids = {
 /**
  * The raw body of a context whose body is not read yet: one empty array shared by every context (a
  * zero-length view holds nothing that could be changed; the guard and redaction replace it, never write
- * into it), not a `Uint8Array` per request (docs/performance.md item 240).
+ * into it), not a `Uint8Array` per request (docs/performance.md item 241).
  */
 const NO_BYTES = new Uint8Array(0);
 

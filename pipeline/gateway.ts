@@ -45,7 +45,7 @@ export interface Gateway {
 
 /**
  * The attempt loop's route for a model that is no combo (an alias, a provider/model, a guess): the
- * defaults, one record each for the process instead of one per request (docs/performance.md item 245).
+ * defaults, one record each for the process instead of one per request (docs/performance.md item 246).
  * The attempt loop only reads it.
  */
 const PLAIN_ROUTE: Readonly<AttemptRoute> = { portability: "strip_with_warning", cacheAffinity: true, guessed: false };
@@ -97,7 +97,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
             deps.finish(ctx, { outcome: "rejected", status: err.status, attempts: 0, fallback: false });
             break answered;
           }
-          // Into the trace's own list (made empty with the context): no second array and mapping closure per request (item 239).
+          // Into the trace's own list (made empty with the context): no second array and mapping closure per request (item 240).
           const candidates = ctx.trace.candidates;
           for (const t of resolution.targets) candidates.push(t.label);
           const targets = deps.order ? deps.order.forRequest(ctx, resolution) : resolution.targets;

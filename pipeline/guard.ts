@@ -145,7 +145,7 @@ export async function readBody(request: Request, limit: number, timeoutMs: numbe
     // `bytes()`: the body as a Uint8Array at once, not an ArrayBuffer wrapped in one more object (item 224).
     const read = request.bytes();
     // The race's promise settled by the read or by the deadline (a method, not a closure per request:
-    // no promise executor, scope and expiry function, docs/performance.md item 241).
+    // no promise executor, scope and expiry function, docs/performance.md item 242).
     const race = Promise.withResolvers<Uint8Array | typeof TIMED_OUT>();
     const watched = new BodyReadDeadline(race.resolve);
     watched.arm(timeoutMs);

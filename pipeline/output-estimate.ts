@@ -40,7 +40,7 @@ export class OutputSample<Out> {
   constructor(
     private readonly size: (out: Out) => number,
     private readonly limit: number,
-    /** Counts the kept outputs' characters with `codec`'s decoder: a module function, not a closure per reply (item 247). */
+    /** Counts the kept outputs' characters with `codec`'s decoder: a module function, not a closure per reply (item 248). */
     private readonly chars: (codec: FormatCodec, options: DecoderOptions, parts: Out[]) => number,
     private readonly codec: FormatCodec,
     private readonly options: DecoderOptions,
