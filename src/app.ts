@@ -75,7 +75,7 @@ import { buildSource, VERSION } from "./version.ts";
 import { realClock } from "./clock.ts";
 import { AfterReply } from "./after-reply.ts";
 import { servedByOf, usageRecordOf } from "./usage-record.ts";
-import { stdoutLineBuffer } from "./log-lines.ts";
+import { stdoutLineBuffer, unwrittenAtCloseLine } from "./log-lines.ts";
 import { assertDataDirFree, dataDirId, instanceOwner } from "./instance-file.ts";
 import { publishReloadRejected } from "./events/config-reloaded.ts";
 import { followSharedChanges } from "./shared-changes.ts";
@@ -153,7 +153,7 @@ export interface App {
    * stop runs (a second signal) ends the grace period now: open streams end with their format's in-band
    * error, the rest goes on (flush, close, instance.json removed); it resolves when the stop is done.
    */
-  shutdown(graceMs?: number): Promise<void>;
+  shutdown(graceMs?: number): Promise<boolean>; // false: writes were lost while the database was away (logged)
 }
 
 /**
@@ -631,7 +631,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   // SPEC P-6: discover the subscription pools' models at start (in the background: start never waits on a provider).
   void discovery.run().catch(() => {});
 
-  let stopped: Promise<void> | undefined;
+  let stopped: Promise<boolean> | undefined;
   let graceCut = false;
   return {
     url,
@@ -658,7 +658,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     },
   };
 
-  async function stop(graceMs: number): Promise<void> {
+  async function stop(graceMs: number): Promise<boolean> {
     stopping.abort(); // open event streams end now: they are not requests in flight
     clearInterval(reread);
     sharedConfig?.stop();
@@ -687,13 +687,14 @@ export async function startApp(opts: AppOptions): Promise<App> {
     await webhook.close();
     await budgetWindows?.save();
     // Leased key-limit shares: report the last use before the store gives the unused shares back.
-    if (keyCounters instanceof SharedKeyCounters) await keyCounters.close();
+    const keyUse = keyCounters instanceof SharedKeyCounters ? await keyCounters.close(deadline) : 0; // retried until the grace period ends (try20 D2)
     settle();
     await retention.stop();
     await store.flush();
-    await store.close();
+    const lost = unwrittenAtCloseLine(await store.close(deadline), keyUse, Date.now(), log);
     await telemetry?.shutdown();
     stdoutLog?.flush();
     if (opts.writeInstanceFile !== false && instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true });
+    return !lost;
   }
 }

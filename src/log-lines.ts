@@ -84,3 +84,18 @@ function noop(): void {}
 export function stdoutLineBuffer(): LineBuffer {
   return new LineBuffer((bytes, done) => void process.stdout.write(bytes, done));
 }
+
+/**
+ * The error line of a stop that could not write everything while the database was away (try20 D2):
+ * counts only (usage rows, route traces, routing/budget state changes from `Store.close`, and the
+ * key-limit windows whose use `SharedKeyCounters.close` could not report), given to `log` when there is one;
+ * undefined when nothing was lost.
+ */
+export function unwrittenAtCloseLine(store: { usage: number; traces: number; state: number } | undefined | void, keyLimitWindows: number, now: number, log: (line: string) => void): string | undefined {
+  const lost = { usage: 0, traces: 0, state: 0, ...(store || {}), keyLimitWindows };
+  if (lost.usage + lost.traces + lost.state + keyLimitWindows === 0) return undefined;
+  const msg = `stopping while the database is away: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and the key-limit use of ${keyLimitWindows} windows were not written within the shutdown grace period (server.shutdown_grace_ms) and are lost`;
+  const line = JSON.stringify({ level: "error", time: now, msg, ...lost });
+  log(line);
+  return line;
+}

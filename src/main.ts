@@ -485,13 +485,13 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
     }
     stopping = true;
     process.stderr.write(JSON.stringify({ level: "info", time: Date.now(), msg: "shutting down", signal, inflight: app.inflight() }) + "\n");
-    await app.shutdown();
+    const written = await app.shutdown();
     if (forcedBy) {
       const code = forcedBy === "SIGINT" ? 130 : 143;
       process.stderr.write(JSON.stringify({ level: "warn", time: Date.now(), msg: `stopped early by a second ${forcedBy}: exit ${code}`, signal: forcedBy }) + "\n");
       process.exit(code);
     }
-    process.exit(0);
+    process.exit(written ? 0 : 1); // 1: writes were lost (logged)
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));

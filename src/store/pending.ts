@@ -167,6 +167,11 @@ export class PendingWrites {
     return this.traceBuf.length;
   }
 
+  /** Bindings, quota windows and budget windows waiting. */
+  get pendingState(): number {
+    return this.bindBuf.size + this.quotaBuf.size + this.budgetBuf.size;
+  }
+
   /** Takes everything out of the buffers for one flush. */
   take(): PendingBatch {
     const batch = { usage: this.usageBuf, traces: this.traceBuf, binds: this.bindBuf, quotas: this.quotaBuf, budgets: this.budgetBuf };

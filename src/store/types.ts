@@ -105,6 +105,17 @@ export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageS
    * Flushes buffered rows, checkpoints and closes. Idempotent. Afterwards `record`/`save` drop
    * silently (counted in `stats().dropped`), `lookup` still answers from memory, queries throw
    * StoreError `closed`.
+   * @param until ms since the epoch (the end of a shutdown's grace period): a store whose database is
+   *   away keeps trying its last flush until then (PostgreSQL; SQLite writes at once)
+   * @returns what could not be written by then and was dropped (PostgreSQL), undefined when nothing was
    */
-  close(): Awaitable<void>;
+  close(until?: number): Awaitable<UnwrittenAtClose | undefined | void>;
+}
+
+/** What a store's {@link Store.close} could not write before it gave up (try20 D2): counts, never contents. */
+export interface UnwrittenAtClose {
+  usage: number;
+  traces: number;
+  /** Bindings, quota windows and client keys' budget windows. */
+  state: number;
 }

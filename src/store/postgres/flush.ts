@@ -143,6 +143,12 @@ export class PgFlusher {
     return this.unsure ? this.unsure.batch.usage.length : 0;
   }
 
+  /** The kept batch's usage rows, traces and state rows (bindings, quota windows), zeros when none. */
+  get kept(): { usage: number; traces: number; state: number } {
+    const b = this.unsure?.batch;
+    return b ? { usage: b.usage.length, traces: b.traces.length, state: b.binds.size + b.quotas.size + b.budgets.size } : { usage: 0, traces: 0, state: 0 };
+  }
+
   /** Writes everything buffered now, the kept batch first (see the module comment). Never throws. */
   async flush(): Promise<void> {
     while (this.running) await this.running;
