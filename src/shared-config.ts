@@ -1,7 +1,9 @@
 /**
  * Instances on one PostgreSQL whose config files disagree about what they share (newuser12a G24): one
  * key with other limits, other `settings.pricing`, other alert thresholds or another `max_concurrency`
- * for an account enforce each their own on one shared pool, without a word. Each instance publishes the
+ * for an account enforce each their own on one shared pool, without a word; another alert webhook sends
+ * the alerts the other instances claim to the other URL (try20 D3: rotated on one instance, the pool's
+ * alerts kept going to the old one). Each instance publishes the
  * values that count in the shared pool ({@link sharedConfigParts}; never a secret) into the shared store
  * at start, on every reload and every {@link SHARED_CONFIG_CHECK_MS}, compares them with the other
  * running instances' ({@link configDifferences}) and logs a warning naming each difference, with both
@@ -11,6 +13,7 @@
  */
 import { createHash, scrypt } from "node:crypto";
 import type { RuntimeConfig } from "./config/types.ts";
+import { webhookUrlShown } from "./alerts/webhook.ts";
 import type { InstanceConfig, SharedStore } from "./store/shared.ts";
 
 /** How often an instance re-publishes its values (it still runs) and compares, ms. */
@@ -62,6 +65,9 @@ async function fingerprints(salt: string, keys: RuntimeConfig["keys"], cache: Ma
   return new Map(await Promise.all(pending));
 }
 
+/** The alert webhook's path; an instance of a build before try20 D3 does not publish it (not compared with one). */
+const WEBHOOK = "settings.alerts.webhook";
+
 /** Paths whose values are fingerprints, not shown (a key's secret). */
 const HIDDEN = /\.secret$/;
 
@@ -82,8 +88,10 @@ const text = (v: unknown): string => JSON.stringify(canonical(v ?? null));
  * `limits`, `scopes` and `tag` (`keys.NAME.limits`, …) and its secret's fingerprint from `prints` (by key
  * name, {@link secretFingerprint}; `keys.NAME.secret`: whether both accept the same secret, never the
  * secret), `settings.pricing` (the
- * key budgets' dollars), `settings.alerts.quota_thresholds` (alerts are claimed once across instances)
- * and each config account's `max_concurrency` (slots counted across instances).
+ * key budgets' dollars), `settings.alerts.quota_thresholds` and `settings.alerts.webhook` (alerts are
+ * claimed once across instances, then posted by the claimer to its own webhook; the URL as the settings
+ * API shows it, `scheme://host/… (sha256 <8 hex of the whole URL>)`, never its path or query, where a
+ * token lives) and each config account's `max_concurrency` (slots counted across instances).
  */
 export function sharedConfigParts(cfg: RuntimeConfig, prints: ReadonlyMap<string, string>): Record<string, string> {
   const parts: Record<string, string> = {};
@@ -95,6 +103,8 @@ export function sharedConfigParts(cfg: RuntimeConfig, prints: ReadonlyMap<string
   }
   parts["settings.pricing"] = text(Object.fromEntries([...cfg.settings.pricing].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
   parts["settings.alerts.quota_thresholds"] = text(cfg.settings.alerts.quotaThresholds);
+  const hook = cfg.settings.alerts.webhook;
+  parts[WEBHOOK] = text(hook === undefined ? null : webhookUrlShown(hook));
   for (const a of cfg.accounts) parts[`accounts.${a.id}.max_concurrency`] = text(a.maxConcurrency);
   return parts;
 }
@@ -127,6 +137,7 @@ export function configDifferences(mine: Record<string, string>, others: readonly
       const there = o.parts[path];
       if (here === there) continue;
       if (o.saltedPerDatabase === false && HIDDEN.test(path)) continue;
+      if (path === WEBHOOK && (here === undefined || there === undefined)) continue;
       const hide = (v: string | undefined) => (v !== undefined && HIDDEN.test(path) ? "(differs)" : v);
       out.push({ path, other: o.label, here: hide(here), there: hide(there) });
     }

@@ -6,8 +6,12 @@
  * both values (never a secret); A warns at its next check (every 300 ms here,
  * `SWITCHYARD_SHARED_CONFIG_MS`); a reload's answer on A carries the differences as warnings; after A's
  * file is made like B's and reloaded, A's answer has none and A says the instances agree again.
+ * Their alert webhooks differ too (try20 D3: a rotated URL on one instance went unwarned, and the
+ * alerts the other claimed kept going to the old one): warned with scheme, host and a hash, never the
+ * URL's path or query, where its token is.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
@@ -21,7 +25,12 @@ let upstream: FakeUpstream;
 let a: Instance;
 let b: Instance;
 
-const yamlOf = (rpm: number, input: number, extraKey: boolean) => `server: { require_api_key: true }
+/** Webhook URLs with a token in the path and the query (port 9: nothing is posted in this test). */
+const HOOK_A = "http://127.0.0.1:9/hook/T0KEN-old-a1b2c3?token=s3cr3t-old";
+const HOOK_B = "http://127.0.0.1:9/hook-new/T0KEN-new-d4e5f6";
+const shown = (url: string) => `"http://127.0.0.1:9/… (sha256 ${createHash("sha256").update(url).digest("hex").slice(0, 8)})"`;
+
+const yamlOf = (rpm: number, input: number, extraKey: boolean, hook = extraKey ? HOOK_B : HOOK_A) => `server: { require_api_key: true }
 providers:
   - { id: up, kind: openai, base_url: "${upstream.url}/v1" }
 accounts:
@@ -29,6 +38,7 @@ accounts:
 keys:
   - { name: ci, key: env:KEY_CI, limits: { rpm: ${rpm} } }
 ${extraKey ? "  - { name: desk, key: env:KEY_DESK }\n" : ""}settings:
+  alerts: { webhook: "${hook}" }
   pricing:
     up/gpt-x: { input: ${input}, output: 2 }
 `;
@@ -54,14 +64,17 @@ test("instances whose files give one key other limits and other prices warn nami
   await until(() => warning(b) !== undefined, 15_000, "B's warning");
   const wb = warning(b);
   expect(wb.level).toBe("warn");
-  expect(wb.differences).toEqual(["keys.desk.limits", "keys.desk.scopes", "keys.desk.secret", "keys.desk.tag", "keys.ci.limits", "settings.pricing"].sort());
+  expect(wb.differences).toEqual(["keys.desk.limits", "keys.desk.scopes", "keys.desk.secret", "keys.desk.tag", "keys.ci.limits", "settings.alerts.webhook", "settings.pricing"].sort());
+  expect(wb.msg).toContain(`settings.alerts.webhook is ${shown(HOOK_B)} here and ${shown(HOOK_A)} on ${a.url}`);
   expect(wb.msg).toContain(`keys.ci.limits is {"rpm":10} here and {"rpm":60} on ${a.url}`);
   expect(wb.msg).toContain(`settings.pricing is {"up/gpt-x":{"input":3,"output":2}} here and {"up/gpt-x":{"input":1,"output":2}} on ${a.url}`);
   expect(wb.msg).toContain(`keys.desk.limits is null here and not declared on ${a.url}`);
   // A, started first, at its next check
   await until(() => warning(a) !== undefined, 15_000, "A's warning");
   expect(warning(a).msg).toContain(`keys.ci.limits is {"rpm":60} here and {"rpm":10} on ${b.url}`);
-  for (const line of [...a.stdout, ...b.stdout]) {
+  expect(warning(a).msg).toContain(`settings.alerts.webhook is ${shown(HOOK_A)} here and ${shown(HOOK_B)} on ${b.url}`);
+  for (const line of [...a.stdout, ...a.stderr, ...b.stdout, ...b.stderr]) {
+    expect(line).not.toMatch(/T0KEN|s3cr3t|hook-new/);
     expect(line).not.toContain(ENV.KEY_CI);
     expect(line).not.toContain(ENV.KEY_DESK);
   }
@@ -73,6 +86,8 @@ test("instances whose files give one key other limits and other prices warn nami
   };
   const before = await reload();
   expect(before.find((w) => w.path === "keys.ci.limits")?.message).toBe(`keys.ci.limits is {"rpm":60} here and {"rpm":10} on ${b.url}`);
+  // the dashboard's reload card shows these warnings
+  expect(before.find((w) => w.path === "settings.alerts.webhook")?.message).toBe(`settings.alerts.webhook is ${shown(HOOK_A)} here and ${shown(HOOK_B)} on ${b.url}`);
 
   // A's file made like B's: the reload's answer has no difference left, and A says they agree
   writeFileSync(a.configPath, yamlOf(10, 3, true));
