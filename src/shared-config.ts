@@ -118,6 +118,11 @@ export interface ConfigDifference {
   /** JSON text here / there; undefined where that instance does not declare it. Hidden values are `"(differs)"`. */
   here?: string;
   there?: string;
+  /**
+   * Set when the difference is a whole config key declared by one of the two only (path `keys.NAME`;
+   * here / there its limits, undefined on the side without it): one entry, not one per field (try20 D7).
+   */
+  key?: string;
 }
 
 /**
@@ -132,7 +137,18 @@ export function configDifferences(mine: Record<string, string>, others: readonly
   const out: ConfigDifference[] = [];
   for (const o of others) {
     const paths = [...new Set([...Object.keys(mine), ...Object.keys(o.parts)])].sort();
+    const keysHere = keyNames(mine);
+    const keysThere = keyNames(o.parts);
     for (const path of paths) {
+      const field = KEY_FIELD.exec(path);
+      if (field && keysHere.has(field[1]!) !== keysThere.has(field[1]!)) {
+        // A key one side only declares: one entry, at its first field (limits, scopes, secret, tag: limits sorts first).
+        const name = field[1]!;
+        if (paths.find((p) => KEY_FIELD.exec(p)?.[1] === name) !== path) continue;
+        const limits = `keys.${name}.limits`;
+        out.push({ path: `keys.${name}`, other: o.label, here: mine[limits] ?? (keysHere.has(name) ? "null" : undefined), there: o.parts[limits] ?? (keysThere.has(name) ? "null" : undefined), key: name });
+        continue;
+      }
       const here = mine[path];
       const there = o.parts[path];
       if (here === there) continue;
@@ -145,8 +161,31 @@ export function configDifferences(mine: Record<string, string>, others: readonly
   return out;
 }
 
-/** A difference as a sentence: `keys.ci.limits is {"rpm":60} here and {"rpm":10} on http://…`. */
+/** A config key's field path (`keys.NAME.limits`): [, NAME, field]. */
+const KEY_FIELD = /^keys\.(.+)\.(limits|scopes|tag|secret)$/;
+
+/** The names of the config keys an instance's values declare. */
+function keyNames(parts: Record<string, string>): Set<string> {
+  const out = new Set<string>();
+  for (const p of Object.keys(parts)) {
+    const m = KEY_FIELD.exec(p);
+    if (m) out.add(m[1]!);
+  }
+  return out;
+}
+
+/**
+ * A difference as a sentence: `keys.ci.limits is {"rpm":60} here and {"rpm":10} on http://…`; a key one
+ * side only declares: `key ci is declared in this instance's config file (limits {"rpm":30}) and not in http://…'s`
+ * (no limits: no parenthesis).
+ */
 export function differenceText(d: ConfigDifference): string {
+  if (d.key !== undefined) {
+    const limits = (v: string | undefined) => (v === undefined || v === "null" ? "" : ` (limits ${v})`);
+    return d.here !== undefined
+      ? `key ${d.key} is declared in this instance's config file${limits(d.here)} and not in ${d.other}'s`
+      : `key ${d.key} is not declared in this instance's config file and is in ${d.other}'s${limits(d.there)}`;
+  }
   if (d.here === undefined) return `${d.path} is not declared here and is ${d.there} on ${d.other}`;
   if (d.there === undefined) return `${d.path} is ${d.here} here and not declared on ${d.other}`;
   if (HIDDEN.test(d.path)) return `${d.path} differs between here and ${d.other} (a different secret)`;
