@@ -277,7 +277,8 @@ function isBareNotFound(json: unknown): boolean {
  * the gateway's `providers[].base_url` is probably wrong — never the URL: the client of a gateway is not
  * its operator, and a hosted gateway's path carries the operator's data (an account id, a deployment
  * name; review19 R4). `traceMessage`, for the attempt's route trace (the operator's `calls inspect` and
- * dashboard), adds the URL called without its query string (Gemini's `key=`) or user info.
+ * dashboard), starts with the URL called without its query string (Gemini's `key=`) or user info, so
+ * that the trace's 300 characters keep it whole however long the reason after it.
  */
 export function misdirected404Error(providerId: string, url: string | undefined, bodyText: string): HubError {
   const body = bodyText.trim();
@@ -295,7 +296,8 @@ export function misdirected404Error(providerId: string, url: string | undefined,
     {
       status: 502,
       code: "upstream_url_not_found",
-      traceMessage: `Upstream ${providerId} answered HTTP 404 with ${what}: that URL is not an API endpoint there, so providers[].base_url of ${providerId} is probably wrong (not the model). URL called (query left out): ${called ?? "unknown"}`,
+      // the URL first: the trace keeps 300 characters, and a hosted gateway's URL can take most of them (review20 R1)
+      traceMessage: `URL called (query left out): ${called ?? "unknown"} — upstream ${providerId} answered HTTP 404 with ${what}: that URL is not an API endpoint there, so providers[].base_url of ${providerId} is probably wrong (not the model).`,
     },
   );
 }

@@ -91,7 +91,7 @@ describe("a provider whose base_url is wrong (a web server's 404)", () => {
     // The operator reads the URL called (no query) in the attempt's route trace; the trace's error is what the client got.
     const trace = await traceOf(r.routeId);
     expect(trace.attempts.map((a) => a.error)).toEqual([
-      `Upstream h answered HTTP 404 with an HTML page: that URL is not an API endpoint there, so providers[].base_url of h is probably wrong (not the model). URL called (query left out): ${gw.fake.url}/nope/v1/messages`,
+      `URL called (query left out): ${gw.fake.url}/nope/v1/messages — upstream h answered HTTP 404 with an HTML page: that URL is not an API endpoint there, so providers[].base_url of h is probably wrong (not the model).`,
     ]);
     expect(trace.error?.message).toBe(clientMessage);
     expect(await removed()).toEqual([]);
@@ -104,7 +104,7 @@ describe("a provider whose base_url is wrong (a web server's 404)", () => {
     expect(r.status).toBe(502);
     expect(r.text).toContain("Upstream h answered HTTP 404 with no body, so the URL the gateway called there is not an API endpoint: the gateway's provider configuration (providers[].base_url of h) is probably wrong");
     expect(r.text).not.toContain("/nope");
-    expect((await traceOf(r.routeId)).attempts.at(-1)!.error).toEndWith(`URL called (query left out): ${gw.fake.url}/nope/v1/messages`);
+    expect((await traceOf(r.routeId)).attempts.at(-1)!.error).toStartWith(`URL called (query left out): ${gw.fake.url}/nope/v1/messages — `);
     expect(await removed()).toEqual([]);
   });
 

@@ -2,7 +2,7 @@
  * The classification table (SPEC 6.3), row by row, with the bodies and headers real providers send.
  */
 import { describe, expect, test } from "bun:test";
-import { classify, resetTimeOf, type Classification, type FailureFacts } from "../../pipeline/classify.ts";
+import { classify, resetTimeOf, type Classification, type FailureFacts, misdirected404Error } from "../../pipeline/classify.ts";
 import { codecFor } from "../../formats/index.ts";
 import { parseGoDuration } from "../../formats/retry-after.ts";
 import { hubError } from "../../formats/hub.ts";
@@ -212,5 +212,17 @@ describe("reset times", () => {
 
   test("no hint → undefined", () => {
     expect(resetTimeOf(f({ headers: h({}), bodyText: "rate limited" }))).toBeUndefined();
+  });
+});
+
+describe("misdirected404Error's route-trace text (review20 R1)", () => {
+  test("a hosted gateway's long URL stays whole in the 300 characters the trace keeps; its query and user info never appear", () => {
+    const url = "https://user:pw@gateway.ai.cloudflare.com/v1/0123456789abcdef0123456789abcdef/my-company-gateway/anthropic-wrong/v1/messages?key=secret-in-query";
+    const e = misdirected404Error("anth", url, "<!DOCTYPE html><html><body>Not Found</body></html>");
+    const kept = e.traceMessage!.slice(0, 300);
+    expect(kept).toContain("https://gateway.ai.cloudflare.com/v1/0123456789abcdef0123456789abcdef/my-company-gateway/anthropic-wrong/v1/messages");
+    expect(e.traceMessage).not.toContain("secret-in-query");
+    expect(e.traceMessage).not.toContain("pw@");
+    expect(e.message).not.toContain("cloudflare");
   });
 });
