@@ -14,6 +14,7 @@
  * The JSON shapes are in the OpenAPI document (openapi.ts, served at `/admin/api/openapi.json`),
  * the contract the dashboard codes against.
  */
+import { hostname } from "node:os";
 import type { Elysia } from "elysia";
 import * as v from "valibot";
 import { scrubText, type ExecutorFor } from "../../pipeline/index.ts";
@@ -68,8 +69,32 @@ export interface ControlDeps {
 async function otherServer(deps: ControlDeps, trace: RouteTrace): Promise<{ name?: string; id: string; url?: string } | undefined> {
   if (!trace.instanceId || !deps.instanceId || trace.instanceId === deps.instanceId) return undefined;
   const others = await Promise.resolve(deps.store.otherInstanceConfigs?.(SHARED_CONFIG_MAX_AGE_MS)).catch(() => undefined);
-  const url = others?.find((o) => o.instanceId === trace.instanceId)?.label;
+  const label = others?.find((o) => o.instanceId === trace.instanceId)?.label;
+  const url = label && reachableUrl(label, trace.instance);
   return { id: trace.instanceId, ...(trace.instance ? { name: trace.instance } : {}), ...(url ? { url } : {}) };
+}
+
+/** Host names that reach only the machine they are used on (a bind-all address is no address to call). */
+const LOCAL_HOSTS = new Set(["0.0.0.0", "[::]", "127.0.0.1", "[::1]", "localhost"]);
+
+/**
+ * The URL to ask an instance at, from the URL it published (its bind address: `http://0.0.0.0:P` when it
+ * listens on every interface, `http://127.0.0.1:P` behind a proxy) and its name (`HOST:PORT`, the
+ * trace's `instance`): a bind-all or loopback address on another host becomes that host's name with the
+ * same port and scheme (review20 R2: it sent the operator to their own machine); on this host, or with
+ * no name, the published URL as it is.
+ */
+export function reachableUrl(published: string, name: string | undefined): string {
+  let u: URL;
+  try {
+    u = new URL(published);
+  } catch {
+    return published;
+  }
+  const host = name?.slice(0, name.lastIndexOf(":"));
+  if (!LOCAL_HOSTS.has(u.hostname) || !host || host === hostname()) return published;
+  u.hostname = host;
+  return u.origin;
 }
 
 /** At most this many of the models an account's upstream lists are offered in a test's 400 (`models`). */
