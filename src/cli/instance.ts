@@ -102,7 +102,11 @@ export async function admin(values: Record<string, unknown>, dataDir: string, me
       const { AdminNotFound } = await import("./routing.ts");
       return new AdminNotFound(msg);
     }
-    if (status === 405) fail(methodNotThere(url!, inst, opts?.what ?? `${method} /admin/api${path}`, `${method} /admin/api${path}`));
+    // The gateway's own 405 (its JSON error, code method_not_allowed) says its build is older; another
+    // (a proxy in front of a --url gateway that does not pass the method on) is said as it came, with
+    // both readings (review20 R7: "upgrade it or restart it" is the wrong advice for a proxy).
+    if (status === 405 && (data as { error?: { code?: unknown } })?.error?.code === "method_not_allowed") fail(methodNotThere(url!, inst, opts?.what ?? `${method} /admin/api${path}`, `${method} /admin/api${path}`));
+    if (status === 405) fail(`error 405: ${msg} (${url} does not take ${method} on /admin/api${path}: a proxy in front of the gateway that does not pass ${method} on, or a gateway build from before 2026-12-05)`);
     const unknownPath = status === 404 && (data as { error?: { code?: unknown } })?.error?.code === "unknown_url";
     fail(`error ${status}: ${msg}${unknownPath && inst ? olderBuildHint(inst, buildSource().commit) : ""}`);
   }

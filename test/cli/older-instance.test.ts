@@ -68,3 +68,20 @@ test("keys set against a gateway without PATCH /admin/api/keys/NAME (405): says 
     err: `the running gateway at http://127.0.0.1:${server.port} (pid 4264, commit 0123abc) does not support changing a key (HTTP 405: it has no PATCH /admin/api/keys/ci); upgrade it or restart it on this version (switchyard start, or switchyard service install), then run the command again`,
   });
 }, 20_000);
+
+test("a 405 that is not the gateway's own JSON error (a proxy in front of it that does not pass PATCH on): said as it came, with both readings, not 'upgrade it'", async () => {
+  const proxy = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("<html><body>405 Not Allowed</body></html>", { status: 405, headers: { "content-type": "text/html" } }) });
+  try {
+    const dir = mkdtempSync(join(tmpdir(), "switchyard-older-"));
+    dirs.push(dir);
+    writeFileSync(join(dir, "instance.json"), JSON.stringify({ url: `http://127.0.0.1:${proxy.port}`, adminToken: "t", pid: 4264, version: "0.1.0", commit: "0123abc" }));
+    const p = Bun.spawn([...SOURCE_CLI, "keys", "set", "ci", "--rpm", "5", "--data-dir", dir], { stdout: "pipe", stderr: "pipe" });
+    const [code, err] = await Promise.all([p.exited, new Response(p.stderr).text()]);
+    expect(code).toBe(1);
+    expect(err).toContain("error 405: ");
+    expect(err).toContain(`http://127.0.0.1:${proxy.port} does not take PATCH on /admin/api/keys/ci: a proxy in front of the gateway that does not pass PATCH on, or a gateway build from before 2026-12-05`);
+    expect(err).not.toContain("upgrade it or restart it");
+  } finally {
+    proxy.stop(true);
+  }
+}, 20_000);
