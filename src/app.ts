@@ -687,11 +687,11 @@ export async function startApp(opts: AppOptions): Promise<App> {
     await webhook.close();
     await budgetWindows?.save();
     // Leased key-limit shares: report the last use before the store gives the unused shares back.
-    const keyUse = keyCounters instanceof SharedKeyCounters ? await keyCounters.close(deadline) : 0; // retried until the grace period ends (try20 D2)
+    const keyUse = keyCounters instanceof SharedKeyCounters ? await keyCounters.close(() => (graceCut ? 0 : deadline)) : 0; // retried until the grace period ends or a second signal (try20 D2)
     settle();
     await retention.stop();
     await store.flush();
-    const lost = unwrittenAtCloseLine(await store.close(deadline), keyUse, Date.now(), log);
+    const lost = unwrittenAtCloseLine(await store.close(() => (graceCut ? 0 : deadline)), keyUse, Date.now(), log);
     await telemetry?.shutdown();
     stdoutLog?.flush();
     if (opts.writeInstanceFile !== false && instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true });

@@ -5,13 +5,25 @@
 
 /**
  * Runs `step` (which answers how many things it still could not write) until it answers 0 or `until`
- * (ms since the epoch) has passed, waiting 0.1 s, then twice as long each time up to 2 s, between
+ * (ms since the epoch; a function is read again before each wait, so a second signal can move the end
+ * to now: review20 R4) has passed, waiting 0.1 s, then twice as long each time up to 2 s, between
  * tries. Always runs `step` once. Returns the count of the last try. Throws what `step` throws.
  */
-export async function retryUntil(until: number, step: () => Promise<number>): Promise<number> {
+export async function retryUntil(until: RetryEnd, step: () => Promise<number>): Promise<number> {
   for (let wait = 100; ; wait = Math.min(2 * wait, 2_000)) {
     const left = await step();
-    if (left === 0 || Date.now() >= until) return left;
-    await Bun.sleep(Math.min(wait, until - Date.now()));
+    const end = endOf(until);
+    if (left === 0 || Date.now() >= end) return left;
+    // short sleeps, so an end moved to now is seen within 0.1 s
+    const stop = Date.now() + Math.min(wait, end - Date.now());
+    while (Date.now() < Math.min(stop, endOf(until))) await Bun.sleep(Math.min(100, stop - Date.now()));
   }
+}
+
+/** When the retries end: ms since the epoch, or a function answering it (read before each wait). */
+export type RetryEnd = number | (() => number);
+
+/** {@link RetryEnd} as ms since the epoch now. */
+export function endOf(until: RetryEnd): number {
+  return typeof until === "function" ? until() : until;
 }

@@ -72,7 +72,7 @@ import { StoreError } from "../store/types.ts";
 import { roundUsd } from "./dollars.ts";
 import { KeyMeans } from "./key-means.ts";
 import { monoNow, newShare, reportRow, unreported, usedAll, type Share } from "./quota-share.ts";
-import { retryUntil } from "../retry-until.ts";
+import { retryUntil, type RetryEnd } from "../retry-until.ts";
 
 const MINUTE = 60_000;
 /** How often use is reported and idle spare given back, ms. */
@@ -313,7 +313,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   }
 
   /** Stops the timer after a last report, retried while the database is away until `until` (ms since the epoch; the store's close then gives the unused shares back); returns how many windows' use (budgets, rpm, tpm) is still unreported then: lost (try20 D2). */
-  async close(until = 0): Promise<number> {
+  async close(until: RetryEnd = 0): Promise<number> {
     clearInterval(this.timer);
     return retryUntil(until, async () => (await this.report(), [...this.shares.values()].filter((s) => s.windowEnd !== 0 && unreported(s)).length));
   }

@@ -23,6 +23,7 @@ import type { SessionStore } from "./sessions.ts";
 import type { SharedStore } from "./shared.ts";
 import type { RoutingObjectStore } from "./routing-objects.ts";
 import type { StoreStats, UsageStore } from "./usage.ts";
+import type { RetryEnd } from "../retry-until.ts";
 
 export * from "./account-state.ts";
 export * from "./accounts.ts";
@@ -105,11 +106,12 @@ export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageS
    * Flushes buffered rows, checkpoints and closes. Idempotent. Afterwards `record`/`save` drop
    * silently (counted in `stats().dropped`), `lookup` still answers from memory, queries throw
    * StoreError `closed`.
-   * @param until ms since the epoch (the end of a shutdown's grace period): a store whose database is
-   *   away keeps trying its last flush until then (PostgreSQL; SQLite writes at once)
+   * @param until ms since the epoch (the end of a shutdown's grace period), or a function answering it
+   *   (a second signal moves it to now): a store whose database is away keeps trying its last flush until
+   *   then (PostgreSQL; SQLite writes at once)
    * @returns what could not be written by then and was dropped (PostgreSQL), undefined when nothing was
    */
-  close(until?: number): Awaitable<UnwrittenAtClose | undefined | void>;
+  close(until?: RetryEnd): Awaitable<UnwrittenAtClose | undefined | void>;
 }
 
 /** What a store's {@link Store.close} could not write before it gave up (try20 D2): counts, never contents. */

@@ -97,3 +97,19 @@ test("SIGTERM with the database back within the grace period: every usage row an
   expect([...inst.stdout, ...inst.stderr].filter((l) => l.includes("were not written"))).toEqual([]);
   expect(await rowsIn(dbUrl)).toEqual({ usage: 3, traces: 3 });
 }, 180_000);
+
+test("a second SIGTERM while the database is away ends the last flush's retries too (review20 R4): the instance exits 143 long before its grace period, counting the lost rows", async () => {
+  // a grace period longer than this test's own timeout: only the second signal can end the stop in time
+  const { inst, dbUrl } = await servedWhileAway("unwritten_second", 600_000);
+  inst.kill("SIGTERM");
+  await until(() => inst.stderr.some((l) => l.includes("shutting down")), 10_000, "the instance to start its shutdown", 50);
+  await Bun.sleep(1500); // the last flush fails at least once and is being retried
+  expect(inst.proc.exitCode).toBeNull();
+  inst.kill("SIGTERM");
+  expect(await inst.exited).toBe(143);
+  await pg.start();
+  const lines = [...inst.stdout, ...inst.stderr].filter((l) => l.includes("were not written within the shutdown grace period"));
+  expect(lines).toHaveLength(1);
+  expect(JSON.parse(lines[0]!)).toMatchObject({ level: "error", usage: 3, traces: 3 });
+  expect(await rowsIn(dbUrl)).toEqual({ usage: 0, traces: 0 });
+}, 120_000);

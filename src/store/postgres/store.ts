@@ -53,7 +53,7 @@ import { PgRoutingObjects } from "./routing-objects.ts";
 import { PgShared } from "./shared.ts";
 import { PgUsage } from "./usage.ts";
 import { PgSessions } from "./sessions.ts";
-import { retryUntil } from "../../retry-until.ts";
+import { endOf, retryUntil, type RetryEnd } from "../../retry-until.ts";
 
 export { EARLY_FLUSH_AT };
 
@@ -349,13 +349,13 @@ export class PostgresStore implements Store {
    * then loses nothing (try20 D2: a SIGTERM during an outage dropped the buffers at once, silently).
    * @returns the rows still unwritten then (dropped, counted in `stats().dropped`), undefined when none
    */
-  close(until?: number): Promise<UnwrittenAtClose | undefined> {
+  close(until?: RetryEnd): Promise<UnwrittenAtClose | undefined> {
     this.closing ??= (async () => {
       clearInterval(this.timer);
       clearInterval(this.resync);
       const end = until ?? Date.now();
       // Each step is bounded: a database that stopped answering must not keep the process from exiting.
-      await this.bounded("the last flush", retryUntil(end, async () => (await this.flusher.flush(), this.unwritten() ? 1 : 0)), Math.max(0, end - Date.now()) + 10_000);
+      await this.bounded("the last flush", retryUntil(end, async () => (await this.flusher.flush(), this.unwritten() ? 1 : 0)), Math.max(0, endOf(end) - Date.now()) + 10_000);
       const lost = this.unwritten();
       await this.bounded("giving leases back", this.coord.releaseAll(), 3_000);
       await this.bounded("removing this instance's config row", this.configs.remove(), 2_000);
