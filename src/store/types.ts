@@ -23,7 +23,6 @@ import type { SessionStore } from "./sessions.ts";
 import type { SharedStore } from "./shared.ts";
 import type { RoutingObjectStore } from "./routing-objects.ts";
 import type { StoreStats, UsageStore } from "./usage.ts";
-import type { RetryEnd } from "../retry-until.ts";
 
 export * from "./account-state.ts";
 export * from "./accounts.ts";
@@ -111,7 +110,7 @@ export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageS
    *   then (PostgreSQL; SQLite writes at once)
    * @returns what could not be written by then and was dropped (PostgreSQL), undefined when nothing was
    */
-  close(until?: RetryEnd): Awaitable<UnwrittenAtClose | undefined | void>;
+  close(until?: number | (() => number)): Awaitable<UnwrittenAtClose | undefined | void>;
 }
 
 /** What a store's {@link Store.close} could not write before it gave up (try20 D2): counts, never contents. */
