@@ -13,6 +13,7 @@ import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { DEFAULT_YAML, startGateway, type TestGateway } from "../support/gateway.ts";
 import { connect } from "../support/responses-socket.ts";
+import { refusal } from "../support/sdk-refusal.ts";
 
 const SPENT = "sy-test-noretry-spent-00000001";
 const RPM = "sy-test-noretry-rpm-000000002";
@@ -48,15 +49,6 @@ function countingFetch(): { fetch: typeof fetch; sent: () => number } {
     return fetch(input, init);
   }) as typeof fetch;
   return { fetch: f, sent: () => n };
-}
-
-async function refusal(p: Promise<unknown>): Promise<any> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error("the request was not refused");
 }
 
 describe("a used-up budget, through the SDKs with their default retries", () => {

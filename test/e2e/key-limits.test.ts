@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { DEFAULT_YAML, startGateway, type TestGateway } from "../support/gateway.ts";
+import { refusal } from "../support/sdk-refusal.ts";
 
 const KEYS = {
   rpm: "sy-test-limits-rpm-0000000001",
@@ -57,16 +58,6 @@ const ask = {
   chat: (key: string, model = "oai/gpt-test") => openai(key).chat.completions.create({ model, messages: [{ role: "user", content: "hi" }] }),
   responses: (key: string, model = "resp/gpt-test") => openai(key).responses.create({ model, input: "hi" }),
 };
-
-/** The error an SDK call throws (fails the test when it succeeds). */
-async function refusal(p: Promise<unknown>): Promise<any> {
-  try {
-    await p;
-  } catch (e) {
-    return e;
-  }
-  throw new Error("the request was not refused");
-}
 
 const upstreamCalls = () => gw.fake.requests.length;
 
