@@ -30,6 +30,7 @@ import type { FlightRecorder } from "./flight-recorder.ts";
 import type { RecentAlert } from "../alerts/recent-alerts.ts";
 import { eventStream, EventsQuery } from "./events-stream.ts";
 import { adminError, parseInput, readBody, strictBody } from "./replies.ts";
+import { shownBaseUrl } from "./show-base-url.ts";
 
 /** What the control routes read. */
 export interface ControlDeps {
@@ -228,7 +229,7 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
             id: p.id,
             kind: p.kind,
             format: p.format,
-            baseUrl: p.baseUrl,
+            baseUrl: shownBaseUrl(p.baseUrl), // user info and query values masked: they can be credentials
             source: p.source,
             models: p.models,
             discoveredModels: discovered.get(p.id) ?? [],

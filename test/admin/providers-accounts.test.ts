@@ -26,6 +26,9 @@ ${providersAtFake(["p", "anthropic"])}
   - id: u
     kind: openai-compatible
     base_url: "{{FAKE}}/v1"
+  - id: pw
+    kind: openai-compatible
+    base_url: "http://proxy-user:BASEURL-PASSWORD@127.0.0.1:9/v1?api-key=BASEURL-QUERY-KEY&api-version=2024-10-21"
 accounts:
   - id: a1
     provider: p
@@ -87,6 +90,11 @@ describe("GET /admin/api/providers", () => {
       circuit: { state: "closed", consecutive5xx: 0 },
     });
     expect(providers.find((x) => x.id === "q")).toMatchObject({ kind: "openai-compatible", format: "openai-chat", baseUrl: `${gw.fake.url}/v1`, accounts: ["q1"] });
+    // A base URL's own credentials (user info, a key in its query) are masked; a plain parameter is not (SPEC 9.3).
+    expect(text).not.toContain("BASEURL-PASSWORD");
+    expect(text).not.toContain("BASEURL-QUERY-KEY");
+    expect(text).not.toContain("proxy-user");
+    expect(providers.find((x) => x.id === "pw").baseUrl).toBe("http://***@127.0.0.1:9/v1?api-key=***&api-version=2024-10-21");
     // The built-ins are there too, without accounts here.
     expect(providers.find((x) => x.id === "cc")).toMatchObject({ kind: "claude-code", source: "builtin", accounts: [] });
   });
