@@ -245,7 +245,8 @@ export function vouchForOrigin(headers: Headers): void {
 
 /**
  * Whether a request counts as remote (SPEC G-1, G-3, G-6): its TCP peer is not loopback, or it carries
- * `X-Forwarded-For` / `X-Real-IP` (a local reverse proxy forwarding someone else), or it carries an
+ * `X-Forwarded-For` / `X-Real-IP` / `Forwarded` (a local reverse proxy forwarding someone else; RFC 7239's
+ * `Forwarded` is the only one HAProxy's `option forwarded` and some Envoy and nginx setups send), or it carries an
  * `Origin` (a web page sent it) that the HTTP layer has not vouched for with {@link vouchForOrigin}.
  * An unvouched `Origin` counts as remote whatever it says, so a path that skipped the origin check
  * still gives web pages no loopback exemption. `Host` is never consulted.
@@ -255,6 +256,7 @@ export function isRemote(peer: string | undefined, headers: Headers | ClientHead
     !isLoopback(peer) ||
     headers.has("x-forwarded-for") ||
     headers.has("x-real-ip") ||
+    headers.has("forwarded") ||
     (headers.has("origin") && !vouchedOrigins.has(headers instanceof ClientHeaders ? headers.raw : headers))
   );
 }

@@ -62,6 +62,9 @@ describe("open gateway (require_api_key off)", () => {
     const r = await post(gw, "/v1/responses", { model: "oai/gpt-test", input: "hi" }, { "x-real-ip": "203.0.113.9", "x-api-key": "wrong" });
     expect(r.status).toBe(401);
     expect(((await r.json()) as any).error.type).toBe("authentication_error");
+    const f = await post(gw, "/v1/messages", MSG, { forwarded: 'for="[2001:db8::7]";proto=https' });
+    expect(f.status).toBe(401);
+    expect(((await f.json()) as any).error.type).toBe("authentication_error");
     expect(gw.fake.requests.length).toBe(before);
   });
 

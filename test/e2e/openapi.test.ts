@@ -312,6 +312,9 @@ describe("the admin OpenAPI document", () => {
   test("the document sits behind the admin guard", async () => {
     const remote = await fetch(`${gw.url}/admin/api/openapi.json`, { headers: { "x-forwarded-for": "203.0.113.7" } });
     expect(remote.status).toBe(401);
+    // RFC 7239's header alone (a proxy that sends only it) ends the loopback exemption too.
+    const forwarded = await fetch(`${gw.url}/admin/api/openapi.json`, { headers: { forwarded: "for=203.0.113.7;proto=https" } });
+    expect(forwarded.status).toBe(401);
     const withToken = await fetch(`${gw.url}/admin/api/openapi.json`, { headers: { "x-forwarded-for": "203.0.113.7", authorization: `Bearer ${gw.app.adminToken}` } });
     expect(withToken.status).toBe(200);
   });

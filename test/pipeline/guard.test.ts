@@ -63,8 +63,9 @@ describe("loopback and remote (G-1, G-3)", () => {
     for (const a of ["10.0.0.1", "192.168.1.5", "::ffff:10.0.0.1", "fe80::1", "128.0.0.1", "", undefined]) expect(isLoopback(a)).toBe(false);
   });
 
-  test("a loopback peer is remote once it carries X-Forwarded-For or X-Real-IP", () => {
+  test("a loopback peer is remote once it carries X-Forwarded-For, X-Real-IP or Forwarded", () => {
     expect(isRemote("127.0.0.1", new Headers())).toBe(false);
+    expect(isRemote("127.0.0.1", new Headers({ forwarded: "for=203.0.113.7;proto=https" }))).toBe(true);
     expect(isRemote("127.0.0.1", new Headers({ "x-forwarded-for": "203.0.113.7" }))).toBe(true);
     expect(isRemote("::1", new Headers({ "x-real-ip": "203.0.113.7" }))).toBe(true);
   });
