@@ -19,7 +19,7 @@
  * itself sets a gateway URL (an older switchyard's run, a by-hand edit) is named, and undo is not done.
  */
 import { createHash } from "node:crypto";
-import { copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 /** The record's file name, in the directory of the files setup writes for a CLI. */
@@ -175,6 +175,9 @@ export function writeRecorded(path: string, before: string | undefined, after: s
     }
   }
   writeFileSync(path, after, { mode: 0o600 });
+  // `mode` applies only to a file the write creates: an existing file (0644 as editors and the CLIs make
+  // them) would keep letting other local users read the client key setup just wrote into it.
+  chmodSync(path, 0o600);
   entry.written = sha256(after);
   entry.keys = [...new Set([...entry.keys, ...keys])];
   record.files[name] = entry;

@@ -6,7 +6,7 @@
  * real Claude Code and Codex CLIs, started with nothing but that HOME, answer through the gateway.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { CLAUDE_CODE, CODEX, ensureCli, INSTALL_HOOK_TIMEOUT_MS } from "../support/cli-install.ts";
@@ -114,6 +114,8 @@ describe("setup writes each CLI's settings", () => {
         `note: this instance was started on port 0, so ${gw.url} holds the port it picked for this start: claude-code stops reaching the gateway when it is restarted on another; give it a fixed port (--port P or server.port in the config file) and run switchyard setup claude-code again`,
       );
       expect(r.stdout).not.toContain(KEY);
+      // the existing file (0644, as scratchHome wrote it) now holds the client key: readable by its owner alone
+      expect(statSync(file).mode & 0o777).toBe(0o600);
       const s = JSON.parse(read(file));
       expect(s).toEqual({
         permissions: { allow: ["Bash(ls:*)"] },
@@ -301,6 +303,7 @@ experimental_bearer_token = "${KEY}"
       const r = await setup(home, "gemini", "--model", "coding");
       expect(r.code).toBe(0);
       expect(read(join(home, ".gemini", ".env"))).toBe(`# mine\nOTHER_TOOL_TOKEN=abc\nGOOGLE_GEMINI_BASE_URL=${gw.url}\nGEMINI_API_KEY=${KEY}\nGEMINI_MODEL=coding\n`);
+      expect(statSync(join(home, ".gemini", ".env")).mode & 0o777).toBe(0o600);
       expect(JSON.parse(read(join(home, ".gemini", "settings.json")))).toEqual({
         ui: { theme: "GitHub" },
         security: { folderTrust: { enabled: false }, auth: { selectedType: "gemini-api-key" } },
