@@ -45,7 +45,7 @@ import {
   suggest,
 } from "./errors.ts";
 import { duplicateKeys, withLines } from "./duplicate-keys.ts";
-import { type ConfigFile, ConfigFileSchema, type KeyLimitsSchema } from "./schema.ts";
+import { type ConfigFile, ConfigFileSchema, type KeyLimitsSchema, MODEL_NAME_RE, MODEL_NAME_RULE } from "./schema.ts";
 import { type Env, resolveSecret } from "./secrets.ts";
 import type {
   Combo,
@@ -322,7 +322,7 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
   const aliasNames = new Set<string>();
   for (const name of Object.keys(file.aliases)) {
     const at: PathSegment[] = ["aliases", name];
-    if (!/^[^\s/]+$/.test(name)) add(at, `alias name must not be empty or contain spaces or "/" (a "/" means provider/model)`);
+    if (!MODEL_NAME_RE.test(name)) add(at, `alias name must not be empty or contain ${MODEL_NAME_RULE}`);
     else if (comboAt.has(name)) {
       // SPEC R-2: a name is looked up as an alias before a combo, so this is allowed; say what it does.
       warn(at, `alias "${name}" shadows combo combos[${comboAt.get(name)}] of the same name: "${name}" resolves to the alias (aliases are looked up before combos); the combo cannot be reached by that name`);

@@ -90,12 +90,18 @@ const id = (what: string) =>
     v.regex(ID_RE, (i) => `${what} ${shown(i.input)} may use letters, digits, ".", "_" and "-" only (no "/")`),
   );
 
-const NAME_RE = /^[^\s/]+$/;
-/** A name clients send as a model name (combo, alias): no whitespace, no `/` (that means provider/model). */
+/**
+ * A name clients send as a model name (combo, alias): no whitespace, no `/` (that means provider/model),
+ * no control or format character (Unicode Cc, Cf: a right-to-left override or a zero-width space would
+ * make the dashboard and `routing` show one name for another).
+ */
+export const MODEL_NAME_RE = /^[^\s/\p{Cc}\p{Cf}]+$/u;
+/** What {@link MODEL_NAME_RE} asks, after "`what` must not be empty or contain". */
+export const MODEL_NAME_RULE = `spaces, "/" (a "/" means provider/model) or invisible characters (control or format characters such as U+200B or U+202E)`;
 const modelName = (what: string) =>
   v.pipe(
     v.string((i) => `${what} must be a string; got ${describeKind(i.input)}`),
-    v.regex(NAME_RE, (i) => `${what} ${shown(i.input)} must not be empty or contain spaces or "/" (a "/" means provider/model)`),
+    v.regex(MODEL_NAME_RE, (i) => `${what} ${shown(i.input)} must not be empty or contain ${MODEL_NAME_RULE}`),
   );
 
 /** An http(s) URL; trailing slashes are removed. Messages do not quote it (it may carry credentials). */

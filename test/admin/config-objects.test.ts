@@ -192,6 +192,12 @@ describe("aliases", () => {
     expect(bad.status).toBe(400);
     expect((await json(bad)).error).toMatchObject({ param: "target" });
     expect((await api("POST", "/aliases", { name: "x" })).status).toBe(400);
+    // a name that would show as another in the dashboard (a right-to-left override, a zero-width space) is refused
+    for (const name of ["\u202eevil", "dbalias\u200b"]) {
+      const spoof = await api("POST", "/aliases", { name, target: "p/x" });
+      expect(spoof.status).toBe(400);
+      expect((await json(spoof)).error.message).toContain("invisible characters");
+    }
     // a stored name cannot be created again, as an alias or a combo: the 409 says what holds it ("A alias" until 2026-12-05)
     for (const path of ["/aliases", "/combos"]) {
       const taken = await api("POST", path, path === "/aliases" ? { name: "dbalias", target: "p/x" } : { name: "dbalias", targets: [{ model: "p/x" }] });
