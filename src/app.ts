@@ -75,7 +75,8 @@ import { buildSource, VERSION } from "./version.ts";
 import { realClock } from "./clock.ts";
 import { AfterReply } from "./after-reply.ts";
 import { servedByOf, usageRecordOf } from "./usage-record.ts";
-import { stdoutLineBuffer, unwrittenAtCloseLine } from "./log-lines.ts";
+import { stdoutLineBuffer } from "./log-lines.ts";
+import { stopGateway } from "./stop-gateway.ts";
 import { assertDataDirFree, dataDirId, instanceOwner } from "./instance-file.ts";
 import { publishReloadRejected } from "./events/config-reloaded.ts";
 import { followSharedChanges } from "./shared-changes.ts";
@@ -658,43 +659,24 @@ export async function startApp(opts: AppOptions): Promise<App> {
     },
   };
 
-  async function stop(graceMs: number): Promise<boolean> {
-    stopping.abort(); // open event streams end now: they are not requests in flight
-    clearInterval(reread);
-    sharedConfig?.stop();
-    idleTrim?.stop();
-    stopChanges();
-    budgetWindows?.stop();
-    registry.close();
-    alerts.close();
-    recentAlerts.close();
-    alertLog.close();
-    watcher?.();
-    if (listenHup) process.off("SIGHUP", hupWithoutFile);
-    void server.stop(false);
-    const deadline = Date.now() + graceMs;
-    // A finished request may still be writing its last bytes: wait for Bun's pending count too.
-    while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < deadline && !graceCut) await Bun.sleep(50);
-    // Streams still open after the grace period end with the format's in-band error (the upstream call
-    // is aborted), not a cut connection; a moment for those last bytes to reach the clients.
-    if (openStreams.size > 0) {
-      for (const end of [...openStreams]) end();
-      const cut = Date.now() + 1000;
-      while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < cut) await Bun.sleep(20);
-    }
-    await server.stop(true);
-    settle(); // what the last requests spent counts in the budget windows and shares saved below
-    await webhook.close();
-    await budgetWindows?.save();
-    // Leased key-limit shares: report the last use before the store gives the unused shares back.
-    const keyUse = keyCounters instanceof SharedKeyCounters ? await keyCounters.close(() => (graceCut ? 0 : deadline)) : 0; // retried until the grace period ends or a second signal (try20 D2)
-    settle();
-    await retention.stop();
-    await store.flush();
-    const lost = unwrittenAtCloseLine(await store.close(() => (graceCut ? 0 : deadline)), keyUse, Date.now(), log);
-    await telemetry?.shutdown();
-    stdoutLog?.flush();
-    if (opts.writeInstanceFile !== false && instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true });
-    return !lost;
+  function stop(graceMs: number): Promise<boolean> {
+    const halt = () => {
+      stopping.abort(); // open event streams end now: they are not requests in flight
+      clearInterval(reread);
+      sharedConfig?.stop();
+      idleTrim?.stop();
+      stopChanges();
+      budgetWindows?.stop();
+      registry.close();
+      alerts.close();
+      recentAlerts.close();
+      alertLog.close();
+      watcher?.();
+      if (listenHup) process.off("SIGHUP", hupWithoutFile);
+    };
+    const removeInstanceFile = () => {
+      if (opts.writeInstanceFile !== false && instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true });
+    };
+    return stopGateway({ halt, server, inflight, openStreams, settle, webhook, budgetWindows, keyCounters, retention, store, log, telemetry, stdoutLog, removeInstanceFile }, graceMs, () => graceCut);
   }
 }

@@ -1,0 +1,73 @@
+/**
+ * The graceful stop of a running gateway (SPEC D-3), src/app.ts's `shutdown`: stop accepting, let the
+ * requests in flight finish within the grace period (`server.shutdown_grace_ms`, or until a second
+ * signal ends it), end what is still open, then report the last requests, flush and close the store,
+ * and remove instance.json.
+ */
+import type { AlertWebhook } from "./alerts/webhook.ts";
+import type { KeyLimitCounters } from "../pipeline/ports.ts";
+import { SharedKeyCounters } from "./limits/shared-counters.ts";
+import type { UsageRetention } from "./store/usage-retention.ts";
+import type { Store } from "./store/types.ts";
+import { unwrittenAtCloseLine } from "./log-lines.ts";
+
+/** What {@link stopGateway} stops, waits on and closes: the running app's parts. */
+export interface StopParts {
+  /** Stops everything that is not a request: event streams, timers, watchers, the config file's watch. */
+  halt: () => void;
+  /** Bun's server: `stop(false)` stops accepting, `stop(true)` closes the connections still open. */
+  server: { stop(closeActiveConnections?: boolean): Promise<void>; readonly pendingRequests: number };
+  /** The requests in flight (streams included), by request id. */
+  inflight: { readonly size: number };
+  /** Streamed replies still open: each function ends its stream with the format's in-band error (pipeline/commit-out.ts). */
+  openStreams: ReadonlySet<() => void>;
+  /** Runs what finished requests still have queued to report (src/after-reply.ts). */
+  settle: () => void;
+  webhook: Pick<AlertWebhook, "close">;
+  /** The embedded store's budget windows, saved at the end (src/limits/key-counters.ts). */
+  budgetWindows?: { save(): Promise<unknown> };
+  keyCounters: KeyLimitCounters;
+  retention: Pick<UsageRetention, "stop">;
+  store: Store;
+  log: (line: string) => void;
+  telemetry?: { shutdown(): Promise<unknown> };
+  /** The request log's stdout buffer (absent when the app was given its own `log`). */
+  stdoutLog?: { flush(): unknown };
+  /** Removes instance.json when this process wrote it. */
+  removeInstanceFile: () => void;
+}
+
+/**
+ * Stops the gateway (SPEC D-3): `graceMs` is the grace period, ms; `graceCut()` says whether a second
+ * signal ended it early (read while waiting). Resolves false when writes were lost while the database
+ * was away (logged), else true; never rejects for a request still open (it is ended, not awaited).
+ */
+export async function stopGateway(parts: StopParts, graceMs: number, graceCut: () => boolean): Promise<boolean> {
+  const { server, inflight, openStreams, settle, keyCounters, store } = parts;
+  parts.halt();
+  void server.stop(false);
+  const deadline = Date.now() + graceMs;
+  // A finished request may still be writing its last bytes: wait for Bun's pending count too.
+  while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < deadline && !graceCut()) await Bun.sleep(50);
+  // Streams still open after the grace period end with the format's in-band error (the upstream call
+  // is aborted), not a cut connection; a moment for those last bytes to reach the clients.
+  if (openStreams.size > 0) {
+    for (const end of [...openStreams]) end();
+    const cut = Date.now() + 1000;
+    while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < cut) await Bun.sleep(20);
+  }
+  await server.stop(true);
+  settle(); // what the last requests spent counts in the budget windows and shares saved below
+  await parts.webhook.close();
+  await parts.budgetWindows?.save();
+  // Leased key-limit shares: report the last use before the store gives the unused shares back.
+  const keyUse = keyCounters instanceof SharedKeyCounters ? await keyCounters.close(() => (graceCut() ? 0 : deadline)) : 0; // retried until the grace period ends or a second signal (try20 D2)
+  settle();
+  await parts.retention.stop();
+  await store.flush();
+  const lost = unwrittenAtCloseLine(await store.close(() => (graceCut() ? 0 : deadline)), keyUse, Date.now(), parts.log);
+  await parts.telemetry?.shutdown();
+  parts.stdoutLog?.flush();
+  parts.removeInstanceFile();
+  return !lost;
+}
