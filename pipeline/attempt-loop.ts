@@ -18,7 +18,7 @@ import { executeCall, TransportError, type ClientAbort, type ExecutorFor, type U
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptRecording, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
 import { nearAliasOrCombo, type RoutingTable, type Target } from "./resolve.ts";
-import { allUnserved, circuitOpenError, noAccountError, refreshBackoffError, upstreamAuthError, type Unserved } from "./unserved-errors.ts";
+import { allUnserved, circuitOpenError, gatewayStoppingError, noAccountError, refreshBackoffError, upstreamAuthError, type Unserved } from "./unserved-errors.ts";
 import { translate, type Portability, type Translated } from "./translate.ts";
 import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
 import { clampOutputTokens } from "./clamp-output-tokens.ts";
@@ -108,6 +108,14 @@ export interface AttemptDeps {
   tokenSavers?: () => TokenSaverSettings;
   /** Streamed replies still open, ended by a shutdown whose grace period is over (commit.ts, SPEC D-3). */
   openStreams?: OpenStreams;
+  /**
+   * Aborted when a shutdown's grace period is over (SPEC D-3: `server.shutdown_grace_ms`, or a second
+   * signal): a request still waiting on its upstream before its commit point (for the reply's headers,
+   * its whole body, a concurrency slot or a retry's pause) has its upstream call aborted and is answered
+   * a 503 `gateway_stopping` in its format (unserved-errors.ts), no account effect; a committed stream
+   * ends through {@link openStreams} instead. Never aborted when absent.
+   */
+  graceOver?: AbortSignal;
   /** Runs the commit's success and binding after the reply is handed over ({@link CommitDeps.later}); at once when absent. */
   later?: CommitDeps["later"];
   /**
@@ -235,10 +243,10 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       let sameRetries = 0;
       let refreshed = false;
       for (;;) {
-        if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted) break targetLoop;
-        const release = deps.pool.acquireNow?.(account) ?? (await deps.pool.acquire(account, ctx.signal));
+        if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted || deps.graceOver?.aborted) break targetLoop;
+        const release = deps.pool.acquireNow?.(account) ?? (await deps.pool.acquire(account, waitSignal(ctx, deps)));
         if (!release) {
-          if (ctx.signal.aborted) break targetLoop;
+          if (ctx.signal.aborted || deps.graceOver?.aborted) break targetLoop;
           ctx.trace.decisions.push({ subject: `${target.label} @ ${account.id}`, verdict: "out", reason: "no free concurrency slot in time" });
           continue targetLoop;
         }
@@ -248,7 +256,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         last = { ...result, target, account };
         const c = result.classification;
         if (c.row !== "too_large_for_window") onlyTooLarge = false;
-        if (ctx.signal.aborted) break targetLoop;
+        if (ctx.signal.aborted || deps.graceOver?.aborted) break targetLoop; // no account effect: the upstream did not fail
         if (c.account.type === "credential" && deps.health.refresh && !refreshed) {
           refreshed = true; // SPEC 6.2/P-7: one coalesced refresh and one retry on an OAuth account.
           const waitFrom = deps.clock.now();
@@ -277,7 +285,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
             sameRetries++;
             deps.health.failure(account, target.provider, target.model, c, { retrying: true });
             try {
-              await deps.clock.sleep(wait, ctx.signal);
+              await deps.clock.sleep(wait, waitSignal(ctx, deps));
             } catch {
               break targetLoop;
             }
@@ -296,12 +304,16 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         continue targetLoop; // next account
       }
     }
-    if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted) break;
+    if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted || deps.graceOver?.aborted) break;
   }
 
   if (ctx.signal.aborted) {
     deps.finish(ctx, { outcome: "client_closed", status: 499, attempts, fallback });
     return new Response(null, { status: 499 });
+  }
+  if (deps.graceOver?.aborted) {
+    // SPEC D-3: the grace period ended while this request waited on its upstream (the call was aborted).
+    return finalError(ctx, gatewayStoppingError(), deps, { attempts, fallback, target: last?.target, account: last?.account, cache: deps.pool.cacheState?.(hints, last?.target?.provider.id ?? "") });
   }
   if (last?.target?.siblingOf && last.classification.row === "model_unavailable") {
     // Every sibling was missing too: the client hears about the model it asked for.
@@ -342,6 +354,15 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   }
   // Attribute the failure to the last target and account tried (usage by provider, calls list).
   return finalError(ctx, err, deps, { attempts, fallback, noRetry, target: last?.target, account: last?.account, cache: deps.pool.cacheState?.(hints, last?.target?.provider.id ?? "") });
+}
+
+/**
+ * The signal a request's waits before an attempt (a concurrency slot, a retry's pause) end on: the
+ * client's, or, while a shutdown may end the grace period ({@link AttemptDeps.graceOver}), either; made
+ * only for such a wait, not per request.
+ */
+function waitSignal(ctx: RequestContext, deps: AttemptDeps): AbortSignal {
+  return deps.graceOver ? AbortSignal.any([ctx.signal, deps.graceOver]) : ctx.signal;
 }
 
 function finalError(
@@ -483,6 +504,7 @@ async function attemptOnce(
         { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: clientHeadersOf(ctx), upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat, promptCacheKey: translated.promptCacheKey, traceparent: deps.traceUpstream ? upstreamTraceparent(ctx, trace) : undefined },
         ctx.signal,
         provider.headerTimeoutMs,
+        deps.graceOver,
       );
       primeCacheState(deps.pool, hints, provider.id);
       const sent = await call;
@@ -522,6 +544,7 @@ async function attemptOnce(
     handedOff = a.streaming === true; // set by the commit point when the reply streams on
     return committed; // the Response, or the failure
   } finally {
+    a?.clientAbort?.unstop(); // committed (a stream ends at shutdown through openStreams) or failed
     if (handedOff) {
       // the reply stream releases the slot
     } else if (a) a.release();

@@ -37,6 +37,8 @@ export interface CommitDeps {
   finish: (ctx: RequestContext, f: Finished) => void;
   /** Streamed replies still open, for the end of a shutdown's grace period ({@link OpenStreams}). */
   openStreams?: OpenStreams;
+  /** Aborted when a shutdown's grace period is over: a reply not committed yet fails as `gateway_stopping` (attempt-loop.ts AttemptDeps.graceOver). */
+  graceOver?: AbortSignal;
   /**
    * Queues work for after the reply has been handed over (the app's after-reply queue, src/after-reply.ts,
    * which the next request settles before it picks): the account's success and the conversation's

@@ -37,6 +37,7 @@ import { recordedReader } from "./committed-reads.ts";
 import { PassthroughDriver } from "./passthrough-driver.ts";
 import { SERVER_TOOL_IDLE_FACTOR } from "./keep-alive-bound.ts";
 import { CallbackDeadline, Deadline } from "./deadline-sweep.ts";
+import { gatewayStoppingError } from "./unserved-errors.ts";
 import { byteSample, eventSample } from "./output-estimate.ts";
 import type { Translated } from "./translate.ts";
 
@@ -388,6 +389,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     // MAX_WHOLE_REPLY_BYTES (re-translate.ts): a failed attempt.
     if (e instanceof FormatError) return a.fail({ status: e.error.status, error: e.error }, e.error);
     if (ctx.signal.aborted) return a.fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
+    if (deps.graceOver?.aborted) return a.fail({ transport: "aborted" }, gatewayStoppingError());
     if (!readFailed) return gatewayFailed(a, e);
     return a.fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
   } finally {

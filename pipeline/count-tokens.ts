@@ -65,6 +65,8 @@ export interface CountTokensDeps {
   /** The provider executors (the attempt loop's): URL, auth, forwarded headers, fresh OAuth credentials, proxy. */
   executorFor: ExecutorFor;
   clock: Clock;
+  /** Aborted when a shutdown's grace period is over (the attempt loop's {@link AttemptDeps.graceOver}): the call is aborted, the count estimated. */
+  graceOver?: AbortSignal;
   /** Spans are exported: the call sends a `traceparent` naming the attempt's span (the attempt loop's {@link AttemptDeps.traceUpstream}). */
   traceUpstream?: boolean;
 }
@@ -112,6 +114,7 @@ export async function countTokens(ctx: RequestContext, targets: Target[], deps: 
   ctx.trace.attempts.push(attempt);
   let controller: AbortController | undefined;
   let idle: CallbackDeadline | undefined;
+  let unstop: { unstop(): void } | undefined;
   try {
     const call = {
       provider: target.provider,
@@ -125,8 +128,10 @@ export async function countTokens(ctx: RequestContext, targets: Target[], deps: 
       endpoint: "count_tokens" as const,
       traceparent: deps.traceUpstream ? upstreamTraceparent(ctx, attempt) : undefined,
     };
-    const sent = await executeCall(deps.executorFor(target.provider), call, ctx.signal, target.provider.headerTimeoutMs);
+    // The end of a shutdown's grace period aborts the call too (SPEC D-3): the count is then estimated here.
+    const sent = await executeCall(deps.executorFor(target.provider), call, ctx.signal, target.provider.headerTimeoutMs, deps.graceOver);
     controller = sent.controller;
+    unstop = sent.clientAbort;
     const reply = sent.reply;
     attempt.status = reply.status;
     // The reply is a few bytes: reading it may take no longer than the provider's idle timeout (a
@@ -163,6 +168,7 @@ export async function countTokens(ctx: RequestContext, targets: Target[], deps: 
     return local(`${target.provider.id} could not be reached`);
   } finally {
     idle?.disarm();
+    unstop?.unstop();
     controller?.abort();
   }
 }

@@ -112,14 +112,25 @@ export class ClientAbort extends Deadline implements EventListenerObject, SentCa
     private readonly parent: AbortSignal,
     /** The header timeout of the call, ms (SPEC 6.3); named in its error. */
     readonly headerTimeoutMs = 0,
+    /** The gateway's end of a shutdown's grace period ({@link executeCall}'s `stop`), listened to until {@link unstop}. */
+    readonly stop?: AbortSignal,
   ) {
     super();
   }
 
-  /** The signal's `abort` event. */
-  handleEvent(): void {
+  /** The `abort` event of the client's signal, or of `stop` (the upstream call is aborted, nothing more). */
+  handleEvent(event: Event): void {
+    if (event.target !== this.parent) {
+      this.controller.abort((event.target as AbortSignal).reason);
+      return;
+    }
     this.controller.abort(this.parent.reason);
     this.onAbort?.();
+  }
+
+  /** Stops listening to `stop`: the reply committed (a stream has its own shutdown end), or the call is over. */
+  unstop(): void {
+    this.stop?.removeEventListener("abort", this);
   }
 
   /** {@link SentCall.clientAbort}: this listener. */
@@ -138,19 +149,25 @@ export class ClientAbort extends Deadline implements EventListenerObject, SentCa
  * Sends one call with a header timeout (SPEC 6.3: 60 s by default, per provider). The returned
  * controller aborts the upstream call later (client disconnect, idle timeout); aborting the parent
  * signal aborts it too, through the returned {@link ClientAbort} (registered on `parent` unless it had
- * aborted already, when the call is aborted at once and no listener is added). `call` is sent as it is,
- * not copied: its `signal` is set to the call's own (callers make a fresh object per call).
+ * aborted already, when the call is aborted at once and no listener is added). `stop` (the end of a
+ * shutdown's grace period, SPEC D-3) aborts the call as well, until the caller calls
+ * {@link ClientAbort.unstop} on the returned call (when its reply committed or it is done with it); a call
+ * that fails is no longer listening. `call` is sent as it is, not copied: its `signal` is set to the
+ * call's own (callers make a fresh object per call).
  */
 export async function executeCall(
   executor: Executor,
   call: Omit<UpstreamCall, "signal"> & { signal?: AbortSignal },
   parent: AbortSignal,
   headerTimeoutMs: number,
+  stop?: AbortSignal,
 ): Promise<SentCall> {
   const controller = new AbortController();
-  const clientAbort = new ClientAbort(controller, parent, headerTimeoutMs);
+  const clientAbort = new ClientAbort(controller, parent, headerTimeoutMs, stop);
   if (parent.aborted) controller.abort(parent.reason);
   else parent.addEventListener("abort", clientAbort, ONCE);
+  if (stop?.aborted) controller.abort(stop.reason);
+  else stop?.addEventListener("abort", clientAbort, ONCE);
   clientAbort.arm(headerTimeoutMs);
   call.signal = controller.signal;
   try {
@@ -158,8 +175,10 @@ export async function executeCall(
     return clientAbort;
   } catch (e) {
     parent.removeEventListener("abort", clientAbort);
+    clientAbort.unstop();
     if (clientAbort.timedOut) throw new TransportError("header_timeout", `no response headers within ${headerTimeoutMs} ms`);
     if (parent.aborted) throw new TransportError("aborted", "the client went away");
+    if (stop?.aborted) throw new TransportError("aborted", "the gateway is shutting down");
     if (e instanceof TransportError) throw e;
     throw new TransportError(classifyFetchError(e), e instanceof Error ? e.message : String(e));
   } finally {

@@ -110,3 +110,18 @@ export function circuitOpenError(target: Target, until: number | undefined, now:
     { status: 503, code: "circuit_open" },
   );
 }
+
+/**
+ * The answer of a request still waiting on its upstream (no reply committed: the upstream had not
+ * answered, or its whole reply had not arrived) when a shutdown's grace period ended (SPEC D-3:
+ * `server.shutdown_grace_ms` over, or a second signal), its upstream call aborted: a 503
+ * `gateway_stopping` in the client's format, as a stream still open then ends with its in-band error.
+ * No Retry-After: when this gateway, or the one after it, takes requests again is not known here.
+ */
+export function gatewayStoppingError(): HubError {
+  return hubError(
+    "overloaded",
+    "The gateway is shutting down: its grace period for requests in flight ended before the upstream had answered this request, and the upstream call was cancelled. Send the request again.",
+    { status: 503, code: "gateway_stopping" },
+  );
+}

@@ -151,8 +151,9 @@ export interface App {
   settle(): void;
   /**
    * SPEC D-3: stop accepting, let streams finish within the grace period, flush, close. A call while a
-   * stop runs (a second signal) ends the grace period now: open streams end with their format's in-band
-   * error, the rest goes on (flush, close, instance.json removed); it resolves when the stop is done.
+   * stop runs (a second signal) ends the grace period now. At its end open streams end with their
+   * format's in-band error and a request still waiting on its upstream gets a 503 in its format, the rest
+   * goes on (flush, close, instance.json removed); it resolves when the stop is done.
    */
   shutdown(graceMs?: number): Promise<boolean>; // false: writes were lost while the database was away (logged)
 }
@@ -311,6 +312,8 @@ export async function startApp(opts: AppOptions): Promise<App> {
   const openStreams = new Set<() => void>();
   /** Aborted when shutdown begins: the admin API's event streams end on it (they are not requests in flight). */
   const stopping = new AbortController();
+  /** Aborted when a shutdown's grace period is over: requests still waiting on their upstream get a 503 (pipeline AttemptDeps.graceOver). */
+  const graceOver = new AbortController();
   // Memory back to the system once traffic stops (issue 17): a full GC and a shrink per idle period.
   const idleTrimMs = opts.idleTrimMs ?? idleTrimMsFromEnv(env);
   const idleTrim = idleTrimMs === 0 ? undefined : new IdleTrim({ idleMs: idleTrimMs, inflight: () => inflight.size, now: () => clock.now() });
@@ -421,6 +424,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     },
     finish,
     openStreams,
+    graceOver: graceOver.signal,
     // The commit's success and binding: after the reply, like `finish`'s work (docs/performance.md item 149).
     later: (task, a, b, c) => afterReply.add(task, a, b, c),
     // SPEC O-5: while spans are exported each attempt tells its provider which span called it.
@@ -677,6 +681,6 @@ export async function startApp(opts: AppOptions): Promise<App> {
     const removeInstanceFile = () => {
       if (opts.writeInstanceFile !== false && instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true });
     };
-    return stopGateway({ halt, server, inflight, openStreams, settle, webhook, budgetWindows, keyCounters, retention, store, log, telemetry, stdoutLog, removeInstanceFile }, graceMs, () => graceCut);
+    return stopGateway({ halt, server, inflight, openStreams, graceOver, settle, webhook, budgetWindows, keyCounters, retention, store, log, telemetry, stdoutLog, removeInstanceFile }, graceMs, () => graceCut);
   }
 }

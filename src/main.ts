@@ -472,9 +472,10 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
   // period now rather than cutting connections: open streams still get their in-band error, usage is
   // flushed and instance.json removed; the exit code is then 128 + the signal's number (130 SIGINT,
   // 143 SIGTERM), the convention for "killed by a signal", not 0 (try20 D4). A request still waiting on
-  // its upstream for a whole (not streamed) reply has no in-band error to end with: its connection is
-  // cut, as at the end of a full grace period. The second signal also ends the last flush's retries while
-  // the database is away (they count what was lost); a third exits at once (review20 R3, R4).
+  // its upstream (for a whole reply, or a stream's first content) gets a 503 in its own format, its
+  // upstream call aborted, as at the end of a full grace period. The second signal also ends the last
+  // flush's retries while the database is away (they count what was lost); a third exits at once
+  // (review20 R3, R4).
   let stopping = false;
   let forcedBy: string | undefined;
   const stop = async (signal: string) => {
@@ -486,7 +487,7 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
     if (stopping) {
       forcedBy = signal;
       const open = app.inflight();
-      process.stderr.write(JSON.stringify({ level: "warn", time: Date.now(), msg: `second ${signal} during the shutdown grace period: ending it now; of ${open} ${open === 1 ? "request" : "requests"} still open, streams end with an in-band error and a request still waiting for a whole reply is cut; a third signal exits at once`, signal, inflight: open }) + "\n");
+      process.stderr.write(JSON.stringify({ level: "warn", time: Date.now(), msg: `second ${signal} during the shutdown grace period: ending it now; of ${open} ${open === 1 ? "request" : "requests"} still open, streams end with an in-band error and a request still waiting on its upstream gets a 503; a third signal exits at once`, signal, inflight: open }) + "\n");
       await app.shutdown();
       return;
     }

@@ -21,6 +21,11 @@ export interface StopParts {
   inflight: { readonly size: number };
   /** Streamed replies still open: each function ends its stream with the format's in-band error (pipeline/commit-out.ts). */
   openStreams: ReadonlySet<() => void>;
+  /**
+   * Aborted when the grace period is over: a request still waiting on its upstream (no reply committed)
+   * has its upstream call aborted and gets a 503 `gateway_stopping` in its format (pipeline AttemptDeps.graceOver).
+   */
+  graceOver: AbortController;
   /** Runs what finished requests still have queued to report (src/after-reply.ts). */
   settle: () => void;
   webhook: Pick<AlertWebhook, "close">;
@@ -49,9 +54,12 @@ export async function stopGateway(parts: StopParts, graceMs: number, graceCut: (
   const deadline = Date.now() + graceMs;
   // A finished request may still be writing its last bytes: wait for Bun's pending count too.
   while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < deadline && !graceCut()) await Bun.sleep(50);
-  // Streams still open after the grace period end with the format's in-band error (the upstream call
-  // is aborted), not a cut connection; a moment for those last bytes to reach the clients.
-  if (openStreams.size > 0) {
+  // Requests still open after the grace period are ended, not cut (their upstream calls aborted):
+  // streams with the format's in-band error, a request still waiting on its upstream (for a whole
+  // reply, or a stream's first content) with a 503 in its format, logged and counted as any failed
+  // request; a moment for those last bytes to reach the clients.
+  if (openStreams.size > 0 || inflight.size > 0 || server.pendingRequests > 0) {
+    parts.graceOver.abort();
     for (const end of [...openStreams]) end();
     const cut = Date.now() + 1000;
     while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < cut) await Bun.sleep(20);

@@ -165,6 +165,57 @@ describe("SIGTERM during a slow stream (D-3)", () => {
     }, 30_000);
   }
 
+  test("a second SIGTERM while a request waits on its upstream for a whole reply: the client gets a 503 in its format, its usage row says 503, exit 143", async () => {
+    const inst = await start();
+    const before = fake.requests.length;
+    fake.enqueue({ hang_before_headers: true }); // would wait the whole grace period (30 s)
+    const pending = fetch(`${inst.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "oai/gpt-slow", messages: [{ role: "user", content: "hi" }] }),
+    });
+    while (fake.requests.length === before) await Bun.sleep(25);
+    inst.kill("SIGTERM");
+    while (!inst.stderr.some((l) => l.includes('"shutting down"'))) await Bun.sleep(25);
+    inst.kill("SIGTERM");
+    const res = await pending; // before: the connection was cut ("socket connection was closed unexpectedly")
+    expect(res.status).toBe(503);
+    const requestId = res.headers.get("x-request-id")!;
+    const body = (await res.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe("gateway_stopping");
+    expect(body.error.message).toContain("The gateway is shutting down");
+    expect(await inst.exited).toBe(143);
+    expect(usageRows(inst.dataDir).find((r) => r.request_id === requestId)).toMatchObject({ outcome: "error", status: 503 });
+    const line = inst.stdout.map((l) => JSON.parse(l)).find((l) => l.requestId === requestId);
+    expect(line).toMatchObject({ outcome: "error", status: 503, code: "gateway_stopping" });
+    expect(inst.stderr.some((l) => l.includes("a request still waiting on its upstream gets a 503"))).toBe(true);
+  }, 30_000);
+
+  test("a third signal exits at once while the stop still waits (here on an OpenTelemetry collector that never answers)", async () => {
+    // The last spans' export holds the stop for up to the export timeout (60 s here): only the third
+    // signal's exit ends the process sooner.
+    const collector = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Promise<Response>(() => {}) });
+    try {
+      const inst = await start({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`, OTEL_EXPORTER_OTLP_TIMEOUT: "60000", OTEL_BSP_SCHEDULE_DELAY: "600000" });
+      fake.enqueue(simpleReply("anthropic-messages", { text: "a span to export" }, false));
+      const res = await fetch(`${inst.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "anth/claude-x", max_tokens: 10, messages: [{ role: "user", content: "hi" }] }) });
+      expect(res.status).toBe(200);
+      await res.text();
+      inst.kill("SIGTERM");
+      while (!inst.stderr.some((l) => l.includes('"shutting down"'))) await Bun.sleep(25);
+      inst.kill("SIGINT");
+      while (!inst.stderr.some((l) => l.includes("second SIGINT during the shutdown"))) await Bun.sleep(25);
+      expect(inst.proc.exitCode).toBeNull(); // still exporting
+      const sent = Date.now();
+      inst.kill("SIGTERM");
+      expect(await inst.exited).toBe(143);
+      expect(Date.now() - sent).toBeLessThan(10_000);
+      expect(inst.stderr.some((l) => l.includes("third signal (SIGTERM) during the shutdown: exit 143 now"))).toBe(true);
+    } finally {
+      collector.stop(true);
+    }
+  }, 60_000);
+
   test("SIGTERM with nothing in flight exits with 0 (how fast: scripts/bench targets)", async () => {
     const inst = await start();
     inst.kill("SIGTERM");

@@ -2,7 +2,8 @@
  * SPEC D-3 ("stop accepting") on Codex's Responses WebSocket (SPEC 2.5): once the gateway begins to
  * stop, an open socket takes no new `response.create`. An idle socket closes at once and a busy one
  * once its reply has ended, both with 1001 "going away", so that a chatty agent cannot keep a stopping
- * gateway busy (try17 T8: a turn sent 7 s after SIGTERM was routed and served upstream).
+ * gateway busy (try17 T8: a turn sent 7 s after SIGTERM was routed and served upstream). A turn still
+ * waiting on its upstream when the grace period ends gets an error frame (503 `gateway_stopping`).
  */
 import { afterEach, expect, test } from "bun:test";
 import { simpleReply } from "../support/fake-upstream.ts";
@@ -59,4 +60,21 @@ test("a turn sent while the gateway stops is not served: the reply in flight end
   await stopped;
   // Only the first turn reached the upstream.
   expect(gw.fake.requests.length).toBe(1);
+});
+
+test("a turn still waiting on its upstream when the grace period ends gets an error frame with status 503, then the socket closes with 1001", async () => {
+  gw = await startGateway();
+  gw.fake.enqueue({ hang_before_headers: true });
+  const client = await connect(gw.url);
+  client.send(create("a turn the upstream never answers"));
+  while (gw.fake.requests.length === 0) await Bun.sleep(10);
+  const stopped = gw.app.shutdown(300);
+  const closed = await client.closed; // before the change: 1006, with no frame at all
+  expect(client.frames.at(-1)).toMatchObject({ type: "error", status: 503, error: { code: "gateway_stopping" } });
+  expect(client.frames.at(-1).error.message).toContain("The gateway is shutting down");
+  expect(closed).toEqual({ code: 1001, reason: "the gateway is shutting down" });
+  expect(await stopped).toBe(true);
+  expect(gw.fake.aborted).toBe(1);
+  const line = gw.logs.map((l) => JSON.parse(l)).find((l) => l.status !== undefined);
+  expect(line).toMatchObject({ outcome: "error", status: 503, code: "gateway_stopping" });
 });

@@ -1,11 +1,15 @@
 /**
  * SPEC D-3 with SPEC 6.4: a stream still open when a shutdown's grace period is over ends with the
  * client format's in-band error (the upstream call aborted), never a cut connection that a client could
- * take for a finished reply, and its usage row says the upstream side failed.
+ * take for a finished reply, and its usage row says the upstream side failed. A request still waiting
+ * on its upstream then (for a whole reply) gets a 503 in its own format, its upstream call aborted, and
+ * leaves its usage row and log line.
  */
 import { expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
+import { join } from "node:path";
 import { startGateway } from "../support/gateway.ts";
-import { simpleReply } from "../support/fake-upstream.ts";
+import { simpleReply, type FakeReply } from "../support/fake-upstream.ts";
 
 test("Chat client: a stream open past the grace period gets the error frame then [DONE]", async () => {
   const gw = await startGateway();
@@ -65,3 +69,77 @@ test("an open dashboard's event stream does not hold a stop for the grace period
     await gw.stop();
   }
 }, 20_000);
+
+/** The usage rows the stopped gateway left in its SQLite database. */
+function usageRows(dataDir: string): Array<{ request_id: string; outcome: string; status: number }> {
+  const db = new Database(join(dataDir, "switchyard.db"), { readonly: true });
+  try {
+    return db.query("SELECT request_id, outcome, status FROM usage").all() as never;
+  } finally {
+    db.close();
+  }
+}
+
+const jsonReply = simpleReply("openai-chat", { text: "never seen" }, false).json;
+/** The whole replies a grace period of 300 ms does not see the end of: no headers at all, or headers and part of the body. */
+const waits: Array<{ client: string; path: string; body: object; upstream: string; reply: FakeReply; error: (b: any) => { message: string } }> = [
+  {
+    client: "Anthropic Messages",
+    path: "/v1/messages",
+    body: { model: "anth/claude-x", max_tokens: 50, messages: [{ role: "user", content: "hi" }] },
+    upstream: "no response headers",
+    reply: { hang_before_headers: true },
+    error: (b) => {
+      expect(b.type).toBe("error");
+      expect(b.error.type).toBe("overloaded_error");
+      return b.error;
+    },
+  },
+  {
+    client: "OpenAI Chat",
+    path: "/v1/chat/completions",
+    body: { model: "oai/gpt-x", messages: [{ role: "user", content: "hi" }] },
+    upstream: "headers and half the JSON body",
+    reply: { text: JSON.stringify(jsonReply), stall_after_bytes: Math.floor(JSON.stringify(jsonReply).length / 2) },
+    error: (b) => {
+      expect(b.error.code).toBe("gateway_stopping");
+      return b.error;
+    },
+  },
+  {
+    client: "Gemini",
+    path: "/v1beta/models/gem/gemini-x:generateContent",
+    body: { contents: [{ role: "user", parts: [{ text: "hi" }] }] },
+    upstream: "no response headers",
+    reply: { hang_before_headers: true },
+    error: (b) => {
+      expect(b.error).toMatchObject({ code: 503, status: "UNAVAILABLE" });
+      return b.error;
+    },
+  },
+];
+
+for (const w of waits) {
+  test(`${w.client} client waiting for a whole reply (upstream sent ${w.upstream}) past the grace period: a 503 in its format, upstream call aborted, usage row and log line`, async () => {
+    const gw = await startGateway();
+    try {
+      gw.fake.enqueue(w.reply);
+      const pending = fetch(`${gw.url}${w.path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(w.body) });
+      while (gw.fake.requests.length === 0) await Bun.sleep(10); // the upstream has the request
+      const stopped = gw.app.shutdown(300);
+      const res = await pending; // before the change: "The socket connection was closed unexpectedly"
+      expect(res.status).toBe(503);
+      expect(res.headers.get("content-type")).toContain("application/json");
+      const requestId = res.headers.get("x-request-id")!;
+      const error = w.error(await res.json());
+      expect(error.message).toContain("The gateway is shutting down");
+      expect(await stopped).toBe(true);
+      expect(gw.fake.aborted).toBe(1); // the gateway cancelled its upstream call
+      const line = gw.logs.map((l) => JSON.parse(l)).find((l) => l.requestId === requestId);
+      expect(line).toMatchObject({ outcome: "error", status: 503, code: "gateway_stopping" });
+      expect(usageRows(gw.dataDir).find((r) => r.request_id === requestId)).toMatchObject({ outcome: "error", status: 503 });
+    } finally {
+      await gw.stop();
+    }
+  });
+}
