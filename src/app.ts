@@ -65,11 +65,10 @@ import { keyLimitCounters } from "./limits/key-counters.ts";
 import { RequestAccounting } from "./limits/accounting.ts";
 import { priceTableOnFirstUse } from "./pricing/prices.ts";
 import { SharedKeyCounters } from "./limits/shared-counters.ts";
-import { claimAlertsIn, endAlertEpisode } from "./alerts/alert-claim.ts";
-import { Alerts } from "./alerts/alerts.ts";
-import { AlertWebhook } from "./alerts/webhook.ts";
-import { RecentAlerts } from "./alerts/recent-alerts.ts";
-import { AlertLog } from "./alerts/alert-log.ts";
+import { endAlertEpisode } from "./alerts/alert-claim.ts";
+import type { Alerts } from "./alerts/alerts.ts";
+import type { AlertWebhook } from "./alerts/webhook.ts";
+import { startAlerts } from "./alerts/start-alerts.ts";
 import type { Store } from "./store/types.ts";
 import { buildSource, VERSION } from "./version.ts";
 import { realClock } from "./clock.ts";
@@ -330,22 +329,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   // SPEC 9.5/9.6, D-2: client key limits, in memory (embedded store, budget windows kept there) or across instances.
   const { counters: keyCounters, budgetWindows } = await keyLimitCounters(store, clock, log);
   // SPEC 9.7: alerts on the bus, and their webhook (a bounded queue drained off the request path).
-  const alerts = new Alerts(bus, {
-    thresholds: () => cfg.settings.alerts.quotaThresholds,
-    quotaWindows: function* () {
-      const now = clock.now();
-      for (const a of registry.list()) yield* registry.quota.windows(a.id, now);
-    },
-    now: () => clock.now(),
-  });
-  // SPEC D-2: instances sharing a store deliver each alert once, and take over the alerts of an instance
-  // that stopped before delivering them (src/alerts/alert-claim.ts: a lease, then the claim); a key
-  // budget crossed by the other instances' use shows when their use is learned, not only on a request here.
-  const claim = store.shared ? claimAlertsIn(store) : undefined;
-  if (keyCounters instanceof SharedKeyCounters) keyCounters.onOthersBudgetChange = (key, changes, now) => alerts.budgetChanged(key, changes, now);
-  const recentAlerts = new RecentAlerts(bus);
-  const alertLog = new AlertLog(bus, log, () => secrets());
-  const webhook = new AlertWebhook(bus, { url: () => cfg.settings.alerts.webhook, secrets: () => secrets(), fetchImpl: opts.fetchImpl, log, claim });
+  const { alerts, recentAlerts, alertLog, webhook } = startAlerts({ bus, store, clock, registry, keyCounters, config: () => cfg, secrets, fetchImpl: opts.fetchImpl, log });
   const accounting = new RequestAccounting({
     pricing: () => cfg.settings.pricing,
     priceTable: priceTableOnFirstUse(),

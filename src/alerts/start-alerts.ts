@@ -1,0 +1,62 @@
+/**
+ * The alerts of an instance (SPEC 9.7), made and wired together in one place (moved out of src/app.ts,
+ * which was at the 700-line limit): the {@link Alerts} that raise them on the bus (key budgets as their
+ * requests settle, account quota windows on a timer), the list `GET /admin/api/alerts` serves, their log
+ * lines, and the webhook that POSTs them, claiming each across instances on a shared store (SPEC D-2,
+ * src/alerts/alert-claim.ts).
+ */
+import type { Clock, KeyLimitCounters } from "../../pipeline/ports.ts";
+import type { AccountRegistry } from "../accounts/registry.ts";
+import type { RuntimeConfig } from "../config/types.ts";
+import type { EventBus } from "../events/bus.ts";
+import { SharedKeyCounters } from "../limits/shared-counters.ts";
+import type { Store } from "../store/types.ts";
+import { claimAlertsIn } from "./alert-claim.ts";
+import { AlertLog } from "./alert-log.ts";
+import { Alerts } from "./alerts.ts";
+import { RecentAlerts } from "./recent-alerts.ts";
+import { AlertWebhook } from "./webhook.ts";
+
+/** What {@link startAlerts} needs: the instance's parts, and the configuration in force (read at each use). */
+export interface StartAlertsDeps {
+  bus: EventBus;
+  store: Store;
+  clock: Clock;
+  registry: AccountRegistry;
+  keyCounters: KeyLimitCounters;
+  config: () => RuntimeConfig;
+  /** Every secret the instance holds (scrubbed from alert payloads and log lines). */
+  secrets: () => string[];
+  fetchImpl?: typeof fetch;
+  log: (line: string) => void;
+}
+
+/** The alert parts {@link startAlerts} made; `close` each but the webhook at a stop, the webhook after the last requests. */
+export interface StartedAlerts {
+  alerts: Alerts;
+  recentAlerts: RecentAlerts;
+  alertLog: AlertLog;
+  webhook: AlertWebhook;
+}
+
+/** Makes and wires the instance's alerts; see the module comment. */
+export function startAlerts(deps: StartAlertsDeps): StartedAlerts {
+  const { bus, store, clock, registry, keyCounters, config, secrets, log } = deps;
+  const alerts = new Alerts(bus, {
+    thresholds: () => config().settings.alerts.quotaThresholds,
+    quotaWindows: function* () {
+      const now = clock.now();
+      for (const a of registry.list()) yield* registry.quota.windows(a.id, now);
+    },
+    now: () => clock.now(),
+  });
+  // SPEC D-2: instances sharing a store deliver each alert once, and take over the alerts of an instance
+  // that stopped before delivering them (src/alerts/alert-claim.ts: a lease, then the claim); a key
+  // budget crossed by the other instances' use shows when their use is learned, not only on a request here.
+  const claim = store.shared ? claimAlertsIn(store) : undefined;
+  if (keyCounters instanceof SharedKeyCounters) keyCounters.onOthersBudgetChange = (key, changes, now) => alerts.budgetChanged(key, changes, now);
+  const recentAlerts = new RecentAlerts(bus);
+  const alertLog = new AlertLog(bus, log, () => secrets());
+  const webhook = new AlertWebhook(bus, { url: () => config().settings.alerts.webhook, secrets: () => secrets(), fetchImpl: deps.fetchImpl, log, claim });
+  return { alerts, recentAlerts, alertLog, webhook };
+}
