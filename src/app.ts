@@ -329,7 +329,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   // SPEC 9.5/9.6, D-2: client key limits, in memory (embedded store, budget windows kept there) or across instances.
   const { counters: keyCounters, budgetWindows } = await keyLimitCounters(store, clock, log);
   // SPEC 9.7: alerts on the bus, and their webhook (a bounded queue drained off the request path).
-  const { alerts, recentAlerts, alertLog, webhook } = startAlerts({ bus, store, clock, registry, keyCounters, config: () => cfg, secrets, fetchImpl: opts.fetchImpl, log });
+  const { alerts, recentAlerts, alertLog, webhook, budgetChanges } = startAlerts({ bus, store, clock, registry, keyCounters, config: () => cfg, secrets, fetchImpl: opts.fetchImpl, log });
   const accounting = new RequestAccounting({
     pricing: () => cfg.settings.pricing,
     priceTable: priceTableOnFirstUse(),
@@ -479,6 +479,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       providerIds: () => cfg.providers.keys(),
       subscriptionProviderIds: () => [...cfg.providers.values()].filter((p) => isSubscription(p.kind)).map((p) => p.id),
       sessions,
+      keyLimitsChanged: (id, before, after) => budgetChanges.changed(id, before, after), // a lowered budget's alerts
       keysChanged: (change, name) => {
         if (bus.wants("keys_changed")) bus.publish({ type: "keys_changed", at: clock.now(), change, name });
       },
@@ -597,6 +598,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   afterApply = (next, prev, changes, why) => {
     applied(next, prev, changes, why);
     retention.ensure(); // settings.usage_retention_days set by this change
+    if (next.keys !== prev.keys) void budgetChanges.configKeysChanged(prev.keys, store.activeKeys()); // a file key's lowered budget
     if (why === "file") void sharedConfig?.check("reload");
   };
   // One live instance per data directory (assertDataDirFree): its host, path and random id (two containers'

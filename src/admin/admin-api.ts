@@ -41,6 +41,12 @@ export interface AdminDeps {
   sessions?: SessionBook;
   /** Called after a key was created, revoked or changed (rotated, disabled, enabled, its limits) here (the live `keys_changed` event: open Keys pages re-read). */
   keysChanged?: (change: "created" | "revoked" | "changed", name: string) => void;
+  /**
+   * Called after `PATCH /keys/{name}` changed a key's limits, with its id (pipeline/key-id.ts) and its
+   * limits before and after, before the answer: raises the budget alerts a lowered budget is past
+   * (src/alerts/budget-change-alerts.ts). Never rejects.
+   */
+  keyLimitsChanged?: (id: string, before: KeyLimits | undefined, after: KeyLimits | undefined) => Promise<void>;
   /** Extra routes contributed by other modules (accounts status, dry run, …). */
   extend?: (app: Elysia<"/admin/api">) => Elysia<"/admin/api">;
 }

@@ -72,7 +72,8 @@ function storeChange(input: v.InferOutput<typeof KeyChangeBody>): KeyChange {
  * limits do not change: a new key of its name starts fresh) or a config-file key (changed in the file),
  * 503 while a shared store is away. The next request of the key is checked against the new limits and
  * scopes, on every instance of a shared store within about a second (the change is announced as a
- * revoke is).
+ * revoke is). A budget lowered under what its window already used raises, before the answer, the
+ * `quota_threshold` alerts it is now past (the share 1 when it is used up; src/alerts/budget-change-alerts.ts).
  */
 export async function changeKey(deps: AdminDeps, name: string, request: Request): Promise<unknown> {
   const input = await readBody(request, KeyChangeBody);
@@ -84,6 +85,8 @@ export async function changeKey(deps: AdminDeps, name: string, request: Request)
   const unknownProvider = models && deps.providerIds && unknownProviderPattern(models, [...deps.providerIds()]);
   if (unknownProvider) return adminError(400, unknownProvider.message, unknownProvider.param);
   let key: KeyInfo;
+  // its limits before, for the alerts of a lowered budget (the active stored key is the one changed)
+  const before = input.value.limits !== undefined && deps.keyLimitsChanged ? (await deps.store.listKeys()).find((k) => k.name === name && k.source === "db" && k.revokedAt === undefined) : undefined;
   try {
     key = await deps.store.updateKey(name, storeChange(input.value));
   } catch (e) {
@@ -104,6 +107,8 @@ export async function changeKey(deps: AdminDeps, name: string, request: Request)
   }
   deps.keysChanged?.("changed", name);
   const { id, ...listed } = key;
+  // a budget lowered under its window's use raises the thresholds it is now past (SPEC 9.7), before the answer
+  if (before) await deps.keyLimitsChanged?.(id ?? key.name, before.limits, key.limits);
   // as GET /keys lists it (a USD budget with the requests of its window it could not count, try18 D17)
   const use = key.limits && deps.keyUse ? await deps.keyUse(id ?? key.name, key.limits) : undefined;
   const namesake = (await deps.store.listKeys()).some((k) => k.name === name && k.source === "config");

@@ -13,19 +13,33 @@
  * one for "a key's budget crossed a share" (SPEC 2.3: shares in (0, 1]); the whole budget is share 1.
  *
  * Each crossing is raised once: a budget's threshold once per budget window and amount (a budget an
- * operator changed is judged against its new amount: its thresholds are crossed when the window's use
- * grows past them, not by the change itself), a quota window's once per
+ * operator changed is judged against its new amount: a lowered one raises at the change the thresholds
+ * the window's use is then past and was not under the old amount, the share 1 too when it is used up,
+ * and the others when use grows past them; a raised one raises nothing until use grows past one of
+ * its thresholds), a quota window's once per
  * reset period (see {@link Alerts.scanQuotas}: a reset time that moves with every response does not
  * start a new period). Account quota windows are compared on a timer (default every 5 s) against what
  * was raised; windows already past a threshold when first seen after a restart raise nothing (they were
  * raised before). Nothing here runs on the request path except {@link Alerts.budgetChanged}, which is
- * a few comparisons.
+ * a few comparisons (and nothing when no threshold is crossed).
  */
 import type { AccountStateEvent, AlertEvent, EventBus } from "../events/bus.ts";
 import { keyNameOfId } from "../../pipeline/index.ts";
-import type { BudgetChange } from "../../pipeline/ports.ts";
+import type { BudgetChange, KeyBudget } from "../../pipeline/ports.ts";
 import type { QuotaWindow } from "../store/types.ts";
 import { remainingFraction } from "../accounts/quota.ts";
+
+/**
+ * A key budget an operator changed ({@link Alerts.budgetAmountChanged}): the budget now, its amount
+ * before in the same window and unit (absent: the key had no such budget), and its window's use now
+ * (tokens or USD) and end (ms since the epoch).
+ */
+export interface BudgetAmountChange {
+  budget: KeyBudget;
+  previous?: number;
+  used: number;
+  resetsAt: number;
+}
 
 /** Options of {@link Alerts}. */
 export interface AlertsOptions {
@@ -83,11 +97,15 @@ export class Alerts {
   }
 
   private raise(event: string, subject: string, detail: Record<string, unknown>, at = this.opts.now(), periodEnd?: number, subjectId?: string): void {
+    this.bus.publish(this.alertOf(event, subject, detail, at, periodEnd, subjectId));
+  }
+
+  private alertOf(event: string, subject: string, detail: Record<string, unknown>, at: number, periodEnd?: number, subjectId?: string): AlertEvent {
     // whole milliseconds: a budget's alert carried the settling clock's fraction (1796446018488.1301)
     const alert: AlertEvent = { type: "alert", event, at: Math.round(at), subject, detail };
     if (periodEnd !== undefined) alert.periodEnd = periodEnd;
     if (subjectId !== undefined) alert.subjectId = subjectId;
-    this.bus.publish(alert);
+    return alert;
   }
 
   private accountState(e: AccountStateEvent): void {
@@ -123,36 +141,71 @@ export class Alerts {
    * `exhausted: true` on the share 1's (the key's requests are refused until `resets_at`).
    */
   budgetChanged(key: string, changes: readonly BudgetChange[], now: number): void {
-    const name = keyNameOfId(key);
     for (const c of changes) {
       const limit = c.budget.usd ?? c.budget.tokens!;
-      const before = budgetShare(c.before, limit);
-      const after = budgetShare(c.after, limit);
-      const shares = this.crossed(before, after);
-      if (before < 1 && after >= 1 && !shares.includes(1)) shares.push(1);
-      for (const t of shares) {
-        const detail: Record<string, unknown> = {
-          kind: "key_budget",
-          window: c.budget.window,
-          unit: c.budget.usd !== undefined ? "usd" : "tokens",
-          limit,
-          used: c.after,
-          threshold: t,
-          // to the second, as the client's 429 says it: the window's end is re-read on the wall clock
-          // at each look (src/limits/counters.ts), so its milliseconds differ between two alerts
-          resets_at: new Date(Math.floor(c.resetsAt / 1000) * 1000).toISOString(),
-        };
-        if (t === 1) detail.exhausted = true;
-        this.raise(
-          "quota_threshold",
-          `key:${name}`,
-          detail,
-          now,
-          undefined,
-          key === name ? undefined : `key:${key}`,
-        );
-      }
+      this.raiseBudget(key, c.budget, budgetShare(c.before, limit), budgetShare(c.after, limit), c.after, c.resetsAt, now);
     }
+  }
+
+  /**
+   * An operator changed a key's budgets (`PATCH /admin/api/keys/{name}`, `switchyard keys set`, the
+   * dashboard's Edit limits, or a config reload for a key of the file: src/alerts/budget-change-alerts.ts):
+   * raises `quota_threshold` for each threshold the window's use is past under the new amount and was
+   * not under the previous one (`previous`: absent for a budget the key did not have), and the share 1
+   * when the new amount is used up, as {@link budgetChanged} does when use grows. A lowered budget so
+   * raises the thresholds it is now past, once: use growing later starts past them; a raised one raises
+   * nothing. Same subject and detail as {@link budgetChanged} (`used`: the window's use at the change).
+   */
+  budgetAmountChanged(key: string, changes: readonly BudgetAmountChange[], now: number): void {
+    for (const c of changes) {
+      const before = c.previous === undefined ? 0 : budgetShare(c.used, c.previous);
+      this.raiseBudget(key, c.budget, before, budgetShare(c.used, c.budget.usd ?? c.budget.tokens!), c.used, c.resetsAt, now);
+    }
+  }
+
+  /**
+   * The alerts {@link budgetAmountChanged} does not raise for `changes` because the window's use was
+   * past their thresholds under the previous amount too (they were raised as the previous amount's),
+   * made as they would be raised for the new amount, the share 1 among them when both are used up; none
+   * for a budget without a previous amount. On a shared store these are claimed as delivered
+   * (src/alerts/budget-change-alerts.ts), so that another instance that learns the window's use only
+   * after the change, and sees it cross them under the new amount, does not deliver them.
+   */
+  budgetAlertsPassedBefore(key: string, changes: readonly BudgetAmountChange[], now: number): AlertEvent[] {
+    const out: AlertEvent[] = [];
+    for (const c of changes) {
+      if (c.previous === undefined) continue;
+      const both = Math.min(budgetShare(c.used, c.previous), budgetShare(c.used, c.budget.usd ?? c.budget.tokens!));
+      const shares = this.opts.thresholds().filter((t) => t <= both);
+      if (both >= 1 && !shares.includes(1)) shares.push(1);
+      for (const t of shares) out.push(this.budgetAlert(key, c.budget, t, c.used, c.resetsAt, now));
+    }
+    return out;
+  }
+
+  /** Raises the budget thresholds crossed going from share `before` to `after` (the share 1 too when it is reached); see {@link budgetChanged}. */
+  private raiseBudget(key: string, budget: KeyBudget, before: number, after: number, used: number, resetsAt: number, now: number): void {
+    const shares = this.crossed(before, after);
+    if (before < 1 && after >= 1 && !shares.includes(1)) shares.push(1);
+    for (const t of shares) this.bus.publish(this.budgetAlert(key, budget, t, used, resetsAt, now));
+  }
+
+  /** A key budget's `quota_threshold` alert of threshold `t`; see {@link budgetChanged} for its subject and detail. */
+  private budgetAlert(key: string, budget: KeyBudget, t: number, used: number, resetsAt: number, now: number): AlertEvent {
+    const name = keyNameOfId(key);
+    const detail: Record<string, unknown> = {
+      kind: "key_budget",
+      window: budget.window,
+      unit: budget.usd !== undefined ? "usd" : "tokens",
+      limit: budget.usd ?? budget.tokens!,
+      used,
+      threshold: t,
+      // to the second, as the client's 429 says it: the window's end is re-read on the wall clock
+      // at each look (src/limits/counters.ts), so its milliseconds differ between two alerts
+      resets_at: new Date(Math.floor(resetsAt / 1000) * 1000).toISOString(),
+    };
+    if (t === 1) detail.exhausted = true;
+    return this.alertOf("quota_threshold", `key:${name}`, detail, now, undefined, key === name ? undefined : `key:${key}`);
   }
 
   /**

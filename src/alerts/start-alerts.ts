@@ -2,18 +2,20 @@
  * The alerts of an instance (SPEC 9.7), made and wired together in one place (moved out of src/app.ts,
  * which was at the 700-line limit): the {@link Alerts} that raise them on the bus (key budgets as their
  * requests settle, account quota windows on a timer), the list `GET /admin/api/alerts` serves, their log
- * lines, and the webhook that POSTs them, claiming each across instances on a shared store (SPEC D-2,
- * src/alerts/alert-claim.ts).
+ * lines, the webhook that POSTs them, claiming each across instances on a shared store (SPEC D-2,
+ * src/alerts/alert-claim.ts), and the alerts of a key budget an operator lowered
+ * (src/alerts/budget-change-alerts.ts).
  */
 import type { Clock, KeyLimitCounters } from "../../pipeline/ports.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { RuntimeConfig } from "../config/types.ts";
-import type { EventBus } from "../events/bus.ts";
+import type { AlertEvent, EventBus } from "../events/bus.ts";
 import { SharedKeyCounters } from "../limits/shared-counters.ts";
 import type { Store } from "../store/types.ts";
-import { claimAlertsIn } from "./alert-claim.ts";
+import { alertClaim, claimAlertsIn } from "./alert-claim.ts";
 import { AlertLog } from "./alert-log.ts";
 import { Alerts } from "./alerts.ts";
+import { BudgetChangeAlerts } from "./budget-change-alerts.ts";
 import { RecentAlerts } from "./recent-alerts.ts";
 import { AlertWebhook } from "./webhook.ts";
 
@@ -37,6 +39,8 @@ export interface StartedAlerts {
   recentAlerts: RecentAlerts;
   alertLog: AlertLog;
   webhook: AlertWebhook;
+  /** A key's budgets changed by an operator (admin API, config reload): the alerts of a lowered budget. */
+  budgetChanges: BudgetChangeAlerts;
 }
 
 /** Makes and wires the instance's alerts; see the module comment. */
@@ -58,5 +62,13 @@ export function startAlerts(deps: StartAlertsDeps): StartedAlerts {
   const recentAlerts = new RecentAlerts(bus);
   const alertLog = new AlertLog(bus, log, () => secrets());
   const webhook = new AlertWebhook(bus, { url: () => config().settings.alerts.webhook, secrets: () => secrets(), fetchImpl: deps.fetchImpl, log, claim });
-  return { alerts, recentAlerts, alertLog, webhook };
+  // on a shared store, the thresholds a changed budget was past under both amounts are claimed as delivered
+  const claimPassed = store.shared
+    ? async (e: AlertEvent) => {
+        const c = alertClaim(e);
+        await store.claimOnce(c.name, c.until); // no lease: a whole claim, as a delivered alert's
+      }
+    : undefined;
+  const budgetChanges = new BudgetChangeAlerts({ counters: keyCounters, alerts, now: () => clock.now(), log, claimPassed });
+  return { alerts, recentAlerts, alertLog, webhook, budgetChanges };
 }
