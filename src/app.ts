@@ -334,7 +334,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     pricing: () => cfg.settings.pricing,
     priceTable: priceTableOnFirstUse(),
     counters: keyCounters,
-    onBudgetChange: (key, changes, now) => alerts.budgetChanged(key, changes, now),
+    onBudgetChange: (key, changes, now) => budgetChanges.settled(key, changes, now), // judged against a budget changed meanwhile
     log,
   });
 

@@ -16,16 +16,17 @@
  * instance of a shared store) and from a config reload that changes a file key's `limits.budgets`
  * (every instance reading the file raises; on a shared store the alert's claim, which names the key,
  * window, unit, amount, threshold and window end, has the webhook deliver it once:
- * src/alerts/alert-claim.ts). A key new to the file raises nothing at its reload.
+ * src/alerts/alert-claim.ts). A key new to the file raises nothing at its reload. A request admitted
+ * before the change and settled after it is judged against the new budget ({@link BudgetChangeAlerts.settled}).
  */
-import type { ClientKey, KeyBudget, KeyLimitCounters, KeyLimits } from "../../pipeline/ports.ts";
+import type { BudgetChange, ClientKey, KeyBudget, KeyLimitCounters, KeyLimits } from "../../pipeline/ports.ts";
 import type { AlertEvent } from "../events/bus.ts";
 import type { Alerts, BudgetAmountChange } from "./alerts.ts";
 
 /** What {@link BudgetChangeAlerts} needs. */
 export interface BudgetChangeAlertsDeps {
   counters: KeyLimitCounters;
-  alerts: Pick<Alerts, "budgetAmountChanged" | "budgetAlertsPassedBefore">;
+  alerts: Pick<Alerts, "budgetChanged" | "budgetAmountChanged" | "budgetAlertsPassedBefore">;
   /**
    * On a shared store: claims an alert as delivered (src/alerts/alert-claim.ts, a full claim), so that
    * no instance's webhook delivers it. Given the alerts of thresholds a changed budget's window was past
@@ -58,9 +59,64 @@ export function changedBudgets(before: KeyLimits | undefined, after: KeyLimits |
   return out;
 }
 
+/**
+ * How long after a change a request settled against the budget it replaced is judged against the new
+ * one ({@link BudgetChangeAlerts.settled}), ms: an hour, longer than a request stays in flight.
+ */
+const REPLACED_FOR_MS = 3_600_000;
+
 /** Raises the budget alerts of an operator's change of a key's budgets; see the module comment. */
 export class BudgetChangeAlerts {
+  /**
+   * Per `id\0window\0unit`, a budget changed here: the amounts it replaced (`from`), the budget now
+   * (`to`; absent: removed) and when (ms since the epoch). Kept for {@link REPLACED_FOR_MS}.
+   */
+  private readonly replaced = new Map<string, { from: Set<number>; to?: KeyBudget; at: number }>();
+
   constructor(private readonly deps: BudgetChangeAlertsDeps) {}
+
+  /**
+   * A key's request was settled (src/limits/accounting.ts), or the other instances' use learned
+   * (src/limits/shared-counters.ts): hands its budget steps to {@link Alerts.budgetChanged}. A step of a
+   * budget that a change here replaced (a request admitted before the change, judged against the
+   * budget it was admitted under) is judged against the budget in force instead, or dropped when the
+   * budget was removed: a request in flight over a lowering otherwise raised a threshold of the old
+   * amount after the new one's, and not the share 1 of the new one it used up. One map read per step
+   * while some change is less than an hour old; none otherwise.
+   */
+  settled(key: string, changes: BudgetChange[], now: number): void {
+    if (this.replaced.size > 0) changes = changes.flatMap((c) => this.inForce(key, c, now));
+    if (changes.length > 0) this.deps.alerts.budgetChanged(key, changes, now);
+  }
+
+  /** `c` against the budget in force when a change here replaced its budget; see {@link settled}. */
+  private inForce(key: string, c: BudgetChange, now: number): BudgetChange[] {
+    const name = `${key}\0${c.budget.window}\0${unitOf(c.budget)}`;
+    const r = this.replaced.get(name);
+    if (r === undefined) return [c];
+    if (now - r.at > REPLACED_FOR_MS) {
+      this.replaced.delete(name);
+      return [c];
+    }
+    if (!r.from.has(amountOf(c.budget))) return [c];
+    return r.to === undefined ? [] : [{ ...c, budget: r.to }];
+  }
+
+  /** Notes the budgets of `id` that `after` replaced or removed (for {@link settled}). */
+  private noteReplaced(id: string, before: KeyLimits | undefined, after: KeyLimits | undefined): void {
+    const now = this.deps.now();
+    for (const b of before?.budgets ?? []) {
+      const to = after?.budgets?.find((a) => a.window === b.window && unitOf(a) === unitOf(b));
+      if (to !== undefined && amountOf(to) === amountOf(b)) continue;
+      const name = `${id}\0${b.window}\0${unitOf(b)}`;
+      const was = this.replaced.get(name);
+      // a chain of changes (1,000 → 880 → 800): a request admitted under any of them is judged against the last
+      const from = was !== undefined && was.to !== undefined && amountOf(was.to) === amountOf(b) ? was.from : new Set<number>();
+      from.add(amountOf(b));
+      if (to !== undefined) from.delete(amountOf(to));
+      this.replaced.set(name, { from, to, at: now });
+    }
+  }
 
   /**
    * Key `id` (pipeline/key-id.ts) had the limits `before` and has `after` now: raises the thresholds a
@@ -69,6 +125,7 @@ export class BudgetChangeAlerts {
    * read of the shared store, ≤ 2 s, and a claim per threshold); never rejects (a failure is logged).
    */
   async changed(id: string, before: KeyLimits | undefined, after: KeyLimits | undefined): Promise<void> {
+    this.noteReplaced(id, before, after);
     const { claimPassed } = this.deps;
     // a raised budget raises nothing: without claims to make, its use is not even read
     const look = changedBudgets(before, after).filter((c) => claimPassed || c.previous === undefined || amountOf(c.budget) < c.previous);

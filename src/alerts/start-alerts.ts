@@ -39,7 +39,7 @@ export interface StartedAlerts {
   recentAlerts: RecentAlerts;
   alertLog: AlertLog;
   webhook: AlertWebhook;
-  /** A key's budgets changed by an operator (admin API, config reload): the alerts of a lowered budget. */
+  /** A key's budgets changed by an operator (admin API, config reload): the alerts of a lowered budget; settled requests' budget steps go through its `settled`. */
   budgetChanges: BudgetChangeAlerts;
 }
 
@@ -58,10 +58,6 @@ export function startAlerts(deps: StartAlertsDeps): StartedAlerts {
   // that stopped before delivering them (src/alerts/alert-claim.ts: a lease, then the claim); a key
   // budget crossed by the other instances' use shows when their use is learned, not only on a request here.
   const claim = store.shared ? claimAlertsIn(store) : undefined;
-  if (keyCounters instanceof SharedKeyCounters) keyCounters.onOthersBudgetChange = (key, changes, now) => alerts.budgetChanged(key, changes, now);
-  const recentAlerts = new RecentAlerts(bus);
-  const alertLog = new AlertLog(bus, log, () => secrets());
-  const webhook = new AlertWebhook(bus, { url: () => config().settings.alerts.webhook, secrets: () => secrets(), fetchImpl: deps.fetchImpl, log, claim });
   // on a shared store, the thresholds a changed budget was past under both amounts are claimed as delivered
   const claimPassed = store.shared
     ? async (e: AlertEvent) => {
@@ -70,5 +66,9 @@ export function startAlerts(deps: StartAlertsDeps): StartedAlerts {
       }
     : undefined;
   const budgetChanges = new BudgetChangeAlerts({ counters: keyCounters, alerts, now: () => clock.now(), log, claimPassed });
+  if (keyCounters instanceof SharedKeyCounters) keyCounters.onOthersBudgetChange = (key, changes, now) => budgetChanges.settled(key, changes, now);
+  const recentAlerts = new RecentAlerts(bus);
+  const alertLog = new AlertLog(bus, log, () => secrets());
+  const webhook = new AlertWebhook(bus, { url: () => config().settings.alerts.webhook, secrets: () => secrets(), fetchImpl: deps.fetchImpl, log, claim });
   return { alerts, recentAlerts, alertLog, webhook, budgetChanges };
 }

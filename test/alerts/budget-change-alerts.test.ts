@@ -28,7 +28,12 @@ function spent850(claims?: AlertEvent[]) {
   let reads = 0;
   const counted = { ...counters, budgetUse: (...a: Parameters<MemoryKeyCounters["budgetUse"]>) => (reads++, counters.budgetUse(...a)) } as unknown as MemoryKeyCounters;
   const changes = new BudgetChangeAlerts({ counters: counted, alerts, now: () => T, claimPassed: claims ? async (e) => void claims.push(e) : undefined });
-  return { got, changes, alerts, reads: () => reads, close: () => alerts.close() };
+  /**
+   * A request of `ci` admitted under `limits` (what it is settled against: its key as it was admitted),
+   * settled later with `spent` USD through {@link BudgetChangeAlerts.settled}, as the app does.
+   */
+  const inFlight = (limits: KeyLimits) => (spent: number) => changes.settled("ci", counters.settle("ci", limits, { tokens: 10, usd: spent }, T), T);
+  return { got, changes, alerts, inFlight, reads: () => reads, close: () => alerts.close() };
 }
 
 const shown = (as: AlertEvent[]) => as.map((a) => [a.subject, a.detail.threshold, a.detail.limit, a.detail.used, a.detail.exhausted === true]);
@@ -68,6 +73,38 @@ describe("a key budget changed by an operator", () => {
     await k.changes.changed("ci", usd(8.8), usd(10.5));
     expect(shown(claims)).toEqual([["key:ci", 0.8, 10.5, 8.5, false]]);
     expect(k.got.length).toBe(2);
+    k.close();
+  });
+
+  test("a request in flight over the lowering is judged against the new budget: the share 1 it uses up, no threshold of the old one", async () => {
+    const k = spent850();
+    const settle = k.inFlight(usd(10)); // admitted under the $10 budget
+    await k.changes.changed("ci", usd(10), usd(8.8)); // 0.95 of $8.80
+    settle(1); // $9.50: past 0.95 of $10, and all of $8.80
+    expect(shown(k.got)).toEqual([
+      ["key:ci", 0.8, 10, 8.5, false],
+      ["key:ci", 0.95, 8.8, 8.5, false],
+      ["key:ci", 1, 8.8, 9.5, true],
+    ]);
+    k.close();
+  });
+
+  test("a request in flight over a chain of changes is judged against the last; over a budget removed, raises nothing", async () => {
+    const k = spent850();
+    const first = k.inFlight(usd(10));
+    await k.changes.changed("ci", usd(10), usd(20));
+    const second = k.inFlight(usd(20));
+    const third = k.inFlight(usd(20));
+    await k.changes.changed("ci", usd(20), usd(9)); // 8.5 of 9: 0.944, 0.8 of $9 (8.5 was under 0.8 of $20)
+    first(0.1); // 8.6 of 9: 0.956, the 0.95 of $9 (not of $10)
+    second(0.1); // 8.7 of 9 (not of $20)
+    expect(shown(k.got).slice(1)).toEqual([
+      ["key:ci", 0.8, 9, 8.5, false],
+      ["key:ci", 0.95, 9, 8.6, false],
+    ]);
+    await k.changes.changed("ci", usd(9), undefined);
+    third(1); // 9.7: past all of $9, which is gone
+    expect(k.got.length).toBe(3);
     k.close();
   });
 
