@@ -86,16 +86,30 @@ export function stdoutLineBuffer(): LineBuffer {
 }
 
 /**
- * The error line of a stop that could not write everything while the database was away (try20 D2):
- * counts only (usage rows, route traces, routing/budget state changes from `Store.close`, and the
- * key-limit windows whose use `SharedKeyCounters.close` could not report), given to `log` when there is one;
- * undefined when nothing was lost.
+ * The line of a stop that could not write everything while the database was away (try20 D2), counts
+ * only: usage rows, route traces and routing/budget state changes from `Store.close` (lost ones, and
+ * those kept on disk for the next start in `kept.file`), and the key-limit windows whose use
+ * `SharedKeyCounters.close` could not report (always lost). Something lost: an `error` line, returned
+ * (the process then exits 1). Everything kept: a `warn` line saying where, and undefined is returned
+ * (nothing was lost: exit 0). Nothing unwritten: no line, undefined.
  */
-export function unwrittenAtCloseLine(store: { usage: number; traces: number; state: number } | undefined | void, keyLimitWindows: number, now: number, log: (line: string) => void): string | undefined {
-  const lost = { usage: 0, traces: 0, state: 0, ...(store || {}), keyLimitWindows };
-  if (lost.usage + lost.traces + lost.state + keyLimitWindows === 0) return undefined;
-  const msg = `stopping while the database is away: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and the key-limit use of ${keyLimitWindows} windows were not written within the shutdown grace period (server.shutdown_grace_ms) and are lost`;
-  const line = JSON.stringify({ level: "error", time: now, msg, ...lost });
+export function unwrittenAtCloseLine(
+  store: { usage: number; traces: number; state: number; kept?: { file: string; usage: number; traces: number; state: number } } | undefined | void,
+  keyLimitWindows: number,
+  now: number,
+  log: (line: string) => void,
+): string | undefined {
+  const lost = { usage: store ? store.usage : 0, traces: store ? store.traces : 0, state: store ? store.state : 0, keyLimitWindows };
+  const k = store ? store.kept : undefined;
+  const kept = k && k.usage + k.traces + k.state > 0 ? k : undefined;
+  const lostAny = lost.usage + lost.traces + lost.state + keyLimitWindows > 0;
+  if (!lostAny && !kept) return undefined;
+  const where = kept ? `kept in ${kept.file}, which the next start with this data directory writes to the database` : "";
+  const msg = lostAny
+    ? `stopping while the database is away: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and the key-limit use of ${keyLimitWindows} windows were not written within the shutdown grace period (server.shutdown_grace_ms) and are lost${kept ? `; ${kept.usage} usage rows, ${kept.traces} route traces and ${kept.state} routing/budget state changes are ${where}` : ""}`
+    : `stopping while the database is away: ${kept!.usage} usage rows, ${kept!.traces} route traces and ${kept!.state} routing/budget state changes were not written within the shutdown grace period (server.shutdown_grace_ms) and are ${where}; nothing is lost`;
+  const fields = kept ? { keptUsage: kept.usage, keptTraces: kept.traces, keptState: kept.state, keptIn: kept.file } : {};
+  const line = JSON.stringify({ level: lostAny ? "error" : "warn", time: now, msg, ...lost, ...fields });
   log(line);
-  return line;
+  return lostAny ? line : undefined;
 }

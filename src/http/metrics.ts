@@ -297,7 +297,7 @@ export class GatewayMetrics {
     });
     new Counter({
       name: "switchyard_store_dropped_total",
-      help: "Usage rows and traces dropped (buffer overflow while flushes failed, or after close).",
+      help: "Usage rows and traces dropped (buffer overflow while flushes failed, a value the database refused, after close, or unwritten at a stop while the database was away and not kept on disk either).",
       registers,
       collect() {
         this.reset();

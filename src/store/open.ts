@@ -3,8 +3,9 @@
  * or PostgreSQL for a `postgres://` URL (`--database` / `server.database`).
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { Clock } from "../../pipeline/ports.ts";
+import { UNWRITTEN_FILE } from "./postgres/keep-unwritten.ts";
 import { isPostgresUrl } from "./postgres/url.ts";
 import { openSqliteStore } from "./sqlite/store.ts";
 import type { SchemaUpgrade, Store } from "./types.ts";
@@ -24,6 +25,16 @@ import type { SchemaUpgrade, Store } from "./types.ts";
 export async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock, beforeFlush: () => void, resyncMs?: string, instanceId?: string): Promise<Store> {
   if (database === undefined || database === "") {
     const store = openSqliteStore({ path: join(dataDir, "switchyard.db"), traceRingSize, beforeFlush });
+    const kept = resolve(dataDir, UNWRITTEN_FILE);
+    if (existsSync(kept)) {
+      // written by a stop on PostgreSQL (src/store/postgres/keep-unwritten.ts): only a start on it writes them
+      log(JSON.stringify({
+        level: "warn",
+        time: clock.now(),
+        msg: `this data directory holds the rows a stop on PostgreSQL could not write (${kept}); they are written by a start on that database (--database), not to the embedded store`,
+        path: kept,
+      }));
+    }
     const u = store.upgrade;
     if (u) {
       // said once, at the start that did it: an earlier build refuses the file from now on
@@ -51,7 +62,9 @@ export async function openStore(database: string | undefined, dataDir: string, t
       beforeFlush,
       resyncMs: Number(resyncMs) >= 1 ? Math.floor(Number(resyncMs)) : undefined,
       instanceId,
+      unwrittenFile: resolve(dataDir, UNWRITTEN_FILE),
       onError: (message) => log(JSON.stringify({ level: "warn", time: clock.now(), msg: `store: ${message}` })),
+      onInfo: (message) => log(JSON.stringify({ level: "info", time: clock.now(), msg: `store: ${message}` })),
     });
   } catch (err) {
     // Bun's client says only "Failed to connect": name the database (without user or password), and

@@ -108,15 +108,22 @@ export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageS
    * @param until ms since the epoch (the end of a shutdown's grace period), or a function answering it
    *   (a second signal moves it to now): a store whose database is away keeps trying its last flush until
    *   then (PostgreSQL; SQLite writes at once)
-   * @returns what could not be written by then and was dropped (PostgreSQL), undefined when nothing was
+   * @returns what could not be written by then (PostgreSQL): kept on disk for the next start, or lost
+   *   when that failed; undefined when everything was written
    */
   close(until?: number | (() => number)): Awaitable<UnwrittenAtClose | undefined | void>;
 }
 
-/** What a store's {@link Store.close} could not write before it gave up (try20 D2): counts, never contents. */
+/**
+ * What a store's {@link Store.close} could not write before it gave up (try20 D2): counts, never
+ * contents. `usage`, `traces` and `state` are lost (neither written nor kept; usage rows and traces
+ * are counted in `stats().dropped` too); `kept` is what waits on disk for the next start instead.
+ */
 export interface UnwrittenAtClose {
   usage: number;
   traces: number;
   /** Bindings, quota windows and client keys' budget windows. */
   state: number;
+  /** Rows kept in `file` (absolute path, in the data directory), which the next start writes to the database. */
+  kept?: { file: string; usage: number; traces: number; state: number };
 }

@@ -15,12 +15,15 @@
  * runs while the first still waits for the lock waits on the id's row and then writes nothing too.
  * The row-by-row retry after a refused value (`writeOneByOne`) does the same per row: each statement
  * has the answer bound and an id derived from the batch's, and an unanswered one is kept and replayed.
+ * What a stop could not write is kept on disk with the same ids (./keep-unwritten.ts) and written by
+ * the next start before its own rows ({@link PgFlusher.writeDiskFirst}).
  */
 import type { PendingBatch, PendingWrites } from "../pending.ts";
 import { errMessage, quotaParams } from "../rows.ts";
 import { answerWithin } from "../shared.ts";
 import { StoreError } from "../types.ts";
 import { isUnavailable, type PgContext } from "./db.ts";
+import { countRows, type IdentifiedBatch, type RowCounts } from "./keep-unwritten.ts";
 import { DB_NOW_MS } from "./values.ts";
 
 /** Usage rows (and traces) per statement: bounds one statement's JSON parameters. */
@@ -123,6 +126,11 @@ export class PgFlusher {
   /** The probe's replay of {@link unsure} while unanswered (no second one is sent meanwhile). */
   private replaying: Promise<unknown> | undefined;
   private lastPrune = 0;
+  /** Batches a previous stop kept on disk (./keep-unwritten.ts), written before the buffers, each with its id. */
+  private fromDisk: IdentifiedBatch[] = [];
+  /** Their ids, and the file they came from (removed once they are written): see {@link writeDiskFirst}. */
+  private diskIds = new Set<string>();
+  private diskFile: { path: string; rows: RowCounts; done: (path: string, rows: RowCounts) => void } | undefined;
 
   /**
    * @param traceRingSize route traces kept (SPEC O-2; at least 1), read at each flush: a configuration
@@ -149,7 +157,56 @@ export class PgFlusher {
     return b ? { usage: b.usage.length, traces: b.traces.length, state: b.binds.size + b.quotas.size + b.budgets.size } : { usage: 0, traces: 0, state: 0 };
   }
 
-  /** Writes everything buffered now, the kept batch first (see the module comment). Never throws. */
+  /** The batch kept for its replay (no answer, or its connection broke), with its id; undefined when none. */
+  get inAir(): IdentifiedBatch | undefined {
+    return this.unsure;
+  }
+
+  /**
+   * Makes the next flushes write `batches` (a previous stop's, read from `path`) before the buffers, each
+   * with its own flush id, so one that was written already writes nothing. Once all are written (a
+   * replay that got no answer is kept like any other), `done` is called with `path` and what was
+   * written, after which the caller removes the file. A database away meanwhile leaves them waiting.
+   */
+  writeDiskFirst(path: string, batches: IdentifiedBatch[], done: (path: string, rows: RowCounts) => void): void {
+    this.fromDisk = [...batches];
+    this.diskIds = new Set(batches.map((b) => b.id));
+    this.diskFile = { path, rows: countRows(batches), done };
+  }
+
+  /** The disk batches not written yet (the one in the air among them stays {@link inAir}); no more of them are written or their file removed after this. */
+  detachDisk(): IdentifiedBatch[] {
+    const left = this.fromDisk;
+    this.fromDisk = [];
+    this.diskFile = undefined;
+    return left;
+  }
+
+  /** The rows of the disk batches not yet sent (./keep-unwritten.ts). */
+  get diskRows(): RowCounts {
+    return countRows(this.fromDisk);
+  }
+
+  /** Whether batches from disk wait to be written. */
+  get diskWaiting(): boolean {
+    return this.diskFile !== undefined;
+  }
+
+  /** Whether the batch of flush id `id` is (a part of) one read from disk by {@link writeDiskFirst}. */
+  cameFromDisk(id: string): boolean {
+    return [...this.diskIds].some((d) => id === d || id.startsWith(`${d}/`));
+  }
+
+  /** Calls the disk file's `done` once none of its batches waits, neither queued nor in the air. */
+  private diskSettled(): void {
+    const f = this.diskFile;
+    if (!f || this.fromDisk.length) return;
+    if (this.unsure && this.cameFromDisk(this.unsure.id)) return;
+    this.diskFile = undefined;
+    f.done(f.path, f.rows);
+  }
+
+  /** Writes everything buffered now, the kept batch first, then a previous stop's batches from disk (see the module comment). Never throws. */
   async flush(): Promise<void> {
     while (this.running) await this.running;
     this.pending.settle();
@@ -160,6 +217,12 @@ export class PgFlusher {
       await this.run(kept.batch, kept.id);
       if (this.unsure || !this.ctx.reachable) return;
     }
+    while (this.fromDisk.length) {
+      const next = this.fromDisk.shift()!;
+      await this.run(next.batch, next.id);
+      if (this.unsure || !this.ctx.reachable) return;
+    }
+    this.diskSettled();
     if (this.pending.empty) return;
     await this.run(this.pending.take(), crypto.randomUUID());
     this.prune();
@@ -190,6 +253,7 @@ export class PgFlusher {
       if (this.unsure === kept) this.unsure = undefined;
       this.lastFlushAt = this.ctx.now();
       if (kept.batch.binds.size || kept.batch.quotas.size) this.ctx.announce("state");
+      this.diskSettled();
       return true;
     } catch (err) {
       if (!isUnavailable(err)) {

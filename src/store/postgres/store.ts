@@ -54,6 +54,7 @@ import { PgShared } from "./shared.ts";
 import { PgUsage } from "./usage.ts";
 import { PgSessions } from "./sessions.ts";
 import { endOf, retryUntil, type RetryEnd } from "../../retry-until.ts";
+import { countRows, type IdentifiedBatch, readKept, removeKept, type RowCounts, writeKept } from "./keep-unwritten.ts";
 
 export { EARLY_FLUSH_AT };
 
@@ -86,6 +87,14 @@ export interface PostgresStoreOptions {
   flushAnswerMs?: number;
   /** This process's instance id (leases, notifications, `instance_configs`); default a new UUID. */
   instanceId?: string;
+  /**
+   * Where a stop keeps the rows it could not write (./keep-unwritten.ts; `unwritten-rows.jsonl` in the
+   * gateway's data directory), and where the start reads and writes them back. Without it a stop's
+   * unwritten rows are lost (counted).
+   */
+  unwrittenFile?: string;
+  /** Receives notices that are not failures (the rows a previous stop kept, written). Default: none. */
+  onInfo?: (message: string) => void;
 }
 
 export { isPostgresUrl } from "./url.ts";
@@ -119,6 +128,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   const listenSql = new SQL(options.url, { max: 1, connectionTimeout: 10, onclose: (err) => ctx?.connectionClosed(err) });
   ctx = new PgContext(sql, now, onError, options.instanceId, listenSql);
   const store = new PostgresStore(ctx, options);
+  store.readKeptRows();
   store.upgrade = schemaUpgrade(applied);
   if (applied.length > 0 && applied[0] === PG_MIGRATIONS[0]!.version) store.createdSchema = PG_MIGRATIONS[PG_MIGRATIONS.length - 1]!.version;
   await store.start();
@@ -164,12 +174,17 @@ export class PostgresStore implements Store {
   private readonly resync: ReturnType<typeof setInterval>;
   private earlyFlushScheduled = false;
   private closing: Promise<UnwrittenAtClose | undefined> | undefined;
+  /** {@link PostgresStoreOptions.unwrittenFile}; unset when it cannot be read (a stop then does not replace it). */
+  private unwrittenFile: string | undefined;
+  private readonly onInfo: (message: string) => void;
 
   /** Use `openPostgresStore`. */
   constructor(
     private readonly ctx: PgContext,
     options: PostgresStoreOptions,
   ) {
+    this.unwrittenFile = options.unwrittenFile;
+    this.onInfo = options.onInfo ?? (() => {});
     const traceRingSize = Math.max(1, Math.floor(options.traceRingSize ?? 10_000));
     const maxPending = Math.max(1, Math.floor(options.maxPending ?? 100_000));
     this.pending = new PendingWrites(maxPending, ctx.now, () => this.scheduleEarlyFlush(), options.beforeFlush);
@@ -202,6 +217,41 @@ export class PostgresStore implements Store {
     });
   }
 
+  /**
+   * Reads the rows a previous stop kept in {@link PostgresStoreOptions.unwrittenFile}, for the flushes to
+   * write first (the first one at once, from `start`); the file is removed once they are written. A
+   * file that cannot be read is reported and left alone, by this instance's stop too (called by
+   * `openPostgresStore`). Never throws.
+   */
+  readKeptRows(): void {
+    const path = this.unwrittenFile;
+    if (!path) return;
+    let kept;
+    try {
+      kept = readKept(path);
+    } catch (err) {
+      this.unwrittenFile = undefined;
+      this.ctx.onError(`cannot read ${path}, where an earlier stop kept the rows it could not write (${errMessage(err)}): they are not written, and this instance's stop keeps nothing there; move the file away and restart to keep the next stop's`, err);
+      return;
+    }
+    if (!kept) return;
+    if (kept.skippedLines) this.ctx.onError(`${path}: ${kept.skippedLines} lines could not be read and are skipped`, undefined);
+    if (!kept.batches.length) {
+      removeKept(path);
+      return;
+    }
+    const n = countRows(kept.batches);
+    this.onInfo(`writing what an earlier stop could not write and kept in ${path}: ${n.usage} usage rows, ${n.traces} route traces, ${n.state} routing state changes`);
+    this.flusher.writeDiskFirst(path, kept.batches, (file, rows) => {
+      try {
+        removeKept(file);
+        this.onInfo(`written: the ${rows.usage} usage rows, ${rows.traces} route traces and ${rows.state} routing state changes an earlier stop kept in ${file}; the file is removed`);
+      } catch (err) {
+        this.ctx.onError(`the rows kept in ${file} are written, but removing the file failed (${errMessage(err)}): remove it by hand (a start writes nothing twice from it)`, err);
+      }
+    });
+  }
+
   /** Loads the key cache and subscribes to the change channel (called by `openPostgresStore`). */
   async start(): Promise<void> {
     await this.keys.reloadKeys();
@@ -211,6 +261,7 @@ export class PostgresStore implements Store {
       }
       this.ctx.dispatch(change);
     });
+    if (this.flusher.diskWaiting) void this.flush();
   }
 
   /** This instance's id in leases and notifications. */
@@ -347,7 +398,10 @@ export class PostgresStore implements Store {
    * While the database is away the last flush is tried again (backing off from 0.1 s to 2 s; the outage
    * probe replays a kept batch each second) until `until` (default: one try): a database back by
    * then loses nothing (try20 D2: a SIGTERM during an outage dropped the buffers at once, silently).
-   * @returns the rows still unwritten then (dropped, counted in `stats().dropped`), undefined when none
+   * What is still unwritten then is kept in {@link PostgresStoreOptions.unwrittenFile} for the next
+   * start ({@link keepUnwritten}); only what cannot be kept there is lost.
+   * @returns the rows lost (counted in `stats().dropped`, usage rows and traces) and those kept on disk;
+   *   undefined when everything was written
    */
   close(until?: RetryEnd): Promise<UnwrittenAtClose | undefined> {
     this.closing ??= (async () => {
@@ -356,7 +410,7 @@ export class PostgresStore implements Store {
       const end = until ?? Date.now();
       // Each step is bounded: a database that stopped answering must not keep the process from exiting.
       await this.bounded("the last flush", retryUntil(end, async () => (await this.flusher.flush(), this.unwritten() ? 1 : 0)), Math.max(0, endOf(end) - Date.now()) + 10_000);
-      const lost = this.unwritten();
+      const lost = this.keepUnwritten();
       await this.bounded("giving leases back", this.coord.releaseAll(), 3_000);
       await this.bounded("removing this instance's config row", this.configs.remove(), 2_000);
       this.pending.discard();
@@ -374,10 +428,48 @@ export class PostgresStore implements Store {
     return this.closing;
   }
 
+  /**
+   * At close, after the last flush: what is still unwritten (the batch in the air, a previous stop's
+   * batches not written yet, the buffers) goes to the unwritten file, replacing it (./keep-unwritten.ts);
+   * the buffers are emptied. Rows that cannot be kept there (no file given, or writing it failed: logged)
+   * are lost and counted in `dropped` (usage rows and traces); a previous stop's rows stay in the file
+   * as it was. Undefined when nothing is unwritten.
+   */
+  private keepUnwritten(): UnwrittenAtClose | undefined {
+    const inAir = this.flusher.inAir;
+    const disk = this.flusher.detachDisk();
+    this.pending.settle();
+    const buffered = this.pending.empty ? undefined : { id: crypto.randomUUID(), batch: this.pending.take() };
+    const all = [...(inAir ? [inAir] : []), ...disk, ...(buffered ? [buffered] : [])];
+    if (!all.length) return undefined;
+    const oldFile = this.unwrittenFile && (disk.length || (inAir && this.flusher.cameFromDisk(inAir.id))) ? this.unwrittenFile : undefined;
+    const onlyInOld = (b: IdentifiedBatch) => oldFile !== undefined && (disk.includes(b) || this.flusher.cameFromDisk(b.id));
+    let kept: { file: string; rows: RowCounts } | undefined;
+    let lost: IdentifiedBatch[] = all;
+    if (this.unwrittenFile && all.some((b) => !onlyInOld(b))) {
+      try {
+        writeKept(this.unwrittenFile, all, this.ctx.now());
+        kept = { file: this.unwrittenFile, rows: countRows(all) };
+        lost = [];
+      } catch (err) {
+        this.ctx.onError(`could not keep the unwritten rows in ${this.unwrittenFile} (${errMessage(err)})`, err);
+      }
+    }
+    if (!kept && oldFile) {
+      // the previous stop's rows are still in the file as it was
+      kept = { file: oldFile, rows: countRows(all.filter(onlyInOld)) };
+      lost = all.filter((b) => !onlyInOld(b));
+    }
+    const gone = countRows(lost);
+    this.pending.dropped += gone.usage + gone.traces;
+    return { ...gone, ...(kept ? { kept: { file: kept.file, ...kept.rows } } : {}) };
+  }
+
   /** What waits unwritten now (the buffers and a kept batch); undefined when nothing does. */
   private unwritten(): UnwrittenAtClose | undefined {
     const k = this.flusher.kept;
-    const out = { usage: this.pending.pendingUsage + k.usage, traces: this.pending.pendingTraces + k.traces, state: this.pending.pendingState + k.state };
+    const d = this.flusher.diskRows;
+    const out = { usage: this.pending.pendingUsage + k.usage + d.usage, traces: this.pending.pendingTraces + k.traces + d.traces, state: this.pending.pendingState + k.state + d.state };
     return out.usage || out.traces || out.state ? out : undefined;
   }
 

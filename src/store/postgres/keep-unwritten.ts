@@ -1,0 +1,153 @@
+/**
+ * The rows a stop could not write to PostgreSQL, kept on disk for the next start (README "Running
+ * several instances"; the last flush at a stop retries until the shutdown grace period ends, and what is
+ * still unwritten then lands here instead of being lost).
+ *
+ * The file ({@link UNWRITTEN_FILE} in the data directory, mode 0600) is JSON lines: a header
+ * `{"switchyard":…,"version":1,"at":ms}`, then one line per row, each naming the flush batch it belongs
+ * to: `{"batch":id,"usage":[…]}` (a usage row as `usageParams` in ../rows.ts makes it), `{"batch":id,
+ * "trace":[route id, request id, ts, JSON body]}`, `{"batch":id,"binding":[key, account id, expires at]}`,
+ * `{"batch":id,"quota":{…}}` (a quota window). That is exactly what the flush would have written to the
+ * database, nothing more: no request or reply body, no credential (a route trace's body is the trace
+ * the database keeps, which holds no secret).
+ *
+ * Each batch keeps its flush id (table `flush_batches`, ./flush.ts): a batch that was in the air when
+ * the database went away may have committed after all, and its replay with the same id then writes
+ * nothing; rows that were only buffered get a new id when they are kept, so a start that writes them,
+ * dies before it removes the file and starts again writes them once too (ids are kept a week).
+ * No I/O beyond the file itself; functions throw Node's errors (ENOENT, EACCES, EISDIR, ENOSPC…).
+ */
+import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import type { PendingBatch } from "../pending.ts";
+import type { TraceParams, UsageParams } from "../rows.ts";
+import type { QuotaWindow } from "../types.ts";
+
+/** The file's name in the data directory. */
+export const UNWRITTEN_FILE = "unwritten-rows.jsonl";
+
+/** The format version this build writes and reads. */
+const VERSION = 1;
+
+/** A batch with its flush id (./flush.ts): what a stop keeps, and a start reads back. */
+export interface IdentifiedBatch {
+  id: string;
+  batch: PendingBatch;
+}
+
+/** Usage rows, traces and state rows (bindings, quota windows) of some batches. */
+export interface RowCounts {
+  usage: number;
+  traces: number;
+  state: number;
+}
+
+/** What {@link readKept} found: the batches in the order written, and how many lines it could not read. */
+export interface KeptFile {
+  batches: IdentifiedBatch[];
+  skippedLines: number;
+}
+
+/** An empty batch. */
+export function emptyBatch(): PendingBatch {
+  return { usage: [], traces: [], binds: new Map(), quotas: new Map(), budgets: new Map() };
+}
+
+/** The rows of `batches`, counted as {@link RowCounts}. */
+export function countRows(batches: readonly IdentifiedBatch[]): RowCounts {
+  const n = { usage: 0, traces: 0, state: 0 };
+  for (const { batch: b } of batches) {
+    n.usage += b.usage.length;
+    n.traces += b.traces.length;
+    n.state += b.binds.size + b.quotas.size + b.budgets.size;
+  }
+  return n;
+}
+
+/**
+ * Writes `batches` to `path` (JSON lines, module comment) in place of what it held: a new file made
+ * with mode 0600 next to it, synced, then renamed over it, so a crash midway leaves the old file whole.
+ * Budget windows are not written (the PostgreSQL store has none in its batches: key limits are leased).
+ * @throws the file system's error; the old file is then as it was
+ */
+export function writeKept(path: string, batches: readonly IdentifiedBatch[], now: number): void {
+  const lines = [JSON.stringify({ switchyard: "rows a stop could not write to PostgreSQL; the next start writes them", version: VERSION, at: now })];
+  for (const { id, batch } of batches) {
+    for (const u of batch.usage) lines.push(JSON.stringify({ batch: id, usage: u }));
+    for (const t of batch.traces) lines.push(JSON.stringify({ batch: id, trace: t }));
+    for (const b of batch.binds.values()) lines.push(JSON.stringify({ batch: id, binding: [b.key, b.accountId, b.expiresAt] }));
+    for (const q of batch.quotas.values()) lines.push(JSON.stringify({ batch: id, quota: q }));
+  }
+  const tmp = `${path}.${process.pid}.tmp`;
+  rmSync(tmp, { force: true }); // an old one would keep its mode
+  const fd = openSync(tmp, "wx", 0o600);
+  try {
+    writeSync(fd, lines.join("\n") + "\n");
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    renameSync(tmp, path);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/**
+ * Reads the batches a stop kept at `path`, in the order written; undefined when there is no such file.
+ * Lines it cannot read (cut by a full disk, edited by hand) are skipped and counted.
+ * @throws the file system's error (EACCES, EISDIR…); an Error for a file of a newer format
+ */
+export function readKept(path: string): KeptFile | undefined {
+  let text: string;
+  try {
+    text = readFileSync(path, "utf8");
+  } catch (err) {
+    if ((err as { code?: string }).code === "ENOENT") return undefined;
+    throw err;
+  }
+  const byId = new Map<string, PendingBatch>();
+  let skippedLines = 0;
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    let row: Record<string, unknown>;
+    try {
+      row = JSON.parse(line);
+    } catch {
+      skippedLines++;
+      continue;
+    }
+    if (!row || typeof row !== "object") {
+      skippedLines++;
+      continue;
+    }
+    if (typeof row.version === "number") {
+      if (row.version > VERSION) throw new Error(`it was written by a newer switchyard (format ${row.version})`);
+      continue;
+    }
+    const id = row.batch;
+    if (typeof id !== "string" || !id) {
+      skippedLines++;
+      continue;
+    }
+    let b = byId.get(id);
+    if (!b) byId.set(id, (b = emptyBatch()));
+    if (Array.isArray(row.usage)) b.usage.push(row.usage as UsageParams);
+    else if (Array.isArray(row.trace) && row.trace.length === 4 && typeof row.trace[0] === "string") b.traces.push(row.trace as TraceParams);
+    else if (Array.isArray(row.binding) && typeof row.binding[0] === "string" && typeof row.binding[1] === "string" && Number.isFinite(row.binding[2])) {
+      b.binds.set(row.binding[0], { key: row.binding[0], accountId: row.binding[1], expiresAt: row.binding[2] as number });
+    } else if (row.quota && typeof row.quota === "object") {
+      const q = row.quota as QuotaWindow & { updatedAt: number };
+      if (typeof q.accountId !== "string" || typeof q.window !== "string" || typeof q.model !== "string" || !Number.isFinite(q.updatedAt)) skippedLines++;
+      else b.quotas.set(`${q.accountId}\u0000${q.window}\u0000${q.model}`, q);
+    } else skippedLines++;
+  }
+  const batches = [...byId].map(([id, batch]) => ({ id, batch })).filter(({ batch: b }) => b.usage.length || b.traces.length || b.binds.size || b.quotas.size);
+  return { batches, skippedLines };
+}
+
+/** Removes the file (once every batch in it is written). Never throws for a missing file. */
+export function removeKept(path: string): void {
+  rmSync(path, { force: true });
+}
