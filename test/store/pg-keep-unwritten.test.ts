@@ -66,7 +66,7 @@ async function droppedMetric(s: PostgresStore): Promise<number> {
 }
 
 describe("a stop while the database does not answer", () => {
-  test("the rows are kept in unwritten-rows.jsonl (0600, no secret), nothing is dropped; the next open writes them and removes the file; a start that died before removing it writes none twice", async () => {
+  test("the rows are kept in unwritten-rows.jsonl (0600, no secret), nothing is dropped; the next open writes them (not a binding lapsed since) and removes the file; a start that died before removing it writes none twice", async () => {
     const url = await pg.database("keep");
     const dir = tempDir();
     const file = join(dir, UNWRITTEN_FILE);
@@ -76,18 +76,23 @@ describe("a stop while the database does not answer", () => {
     try {
       const { s, lock: l } = await storeWithRowsInTheAir(url, file, errors, sql);
       lock = l;
+      // conversation bindings: one still valid at the next start, one lapsed by then (not written back)
+      const lapsesAt = Date.now() + 1500;
+      s.bind({ key: "conv-live", accountId: "acct-1", expiresAt: Date.now() + 600_000 });
+      s.bind({ key: "conv-lapsed", accountId: "acct-1", expiresAt: lapsesAt });
       const result = await s.close(Date.now() + 500);
-      expect(result).toEqual({ usage: 0, traces: 0, state: 0, kept: { file, usage: 5, traces: 3, state: 0 } });
+      expect(result).toEqual({ usage: 0, traces: 0, state: 0, kept: { file, usage: 5, traces: 3, state: 2 } });
       expect(s.stats().dropped).toBe(0);
       expect(await droppedMetric(s)).toBe(0);
       expect(statSync(file).mode & 0o777).toBe(0o600);
       const text = readFileSync(file, "utf8");
-      expect(text.trim().split("\n")).toHaveLength(1 + 5 + 3);
+      expect(text.trim().split("\n")).toHaveLength(1 + 5 + 3 + 2);
       expect(text).toContain("buffered-1");
       // what the database would hold: the key's name, never a request's body or a credential
       expect(text).not.toContain("Bearer");
       await lock.release();
       expect(await count(sql)).toBe(0);
+      while (Date.now() <= lapsesAt) await Bun.sleep(50);
       const infos: string[] = [];
       const reopen = () => openPostgresStore({ url, flushIntervalMs: 60_000, unwrittenFile: file, onError: (m) => errors.push(m), onInfo: (m) => infos.push(m) });
       const again = await reopen();
@@ -97,7 +102,8 @@ describe("a stop while the database does not answer", () => {
         expect(await count(sql)).toBe(5);
         expect(await count(sql, "request_id LIKE 'air-%'")).toBe(3);
         expect(((await sql`SELECT count(*)::int AS n FROM route_traces`)[0] as { n: number }).n).toBe(3);
-        expect(infos.some((m) => m.includes("5 usage rows, 3 route traces") && m.includes("the file is removed"))).toBe(true);
+        expect(infos.some((m) => m.includes("5 usage rows, 3 route traces and 1 routing state changes") && m.includes("the file is removed"))).toBe(true);
+        expect(((await sql`SELECT key FROM bindings ORDER BY key`) as { key: string }[]).map((r) => r.key)).toEqual(["conv-live"]);
       } finally {
         await again.close();
       }

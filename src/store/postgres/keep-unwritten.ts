@@ -147,6 +147,19 @@ export function readKept(path: string): KeptFile | undefined {
   return { batches, skippedLines };
 }
 
+/**
+ * `batches` without the state rows that have lapsed by `now` (ms since the epoch): bindings past their
+ * `expiresAt`, quota windows past their `resetAt`. Written back later they would only replace what
+ * another instance wrote since; the rows are changed in place, batches left empty are left out.
+ */
+export function withoutLapsed(batches: readonly IdentifiedBatch[], now: number): IdentifiedBatch[] {
+  for (const { batch: b } of batches) {
+    for (const [k, bind] of b.binds) if (bind.expiresAt <= now) b.binds.delete(k);
+    for (const [k, q] of b.quotas) if (typeof q.resetAt === "number" && q.resetAt <= now) b.quotas.delete(k);
+  }
+  return batches.filter(({ batch: b }) => b.usage.length || b.traces.length || b.binds.size || b.quotas.size);
+}
+
 /** Removes the file (once every batch in it is written). Never throws for a missing file. */
 export function removeKept(path: string): void {
   rmSync(path, { force: true });

@@ -54,7 +54,7 @@ import { PgShared } from "./shared.ts";
 import { PgUsage } from "./usage.ts";
 import { PgSessions } from "./sessions.ts";
 import { endOf, retryUntil, type RetryEnd } from "../../retry-until.ts";
-import { countRows, type IdentifiedBatch, readKept, removeKept, type RowCounts, writeKept } from "./keep-unwritten.ts";
+import { countRows, type IdentifiedBatch, readKept, removeKept, type RowCounts, withoutLapsed, writeKept } from "./keep-unwritten.ts";
 
 export { EARLY_FLUSH_AT };
 
@@ -236,13 +236,15 @@ export class PostgresStore implements Store {
     }
     if (!kept) return;
     if (kept.skippedLines) this.ctx.onError(`${path}: ${kept.skippedLines} lines could not be read and are skipped`, undefined);
-    if (!kept.batches.length) {
+    // bindings and quota windows that have lapsed since are not written back (they would replace newer ones)
+    const batches = withoutLapsed(kept.batches, this.ctx.now());
+    if (!batches.length) {
       removeKept(path);
       return;
     }
-    const n = countRows(kept.batches);
+    const n = countRows(batches);
     this.onInfo(`writing what an earlier stop could not write and kept in ${path}: ${n.usage} usage rows, ${n.traces} route traces, ${n.state} routing state changes`);
-    this.flusher.writeDiskFirst(path, kept.batches, (file, rows) => {
+    this.flusher.writeDiskFirst(path, batches, (file, rows) => {
       try {
         removeKept(file);
         this.onInfo(`written: the ${rows.usage} usage rows, ${rows.traces} route traces and ${rows.state} routing state changes an earlier stop kept in ${file}; the file is removed`);
