@@ -73,6 +73,7 @@ import { roundUsd } from "./dollars.ts";
 import { KeyMeans } from "./key-means.ts";
 import { monoNow, newShare, reportRow, unreported, usedAll, type Share } from "./quota-share.ts";
 import { retryUntil, type RetryEnd } from "../retry-until.ts";
+import { blockOf, hasRoom, isRequests, knownShort, needsSync, SHORT_RETRY_MS } from "./weigh-shares.ts";
 
 const MINUTE = 60_000;
 /** How often use is reported and idle spare given back, ms. */
@@ -81,8 +82,6 @@ const REPORT_MS = 1000;
 const IDLE_MS = 5000;
 /** The next window's share is taken this long before the window ends (at most a twelfth of it), ms. */
 const AHEAD_MS = 5000;
-/** A share the database could not refill is refused from memory this long before asking again, ms. */
-const SHORT_RETRY_MS = 1000;
 
 /** One limit a request needs: its share, the refusal it would get, and what it expects to spend there. */
 type Need = [share: Share, refuse: (s: Share) => LimitRefusal, amount: number];
@@ -156,7 +155,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     const want = this.means.expected(key, limits, estimate);
     const shares = this.sharesOf(key, limits, want);
     if (this.degraded) return this.decide(key, shares);
-    const empty = shares.filter(([s, , n]) => !this.hasRoom(s, n) && !this.knownShort(s));
+    const empty = shares.filter(([s, , n]) => !hasRoom(s, n, this.degraded) && !knownShort(s));
     if (empty.length === 0) {
       const d = this.decide(key, shares);
       return d.ok || !d.refusal.heldElsewhere ? d : this.recheckElsewhere(key, limits, want, d);
@@ -185,7 +184,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
           }
         }
         if (this.degraded) return this.decide(key, this.sharesOf(key, limits, want));
-        waitFor = this.sharesOf(key, limits, want).filter(([s, , n]) => !this.hasRoom(s, n) && !this.knownShort(s));
+        waitFor = this.sharesOf(key, limits, want).filter(([s, , n]) => !hasRoom(s, n, this.degraded) && !knownShort(s));
       }
       const d = this.decide(key, this.sharesOf(key, limits, want));
       return d.ok || !d.refusal.heldElsewhere ? d : this.recheckElsewhere(key, limits, want, d);
@@ -198,7 +197,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
    * (with its reset) rather than as held, with Retry-After 1 s, by requests in flight there.
    */
   private async recheckElsewhere(key: string, limits: KeyLimits, want: { tokens: number; usd: number }, first: { ok: false; refusal: LimitRefusal }) {
-    const stale = this.sharesOf(key, limits, want).filter(([s]) => s.windowEnd !== 0 && !this.isRequests(s) && monoNow() - (s.readAt ?? 0) > SHORT_RETRY_MS / 4).map(([s]) => s);
+    const stale = this.sharesOf(key, limits, want).filter(([s]) => s.windowEnd !== 0 && !isRequests(s) && monoNow() - (s.readAt ?? 0) > SHORT_RETRY_MS / 4).map(([s]) => s);
     if (stale.length === 0) return first;
     for (const s of stale) s.readAt = monoNow();
     try {
@@ -249,7 +248,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     try {
       // Background work (the reply has ended): an overrun is reported at once, a low share refilled,
       // a slot beyond the spare given back (degraded: all of it when the database is back).
-      if (!this.degraded) await Promise.all(touched.filter((s) => this.needsSync(s)).map((s) => this.sync(s, false)));
+      if (!this.degraded) await Promise.all(touched.filter((s) => needsSync(s)).map((s) => this.sync(s, false)));
     } catch (err) {
       if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "settling a key's limits failed", error: err instanceof Error ? err.message : String(err) }));
     }
@@ -349,39 +348,13 @@ export class SharedKeyCounters implements KeyLimitCounters {
     return out;
   }
 
-  /**
-   * Whether `s` admits one more request now, expected to spend `amount` there (tpm and budgets). With
-   * none of this instance's requests in flight on a tpm or budget share, a request is admitted while
-   * the share has room and the window's known use is under the limit; with some in flight, only when
-   * their reservations, its own and the window's use fit the share and the limit.
-   */
-  private hasRoom(s: Share, amount: number): boolean {
-    // Degraded: the whole limit less the others' use as last known (slots: the whole limit here).
-    const granted = !this.degraded ? s.granted : s.windowEnd === 0 ? s.limit : Math.max(s.granted, s.limit - s.othersUsed);
-    if (s.windowEnd === 0 || this.isRequests(s)) return s.used + 1 <= granted;
-    if (s.holding === 0) return s.used < granted && s.othersUsed + s.used < s.limit;
-    const held = s.used + s.reserved;
-    return held < granted && held + amount <= granted && s.othersUsed + held + amount <= s.limit;
-  }
-
-  /** rpm shares count whole requests (the others tokens or USD). */
-  private isRequests(s: Share): boolean {
-    return s.name.endsWith(":rpm");
-  }
-
-  /** The database said the pool was short less than a second ago: refuse from memory. */
-  private knownShort(s: Share): boolean {
-    // Slots free when a request anywhere ends: a request finding none always asks (exact concurrency).
-    return s.windowEnd !== 0 && this.recentlyShort(s);
-  }
-
   /** Decides from memory: refuses with the longest wait, or counts the request. */
   private decide(key: string, shares: Need[]): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } {
     let refusal: LimitRefusal | undefined;
     for (const [s, refuse, amount] of shares) {
-      if (this.hasRoom(s, amount)) continue;
+      if (hasRoom(s, amount, this.degraded)) continue;
       const r = refuse(s);
-      if (s.windowEnd !== 0 && !this.isRequests(s) && s.othersUsed + s.used < s.limit) {
+      if (s.windowEnd !== 0 && !isRequests(s) && s.othersUsed + s.used < s.limit) {
         // tpm or a budget not reached yet: requests in flight hold the rest, here (one ends soon) or on
         // other instances (their spare returns when they end, see needsSync): retry shortly.
         r.retryAfterMs = 1000;
@@ -400,13 +373,13 @@ export class SharedKeyCounters implements KeyLimitCounters {
       if (s.windowEnd === 0) {
         s.used++;
         slots = s;
-      } else if (this.isRequests(s)) s.used++;
+      } else if (isRequests(s)) s.used++;
       else {
         s.holding++;
         s.reserved += amount;
         (holds ??= []).push([s, amount]);
       }
-      if (!this.degraded && this.needsSync(s)) void this.sync(s, false).catch((err) => void this.unavailable(err));
+      if (!this.degraded && needsSync(s)) void this.sync(s, false).catch((err) => void this.unavailable(err));
     }
     this.track(key, 1);
     return { ok: true, ticket: { slots, holds } };
@@ -418,12 +391,6 @@ export class SharedKeyCounters implements KeyLimitCounters {
     return monoNow() + this.offset;
   }
 
-  private blockOf(limit: number, unit: "requests" | "tokens" | "usd"): number {
-    if (unit === "requests") return Math.floor(limit / 8);
-    if (unit === "tokens") return Math.max(1, limit / 8);
-    return limit / 8;
-  }
-
   /**
    * This instance's share of the current window of a windowed pool (created empty; `watched`: created
    * idle, for reading the others' use, and quiet before the first watch pass).
@@ -431,7 +398,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private windowShare(name: string, windowMs: number, limit: number, unit: "requests" | "tokens" | "usd", watched = false): Share {
     const start = Math.floor(this.dbNow() / windowMs) * windowMs;
     const fresh = !this.shares.has(`${name}@${start}`);
-    const s = this.shareAt(name, start, start + windowMs, limit, this.blockOf(limit, unit));
+    const s = this.shareAt(name, start, start + windowMs, limit, blockOf(limit, unit));
     if (fresh && watched) {
       s.lastUse = 0;
       s.quiet = this.pass === 0;
@@ -465,28 +432,6 @@ export class SharedKeyCounters implements KeyLimitCounters {
     return s;
   }
 
-  /** Whether `s` should talk to the database now: spare under half a block, an overrun, or slots to give back. */
-  private needsSync(s: Share): boolean {
-    // Admissions waiting for a refill decide first (a give-back now would take their room).
-    if (s.syncing || s.waiting > 0) return false;
-    // tpm and budgets: a window used up as known here, or a share used up (the pool may be), is told at
-    // once (not at the next second's report), so another instance refuses the next request with the
-    // window's use and reset, not as held elsewhere.
-    if (s.windowEnd !== 0 && !this.isRequests(s) && s.used !== s.reported && (s.othersUsed + s.used >= s.limit || s.granted - s.used - s.reserved < s.block / 2)) return true;
-    const spare = s.granted - s.used - s.reserved;
-    if (s.windowEnd === 0) return spare > s.block || (spare < s.block && !this.recentlyShort(s));
-    if (s.used > s.granted) return s.used !== s.reported;
-    // More than two blocks spare (reservations of ended requests): the excess goes back to the pool,
-    // where other instances may be waiting for it.
-    if (!this.isRequests(s) && spare > 2 * s.block) return true;
-    return spare < s.block / 2 && !this.recentlyShort(s) && s.granted < s.limit;
-  }
-
-  /** The database could not grant all that was asked less than a second ago. */
-  private recentlyShort(s: Share): boolean {
-    return s.shortAt !== 0 && monoNow() - s.shortAt < SHORT_RETRY_MS;
-  }
-
   /**
    * Sets the share to `used + reserved + block` (refill, or give back what is above it; a waiting
    * admission's expected spend when larger than a block), reporting the use; learns
@@ -497,11 +442,11 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private async sync(s: Share, forAdmission: boolean): Promise<void> {
     if (s.syncing) {
       await s.syncing;
-      if (!forAdmission || this.hasRoom(s, s.waitingAmount) || this.knownShort(s)) return;
+      if (!forAdmission || hasRoom(s, s.waitingAmount, this.degraded) || knownShort(s)) return;
     }
     const run = (async () => {
       const used = s.used;
-      const counted = s.windowEnd === 0 || this.isRequests(s);
+      const counted = s.windowEnd === 0 || isRequests(s);
       const need = forAdmission ? (counted ? Math.max(1, s.waiting) : s.waitingAmount) : 0;
       // tpm and budgets: the reservations of the requests in flight here keep their room.
       const reserved = s.reserved;
@@ -527,7 +472,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
       s.syncing = undefined;
     }
     // What changed while it ran (a request ended, another was admitted) may need another turn.
-    if (this.needsSync(s)) void this.sync(s, false).catch((err) => void this.unavailable(err));
+    if (needsSync(s)) void this.sync(s, false).catch((err) => void this.unavailable(err));
   }
 
   private async reportNow(): Promise<void> {
@@ -566,7 +511,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
       const ahead = Math.min(AHEAD_MS, (s.windowEnd - s.windowStart) / 12);
       if (s.windowEnd !== 0 && !idle && !ended && s.windowEnd - dbNow < ahead) {
         const next = this.shareAt(s.name, s.windowEnd, 2 * s.windowEnd - s.windowStart, s.limit, s.block);
-        if (next.granted === 0 && !next.syncing && !this.knownShort(next)) work.push(this.sync(next, false).catch((err) => void this.unavailable(err)));
+        if (next.granted === 0 && !next.syncing && !knownShort(next)) work.push(this.sync(next, false).catch((err) => void this.unavailable(err)));
       }
     }
     if (rows.length || read.length) {
