@@ -4,7 +4,7 @@
  * other instance ever announces a change. Same contract as the PostgreSQL version, `shared: false`.
  */
 import { checkId } from "./rows.ts";
-import { CLAIM_KEEP_MS, type ClaimAnswer, type ClaimLease, type CounterWindow, type QuotaShare, type QuotaShareRequest, type QuotaUse, type SharedStore, type StoreChange } from "./shared.ts";
+import { type BudgetWindowSpan, CLAIM_KEEP_MS, type ClaimAnswer, type ClaimLease, type CounterWindow, type QuotaShare, type QuotaShareRequest, type QuotaUse, type SharedStore, type StoreChange } from "./shared.ts";
 import { StoreError } from "./types.ts";
 
 /** In-process leases, counters and refresh locks. */
@@ -19,6 +19,8 @@ export class LocalShared implements SharedStore {
    */
   private readonly claims = new Map<string, { end: number; lease: boolean }>();
   private readonly locks = new Map<string, Promise<unknown>>();
+  /** Budget windows by pool name (`openBudgetWindow`). */
+  private readonly budgetWindows = new Map<string, BudgetWindowSpan>();
   private seq = 0;
 
   /** @param now ms since the epoch (counter windows) */
@@ -114,6 +116,32 @@ export class LocalShared implements SharedStore {
       if (!Number.isFinite(v)) throw new StoreError("invalid", "quota share numbers must be finite");
     }
     return { granted: Math.max(0, Math.min(req.target, req.limit)), othersUsed: 0, now: this.now() };
+  }
+
+  /** The pool's open window, or a new one from now (or `start`); see `SharedStore.openBudgetWindow`. @throws StoreError `invalid`. */
+  openBudgetWindow(name: string, lengthMs: number, start?: number): BudgetWindowSpan & { now: number } {
+    checkId(name, "budget window name");
+    if (!Number.isFinite(lengthMs) || lengthMs < 1) throw new StoreError("invalid", "budget window length must be at least 1 ms");
+    if (start !== undefined && !Number.isFinite(start)) throw new StoreError("invalid", "budget window start must be a time in ms since the epoch");
+    const now = this.now();
+    let w = this.budgetWindows.get(name);
+    if (!w || w.end <= now) {
+      const from = start !== undefined && start <= now && start + lengthMs > now ? Math.floor(start) : now;
+      w = { name, start: from, end: from + Math.floor(lengthMs) };
+      for (const [k, v] of this.budgetWindows) if (v.end <= now) this.budgetWindows.delete(k);
+      this.budgetWindows.set(name, w);
+    }
+    return { ...w, now };
+  }
+
+  /** The open windows of these pools (see `SharedStore.readBudgetWindows`). */
+  readBudgetWindows(names: readonly string[]): { windows: BudgetWindowSpan[]; now: number } {
+    const now = this.now();
+    const windows = names.flatMap((n) => {
+      const w = this.budgetWindows.get(n);
+      return w && w.end > now ? [{ ...w }] : [];
+    });
+    return { windows, now };
   }
 
   /** One instance: nobody else uses anything. */

@@ -94,6 +94,17 @@ export interface QuotaUse {
   unpriced?: number;
 }
 
+/**
+ * A key budget's current window (SPEC 2.3 "budgets: fixed windows aligned to the first use", 9.6): the
+ * pool `name` (`key:ID:budget:WINDOW:UNIT`, as its shares are named) counts from `start` until `end`, ms
+ * since the epoch on the database's clock.
+ */
+export interface BudgetWindowSpan {
+  name: string;
+  start: number;
+  end: number;
+}
+
 /** Default lifetime of a lease that is not renewed (its instance died), ms. */
 export const LEASE_TTL_MS = 15_000;
 
@@ -255,6 +266,22 @@ export interface SharedStore {
    * @throws StoreError `unavailable` (shared database unreachable), `invalid` (empty name, non-finite numbers).
    */
   setQuotaShare(req: QuotaShareRequest): Awaitable<QuotaShare>;
+
+  /**
+   * Opens the window of the budget pool `name` unless one is open (SPEC 2.3: windows start at the first
+   * use): an open window (its end after now, on the database's clock) is returned as it is, whichever
+   * instance opened it; else a new one of `lengthMs` starts now, or at `start` when given (a window this
+   * instance opened while the database was away; used only when it has not ended and is not in the
+   * future). Atomic across instances: two opening at once get one start. Returns it with the
+   * database's clock. @throws StoreError `unavailable`, `invalid` (empty name, lengthMs < 1, non-finite start).
+   */
+  openBudgetWindow(name: string, lengthMs: number, start?: number): Awaitable<BudgetWindowSpan & { now: number }>;
+
+  /**
+   * The open windows (end after now) of the budget pools `names`, opened by any instance (a pool with
+   * none open is absent), and the database's clock. Opens nothing. @throws StoreError `unavailable`.
+   */
+  readBudgetWindows(names: readonly string[]): Awaitable<{ windows: BudgetWindowSpan[]; now: number }>;
 
   /**
    * Records the use of several of this instance's shares at once (their windows' totals so far, not

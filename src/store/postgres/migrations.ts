@@ -494,6 +494,30 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE quota_shares ADD COLUMN unpriced BIGINT NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 22,
+    name: "key budget windows open at first use",
+    up: `
+      -- SPEC 2.3 "budgets: fixed windows aligned to the first use", as on the embedded store: a key
+      -- budget's current window (its pool name in quota_shares, key:ID:budget:WINDOW:UNIT), opened by the
+      -- key's first counted request after the previous one ended and lasting the window's length. Every
+      -- instance opens it with one upsert that keeps a start whose end has not passed (on the database's
+      -- clock), so instances opening it at once agree on one start. Until this version windows were
+      -- aligned to multiples of their length since the epoch; the windows of that alignment still open
+      -- (their use counted in quota_shares) are kept as they are, to their aligned end, so an upgrade
+      -- neither resets a key's budget use nor counts it twice; the next window opens at first use.
+      -- An instance of an earlier version still running on the upgraded schema keeps its aligned windows.
+      CREATE TABLE budget_window_starts (
+        name         TEXT PRIMARY KEY,
+        window_start BIGINT NOT NULL,
+        window_end   BIGINT NOT NULL
+      );
+      INSERT INTO budget_window_starts (name, window_start, window_end)
+        SELECT DISTINCT ON (name) name, window_start, window_end FROM quota_shares
+          WHERE name LIKE 'key:%:budget:%' AND window_end > (extract(epoch from clock_timestamp()) * 1000)::bigint
+          ORDER BY name, window_start DESC;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

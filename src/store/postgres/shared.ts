@@ -6,7 +6,7 @@
  * Times of leases and counters are the database's clock, so instances with skewed clocks still agree.
  */
 import { checkId, errMessage } from "../rows.ts";
-import { CLAIM_KEEP_MS, type ClaimAnswer, type ClaimLease, type CounterWindow, LEASE_TTL_MS, type QuotaShare, type QuotaShareRequest, type QuotaUse, type SharedStore, type StoreChange } from "../shared.ts";
+import { type BudgetWindowSpan, CLAIM_KEEP_MS, type ClaimAnswer, type ClaimLease, type CounterWindow, LEASE_TTL_MS, type QuotaShare, type QuotaShareRequest, type QuotaUse, type SharedStore, type StoreChange } from "../shared.ts";
 import { StoreError } from "../types.ts";
 import { isUnavailable, type PgContext } from "./db.ts";
 import { DB_NOW_MS, num } from "./values.ts";
@@ -208,6 +208,48 @@ export class PgShared implements SharedStore {
     return { granted: Number(row.granted), othersUsed: Number(row.others_used), now: num(row.db_now) };
   }
 
+  /**
+   * The budget pool's open window, or a new one (`SharedStore.openBudgetWindow`): one upsert of its
+   * `budget_window_starts` row (schema 22) that keeps a start whose end has not passed on the database's
+   * clock and else writes the new one; two instances opening at once are serialised by the row, the
+   * second keeping the first's start. @throws StoreError `invalid`, `closed`, `unavailable`.
+   */
+  async openBudgetWindow(name: string, lengthMs: number, start?: number): Promise<BudgetWindowSpan & { now: number }> {
+    checkId(name, "budget window name");
+    if (!Number.isFinite(lengthMs) || lengthMs < 1) throw new StoreError("invalid", "budget window length must be at least 1 ms");
+    if (start !== undefined && !Number.isFinite(start)) throw new StoreError("invalid", "budget window start must be a time in ms since the epoch");
+    const [row] = await this.ctx.read((sql) =>
+      sql.unsafe(
+        `WITH n AS (SELECT ${DB_NOW_MS} AS now),
+         s AS (SELECT now, CASE WHEN $3::bigint IS NOT NULL AND $3::bigint <= now AND $3::bigint + $2::bigint > now THEN $3::bigint ELSE now END AS start FROM n)
+         INSERT INTO budget_window_starts AS w (name, window_start, window_end)
+           SELECT $1, s.start, s.start + $2::bigint FROM s
+         ON CONFLICT (name) DO UPDATE SET
+           window_start = CASE WHEN w.window_end > ${DB_NOW_MS} THEN w.window_start ELSE excluded.window_start END,
+           window_end = CASE WHEN w.window_end > ${DB_NOW_MS} THEN w.window_end ELSE excluded.window_end END
+         RETURNING w.window_start, w.window_end, ${DB_NOW_MS} AS db_now`,
+        [name, Math.floor(lengthMs), start === undefined ? null : Math.floor(start)],
+      ),
+    );
+    this.pruneQuotas();
+    return { name, start: num(row.window_start), end: num(row.window_end), now: num(row.db_now) };
+  }
+
+  /** The open windows of these budget pools (`SharedStore.readBudgetWindows`): one statement. @throws StoreError `closed`, `unavailable`. */
+  async readBudgetWindows(names: readonly string[]): Promise<{ windows: BudgetWindowSpan[]; now: number }> {
+    const rows = await this.ctx.read((sql) =>
+      sql.unsafe(
+        `WITH n AS (SELECT ${DB_NOW_MS} AS now)
+         SELECT n.now AS db_now, w.name, w.window_start, w.window_end FROM n
+           LEFT JOIN budget_window_starts w ON w.name IN (SELECT json_array_elements_text($1::text::json)) AND w.window_end > n.now`,
+        [JSON.stringify(names)],
+      ),
+    );
+    const all = rows as Array<{ db_now: unknown; name: string | null; window_start: unknown; window_end: unknown }>;
+    const windows = all.filter((r) => r.name !== null).map((r) => ({ name: r.name!, start: num(r.window_start), end: num(r.window_end) }));
+    return { windows, now: num(all[0]?.db_now) };
+  }
+
   /** Records the use of several shares in one statement (a window's use and unpriced count only grow: a smaller one sent earlier and committed later is ignored); returns the other instances' use per row. @throws StoreError `closed`, `unavailable`. */
   async reportQuotaUse(rows: readonly QuotaUse[]): Promise<number[]> {
     if (rows.length === 0) return [];
@@ -246,14 +288,15 @@ export class PgShared implements SharedStore {
     });
   }
 
-  /** Drops ended windows' shares (every instance's) at most once a minute. */
+  /** Drops ended windows' shares (every instance's) and ended budget windows at most once a minute. */
   private pruneQuotas(): void {
     const now = this.ctx.now();
     if (now - this.lastQuotaPrune < 60_000) return;
     this.lastQuotaPrune = now;
     void this.ctx
       .read((sql) =>
-        sql.unsafe(`DELETE FROM quota_shares WHERE (window_end <> 0 AND window_end < ${DB_NOW_MS} - 60000)
+        sql.unsafe(`WITH gone AS (DELETE FROM budget_window_starts WHERE window_end < ${DB_NOW_MS} - 60000)
+                    DELETE FROM quota_shares WHERE (window_end <> 0 AND window_end < ${DB_NOW_MS} - 60000)
                     OR (window_end = 0 AND expires_at < ${DB_NOW_MS} - 60000)`),
       )
       .catch(() => {});

@@ -367,6 +367,8 @@ export class PostgresStore implements Store {
   setQuotaShare(req: QuotaShareRequest) { return this.coord.setQuotaShare(req); }
   reportQuotaUse(rows: readonly QuotaUse[]) { return this.coord.reportQuotaUse(rows); }
   exchangeQuotaUse(rows: readonly QuotaUse[]) { return this.coord.exchangeQuotaUse(rows); }
+  openBudgetWindow(name: string, lengthMs: number, start?: number) { return this.coord.openBudgetWindow(name, lengthMs, start); }
+  readBudgetWindows(names: readonly string[]) { return this.coord.readBudgetWindows(names); }
   withRefreshLock<T>(accountId: string, fn: () => Promise<T>) { return this.coord.withRefreshLock(accountId, fn); }
   onChange(listener: (change: StoreChange) => void) { return this.coord.onChange(listener); }
 

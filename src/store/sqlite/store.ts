@@ -263,6 +263,8 @@ export class SqliteStore implements Store {
   setQuotaShare(req: QuotaShareRequest) { return this.local.setQuotaShare(req); }
   reportQuotaUse(rows: readonly QuotaUse[]) { return this.local.reportQuotaUse(rows); }
   exchangeQuotaUse(rows: readonly QuotaUse[]) { return this.local.exchangeQuotaUse(rows); }
+  openBudgetWindow(name: string, lengthMs: number, start?: number) { return this.local.openBudgetWindow(name, lengthMs, start); }
+  readBudgetWindows(names: readonly string[]) { return this.local.readBudgetWindows(names); }
   withRefreshLock<T>(accountId: string, fn: () => Promise<T>) { return this.local.withRefreshLock(accountId, fn); }
   onChange(listener: (change: StoreChange) => void) { return this.local.onChange(listener); }
 
