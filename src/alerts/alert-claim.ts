@@ -11,7 +11,7 @@
  *
  * | event | identity (besides event and subject) | the claim holds until |
  * |---|---|---|
- * | `quota_threshold`, key budget | the key's id (`AlertEvent.subjectId`, when it is not the name: a key created with a revoked key's name is another key), budget window, unit, the budget's amount (`detail.limit`), threshold, the window's end (windows are aligned to multiples of their length on the database's clock, so every instance names the same end) | an hour after the window's end |
+ * | `quota_threshold`, key budget | the key's id (`AlertEvent.subjectId`, when it is not the name: a key created with a revoked key's name is another key), budget window, unit, the budget's amount (`detail.limit`), threshold, the window's end (the database keeps each window's start, opened at the first use, so every instance names the same end) | an hour after the window's end |
  * | `quota_threshold`, account quota window | window, model, threshold | the end of the period it was raised in (`AlertEvent.periodEnd`: the reset time read when the claiming instance began the period); a day after the alert for a window without a reset time |
  * | `account_quarantined` | the reason | a day after the alert, or the account's next login or import ({@link endAlertEpisode}) |
  * | `account_locked` | the lock's end, the reason | an hour after the alert, or the account's unlock, login or import |

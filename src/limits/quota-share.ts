@@ -76,6 +76,23 @@ export function newShare(name: string, windowStart: number, windowEnd: number, l
   return { name, windowStart, windowEnd, limit, block, granted: 0, used: 0, reported: 0, othersUsed: 0, lastUse: monoNow(), shortAt: 0, waiting: 0, waitingAmount: 0, reserved: 0, holding: 0, stored: false, learned: false, quiet: false, unpriced: 0, unpricedReported: 0, othersUnpriced: 0, shownOf: NaN, shown: 0 };
 }
 
+/**
+ * The share of pool `name` in the window from `start` to `end` in `shares` (keyed `name@start`), made
+ * empty when there is none; a share of a changed limit (config reload) takes the new size from now on.
+ */
+export function shareAt(shares: Map<string, Share>, name: string, start: number, end: number, limit: number, block: number): Share {
+  const id = `${name}@${start}`;
+  let s = shares.get(id);
+  if (!s) {
+    s = newShare(name, start, end, limit, block);
+    shares.set(id, s);
+  } else if (s.limit !== limit) {
+    s.limit = limit;
+    s.block = block;
+  }
+  return s;
+}
+
 /** What a report tells the database of `s`: its use in the window so far, and its unpriced requests when it has some. */
 export function reportRow(s: Share): QuotaUse {
   return s.unpriced > 0 ? { name: s.name, windowStart: s.windowStart, used: s.used, unpriced: s.unpriced } : { name: s.name, windowStart: s.windowStart, used: s.used };

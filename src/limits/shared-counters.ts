@@ -4,17 +4,19 @@
  * store's coordination role (src/store/shared.ts, `setQuotaShare` / `reportQuotaUse`):
  *
  * - Every limit of a key is a pool in the database: rpm = requests per fixed minute window, tpm = tokens
- *   per fixed minute window, a budget = tokens or USD per fixed window of its length (aligned to
- *   multiples of that length since the epoch, UTC, so every instance agrees without asking),
- *   concurrency = slots. Windows follow the database's clock (the offset is learned from every answer).
+ *   per fixed minute window, a budget = tokens or USD per fixed window of its length opened by the
+ *   key's first counted request after the previous one ended (SPEC 2.3; the database keeps its start,
+ *   so every instance agrees: src/limits/track-budget-windows.ts), concurrency = slots. Windows follow
+ *   the database's clock (the offset is learned from every answer).
  * - Each instance holds a share of each pool it serves and admits from that share in memory: a request
  *   is admitted when every limit's share has room (rpm: an unused request; tpm, budgets: use below the
  *   share and the window's known total below the limit; concurrency: a free slot).
  * - Refills run ahead of need, in the background: when a share's spare room drops under half of its
  *   block (block = an eighth of the limit, at least one request or token; concurrency keeps no spare
  *   slot below 8), the instance asks for `used + block`. The database grants what is left when others
- *   hold the rest (one statement, `switchyard_quota_share`). Near a window's end (last 5 s) the next
- *   window's share is taken ahead. A key idle on this instance for 5 s gives its spare back.
+ *   hold the rest (one statement, `switchyard_quota_share`). Near a minute window's end (last 5 s) the
+ *   next minute's share is taken ahead (a budget's next window opens at first use, one round trip
+ *   more). A key idle on this instance for 5 s gives its spare back.
  * - Use is reported every second in one batched statement (and at once when a share overran), which
  *   also brings back the other instances' use (budget alerts, `budgetUse`, the tpm/budget check), with
  *   a USD budget share's count of requests a model without a price served (`BudgetUse.unpriced`): the
@@ -71,8 +73,9 @@ import { answerWithin, LEASE_TTL_MS, SHARED_ANSWER_MS, type SharedStore } from "
 import { StoreError } from "../store/types.ts";
 import { roundUsd } from "./dollars.ts";
 import { KeyMeans } from "./key-means.ts";
-import { monoNow, newShare, reportRow, unreported, usedAll, type Share } from "./quota-share.ts";
+import { monoNow, reportRow, shareAt, unreported, usedAll, type Share } from "./quota-share.ts";
 import { retryUntil, type RetryEnd } from "../retry-until.ts";
+import { BudgetWindowTracker } from "./track-budget-windows.ts";
 import { blockOf, hasRoom, isRequests, knownShort, needsSync, SHORT_RETRY_MS } from "./weigh-shares.ts";
 
 const MINUTE = 60_000;
@@ -112,6 +115,10 @@ const budgetName = (key: string, b: KeyBudget) => `key:${key}:budget:${b.window}
 export class SharedKeyCounters implements KeyLimitCounters {
   private degraded = false;
   private readonly shares = new Map<string, Share>();
+  /** The budget windows known here (opened at first use; the database says when). */
+  private readonly windows = new BudgetWindowTracker(this.shares);
+  /** Watched budgets with no window known at the last watch pass (the report learns theirs when others open one). */
+  private unknown = new Map<string, unknown>();
   private readonly inFlightHere = new Map<string, number>();
   /** The keys' recent spend per request here, for the holds of requests in flight (key-means.ts). */
   private readonly means = new KeyMeans();
@@ -237,7 +244,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     // after adding it. What the other instances used meanwhile is a step of its own (learnOthers), so a
     // threshold is crossed once on this instance, not again by a settle that overlaps another.
     const changes: BudgetChange[] = (limits.budgets ?? []).map((b) => {
-      const s = this.budgetShare(key, b);
+      const s = this.budgetShare(key, b)!; // a window ended while the request ran: its use opens the next
       const before = usedAll(s);
       s.used += b.usd !== undefined ? usd : tokens;
       if (spent.unpriced && b.usd !== undefined) s.unpriced++; // told with the next report (≤ 1 s)
@@ -257,24 +264,42 @@ export class SharedKeyCounters implements KeyLimitCounters {
 
   /**
    * Each budget's use in its current window across instances, as last reported (within about a second;
-   * degraded: as last known plus this instance's since). A window whose use this instance has not read
-   * yet (a key it never served nor watched) is read first: one round trip, at most 2 s.
+   * degraded: as last known plus this instance's since); no window open: 0, no start nor reset. A key
+   * it never served nor watched has its window, then its use, read first: a round trip each, ≤ 2 s.
    */
   async budgetUse(key: string, limits: KeyLimits, _now: number): Promise<BudgetUse[]> {
-    const shares = (limits.budgets ?? []).map((b) => this.budgetShare(key, b, true));
-    const unread = shares.filter((s) => !s.learned);
-    if (unread.length && !this.degraded) {
+    const budgets = limits.budgets ?? [];
+    const unread = budgets.filter((b) => !this.budgetShare(key, b, false) && !this.unknown.has(budgetName(key, b)));
+    // No open window known here of a key not watched: another instance may have opened one (one round trip, at most 2 s).
+    if (!this.degraded && unread.length) await this.readWindows(unread.map((b) => budgetName(key, b)));
+    const shares = budgets.map((b) => this.budgetShare(key, b, false));
+    const unknownUse = shares.filter((s): s is Share => s !== undefined && !s.learned && !this.windows.pending(s, this.dbNow()));
+    if (unknownUse.length && !this.degraded) {
       try {
-        await answerWithin(this.refresh(unread), Math.min(2000, this.answerMs), () => {});
+        await answerWithin(this.refresh(unknownUse), Math.min(2000, this.answerMs), () => {});
       } catch (err) {
         if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reading a key's budget use failed", error: err instanceof Error ? err.message : String(err) }));
       }
     }
-    return shares.map((s) => {
-      const b = s.budgetOf!.budget;
+    return budgets.map((b, i) => {
+      const s = shares[i];
+      // No window open (or one opened here that nothing counted in yet): nothing used, no reset to name.
+      if (!s || (this.windows.pending(s, this.dbNow()) && s.used === 0 && s.holding === 0)) return { budget: b, used: 0 };
       const use: BudgetUse = { budget: b, used: usedAll(s), startedAt: s.windowStart, resetsAt: s.windowEnd };
       return b.usd !== undefined ? { ...use, unpriced: s.othersUnpriced + s.unpriced } : use;
     });
+  }
+
+  /** Learns the open windows of these budget pools from the database (at most 2 s; a failure leaves them unknown). */
+  private async readWindows(names: string[]): Promise<void> {
+    try {
+      const got = await answerWithin(Promise.resolve(this.store.readBudgetWindows(names)), Math.min(2000, this.answerMs), () => {});
+      if (!got) return;
+      for (const w of got.value.windows) this.windows.learn(w, got.value.now);
+      this.recovered();
+    } catch (err) {
+      if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reading a key's budget windows failed", error: err instanceof Error ? err.message : String(err) }));
+    }
   }
 
   inFlight(key: string): number {
@@ -325,7 +350,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     const wait = (s: Share) => Math.max(1, s.windowEnd - this.dbNow());
     for (const b of limits.budgets ?? []) {
       const max = b.usd ?? b.tokens!;
-      const s = this.budgetShare(key, b);
+      const s = this.budgetShare(key, b)!;
       out.push([s, (x) => ({ limit: "budget", budget: b, used: usedAll(x), max, retryAfterMs: wait(x), resetsAt: x.windowEnd }), b.usd !== undefined ? want.usd : want.tokens]);
     }
     if (limits.rpm !== undefined) {
@@ -398,7 +423,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private windowShare(name: string, windowMs: number, limit: number, unit: "requests" | "tokens" | "usd", watched = false): Share {
     const start = Math.floor(this.dbNow() / windowMs) * windowMs;
     const fresh = !this.shares.has(`${name}@${start}`);
-    const s = this.shareAt(name, start, start + windowMs, limit, blockOf(limit, unit));
+    const s = shareAt(this.shares, name, start, start + windowMs, limit, blockOf(limit, unit));
     if (fresh && watched) {
       s.lastUse = 0;
       s.quiet = this.pass === 0;
@@ -406,30 +431,39 @@ export class SharedKeyCounters implements KeyLimitCounters {
     return s;
   }
 
-  /** The share of a key's budget in its current window, knowing its key and budget (alerts). */
-  private budgetShare(key: string, b: KeyBudget, watched = false): Share {
-    const s = this.windowShare(budgetName(key, b), BUDGET_WINDOW_MS[b.window], b.usd ?? b.tokens!, b.usd !== undefined ? "usd" : "tokens", watched);
+  /**
+   * The share of a key's budget in its current window, knowing its key and budget (alerts). No window
+   * open: `opening` (a request counts) opens one here, pending until its first refill asks the database
+   * (track-budget-windows.ts); else undefined. `opening` false: a share made is watched (see windowShare).
+   */
+  private budgetShare(key: string, b: KeyBudget, opening = true): Share | undefined {
+    const limit = b.usd ?? b.tokens!;
+    const got = this.windows.share(budgetName(key, b), BUDGET_WINDOW_MS[b.window], limit, blockOf(limit, b.usd !== undefined ? "usd" : "tokens"), this.dbNow(), opening);
+    if (!got) return undefined;
+    const { s, fresh } = got;
+    if (fresh && !opening) {
+      s.lastUse = 0;
+      s.quiet = this.pass === 0;
+    }
     if (s.budgetOf?.budget !== b) s.budgetOf = { key, budget: b };
     return s;
   }
 
-  /** This instance's concurrency slots of a key. */
-  private slotShare(name: string, limit: number): Share {
-    return this.shareAt(name, 0, 0, limit, Math.floor(limit / 8));
+  /**
+   * Asks the database for the window of a budget share opened here (pending): another instance's when
+   * it opened one, else from now (from this one's start when it counted while the database was away);
+   * the share moves to it. @throws StoreError `unavailable`
+   */
+  private async confirmWindow(s: Share): Promise<void> {
+    const sentAt = monoNow();
+    const got = await this.store.openBudgetWindow(s.name, s.windowEnd - s.windowStart, s.used > 0 || s.unpriced > 0 ? s.windowStart : undefined);
+    this.offset = got.now - Math.round((sentAt + monoNow()) / 2);
+    this.windows.adopt(s, got);
   }
 
-  private shareAt(name: string, start: number, end: number, limit: number, block: number): Share {
-    const id = `${name}@${start}`;
-    let s = this.shares.get(id);
-    if (!s) {
-      s = newShare(name, start, end, limit, block);
-      this.shares.set(id, s);
-    } else if (s.limit !== limit) {
-      // The key's limit changed (config reload): the pool is the new size from now on.
-      s.limit = limit;
-      s.block = block;
-    }
-    return s;
+  /** This instance's concurrency slots of a key. */
+  private slotShare(name: string, limit: number): Share {
+    return shareAt(this.shares, name, 0, 0, limit, Math.floor(limit / 8));
   }
 
   /**
@@ -445,6 +479,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
       if (!forAdmission || hasRoom(s, s.waitingAmount, this.degraded) || knownShort(s)) return;
     }
     const run = (async () => {
+      if (this.windows.pending(s, this.dbNow())) await this.confirmWindow(s);
       const used = s.used;
       const counted = s.windowEnd === 0 || isRequests(s);
       const need = forAdmission ? (counted ? Math.max(1, s.waiting) : s.waitingAmount) : 0;
@@ -482,7 +517,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     const rows: Share[] = [];
     const read: Share[] = [];
     const work: Promise<void>[] = [];
-    this.watch();
+    const unknown = this.watch();
     for (const [id, s] of this.shares) {
       const ended = s.windowEnd !== 0 && s.windowEnd < dbNow;
       // An ended window told, or a watched key no longer active (revoked, its limits gone) never used here.
@@ -505,16 +540,16 @@ export class SharedKeyCounters implements KeyLimitCounters {
         if (!s.syncing) work.push(this.sync(s, false).catch((err) => void this.unavailable(err)));
       } else {
         if (unreported(s)) rows.push(s);
-        if (s.windowEnd !== 0 && !ended) read.push(s); // the others' use (idle, watched too)
+        if (s.windowEnd !== 0 && !ended && !this.windows.pending(s, this.dbNow())) read.push(s); // the others' use (idle, watched too)
       }
-      // Take the next window's share ahead while the key is busy here.
+      // Take the next minute's share ahead while the key is busy here (a budget's opens at first use).
       const ahead = Math.min(AHEAD_MS, (s.windowEnd - s.windowStart) / 12);
-      if (s.windowEnd !== 0 && !idle && !ended && s.windowEnd - dbNow < ahead) {
-        const next = this.shareAt(s.name, s.windowEnd, 2 * s.windowEnd - s.windowStart, s.limit, s.block);
+      if (s.windowEnd !== 0 && !s.budgetOf && !idle && !ended && s.windowEnd - dbNow < ahead) {
+        const next = shareAt(this.shares, s.name, s.windowEnd, 2 * s.windowEnd - s.windowStart, s.limit, s.block);
         if (next.granted === 0 && !next.syncing && !knownShort(next)) work.push(this.sync(next, false).catch((err) => void this.unavailable(err)));
       }
     }
-    if (rows.length || read.length) {
+    if (rows.length || read.length || unknown.size) {
       work.push(
         (async () => {
           // One statement: the changed rows in, the pools the others use out (a watched key nobody
@@ -525,6 +560,17 @@ export class SharedKeyCounters implements KeyLimitCounters {
           rows.forEach((s, i) => void ((s.reported = sent[i]!.used), (s.unpricedReported = sent[i]!.unpriced ?? 0)));
           const of = (s: Share) => elsewhere.get(`${s.name}@${s.windowStart}`);
           for (const s of new Set([...rows, ...read])) this.learnOthers(s, of(s)?.used ?? 0, of(s)?.unpriced ?? 0);
+          // Watched budgets with no window known here that others count in: the window they opened.
+          const opened = new Set(others.filter((o) => unknown.has(o.name) && o.windowStart + BUDGET_WINDOW_MS[unknown.get(o.name)!.budget.window] > dbNow).map((o) => o.name));
+          if (opened.size) await this.readWindows([...opened]);
+          for (const name of opened) {
+            const { key, budget } = unknown.get(name)!;
+            const s = this.budgetShare(key, budget, false);
+            if (!s) continue;
+            s.seen = this.pass;
+            if (!s.learned) s.quiet = this.pass === 1; // read at start: known, not crossed here
+            this.learnOthers(s, of(s)?.used ?? 0, of(s)?.unpriced ?? 0);
+          }
           this.recovered();
         })().catch((err) => {
           if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reporting key limit use failed", error: err instanceof Error ? err.message : String(err) }));
@@ -536,21 +582,29 @@ export class SharedKeyCounters implements KeyLimitCounters {
 
   /**
    * Makes the current windows' shares of every watched key's budgets, rpm and tpm (idle, holding
-   * nothing), so that the report reads the others' use in them; counts the pass.
+   * nothing), so that the report reads the others' use in them; counts the pass. @returns the watched
+   * budgets with no window known here, by pool name (their windows are read when others count in them).
    */
-  private watch(): void {
-    if (!this.keys) return;
+  private watch(): Map<string, { key: string; budget: KeyBudget }> {
+    const unknown = new Map<string, { key: string; budget: KeyBudget }>();
+    if (!this.keys) return unknown;
     const pass = this.pass + 1;
     for (const k of this.keys()) {
       const l = k.limits;
       if (!l) continue;
       const id = keyId(k);
       const mark = (s: Share) => void (s.seen = pass);
-      for (const b of l.budgets ?? []) mark(this.budgetShare(id, b, true));
+      for (const b of l.budgets ?? []) {
+        const s = this.budgetShare(id, b, false);
+        if (s) mark(s);
+        else unknown.set(budgetName(id, b), { key: id, budget: b });
+      }
       if (l.rpm !== undefined) mark(this.windowShare(`key:${id}:rpm`, MINUTE, l.rpm, "requests", true));
       if (l.tpm !== undefined) mark(this.windowShare(`key:${id}:tpm`, MINUTE, l.tpm, "tokens", true));
     }
     this.pass = pass;
+    this.unknown = unknown;
+    return unknown;
   }
 
   /** Reads the other instances' use of these shares now (telling nothing new). @throws StoreError `unavailable` */

@@ -19,7 +19,7 @@ import { startInstance, stopInstance, type Instance } from "../support/instance.
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 import { until as pollUntil } from "../support/until.ts";
-import { roomInWindow, windowEndText } from "../support/aligned-window.ts";
+import { windowEndText } from "../support/aligned-window.ts";
 
 const ENV = {
   UP_KEY: "sk-upstream-account-secret",
@@ -70,6 +70,13 @@ async function used(inst: Instance, name: string): Promise<number | undefined> {
   return keys.find((k) => k.name === name)?.use?.budgets?.[0]?.used;
 }
 
+/** The key's 1d budget window as `GET /admin/api/keys` on `inst` shows it: its start and end (ms). */
+async function window(inst: Instance, name: string): Promise<{ start: number; end: number }> {
+  const res = await fetch(`${inst.url}/admin/api/keys`, { headers: adminHeaders(inst) });
+  const use = (((await res.json()) as any).keys as any[]).find((k) => k.name === name)?.use?.budgets?.[0];
+  return { start: use?.startedAt, end: use?.resetsAt };
+}
+
 const health = async (inst: Instance) => ((await (await fetch(`${inst.url}/health`)).json()) as any).db;
 
 
@@ -105,8 +112,6 @@ afterAll(async () => {
 
 describe("key budgets of two instances on one PostgreSQL (SPEC 9.6, D-2)", () => {
   test("a key served only through B: A shows its budget use and raises its alerts", async () => {
-    // Inside one 1d window (they end at midnight UTC): across it the key's use starts again from 0.
-    await roomInWindow(DAY, 60_000);
     const events = await openEvents(a.url, "?types=alert", adminHeaders(a));
     try {
       const statuses: number[] = [];
@@ -124,14 +129,17 @@ describe("key budgets of two instances on one PostgreSQL (SPEC 9.6, D-2)", () =>
   }, 150_000);
 
   test("a database outage: a spent key stays refused in its real window, the outage's use reaches both instances once", async () => {
-    // Inside one 1d window (windows are aligned to multiples of their length, UTC: they end at midnight
-    // UTC), whose end the 429s and alerts name: across it the keys' use starts again from 0.
-    const day = await roomInWindow(DAY, 120_000);
-    const dayEnd = windowEndText(day);
-    // spent: 108 of 100 through both; outage: 36 of 1000.
+    // spent: 108 of 100 through both; outage: 36 of 1000. The first request opens spent's 1d window
+    // (SPEC 2.3: windows open at the first use), whose end the 429s and alerts name.
+    const opened = Date.now();
     const before: number[] = [];
     for (let i = 0; i < 7; i++) before.push((await served(i % 2 === 0 ? a : b, ENV.SPENT)).status);
     expect(before).toEqual([200, 200, 200, 200, 200, 200, 429]);
+    const day = await window(a, "spent");
+    expect(day.start).toBeGreaterThanOrEqual(opened - 50);
+    expect(day.end).toBe(day.start + DAY);
+    expect(await window(b, "spent")).toEqual(day);
+    const dayEnd = windowEndText(day);
     for (const inst of [a, b]) expect((await served(inst, ENV.OUTAGE)).status).toBe(200);
     await until(async () => (await used(a, "spent")) === 108 && (await used(b, "spent")) === 108, 10_000, "both to know spent's 108");
     await until(async () => (await used(a, "outage")) === 36 && (await used(b, "outage")) === 36, 10_000, "both to know outage's 36");
@@ -161,7 +169,7 @@ describe("key budgets of two instances on one PostgreSQL (SPEC 9.6, D-2)", () =>
     // The spent key's alerts were delivered once each, for the real window (none again in the outage).
     await Bun.sleep(2000);
     const spentAlerts = hook.got.filter((g) => g.subject === "key:spent").map((g) => `${g.detail.threshold} ${g.detail.resets_at}`);
-    const end = new Date(day.end).toISOString();
+    const end = new Date(Math.floor(day.end / 1000) * 1000).toISOString(); // an alert's resets_at is to the second
     expect(spentAlerts.sort()).toEqual([`0.5 ${end}`, `0.9 ${end}`, `1 ${end}`]);
   }, 270_000);
 });

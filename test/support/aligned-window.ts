@@ -1,7 +1,8 @@
 /**
  * Fixed windows aligned to multiples of their length since the epoch (UTC): the shared key counters'
- * minutes (rpm, tpm) and budget windows on PostgreSQL (SPEC 9.6 with D-2, src/limits/shared-counters.ts:
- * `floor(now / length) * length` on the database's clock, here the same machine's). A 1d window ends at
+ * minutes (rpm, tpm) on PostgreSQL (SPEC 9.6 with D-2, src/limits/shared-counters.ts: `floor(now /
+ * length) * length` on the database's clock, here the same machine's), and its budget windows until
+ * schema 22 (since then they open at the first use, as on the embedded store). A 1d window ends at
  * midnight UTC, a minute at each minute. A test that counts in one such window and then asserts what it
  * holds (a refusal, a use, an alert, the window's end) fails when the window turns under it: the count
  * starts again from 0 in the next one. These helpers keep such a test inside one window.
