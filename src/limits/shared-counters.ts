@@ -75,10 +75,10 @@ import { roundUsd } from "./dollars.ts";
 import { KeyMeans } from "./key-means.ts";
 import { monoNow, reportRow, shareAt, unreported, usedAll, type Share } from "./quota-share.ts";
 import { retryUntil, type RetryEnd } from "../retry-until.ts";
+import { MINUTE, readMinuteUse } from "./read-minute-use.ts";
 import { BudgetWindowTracker } from "./track-budget-windows.ts";
 import { blockOf, hasRoom, isRequests, knownShort, needsSync, SHORT_RETRY_MS } from "./weigh-shares.ts";
 
-const MINUTE = 60_000;
 /** How often use is reported and idle spare given back, ms. */
 const REPORT_MS = 1000;
 /** A key unused this long on this instance gives its spare back, ms. */
@@ -306,22 +306,9 @@ export class SharedKeyCounters implements KeyLimitCounters {
     return this.inFlightHere.get(key) ?? 0;
   }
 
-  /** The current fixed minute window's requests and tokens across instances, as last reported (within about a second; watched keys included). */
+  /** The current fixed minute window's requests and tokens across instances, as last reported (read-minute-use.ts). */
   minuteUse(key: string, limits: KeyLimits, _now: number): MinuteUse {
-    const start = Math.floor(this.dbNow() / MINUTE) * MINUTE;
-    const used = (name: string) => {
-      const s = this.shares.get(`${name}@${start}`);
-      return s ? s.othersUsed + s.used : 0;
-    };
-    const out: MinuteUse = {};
-    // At a limit, the fixed window's end frees it.
-    const of = (name: string, limit: number) => {
-      const n = used(name);
-      return n >= limit ? { used: n, limit, freesInMs: Math.max(1, start + MINUTE - this.dbNow()) } : { used: n, limit };
-    };
-    if (limits.rpm !== undefined) out.requests = of(`key:${key}:rpm`, limits.rpm);
-    if (limits.tpm !== undefined) out.tokens = of(`key:${key}:tpm`, limits.tpm);
-    return out;
+    return readMinuteUse(this.shares, key, limits, this.dbNow());
   }
 
   /**
