@@ -171,7 +171,15 @@ export class SharedKeyCounters implements KeyLimitCounters {
       // No room here for some limit: wait for those shares to be refilled, then decide. Requests that
       // arrive together wait for the same refill, which asks for room for all of them.
       let waitFor = empty;
+      const opening = ([s]: Need) => this.windows.pending(s, this.dbNow());
       for (let round = 0; round < 8 && waitFor.length; round++) {
+        // A budget's window opens only for a request the key's other limits admit (a refused one is not
+        // counted, SPEC 2.3): their shares are refilled first, and a refusal by them opens nothing.
+        if (waitFor.some(opening)) {
+          const rest = this.sharesOf(key, limits, want).filter((x) => !opening(x));
+          if (!waitFor.every(opening)) waitFor = waitFor.filter((x) => !opening(x));
+          else if (rest.some(([s, , n]) => !hasRoom(s, n, this.degraded))) return this.decide(key, rest);
+        }
         for (const [s, , n] of waitFor) {
           s.waiting++;
           s.waitingAmount += n;

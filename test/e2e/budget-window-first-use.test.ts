@@ -163,6 +163,18 @@ describe("on PostgreSQL, two instances opening a key's window at once", () => {
         // One window: each instance's use counts on both.
         expect([ua!.used, ub!.used]).toEqual([17, 17]);
       }
+      // A request refused by another of the key's limits is not counted: it opens no window (as on the
+      // embedded store). Here a budget added to a key whose minute of rpm 1 is used up.
+      await roomInWindow(60_000, 5_000); // one minute throughout
+      const rpm = { rpm: 1 };
+      const served = await A.admit("refused-first", rpm, Date.now());
+      expect(served.ok).toBe(true);
+      const both = { rpm: 1, budgets: [{ window: "5h" as const, tokens: 1000 }] };
+      for (const c of [A, B]) {
+        const r = await c.admit("refused-first", both, Date.now());
+        expect(r.ok === false && r.refusal.limit).toBe("rpm");
+      }
+      for (const c of [A, B]) expect(await c.budgetUse("refused-first", both, Date.now())).toEqual([{ budget: both.budgets[0]!, used: 0 }]);
       // The stores themselves: ten openings at once from both get one start.
       const opened = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).openBudgetWindow("key:raw:budget:5h:tokens", FIVE_H)));
       expect(new Set(opened.map((w) => w.start)).size).toBe(1);
