@@ -27,6 +27,8 @@ export interface AdminAuth {
   requireApiKey: () => boolean;
   /** Dashboard sessions; without it cookies are ignored. */
   sessions?: SessionBook;
+  /** What the refusals call the guarded surface ("/metrics"); the admin API's by default. */
+  surface?: string;
 }
 
 /** The decision for one request. */
@@ -69,9 +71,10 @@ export function adminAccess(request: Request, peer: string | undefined, auth: Ad
   // A valid client key without the admin scope is known, not unauthenticated: say which key lacks what
   // (as the dashboard's sign-in does), so its holder does not take it for a wrong or revoked key.
   const known = secret ? auth.keys.lookup(secret) : undefined;
-  if (known) return { ok: false, status: 403, message: `Key ${known.name} has no admin scope; the admin API needs a key created with --scope admin (switchyard keys create NAME --scope admin) or the instance's admin token.` };
+  const surface = auth.surface ?? "the admin API";
+  if (known) return { ok: false, status: 403, message: `Key ${known.name} has no admin scope; ${surface} needs a key created with --scope admin (switchyard keys create NAME --scope admin) or the instance's admin token.` };
   if (tokenChanged) return { ok: false, status: 401, message: ADMIN_TOKEN_CHANGED };
-  return { ok: false, status: 401, message: "This admin API needs a key with the admin scope." };
+  return { ok: false, status: 401, message: auth.surface === undefined ? "This admin API needs a key with the admin scope." : `Remote callers need a key with the admin scope for ${surface}.` };
 }
 
 /**

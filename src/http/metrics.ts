@@ -22,7 +22,9 @@ import Gauge from "prom-client/lib/gauge";
 import Registry from "prom-client/lib/registry";
 import { isRemote, type Endpoint } from "../../pipeline/index.ts";
 import type { Account, AttemptTrace, UsageRecord } from "../../pipeline/ports.ts";
-import { adminAllowed, type AdminDeps } from "../admin/admin-api.ts";
+import { adminAccess } from "../admin/access.ts";
+import type { AdminDeps } from "../admin/admin-api.ts";
+import { adminError } from "../admin/replies.ts";
 import type { StoreStats } from "../store/types.ts";
 import { buildSource, VERSION } from "../version.ts";
 
@@ -457,22 +459,24 @@ export class GatewayMetrics {
   }
 }
 
-/** Whether a request may read /metrics: local callers always; remote ones with an admin-scoped key. */
-export function metricsAllowed(request: Request, peer: string | undefined, auth: Pick<AdminDeps, "keys" | "adminToken">): boolean {
-  if (!isRemote(peer, request.headers)) return true;
-  return adminAllowed(request, peer, { ...auth, requireApiKey: () => true });
+/**
+ * Why a request may not read /metrics, or undefined when it may: local callers always; remote ones need
+ * the instance's admin token or a key with the admin scope (the admin API's rule, src/admin/access.ts,
+ * with keys always required and no dashboard cookie): a valid key without that scope gets a 403 naming
+ * the key, a missing or wrong one a 401 (README "Access").
+ */
+export function metricsRefusal(request: Request, peer: string | undefined, auth: Pick<AdminDeps, "keys" | "adminToken">): { status: 401 | 403; message: string } | undefined {
+  if (!isRemote(peer, request.headers)) return undefined;
+  const decision = adminAccess(request, peer, { keys: auth.keys, adminToken: auth.adminToken, requireApiKey: () => true, surface: "/metrics" });
+  return decision.ok ? undefined : { status: decision.status, message: decision.message };
 }
 
 /** The `GET /metrics` route as an Elysia plugin. */
 export function metricsRoute(metrics: GatewayMetrics, auth: Pick<AdminDeps, "keys" | "adminToken">) {
   return new Elysia().get("/metrics", async ({ request, server }) => {
     const peer = (server as { requestIP(r: Request): { address: string } | null } | null)?.requestIP(request)?.address;
-    if (!metricsAllowed(request, peer, auth)) {
-      return new Response(
-        JSON.stringify({ error: { message: "Remote callers need a key with the admin scope to read /metrics.", type: "authentication_error", param: null, code: null } }),
-        { status: 401, headers: { "content-type": "application/json" } },
-      );
-    }
+    const refusal = metricsRefusal(request, peer, auth);
+    if (refusal !== undefined) return adminError(refusal.status, refusal.message);
     return new Response(await metrics.text(), { headers: { "content-type": metrics.contentType } });
   });
 }

@@ -304,12 +304,21 @@ describe("GET /metrics after requests through the gateway", () => {
     for (const secret of [KEY_A1, CLIENT_KEY, gw.app.adminToken, "sk-fake-upstream-secret"]) expect(exposition).not.toContain(secret);
   });
 
-  test("loopback reads /metrics without a key; a remote caller needs an admin-scoped key", async () => {
+  test("loopback reads /metrics without a key; a remote caller needs an admin-scoped key (none or a wrong one: 401, one without the scope: 403 naming it)", async () => {
     const remote = { "x-forwarded-for": "203.0.113.7" };
     const anon = await scrape(gw, remote);
     expect(anon.status).toBe(401);
     expect(((await anon.json()) as { error: { type: string } }).error.type).toBe("authentication_error");
-    expect((await scrape(gw, { ...remote, authorization: `Bearer ${CLIENT_KEY}` })).status).toBe(401);
+    const wrong = await scrape(gw, { ...remote, authorization: "Bearer sy-not-a-key-of-this-gateway" });
+    expect(wrong.status).toBe(401);
+    // A valid key without the admin scope is told so, by name (as the admin API does), not taken for a wrong key.
+    const noScope = await scrape(gw, { ...remote, authorization: `Bearer ${CLIENT_KEY}` });
+    expect(noScope.status).toBe(403);
+    const refused = ((await noScope.json()) as { error: { type: string; message: string } }).error;
+    expect(refused.type).toBe("permission_error");
+    expect(refused.message).toContain("Key laptop has no admin scope");
+    expect(refused.message).toContain("/metrics");
+    expect(refused.message).not.toContain(CLIENT_KEY);
     expect((await scrape(gw, { ...remote, authorization: `Bearer ${gw.app.adminToken}` })).status).toBe(200);
     const created = (await (await post(gw, "/admin/api/keys", { name: "scraper", scopes: ["admin"] })).json()) as { secret: string };
     const ok = await scrape(gw, { ...remote, "x-api-key": created.secret });
