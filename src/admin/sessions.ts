@@ -7,19 +7,27 @@
  * Sessions are kept in the store (src/store/sessions.ts), so with several instances on one shared
  * store a session any of them issued is valid on all of them (a load balancer needs no stickiness) and
  * a sign-out on one ends it on all. The store holds hashes only: the token's SHA-256 and the sign-in
- * key's SHA-256 (the hash `client_keys` already holds); the CSRF token is derived from the token
- * ({@link csrfFor}), so any instance that receives the cookie knows it and nothing stored reveals it.
+ * key's SHA-256 (the hash `client_keys` already holds); the CSRF token is an HMAC of the token keyed by
+ * that key hash ({@link csrfFor}), so any instance that receives the cookie and reads the row knows it,
+ * while the cookie alone does not give it (another web service on the same host name receives the cookie:
+ * cookies are not isolated by port), and neither does the row alone (it holds the token's hash only).
  * This instance also keeps the sessions it saw in memory: while a shared database cannot be reached it
  * checks them there (a sign-out elsewhere meanwhile is seen when the database is back).
  * Neither the session token nor the CSRF token is derived from the key; every call re-checks the key by
  * its hash (a revoked key, or one a config reload removed or stripped of the admin scope, ends its
  * sessions at once).
  */
-import { createHash } from "node:crypto";
+import { createHash, createHmac } from "node:crypto";
 import type { SessionStore } from "../store/sessions.ts";
 
-/** The cookie that carries the session id. */
+/** The cookie that carries the session id (over plain HTTP). */
 export const SESSION_COOKIE = "sy_session";
+/**
+ * The cookie's name when the dashboard is served over HTTPS (directly or behind a proxy that says so with
+ * `X-Forwarded-Proto: https`): the `__Host-` prefix makes a browser take it only with `Secure`, `Path=/`
+ * and no `Domain`, so no plain-HTTP service on the host name, and no sibling host, can set or replace it.
+ */
+export const SECURE_SESSION_COOKIE = "__Host-sy_session";
 /** The header that carries the CSRF token on state-changing calls. */
 export const CSRF_HEADER = "x-csrf-token";
 /** How long a session lasts after it was issued, ms (12 h). */
@@ -49,12 +57,24 @@ export function hashHex(text: string): string {
 }
 
 /**
- * The CSRF token of the session whose token this is: base64url SHA-256 of a fixed label and the token.
- * Tied to the session (another session has another), known to any instance that receives the cookie,
- * and not derivable from what the store keeps (the token's plain SHA-256).
+ * The CSRF token of a session: base64url HMAC-SHA256 of its token, keyed by the hex SHA-256 of the key it
+ * was signed in with (`keyHash`, as the store keeps it; for a keyless loopback session a fixed label).
+ * Tied to the session (another session has another) and known to any instance that reads the session's
+ * row, but not computable from the cookie alone: until 2026-12-06 it was the SHA-256 of a fixed label and
+ * the token, so anything the cookie reached (any other web service on the same host name, whatever its
+ * port: try21's tryout) could compute it and write through the admin API. A keyless session is accepted
+ * only from a local caller while keys are not required, who needs no credential for the admin API anyway.
  */
-export function csrfFor(token: string): string {
-  return createHash("sha256").update("switchyard dashboard csrf\0", "utf8").update(token, "utf8").digest("base64url");
+export function csrfFor(token: string, keyHash?: string): string {
+  return createHmac("sha256", keyHash === undefined ? "switchyard dashboard csrf (keyless)" : "switchyard dashboard csrf\0" + keyHash)
+    .update(token, "utf8")
+    .digest("base64url");
+}
+
+/** The session token a request's cookie carries: the `__Host-` one first, else the plain one. */
+export function sessionToken(request: Request): string | undefined {
+  const header = request.headers.get("cookie");
+  return cookieValue(header, SECURE_SESSION_COOKIE) ?? cookieValue(header, SESSION_COOKIE);
 }
 
 const randomToken = () => Buffer.from(crypto.getRandomValues(new Uint8Array(32))).toString("base64url");
@@ -134,7 +154,8 @@ export class SessionBook {
     }
     const id = randomToken();
     const createdAt = this.now();
-    const s: Session = { id, csrf: csrfFor(id), subject, expiresAt: createdAt + SESSION_TTL_MS, ...(secret ? { keyHash: hashHex(secret) } : {}) };
+    const keyHash = secret ? hashHex(secret) : undefined;
+    const s: Session = { id, csrf: csrfFor(id, keyHash), subject, expiresAt: createdAt + SESSION_TTL_MS, ...(keyHash ? { keyHash } : {}) };
     this.sessions.set(s.id, s);
     this.syncedAt.set(s.id, createdAt);
     if (this.store) {
@@ -153,7 +174,7 @@ export class SessionBook {
    * store cannot be reached. Never throws.
    */
   async sync(request: Request): Promise<void> {
-    const id = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
+    const id = sessionToken(request);
     if (!id || !this.store) return;
     try {
       const row = await this.store.getSession(hashHex(id));
@@ -163,7 +184,7 @@ export class SessionBook {
         return;
       }
       if (!this.sessions.has(id)) this.sweep();
-      this.sessions.set(id, { id, csrf: csrfFor(id), subject: row.subject, expiresAt: row.expiresAt, ...(row.keyHash ? { keyHash: row.keyHash } : {}) });
+      this.sessions.set(id, { id, csrf: csrfFor(id, row.keyHash ?? undefined), subject: row.subject, expiresAt: row.expiresAt, ...(row.keyHash ? { keyHash: row.keyHash } : {}) });
     } catch {
       // unreachable: memory answers until it is back
     }
@@ -174,7 +195,7 @@ export class SessionBook {
    * must answer at once (an open event stream re-checking its reader).
    */
   syncSoon(request: Request): void {
-    const id = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
+    const id = sessionToken(request);
     if (!id || !this.store) return;
     const last = this.syncedAt.get(id) ?? 0;
     if (this.now() - last < SYNC_SOON_MS) return;
@@ -184,7 +205,7 @@ export class SessionBook {
 
   /** The live session a request's cookie names, if any (from memory: {@link sync} first). */
   fromRequest(request: Request): Session | undefined {
-    const id = cookieValue(request.headers.get("cookie"), SESSION_COOKIE);
+    const id = sessionToken(request);
     if (!id) return undefined;
     const s = this.sessions.get(id);
     if (!s) return undefined;
@@ -250,12 +271,15 @@ export class SessionBook {
   }
 }
 
-/** The `Set-Cookie` value that stores a session (HttpOnly, SameSite=Strict, whole site). */
+/**
+ * The `Set-Cookie` value that stores a session (HttpOnly, SameSite=Strict, whole site). Over HTTPS
+ * (`secure`) it is `Secure` and named {@link SECURE_SESSION_COOKIE}, else {@link SESSION_COOKIE}.
+ */
 export function sessionCookie(s: Session, secure: boolean): string {
-  return `${SESSION_COOKIE}=${s.id}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.floor(SESSION_TTL_MS / 1000)}${secure ? "; Secure" : ""}`;
+  return `${secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE}=${s.id}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.floor(SESSION_TTL_MS / 1000)}${secure ? "; Secure" : ""}`;
 }
 
-/** The `Set-Cookie` value that removes the session cookie. */
-export function clearedSessionCookie(): string {
-  return `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
+/** The `Set-Cookie` value that removes the session cookie ({@link sessionCookie}'s name for `secure`). */
+export function clearedSessionCookie(secure = false): string {
+  return `${secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure ? "; Secure" : ""}`;
 }

@@ -253,7 +253,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
           await deps.sessions.end(s.id);
         }
         return new Response(JSON.stringify({ ok: true }), {
-          headers: { "content-type": "application/json", "set-cookie": clearedSessionCookie(), ...SECURITY_HEADERS },
+          headers: { "content-type": "application/json", "set-cookie": clearedSessionCookie(isSecure(request)), ...SECURITY_HEADERS },
         });
       },
       { parse: "none" },

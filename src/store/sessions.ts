@@ -6,8 +6,8 @@
  *
  * Nothing stored here is a secret: a row is keyed by the hex SHA-256 of the session token (the cookie
  * value), and names the key it was signed in with by the hex SHA-256 of that key (the same hash
- * `client_keys` holds). The token, the key and the CSRF token (derived from the token,
- * src/admin/sessions.ts) are never written.
+ * `client_keys` holds). The token, the key and the CSRF token (an HMAC of the token keyed by the key's
+ * hash, src/admin/sessions.ts) are never written.
  */
 import type { Awaitable } from "./types.ts";
 

@@ -4,6 +4,7 @@
  * tests (dashboard.browser.test.ts) check the same rules as a user sees them.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { createHash } from "node:crypto";
 import { CSP } from "../../src/dashboard/routes.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { providersAtFake } from "../support/configs.ts";
@@ -170,6 +171,39 @@ describe("sign-in and CSRF", () => {
 
     const ok = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { ...REMOTE, cookie, "x-csrf-token": csrf, "content-type": "application/json" }, body });
     expect(ok.status).toBe(201);
+  });
+
+  test("the CSRF token cannot be computed from the cookie (another service on the host name receives the cookie)", async () => {
+    const cookie = cookieOf(await login(ADMIN))!;
+    const token = cookie.slice(cookie.indexOf("=") + 1);
+    const csrf = meta(await (await fetch(`${gw.url}/dashboard`, { headers: { ...REMOTE, cookie } })).text(), "csrf-token")!;
+    // What the token was until 2026-12-06: SHA-256 of a fixed label and the cookie's value.
+    const derived = createHash("sha256").update("switchyard dashboard csrf\0", "utf8").update(token, "utf8").digest("base64url");
+    expect(csrf).not.toBe(derived);
+    const body = JSON.stringify({ name: "from-cookie-holder" });
+    const forged = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { ...REMOTE, cookie, "x-csrf-token": derived, "content-type": "application/json" }, body });
+    expect(forged.status).toBe(403);
+    const out = await fetch(`${gw.url}/dashboard/logout`, { method: "POST", headers: { ...REMOTE, cookie, "x-csrf-token": derived } });
+    expect(out.status).toBe(403);
+    const listed = (await (await fetch(`${gw.url}/admin/api/keys`, { headers: { ...REMOTE, cookie } })).json()) as { keys: Array<{ name: string }> };
+    expect(listed.keys.map((k) => k.name)).not.toContain("from-cookie-holder");
+  });
+
+  test("behind an HTTPS proxy the cookie is __Host-sy_session (Secure), and it signs in and out", async () => {
+    const https = { ...REMOTE, "x-forwarded-proto": "https" };
+    const res = await login(ADMIN, https);
+    expect(res.status).toBe(200);
+    expect(res.headers.get("set-cookie")).toMatch(/^__Host-sy_session=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200; Secure$/);
+    const cookie = cookieOf(res)!;
+    const page = await fetch(`${gw.url}/dashboard`, { headers: { ...https, cookie } });
+    const csrf = meta(await page.text(), "csrf-token")!;
+    expect(csrf.length).toBe(43);
+    const ok = await fetch(`${gw.url}/admin/api/keys`, { method: "POST", headers: { ...https, cookie, "x-csrf-token": csrf, "content-type": "application/json" }, body: JSON.stringify({ name: "over-https" }) });
+    expect(ok.status).toBe(201);
+    const out = await fetch(`${gw.url}/dashboard/logout`, { method: "POST", headers: { ...https, cookie, "x-csrf-token": csrf } });
+    expect(out.status).toBe(200);
+    expect(out.headers.get("set-cookie")).toBe("__Host-sy_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure");
+    expect((await fetch(`${gw.url}/admin/api/keys`, { headers: { ...https, cookie } })).status).toBe(401);
   });
 
   test("a local browser's cookie needs the CSRF token too; header-key callers need none", async () => {
