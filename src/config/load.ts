@@ -295,6 +295,14 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     const same = secretAt.get(s.value);
     if (same !== undefined) return add([...at, "key"], `same secret as keys[${same}]; every key needs its own`);
     secretAt.set(s.value, i);
+    // Bearer keys are never throttled (only the dashboard's sign-in form is), so a short key is a
+    // guessable password from the network. A warning, not an error: refusing would stop existing setups.
+    if (s.value.length < MIN_KEY_LENGTH) {
+      warn(
+        [...at, "key"],
+        `key "${k.name}"${k.scopes.includes("admin") ? " (admin scope)" : ""} is ${s.value.length} characters long, under ${MIN_KEY_LENGTH}: wrong keys are never throttled, so from the network a short key can be guessed; give it at least ${MIN_KEY_LENGTH} random characters (switchyard keys create makes 46-character keys: sy- and 43 random characters)`,
+      );
+    }
     const key: ConfigKey = { name: k.name, secret: s.value, scopes: k.scopes, source: "config" };
     if (k.tag !== undefined) key.tag = k.tag;
     if (k.limits !== undefined) key.limits = keyLimits(k.limits);
@@ -571,6 +579,13 @@ export function defaultConfig(env: Env = process.env, now: () => number = Date.n
  */
 export { CLIENT_KEY_PLACEHOLDERS };
 const CLIENT_KEY_PREFIX = "sy-";
+
+/**
+ * Shortest config-file client key (`keys[].key`, characters) taken without a warning: wrong bearer keys
+ * are never throttled, so a shorter one can be guessed from the network (try21's tryout). Generated keys
+ * are 46 characters (src/store/secrets.ts).
+ */
+export const MIN_KEY_LENGTH = 20;
 
 /**
  * Adds the `*-env` accounts of {@link defaultConfig} to a configuration built without a file. A value

@@ -17,14 +17,14 @@ const exampleEnv = {
   GLM_API_KEY: "sk-glm-example",
   OPENROUTER_API_KEY: "sk-or-example",
   CODEX_TOKEN: "codex-token-example",
-  SWITCHYARD_KEY_LAPTOP: "sy-laptop-example",
+  SWITCHYARD_KEY_LAPTOP: "sy-laptop-example-0123456789",
 };
 function exampleCopy(): string {
   const d = mkdtempSync(join(dir, "example-"));
   cpSync(EXAMPLE, join(d, "config.yaml"));
   mkdirSync(join(d, "secrets"));
   writeFileSync(join(d, "secrets", "openai.key"), "sk-openai-example\n");
-  writeFileSync(join(d, "secrets", "ci.key"), "sy-ci-example\n");
+  writeFileSync(join(d, "secrets", "ci.key"), "sy-ci-example-0123456789\n");
   return join(d, "config.yaml");
 }
 
@@ -38,7 +38,7 @@ describe("checkConfig", () => {
         "accounts: [{ id: a, provider: glm, api_key: k }]",
         "combos: [{ name: c, targets: [{ model: glm/x }] }]",
         "aliases: { fast: c }",
-        "keys: [{ name: k, key: s }]",
+        "keys: [{ name: k, key: sy-a-long-enough-config-key }]",
       ].join("\n"),
     );
     expect(checkConfig(p, {})).toEqual({ ok: true, lines: ["ok: 6 providers (5 built in), 1 account, 1 combo, 1 alias, 1 key"] });
@@ -140,6 +140,21 @@ describe("checkConfig", () => {
         "ok: 5 providers (5 built in), 0 accounts, 1 combo, 0 aliases, 0 keys",
       ],
     });
+  });
+});
+
+describe("a short config-file key (bearer keys are never throttled)", () => {
+  test("check-config warns, naming the key, its scope and its length, never the secret; 20 characters and more pass", () => {
+    const p = join(dir, "short-keys.yaml");
+    writeFileSync(p, 'keys:\n  - { name: boss, key: "admin", scopes: [admin] }\n  - { name: dev, key: env:DEV_KEY }\n  - { name: ok, key: "sy-exactly-twenty-ch" }\n');
+    const r = checkConfig(p, { DEV_KEY: "sy-short-dev-key" });
+    expect(r.ok).toBe(true);
+    expect(r.lines).toEqual([
+      'warning: keys[0].key: key "boss" (admin scope) is 5 characters long, under 20: wrong keys are never throttled, so from the network a short key can be guessed; give it at least 20 random characters (switchyard keys create makes 46-character keys: sy- and 43 random characters)',
+      'warning: keys[1].key: key "dev" is 16 characters long, under 20: wrong keys are never throttled, so from the network a short key can be guessed; give it at least 20 random characters (switchyard keys create makes 46-character keys: sy- and 43 random characters)',
+      "ok: 5 providers (5 built in), 0 accounts, 0 combos, 0 aliases, 3 keys",
+    ]);
+    expect(r.lines.join("\n")).not.toContain("sy-short-dev-key");
   });
 });
 
