@@ -40,7 +40,7 @@ export interface ServerConfig {
   database?: string;
   /** G-6 (SPEC 2.6): extra `Host` names accepted besides `localhost`, IP literals and the bind host; lower-case, no port. */
   allowedHosts: string[];
-  /** G-6 (SPEC 2.6): web origins (`scheme://host[:port]`, normalised) that get CORS headers and keep the loopback exemption. */
+  /** G-6 (SPEC 2.6): web origins (`scheme://host[:port]`, normalised) that get CORS headers and keep the loopback exemption on the client API (`/v1`, `/v1beta`; src/http/browser-guard.ts `clientSurface`), never on the admin API, `/metrics` or `/dashboard`. */
   corsOrigins: string[];
 }
 

@@ -18,6 +18,11 @@
  * - CORS rule: preflights (`OPTIONS` with `Access-Control-Request-Method`) and `Access-Control-Allow-*`
  *   headers only for `server.cors_origins`, echoing the exact origin, never `*`, with `Vary: Origin`.
  *   A preflight from any other origin is a 403 without CORS headers, so the browser blocks the call.
+ * - `server.cors_origins` opens the client API only ({@link clientSurface}: `/v1`, `/v1beta`, and the
+ *   open `/health`, `/api/hello`): on any other path (`/admin/api`, `/metrics`, `/dashboard`) a listed
+ *   origin is a foreign one, no CORS headers, no loopback exemption (since 2026-12-06; until then every
+ *   page on a listed origin could mint keys through the admin API: try21's tryout). The dashboard is
+ *   served from the gateway's own origin and is not affected.
  *
  * Errors are JSON in the client's format for the path ({@link formatForPath}).
  */
@@ -63,6 +68,15 @@ const PREFLIGHT_MAX_AGE_SECONDS = "600";
 
 /** Paths that need no key from anyone (SPEC 2.1): a foreign Origin changes nothing for them. */
 const OPEN_PATHS = new Set(["/health", "/api/hello"]);
+
+/**
+ * Whether `path` (as the router sees it: Bun resolves `.`/`..` segments in `request.url`) is the client
+ * API a `server.cors_origins` origin may call: `/v1`, `/v1beta` and what is under them, and the
+ * paths open to anyone. Not `/admin/api`, `/metrics` or `/dashboard`.
+ */
+export function clientSurface(path: string): boolean {
+  return OPEN_PATHS.has(path) || /^\/v1(beta)?(\/|$)/.test(path);
+}
 
 const IPV4_RE = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
 const IPV6_LITERAL_RE = /^\[[0-9a-f:.]+(%25[0-9a-z._~-]+)?\]$/i;
@@ -182,7 +196,8 @@ export function browserGuard(request: Request, policy: BrowserPolicy): BrowserVe
   const headers: Record<string, string> = { vary: "Origin" };
   const path = pathOf(request.url);
   const normal = normalOrigin(origin);
-  const configured = normal !== undefined && policy.corsOrigins.includes(normal);
+  const listed = normal !== undefined && policy.corsOrigins.includes(normal);
+  const configured = listed && clientSurface(path);
   const own = normal !== undefined && normal === ownOrigin(host);
 
   if (request.method === "OPTIONS" && request.headers.has("access-control-request-method")) {
@@ -190,9 +205,13 @@ export function browserGuard(request: Request, policy: BrowserPolicy): BrowserVe
       return refuse(
         request,
         path,
-        hubError("permission", `Cross-origin calls from ${origin.slice(0, 200)} are not allowed. To allow a web origin, add it to server.cors_origins in the config file.`, {
-          code: "origin_not_allowed",
-        }),
+        hubError(
+          "permission",
+          listed
+            ? `Cross-origin calls from ${origin.slice(0, 200)} are allowed to the client API only (/v1, /v1beta), not to ${path.slice(0, 200)}.`
+            : `Cross-origin calls from ${origin.slice(0, 200)} are not allowed. To allow a web origin, add it to server.cors_origins in the config file.`,
+          { code: "origin_not_allowed" },
+        ),
         headers,
       );
     }
@@ -227,8 +246,10 @@ export function browserGuard(request: Request, policy: BrowserPolicy): BrowserVe
       path,
       hubError(
         "permission",
-        `This request comes from a web page (Origin ${origin.slice(0, 200)}) and carries no client key; web pages do not get the loopback exemption. ` +
-          `Send a client key (Authorization: Bearer KEY or x-api-key), or add the origin to server.cors_origins in the config file to trust it.`,
+        listed
+          ? `This request comes from a web page (Origin ${origin.slice(0, 200)}) and carries no key; server.cors_origins trusts that origin for the client API (/v1, /v1beta) only, not for ${path.slice(0, 200)}, which needs a key like a remote caller.`
+          : `This request comes from a web page (Origin ${origin.slice(0, 200)}) and carries no client key; web pages do not get the loopback exemption. ` +
+            `Send a client key (Authorization: Bearer KEY or x-api-key), or add the origin to server.cors_origins in the config file to trust it.`,
         { code: "origin_not_allowed" },
       ),
       headers,

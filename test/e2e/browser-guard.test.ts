@@ -268,6 +268,31 @@ describe("CORS rule", () => {
     expect(preflight.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
   });
 
+  test("a configured origin gets the client API only: the admin API and /metrics answer it as a foreign origin (no CORS headers, no loopback exemption)", async () => {
+    const origin = "http://localhost:5173";
+    for (const path of ["/admin/api/keys", "/admin/api/settings", "/metrics", "/dashboard"]) {
+      const res = await preflight(origin, path);
+      expect([path, res.status, res.headers.get("access-control-allow-origin"), res.headers.get("access-control-allow-methods")]).toEqual([path, 403, null, null]);
+      expect(res.headers.get("vary")).toContain("Origin");
+    }
+    // A page on that origin cannot mint a key (it could until 2026-12-06), nor read one.
+    const minted = await send("/admin/api/keys", { method: "POST", headers: { origin, "content-type": "application/json" }, body: JSON.stringify({ name: "from-cors-origin" }) });
+    expect(minted.status).toBe(403);
+    expect(minted.headers.get("access-control-allow-origin")).toBeNull();
+    expect(await errorMessage(minted, "openai")).toContain("client API (/v1, /v1beta) only");
+    const read = await send("/admin/api/keys", { headers: { origin } });
+    expect([read.status, read.headers.get("access-control-allow-origin")]).toEqual([403, null]);
+    expect((await send("/metrics", { headers: { origin } })).status).toBe(403);
+    // With a key it is a remote caller: a key without the admin scope is refused, by name, still without CORS headers.
+    const plain = await send("/admin/api/keys", { method: "POST", headers: { origin, authorization: `Bearer ${CLIENT_KEY}`, "content-type": "application/json" }, body: JSON.stringify({ name: "from-cors-origin" }) });
+    expect([plain.status, plain.headers.get("access-control-allow-origin")]).toEqual([403, null]);
+    expect(await keyNames()).not.toContain("from-cors-origin");
+    // The same origin on the client API, as before: its preflight and call, CORS headers and the loopback exemption.
+    expect((await preflight(origin, "/v1/chat/completions")).headers.get("access-control-allow-origin")).toBe(origin);
+    const chat = await send("/v1/chat/completions", { method: "POST", headers: { origin, "content-type": "application/json" }, body: JSON.stringify(CHAT) });
+    expect([chat.status, chat.headers.get("access-control-allow-origin")]).toEqual([200, origin]);
+  });
+
   test("a request without Origin gets no CORS headers", async () => {
     const res = await send("/v1/models");
     expect(res.status).toBe(200);

@@ -4,7 +4,7 @@
  * The rules as a client meets them are tested through the gateway in test/e2e/browser-guard.test.ts.
  */
 import { describe, expect, test } from "bun:test";
-import { formatForPath, hostAllowed, parseHostHeader, type BrowserPolicy } from "../../src/http/browser-guard.ts";
+import { browserGuard, clientSurface, formatForPath, hostAllowed, parseHostHeader, type BrowserPolicy } from "../../src/http/browser-guard.ts";
 
 const policy: BrowserPolicy = { bindHost: "127.0.0.1", allowedHosts: ["gateway.lan"], corsOrigins: [] };
 
@@ -65,5 +65,24 @@ describe("refusals speak the client's format", () => {
     expect(formatForPath("/v1/chat/completions", goog)).toBe("openai-chat");
     expect(formatForPath("/admin/api/keys", anthropic)).toBe("openai-chat");
     expect(formatForPath("/v1/embeddings", none)).toBe("openai-chat");
+  });
+});
+
+describe("what server.cors_origins opens: the client API only", () => {
+  test("/v1 and /v1beta and below, /health and /api/hello are the client surface; the admin API, /metrics, /dashboard and look-alikes are not", () => {
+    for (const p of ["/v1", "/v1/chat/completions", "/v1/models", "/v1/models/gemini-2.5:generateContent", "/v1beta", "/v1beta/models/x:streamGenerateContent", "/health", "/api/hello"]) expect([p, clientSurface(p)]).toEqual([p, true]);
+    for (const p of ["/admin/api/keys", "/admin/api", "/metrics", "/dashboard", "/dashboard/login", "/v1x", "/v1betax/models", "/", "/V1/chat/completions"]) expect([p, clientSurface(p)]).toEqual([p, false]);
+  });
+
+  test("a listed origin's preflight to the admin API is refused without CORS headers; to /v1 it is answered", async () => {
+    const listed: BrowserPolicy = { ...policy, corsOrigins: ["http://localhost:5173"] };
+    const ask = (path: string) =>
+      browserGuard(new Request(`http://127.0.0.1:20128${path}`, { method: "OPTIONS", headers: { host: "127.0.0.1:20128", origin: "http://localhost:5173", "access-control-request-method": "POST" } }), listed);
+    const admin = ask("/admin/api/keys");
+    expect(admin.response?.status).toBe(403);
+    expect(admin.response?.headers.get("access-control-allow-origin")).toBeNull();
+    const v1 = ask("/v1/chat/completions");
+    expect(v1.response?.status).toBe(204);
+    expect(v1.response?.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
   });
 });
