@@ -279,7 +279,11 @@ export function sessionCookie(s: Session, secure: boolean): string {
   return `${secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE}=${s.id}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${Math.floor(SESSION_TTL_MS / 1000)}${secure ? "; Secure" : ""}`;
 }
 
-/** The `Set-Cookie` value that removes the session cookie ({@link sessionCookie}'s name for `secure`). */
-export function clearedSessionCookie(secure = false): string {
-  return `${secure ? SECURE_SESSION_COOKIE : SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0${secure ? "; Secure" : ""}`;
+/**
+ * The `Set-Cookie` values that remove the session cookie: {@link sessionCookie}'s name for `secure`, and
+ * over HTTPS also the plain name, which versions before 2026-12-06 set there (`Secure`) too.
+ */
+export function clearedSessionCookies(secure = false): string[] {
+  const plain = `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0`;
+  return secure ? [`${SECURE_SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure`, `${plain}; Secure`] : [plain];
 }

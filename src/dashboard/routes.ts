@@ -23,7 +23,7 @@ import { Elysia } from "elysia";
 import { isRemote, presentedKey } from "../../pipeline/index.ts";
 import { adminAccess, type AdminAuth } from "../admin/access.ts";
 import { SignInThrottle } from "../admin/sign-in-throttle.ts";
-import { clearedSessionCookie, CSRF_HEADER, safeEqual, sessionCookie, type Session, type SessionBook } from "../admin/sessions.ts";
+import { clearedSessionCookies, CSRF_HEADER, safeEqual, sessionCookie, type Session, type SessionBook } from "../admin/sessions.ts";
 
 /** The pages of the app (each is also a path under /dashboard). */
 export const PAGES = ["overview", "accounts", "routing", "calls", "usage", "keys", "setup"] as const;
@@ -252,9 +252,9 @@ export function dashboardRoutes(deps: DashboardDeps) {
           if (!token || !safeEqual(token, s.csrf)) return jsonError(403, "Signing out needs the session's CSRF token.", "permission_error");
           await deps.sessions.end(s.id);
         }
-        return new Response(JSON.stringify({ ok: true }), {
-          headers: { "content-type": "application/json", "set-cookie": clearedSessionCookie(isSecure(request)), ...SECURITY_HEADERS },
-        });
+        const headers = new Headers({ "content-type": "application/json", ...SECURITY_HEADERS });
+        for (const c of clearedSessionCookies(isSecure(request))) headers.append("set-cookie", c);
+        return new Response(JSON.stringify({ ok: true }), { headers });
       },
       { parse: "none" },
     );

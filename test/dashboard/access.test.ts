@@ -202,7 +202,7 @@ describe("sign-in and CSRF", () => {
     expect(ok.status).toBe(201);
     const out = await fetch(`${gw.url}/dashboard/logout`, { method: "POST", headers: { ...https, cookie, "x-csrf-token": csrf } });
     expect(out.status).toBe(200);
-    expect(out.headers.get("set-cookie")).toBe("__Host-sy_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure");
+    expect(out.headers.getSetCookie()).toEqual(["__Host-sy_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure", "sy_session=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0; Secure"]);
     expect((await fetch(`${gw.url}/admin/api/keys`, { headers: { ...https, cookie } })).status).toBe(401);
   });
 
