@@ -24,6 +24,7 @@ import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
 import { clampOutputTokens } from "./clamp-output-tokens.ts";
 import { siblingTargets } from "./siblings.ts";
 import { upstreamTraceparent } from "./trace-context.ts";
+import { presentedSecrets, scrubAndCut, TRACE_TEXT_MAX } from "./scrub.ts";
 
 /** Applies the account effects of the classification table and records successes. */
 export interface AccountHealth {
@@ -129,6 +130,12 @@ export interface AttemptDeps {
    * span (pipeline/trace-context.ts). Without it the client's `traceparent` is forwarded as sent.
    */
   traceUpstream?: boolean;
+  /**
+   * Every secret the instance holds (account credentials, client keys): scrubbed from error answers
+   * and, before it is cut, from the error text an attempt's route-trace entry keeps. Only
+   * credential-shaped text is scrubbed when absent.
+   */
+  secrets?: () => Iterable<string>;
 }
 
 /** What the attempt loop takes from the request's resolution: the settings of the combo addressed, if any. */
@@ -448,6 +455,8 @@ class Attempt implements CommitAttempt {
     /** Releases the slot the attempt holds (the pool's, called once). */
     private readonly slot: () => void,
     private readonly deps: AttemptDeps,
+    /** The request, for the key it presented (scrubbed from trace text as the instance's secrets are). */
+    private readonly ctx: RequestContext,
   ) {}
 
   release(): void {
@@ -463,10 +472,15 @@ class Attempt implements CommitAttempt {
     trace.durationMs = deps.clock.now() - this.started;
     trace.status = facts.status;
     trace.classification = classification.row;
-    trace.error = (error.traceMessage ?? error.message).slice(0, 300);
+    trace.error = this.traceText(error.traceMessage ?? error.message);
     trace.effect = describeEffect(classification);
     const retryAfterSeconds = error.retryAfterSeconds ?? classification.retryAfterSeconds;
     return { error: retryAfterSeconds !== undefined ? { ...error, retryAfterSeconds } : error, classification };
+  }
+
+  traceText(text: string): string {
+    const request = this.ctx.request;
+    return scrubAndCut(text, TRACE_TEXT_MAX, [...(this.deps.secrets?.() ?? []), ...presentedSecrets(request.headers, request.url)]);
   }
 }
 
@@ -496,7 +510,7 @@ async function attemptOnce(
     ctx.trace.attempts.push(trace);
     // SPEC O-6: the body sent upstream and the reply's bytes, when the flight recorder is on.
     const recording = ctx.recording?.attempt({ target: target.label, accountId: account.id, upstreamFormat: translated.upstreamFormat, body: translated.body });
-    a = new Attempt(target, account, translated, started, trace, recording, attempts, fallback, hints, release, deps);
+    a = new Attempt(target, account, translated, started, trace, recording, attempts, fallback, hints, release, deps, ctx);
     const providerCodec = codecFor(translated.upstreamFormat);
     try {
       const call = executeCall(

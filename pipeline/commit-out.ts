@@ -85,6 +85,12 @@ export interface CommitAttempt {
   /** Classifies a failure and fills the trace (the attempt loop's). Called as the attempt's method (`a.fail(…)`). */
   fail(facts: Omit<FailureFacts, "now">, error: HubError): AttemptFailure;
   /**
+   * `text` as the attempt's route-trace `error` keeps it: scrubbed of every secret as a whole, then cut
+   * to 300 characters (pipeline/scrub.ts scrubAndCut, TRACE_TEXT_MAX), so a secret the cut goes
+   * through is not kept in part. Called as the attempt's method.
+   */
+  traceText(text: string): string;
+  /**
    * Set true by the commit point when the reply streams on: its body (or event pump) then owns the
    * concurrency slot and releases it when it ends. Unset for a reply sent whole (its slot is released
    * at the commit) and for a failure (false or absent).

@@ -463,7 +463,7 @@ function gatewayFailed(a: CommitAttempt, e: unknown): AttemptFailure {
   const provider = a.target.provider.id;
   const failure = a.fail({ gateway: true, status: a.reply.status }, hubError("api_error", `The gateway failed while reading the reply of upstream ${provider}.`, { status: 500, code: "gateway_error" }));
   const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-  a.trace.error = `The gateway failed while reading the reply of upstream ${provider} (its own error, not the upstream's: ${what})`.slice(0, 300);
+  a.trace.error = a.traceText(`The gateway failed while reading the reply of upstream ${provider} (its own error, not the upstream's: ${what})`);
   return failure;
 }
 

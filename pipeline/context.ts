@@ -9,6 +9,7 @@ import { codecFor } from "../formats/index.ts";
 import type { Account, ClientKey, FlightRecording, Outcome, ReplyEventSink, RouteTrace } from "./ports.ts";
 import type { Target } from "./resolve.ts";
 import { ClientHeaders } from "./client-headers.ts";
+import { scrubAndCut, TRACE_TEXT_MAX } from "./scrub.ts";
 import { RequestText } from "../formats/write-body-json.ts";
 
 /**
@@ -213,11 +214,13 @@ export interface Finished {
  * upstream's in-band error, an event that is not JSON; the reply driver's `lateError`) as the serving
  * attempt's `error`, so the route trace of an `upstream_error` reply (`calls inspect`, the dashboard's
  * call view) says why it broke off; `RouteTrace.error` stays for requests served no reply. An attempt
- * that has an error already keeps it.
+ * that has an error already keeps it. The text is scrubbed of `secrets` (the instance's and the key the
+ * request presented) and credential shapes as a whole, then cut to 300 characters (scrub.ts
+ * scrubAndCut, TRACE_TEXT_MAX): an in-band error may echo a credential.
  */
-export function noteLateError(trace: RouteTrace, error: HubError | undefined): void {
+export function noteLateError(trace: RouteTrace, error: HubError | undefined, secrets: Iterable<string> = []): void {
   const served = trace.attempts.at(-1);
-  if (served && error && served.error === undefined) served.error = error.message.slice(0, 300);
+  if (served && error && served.error === undefined) served.error = scrubAndCut(error.message, TRACE_TEXT_MAX, secrets);
 }
 
 /**

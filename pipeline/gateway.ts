@@ -25,8 +25,6 @@ export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDe
   started?: (ctx: RequestContext) => void;
   /** Mints request ids and route ids ({@link defaultIds} when absent). */
   ids?: Ids;
-  /** Every secret the instance holds (account credentials, client keys), scrubbed from error answers. */
-  secrets?: () => Iterable<string>;
   /** PII redaction settings (SPEC R-1/S-3, config `settings.redaction`); redaction is off when absent. */
   redaction?: () => RedactionSettings;
 }

@@ -53,6 +53,35 @@ export function scrubText(text: string, secrets: Iterable<string> = []): string 
   return out;
 }
 
+/** Characters of error text a route trace keeps of an attempt's failure (cut after scrubbing). */
+export const TRACE_TEXT_MAX = 300;
+
+/**
+ * `clean`, a text already scrubbed ({@link scrubText}), cut to at most `end` characters (UTF-16 code
+ * units). The cut never ends inside a {@link REDACTED} marker (it is left out whole) nor between the
+ * halves of a surrogate pair. Cut after scrubbing, never before: a secret across the cut would be
+ * kept in part, and a part is no longer recognised.
+ */
+export function cutScrubbed(clean: string, end: number): string {
+  if (clean.length <= end) return clean;
+  let at = Math.max(0, end);
+  // A marker that starts before the cut and ends after it.
+  const open = clean.lastIndexOf(REDACTED, at - 1);
+  if (open >= 0 && open + REDACTED.length > at) at = open;
+  const last = clean.charCodeAt(at - 1);
+  if (last >= 0xd800 && last <= 0xdbff) at--;
+  return clean.slice(0, at);
+}
+
+/**
+ * `text` scrubbed ({@link scrubText}) as a whole, then cut to at most `max` characters
+ * ({@link cutScrubbed}): the text a route trace keeps of an error (SPEC O-2), so that a secret the cut
+ * goes through is replaced whole instead of surviving in part.
+ */
+export function scrubAndCut(text: string, max: number, secrets: Iterable<string> = []): string {
+  return cutScrubbed(scrubText(text, secrets), max);
+}
+
 /**
  * A JSON-serialisable value with every string scrubbed ({@link scrubText}): a scrubbed copy, or `value`
  * itself when nothing in it needed scrubbing (the common case costs no re-parse).

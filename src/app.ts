@@ -16,6 +16,7 @@ import {
   modelAllowed,
   noteLateError,
   presentedKey,
+  presentedSecrets,
   TargetOrder,
   type AttemptSettings,
   type Finished,
@@ -352,7 +353,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     const rec = usageRecordOf(ctx, f, now, servedBy());
     accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now, f.reply);
     ctx.trace.outcome = f.outcome;
-    if (f.outcome === "upstream_error") noteLateError(ctx.trace, f.reply?.lateError);
+    if (f.outcome === "upstream_error") noteLateError(ctx.trace, f.reply?.lateError, [...secrets(), ...presentedSecrets(ctx.request.headers, ctx.request.url)]);
     ctx.trace.status = f.status;
     ctx.trace.totalMs = rec.totalMs;
     ctx.trace.warnings = ctx.warnings;

@@ -7,7 +7,9 @@
  * Held in memory by this instance (a ring of `max_requests` entries, oldest evicted first); each body
  * is kept up to `max_body_bytes` and marked `truncated` beyond that, with its full byte count. Secrets
  * are scrubbed when a recording is read (pipeline/scrub.ts: every secret the instance holds, the key
- * the request presented, and anything shaped like a credential), so what leaves the instance through
+ * the request presented, and anything shaped like a credential), before the body is cut (16 KiB past
+ * the cut are kept for that and never shown: a secret across the cut is replaced whole), so what
+ * leaves the instance through
  * `GET /admin/api/calls/{id}/recording` or `switchyard calls inspect ID --bodies` never carries one.
  * SSE bodies are also split into their events (eventsource-parser) for display. The reply of a request
  * that came over Codex's Responses WebSocket (SPEC 2.5) is recorded as what went over the socket: its
@@ -19,7 +21,7 @@
  */
 import { createParser } from "eventsource-parser";
 import type { AttemptRecording, FlightRecording } from "../../pipeline/ports.ts";
-import { bodyBytes, presentedSecrets, scrubText, type RequestContext } from "../../pipeline/index.ts";
+import { bodyBytes, cutScrubbed, presentedSecrets, scrubText, type RequestContext } from "../../pipeline/index.ts";
 
 /** `settings.flight_recorder` as the recorder reads it. */
 export interface FlightRecorderSettings {
@@ -33,7 +35,14 @@ export interface FlightRecorderSettings {
 /** Defaults of `settings.flight_recorder` (SPEC O-6). */
 export const FLIGHT_RECORDER_DEFAULTS: FlightRecorderSettings = { enabled: false, maxRequests: 200, maxBodyBytes: 1024 * 1024 };
 
-/** A body kept up to a byte limit. */
+/**
+ * Bytes kept past `max_body_bytes` so that a secret the cut goes through is still whole when the body
+ * is scrubbed (longer than any credential the scrubber knows: keys, OAuth and JWT tokens, a PEM private
+ * key block); they are never shown.
+ */
+export const SCRUB_MARGIN_BYTES = 16 * 1024;
+
+/** A body kept up to a byte limit (and {@link SCRUB_MARGIN_BYTES} more, for scrubbing only). */
 class BoundedBody {
   private parts: Uint8Array[] = [];
   private kept = 0;
@@ -45,7 +54,7 @@ class BoundedBody {
   add(chunk: Uint8Array | string): void {
     const bytes = typeof chunk === "string" ? new TextEncoder().encode(chunk) : chunk;
     this.total += bytes.byteLength;
-    const room = this.limit - this.kept;
+    const room = this.limit + SCRUB_MARGIN_BYTES - this.kept;
     if (room <= 0) return;
     // Copy: the caller's buffer may be reused or transferred.
     const part = bytes.byteLength <= room ? bytes.slice() : bytes.slice(0, room);
@@ -53,12 +62,26 @@ class BoundedBody {
     this.kept += part.byteLength;
   }
 
-  text(): string {
-    return new TextDecoder().decode(Buffer.concat(this.parts));
+  /**
+   * The body as text, scrubbed of `secrets` ({@link scrubText}) and cut at `max_body_bytes`: scrubbed
+   * before it is cut, so a secret across the cut is replaced whole, not kept in part. The text kept
+   * past the cut (the margin) is scrubbed with the rest and then dropped: what is shown is the
+   * scrubbed first `max_body_bytes` bytes up to where they stop agreeing with the scrubbed longer text
+   * (a secret cut there is left out), never a marker cut in two (cutScrubbed).
+   */
+  scrubbed(secrets: Iterable<string>): string {
+    const all = Buffer.concat(this.parts);
+    const whole = scrubText(new TextDecoder().decode(all), secrets);
+    if (!this.truncated) return whole;
+    const head = scrubText(new TextDecoder().decode(all.subarray(0, this.limit)), secrets);
+    const n = Math.min(whole.length, head.length);
+    let same = 0;
+    while (same < n && whole.charCodeAt(same) === head.charCodeAt(same)) same++;
+    return cutScrubbed(whole, same);
   }
 
   get truncated(): boolean {
-    return this.total > this.kept;
+    return this.total > this.limit;
   }
 }
 
@@ -271,7 +294,7 @@ export class FlightRecorder {
     this.captureClient(entry);
     const secrets = [...this.secrets(), ...entry.presented];
     const view = (b: BoundedBody, sse: boolean): RecordedBody => {
-      const body = scrubText(b.text(), secrets);
+      const body = b.scrubbed(secrets);
       const out: RecordedBody = { body, bytes: b.total, truncated: b.truncated };
       if (sse) out.events = sseEvents(body);
       return out;

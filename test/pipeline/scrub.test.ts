@@ -1,6 +1,6 @@
 /** Secret scrubbing (pipeline/scrub.ts): known secrets and credential-shaped tokens never pass. */
 import { describe, expect, test } from "bun:test";
-import { presentedSecrets, REDACTED, scrubErrorResponse, scrubText, scrubValue } from "../../pipeline/scrub.ts";
+import { cutScrubbed, presentedSecrets, REDACTED, scrubAndCut, scrubErrorResponse, scrubText, scrubValue } from "../../pipeline/scrub.ts";
 
 describe("scrubText", () => {
   test("known secrets are replaced exactly, however they are shaped, also JSON-escaped", () => {
@@ -50,5 +50,24 @@ describe("helpers", () => {
     expect(await err.text()).toBe(`{"error":"bad ${REDACTED}"}`);
     const ok = new Response("upk_7Qm2Vx9K", { status: 200 });
     expect(await scrubErrorResponse(ok, ["upk_7Qm2Vx9K"])).toBe(ok);
+  });
+});
+
+describe("scrubAndCut: scrubbed as a whole, then cut", () => {
+  const key = "plainsecretkeyvalue0000000";
+  test("a known secret across the cut is replaced whole, never kept in part", () => {
+    for (let before = 1; before < key.length; before++) {
+      const text = `${"e".repeat(50 - before)}${key} and more`;
+      const out = scrubAndCut(text, 50, [key]);
+      expect(out.length).toBeLessThanOrEqual(50);
+      expect([before, out.includes(key.slice(0, 4))]).toEqual([before, false]);
+    }
+  });
+  test("the cut never ends inside a marker or between the halves of a surrogate pair", () => {
+    expect(scrubAndCut(`ab ${key} cd`, 8, [key])).toBe("ab ");
+    expect(scrubAndCut(`ab ${key} cd`, 13, [key])).toBe(`ab ${REDACTED}`);
+    expect(cutScrubbed(`a${REDACTED}`, 5)).toBe("a");
+    expect(cutScrubbed("ab😀c", 3)).toBe("ab");
+    expect(cutScrubbed("short", 300)).toBe("short");
   });
 });

@@ -1,0 +1,162 @@
+/**
+ * A secret across a cut is scrubbed whole (SPEC O-2, O-6): the route trace keeps 300 characters of an
+ * attempt's error and the flight recorder `max_body_bytes` of each body; both are scrubbed as a whole
+ * before they are cut, so an account key that an upstream echoes right where the cut falls does not
+ * survive in part. The key here has no credential shape (no `sk-` prefix): only the exact match of the
+ * instance's own secret can catch it, and a part of it is no longer that secret.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { SOURCE_CLI } from "../support/instance.ts";
+import { providersAtFake } from "../support/configs.ts";
+
+const ACCOUNT_KEY = "o5plainsecretkeyvalue000000000000"; // 33 characters, no known shape
+const PIECE = 8;
+
+/** Every piece of `PIECE` characters of the account key that `text` contains. */
+function piecesIn(text: string): string[] {
+  const out: string[] = [];
+  for (let i = 0; i + PIECE <= ACCOUNT_KEY.length; i++) if (text.includes(ACCOUNT_KEY.slice(i, i + PIECE))) out.push(ACCOUNT_KEY.slice(i, i + PIECE));
+  return out;
+}
+
+const yaml = (settings: string) => `
+${providersAtFake(["o5", "openai"])}
+accounts:
+  - id: o5-1
+    provider: o5
+    api_key: env:O5_KEY
+settings:
+  ${settings}
+`;
+
+/** The fake answers `PAD:n` with a 400 whose message is n × "e", then the key it was sent. */
+function echoPadded(gw: TestGateway): void {
+  gw.fake.handle((req) => {
+    const last = JSON.stringify(req.body ?? {}).match(/PAD:(\d+)/);
+    if (!last) return undefined;
+    const key = (req.headers.authorization ?? "").replace(/^Bearer /, "");
+    return { status: 400, json: { error: { message: `${"e".repeat(Number(last[1]))} key: ${key}`, type: "invalid_request_error", param: null, code: null } } };
+  });
+}
+
+const chat = (url: string, content: string) =>
+  fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "o5/gpt-x", messages: [{ role: "user", content }] }),
+  });
+
+/** `switchyard calls inspect ID ARGS… --url URL` from source: its output. */
+async function inspect(gw: TestGateway, id: string, args: string[] = []): Promise<string> {
+  const p = Bun.spawn([...SOURCE_CLI, "calls", "inspect", id, "--url", gw.url, ...args], { stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: gw.dataDir } });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  expect([code, stderr]).toEqual([0, ""]);
+  return stdout;
+}
+
+describe("route traces: an attempt's error cut at 300 characters", () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway(yaml("max_attempts: 1"), { env: { O5_KEY: ACCOUNT_KEY } });
+    echoPadded(gw);
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  const traceOf = async (routeId: string) => {
+    const r = await fetch(`${gw.url}/admin/api/route-traces/${routeId}`);
+    expect(r.status).toBe(200);
+    return await r.text();
+  };
+
+  test("a key the cut goes through is [redacted] or left out, never kept in part: API and calls inspect", async () => {
+    // Where the upstream's message starts in the trace's error text.
+    const probe = await chat(gw.url, "PAD:0");
+    expect(probe.status).toBe(400);
+    await probe.text();
+    const probeError: string = JSON.parse(await traceOf(probe.headers.get("x-switchyard-route-id")!)).attempts[0].error;
+    const lead = probeError.indexOf(" key: ");
+    expect(lead).toBeGreaterThanOrEqual(0);
+    expect(probeError).toContain(" key: [redacted]");
+
+    // The key starts 1…32 characters before the cut at 300 (its first `PIECE`-character piece and more before it).
+    let straddled = 0;
+    for (const before of [1, 4, 9, 16, 25, 32]) {
+      const n = 300 - before - lead - " key: ".length;
+      const res = await chat(gw.url, `PAD:${n}`);
+      expect(res.status).toBe(400);
+      const clientText = await res.text();
+      expect(clientText).toContain("key: [redacted]");
+      const routeId = res.headers.get("x-switchyard-route-id")!;
+      const trace = await traceOf(routeId);
+      const error: string = JSON.parse(trace).attempts[0].error;
+      expect(error.length).toBeLessThanOrEqual(300);
+      expect(error).toStartWith(probeError.slice(0, lead));
+      expect([before, piecesIn(trace)]).toEqual([before, []]);
+      if (before >= PIECE) {
+        straddled++;
+        const text = await inspect(gw, routeId);
+        expect(text).toContain("eeee");
+        expect([before, piecesIn(text)]).toEqual([before, []]);
+        const json = await inspect(gw, routeId, ["--json"]);
+        expect(piecesIn(json)).toEqual([]);
+      }
+    }
+    expect(straddled).toBe(4);
+  });
+});
+
+describe("flight recorder: bodies cut at max_body_bytes", () => {
+  // The upstream's 400 reply as the fake writes it, the key at `at`.
+  const reply = (n: number) => JSON.stringify({ error: { message: `${"e".repeat(n)} key: ${ACCOUNT_KEY}`, type: "invalid_request_error", param: null, code: null } });
+  const N = 40;
+  const at = reply(N).indexOf(ACCOUNT_KEY);
+  // The cut falls 20 characters into the key.
+  const MAX = at + 20;
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway(yaml(`flight_recorder: { enabled: true, max_body_bytes: ${MAX} }`), { env: { O5_KEY: ACCOUNT_KEY } });
+    echoPadded(gw);
+  });
+  afterAll(async () => {
+    await gw?.stop();
+  });
+
+  test("the upstream's reply and the client's body: no piece of the key, in the API and in calls inspect --bodies", async () => {
+    // The client's own body carries the key across the cut too (a pasted `.env`, say).
+    const opening = JSON.stringify({ model: "o5/gpt-x", messages: [{ role: "user", content: `PAD:${N} ` }] }).indexOf(`PAD:${N} `) + `PAD:${N} `.length;
+    const content = `PAD:${N} ${"x".repeat(at - opening)}${ACCOUNT_KEY} tail`;
+    const res = await chat(gw.url, content);
+    expect(res.status).toBe(400);
+    await res.text();
+    const routeId = res.headers.get("x-switchyard-route-id")!;
+    const r = await fetch(`${gw.url}/admin/api/calls/${routeId}/recording`);
+    expect(r.status).toBe(200);
+    const raw = await r.text();
+    const rec = JSON.parse(raw);
+    // Both cut where the key is: the fake's reply as sent, the client's body as sent.
+    expect(gw.fake.requests.at(-1)!.body.messages[0].content).toBe(content);
+    expect(rec.attempts[0].reply).toMatchObject({ truncated: true, bytes: reply(N).length });
+    expect(rec.attempts[0].reply.body).toBe(reply(N).slice(0, at));
+    expect(rec.client.truncated).toBe(true);
+    expect(rec.client.body).toBe(JSON.stringify({ model: "o5/gpt-x", messages: [{ role: "user", content }] }).slice(0, at));
+    expect(piecesIn(raw)).toEqual([]);
+
+    const text = await inspect(gw, routeId, ["--bodies"]);
+    expect(text).toContain("--- upstream reply");
+    expect(piecesIn(text)).toEqual([]);
+  });
+
+  test("a key that ends before the cut shows [redacted]; one the cut goes through is left out", async () => {
+    const res = await chat(gw.url, `PAD:1 ${ACCOUNT_KEY}`);
+    expect(res.status).toBe(400);
+    await res.text();
+    const rec = (await (await fetch(`${gw.url}/admin/api/calls/${res.headers.get("x-switchyard-route-id")}/recording`)).json()) as any;
+    expect(rec.attempts[0].reply.body).toStartWith(`{"error":{"message":"e key: [redacted]`);
+    // The client's body: the key begins before the cut and ends after it.
+    expect(rec.client.body).toEndWith('"content":"PAD:1 ');
+    expect(piecesIn(JSON.stringify(rec))).toEqual([]);
+  });
+});
