@@ -42,6 +42,34 @@ export function modelAllowed(limits: KeyLimits | undefined, model: string): bool
 }
 
 /**
+ * Whether a target the router adds on its own, a capacity adapter's (SPEC R-3), may serve a request of
+ * a key whose `models` allow-list is `list` (SPEC 9.6: "a model outside the allow-list → 403"): the
+ * adapter's configured name `name` is allowed as a requested name is ({@link modelAllowed}), or the
+ * target's `provider/model` is (an exact entry or a `provider/*` pattern), or an alias or combo the list
+ * names resolves to that `provider/model` in `table` (a key allowed `vision` may be served what `vision`
+ * names). No list allows every target. The allow-list entries are resolved once, at the first target
+ * neither of the first two allows.
+ */
+export function allowListReach(list: readonly string[] | undefined, table: RoutingTable): (name: string, target: Target) => boolean {
+  if (!list) return () => true;
+  const limits: KeyLimits = { models: [...list] };
+  let reached: Set<string> | undefined;
+  return (name, target) => {
+    const served = `${target.provider.id}/${target.model}`;
+    if (modelAllowed(limits, name) || modelAllowed(limits, served)) return true;
+    if (!reached) {
+      reached = new Set();
+      for (const entry of list) {
+        if (entry.endsWith("/*")) continue;
+        const r = resolveModel(entry, table);
+        if (!("kind" in r)) for (const t of r.targets) reached.add(`${t.provider.id}/${t.model}`);
+      }
+    }
+    return reached.has(served);
+  };
+}
+
+/**
  * The refusal of a model outside a key's allow-list (SPEC 9.6), worded once for the guard's 403 and the
  * admin dry run's: names the key, the model asked for and what its `models` limit allows.
  */

@@ -16,7 +16,8 @@
  *    (`models:` entry says so) come first, then the rest, each group in its previous order; an image
  *    given by remote URL counts as unreadable for a Gemini target (it takes no URL). When no
  *    target can, the capacity-adapter models of `settings.capacity_adapter` for those kinds go first
- *    (an adapter already in the list is moved rather than duplicated).
+ *    (an adapter already in the list is moved rather than duplicated), those the request's client key
+ *    may use (its `models` allow-list, SPEC 9.6); when it may use none, the order is kept with a warning.
  * 4. Quota: within each group (never across groups), targets that report per-model remaining quota go
  *    ahead, most remaining first; the others keep their order behind them.
  *
@@ -24,7 +25,7 @@
  * {@link TargetOrder.plan} serves real requests (through the gateway's `order` hook) and the dry run
  * (with `dryRun`, which neither advances round-robin counters nor counts least-used requests).
  */
-import type { HubPart, HubRequest, WireFormat } from "../formats/hub.ts";
+import { Warnings, type HubPart, type HubRequest, type WireFormat } from "../formats/hub.ts";
 import { tryHubOf, type RequestContext } from "./context.ts";
 import { affinityKey } from "./affinity.ts";
 import { pickAccount, verdictDecision, type AccountPool, type PickHints } from "./pick.ts";
@@ -32,6 +33,7 @@ import type { DecisionTrace } from "./ports.ts";
 import { decide, requestFacts, type RequestFacts } from "./predicates.ts";
 import { addAccountHint, nearAliasOrCombo, resolveModel, type ComboSpec, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
 import { siblingTargets } from "./siblings.ts";
+import { allowListReach } from "./key-limits.ts";
 
 /** Kinds of input a model may or may not read (SPEC R-3; `settings.capacity_adapter` keys). */
 export type AttachmentKind = "images" | "pdf" | "audio" | "video";
@@ -143,6 +145,13 @@ export interface OrderRequest {
   hub?: HubRequest;
   hubError?: string;
   keyTag?: string;
+  /** The name of the client key the request presented, for the decisions' and the warning's words. */
+  keyName?: string;
+  /**
+   * That key's `models` allow-list (SPEC 9.6; undefined: none): capacity-adapter targets it does not
+   * allow are left out (key-limits.ts allowListReach), since the guard checked the requested name only.
+   */
+  keyModels?: readonly string[];
 }
 
 /** The outcome of ordering. */
@@ -150,6 +159,12 @@ export interface OrderPlan {
   targets: Target[];
   decisions: DecisionTrace[];
   facts: RequestFacts;
+  /**
+   * Set when the key's allow-list left out every capacity-adapter model for the attachments of the
+   * current user turn, so the request goes to the targets it named (as with no adapter configured): the
+   * `X-Switchyard-Warning` a real request carries (code `capacity_adapter_not_allowed`).
+   */
+  warning?: { code: string; message: string };
 }
 
 /** The order stage with its per-combo state (round-robin counters, least-used counts). */
@@ -197,6 +212,7 @@ export class TargetOrder {
     if (targets.length === 1 && !resolution.combo && !targets[0].when && !hasAdapters(this.deps.capacityAdapter())) return targets;
     const plan = this.plan(requestOf(ctx), resolution, { dryRun: ctx.endpoint === "count_tokens" });
     ctx.trace.decisions.push(...plan.decisions);
+    if (plan.warning) new Warnings(ctx.warnings).add(plan.warning.code, plan.warning.message);
     return plan.targets;
   }
 
@@ -232,10 +248,15 @@ export class TargetOrder {
 
     // 3. attachment split → groups
     let groups: Target[][] = [list];
+    let warning: OrderPlan["warning"];
     // With one target and no capacity adapter, there is nothing to reorder: the body is not parsed.
     const splitMatters = list.length > 1 || hasAdapters(this.deps.capacityAdapter());
     const kinds = splitMatters && req.hub ? currentTurnAttachments(req.hub) : [];
-    if (kinds.length > 0 && list.length > 0) groups = this.splitByCapability(list, kinds, kinds.includes("images") && currentTurnRemoteImage(req.hub!), decisions);
+    if (kinds.length > 0 && list.length > 0) {
+      const split = this.splitByCapability(list, kinds, kinds.includes("images") && currentTurnRemoteImage(req.hub!), decisions, req);
+      groups = split.groups;
+      warning = split.warning;
+    }
 
     // 4. quota within groups
     const quota = this.deps.quota;
@@ -249,6 +270,7 @@ export class TargetOrder {
     return {
       targets,
       decisions,
+      ...(warning ? { warning } : {}),
       get facts() {
         return facts();
       },
@@ -311,8 +333,13 @@ export class TargetOrder {
     return after;
   }
 
-  /** Step 3; `remoteImage`: an image of the turn is given by remote URL, which a Gemini target cannot take. */
-  private splitByCapability(list: Target[], kinds: AttachmentKind[], remoteImage: boolean, decisions: DecisionTrace[]): Target[][] {
+  /**
+   * Step 3; `remoteImage`: an image of the turn is given by remote URL, which a Gemini target cannot
+   * take. Capacity-adapter targets are added only when the request's key may use them
+   * ({@link OrderRequest.keyModels}); when it may use none, the order is kept as with no adapter, with a
+   * warning.
+   */
+  private splitByCapability(list: Target[], kinds: AttachmentKind[], remoteImage: boolean, decisions: DecisionTrace[], req: OrderRequest): { groups: Target[][]; warning?: OrderPlan["warning"] } {
     const what = kinds.join(", ");
     const reads = (t: Target) => kinds.every((k) => t.provider.models[t.model]?.[k] === true);
     const can = (t: Target) => reads(t) && (!remoteImage || takesImageUrls(t));
@@ -327,7 +354,7 @@ export class TargetOrder {
             ? "cannot take the image given by remote URL in the current user turn: Gemini takes only inline data, gs:// or Files API URIs, and the gateway does not fetch (capable targets go first)"
             : `not known to read the ${what} in the current user turn (capable targets go first)`,
       );
-      return rest.length > 0 ? [capable, rest] : [capable];
+      return { groups: rest.length > 0 ? [capable, rest] : [capable] };
     }
     // No target can read it: the capacity adapters for these kinds go first.
     const table = this.deps.routing();
@@ -335,6 +362,9 @@ export class TargetOrder {
     const names: string[] = [];
     for (const k of kinds) for (const n of adapterCfg[k] ?? []) if (!names.includes(n)) names.push(n);
     const adapters: Target[] = [];
+    /** Adapter targets the key's allow-list leaves out (SPEC 9.6). */
+    const barred: string[] = [];
+    const allowed = allowListReach(req.keyModels, table);
     let remaining = list.slice();
     for (const n of names) {
       const present = remaining.find((t) => t.label === n && !t.accountId);
@@ -350,15 +380,29 @@ export class TargetOrder {
         continue;
       }
       for (const t of r.targets) {
+        if (!allowed(n, t)) {
+          barred.push(targetSubject(t));
+          decisions.push({ subject: targetSubject(t), verdict: "out", reason: `capacity adapter for ${what}: not in the models allow-list of client key "${req.keyName ?? "?"}"` });
+          continue;
+        }
         adapters.push(t);
         decisions.push({ subject: targetSubject(t), verdict: "in", reason: `capacity adapter for ${what}: no candidate can read the current user turn` });
       }
     }
+    if (adapters.length === 0 && barred.length > 0) {
+      decisions.push({
+        subject: "(capability split)",
+        verdict: "in",
+        reason: `the current user turn carries ${what}; no candidate is known to read it and the models allow-list of client key "${req.keyName ?? "?"}" leaves out every capacity adapter for it (${barred.join(", ")}): order kept`,
+      });
+      const message = `The current user turn carries ${what}, which the model requested is not known to read; the capacity adapter's models for ${what} are not in the models allow-list of client key "${req.keyName ?? "?"}", so the request went to the model requested.`;
+      return { groups: [list], warning: { code: "capacity_adapter_not_allowed", message } };
+    }
     if (adapters.length === 0) {
       decisions.push({ subject: "(capability split)", verdict: "in", reason: `the current user turn carries ${what}; no candidate is known to read it and no capacity adapter is configured: order kept` });
-      return [list];
+      return { groups: [list] };
     }
-    return remaining.length > 0 ? [adapters, remaining] : [adapters];
+    return { groups: remaining.length > 0 ? [adapters, remaining] : [adapters] };
   }
 }
 
@@ -376,6 +420,8 @@ function requestOf(ctx: RequestContext): OrderRequest {
     clientFormat: ctx.clientFormat,
     requestedModel: ctx.requestedModel,
     keyTag: ctx.key?.tag,
+    keyName: ctx.key?.name,
+    keyModels: ctx.key?.limits?.models,
     get hub() {
       parse();
       return hub;

@@ -174,7 +174,7 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
   const plan = planRoute(
     deps.order,
     deps.routing(),
-    { clientFormat, requestedModel, hub, hubError, keyTag, headers },
+    { clientFormat, requestedModel, hub, hubError, keyTag, keyName: key?.name, keyModels: key?.limits?.models, headers },
     { pool: deps.registry, circuitOpen: (id) => deps.registry.circuitState(id).state === "open" },
   );
   if ("error" in plan) return adminError(plan.error.status, plan.error.message);
