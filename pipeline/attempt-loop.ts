@@ -24,7 +24,7 @@ import { saveTokens, type TokenSaverSettings } from "./save-tokens.ts";
 import { clampOutputTokens } from "./clamp-output-tokens.ts";
 import { siblingTargets } from "./siblings.ts";
 import { upstreamTraceparent } from "./trace-context.ts";
-import { presentedSecrets, scrubAndCut, TRACE_TEXT_MAX } from "./scrub.ts";
+import { presentedSecrets, scrubAndCut, scrubbedHead, scrubText, TRACE_TEXT_MAX } from "./scrub.ts";
 
 /** Applies the account effects of the classification table and records successes. */
 export interface AccountHealth {
@@ -160,6 +160,8 @@ const MAX_BACKOFF_MS = 1000;
 const LONG_WAIT_MS = 60_000;
 /** Error bodies are read up to this many bytes. */
 const ERROR_BODY_LIMIT = 64 * 1024;
+/** Characters of an error body read past {@link ERROR_BODY_LIMIT} so that a secret the cut goes through is scrubbed whole. */
+const ERROR_BODY_MARGIN = 16 * 1024;
 
 interface Failed extends AttemptFailure {
   /** The target and account of the failed attempt (none when no attempt was made). */
@@ -479,8 +481,23 @@ class Attempt implements CommitAttempt {
   }
 
   traceText(text: string): string {
+    return scrubAndCut(text, TRACE_TEXT_MAX, this.secrets());
+  }
+
+  /**
+   * An upstream error body as read (at most {@link ERROR_BODY_LIMIT} + {@link ERROR_BODY_MARGIN}
+   * characters), scrubbed of every secret as a whole and cut to {@link ERROR_BODY_LIMIT} characters
+   * (scrub.ts scrubbedHead): what classification, the codec's error message and the flight recorder
+   * read, so that no later cut of it keeps part of a secret.
+   */
+  errorBody(read: string): string {
+    return read.length > ERROR_BODY_LIMIT ? scrubbedHead(read, read.slice(0, ERROR_BODY_LIMIT), this.secrets()) : scrubText(read, this.secrets());
+  }
+
+  /** The instance's secrets and the key the request presented. */
+  private secrets(): string[] {
     const request = this.ctx.request;
-    return scrubAndCut(text, TRACE_TEXT_MAX, [...(this.deps.secrets?.() ?? []), ...presentedSecrets(request.headers, request.url)]);
+    return [...(this.deps.secrets?.() ?? []), ...presentedSecrets(request.headers, request.url)];
   }
 }
 
@@ -546,8 +563,12 @@ async function attemptOnce(
     recording?.headers(reply.status, reply.headers);
 
     if (reply.status < 200 || reply.status >= 300) {
-      const text = await readBounded(reply.body, ERROR_BODY_LIMIT);
-      recording?.bytes(text);
+      // Scrubbed before anything cuts it (this bound, a codec's raw message of 500 characters, the trace's 300).
+      const read = await readBounded(reply.body, ERROR_BODY_LIMIT + ERROR_BODY_MARGIN);
+      const text = a.errorBody(read);
+      // The flight recorder scrubs what it shows before its own cut: it gets the body as the upstream
+      // sent it, unless the body is longer than the bound (then what was kept of it, scrubbed).
+      recording?.bytes(read.length > ERROR_BODY_LIMIT ? text : read);
       a.controller.abort();
       const error = misdirected404({ status: reply.status, bodyText: text }) ? misdirected404Error(provider.id, reply.url, text) : providerCodec.parseError(reply.status, text, reply.headers, deps.clock.now());
       return { ...a.fail({ status: reply.status, headers: reply.headers, bodyText: text, error }, error), sentWith: reply.credential };

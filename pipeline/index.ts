@@ -33,7 +33,7 @@ export { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
 export { BUDGET_WINDOW_MS, estimateInputOfRequest, estimateTokensOfBody, hasCountedLimits, modelAllowed, modelNotAllowedMessage, refusalError } from "./key-limits.ts";
 export { configKeyIdFor, FIRST_STORED_GENERATION, keyId, keyIdFor, keyNameOfId } from "./key-id.ts";
 export { estimateOutputTokens } from "./output-estimate.ts";
-export { CLIENT_KEY_PLACEHOLDERS, cutScrubbed, presentedSecrets, scrubAndCut, scrubText, scrubValue, traceNeedsScrub } from "./scrub.ts";
+export { CLIENT_KEY_PLACEHOLDERS, cutScrubbed, presentedSecrets, scrubAndCut, scrubbedHead, scrubText, scrubValue, traceNeedsScrub } from "./scrub.ts";
 
 // Ports of the stages
 export type { AccountHealth, AttemptSettings, RefreshReport } from "./attempt-loop.ts";

@@ -74,6 +74,25 @@ export function cutScrubbed(clean: string, end: number): string {
 }
 
 /**
+ * The scrubbed text of `head`, a prefix of `whole` (a text cut at some bound), with nothing of a secret
+ * the cut at the end of `head` goes through: `whole` must run on past that cut by more than the longest
+ * secret. Both are scrubbed ({@link scrubText}); the answer is the scrubbed `head` up to where it stops
+ * agreeing with the scrubbed `whole` (a secret across the cut is whole in `whole`, so replaced there,
+ * and in part in `head`, so not), never ending inside a marker ({@link cutScrubbed}). A `head` that is
+ * all of `whole` is simply scrubbed.
+ */
+export function scrubbedHead(whole: string, head: string, secrets: Iterable<string> = []): string {
+  const list = [...secrets];
+  const all = scrubText(whole, list);
+  if (head.length >= whole.length) return all;
+  const part = scrubText(head, list);
+  const n = Math.min(all.length, part.length);
+  let same = 0;
+  while (same < n && all.charCodeAt(same) === part.charCodeAt(same)) same++;
+  return cutScrubbed(all, same);
+}
+
+/**
  * `text` scrubbed ({@link scrubText}) as a whole, then cut to at most `max` characters
  * ({@link cutScrubbed}): the text a route trace keeps of an error (SPEC O-2), so that a secret the cut
  * goes through is replaced whole instead of surviving in part.

@@ -21,7 +21,7 @@
  */
 import { createParser } from "eventsource-parser";
 import type { AttemptRecording, FlightRecording } from "../../pipeline/ports.ts";
-import { bodyBytes, cutScrubbed, presentedSecrets, scrubText, type RequestContext } from "../../pipeline/index.ts";
+import { bodyBytes, presentedSecrets, scrubbedHead, scrubText, type RequestContext } from "../../pipeline/index.ts";
 
 /** `settings.flight_recorder` as the recorder reads it. */
 export interface FlightRecorderSettings {
@@ -67,17 +67,13 @@ class BoundedBody {
    * before it is cut, so a secret across the cut is replaced whole, not kept in part. The text kept
    * past the cut (the margin) is scrubbed with the rest and then dropped: what is shown is the
    * scrubbed first `max_body_bytes` bytes up to where they stop agreeing with the scrubbed longer text
-   * (a secret cut there is left out), never a marker cut in two (cutScrubbed).
+   * (a secret cut there is left out; pipeline/scrub.ts scrubbedHead).
    */
   scrubbed(secrets: Iterable<string>): string {
     const all = Buffer.concat(this.parts);
-    const whole = scrubText(new TextDecoder().decode(all), secrets);
-    if (!this.truncated) return whole;
-    const head = scrubText(new TextDecoder().decode(all.subarray(0, this.limit)), secrets);
-    const n = Math.min(whole.length, head.length);
-    let same = 0;
-    while (same < n && whole.charCodeAt(same) === head.charCodeAt(same)) same++;
-    return cutScrubbed(whole, same);
+    const whole = new TextDecoder().decode(all);
+    if (!this.truncated) return scrubText(whole, secrets);
+    return scrubbedHead(whole, new TextDecoder().decode(all.subarray(0, this.limit)), secrets);
   }
 
   get truncated(): boolean {

@@ -21,21 +21,29 @@ function piecesIn(text: string): string[] {
 }
 
 const yaml = (settings: string) => `
-${providersAtFake(["o5", "openai"])}
+${providersAtFake(["o5", "openai"], ["fa", "anthropic"])}
 accounts:
   - id: o5-1
     provider: o5
+    api_key: env:O5_KEY
+  - id: fa-1
+    provider: fa
     api_key: env:O5_KEY
 settings:
   ${settings}
 `;
 
-/** The fake answers `PAD:n` with a 400 whose message is n × "e", then the key it was sent. */
+/**
+ * The fake answers `PAD:n` with a 400 whose message is n × "e", then the key it was sent: as an
+ * OpenAI error, or for an Anthropic account as plain text (no JSON: the client's message is that text,
+ * cut at 500 characters).
+ */
 function echoPadded(gw: TestGateway): void {
   gw.fake.handle((req) => {
     const last = JSON.stringify(req.body ?? {}).match(/PAD:(\d+)/);
     if (!last) return undefined;
-    const key = (req.headers.authorization ?? "").replace(/^Bearer /, "");
+    const key = req.headers["x-api-key"] ?? (req.headers.authorization ?? "").replace(/^Bearer /, "");
+    if (req.format === "anthropic-messages") return { status: 400, headers: { "content-type": "text/plain" }, text: `${"e".repeat(Number(last[1]))} key: ${key}` };
     return { status: 400, json: { error: { message: `${"e".repeat(Number(last[1]))} key: ${key}`, type: "invalid_request_error", param: null, code: null } } };
   });
 }
@@ -105,6 +113,21 @@ describe("route traces: an attempt's error cut at 300 characters", () => {
       }
     }
     expect(straddled).toBe(4);
+  });
+
+  test("a plain-text error body with the key across the 500-character cut of the client's message: neither the answer nor the trace keeps a piece", async () => {
+    for (const before of [9, 20, 32]) {
+      const res = await fetch(`${gw.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "fa/claude-x", max_tokens: 10, messages: [{ role: "user", content: `PAD:${500 - before - " key: ".length}` }] }),
+      });
+      expect(res.status).toBe(400);
+      const answer = await res.text();
+      expect(JSON.parse(answer).error.message).toStartWith("eeee");
+      expect([before, piecesIn(answer)]).toEqual([before, []]);
+      expect([before, piecesIn(await traceOf(res.headers.get("x-switchyard-route-id")!))]).toEqual([before, []]);
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 /** Secret scrubbing (pipeline/scrub.ts): known secrets and credential-shaped tokens never pass. */
 import { describe, expect, test } from "bun:test";
-import { cutScrubbed, presentedSecrets, REDACTED, scrubAndCut, scrubErrorResponse, scrubText, scrubValue } from "../../pipeline/scrub.ts";
+import { cutScrubbed, presentedSecrets, REDACTED, scrubAndCut, scrubbedHead, scrubErrorResponse, scrubText, scrubValue } from "../../pipeline/scrub.ts";
 
 describe("scrubText", () => {
   test("known secrets are replaced exactly, however they are shaped, also JSON-escaped", () => {
@@ -69,5 +69,17 @@ describe("scrubAndCut: scrubbed as a whole, then cut", () => {
     expect(cutScrubbed(`a${REDACTED}`, 5)).toBe("a");
     expect(cutScrubbed("ab😀c", 3)).toBe("ab");
     expect(cutScrubbed("short", 300)).toBe("short");
+  });
+});
+
+describe("scrubbedHead: a text cut at a bound, read on past it", () => {
+  const key = "plainsecretkeyvalue0000000";
+  test("a known secret across the cut is left out; one before it is [redacted]; a head that is all of it is scrubbed", () => {
+    for (let before = 1; before < key.length; before++) {
+      const whole = `${key} ${"e".repeat(40 - before)}${key} and more text after the cut`;
+      const out = scrubbedHead(whole, whole.slice(0, key.length + 41), [key]);
+      expect([before, out]).toEqual([before, `${REDACTED} ${"e".repeat(40 - before)}`]);
+    }
+    expect(scrubbedHead(`a ${key}`, `a ${key}`, [key])).toBe(`a ${REDACTED}`);
   });
 });
