@@ -340,7 +340,9 @@ export const SSE_HEADERS: Record<string, string> = {
  * The failure of an upstream `event: error` whose data is not a JSON object (a proxy's plain-text
  * error): 502 `upstream_malformed`, as the hub decoders report an event that is not JSON, with the
  * upstream's own words (at most 200 characters) kept in the message. The passthrough taps use it, so a
- * native lane retries and words it as a translated lane does.
+ * native lane retries and words it as a translated lane does. When the words are cut, `traceMessage`
+ * holds them whole, for the route trace, which scrubs secrets from a text before it cuts it (a cut here
+ * could go through an echoed credential, and a part of one is no longer recognised).
  */
 export function errorEventNotJson(data: string): HubError {
   const text = data.trim();
@@ -348,6 +350,7 @@ export function errorEventNotJson(data: string): HubError {
   return hubError("api_error", words.length > 0 ? `The upstream sent an error event that is not JSON: ${words}` : "The upstream sent an error event that is not JSON.", {
     status: 502,
     code: "upstream_malformed",
+    ...(words !== text ? { traceMessage: `The upstream sent an error event that is not JSON: ${text}` } : {}),
   });
 }
 

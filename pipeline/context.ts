@@ -214,13 +214,14 @@ export interface Finished {
  * upstream's in-band error, an event that is not JSON; the reply driver's `lateError`) as the serving
  * attempt's `error`, so the route trace of an `upstream_error` reply (`calls inspect`, the dashboard's
  * call view) says why it broke off; `RouteTrace.error` stays for requests served no reply. An attempt
- * that has an error already keeps it. The text is scrubbed of `secrets` (the instance's and the key the
+ * that has an error already keeps it. The text (the error's `traceMessage` when it has one: words the
+ * client's message cut, formats/sse.ts errorEventNotJson) is scrubbed of `secrets` (the instance's and the key the
  * request presented) and credential shapes as a whole, then cut to 300 characters (scrub.ts
  * scrubAndCut, TRACE_TEXT_MAX): an in-band error may echo a credential.
  */
 export function noteLateError(trace: RouteTrace, error: HubError | undefined, secrets: Iterable<string> = []): void {
   const served = trace.attempts.at(-1);
-  if (served && error && served.error === undefined) served.error = scrubAndCut(error.message, TRACE_TEXT_MAX, secrets);
+  if (served && error && served.error === undefined) served.error = scrubAndCut(error.traceMessage ?? error.message, TRACE_TEXT_MAX, secrets);
 }
 
 /**

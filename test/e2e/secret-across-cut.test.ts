@@ -36,17 +36,29 @@ settings:
 /**
  * The fake answers `PAD:n` with a 400 whose message is n × "e", then the key it was sent: as an
  * OpenAI error, or for an Anthropic account as plain text (no JSON: the client's message is that text,
- * cut at 500 characters).
+ * cut at 500 characters); `LATE:n` with a stream that ends in an error event of those words.
  */
 function echoPadded(gw: TestGateway): void {
   gw.fake.handle((req) => {
+    const key = req.headers["x-api-key"] ?? (req.headers.authorization ?? "").replace(/^Bearer /, "");
+    const late = JSON.stringify(req.body ?? {}).match(/LATE:(\d+)/);
+    if (late) return { sse: lateErrorStream(`${"e".repeat(Number(late[1]))} key: ${key}`) };
     const last = JSON.stringify(req.body ?? {}).match(/PAD:(\d+)/);
     if (!last) return undefined;
-    const key = req.headers["x-api-key"] ?? (req.headers.authorization ?? "").replace(/^Bearer /, "");
     if (req.format === "anthropic-messages") return { status: 400, headers: { "content-type": "text/plain" }, text: `${"e".repeat(Number(last[1]))} key: ${key}` };
     return { status: 400, json: { error: { message: `${"e".repeat(Number(last[1]))} key: ${key}`, type: "invalid_request_error", param: null, code: null } } };
   });
 }
+
+/** An Anthropic stream that breaks off after some text with an error event whose data is `text`, not JSON. */
+const lateErrorStream = (text: string) =>
+  [
+    ["message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-x", content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 0 } } }],
+    ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
+    ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "partial" } }],
+  ]
+    .map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
+    .join("") + `event: error\ndata: ${text}\n\n`;
 
 const chat = (url: string, content: string) =>
   fetch(`${url}/v1/chat/completions`, {
@@ -113,6 +125,25 @@ describe("route traces: an attempt's error cut at 300 characters", () => {
       }
     }
     expect(straddled).toBe(4);
+  });
+
+  test("an in-band error event that is not JSON, after some text, with the key across the 200 characters its message keeps: the trace keeps no piece", async () => {
+    const lead = "The upstream sent an error event that is not JSON: ".length;
+    for (const before of [9, 20]) {
+      const res = await fetch(`${gw.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "fa/claude-x", max_tokens: 10, stream: true, messages: [{ role: "user", content: `LATE:${200 - before - " key: ".length}` }] }),
+      });
+      expect(res.status).toBe(200);
+      await res.text();
+      const trace = await traceOf(res.headers.get("x-switchyard-route-id")!);
+      const parsed = JSON.parse(trace);
+      expect(parsed.outcome).toBe("upstream_error");
+      expect(parsed.attempts[0].error.slice(0, lead + 4)).toBe("The upstream sent an error event that is not JSON: eeee");
+      expect(parsed.attempts[0].error).toEndWith(" key: [redacted]");
+      expect([before, piecesIn(trace)]).toEqual([before, []]);
+    }
   });
 
   test("a plain-text error body with the key across the 500-character cut of the client's message: neither the answer nor the trace keeps a piece", async () => {
