@@ -261,6 +261,19 @@ describe("attachment split (SPEC R-3)", () => {
     expect(r.decisions).toContainEqual({ subject: "q/plain", verdict: "moved", reason: "capacity adapter for images: no candidate can read the current user turn" });
   });
 
+  test("a key's models allow-list filters the adapters (SPEC 9.6): by provider/model or provider/*; none allowed keeps the order with a warning", () => {
+    const { run } = setup([combo("c", ["p/blind", "q/plain"])], { adapter: { images: ["q/reader", "p/vision"] } });
+    const only = (keyModels: string[]) => run("c", { hub: image, keyName: "dev", keyModels });
+    const barred = only(["c"]);
+    expect(barred.targets.map((t) => t.label)).toEqual(["p/blind", "q/plain"]);
+    expect(barred.decisions).toContainEqual({ subject: "q/reader", verdict: "out", reason: 'capacity adapter for images: not in the models allow-list of client key "dev"' });
+    expect(barred.warning?.code).toBe("capacity_adapter_not_allowed");
+    expect(only(["c", "q/reader"]).targets.map((t) => t.label)).toEqual(["q/reader", "p/blind", "q/plain"]);
+    expect(only(["c", "p/*"]).targets.map((t) => t.label)).toEqual(["p/vision", "p/blind", "q/plain"]);
+    expect(only(["c", "p/*"]).warning).toBeUndefined();
+    expect(run("c", { hub: image }).targets.map((t) => t.label)).toEqual(["q/reader", "p/vision", "p/blind", "q/plain"]);
+  });
+
   test("no capable target and no adapter: order kept, and the trace says why", () => {
     const { run } = setup([combo("c", ["p/blind", "q/plain"])]);
     const r = run("c", { hub: image });
