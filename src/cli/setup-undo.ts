@@ -150,16 +150,16 @@ export function writeRecorded(path: string, before: string | undefined, after: s
     const older = laterBackups(dir, name);
     if (before !== undefined && older.length > 0) {
       original = freeName(dir, `${name}.switchyard-original`, now);
-      copyFileSync(older[0]!, join(dir, original));
+      privateCopy(older[0]!, join(dir, original));
       rmSync(older[0]!);
       // the rest, and the file as it is now (kept too), may hold the user's own edits between the older
       // switchyard's runs: they are not listed as later backups, so --undo leaves them on disk
-      copyFileSync(path, `${path}.switchyard-backup-${now}`);
+      privateCopy(path, `${path}.switchyard-backup-${now}`);
       out.backup = join(dir, original);
       out.original = true;
     } else if (before !== undefined) {
       original = freeName(dir, `${name}.switchyard-original`, now);
-      copyFileSync(path, join(dir, original));
+      privateCopy(path, join(dir, original));
       out.backup = join(dir, original);
       out.original = true;
       originalUnknown = gatewaySettingsIn(before, after).length > 0;
@@ -169,20 +169,48 @@ export function writeRecorded(path: string, before: string | undefined, after: s
   } else {
     if (before !== undefined) {
       out.backup = `${path}.switchyard-backup-${now}`;
-      copyFileSync(path, out.backup);
+      privateCopy(path, out.backup);
       entry.backups = [...(entry.backups ?? []), basename(out.backup)];
       if (sha256(before) !== entry.written) entry.edited = true;
     }
   }
-  writeFileSync(path, after, { mode: 0o600 });
   // `mode` applies only to a file the write creates: an existing file (0644 as editors and the CLIs make
-  // them) would keep letting other local users read the client key setup just wrote into it.
-  chmodSync(path, 0o600);
+  // them) is made private before the client key goes into it, so no other local user can read it.
+  if (before !== undefined) chmodSync(path, 0o600);
+  writeFileSync(path, after, { mode: 0o600 });
+  makeCopiesPrivate(dir, name);
   entry.written = sha256(after);
   entry.keys = [...new Set([...entry.keys, ...keys])];
   record.files[name] = entry;
   writeRecord(dir, record);
   return out;
+}
+
+/** Copies `from` to `to` readable by its owner alone (`copyFileSync` copies the mode: a 0644 file holding a key stayed 0644). */
+function privateCopy(from: string, to: string): void {
+  copyFileSync(from, to);
+  chmodSync(to, 0o600);
+}
+
+/**
+ * Makes every copy setup keeps of `name` in `dir` (`<name>.switchyard-original`, `…-backup-<ms>`, also
+ * those an older switchyard left at 0644) readable by its owner alone: they may hold an earlier key.
+ */
+function makeCopiesPrivate(dir: string, name: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const n of names) {
+    if (!n.startsWith(`${name}.switchyard-`)) continue;
+    try {
+      chmodSync(join(dir, n), 0o600);
+    } catch {
+      // gone meanwhile, or not ours to change: nothing to keep private
+    }
+  }
 }
 
 /** The outcome of an undo: the lines to print, and whether every file is back as it was. */

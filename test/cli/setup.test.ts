@@ -148,6 +148,10 @@ describe("setup writes each CLI's settings", () => {
       const mapped = JSON.parse(read(file));
       expect(mapped.modelOverrides).toEqual({ "claude-sonnet-4-5": "anth/claude-sonnet-4-5" });
       expect(mapped.env.ANTHROPIC_MODEL).toBe("anth/claude-sonnet-4-5");
+      // the copies setup keeps (the original of a 0644 file, a later run's backup holding the key) are private too
+      const copies = backupsIn(join(home, ".claude"));
+      expect(copies).toHaveLength(2);
+      for (const c of copies) expect([c, statSync(join(home, ".claude", c)).mode & 0o777]).toEqual([c, 0o600]);
       expect(mapped.env.CLAUDE_CODE_MAX_OUTPUT_TOKENS).toBe("64000");
     } finally {
       rmSync(home, { recursive: true, force: true });
