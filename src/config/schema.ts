@@ -92,10 +92,12 @@ const id = (what: string) =>
 
 /**
  * A name clients send as a model name (combo, alias): no whitespace, no `/` (that means provider/model),
- * no control or format character (Unicode Cc, Cf: a right-to-left override or a zero-width space would
- * make the dashboard and `routing` show one name for another).
+ * no character that shows as nothing or as another: controls and format characters (Unicode Cc, Cf: a
+ * right-to-left override, a zero-width space), the other default-ignorable code points (a Hangul filler,
+ * a variation selector, the combining grapheme joiner) and lone surrogates (Cs), any of which would make
+ * the dashboard and `routing` show one name for another.
  */
-export const MODEL_NAME_RE = /^[^\s/\p{Cc}\p{Cf}]+$/u;
+export const MODEL_NAME_RE = /^[^\s/\p{Cc}\p{Cf}\p{Cs}\p{Default_Ignorable_Code_Point}]+$/u;
 /** What {@link MODEL_NAME_RE} asks, after "`what` must not be empty or contain". */
 export const MODEL_NAME_RULE = `spaces, "/" (a "/" means provider/model) or invisible characters (control or format characters such as U+200B or U+202E)`;
 const modelName = (what: string) =>

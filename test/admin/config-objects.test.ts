@@ -193,7 +193,7 @@ describe("aliases", () => {
     expect((await json(bad)).error).toMatchObject({ param: "target" });
     expect((await api("POST", "/aliases", { name: "x" })).status).toBe(400);
     // a name that would show as another in the dashboard (a right-to-left override, a zero-width space) is refused
-    for (const name of ["\u202eevil", "dbalias\u200b"]) {
+    for (const name of ["\u202eevil", "dbalias\u200b", "dbalias\u3164", "fast\ufe0f", "x\ud800"]) {
       const spoof = await api("POST", "/aliases", { name, target: "p/x" });
       expect(spoof.status).toBe(400);
       expect((await json(spoof)).error.message).toContain("invisible characters");
