@@ -7,6 +7,7 @@
  * connection errors, an overloaded first event), the next account (cooldown written first), the next
  * combo target. Bounds: `maxAttempts` attempts and a pre-commit deadline.
  */
+import type { GraceEnd } from "./grace-end.ts";
 import { codecFor } from "../formats/index.ts";
 import { hubError, type HubError } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
@@ -110,13 +111,13 @@ export interface AttemptDeps {
   /** Streamed replies still open, ended by a shutdown whose grace period is over (commit.ts, SPEC D-3). */
   openStreams?: OpenStreams;
   /**
-   * Aborted when a shutdown's grace period is over (SPEC D-3: `server.shutdown_grace_ms`, or a second
+   * Ended when a shutdown's grace period is over (SPEC D-3: `server.shutdown_grace_ms`, or a second
    * signal): a request still waiting on its upstream before its commit point (for the reply's headers,
    * its whole body, a concurrency slot or a retry's pause) has its upstream call aborted and is answered
    * a 503 `gateway_stopping` in its format (unserved-errors.ts), no account effect; a committed stream
-   * ends through {@link openStreams} instead. Never aborted when absent.
+   * ends through {@link openStreams} instead. Never ends when absent.
    */
-  graceOver?: AbortSignal;
+  graceOver?: GraceEnd;
   /** Runs the commit's success and binding after the reply is handed over ({@link CommitDeps.later}); at once when absent. */
   later?: CommitDeps["later"];
   /**
@@ -252,10 +253,10 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       let sameRetries = 0;
       let refreshed = false;
       for (;;) {
-        if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted || deps.graceOver?.aborted) break targetLoop;
+        if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted || deps.graceOver?.over) break targetLoop;
         const release = deps.pool.acquireNow?.(account) ?? (await deps.pool.acquire(account, waitSignal(ctx, deps)));
         if (!release) {
-          if (ctx.signal.aborted || deps.graceOver?.aborted) break targetLoop;
+          if (ctx.signal.aborted || deps.graceOver?.over) break targetLoop;
           ctx.trace.decisions.push({ subject: `${target.label} @ ${account.id}`, verdict: "out", reason: "no free concurrency slot in time" });
           continue targetLoop;
         }
@@ -265,7 +266,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         last = { ...result, target, account };
         const c = result.classification;
         if (c.row !== "too_large_for_window") onlyTooLarge = false;
-        if (ctx.signal.aborted || deps.graceOver?.aborted) break targetLoop; // no account effect: the upstream did not fail
+        if (ctx.signal.aborted || deps.graceOver?.over) break targetLoop; // no account effect: the upstream did not fail
         if (c.account.type === "credential" && deps.health.refresh && !refreshed) {
           refreshed = true; // SPEC 6.2/P-7: one coalesced refresh and one retry on an OAuth account.
           const waitFrom = deps.clock.now();
@@ -313,14 +314,14 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         continue targetLoop; // next account
       }
     }
-    if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted || deps.graceOver?.aborted) break;
+    if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted || deps.graceOver?.over) break;
   }
 
   if (ctx.signal.aborted) {
     deps.finish(ctx, { outcome: "client_closed", status: 499, attempts, fallback });
     return new Response(null, { status: 499 });
   }
-  if (deps.graceOver?.aborted) {
+  if (deps.graceOver?.over) {
     // SPEC D-3: the grace period ended while this request waited on its upstream (the call was aborted).
     return finalError(ctx, gatewayStoppingError(), deps, { attempts, fallback, target: last?.target, account: last?.account, cache: deps.pool.cacheState?.(hints, last?.target?.provider.id ?? "") });
   }
@@ -371,7 +372,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
  * only for such a wait, not per request.
  */
 function waitSignal(ctx: RequestContext, deps: AttemptDeps): AbortSignal {
-  return deps.graceOver ? AbortSignal.any([ctx.signal, deps.graceOver]) : ctx.signal;
+  return deps.graceOver ? AbortSignal.any([ctx.signal, deps.graceOver.signal]) : ctx.signal;
 }
 
 function finalError(
@@ -543,6 +544,10 @@ async function attemptOnce(
       a.controller = sent.controller;
       a.clientAbort = sent.clientAbort;
     } catch (e) {
+      if (deps.graceOver?.over && !ctx.signal.aborted) {
+        const stopping = gatewayStoppingError(); // the gateway's own shutdown cut the call: no account effect
+        return a.fail({ transport: "aborted", error: stopping }, stopping);
+      }
       const te = e instanceof TransportError ? e : new TransportError("other", String(e));
       const status = te.reason === "header_timeout" ? 504 : 502;
       return a.fail(

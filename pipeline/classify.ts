@@ -66,6 +66,7 @@ export type ClassificationRow =
   | "server_error"
   | "transport"
   | "empty_reply"
+  | "gateway_stopping"
   | "gateway_error";
 
 /** Everything known about one failed attempt. */
@@ -106,6 +107,9 @@ export const RATE_LIMIT_REASONS: ReadonlySet<string> = new Set([RATE_LIMIT_RESET
 
 /** The lock reason of an account whose quota is exhausted (or that is blocked): excluded for quota. */
 export const QUOTA_LOCK_REASON = "quota exhausted or account blocked";
+
+/** The error code of a request whose upstream call the end of a shutdown's grace period cut (unserved-errors.ts gatewayStoppingError). */
+export const GATEWAY_STOPPING_CODE = "gateway_stopping";
 
 /** Upper bound of any cooldown (SPEC 6.3): 6 h in ms. */
 export const MAX_COOLDOWN_MS = 6 * 3600_000;
@@ -315,6 +319,9 @@ export function classify(f: FailureFacts): Classification {
   // given calls only whole (formats/normalize.ts cutToolCallError): the row of a whole reply with nothing
   // usable (commit.ts), whatever its 502 says: no account effect, no same-account retry, the next target.
   if (f.error?.code === "upstream_empty_reply" || f.error?.code === CUT_TOOL_CALL_CODE) return { row: "empty_reply", account: { type: "none" }, loop: "next_target" };
+  // The gateway's own shutdown cut the call (SPEC D-3: the grace period ended while it waited): nothing
+  // about the upstream, no account effect, no other attempt (unserved-errors.ts gatewayStoppingError).
+  if (f.error?.code === GATEWAY_STOPPING_CODE) return { row: "gateway_stopping", account: { type: "none" }, loop: "return" };
   if (f.status === undefined) {
     // SPEC 6.2 loop 2: a cooldown for that model, the error being about no more than this call (a
     // connection to one model's endpoint, one model's server down); the account's other models still serve.

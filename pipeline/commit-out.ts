@@ -9,6 +9,7 @@
  * of ~7,700 bytecodes took up to a second of FTL compiler time per compilation, compiled again and
  * again as lanes alternate (docs/performance.md item 196).
  */
+import type { GraceEnd } from "./grace-end.ts";
 import { Warnings, type HubError } from "../formats/hub.ts";
 import { SSE_HEADERS } from "../formats/sse.ts";
 import { warningHeader, type Finished, type RequestContext } from "./context.ts";
@@ -37,8 +38,8 @@ export interface CommitDeps {
   finish: (ctx: RequestContext, f: Finished) => void;
   /** Streamed replies still open, for the end of a shutdown's grace period ({@link OpenStreams}). */
   openStreams?: OpenStreams;
-  /** Aborted when a shutdown's grace period is over: a reply not committed yet fails as `gateway_stopping` (attempt-loop.ts AttemptDeps.graceOver). */
-  graceOver?: AbortSignal;
+  /** Ended when a shutdown's grace period is over: a reply not committed yet fails as `gateway_stopping` (attempt-loop.ts AttemptDeps.graceOver). */
+  graceOver?: GraceEnd;
   /**
    * Queues work for after the reply has been handed over (the app's after-reply queue, src/after-reply.ts,
    * which the next request settles before it picks): the account's success and the conversation's

@@ -389,7 +389,10 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     // MAX_WHOLE_REPLY_BYTES (re-translate.ts): a failed attempt.
     if (e instanceof FormatError) return a.fail({ status: e.error.status, error: e.error }, e.error);
     if (ctx.signal.aborted) return a.fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
-    if (deps.graceOver?.aborted) return a.fail({ transport: "aborted" }, gatewayStoppingError());
+    if (deps.graceOver?.over) {
+      const stopping = gatewayStoppingError(); // no account effect: the gateway's own shutdown cut the call
+      return a.fail({ transport: "aborted", error: stopping }, stopping);
+    }
     if (!readFailed) return gatewayFailed(a, e);
     return a.fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));
   } finally {

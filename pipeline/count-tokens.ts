@@ -3,6 +3,7 @@
  * gateway after guard, resolve and order. The count comes from the first target's provider when it
  * speaks the client's format, else it is estimated locally.
  */
+import type { GraceEnd } from "./grace-end.ts";
 import * as v from "valibot";
 import { hubError } from "../formats/hub.ts";
 import { clientHeadersOf, errorAnswer, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
@@ -65,8 +66,8 @@ export interface CountTokensDeps {
   /** The provider executors (the attempt loop's): URL, auth, forwarded headers, fresh OAuth credentials, proxy. */
   executorFor: ExecutorFor;
   clock: Clock;
-  /** Aborted when a shutdown's grace period is over (the attempt loop's {@link AttemptDeps.graceOver}): the call is aborted, the count estimated. */
-  graceOver?: AbortSignal;
+  /** Ended when a shutdown's grace period is over (the attempt loop's {@link AttemptDeps.graceOver}): the call is aborted, the count estimated. */
+  graceOver?: GraceEnd;
   /** Spans are exported: the call sends a `traceparent` naming the attempt's span (the attempt loop's {@link AttemptDeps.traceUpstream}). */
   traceUpstream?: boolean;
 }

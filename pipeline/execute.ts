@@ -3,6 +3,7 @@
  * (src/providers, one per kind) owns URLs, auth, the allow-listed forwarded headers (P-3), provider
  * fixes (P-2) and the outbound proxy (P-4); this stage owns the header timeout and cancellation.
  */
+import type { GraceEnd, StoppableCall } from "./grace-end.ts";
 import type { WireFormat } from "../formats/hub.ts";
 import type { ClientHeaders } from "./client-headers.ts";
 import type { Account, Credential, ProviderInfo } from "./ports.ts";
@@ -99,7 +100,7 @@ export interface SentCall {
  * that {@link executeCall} returns (`clientAbort` is itself): one object per call instead of a result
  * record and a timer closure (item 227).
  */
-export class ClientAbort extends Deadline implements EventListenerObject, SentCall {
+export class ClientAbort extends Deadline implements EventListenerObject, SentCall, StoppableCall {
   /** Run after the upstream call is aborted when the client's signal aborts; undefined: nothing more. */
   onAbort: (() => void) | undefined = undefined;
   /** The upstream's reply; set by {@link executeCall} when its headers arrived (read only after that). */
@@ -112,25 +113,26 @@ export class ClientAbort extends Deadline implements EventListenerObject, SentCa
     private readonly parent: AbortSignal,
     /** The header timeout of the call, ms (SPEC 6.3); named in its error. */
     readonly headerTimeoutMs = 0,
-    /** The gateway's end of a shutdown's grace period ({@link executeCall}'s `stop`), listened to until {@link unstop}. */
-    readonly stop?: AbortSignal,
+    /** The gateway's end of a shutdown's grace period ({@link executeCall}'s `stop`), watching this call until {@link unstop}. */
+    readonly stop?: GraceEnd,
   ) {
     super();
   }
 
-  /** The `abort` event of the client's signal, or of `stop` (the upstream call is aborted, nothing more). */
-  handleEvent(event: Event): void {
-    if (event.target !== this.parent) {
-      this.controller.abort((event.target as AbortSignal).reason);
-      return;
-    }
+  /** The `abort` event of the client's signal. */
+  handleEvent(): void {
     this.controller.abort(this.parent.reason);
     this.onAbort?.();
   }
 
-  /** Stops listening to `stop`: the reply committed (a stream has its own shutdown end), or the call is over. */
+  /** {@link StoppableCall.stopNow}: the grace period ended while this call waited (the upstream call is aborted, nothing more). */
+  stopNow(): void {
+    this.controller.abort(this.stop?.signal.reason);
+  }
+
+  /** Leaves `stop`'s watch: the reply committed (a stream has its own shutdown end), or the call is over. */
   unstop(): void {
-    this.stop?.removeEventListener("abort", this);
+    this.stop?.unwatch(this);
   }
 
   /** {@link SentCall.clientAbort}: this listener. */
@@ -160,14 +162,13 @@ export async function executeCall(
   call: Omit<UpstreamCall, "signal"> & { signal?: AbortSignal },
   parent: AbortSignal,
   headerTimeoutMs: number,
-  stop?: AbortSignal,
+  stop?: GraceEnd,
 ): Promise<SentCall> {
   const controller = new AbortController();
   const clientAbort = new ClientAbort(controller, parent, headerTimeoutMs, stop);
   if (parent.aborted) controller.abort(parent.reason);
   else parent.addEventListener("abort", clientAbort, ONCE);
-  if (stop?.aborted) controller.abort(stop.reason);
-  else stop?.addEventListener("abort", clientAbort, ONCE);
+  if (stop !== undefined && !stop.watch(clientAbort)) controller.abort(stop.signal.reason);
   clientAbort.arm(headerTimeoutMs);
   call.signal = controller.signal;
   try {
@@ -178,7 +179,7 @@ export async function executeCall(
     clientAbort.unstop();
     if (clientAbort.timedOut) throw new TransportError("header_timeout", `no response headers within ${headerTimeoutMs} ms`);
     if (parent.aborted) throw new TransportError("aborted", "the client went away");
-    if (stop?.aborted) throw new TransportError("aborted", "the gateway is shutting down");
+    if (stop?.over) throw new TransportError("aborted", "the gateway is shutting down");
     if (e instanceof TransportError) throw e;
     throw new TransportError(classifyFetchError(e), e instanceof Error ? e.message : String(e));
   } finally {

@@ -41,6 +41,7 @@ export { readBounded } from "./attempt-loop.ts";
 export { describeExclusion, type AccountCandidate, type AccountPool, type CacheState, type Exclusion, type PickHints } from "./pick.ts";
 export { ClientHeaders, headersWithPrefix, type HeaderReader } from "./client-headers.ts";
 export { executeCall, TransportError, type Executor, type ExecutorFor, type UpstreamCall, type UpstreamReply } from "./execute.ts";
+export { GraceEnd } from "./grace-end.ts";
 export { QUOTA_LOCK_REASON, RATE_LIMIT_REASONS, type Classification } from "./classify.ts";
 export type { Translated } from "./translate.ts";
 

@@ -6,6 +6,7 @@
  * the caller (attempt-loop.ts) adds Retry-After and writes it in the client's format. None names an
  * account (SPEC 2.4): the operator finds it in `switchyard accounts status`.
  */
+import { GATEWAY_STOPPING_CODE } from "./classify.ts";
 import { hubError, type HubError } from "../formats/hub.ts";
 import type { Picked } from "./pick.ts";
 import { addAccountHint, noAccountMessage, type Target } from "./resolve.ts";
@@ -122,6 +123,6 @@ export function gatewayStoppingError(): HubError {
   return hubError(
     "overloaded",
     "The gateway is shutting down: its grace period for requests in flight ended before the upstream had answered this request, and the upstream call was cancelled. Send the request again.",
-    { status: 503, code: "gateway_stopping" },
+    { status: 503, code: GATEWAY_STOPPING_CODE },
   );
 }

@@ -9,6 +9,7 @@ import { join, resolve } from "node:path";
 import { hostname } from "node:os";
 import { createHash } from "node:crypto";
 import {
+  GraceEnd,
   authenticate,
   createGateway,
   errorResponse,
@@ -313,7 +314,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
   /** Aborted when shutdown begins: the admin API's event streams end on it (they are not requests in flight). */
   const stopping = new AbortController();
   /** Aborted when a shutdown's grace period is over: requests still waiting on their upstream get a 503 (pipeline AttemptDeps.graceOver). */
-  const graceOver = new AbortController();
+  const graceOver = new GraceEnd();
   // Memory back to the system once traffic stops (issue 17): a full GC and a shrink per idle period.
   const idleTrimMs = opts.idleTrimMs ?? idleTrimMsFromEnv(env);
   const idleTrim = idleTrimMs === 0 ? undefined : new IdleTrim({ idleMs: idleTrimMs, inflight: () => inflight.size, now: () => clock.now() });
@@ -409,7 +410,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     },
     finish,
     openStreams,
-    graceOver: graceOver.signal,
+    graceOver,
     // The commit's success and binding: after the reply, like `finish`'s work (docs/performance.md item 149).
     later: (task, a, b, c) => afterReply.add(task, a, b, c),
     // SPEC O-5: while spans are exported each attempt tells its provider which span called it.

@@ -5,6 +5,7 @@
  * and remove instance.json.
  */
 import type { AlertWebhook } from "./alerts/webhook.ts";
+import type { GraceEnd } from "../pipeline/index.ts";
 import type { KeyLimitCounters } from "../pipeline/ports.ts";
 import { SharedKeyCounters } from "./limits/shared-counters.ts";
 import type { UsageRetention } from "./store/usage-retention.ts";
@@ -25,7 +26,7 @@ export interface StopParts {
    * Aborted when the grace period is over: a request still waiting on its upstream (no reply committed)
    * has its upstream call aborted and gets a 503 `gateway_stopping` in its format (pipeline AttemptDeps.graceOver).
    */
-  graceOver: AbortController;
+  graceOver: GraceEnd;
   /** Runs what finished requests still have queued to report (src/after-reply.ts). */
   settle: () => void;
   webhook: Pick<AlertWebhook, "close">;
@@ -59,7 +60,7 @@ export async function stopGateway(parts: StopParts, graceMs: number, graceCut: (
   // reply, or a stream's first content) with a 503 in its format, logged and counted as any failed
   // request; a moment for those last bytes to reach the clients.
   if (openStreams.size > 0 || inflight.size > 0 || server.pendingRequests > 0) {
-    parts.graceOver.abort();
+    parts.graceOver.end();
     for (const end of [...openStreams]) end();
     const cut = Date.now() + 1000;
     while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < cut) await Bun.sleep(20);

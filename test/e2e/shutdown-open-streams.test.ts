@@ -7,6 +7,7 @@
  */
 import { expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
+import { openSqliteStore } from "../../src/store/sqlite/store.ts";
 import { join } from "node:path";
 import { startGateway } from "../support/gateway.ts";
 import { simpleReply, type FakeReply } from "../support/fake-upstream.ts";
@@ -138,6 +139,16 @@ for (const w of waits) {
       const line = gw.logs.map((l) => JSON.parse(l)).find((l) => l.requestId === requestId);
       expect(line).toMatchObject({ outcome: "error", status: 503, code: "gateway_stopping" });
       expect(usageRows(gw.dataDir).find((r) => r.request_id === requestId)).toMatchObject({ outcome: "error", status: 503 });
+      // The route trace says the gateway's stop cut the call: no upstream failure, no cooldown.
+      const store = openSqliteStore({ path: join(gw.dataDir, "switchyard.db") });
+      try {
+        const trace = (await store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+        expect(trace.attempts).toHaveLength(1);
+        expect(trace.attempts[0]).toMatchObject({ classification: "gateway_stopping" });
+        expect(trace.attempts[0]!.effect).not.toContain("cooldown");
+      } finally {
+        store.close();
+      }
     } finally {
       await gw.stop();
     }

@@ -179,6 +179,11 @@ describe("rows", () => {
     for (const status of [200, 500, 502]) expect(classify(f({ gateway: true, status }))).toEqual({ row: "gateway_error", account: { type: "none" }, loop: "return" });
   });
 
+  test("a call the gateway's own shutdown cut (the grace period ended while it waited) → no account effect, returned at once, not a transport failure", () => {
+    const stopping = hubError("overloaded", "The gateway is shutting down.", { status: 503, code: "gateway_stopping" });
+    expect(classify(f({ transport: "aborted", error: stopping }))).toEqual({ row: "gateway_stopping", account: { type: "none" }, loop: "return" });
+  });
+
   test("a streamed reply the provider ended with nothing in it (Chat choices: [] chunks only) → the empty reply row: no account effect, next target (not a 502's same-account retry)", () => {
     expect(classify(f({ status: 502, error: EMPTY_REPLY_ERROR, inBand: true }))).toEqual({ row: "empty_reply", account: { type: "none" }, loop: "next_target" });
     // A reply whose token limit cut its tool call, for a client given calls only whole (Gemini, Responses): nothing usable either.
