@@ -172,7 +172,8 @@ export class SharedKeyCounters implements KeyLimitCounters {
       // arrive together wait for the same refill, which asks for room for all of them.
       let waitFor = empty;
       const opening = ([s]: Need) => this.windows.pending(s, this.dbNow());
-      for (let round = 0; round < 8 && waitFor.length; round++) {
+      // (A round more when only unopened windows are left to ask for: their limits are not decided without.)
+      for (let round = 0; waitFor.length && (round < 8 || waitFor.every(opening)); round++) {
         // A budget's window opens only for a request the key's other limits admit (a refused one is not
         // counted, SPEC 2.3): their shares are refilled first, and a refusal by them opens nothing.
         if (waitFor.some(opening)) {
@@ -201,7 +202,10 @@ export class SharedKeyCounters implements KeyLimitCounters {
         if (this.degraded) return this.decide(key, this.sharesOf(key, limits, want));
         waitFor = this.sharesOf(key, limits, want).filter(([s, , n]) => !hasRoom(s, n, this.degraded) && !knownShort(s));
       }
-      const d = this.decide(key, this.sharesOf(key, limits, want));
+      // Another limit still refuses: a budget window never opened (never asked for) is no part of the answer.
+      const all = this.sharesOf(key, limits, want);
+      const rest = all.filter((x) => !opening(x));
+      const d = this.decide(key, rest.length < all.length && rest.some(([s, , n]) => !hasRoom(s, n, this.degraded)) ? rest : all);
       return d.ok || !d.refusal.heldElsewhere ? d : this.recheckElsewhere(key, limits, want, d);
     })();
   }

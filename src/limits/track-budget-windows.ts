@@ -35,16 +35,16 @@ export class BudgetWindowTracker {
   /**
    * The share of budget pool `name` in its current window (`fresh`: made by this call). No window
    * open: `opening` (a request counts) opens one here at `now`, pending; else undefined. A pending
-   * window nothing counted in yet (a request refused meanwhile) opens again at `now`.
+   * window nothing counted in yet (a request refused meanwhile) is not open: it opens again at `now`
+   * for `opening`, else undefined.
    */
   share(name: string, lengthMs: number, limit: number, block: number, now: number, opening: boolean): { s: Share; fresh: boolean } | undefined {
     let w = this.open(name, now);
-    if (w?.pending && opening) {
-      const old = this.shares.get(`${name}@${w.start}`);
-      if (old && old.used === 0 && old.holding === 0 && old.unpriced === 0 && !old.syncing && old.waiting === 0) {
-        this.shares.delete(`${name}@${w.start}`);
-        w = undefined;
-      }
+    // Not opened yet (a request refused by another limit made it): unknown, as if never made.
+    if (w && this.unopened(name, w)) {
+      if (!opening) return undefined;
+      this.shares.delete(`${name}@${w.start}`);
+      w = undefined;
     }
     if (!w && !opening) return undefined;
     w ??= this.openHere(name, lengthMs, Math.round(now));
@@ -106,10 +106,25 @@ export class BudgetWindowTracker {
     return w;
   }
 
-  /** A window read from the database: taken unless a pending one of the pool awaits its own confirmation. @returns whether it was taken */
+  /**
+   * A window read from the database: taken unless a pending one of the pool awaits its own confirmation
+   * (one nothing counted in nor waits for is dropped for it). @returns whether it was taken
+   */
   learn(span: BudgetWindowSpan, now: number): boolean {
-    if (span.end <= now || this.open(span.name, now)?.pending) return false;
+    const w = this.open(span.name, now);
+    if (span.end <= now || (w?.pending && !this.unopened(span.name, w))) return false;
+    if (w?.pending) this.shares.delete(`${span.name}@${w.start}`);
     this.confirm(span);
     return true;
+  }
+
+  /**
+   * Whether `w` is a pending window of `name` that no request counts in, holds, waits for or confirms:
+   * made for a request another limit refused (SPEC 2.3: a refused request is not counted), so not open.
+   */
+  private unopened(name: string, w: KnownWindow): boolean {
+    if (!w.pending) return false;
+    const s = this.shares.get(`${name}@${w.start}`);
+    return !s || (s.used === 0 && s.holding === 0 && s.unpriced === 0 && !s.syncing && s.waiting === 0);
   }
 }
