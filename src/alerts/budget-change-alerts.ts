@@ -122,7 +122,8 @@ export class BudgetChangeAlerts {
    * Key `id` (pipeline/key-id.ts) had the limits `before` and has `after` now: raises the thresholds a
    * lowered (or added) budget is past at its window's use now, and with `claimPassed` claims those the
    * use was past under both amounts. Resolves once they are on the bus and claimed (after at most one
-   * read of the shared store, ≤ 2 s, and a claim per threshold); never rejects (a failure is logged).
+   * read of the shared store, ≤ 2 s, and a claim per threshold); never rejects (a failure is logged; a
+   * claim that fails is logged and does not keep the change's own alerts from being raised).
    */
   async changed(id: string, before: KeyLimits | undefined, after: KeyLimits | undefined): Promise<void> {
     this.noteReplaced(id, before, after);
@@ -139,7 +140,12 @@ export class BudgetChangeAlerts {
       });
       if (changes.length === 0) return;
       const now = this.deps.now();
-      if (claimPassed) await Promise.all(this.deps.alerts.budgetAlertsPassedBefore(id, changes, now).map((e) => claimPassed(e)));
+      if (claimPassed) {
+        // Best effort: a claim the store could not take (a hiccup) is logged; the change's own alerts are raised anyway.
+        const claimed = await Promise.allSettled(this.deps.alerts.budgetAlertsPassedBefore(id, changes, now).map((e) => claimPassed(e)));
+        const failed = claimed.filter((c): c is PromiseRejectedResult => c.status === "rejected");
+        if (failed.length) this.deps.log?.(JSON.stringify({ level: "warn", time: Date.now(), msg: "claiming a changed key budget's earlier alerts as delivered failed", key: id, failed: failed.length, error: failed[0]!.reason instanceof Error ? failed[0]!.reason.message : String(failed[0]!.reason) }));
+      }
       this.deps.alerts.budgetAmountChanged(id, changes, now);
     } catch (err) {
       this.deps.log?.(JSON.stringify({ level: "warn", time: Date.now(), msg: "raising a changed key budget's alerts failed", key: id, error: err instanceof Error ? err.message : String(err) }));

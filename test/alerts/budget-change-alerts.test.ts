@@ -16,7 +16,7 @@ const T = Date.UTC(2026, 11, 6, 8, 0, 0);
 const usd = (amount: number): KeyLimits => ({ budgets: [{ window: "1d", usd: amount }] });
 
 /** A key `ci` that spent $8.50 of a $10 1d budget, the alerts it raised so far, and a change raiser. */
-function spent850(claims?: AlertEvent[]) {
+function spent850(claims?: AlertEvent[], claim?: (e: AlertEvent) => Promise<void>, log?: (line: string) => void) {
   const bus = new EventBus();
   const got: AlertEvent[] = [];
   bus.subscribe((e) => void (e.type === "alert" && got.push(e)));
@@ -27,7 +27,7 @@ function spent850(claims?: AlertEvent[]) {
   alerts.budgetChanged("ci", counters.settle("ci", usd(10), { tokens: 100, usd: 8.5 }, T, admitted.ticket), T);
   let reads = 0;
   const counted = { ...counters, budgetUse: (...a: Parameters<MemoryKeyCounters["budgetUse"]>) => (reads++, counters.budgetUse(...a)) } as unknown as MemoryKeyCounters;
-  const changes = new BudgetChangeAlerts({ counters: counted, alerts, now: () => T, claimPassed: claims ? async (e) => void claims.push(e) : undefined });
+  const changes = new BudgetChangeAlerts({ counters: counted, alerts, now: () => T, claimPassed: claim ?? (claims ? async (e) => void claims.push(e) : undefined), log });
   /**
    * A request of `ci` admitted under `limits` (what it is settled against: its key as it was admitted),
    * settled later with `spent` USD through {@link BudgetChangeAlerts.settled}, as the app does.
@@ -73,6 +73,20 @@ describe("a key budget changed by an operator", () => {
     await k.changes.changed("ci", usd(8.8), usd(10.5));
     expect(shown(claims)).toEqual([["key:ci", 0.8, 10.5, 8.5, false]]);
     expect(k.got.length).toBe(2);
+    k.close();
+  });
+
+  test("on a shared store that cannot take the claims (a hiccup): the lowering's own alerts are raised anyway, and the failure is logged", async () => {
+    const logged: string[] = [];
+    const k = spent850(undefined, async () => {
+      throw new Error("connection reset (test)");
+    }, (line) => void logged.push(line));
+    await k.changes.changed("ci", usd(10), usd(8)); // 8.5 of 8: used up
+    expect(shown(k.got).slice(1)).toEqual([
+      ["key:ci", 0.95, 8, 8.5, false],
+      ["key:ci", 1, 8, 8.5, true],
+    ]);
+    expect(logged.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ level: "warn", key: "ci", failed: 1, error: "connection reset (test)" })]);
     k.close();
   });
 
