@@ -212,7 +212,8 @@ export class PgShared implements SharedStore {
    * The budget pool's open window, or a new one (`SharedStore.openBudgetWindow`): one upsert of its
    * `budget_window_starts` row (schema 22) that keeps a start whose end has not passed on the database's
    * clock and else writes the new one; two instances opening at once are serialised by the row, the
-   * second keeping the first's start. @throws StoreError `invalid`, `closed`, `unavailable`.
+   * second keeping the first's start. The clock is read once (`n`): the start and the end it keeps or
+   * writes are judged at the same instant. @throws StoreError `invalid`, `closed`, `unavailable`.
    */
   async openBudgetWindow(name: string, lengthMs: number, start?: number): Promise<BudgetWindowSpan & { now: number }> {
     checkId(name, "budget window name");
@@ -225,9 +226,9 @@ export class PgShared implements SharedStore {
          INSERT INTO budget_window_starts AS w (name, window_start, window_end)
            SELECT $1, s.start, s.start + $2::bigint FROM s
          ON CONFLICT (name) DO UPDATE SET
-           window_start = CASE WHEN w.window_end > ${DB_NOW_MS} THEN w.window_start ELSE excluded.window_start END,
-           window_end = CASE WHEN w.window_end > ${DB_NOW_MS} THEN w.window_end ELSE excluded.window_end END
-         RETURNING w.window_start, w.window_end, ${DB_NOW_MS} AS db_now`,
+           window_start = CASE WHEN w.window_end > (SELECT now FROM n) THEN w.window_start ELSE excluded.window_start END,
+           window_end = CASE WHEN w.window_end > (SELECT now FROM n) THEN w.window_end ELSE excluded.window_end END
+         RETURNING w.window_start, w.window_end, (SELECT now FROM n) AS db_now`,
         [name, Math.floor(lengthMs), start === undefined ? null : Math.floor(start)],
       ),
     );
