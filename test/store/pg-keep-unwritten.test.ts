@@ -9,7 +9,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { GatewayMetrics } from "../../src/http/metrics.ts";
 import { UNWRITTEN_FILE } from "../../src/store/postgres/keep-unwritten.ts";
@@ -118,6 +118,58 @@ describe("a stop while the database does not answer", () => {
       }
       expect(await count(sql)).toBe(5);
       expect(errors.filter((m) => m.includes(UNWRITTEN_FILE))).toEqual([]);
+    } finally {
+      await lock?.release();
+      await sql.close();
+    }
+  }, 60_000);
+
+  test("lines of the file that cannot be read are not deleted with it: once the rest is written the file is kept as unwritten-rows.jsonl.unreadable-<ms> (0600), and a stop replacing it first keeps such a copy", async () => {
+    const url = await pg.database("keep");
+    const dir = tempDir();
+    const file = join(dir, UNWRITTEN_FILE);
+    const errors: string[] = [];
+    const sql = new SQL(url, { max: 2 });
+    let lock: { release: () => Promise<void> } | undefined;
+    const damaged = ['{"batch":"hand-edited","usage":[1,2', "not json at all"];
+    const asides = () => readdirSync(dir).filter((n) => /^unwritten-rows\.jsonl\.unreadable-\d+$/.test(n));
+    try {
+      const { s, lock: l } = await storeWithRowsInTheAir(url, file, errors, sql);
+      lock = l;
+      expect((await s.close(Date.now() + 500))?.kept?.usage).toBe(5);
+      appendFileSync(file, damaged.join("\n") + "\n");
+      // The next start cannot write either (the table still locked), and its stop keeps a row of its own.
+      const infos: string[] = [];
+      const open = (answerMs?: number) => openPostgresStore({ url, flushIntervalMs: 60_000, flushAnswerMs: answerMs, unwrittenFile: file, onError: (m) => errors.push(m), onInfo: (m) => infos.push(m) });
+      const second = await open(300);
+      await second.flush();
+      second.record(usage({ requestId: "second-start" }));
+      expect((await second.close(Date.now() + 500))?.kept?.usage).toBe(6);
+      const [copy] = asides();
+      expect(copy).toBeDefined();
+      expect(statSync(join(dir, copy!)).mode & 0o777).toBe(0o600);
+      for (const line of damaged) expect(readFileSync(join(dir, copy!), "utf8")).toContain(line);
+      expect(errors.some((m) => m.includes("2 lines could not be read") && m.includes(join(dir, copy!)))).toBe(true);
+      expect(readFileSync(file, "utf8")).toContain("second-start");
+      // The database answers again: the readable rows are written, the damaged file is kept aside, not deleted.
+      appendFileSync(file, damaged[1] + "\n");
+      await lock.release();
+      lock = undefined;
+      await Bun.sleep(5); // a later ms than the first copy's name
+      const third = await open();
+      try {
+        for (const end = Date.now() + 10_000; existsSync(file) && Date.now() < end; ) await Bun.sleep(50);
+        expect(existsSync(file)).toBe(false);
+        expect(await count(sql)).toBe(6);
+      } finally {
+        await third.close();
+      }
+      const kept = asides().filter((n) => n !== copy);
+      expect(kept).toHaveLength(1);
+      expect(statSync(join(dir, kept[0]!)).mode & 0o777).toBe(0o600);
+      expect(readFileSync(join(dir, kept[0]!), "utf8")).toContain(damaged[1]);
+      expect(errors.some((m) => m.includes("1 lines of") && m.includes(`kept as ${join(dir, kept[0]!)}`))).toBe(true);
+      expect(infos.some((m) => m.includes(`the file is kept as ${join(dir, kept[0]!)}`))).toBe(true);
     } finally {
       await lock?.release();
       await sql.close();

@@ -17,7 +17,7 @@
  * dies before it removes the file and starts again writes them once too (ids are kept a week).
  * No I/O beyond the file itself; functions throw Node's errors (ENOENT, EACCES, EISDIR, ENOSPC…).
  */
-import { closeSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
+import { chmodSync, closeSync, copyFileSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import type { PendingBatch } from "../pending.ts";
 import type { TraceParams, UsageParams } from "../rows.ts";
 import type { QuotaWindow } from "../types.ts";
@@ -163,4 +163,22 @@ export function withoutLapsed(batches: readonly IdentifiedBatch[], now: number):
 /** Removes the file (once every batch in it is written). Never throws for a missing file. */
 export function removeKept(path: string): void {
   rmSync(path, { force: true });
+}
+
+/**
+ * Where a kept file some lines of which could not be read goes once the rest is written, instead of
+ * being removed: `PATH.unreadable-MS` (MS: ms since the epoch), so those lines can still be looked at.
+ */
+export function unreadableName(path: string, now: number): string {
+  return `${path}.unreadable-${Math.floor(now)}`;
+}
+
+/**
+ * Moves the file to `to` ({@link unreadableName}; `copy`: copies it there, for a stop about to replace
+ * it), mode 0600 (it holds what the database would).
+ */
+export function setAsideKept(path: string, to: string, copy = false): void {
+  if (copy) copyFileSync(path, to);
+  else renameSync(path, to);
+  chmodSync(to, 0o600);
 }

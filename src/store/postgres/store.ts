@@ -54,7 +54,7 @@ import { PgShared } from "./shared.ts";
 import { PgUsage } from "./usage.ts";
 import { PgSessions } from "./sessions.ts";
 import { endOf, retryUntil, type RetryEnd } from "../../retry-until.ts";
-import { countRows, type IdentifiedBatch, readKept, removeKept, type RowCounts, withoutLapsed, writeKept } from "./keep-unwritten.ts";
+import { countRows, type IdentifiedBatch, readKept, removeKept, type RowCounts, setAsideKept, unreadableName, withoutLapsed, writeKept } from "./keep-unwritten.ts";
 
 export { EARLY_FLUSH_AT };
 
@@ -176,6 +176,8 @@ export class PostgresStore implements Store {
   private closing: Promise<UnwrittenAtClose | undefined> | undefined;
   /** {@link PostgresStoreOptions.unwrittenFile}; unset when it cannot be read (a stop then does not replace it). */
   private unwrittenFile: string | undefined;
+  /** Where that file goes once its readable rows are written, when some of its lines could not be read (a stop replacing it before copies it there). */
+  private unreadable: string | undefined;
   private readonly onInfo: (message: string) => void;
 
   /** Use `openPostgresStore`. */
@@ -219,7 +221,8 @@ export class PostgresStore implements Store {
 
   /**
    * Reads the rows a previous stop kept in {@link PostgresStoreOptions.unwrittenFile}, for the flushes to
-   * write first (the first one at once, from `start`); the file is removed once they are written. A
+   * write first (the first one at once, from `start`); the file is removed once they are written (kept
+   * as `unwritten-rows.jsonl.unreadable-MS`, mode 0600, when some lines of it could not be read). A
    * file that cannot be read is reported and left alone, by this instance's stop too (called by
    * `openPostgresStore`). Never throws.
    */
@@ -235,21 +238,36 @@ export class PostgresStore implements Store {
       return;
     }
     if (!kept) return;
-    if (kept.skippedLines) this.ctx.onError(`${path}: ${kept.skippedLines} lines could not be read and are skipped`, undefined);
+    // Lines that could not be read are not lost with the file: it is set aside once the rest is written.
+    const skipped = kept.skippedLines;
+    const aside = skipped ? unreadableName(path, Date.now()) : undefined;
+    if (skipped) this.ctx.onError(`${path}: ${skipped} lines could not be read and are skipped; once the rest is written the file is kept as ${aside}`, undefined);
+    this.unreadable = aside;
+    const done = (file: string): string => {
+      if (!aside) return (removeKept(file), "the file is removed");
+      setAsideKept(file, aside);
+      this.unreadable = undefined;
+      this.ctx.onError(`${skipped} lines of ${file} could not be read: the file is kept as ${aside} (mode 0600) for a look by hand`, undefined);
+      return `the file is kept as ${aside}`;
+    };
     // bindings and quota windows that have lapsed since are not written back (they would replace newer ones)
     const batches = withoutLapsed(kept.batches, this.ctx.now());
     if (!batches.length) {
-      removeKept(path);
+      try {
+        done(path);
+      } catch (err) {
+        this.ctx.onError(`nothing in ${path} is left to write, but moving or removing the file failed (${errMessage(err)}): move it away by hand`, err);
+      }
       return;
     }
     const n = countRows(batches);
     this.onInfo(`writing what an earlier stop could not write and kept in ${path}: ${n.usage} usage rows, ${n.traces} route traces, ${n.state} routing state changes`);
     this.flusher.writeDiskFirst(path, batches, (file, rows) => {
       try {
-        removeKept(file);
-        this.onInfo(`written: the ${rows.usage} usage rows, ${rows.traces} route traces and ${rows.state} routing state changes an earlier stop kept in ${file}; the file is removed`);
+        const what = done(file);
+        this.onInfo(`written: the ${rows.usage} usage rows, ${rows.traces} route traces and ${rows.state} routing state changes an earlier stop kept in ${file}; ${what}`);
       } catch (err) {
-        this.ctx.onError(`the rows kept in ${file} are written, but removing the file failed (${errMessage(err)}): remove it by hand (a start writes nothing twice from it)`, err);
+        this.ctx.onError(`the rows kept in ${file} are written, but ${aside ? `moving the file to ${aside}` : "removing the file"} failed (${errMessage(err)}): ${aside ? "move" : "remove"} it by hand (a start writes nothing twice from it)`, err);
       }
     });
   }
@@ -451,6 +469,15 @@ export class PostgresStore implements Store {
     let kept: { file: string; rows: RowCounts } | undefined;
     let lost: IdentifiedBatch[] = all;
     if (this.unwrittenFile && all.some((b) => !onlyInOld(b))) {
+      if (this.unreadable && oldFile) {
+        // its lines that could not be read are not in `all`: a copy keeps them
+        try {
+          setAsideKept(oldFile, this.unreadable, true);
+          this.ctx.onError(`${oldFile} held lines that could not be read: a copy of it is kept as ${this.unreadable} (mode 0600) before it is replaced`, undefined);
+        } catch (err) {
+          this.ctx.onError(`${oldFile} held lines that could not be read, and copying it to ${this.unreadable} failed (${errMessage(err)}): they are lost when it is replaced`, err);
+        }
+      }
       try {
         writeKept(this.unwrittenFile, all, this.ctx.now());
         kept = { file: this.unwrittenFile, rows: countRows(all) };
