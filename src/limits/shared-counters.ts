@@ -172,8 +172,8 @@ export class SharedKeyCounters implements KeyLimitCounters {
       // arrive together wait for the same refill, which asks for room for all of them.
       let waitFor = empty;
       const opening = ([s]: Need) => this.windows.pending(s, this.dbNow());
-      // (A round more when only unopened windows are left to ask for: their limits are not decided without.)
-      for (let round = 0; waitFor.length && (round < 8 || waitFor.every(opening)); round++) {
+      // (Up to 2 rounds more when only unopened windows are left to ask for: their limits are not decided without.)
+      for (let round = 0; waitFor.length && (round < 8 || (round < 10 && waitFor.every(opening))); round++) {
         // A budget's window opens only for a request the key's other limits admit (a refused one is not
         // counted, SPEC 2.3): their shares are refilled first, and a refusal by them opens nothing.
         if (waitFor.some(opening)) {

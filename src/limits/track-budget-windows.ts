@@ -10,7 +10,9 @@
  * - pending: opened here, its start this instance's reading of the database's clock, until the
  *   database confirms it (the share's first refill asks it first: its start may be another instance's).
  *   While the database is away a pending window counts alone, and its start is proposed to the
- *   database when it answers again (taken when no other window opened meanwhile).
+ *   database when it answers again (taken when no other window opened meanwhile). A pending window no
+ *   request counts in, holds, waits for or confirms (made for a request another limit refused) is not
+ *   open: it is not shown, watched as unknown, and gives way to the window the database has.
  *
  * Times are ms since the epoch on the database's clock.
  */
