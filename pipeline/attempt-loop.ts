@@ -495,8 +495,11 @@ class Attempt implements CommitAttempt {
     return read.length > ERROR_BODY_LIMIT ? scrubbedHead(read, read.slice(0, ERROR_BODY_LIMIT), this.secrets()) : scrubText(read, this.secrets());
   }
 
-  /** The instance's secrets and the key the request presented. */
-  private secrets(): string[] {
+  /**
+   * The instance's secrets and the key the request presented ({@link CommitAttempt.secrets}): what the
+   * attempt's trace text, error body and a streamed reply's in-band error are scrubbed of.
+   */
+  secrets(): string[] {
     const request = this.ctx.request;
     return [...(this.deps.secrets?.() ?? []), ...presentedSecrets(request.headers, request.url)];
   }

@@ -19,6 +19,7 @@ import type { AccountPool, PickHints } from "./pick.ts";
 import type { Account, AttemptRecording, AttemptTrace, Clock, ProviderInfo } from "./ports.ts";
 import type { Target } from "./resolve.ts";
 import type { Translated } from "./translate.ts";
+import type { SecretSource } from "./scrub.ts";
 import type { ByteReader, ReadResult, ReplyDriver } from "./re-translate.ts";
 
 /** A failed attempt: the error the client would get and what the classification table says (SPEC 6.3). */
@@ -60,8 +61,12 @@ export interface OpenStreams {
   delete(end: () => void): void;
 }
 
-/** One attempt whose upstream answered with a 2xx status. */
-export interface CommitAttempt {
+/**
+ * One attempt whose upstream answered with a 2xx status. Its `secrets()` ({@link SecretSource}: the
+ * instance's and the key the request presented) are what its reply driver scrubs an in-band error of
+ * (pipeline/scrub-events.ts); called as the attempt's method, only when the reply has one.
+ */
+export interface CommitAttempt extends SecretSource {
   target: Target;
   account: Account;
   translated: Translated;

@@ -40,6 +40,7 @@ import { CallbackDeadline, Deadline } from "./deadline-sweep.ts";
 import { gatewayStoppingError } from "./unserved-errors.ts";
 import { byteSample, eventSample } from "./output-estimate.ts";
 import type { Translated } from "./translate.ts";
+import { NO_SECRETS, type SecretSource } from "./scrub.ts";
 
 export type { AttemptFailure, CommitAttempt, CommitDeps, OpenStreams } from "./commit-out.ts";
 
@@ -55,10 +56,21 @@ export type { AttemptFailure, CommitAttempt, CommitDeps, OpenStreams } from "./c
  * events the tap read; a translated stream to a client format with an event encoder is encoded
  * straight to events; any other driver's SSE bytes (a whole reply replayed as a stream) are read as
  * events as they come.
+ *
+ * `secrets` (the attempt's: the instance's and the key the request presented) are what a streamed
+ * reply's in-band error is scrubbed of before the client gets it (SPEC 2.4, pipeline/scrub-events.ts);
+ * without them only credential shapes are.
  */
-export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, translated: Translated, reply: UpstreamReply): ReplyDriver;
-export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, translated: Translated, reply: UpstreamReply, events: true): ReplyDriver<ReplyEvent[]>;
-export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, translated: Translated, reply: UpstreamReply, events = false): ReplyDriver | ReplyDriver<ReplyEvent[]> {
+export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, translated: Translated, reply: UpstreamReply, events?: false, secrets?: SecretSource): ReplyDriver;
+export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, translated: Translated, reply: UpstreamReply, events: true, secrets?: SecretSource): ReplyDriver<ReplyEvent[]>;
+export function replyDriverFor(
+  ctx: RequestContext,
+  provider: ProviderInfo,
+  translated: Translated,
+  reply: UpstreamReply,
+  events = false,
+  secrets: SecretSource = NO_SECRETS,
+): ReplyDriver | ReplyDriver<ReplyEvent[]> {
   const providerCodec = codecFor(translated.upstreamFormat);
   const clientCodec = codecFor(ctx.clientFormat);
   const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
@@ -68,16 +80,16 @@ export function replyDriverFor(ctx: RequestContext, provider: ProviderInfo, tran
   if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat && !restoration) {
     const tapOptions = { family: provider.family, includeUsage: ctx.includeUsage };
     // What was forwarded is kept to estimate the output of a reply that ends without usage (output-estimate.ts).
-    if (events && providerCodec.createEventTap) return passthroughDriver(providerCodec.createEventTap(tapOptions), eventSample(providerCodec, hints));
-    const tap = passthroughDriver(providerCodec.createTap(tapOptions), byteSample(providerCodec, hints));
+    if (events && providerCodec.createEventTap) return passthroughDriver(providerCodec.createEventTap(tapOptions), eventSample(providerCodec, hints), secrets);
+    const tap = passthroughDriver(providerCodec.createTap(tapOptions), byteSample(providerCodec, hints), secrets);
     return events ? new SseEventsDriver(tap) : tap;
   }
   const encoderOptions = new ReplyEncoderOptions(ctx); // only for the drivers that encode (item 178)
   if (isSse && ctx.stream) {
-    if (events && clientCodec.createEventEncoder) return new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration);
-    return asEvents(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration), events);
+    if (events && clientCodec.createEventEncoder) return new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets);
+    return asEvents(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), events);
   }
-  if (isSse) return asEvents(new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration), events);
+  if (isSse) return asEvents(new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, undefined, secrets), events);
   return asEvents(
     new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, {
       native: translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat,
@@ -148,8 +160,8 @@ class ReplyEncoderOptions implements EncoderOptions {
 export function commitReply(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps): Promise<Response | AttemptFailure> {
   const provider = a.target.provider;
   // SPEC 2.5: a request that came over an event transport gets its reply as events, never as SSE bytes.
-  if (ctx.events) return commitWith(ctx, a, deps, replyDriverFor(ctx, provider, a.translated, a.reply, true), toEventSink(ctx.events, ctx.recording));
-  return commitWith(ctx, a, deps, replyDriverFor(ctx, provider, a.translated, a.reply), HTTP_BODY);
+  if (ctx.events) return commitWith(ctx, a, deps, replyDriverFor(ctx, provider, a.translated, a.reply, true, a), toEventSink(ctx.events, ctx.recording));
+  return commitWith(ctx, a, deps, replyDriverFor(ctx, provider, a.translated, a.reply, false, a), HTTP_BODY);
 }
 
 /** The content type of a whole JSON reply. */

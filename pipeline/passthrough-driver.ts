@@ -1,11 +1,15 @@
 /**
  * The passthrough reply driver of a native streaming pair (a `ReplyDriver` of pipeline/re-translate.ts,
  * made by its `passthroughDriver`): the format's tap forwards the provider's bytes (or an event tap's
- * events, SPEC 2.5) and observes usage, the finish and errors (SPEC F-3, O-1, 6.4).
+ * events, SPEC 2.5) and observes usage, the finish and errors (SPEC F-3, O-1, 6.4). Once the tap has
+ * read an in-band error, its error events are scrubbed of the attempt's secrets before the client gets
+ * them (SPEC 2.4, pipeline/scrub-events.ts); until then its output goes out as it is.
  */
 import type { HubError, StopReason, Usage } from "../formats/hub.ts";
 import type { PassthroughTap, TapState } from "../formats/codec.ts";
 import type { OutputSample } from "./output-estimate.ts";
+import type { SecretSource } from "./scrub.ts";
+import { scrubErrorOutput } from "./scrub-events.ts";
 
 /**
  * The driver `passthroughDriver` makes (pipeline/re-translate.ts). A class, not an object literal with
@@ -28,18 +32,23 @@ export class PassthroughDriver<Out> {
   constructor(
     private readonly tap: PassthroughTap<Out>,
     private readonly sample: OutputSample<Out> | undefined,
+    /** The attempt's secrets, asked for only once the tap has read an in-band error. */
+    private readonly secrets: SecretSource,
   ) {
     this.tapState = tap.state;
   }
 
   push(chunk: Uint8Array): Out {
-    const out = this.tap.push(chunk);
+    let out = this.tap.push(chunk);
+    // The tap reads each event before it forwards it: an error event in `out` has set `error` by now.
+    if (this.tapState.error !== undefined) out = scrubErrorOutput(out, this.secrets);
     this.sample?.add(out);
     return out;
   }
 
   end(failure?: HubError): Out {
-    const out = this.tap.end(failure);
+    let out = this.tap.end(failure);
+    if (this.tapState.error !== undefined) out = scrubErrorOutput(out, this.secrets);
     this.sample?.add(out);
     // Whatever in-band error the client got (the provider's, the failure, or the tap's truncation
     // error) makes the reply a failed one; a failure after the provider's stop reason got only the

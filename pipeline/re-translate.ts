@@ -26,6 +26,8 @@ import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
 import type { OutputSample } from "./output-estimate.ts";
 import { PassthroughDriver } from "./passthrough-driver.ts";
 import { endsUnfinished, hasUsableContent, opensBlock, replyChars } from "./reply-content.ts";
+import { NO_SECRETS, type SecretSource } from "./scrub.ts";
+import { scrubHubErrorEvent } from "./scrub-events.ts";
 
 const utf8 = new TextEncoder();
 /** Decodes a whole JSON reply (non-streaming decodes keep no state between calls, so one serves every reply). */
@@ -41,9 +43,10 @@ import type { ReplyDriver } from "./reply-driver.ts";
 /**
  * Passthrough of a native streaming pair: bytes, or the events of an event tap (SPEC 2.5). `sample`
  * keeps what was forwarded, for `outputChars` (pipeline/output-estimate.ts); without it that is 0.
+ * `secrets`: what an in-band error is scrubbed of (SPEC 2.4); without them, credential shapes only.
  */
-export function passthroughDriver<Out = Uint8Array>(tap: PassthroughTap<Out>, sample?: OutputSample<Out>): ReplyDriver<Out> {
-  return new PassthroughDriver(tap, sample);
+export function passthroughDriver<Out = Uint8Array>(tap: PassthroughTap<Out>, sample?: OutputSample<Out>, secrets: SecretSource = NO_SECRETS): ReplyDriver<Out> {
+  return new PassthroughDriver(tap, sample, secrets);
 }
 
 /** Shared state of the hub-based drivers. */
@@ -132,13 +135,17 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
   private readonly decoder: StreamDecoder;
   private readonly restorer: EventRestorer | undefined;
 
-  /** `client`: its `wholeToolCalls` trait is the normalizer's (formats/normalize.ts NormalizerOptions). */
-  constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, restoration: Restoration | undefined) {
+  /**
+   * `client`: its `wholeToolCalls` trait is the normalizer's (formats/normalize.ts NormalizerOptions).
+   * `secrets`: what an error event's words are scrubbed of before they are delivered (SPEC 2.4).
+   */
+  constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, restoration: Restoration | undefined, secrets: SecretSource) {
     super();
     const opts = { wholeToolCalls: client.wholeToolCalls };
     const sink = (ev: HubEvent) => {
       this.observe(ev);
-      this.deliver(ev);
+      // An in-band error may echo a secret: scrubbed before the client's encoder writes it (only error events pay).
+      this.deliver(ev.type === "error" ? scrubHubErrorEvent(ev, secrets) : ev);
     };
     const restorer = restoration ? new EventRestorer(restoration, sink) : undefined;
     this.restorer = restorer;
@@ -217,9 +224,12 @@ export class TranslatedStreamDriver extends DecodingDriver {
   private out = "";
   private readonly encoder: StreamEncoder;
 
-  /** `restoration`: the request's redaction placeholders, mapped back in text and tool arguments (SPEC S-3). */
-  constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, encoderOptions: EncoderOptions, restoration?: Restoration) {
-    super(provider, client, decoderOptions, restoration);
+  /**
+   * `restoration`: the request's redaction placeholders, mapped back in text and tool arguments (SPEC S-3).
+   * `secrets`: what an in-band error's words are scrubbed of (SPEC 2.4); without them, credential shapes only.
+   */
+  constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, encoderOptions: EncoderOptions, restoration?: Restoration, secrets: SecretSource = NO_SECRETS) {
+    super(provider, client, decoderOptions, restoration, secrets);
     if (!client.createEncoder) throw new Error(`${client.format} has no client encoder`);
     this.encoder = client.createEncoder(encoderOptions, (t) => (this.out += t));
   }
@@ -292,9 +302,9 @@ export class TranslatedEventDriver extends DecodingDriver<ReplyEvent[]> {
   private readonly out = new EventBatch();
   private readonly encoder: StreamEncoder;
 
-  /** `restoration` as for {@link TranslatedStreamDriver}. Throws when the client format has no event encoder. */
-  constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, encoderOptions: EncoderOptions, restoration?: Restoration) {
-    super(provider, client, decoderOptions, restoration);
+  /** `restoration`, `secrets` as for {@link TranslatedStreamDriver}. Throws when the client format has no event encoder. */
+  constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, encoderOptions: EncoderOptions, restoration?: Restoration, secrets: SecretSource = NO_SECRETS) {
+    super(provider, client, decoderOptions, restoration, secrets);
     if (!client.createEventEncoder) throw new Error(`${client.format} has no event encoder`);
     this.encoder = client.createEventEncoder(encoderOptions, (event, data) => this.out.add({ event, data }));
   }
@@ -395,7 +405,7 @@ export class AccumulatedDriver extends DecodingDriver {
   readonly gathers = true;
   private readonly acc = new Accumulator();
 
-  /** `restoration` as for {@link TranslatedStreamDriver}; `maxChars` is {@link MAX_WHOLE_REPLY_BYTES} unless a test passes less. */
+  /** `restoration`, `secrets` as for {@link TranslatedStreamDriver}; `maxChars` is {@link MAX_WHOLE_REPLY_BYTES} unless a test passes less. */
   constructor(
     provider: FormatCodec,
     private readonly client: FormatCodec,
@@ -403,8 +413,9 @@ export class AccumulatedDriver extends DecodingDriver {
     private readonly encoderOptions: EncoderOptions,
     restoration?: Restoration,
     private readonly maxChars: number = MAX_WHOLE_REPLY_BYTES,
+    secrets: SecretSource = NO_SECRETS,
   ) {
-    super(provider, client, decoderOptions, restoration);
+    super(provider, client, decoderOptions, restoration, secrets);
   }
 
   protected deliver(ev: HubEvent): void {

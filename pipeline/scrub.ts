@@ -53,6 +53,18 @@ export function scrubText(text: string, secrets: Iterable<string> = []): string 
   return out;
 }
 
+/**
+ * Where a reply driver gets the secrets to scrub a streamed reply's in-band error of
+ * (pipeline/scrub-events.ts): the attempt's, the instance's and the key the request presented
+ * (pipeline/attempt-loop.ts). Asked only when the reply has an error, never for ordinary content.
+ */
+export interface SecretSource {
+  secrets(): string[];
+}
+
+/** The {@link SecretSource} of a driver made without one: no known secret, only credential shapes are scrubbed. */
+export const NO_SECRETS: SecretSource = { secrets: () => [] };
+
 /** Characters of error text a route trace keeps of an attempt's failure (cut after scrubbing). */
 export const TRACE_TEXT_MAX = 300;
 

@@ -328,6 +328,7 @@ async function main() {
           hints: {},
           release: () => {},
           traceText: (text) => text,
+          secrets: () => [],
           fail: () => {
             throw new Error(`the ${bl.name} reply failed at the commit point`);
           },
@@ -356,7 +357,7 @@ async function main() {
         const { reply, controller, clientAbort } = await executeCall(executor, { ...call, account: acc, body: tr.body, stream: tr.upstreamStream, clientHeaders: ctx.request.headers }, ctx.signal, 30_000);
         const committed = await commitReply(
           ctx,
-          { target: target!, account: acc, translated: tr, reply, controller, clientAbort, started: Date.now(), trace: attemptTrace(), attempts: 1, fallback: false, hints, release: () => {}, traceText: (text) => text, fail: () => {
+          { target: target!, account: acc, translated: tr, reply, controller, clientAbort, started: Date.now(), trace: attemptTrace(), attempts: 1, fallback: false, hints, release: () => {}, traceText: (text) => text, secrets: () => [], fail: () => {
             throw new Error(`the ${bl.name} reply failed at the commit point`);
           } },
           commitDeps,
