@@ -21,6 +21,7 @@ import type { Target } from "./resolve.ts";
 import type { Translated } from "./translate.ts";
 import type { SecretSource } from "./scrub.ts";
 import type { ByteReader, ReadResult, ReplyDriver } from "./re-translate.ts";
+import { gatewayStoppingStreamError, type CommittedReadOpts } from "./committed-reads.ts";
 
 /** A failed attempt: the error the client would get and what the classification table says (SPEC 6.3). */
 export interface AttemptFailure {
@@ -54,7 +55,9 @@ export interface CommitDeps {
 /**
  * The streamed replies still open (SPEC D-3): each committed stream adds the function that ends it and
  * deletes it when it ends. A shutdown whose grace period is over calls the rest: the upstream call is
- * aborted, so the client gets the format's in-band error (SPEC 6.4) instead of a cut connection.
+ * aborted, so the client gets the format's in-band error (SPEC 6.4) instead of a cut connection, the
+ * `gateway_stopping` one (committed-reads.ts gatewayStoppingStreamError), and the request is reported
+ * with outcome `error` and that code, not as an upstream error.
  */
 export interface OpenStreams {
   add(end: () => void): void;
@@ -132,7 +135,7 @@ export interface Delivery<Out> {
     reader: ByteReader,
     driver: ReplyDriver<Out>,
     prefix: Out[],
-    opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; onCancel: () => void; pendingRead?: Promise<ReadResult> },
+    opts: CommittedReadOpts & { onCancel: () => void },
     onEnd: (failure: HubError | undefined) => void,
     sent: { bytes: number },
   ): { body: ReadableStream<Uint8Array> | null; stop?: (reason?: unknown) => void };
@@ -230,7 +233,12 @@ function streamedReply<Out>(
   for (const k in SSE_HEADERS) headers[k] = SSE_HEADERS[k]!;
   let done = false;
   const sent = { bytes: 0 };
-  const endAtShutdown = () => controller.abort(new TransportError("other", "the gateway is shutting down: its grace period for open streams is over"));
+  // The end of a shutdown's grace period marks the reads' options (`reads`, below) `stoppedBy` before it
+  // aborts the call, so the reply ends with the in-band `gateway_stopping`, not a broken upstream's error.
+  const endAtShutdown = () => {
+    reads.stoppedBy = gatewayStoppingStreamError();
+    controller.abort(new TransportError("other", "the gateway is shutting down: its grace period for open streams is over"));
+  };
   deps.openStreams?.add(endAtShutdown);
   let stop: ((reason?: unknown) => void) | undefined;
   /** A streamed reply's end: what it left out after the commit point is named in the trace's warning (its header went out already). */
@@ -254,11 +262,12 @@ function streamedReply<Out>(
   // and then runs clientGone (execute.ts ClientAbort; no second listener). Body cancellation is the
   // second path to the same end.
   a.clientAbort.onAbort = clientGone;
+  const reads: CommittedReadOpts & { onCancel: () => void } = { idleTimeoutMs: idleMs, abort: (reason) => controller.abort(reason), onCancel: clientGone, pendingRead };
   const delivered = delivery.stream(
     reader,
     driver,
     prefix, // not ended: no text
-    { idleTimeoutMs: idleMs, abort: (reason) => controller.abort(reason), onCancel: clientGone, pendingRead },
+    reads,
     (failure) => {
       a.release();
       deps.openStreams?.delete(endAtShutdown);
@@ -266,7 +275,14 @@ function streamedReply<Out>(
       if (done) return;
       done = true;
       droppedAtEnd();
-      deps.finish(ctx, finishedReport(a, driver, now, failure ? "upstream_error" : "ok", sent.bytes));
+      if (failure === undefined) return deps.finish(ctx, finishedReport(a, driver, now, "ok", sent.bytes));
+      // Ended by the gateway's stop: an error of the gateway's (no upstream blamed), code `gateway_stopping`.
+      const stopped = reads.stoppedBy;
+      if (stopped === undefined) return deps.finish(ctx, finishedReport(a, driver, now, "upstream_error", sent.bytes));
+      a.trace.error = a.traceText(stopped.message);
+      const f = finishedReport(a, driver, now, "error", sent.bytes);
+      f.code = stopped.code;
+      deps.finish(ctx, f);
     },
     sent,
   );

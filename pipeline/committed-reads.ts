@@ -8,6 +8,7 @@ import { FormatError, hubError, type HubError } from "../formats/hub.ts";
 import { ContentWatch, keepAliveOnlyError, type ServerToolSource } from "./keep-alive-bound.ts";
 import type { AttemptRecording } from "./ports.ts";
 import { CallbackDeadline } from "./deadline-sweep.ts";
+import { GATEWAY_STOPPING_CODE } from "./classify.ts";
 
 /** The reader of an upstream body (the subset of ReadableStreamDefaultReader the pipeline uses). */
 export interface ByteReader {
@@ -32,6 +33,20 @@ export function upstreamBrokenError(message: string): HubError {
 }
 
 /**
+ * Error sent in-band when the gateway itself ends a streamed reply still open at the end of a shutdown's
+ * grace period (SPEC D-3: `server.shutdown_grace_ms` over, or a second signal), its upstream call
+ * aborted: the 503 `gateway_stopping` of a request still waiting then (unserved-errors.ts
+ * gatewayStoppingError), in-band; nothing about the upstream.
+ */
+export function gatewayStoppingStreamError(): HubError {
+  return hubError(
+    "overloaded",
+    "The gateway is shutting down: its grace period for requests in flight ended before this reply was complete, and the upstream call was cancelled. Send the request again.",
+    { status: 503, code: GATEWAY_STOPPING_CODE },
+  );
+}
+
+/**
  * A short, client-safe reason from a fetch/stream error message: the error code when there is one
  * (ECONNRESET, …), else the first sentence without runtime hints ("pass `verbose: true` …").
  */
@@ -40,6 +55,20 @@ export function transportReason(message: string): string {
   if (code) return code;
   const first = message.split(/(?<=\.)\s|\n/)[0]?.trim() ?? "";
   return first.length > 0 && first.length <= 120 ? first.replace(/\.$/, "") : "connection error";
+}
+
+/**
+ * The options of {@link committedReads}: the provider's idle timeout between reads (ms), the function
+ * that aborts the upstream call, the commit point's read not awaited yet, and `stoppedBy`, set by
+ * the one who ends the reply for a reason of the gateway's own (the end of a shutdown's grace period,
+ * pipeline/commit-out.ts) before it aborts the call: that error, not a broken upstream, is then the
+ * reads' failure.
+ */
+export interface CommittedReadOpts {
+  idleTimeoutMs: number;
+  abort: (reason: unknown) => void;
+  pendingRead?: Promise<ReadResult>;
+  stoppedBy?: HubError;
 }
 
 /**
@@ -61,7 +90,7 @@ export function transportReason(message: string): string {
  * server tool is in flight upstream, keep-alives keep it alive longer (keep-alive-bound.ts
  * SERVER_TOOL_IDLE_FACTOR). `disarm` (and `broken`) take it off.
  */
-export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number; abort: (reason: unknown) => void; pendingRead?: Promise<ReadResult> }, driver?: ServerToolSource) {
+export function committedReads(reader: ByteReader, opts: CommittedReadOpts, driver?: ServerToolSource) {
   /** The idle timeout: a deadline on the shared sweep (pipeline/deadline-sweep.ts), armed by each `next`. */
   let idle: CallbackDeadline | undefined;
   /** The error of the bound that ended the reads (the idle timeout, or only keep-alives for as long). */
@@ -96,11 +125,11 @@ export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number
     },
     /**
      * The read from `next` settled with `r` (a chunk or the end); returns whether a bound (the idle
-     * timeout, or no content for as long) ended the reads meanwhile.
+     * timeout, or no content for as long) or the gateway (`opts.stoppedBy`) ended the reads meanwhile.
      */
     settled(r: ReadResult): boolean {
       watch.waiting = false;
-      return expired !== undefined;
+      return expired !== undefined || opts.stoppedBy !== undefined;
     },
     /**
      * Before a read goes to `driver`: its count of events with content (`contentEvents`, compared after
@@ -125,7 +154,7 @@ export function committedReads(reader: ByteReader, opts: { idleTimeoutMs: number
       else watch.sawDecoded(chunk, driver.contentEvents !== before);
     },
     failure(e?: unknown): HubError {
-      return expired ?? upstreamBrokenError(e instanceof Error ? e.message : String(e));
+      return expired ?? opts.stoppedBy ?? upstreamBrokenError(e instanceof Error ? e.message : String(e));
     },
     disarm,
     /**

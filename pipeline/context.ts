@@ -207,6 +207,13 @@ export interface Finished {
   bytesSent?: number;
   attempts: number;
   fallback: boolean;
+  /**
+   * The error code of a reply that streamed and was then ended by the gateway itself: `gateway_stopping`
+   * for a stream still open at the end of a shutdown's grace period (SPEC D-3; outcome `error`, status
+   * 200, its in-band error pipeline/committed-reads.ts gatewayStoppingStreamError). The log line's
+   * `code`; absent otherwise (a request served no reply has its code in `RouteTrace.error`).
+   */
+  code?: string;
 }
 
 /**

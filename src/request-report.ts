@@ -64,11 +64,12 @@ export function requestReporter(d: ReportDeps): (ctx: RequestContext, f: Finishe
         model: ctx.requestedModel || undefined,
         target: ctx.probe ? `switchyard/probe:${ctx.probe}` : f.target?.label,
         // The client key by name (never its secret) and, for a request served no reply, the error code
-        // the client got (`model_not_allowed`, `key_rate_limit_exceeded`, …): try19 D6.
+        // the client got (`model_not_allowed`, `key_rate_limit_exceeded`, …): try19 D6; for a stream the
+        // gateway's stop ended, its in-band error's (`gateway_stopping`, Finished.code).
         key: rec.keyName,
         outcome: f.outcome,
         status: f.status,
-        code: f.outcome === "ok" ? undefined : (ctx.trace.error?.code ?? ctx.trace.error?.kind),
+        code: f.outcome === "ok" ? undefined : (ctx.trace.error?.code ?? ctx.trace.error?.kind ?? f.code),
         attempts: f.attempts,
         fallback: f.fallback || undefined,
         ttfbMs: rec.ttfbMs,

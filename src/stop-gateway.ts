@@ -56,7 +56,7 @@ export async function stopGateway(parts: StopParts, graceMs: number, graceCut: (
   // A finished request may still be writing its last bytes: wait for Bun's pending count too.
   while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < deadline && !graceCut()) await Bun.sleep(50);
   // Requests still open after the grace period are ended, not cut (their upstream calls aborted):
-  // streams with the format's in-band error, a request still waiting on its upstream (for a whole
+  // streams with the format's in-band error (`gateway_stopping`, outcome `error`), a request still waiting on its upstream (for a whole
   // reply, or a stream's first content) with a 503 in its format, logged and counted as any failed
   // request; a moment for those last bytes to reach the clients.
   if (openStreams.size > 0 || inflight.size > 0 || server.pendingRequests > 0) {

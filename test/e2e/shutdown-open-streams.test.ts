@@ -1,7 +1,8 @@
 /**
  * SPEC D-3 with SPEC 6.4: a stream still open when a shutdown's grace period is over ends with the
  * client format's in-band error (the upstream call aborted), never a cut connection that a client could
- * take for a finished reply, and its usage row says the upstream side failed. A request still waiting
+ * take for a finished reply; that error, its log line and its usage row say the gateway is stopping
+ * (`gateway_stopping`, outcome `error`), not that the upstream failed. A request still waiting
  * on its upstream then (for a whole reply) gets a 503 in its own format, its upstream call aborted, and
  * leaves its usage row and log line.
  */
@@ -12,40 +13,81 @@ import { join } from "node:path";
 import { startGateway } from "../support/gateway.ts";
 import { simpleReply, type FakeReply } from "../support/fake-upstream.ts";
 
-test("Chat client: a stream open past the grace period gets the error frame then [DONE]", async () => {
-  const gw = await startGateway();
-  try {
-    const sse = simpleReply("openai-chat", { text: "one two three four five" }, true).sse!;
-    // Headers and the first content event, then silence (the upstream holds the stream open).
-    gw.fake.handle(() => ({ sse, stall_after_bytes: sse.indexOf("\n\n", sse.indexOf("one")) + 2 }));
-    const res = await fetch(`${gw.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "oai/gpt-x", stream: true, messages: [{ role: "user", content: "hi" }] }),
-    });
-    expect(res.status).toBe(200);
-    const reader = res.body!.getReader();
-    const first = await reader.read();
-    expect(new TextDecoder().decode(first.value)).toContain("one");
-    const stopped = gw.app.shutdown(300);
-    let rest = "";
-    for (;;) {
-      const r = await reader.read();
-      if (r.done) break;
-      rest += new TextDecoder().decode(r.value);
+/** The streams a grace period of 300 ms does not see the end of: headers and the first content event, then silence. */
+const streams: Array<{ client: string; path: string; body: object; upstream: "openai-chat" | "anthropic-messages" | "gemini"; error: (frames: string[]) => { message: string } }> = [
+  {
+    client: "Chat",
+    path: "/v1/chat/completions",
+    body: { model: "oai/gpt-x", stream: true, messages: [{ role: "user", content: "hi" }] },
+    upstream: "openai-chat",
+    error: (frames) => {
+      expect(frames.at(-1)).toBe("data: [DONE]");
+      const b = JSON.parse(frames.at(-2)!.slice("data: ".length));
+      expect(b.error.code).toBe("gateway_stopping"); // before the fix: upstream_connection_lost
+      expect(frames.join("\n")).not.toContain('"finish_reason":"stop"');
+      return b.error;
+    },
+  },
+  {
+    client: "Anthropic Messages",
+    path: "/v1/messages",
+    body: { model: "anth/claude-x", max_tokens: 50, stream: true, messages: [{ role: "user", content: "hi" }] },
+    upstream: "anthropic-messages",
+    error: (frames) => {
+      const last = frames.at(-1)!;
+      expect(last).toStartWith("event: error\n");
+      const b = JSON.parse(last.slice(last.indexOf("data: ") + "data: ".length));
+      expect(b.error.type).toBe("overloaded_error"); // before the fix: api_error
+      return b.error;
+    },
+  },
+  {
+    client: "Gemini",
+    path: "/v1beta/models/gem/gemini-x:streamGenerateContent?alt=sse",
+    body: { contents: [{ role: "user", parts: [{ text: "hi" }] }] },
+    upstream: "gemini",
+    error: (frames) => {
+      const b = JSON.parse(frames.at(-1)!.slice("data: ".length));
+      expect(b.error).toMatchObject({ code: 503, status: "UNAVAILABLE" }); // before the fix: 502 INTERNAL
+      return b.error;
+    },
+  },
+];
+
+for (const s of streams) {
+  test(`${s.client} client: a stream open past the grace period ends with the format's in-band error saying the gateway is stopping (not the upstream), outcome error / gateway_stopping in its log line and usage row`, async () => {
+    const gw = await startGateway();
+    try {
+      const sse = simpleReply(s.upstream, { text: "one two three four five" }, true).sse!;
+      // Headers and the first content event, then silence (the upstream holds the stream open).
+      const firstEnd = /\r?\n\r?\n/.exec(sse.slice(sse.indexOf("one")))!;
+      gw.fake.handle(() => ({ sse, stall_after_bytes: sse.indexOf("one") + firstEnd.index + firstEnd[0].length }));
+      const res = await fetch(`${gw.url}${s.path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(s.body) });
+      expect(res.status).toBe(200);
+      const requestId = res.headers.get("x-request-id")!;
+      const reader = res.body!.getReader();
+      let seen = "";
+      while (!seen.includes("one")) seen += new TextDecoder().decode((await reader.read()).value);
+      const stopped = gw.app.shutdown(300);
+      for (;;) {
+        const r = await reader.read();
+        if (r.done) break;
+        seen += new TextDecoder().decode(r.value);
+      }
+      expect(await stopped).toBe(true);
+      const frames = seen.split(/\r?\n\r?\n/).filter((f) => f.trim().length > 0);
+      const error = s.error(frames);
+      expect(error.message).toContain("The gateway is shutting down");
+      expect(error.message).not.toContain("upstream connection");
+      expect(gw.fake.aborted).toBe(1); // the gateway cancelled its upstream call
+      const line = gw.logs.map((l) => JSON.parse(l)).find((l) => l.requestId === requestId);
+      expect(line).toMatchObject({ outcome: "error", status: 200, code: "gateway_stopping" }); // before: upstream_error, no code
+      expect(usageRows(gw.dataDir).find((r) => r.request_id === requestId)).toMatchObject({ outcome: "error", status: 200 });
+    } finally {
+      await gw.stop(); // the shutdown above already ran: this stops the fake and removes the data directory
     }
-    await stopped;
-    const frames = rest.split("\n\n").filter((f) => f.trim().length > 0);
-    expect(frames.at(-1)).toBe("data: [DONE]");
-    const error = JSON.parse(frames.at(-2)!.slice("data: ".length));
-    expect(error.error.message).toContain("shutting down");
-    expect(rest).not.toContain('"finish_reason":"stop"');
-    const requestLine = gw.logs.map((l) => JSON.parse(l)).find((l) => l.outcome !== undefined);
-    expect(requestLine?.outcome).toBe("upstream_error");
-  } finally {
-    await gw.stop(); // the shutdown above already ran: this stops the fake and removes the data directory
-  }
-});
+  });
+}
 
 test("an open dashboard's event stream does not hold a stop for the grace period: it gets `event: shutdown` and ends at once", async () => {
   const gw = await startGateway();
