@@ -77,7 +77,7 @@ import { realClock } from "./clock.ts";
 import { AfterReply } from "./after-reply.ts";
 import { servedByOf, usageRecordOf } from "./usage-record.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
-import { stopGateway } from "./stop-gateway.ts";
+import { stopGateway, type StopProgress } from "./stop-gateway.ts";
 import { assertDataDirFree, dataDirId, instanceOwner } from "./instance-file.ts";
 import { publishReloadRejected } from "./events/config-reloaded.ts";
 import { followSharedChanges } from "./shared-changes.ts";
@@ -157,6 +157,8 @@ export interface App {
    * goes on (flush, close, instance.json removed); it resolves when the stop is done.
    */
   shutdown(graceMs?: number): Promise<boolean>; // false: writes were lost while the database was away (logged)
+  /** What the stop has done so far (its lifecycle lines, src/main.ts); undefined until `shutdown` is called. */
+  stopProgress(): StopProgress | undefined;
 }
 
 /**
@@ -626,6 +628,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
 
   let stopped: Promise<boolean> | undefined;
   let graceCut = false;
+  let progress: StopProgress | undefined;
   return {
     url,
     port: server.port!,
@@ -649,6 +652,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
       if (stopped) graceCut = true;
       return (stopped ??= stop(graceMs));
     },
+    stopProgress: () => progress,
   };
 
   function stop(graceMs: number): Promise<boolean> {
@@ -669,6 +673,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     const removeInstanceFile = () => {
       if (opts.writeInstanceFile !== false && instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true });
     };
-    return stopGateway({ halt, server, inflight, openStreams, graceOver, settle, webhook, budgetWindows, keyCounters, retention, store, log, telemetry, stdoutLog, removeInstanceFile }, graceMs, () => graceCut);
+    progress = { startedAt: Date.now(), inflightAtStart: inflight.size, open: () => ({ requests: inflight.size, streams: openStreams.size }) };
+    return stopGateway({ halt, server, inflight, openStreams, graceOver, settle, webhook, budgetWindows, keyCounters, retention, store, log, telemetry, stdoutLog, removeInstanceFile }, graceMs, () => graceCut, progress);
   }
 }

@@ -91,25 +91,116 @@ export function stdoutLineBuffer(): LineBuffer {
  * those kept on disk for the next start in `kept.file`), and the key-limit windows whose use
  * `SharedKeyCounters.close` could not report (always lost). Something lost: an `error` line, returned
  * (the process then exits 1). Everything kept: a `warn` line saying where, and undefined is returned
- * (nothing was lost: exit 0). Nothing unwritten: no line, undefined.
+ * (nothing was lost: exit 0). Nothing unwritten: no line, undefined. `cut`: a second signal ended the
+ * stop's retries before the grace period did (the line says so, not that the grace period ran out).
  */
 export function unwrittenAtCloseLine(
   store: { usage: number; traces: number; state: number; kept?: { file: string; usage: number; traces: number; state: number } } | undefined | void,
   keyLimitWindows: number,
   now: number,
   log: (line: string) => void,
+  cut = false,
 ): string | undefined {
   const lost = { usage: store ? store.usage : 0, traces: store ? store.traces : 0, state: store ? store.state : 0, keyLimitWindows };
   const k = store ? store.kept : undefined;
   const kept = k && k.usage + k.traces + k.state > 0 ? k : undefined;
   const lostAny = lost.usage + lost.traces + lost.state + keyLimitWindows > 0;
   if (!lostAny && !kept) return undefined;
+  const within = cut ? "before a second signal ended the stop" : "within the shutdown grace period (server.shutdown_grace_ms)";
   const where = kept ? `kept in ${kept.file}, which the next start with this data directory writes to the database` : "";
   const msg = lostAny
-    ? `stopping while the database is away: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and the key-limit use of ${keyLimitWindows} windows were not written within the shutdown grace period (server.shutdown_grace_ms) and are lost${kept ? `; ${kept.usage} usage rows, ${kept.traces} route traces and ${kept.state} routing/budget state changes are ${where}` : ""}`
-    : `stopping while the database is away: ${kept!.usage} usage rows, ${kept!.traces} route traces and ${kept!.state} routing/budget state changes were not written within the shutdown grace period (server.shutdown_grace_ms) and are ${where}; nothing is lost`;
+    ? `stopping while the database is away: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and the key-limit use of ${keyLimitWindows} windows were not written ${within} and are lost${kept ? `; ${kept.usage} usage rows, ${kept.traces} route traces and ${kept.state} routing/budget state changes are ${where}` : ""}`
+    : `stopping while the database is away: ${kept!.usage} usage rows, ${kept!.traces} route traces and ${kept!.state} routing/budget state changes were not written ${within} and are ${where}; nothing is lost`;
   const fields = kept ? { keptUsage: kept.usage, keptTraces: kept.traces, keptState: kept.state, keptIn: kept.file } : {};
   const line = JSON.stringify({ level: lostAny ? "error" : "warn", time: now, msg, ...lost, ...fields });
   log(line);
   return lostAny ? line : undefined;
+}
+
+/** The requests a stop's progress counts (src/stop-gateway.ts StopProgress, the fields these lines read). */
+interface StopCounts {
+  startedAt: number;
+  inflightAtStart: number;
+  open(): { requests: number; streams: number };
+  endedAtGraceEnd?: number;
+  lastUsageRows?: number;
+}
+
+/** "1 request" / "3 requests": `n` and the noun, plural unless `n` is 1. */
+function counted(n: number, one: string, many: string): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/**
+ * The line of the last thing a stop does (src/main.ts, on stderr beside "shutting down"; try22 P8): how
+ * long it took (ms, from its start to `now`), the requests in flight at its start and how they ended
+ * (finished within the grace period, or ended at its end: a stream with its in-band error, a request
+ * waiting on its upstream with a 503), the usage rows its last flush had to write, and the exit code
+ * that follows. `forcedBy`: the signal whose second arrival ended the grace period early (exit 130 /
+ * 143). An `info` line for exit 0, else `warn` (the outage's error line, src/log-lines.ts
+ * unwrittenAtCloseLine, says what exit 1 lost).
+ */
+export function stoppedLine(p: StopCounts, exitCode: number, forcedBy: string | undefined, now: number): string {
+  const ms = now - p.startedAt;
+  const ended = p.endedAtGraceEnd ?? p.open().requests;
+  const finished = Math.max(0, p.inflightAtStart - ended);
+  const how =
+    p.inflightAtStart === 0 && ended === 0
+      ? "no request was in flight"
+      : `of ${counted(p.inflightAtStart, "request", "requests")} in flight at its start, ${finished} finished within the grace period and ${ended} ${ended === 1 ? "was" : "were"} ended at its end (a stream with its in-band error, a request still waiting on its upstream with a 503)`;
+  const rows = p.lastUsageRows === undefined ? "" : `; the last flush had ${counted(p.lastUsageRows, "usage row", "usage rows")} to write`;
+  const head = forcedBy ? `stopped early by a second ${forcedBy}: exit ${exitCode}` : `stopped: exit ${exitCode}`;
+  return JSON.stringify({
+    level: exitCode === 0 ? "info" : "warn",
+    time: now,
+    msg: `${head} after ${(ms / 1000).toFixed(1)} s; ${how}${rows}`,
+    signal: forcedBy,
+    exitCode,
+    ms,
+    inflightAtStart: p.inflightAtStart,
+    finishedInGrace: finished,
+    endedAtGraceEnd: ended,
+    lastFlushUsageRows: p.lastUsageRows,
+  });
+}
+
+/**
+ * The line of a second signal during a stop (src/main.ts; try22 P5): it ends the grace period now;
+ * says what then happens to the requests still open, only what applies (`open`: all of them, streams
+ * included, and the streams among them), and that a third signal exits at once.
+ */
+export function secondSignalLine(signal: string, open: { requests: number; streams: number }, now: number): string {
+  const waiting = Math.max(0, open.requests - open.streams);
+  const parts: string[] = [];
+  if (open.streams > 0) parts.push(open.streams === 1 ? "a stream still open ends with its in-band error" : `${open.streams} streams still open end with their in-band error`);
+  if (waiting > 0) parts.push(waiting === 1 ? "a request still waiting on its upstream gets a 503" : `${waiting} requests still waiting on their upstream get a 503`);
+  const what = parts.length === 0 ? "no request is still open" : parts.join(" and ");
+  return JSON.stringify({
+    level: "warn",
+    time: now,
+    msg: `second ${signal} during the shutdown grace period: ending it now; ${what}; a third signal exits at once`,
+    signal,
+    inflight: open.requests,
+  });
+}
+
+/**
+ * The line of a third signal during a stop (src/main.ts; try22 P3): the process exits with `exitCode`
+ * at once, without the last writes, so the requests answered since the stop began (counted from
+ * `p`: in flight at its start and not open now; those answered just before it may be among the
+ * unwritten too) may have no log line or usage row, and the ones still open are cut.
+ */
+export function thirdSignalLine(signal: string, exitCode: number, p: StopCounts | undefined, now: number): string {
+  const open = p ? p.open().requests : 0;
+  const answered = p ? Math.max(0, p.inflightAtStart - open) : 0;
+  const lost = `the ${counted(answered, "request", "requests")} answered since the stop began (and any answered just before it) may have no log line or usage row`;
+  const cut = open > 0 ? `, and ${counted(open, "request", "requests")} still open ${open === 1 ? "is" : "are"} cut off` : "";
+  return JSON.stringify({
+    level: "warn",
+    time: now,
+    msg: `third signal (${signal}) during the shutdown: exit ${exitCode} now, without waiting for the last writes: ${lost}${cut}`,
+    signal,
+    answeredSinceStop: answered,
+    inflight: open,
+  });
 }

@@ -441,6 +441,7 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
   // The gateway (and everything it loads) is imported only by `start`: the other commands are thin
   // admin API clients and start in a fraction of the time without it.
   const { startApp } = await import("./app.ts");
+  const { secondSignalLine, stoppedLine, thirdSignalLine } = await import("./log-lines.ts");
   let app;
   try {
     app = await startApp({
@@ -475,31 +476,31 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
   // its upstream (for a whole reply, or a stream's first content) gets a 503 in its own format, its
   // upstream call aborted, as at the end of a full grace period. The second signal also ends the last
   // flush's retries while the database is away (they count what was lost); a third exits at once
-  // (review20 R3, R4).
+  // (review20 R3, R4), its line counting the requests answered since the stop began, whose log lines and
+  // usage rows may be lost (try22 P3). Every stop ends with one `stopped` line: exit code, time taken,
+  // how the requests in flight ended, rows of the last flush (src/log-lines.ts stoppedLine, try22 P8).
   let stopping = false;
   let forcedBy: string | undefined;
   const stop = async (signal: string) => {
     if (forcedBy) {
       const code = signal === "SIGINT" ? 130 : 143;
-      process.stderr.write(JSON.stringify({ level: "warn", time: Date.now(), msg: `third signal (${signal}) during the shutdown: exit ${code} now, without waiting for the last writes`, signal }) + "\n");
+      process.stderr.write(thirdSignalLine(signal, code, app.stopProgress(), Date.now()) + "\n");
       process.exit(code);
     }
     if (stopping) {
       forcedBy = signal;
-      const open = app.inflight();
-      process.stderr.write(JSON.stringify({ level: "warn", time: Date.now(), msg: `second ${signal} during the shutdown grace period: ending it now; of ${open} ${open === 1 ? "request" : "requests"} still open, streams end with an in-band error and a request still waiting on its upstream gets a 503; a third signal exits at once`, signal, inflight: open }) + "\n");
+      const p = app.stopProgress();
+      process.stderr.write(secondSignalLine(signal, p ? p.open() : { requests: app.inflight(), streams: 0 }, Date.now()) + "\n");
       await app.shutdown();
       return;
     }
     stopping = true;
     process.stderr.write(JSON.stringify({ level: "info", time: Date.now(), msg: "shutting down", signal, inflight: app.inflight() }) + "\n");
     const written = await app.shutdown();
-    if (forcedBy) {
-      const code = forcedBy === "SIGINT" ? 130 : 143;
-      process.stderr.write(JSON.stringify({ level: "warn", time: Date.now(), msg: `stopped early by a second ${forcedBy}: exit ${code}`, signal: forcedBy }) + "\n");
-      process.exit(code);
-    }
-    process.exit(written ? 0 : 1); // 1: writes were lost (logged)
+    // 130 / 143 after a second signal; 1: writes were lost (logged); else 0. The closing line says which and how it went.
+    const code = forcedBy ? (forcedBy === "SIGINT" ? 130 : 143) : written ? 0 : 1;
+    process.stderr.write(stoppedLine(app.stopProgress()!, code, forcedBy, Date.now()) + "\n");
+    process.exit(code);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));

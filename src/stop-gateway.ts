@@ -44,11 +44,34 @@ export interface StopParts {
 }
 
 /**
- * Stops the gateway (SPEC D-3): `graceMs` is the grace period, ms; `graceCut()` says whether a second
- * signal ended it early (read while waiting). Resolves false when writes were lost while the database
- * was away (logged), else true; never rejects for a request still open (it is ended, not awaited).
+ * What a stop has done so far, for its lifecycle lines (src/main.ts, src/log-lines.ts stoppedLine):
+ * filled in by {@link stopGateway} as it goes. Times in ms since the epoch.
  */
-export async function stopGateway(parts: StopParts, graceMs: number, graceCut: () => boolean): Promise<boolean> {
+export interface StopProgress {
+  startedAt: number;
+  /** Requests in flight (streams included) when the stop began. */
+  inflightAtStart: number;
+  /** Requests open now: all of them (streams included), and the streamed replies among them. */
+  open(): { requests: number; streams: number };
+  /**
+   * Requests still open when the grace period ended (its full length, or a second signal), which were
+   * then ended (a stream with its in-band error, a request waiting on its upstream with a 503); 0 when
+   * every request finished within it. Unset until then.
+   */
+  endedAtGraceEnd?: number;
+  /** Usage rows the last flush had to write (after the last requests were reported); unset until then. */
+  lastUsageRows?: number;
+  /** Set when the stop is done. */
+  endedAt?: number;
+}
+
+/**
+ * Stops the gateway (SPEC D-3): `graceMs` is the grace period, ms; `graceCut()` says whether a second
+ * signal ended it early (read while waiting); `progress`, when given, is filled in as the stop goes
+ * ({@link StopProgress}). Resolves false when writes were lost while the database was away (logged),
+ * else true; never rejects for a request still open (it is ended, not awaited).
+ */
+export async function stopGateway(parts: StopParts, graceMs: number, graceCut: () => boolean, progress?: StopProgress): Promise<boolean> {
   const { server, inflight, openStreams, settle, keyCounters, store } = parts;
   parts.halt();
   void server.stop(false);
@@ -59,6 +82,7 @@ export async function stopGateway(parts: StopParts, graceMs: number, graceCut: (
   // streams with the format's in-band error (`gateway_stopping`, outcome `error`), a request still waiting on its upstream (for a whole
   // reply, or a stream's first content) with a 503 in its format, logged and counted as any failed
   // request; a moment for those last bytes to reach the clients.
+  if (progress) progress.endedAtGraceEnd = inflight.size;
   if (openStreams.size > 0 || inflight.size > 0 || server.pendingRequests > 0) {
     parts.graceOver.end();
     for (const end of [...openStreams]) end();
@@ -73,10 +97,12 @@ export async function stopGateway(parts: StopParts, graceMs: number, graceCut: (
   const keyUse = keyCounters instanceof SharedKeyCounters ? await keyCounters.close(() => (graceCut() ? 0 : deadline)) : 0; // retried until the grace period ends or a second signal (try20 D2)
   settle();
   await parts.retention.stop();
+  if (progress) progress.lastUsageRows = store.stats().pendingUsage;
   await store.flush();
-  const lost = unwrittenAtCloseLine(await store.close(() => (graceCut() ? 0 : deadline)), keyUse, Date.now(), parts.log);
+  const lost = unwrittenAtCloseLine(await store.close(() => (graceCut() ? 0 : deadline)), keyUse, Date.now(), parts.log, graceCut());
   await parts.telemetry?.shutdown();
   parts.stdoutLog?.flush();
   parts.removeInstanceFile();
+  if (progress) progress.endedAt = Date.now();
   return !lost;
 }

@@ -46,6 +46,11 @@ async function start(env: Record<string, string> = {}): Promise<Instance> {
   return i;
 }
 
+/** The instance's JSON lines on stderr (its lifecycle lines), parsed. */
+function stderrJson(inst: Instance): Array<Record<string, any>> {
+  return inst.stderr.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
+}
+
 /** Whether a fresh TCP connection to the URL's port is accepted. */
 async function accepts(url: string): Promise<boolean> {
   const { hostname, port } = new URL(url);
@@ -129,6 +134,10 @@ describe("SIGTERM during a slow stream (D-3)", () => {
     const row = usageRows(inst.dataDir).find((r) => r.request_id === requestId);
     expect(row).toMatchObject({ outcome: "ok", status: 200, output_tokens: 7 });
     expect(inst.stderr.some((l) => l.includes('"shutting down"'))).toBe(true);
+    // The stop's closing line, on stderr beside "shutting down" (before: none, try22 P8).
+    const closing = stderrJson(inst).find((l) => String(l.msg).startsWith("stopped"));
+    expect(closing!).toMatchObject({ level: "info", exitCode: 0, inflightAtStart: 1, finishedInGrace: 1, endedAtGraceEnd: 0 });
+    expect(closing!.msg).toMatch(/^stopped: exit 0 after \d+\.\d s; of 1 request in flight at its start, 1 finished within the grace period and 0 were ended at its end/);
   }, 30_000);
 
   for (const [signal, code] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
@@ -157,11 +166,13 @@ describe("SIGTERM during a slow stream (D-3)", () => {
         got += dec.decode(value, { stream: true });
       }
       expect(got).toContain("event: error");
-      expect(got).toContain("the gateway is shutting down");
+      // Its in-band error says the gateway is stopping, not that the upstream broke (try22 P2).
+      expect(got).toContain('"type":"overloaded_error","message":"The gateway is shutting down');
       expect(await inst.exited).toBe(code);
       expect(existsSync(join(inst.dataDir, "instance.json"))).toBe(false);
-      expect(usageRows(inst.dataDir).find((r) => r.request_id === requestId)).toBeDefined();
-      expect(inst.stderr.some((l) => l.includes(`second ${signal} during the shutdown grace period`))).toBe(true);
+      expect(usageRows(inst.dataDir).find((r) => r.request_id === requestId)).toMatchObject({ outcome: "error", status: 200 }); // not upstream_error (try22 P2)
+      expect(inst.stderr.some((l) => l.includes(`second ${signal} during the shutdown grace period: ending it now; a stream still open ends with its in-band error; a third`))).toBe(true);
+      expect(stderrJson(inst).find((l) => String(l.msg).startsWith(`stopped early by a second ${signal}: exit ${code} after`))).toMatchObject({ inflightAtStart: 1, endedAtGraceEnd: 1 });
     }, 30_000);
   }
 
@@ -189,6 +200,8 @@ describe("SIGTERM during a slow stream (D-3)", () => {
     const line = inst.stdout.map((l) => JSON.parse(l)).find((l) => l.requestId === requestId);
     expect(line).toMatchObject({ outcome: "error", status: 503, code: "gateway_stopping" });
     expect(inst.stderr.some((l) => l.includes("a request still waiting on its upstream gets a 503"))).toBe(true);
+    expect(inst.stderr.some((l) => l.includes("still open end"))).toBe(false); // no stream was open: its line says only what applies (try22 P5)
+    expect(stderrJson(inst).find((l) => String(l.msg).startsWith("stopped early"))).toMatchObject({ exitCode: 143, inflightAtStart: 1, endedAtGraceEnd: 1 });
   }, 30_000);
 
   test("a third signal exits at once while the stop still waits (here on an OpenTelemetry collector that never answers)", async () => {
@@ -211,6 +224,9 @@ describe("SIGTERM during a slow stream (D-3)", () => {
       expect(await inst.exited).toBe(143);
       expect(Date.now() - sent).toBeLessThan(10_000);
       expect(inst.stderr.some((l) => l.includes("third signal (SIGTERM) during the shutdown: exit 143 now"))).toBe(true);
+      // What a third signal may lose is said (try22 P3); and the second signal's line spoke of no stream or 503 (none was open, P5).
+      expect(inst.stderr.some((l) => l.includes("the 0 requests answered since the stop began (and any answered just before it) may have no log line or usage row"))).toBe(true);
+      expect(inst.stderr.some((l) => l.includes("second SIGINT during the shutdown grace period: ending it now; no request is still open;"))).toBe(true);
     } finally {
       collector.stop(true);
     }
@@ -222,6 +238,7 @@ describe("SIGTERM during a slow stream (D-3)", () => {
     const code = await inst.exited;
     expect([code, inst.stderr.join("\n")]).toEqual([0, expect.any(String)]);
     expect(existsSync(join(inst.dataDir, "instance.json"))).toBe(false);
+    expect(inst.stderr.some((l) => /"msg":"stopped: exit 0 after \d+\.\d s; no request was in flight; the last flush had 0 usage rows to write"/.test(l))).toBe(true);
   }, 30_000);
 });
 

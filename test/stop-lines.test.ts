@@ -1,0 +1,77 @@
+/**
+ * The lines a stop writes (src/log-lines.ts; src/main.ts writes them on stderr beside "shutting down"):
+ * the closing `stopped` line of every stop (try22 P8), a second signal's line saying only what applies
+ * to the requests still open (try22 P5), a third signal's line counting the requests whose log lines and
+ * usage rows may be lost (try22 P3), and the outage stop's line naming what ended its retries (try22 P5).
+ */
+import { describe, expect, test } from "bun:test";
+import { secondSignalLine, stoppedLine, thirdSignalLine, unwrittenAtCloseLine } from "../src/log-lines.ts";
+
+const progress = (inflightAtStart: number, open: { requests: number; streams: number }, more: { endedAtGraceEnd?: number; lastUsageRows?: number } = {}) => ({
+  startedAt: 1_000_000,
+  inflightAtStart,
+  open: () => open,
+  ...more,
+});
+
+describe("the closing line of a stop", () => {
+  test("a clean stop: info, exit 0, how long, how the requests in flight ended, the last flush's rows", () => {
+    const line = JSON.parse(stoppedLine(progress(7, { requests: 0, streams: 0 }, { endedAtGraceEnd: 2, lastUsageRows: 7 }), 0, undefined, 1_008_090));
+    expect(line).toMatchObject({ level: "info", exitCode: 0, ms: 8090, inflightAtStart: 7, finishedInGrace: 5, endedAtGraceEnd: 2, lastFlushUsageRows: 7 });
+    expect(line.msg).toBe(
+      "stopped: exit 0 after 8.1 s; of 7 requests in flight at its start, 5 finished within the grace period and 2 were ended at its end (a stream with its in-band error, a request still waiting on its upstream with a 503); the last flush had 7 usage rows to write",
+    );
+  });
+
+  test("nothing in flight; a stop a second signal ended early says so, warn, its exit code", () => {
+    expect(JSON.parse(stoppedLine(progress(0, { requests: 0, streams: 0 }, { endedAtGraceEnd: 0, lastUsageRows: 0 }), 0, undefined, 1_000_050)).msg).toBe(
+      "stopped: exit 0 after 0.1 s; no request was in flight; the last flush had 0 usage rows to write",
+    );
+    const forced = JSON.parse(stoppedLine(progress(1, { requests: 0, streams: 0 }, { endedAtGraceEnd: 1, lastUsageRows: 1 }), 143, "SIGTERM", 1_002_200));
+    expect(forced).toMatchObject({ level: "warn", signal: "SIGTERM", exitCode: 143, endedAtGraceEnd: 1, finishedInGrace: 0 });
+    expect(forced.msg).toStartWith("stopped early by a second SIGTERM: exit 143 after 2.2 s; of 1 request in flight at its start, 0 finished within the grace period and 1 was ended");
+  });
+});
+
+describe("a second signal's line says only what applies", () => {
+  test("no request open: no word of streams or 503s", () => {
+    const line = JSON.parse(secondSignalLine("SIGTERM", { requests: 0, streams: 0 }, 1));
+    expect(line.msg).toBe("second SIGTERM during the shutdown grace period: ending it now; no request is still open; a third signal exits at once");
+    expect(line.inflight).toBe(0);
+  });
+
+  test("streams and requests waiting on their upstream, each counted", () => {
+    expect(JSON.parse(secondSignalLine("SIGINT", { requests: 1, streams: 1 }, 1)).msg).toBe(
+      "second SIGINT during the shutdown grace period: ending it now; a stream still open ends with its in-band error; a third signal exits at once",
+    );
+    expect(JSON.parse(secondSignalLine("SIGINT", { requests: 5, streams: 2 }, 1)).msg).toBe(
+      "second SIGINT during the shutdown grace period: ending it now; 2 streams still open end with their in-band error and 3 requests still waiting on their upstream get a 503; a third signal exits at once",
+    );
+  });
+});
+
+test("a third signal's line counts the requests answered since the stop began, which may have no log line or usage row", () => {
+  const line = JSON.parse(thirdSignalLine("SIGTERM", 143, progress(7, { requests: 1, streams: 1 }), 1));
+  expect(line).toMatchObject({ level: "warn", answeredSinceStop: 6, inflight: 1 });
+  expect(line.msg).toBe(
+    "third signal (SIGTERM) during the shutdown: exit 143 now, without waiting for the last writes: the 6 requests answered since the stop began (and any answered just before it) may have no log line or usage row, and 1 request still open is cut off",
+  );
+});
+
+describe("the outage stop's line names what ended its retries", () => {
+  const store = { usage: 0, traces: 0, state: 0, kept: { file: "/d/unwritten-rows.jsonl", usage: 7, traces: 7, state: 2 } };
+  test("the grace period", () => {
+    const lines: string[] = [];
+    unwrittenAtCloseLine(store, 2, 1, (l) => lines.push(l));
+    expect(JSON.parse(lines[0]!).msg).toContain("were not written within the shutdown grace period (server.shutdown_grace_ms) and are lost");
+  });
+  test("a second signal (before: the grace period, which had not ended)", () => {
+    const lines: string[] = [];
+    expect(unwrittenAtCloseLine(store, 2, 1, (l) => lines.push(l), true)).toBeDefined();
+    unwrittenAtCloseLine({ ...store, kept: store.kept }, 0, 1, (l) => lines.push(l), true);
+    for (const l of lines) {
+      expect(JSON.parse(l).msg).toContain("were not written before a second signal ended the stop and are");
+      expect(JSON.parse(l).msg).not.toContain("grace period");
+    }
+  });
+});
