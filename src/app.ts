@@ -78,7 +78,7 @@ import { AfterReply } from "./after-reply.ts";
 import { servedByOf, usageRecordOf } from "./usage-record.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
 import { stopGateway, type StopProgress } from "./stop-gateway.ts";
-import { assertDataDirFree, dataDirId, instanceOwner } from "./instance-file.ts";
+import { claimDataDir, dataDirId, instanceOwner, releaseDataDir } from "./instance-file.ts";
 import { publishReloadRejected } from "./events/config-reloaded.ts";
 import { followSharedChanges } from "./shared-changes.ts";
 import { requestReporter } from "./request-report.ts";
@@ -189,7 +189,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     if (code === "EEXIST" || code === "ENOTDIR") throw new Error(`the data directory ${opts.dataDir} is a file, or lies under one: name a directory with --data-dir DIR (it is made when missing)`);
     throw e;
   }
-  if (opts.writeInstanceFile !== false) assertDataDirFree(opts.dataDir);
+  if (opts.writeInstanceFile !== false) claimDataDir(opts.dataDir); // before anything else: of two starts at once one gets it
   // This process's id: its usage rows and traces, its OpenTelemetry spans' service.instance.id, the shared store's leases.
   const instanceId = crypto.randomUUID();
   let instanceName = ""; // host:port, once listening (server.instance_name wins)
@@ -605,7 +605,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     if (next.keys !== prev.keys) void budgetChanges.configKeysChanged(prev.keys, store.activeKeys()); // a file key's lowered budget
     if (why === "file") void sharedConfig?.check("reload");
   };
-  // One live instance per data directory (assertDataDirFree): its host, path and random id (two containers'
+  // One live instance per data directory (claimDataDir): its host, path and random id (two containers'
   // own /data volumes share host name and path, review15 R6) name the slot whose previous row (an instance
   // killed without a clean stop) this one replaces; hashed, no path in the database. Only a shared store has rows.
   const origin = opts.writeInstanceFile !== false && store.shared ? createHash("sha256").update(`${hostname()}\u0000${resolve(opts.dataDir)}\u0000${dataDirId(opts.dataDir)}`).digest("hex").slice(0, 32) : undefined;
@@ -671,7 +671,9 @@ export async function startApp(opts: AppOptions): Promise<App> {
       if (listenHup) process.off("SIGHUP", hupWithoutFile);
     };
     const removeInstanceFile = () => {
-      if (opts.writeInstanceFile !== false && instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true });
+      if (opts.writeInstanceFile === false) return;
+      if (instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true }); // only its own: not a later start's
+      releaseDataDir(opts.dataDir);
     };
     progress = { startedAt: Date.now(), inflightAtStart: inflight.size, open: () => ({ requests: inflight.size, streams: openStreams.size }) };
     return stopGateway({ halt, server, inflight, openStreams, graceOver, settle, webhook, budgetWindows, keyCounters, retention, store, log, telemetry, stdoutLog, removeInstanceFile }, graceMs, () => graceCut, progress);

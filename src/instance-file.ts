@@ -1,8 +1,9 @@
 /**
  * instance.json in the data directory (SPEC 2.2): who owns the directory (pid, URL, admin token), so
- * the CLI finds the running instance and a second one refuses to start on the same data.
+ * the CLI finds the running instance; and instance.lock, the claim a start takes before anything else,
+ * so a second one refuses to start on the same data, also at the same moment.
  */
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 /** The pid recorded in an instance file, or undefined when there is none or it is unreadable. */
@@ -23,12 +24,7 @@ export function liveInstance(dataDir: string): { pid: number; url?: string } | u
   const file = join(dataDir, "instance.json");
   if (!existsSync(file)) return undefined;
   const pid = instanceOwner(file);
-  if (pid === undefined || pid === process.pid) return undefined;
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return undefined; // no such process: a stale file
-  }
+  if (pid === undefined || pid === process.pid || !alive(pid)) return undefined; // a stale file names no live process
   try {
     const url = (JSON.parse(readFileSync(file, "utf8")) as { url?: unknown }).url;
     return typeof url === "string" && url !== "" ? { pid, url } : { pid };
@@ -37,15 +33,106 @@ export function liveInstance(dataDir: string): { pid: number; url?: string } | u
   }
 }
 
+/** Whether a process `pid` exists (one of another user's too: EPERM); only "no such process" is false. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+}
+
+/** The file in the data directory that the instance holding it creates exclusively, with its pid. */
+export const INSTANCE_LOCK_FILE = "instance.lock";
+
+/** A lock file that holds no pid yet is one being written for this long at most, ms; older, it is a crash's. */
+const UNWRITTEN_LOCK_MS = 2_000;
+
 /**
  * One instance per data directory: the instance owns the SQLite file and instance.json (SPEC 2.2).
- * Throws when instance.json names a live process other than this one (a stale file from a crash is
- * taken over).
+ * Claims `dataDir` for this process before anything else of the start: creates {@link INSTANCE_LOCK_FILE}
+ * with O_EXCL (`wx`) holding its pid, so of two starts at the same moment exactly one gets it (reading
+ * instance.json, written only once listening, let both through: try22 P1). A lock whose pid is no live
+ * process (a crash, a kill -9) is taken over; its removal is done under a second exclusive file, so two
+ * starts that both found it stale cannot remove each other's new lock. A lock of this process's own pid
+ * (an earlier start in this process) is kept. Also refuses a directory whose instance.json names another
+ * live process (an instance of a version without the lock). {@link releaseDataDir} gives it back.
+ * @throws Error naming the directory and the holder's pid (and its URL once it listens) when another live
+ *   process holds it; the file system's error when the directory cannot be written.
  */
-export function assertDataDirFree(dataDir: string): void {
+export function claimDataDir(dataDir: string): void {
+  const lock = join(dataDir, INSTANCE_LOCK_FILE);
+  for (const until = Date.now() + 10_000; ; ) {
+    if (Date.now() > until) throw new Error(`cannot claim the data directory ${dataDir}: its ${INSTANCE_LOCK_FILE} stays unreadable; remove it if no switchyard instance runs there`);
+    try {
+      writeFileSync(lock, `${process.pid}\n`, { mode: 0o600, flag: "wx" });
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+    const held = readLock(lock);
+    if (held === undefined) continue; // removed meanwhile
+    if (held.pid === process.pid) break;
+    if (held.pid !== undefined && alive(held.pid)) refuse(dataDir, held.pid);
+    if (held.pid === undefined && Date.now() - held.mtimeMs < UNWRITTEN_LOCK_MS) {
+      Bun.sleepSync(20); // created, its pid not written yet
+      continue;
+    }
+    removeStaleLock(lock, held.text);
+  }
   const owner = liveInstance(dataDir);
-  if (!owner) return;
-  throw new Error(`another switchyard instance (pid ${owner.pid}${owner.url ? `, ${owner.url}` : ""}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
+  if (owner) {
+    releaseDataDir(dataDir);
+    refuse(dataDir, owner.pid, owner.url);
+  }
+}
+
+/** Gives back the data directory {@link claimDataDir} claimed: removes the lock file if it is still this process's. */
+export function releaseDataDir(dataDir: string): void {
+  const lock = join(dataDir, INSTANCE_LOCK_FILE);
+  if (readLock(lock)?.pid === process.pid) rmSync(lock, { force: true });
+}
+
+/** Throws the refusal: the holder's pid and its URL (from its instance.json once it listens). */
+function refuse(dataDir: string, pid: number, url?: string): never {
+  const listening = url ?? (liveInstance(dataDir)?.pid === pid ? liveInstance(dataDir)?.url : undefined);
+  const where = listening ?? `still starting; it holds ${join(dataDir, INSTANCE_LOCK_FILE)}`;
+  throw new Error(`another switchyard instance (pid ${pid}, ${where}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
+}
+
+/** A lock file's text, its pid when it holds one, and when it was last written; undefined when there is none. */
+function readLock(lock: string): { text: string; pid?: number; mtimeMs: number } | undefined {
+  try {
+    const mtimeMs = statSync(lock).mtimeMs;
+    const text = readFileSync(lock, "utf8");
+    return /^[1-9]\d*\n$/.test(text) ? { text, pid: Number(text), mtimeMs } : { text, mtimeMs };
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Removes the stale lock `lock` if it still reads `text`, under `lock`.takeover (created exclusively: one
+ * remover at a time, held for a read and an unlink). A takeover file older than {@link UNWRITTEN_LOCK_MS}
+ * is a crash's in that moment and is removed. Waits a moment when another start holds it.
+ */
+function removeStaleLock(lock: string, text: string): void {
+  const guard = `${lock}.takeover`;
+  try {
+    writeFileSync(guard, `${process.pid}\n`, { mode: 0o600, flag: "wx" });
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    const g = readLock(guard);
+    if (g && Date.now() - g.mtimeMs >= UNWRITTEN_LOCK_MS) rmSync(guard, { force: true });
+    else Bun.sleepSync(10);
+    return;
+  }
+  try {
+    if (readLock(lock)?.text === text) rmSync(lock, { force: true });
+  } finally {
+    rmSync(guard, { force: true });
+  }
 }
 
 /** The file in the data directory that holds its {@link dataDirId}. */

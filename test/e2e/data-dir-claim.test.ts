@@ -1,0 +1,97 @@
+/**
+ * One instance per data directory (SPEC 2.2, README "One instance per port and per data directory"), also
+ * for two starts at the same moment (try22 P1): the check read instance.json, written only once the
+ * instance listened, so two starts within those seconds both ran, the second's instance.json replaced the
+ * first's, and stopping the second removed it while the first still ran ("no running switchyard instance
+ * found"). The start now claims the directory first with an exclusive lock file (instance.lock, the pid);
+ * a lock or instance.json left by a dead process does not block a start.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+
+const YAML = (fake: string) => `
+providers:
+  - id: oai
+    kind: openai
+    base_url: "${fake}/v1"
+accounts:
+  - { id: oai-1, provider: oai, api_key: "env:FAKE_KEY" }
+`;
+const ENV = { FAKE_KEY: "fake-upstream-key-data-dir-claim" };
+
+let fake: FakeUpstream;
+const started: Instance[] = [];
+const dirs: string[] = [];
+beforeAll(async () => {
+  fake = await startFakeUpstream();
+});
+afterAll(async () => {
+  for (const i of started) await stopInstance(i);
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  await fake?.stop();
+});
+
+/** A pid no process has any more: a child that has already exited. */
+async function deadPid(): Promise<number> {
+  const p = Bun.spawn(["true"]);
+  await p.exited;
+  return p.pid;
+}
+
+test("two starts on one data directory at the same moment: exactly one runs, the other exits 1 naming the directory and the running one's pid; its stop removes instance.json and the lock", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "switchyard-claim-"));
+  dirs.push(dataDir);
+  const both = await Promise.allSettled([0, 1].map(() => startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 })));
+  for (const r of both) if (r.status === "fulfilled") started.push(r.value);
+  const ran = both.filter((r): r is PromiseFulfilledResult<Instance> => r.status === "fulfilled").map((r) => r.value);
+  const refused = both.filter((r): r is PromiseRejectedResult => r.status === "rejected").map((r) => String(r.reason?.message ?? r.reason));
+  expect(ran).toHaveLength(1);
+  expect(refused).toHaveLength(1);
+  const [first] = ran;
+  const pid = first!.proc.pid;
+  expect(refused[0]).toContain("switchyard did not start (exit 1)");
+  expect(refused[0]).toContain(`switchyard failed to start: another switchyard instance (pid ${pid}, `);
+  expect(refused[0]).toContain(`is running with the data directory ${dataDir}; stop it or use --data-dir`);
+  expect(first!.instance()).toMatchObject({ pid, url: first!.url });
+  expect(readFileSync(join(dataDir, "instance.lock"), "utf8")).toBe(`${pid}\n`);
+  expect((await fetch(`${first!.url}/health`)).status).toBe(200);
+
+  first!.kill("SIGTERM");
+  expect(await first!.exited).toBe(0);
+  expect(existsSync(join(dataDir, "instance.json"))).toBe(false);
+  expect(existsSync(join(dataDir, "instance.lock"))).toBe(false);
+}, 180_000);
+
+test("an instance.json and an instance.lock left by a dead process do not block a start; the new instance takes both over", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "switchyard-claim-stale-"));
+  dirs.push(dataDir);
+  const dead = await deadPid();
+  writeFileSync(join(dataDir, "instance.json"), JSON.stringify({ url: "http://127.0.0.1:1", pid: dead, adminToken: "stale" }));
+  writeFileSync(join(dataDir, "instance.lock"), `${dead}\n`);
+  const inst = await startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 });
+  started.push(inst);
+  expect(inst.instance()).toMatchObject({ pid: inst.proc.pid, url: inst.url });
+  expect(readFileSync(join(dataDir, "instance.lock"), "utf8")).toBe(`${inst.proc.pid}\n`);
+  await stopInstance(inst);
+  expect(existsSync(join(dataDir, "instance.lock"))).toBe(false);
+}, 120_000);
+
+test("a start while another holds the lock and has not written instance.json yet is refused as still starting", async () => {
+  // this test process stands for an instance between its claim and its listening
+  const dataDir = mkdtempSync(join(tmpdir(), "switchyard-claim-starting-"));
+  dirs.push(dataDir);
+  writeFileSync(join(dataDir, "instance.lock"), `${process.pid}\n`);
+  const err = await startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 }).then(
+    (i) => {
+      started.push(i);
+      return "";
+    },
+    (e: Error) => e.message,
+  );
+  expect(err).toContain(`switchyard failed to start: another switchyard instance (pid ${process.pid}, still starting; it holds ${join(dataDir, "instance.lock")}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
+  expect(readFileSync(join(dataDir, "instance.lock"), "utf8")).toBe(`${process.pid}\n`);
+}, 120_000);
