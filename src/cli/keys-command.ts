@@ -74,6 +74,10 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
         fail(e instanceof Error ? e.message : String(e), 2);
       }
       if (!change) fail(`keys set changes nothing without a limit, --tag or --scope (none clears a limit): ${SET_USAGE}`, 2);
+      // --budget replaces the key's budgets as a whole list (try22 P11: lowering the 5h budget took the 1d
+      // USD cap away without a word): the budgets before, to name each one the change removes
+      const newBudgets = (change.limits as { budgets?: BudgetUse["budget"][] | null } | undefined)?.budgets;
+      const before = newBudgets === undefined ? undefined : await budgetsOf(values, dataDir, name);
       const r = (await admin(values, dataDir, "PATCH", `/keys/${encodeURIComponent(name)}`, change, { what: "changing a key" })) as { key: Record<string, unknown>; note?: string };
       if (r.note) out(`note: ${r.note}`);
       out(`changed key ${name}: its secret and the use of its limits so far are kept; the next request is checked against them`);
@@ -81,6 +85,8 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       const scopes = (r.key.scopes as string[] | undefined) ?? [];
       const scopesPart = scopes.length > 0 || "scopes" in change ? `; scopes ${scopes.length ? scopes.join(",") : "none"}` : "";
       out(`limits: ${limitsCell(r.key, describeBudgetUse, dollars)}${r.key.tag !== undefined ? `; tag ${r.key.tag}` : ""}${scopesPart}`);
+      // last, where it is read
+      if (before && newBudgets !== undefined) for (const line of removedBudgetLines(name, before, newBudgets ?? [], dollars)) out(line);
       return;
     }
     case "disable":
@@ -95,6 +101,32 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       fail(`${sub === undefined ? "" : `${unknownSubcommand("keys", sub)}
 `}usage: switchyard keys create NAME [options] | keys list [--json] | keys set NAME [options] | keys revoke NAME | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME`, 2);
   }
+}
+
+/** The budgets of the active stored key `name` as `GET /admin/api/keys` lists them (none when it has none or no such key). */
+async function budgetsOf(values: Record<string, unknown>, dataDir: string, name: string): Promise<BudgetUse["budget"][]> {
+  const r = (await admin(values, dataDir, "GET", "/keys")) as { keys?: Array<Record<string, unknown>> };
+  const key = r.keys?.find((k) => k.name === name && k.source === "db" && (k.revokedAt === undefined || k.revokedAt === null));
+  const budgets = (key?.limits as { budgets?: unknown } | undefined)?.budgets;
+  return Array.isArray(budgets) ? (budgets as BudgetUse["budget"][]) : [];
+}
+
+/**
+ * `keys set NAME --budget`'s lines for the budgets it removed: one "removed the key's 1d $5.00 budget" per
+ * budget of `before` whose window and unit no budget of `after` has, then the command that keeps them all
+ * (after's and the removed ones' --budget flags), unless the change cleared every budget (`--budget none`).
+ */
+function removedBudgetLines(name: string, before: readonly BudgetUse["budget"][], after: readonly BudgetUse["budget"][], dollars: (usd: number) => string): string[] {
+  const unit = (b: BudgetUse["budget"]) => (b.usd !== undefined ? "usd" : "tokens");
+  const removed = before.filter((b) => !after.some((a) => a.window === b.window && unit(a) === unit(b)));
+  if (removed.length === 0) return [];
+  const amount = (b: BudgetUse["budget"]) => (b.usd !== undefined ? dollars(b.usd) : `${(b.tokens ?? 0).toLocaleString("en-US")} tokens`);
+  const lines = removed.map((b) => `removed the key's ${b.window} ${amount(b)} budget`);
+  if (after.length > 0) {
+    const flags = [...after, ...removed].map((b) => `--budget ${b.window}:${unit(b)}:${b.usd ?? b.tokens ?? 0}`).join(" ");
+    lines.push(`(--budget replaces the key's budgets with those given; to keep every one: switchyard keys set ${name} ${flags})`);
+  }
+  return lines;
 }
 
 /**

@@ -121,3 +121,27 @@ test("keys set --scope admin gives the key the admin API, --scope none takes it 
   expect(lines(taken.stdout)[1]).toBe("limits: -; scopes none");
   expect(await keysWith()).toBe(403);
 }, 60_000);
+
+test("keys set --budget names each budget it removes (it replaces the key's budgets) and the command that keeps them all; a budget of the same window and unit changed is not removed", async () => {
+  // try22 P11: lowering the 5h budget took the 1d USD cap away with nothing said but the limits left
+  expect(cli("keys", "create", "dev1", "--budget", "5h:tokens:10000", "--budget", "1d:usd:5").code).toBe(0);
+  const lowered = cli("keys", "set", "dev1", "--budget", "5h:tokens:9000");
+  expect({ code: lowered.code, stderr: lowered.stderr }).toEqual({ code: 0, stderr: "" });
+  const out = lines(lowered.stdout);
+  expect(out[1]).toStartWith("limits: 5h 0 / 9,000 tokens (0 %)");
+  expect(out.slice(2)).toEqual(["removed the key's 1d $5.00 budget", "(--budget replaces the key's budgets with those given; to keep every one: switchyard keys set dev1 --budget 5h:tokens:9000 --budget 1d:usd:5)"]);
+
+  const back = cli("keys", "set", "dev1", "--budget", "5h:tokens:9000", "--budget", "1d:usd:5");
+  expect(back.code).toBe(0);
+  expect(lines(back.stdout)).toHaveLength(2); // changed + limits: nothing removed
+  expect(JSON.parse(cli("keys", "list", "--json").stdout).keys.find((k: any) => k.name === "dev1").limits.budgets).toEqual([
+    { window: "5h", tokens: 9000 },
+    { window: "1d", usd: 5 },
+  ]);
+  const lowerBoth = cli("keys", "set", "dev1", "--budget", "5h:tokens:8000", "--budget", "1d:usd:4");
+  expect(lines(lowerBoth.stdout)).toHaveLength(2);
+
+  const cleared = cli("keys", "set", "dev1", "--budget", "none");
+  expect(cleared.code).toBe(0);
+  expect(lines(cleared.stdout).slice(2)).toEqual(["removed the key's 5h 8,000 tokens budget", "removed the key's 1d $4.00 budget"]);
+}, 60_000);
