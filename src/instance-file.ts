@@ -43,45 +43,63 @@ function alive(pid: number): boolean {
   }
 }
 
-/** The file in the data directory that the instance holding it creates exclusively, with its pid. */
+/** The file in the data directory that the instance holding it creates exclusively, with its pid (and boot id). */
 export const INSTANCE_LOCK_FILE = "instance.lock";
 
 /** A lock file that holds no pid yet is one being written for this long at most, ms; older, it is a crash's. */
 const UNWRITTEN_LOCK_MS = 2_000;
+
+/** This boot of the machine (Linux: /proc/sys/kernel/random/boot_id), undefined elsewhere. */
+const BOOT_ID = (() => {
+  try {
+    const id = readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+    return /^[0-9a-f-]{36}$/.test(id) ? id : undefined;
+  } catch {
+    return undefined;
+  }
+})();
+
+/** The lock file's text for this process: its pid, then the boot id where there is one. */
+const LOCK_TEXT = `${process.pid}\n${BOOT_ID ? `${BOOT_ID}\n` : ""}`;
 
 /**
  * One instance per data directory: the instance owns the SQLite file and instance.json (SPEC 2.2).
  * Claims `dataDir` for this process before anything else of the start: creates {@link INSTANCE_LOCK_FILE}
  * with O_EXCL (`wx`) holding its pid, so of two starts at the same moment exactly one gets it (reading
  * instance.json, written only once listening, let both through: try22 P1). A lock whose pid is no live
- * process (a crash, a kill -9) is taken over; its removal is done under a second exclusive file, so two
- * starts that both found it stale cannot remove each other's new lock. A lock of this process's own pid
- * (an earlier start in this process) is kept. Also refuses a directory whose instance.json names another
- * live process (an instance of a version without the lock). {@link releaseDataDir} gives it back.
+ * process (a crash, a kill -9), or that an earlier boot of the machine wrote (its pid may be another
+ * program's now), is taken over, and then so is the instance.json it left; the removal is done under a
+ * second exclusive file, so two starts that both found it stale cannot remove each other's new lock. A
+ * lock of this process's own pid (an earlier start in this process) is kept. Without a lock to take over,
+ * also refuses a directory whose instance.json names another live process (an instance of a version
+ * without the lock). {@link releaseDataDir} gives it back.
  * @throws Error naming the directory and the holder's pid (and its URL once it listens) when another live
  *   process holds it; the file system's error when the directory cannot be written.
  */
 export function claimDataDir(dataDir: string): void {
   const lock = join(dataDir, INSTANCE_LOCK_FILE);
+  let tookOver = false;
   for (const until = Date.now() + 10_000; ; ) {
     if (Date.now() > until) throw new Error(`cannot claim the data directory ${dataDir}: its ${INSTANCE_LOCK_FILE} stays unreadable; remove it if no switchyard instance runs there`);
     try {
-      writeFileSync(lock, `${process.pid}\n`, { mode: 0o600, flag: "wx" });
+      writeFileSync(lock, LOCK_TEXT, { mode: 0o600, flag: "wx" });
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
     }
     const held = readLock(lock);
     if (held === undefined) continue; // removed meanwhile
-    if (held.pid === process.pid) break;
-    if (held.pid !== undefined && alive(held.pid)) refuse(dataDir, held.pid);
+    const thisBoot = held.boot === undefined || held.boot === BOOT_ID;
+    if (held.pid === process.pid && thisBoot) break;
+    if (held.pid !== undefined && thisBoot && alive(held.pid)) refuse(dataDir, held.pid);
     if (held.pid === undefined && Date.now() - held.mtimeMs < UNWRITTEN_LOCK_MS) {
       Bun.sleepSync(20); // created, its pid not written yet
       continue;
     }
     removeStaleLock(lock, held.text);
+    tookOver = true;
   }
-  const owner = liveInstance(dataDir);
+  const owner = tookOver ? undefined : liveInstance(dataDir); // the stale lock's instance left it
   if (owner) {
     releaseDataDir(dataDir);
     refuse(dataDir, owner.pid, owner.url);
@@ -91,7 +109,7 @@ export function claimDataDir(dataDir: string): void {
 /** Gives back the data directory {@link claimDataDir} claimed: removes the lock file if it is still this process's. */
 export function releaseDataDir(dataDir: string): void {
   const lock = join(dataDir, INSTANCE_LOCK_FILE);
-  if (readLock(lock)?.pid === process.pid) rmSync(lock, { force: true });
+  if (readLock(lock)?.text === LOCK_TEXT) rmSync(lock, { force: true });
 }
 
 /** Throws the refusal: the holder's pid and its URL (from its instance.json once it listens). */
@@ -101,12 +119,13 @@ function refuse(dataDir: string, pid: number, url?: string): never {
   throw new Error(`another switchyard instance (pid ${pid}, ${where}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
 }
 
-/** A lock file's text, its pid when it holds one, and when it was last written; undefined when there is none. */
-function readLock(lock: string): { text: string; pid?: number; mtimeMs: number } | undefined {
+/** A lock file's text, its pid (and boot id) when it holds one, and when it was last written; undefined when there is none. */
+function readLock(lock: string): { text: string; pid?: number; boot?: string; mtimeMs: number } | undefined {
   try {
     const mtimeMs = statSync(lock).mtimeMs;
     const text = readFileSync(lock, "utf8");
-    return /^[1-9]\d*\n$/.test(text) ? { text, pid: Number(text), mtimeMs } : { text, mtimeMs };
+    const m = /^([1-9]\d*)\n(?:([0-9a-f-]{36})\n)?$/.exec(text);
+    return m ? { text, pid: Number(m[1]), ...(m[2] ? { boot: m[2] } : {}), mtimeMs } : { text, mtimeMs };
   } catch {
     return undefined;
   }

@@ -35,6 +35,9 @@ afterAll(async () => {
   await fake?.stop();
 });
 
+/** The lock's first line: the pid of the instance that holds it (a boot id follows on Linux). */
+const lockPid = (dataDir: string) => Number(readFileSync(join(dataDir, "instance.lock"), "utf8").split("\n")[0]);
+
 /** A pid no process has any more: a child that has already exited. */
 async function deadPid(): Promise<number> {
   const p = Bun.spawn(["true"]);
@@ -57,7 +60,7 @@ test("two starts on one data directory at the same moment: exactly one runs, the
   expect(refused[0]).toContain(`switchyard failed to start: another switchyard instance (pid ${pid}, `);
   expect(refused[0]).toContain(`is running with the data directory ${dataDir}; stop it or use --data-dir`);
   expect(first!.instance()).toMatchObject({ pid, url: first!.url });
-  expect(readFileSync(join(dataDir, "instance.lock"), "utf8")).toBe(`${pid}\n`);
+  expect(lockPid(dataDir)).toBe(pid);
   expect((await fetch(`${first!.url}/health`)).status).toBe(200);
 
   first!.kill("SIGTERM");
@@ -75,7 +78,7 @@ test("an instance.json and an instance.lock left by a dead process do not block 
   const inst = await startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 });
   started.push(inst);
   expect(inst.instance()).toMatchObject({ pid: inst.proc.pid, url: inst.url });
-  expect(readFileSync(join(dataDir, "instance.lock"), "utf8")).toBe(`${inst.proc.pid}\n`);
+  expect(lockPid(dataDir)).toBe(inst.proc.pid);
   await stopInstance(inst);
   expect(existsSync(join(dataDir, "instance.lock"))).toBe(false);
 }, 120_000);
@@ -94,4 +97,18 @@ test("a start while another holds the lock and has not written instance.json yet
   );
   expect(err).toContain(`switchyard failed to start: another switchyard instance (pid ${process.pid}, still starting; it holds ${join(dataDir, "instance.lock")}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
   expect(readFileSync(join(dataDir, "instance.lock"), "utf8")).toBe(`${process.pid}\n`);
+}, 120_000);
+
+test.skipIf(!existsSync("/proc/sys/kernel/random/boot_id"))("a lock and instance.json written before the machine's last boot do not block a start, though their pid is a live process's now", async () => {
+  // after a reboot the pid they name may be another program's: this test process stands for it
+  const dataDir = mkdtempSync(join(tmpdir(), "switchyard-claim-boot-"));
+  dirs.push(dataDir);
+  writeFileSync(join(dataDir, "instance.json"), JSON.stringify({ url: "http://127.0.0.1:1", pid: process.pid, adminToken: "stale" }));
+  writeFileSync(join(dataDir, "instance.lock"), `${process.pid}\n00000000-0000-4000-8000-000000000000\n`);
+  const inst = await startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 });
+  started.push(inst);
+  expect(inst.instance()).toMatchObject({ pid: inst.proc.pid, url: inst.url });
+  expect(readFileSync(join(dataDir, "instance.lock"), "utf8")).toBe(`${inst.proc.pid}\n${readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()}\n`);
+  await stopInstance(inst);
+  expect(existsSync(join(dataDir, "instance.lock"))).toBe(false);
 }, 120_000);
