@@ -168,8 +168,18 @@ export interface App {
  */
 export const ACCOUNT_REREAD_MS = 10_000;
 
-/** Starts the gateway. Throws ConfigError for an invalid config file. */
+/** Starts the gateway. Throws ConfigError for an invalid config file; a start that fails gives back the data directory it claimed. */
 export async function startApp(opts: AppOptions): Promise<App> {
+  const claim = { held: false };
+  try {
+    return await startClaimed(opts, claim);
+  } catch (e) {
+    if (claim.held) releaseDataDir(opts.dataDir);
+    throw e;
+  }
+}
+
+async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise<App> {
   const env = opts.env ?? process.env;
   const clock = opts.clock ?? realClock;
   const stdoutLog = opts.log ? undefined : stdoutLineBuffer();
@@ -189,7 +199,7 @@ export async function startApp(opts: AppOptions): Promise<App> {
     if (code === "EEXIST" || code === "ENOTDIR") throw new Error(`the data directory ${opts.dataDir} is a file, or lies under one: name a directory with --data-dir DIR (it is made when missing)`);
     throw e;
   }
-  if (opts.writeInstanceFile !== false) claimDataDir(opts.dataDir); // before anything else: of two starts at once one gets it
+  if (opts.writeInstanceFile !== false) claim.held = claimDataDir(opts.dataDir); // before anything else: of two starts at once one gets it
   // This process's id: its usage rows and traces, its OpenTelemetry spans' service.instance.id, the shared store's leases.
   const instanceId = crypto.randomUUID();
   let instanceName = ""; // host:port, once listening (server.instance_name wins)

@@ -73,16 +73,19 @@ const LOCK_TEXT = `${process.pid}\n${BOOT_ID ? `${BOOT_ID}\n` : ""}`;
  * lock of this process's own pid (an earlier start in this process) is kept. Without a lock to take over,
  * also refuses a directory whose instance.json names another live process (an instance of a version
  * without the lock). {@link releaseDataDir} gives it back.
+ * @returns true when this call made the lock, false when this process held it already
  * @throws Error naming the directory and the holder's pid (and its URL once it listens) when another live
  *   process holds it; the file system's error when the directory cannot be written.
  */
-export function claimDataDir(dataDir: string): void {
+export function claimDataDir(dataDir: string): boolean {
   const lock = join(dataDir, INSTANCE_LOCK_FILE);
   let tookOver = false;
+  let made = false;
   for (const until = Date.now() + 10_000; ; ) {
     if (Date.now() > until) throw new Error(`cannot claim the data directory ${dataDir}: its ${INSTANCE_LOCK_FILE} stays unreadable; remove it if no switchyard instance runs there`);
     try {
       writeFileSync(lock, LOCK_TEXT, { mode: 0o600, flag: "wx" });
+      made = true;
       break;
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
@@ -101,9 +104,10 @@ export function claimDataDir(dataDir: string): void {
   }
   const owner = tookOver ? undefined : liveInstance(dataDir); // the stale lock's instance left it
   if (owner) {
-    releaseDataDir(dataDir);
+    if (made) releaseDataDir(dataDir);
     refuse(dataDir, owner.pid, owner.url);
   }
+  return made;
 }
 
 /** Gives back the data directory {@link claimDataDir} claimed: removes the lock file if it is still this process's. */

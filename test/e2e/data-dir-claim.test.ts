@@ -10,6 +10,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { startApp } from "../../src/app.ts";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 
@@ -112,3 +113,22 @@ test.skipIf(!existsSync("/proc/sys/kernel/random/boot_id"))("a lock and instance
   await stopInstance(inst);
   expect(existsSync(join(dataDir, "instance.lock"))).toBe(false);
 }, 120_000);
+
+test("a start that fails after its claim (the port is taken) gives the data directory back: no instance.lock is left", async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), "switchyard-claim-failed-"));
+  dirs.push(dataDir);
+  const holder = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
+  try {
+    const err = await startApp({ host: "127.0.0.1", port: holder.port, dataDir, env: { HOME: dataDir }, log: () => {} }).then(
+      async (app) => {
+        await app.shutdown(0);
+        return "";
+      },
+      (e: Error) => e.message,
+    );
+    expect(err).toContain("Failed to start server");
+    expect(existsSync(join(dataDir, "instance.lock"))).toBe(false);
+  } finally {
+    holder.stop(true);
+  }
+}, 60_000);
