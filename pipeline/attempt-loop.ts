@@ -549,7 +549,7 @@ async function attemptOnce(
     } catch (e) {
       if (deps.graceOver?.over && !ctx.signal.aborted) {
         const stopping = gatewayStoppingError(); // the gateway's own shutdown cut the call: no account effect
-        return a.fail({ transport: "aborted", error: stopping }, stopping);
+        return a.fail({ transport: "aborted", stopping: true, error: stopping }, stopping);
       }
       const te = e instanceof TransportError ? e : new TransportError("other", String(e));
       const status = te.reason === "header_timeout" ? 504 : 502;

@@ -87,6 +87,13 @@ export interface FailureFacts {
    * upstream applies.
    */
   gateway?: boolean;
+  /**
+   * true when this gateway's own shutdown cut the call (the grace period ended while it waited, SPEC
+   * D-3): no row about the upstream applies. Not read from the error's code: an upstream (another
+   * switchyard in front of the provider) may answer a 503 `gateway_stopping` of its own, which is an
+   * upstream failure like any other (fallback to the next account or target).
+   */
+  stopping?: boolean;
   /** Whether the cached quota windows for this account/model look healthy (> 2 % left). */
   quotaHealthy?: boolean;
   /** ms since the epoch, for converting reset times. */
@@ -321,7 +328,7 @@ export function classify(f: FailureFacts): Classification {
   if (f.error?.code === "upstream_empty_reply" || f.error?.code === CUT_TOOL_CALL_CODE) return { row: "empty_reply", account: { type: "none" }, loop: "next_target" };
   // The gateway's own shutdown cut the call (SPEC D-3: the grace period ended while it waited): nothing
   // about the upstream, no account effect, no other attempt (unserved-errors.ts gatewayStoppingError).
-  if (f.error?.code === GATEWAY_STOPPING_CODE) return { row: "gateway_stopping", account: { type: "none" }, loop: "return" };
+  if (f.stopping) return { row: "gateway_stopping", account: { type: "none" }, loop: "return" };
   if (f.status === undefined) {
     // SPEC 6.2 loop 2: a cooldown for that model, the error being about no more than this call (a
     // connection to one model's endpoint, one model's server down); the account's other models still serve.

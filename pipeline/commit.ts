@@ -403,7 +403,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     if (ctx.signal.aborted) return a.fail({ transport: "aborted" }, hubError("api_error", "The client went away.", { status: 499 }));
     if (deps.graceOver?.over) {
       const stopping = gatewayStoppingError(); // no account effect: the gateway's own shutdown cut the call
-      return a.fail({ transport: "aborted", error: stopping }, stopping);
+      return a.fail({ transport: "aborted", stopping: true, error: stopping }, stopping);
     }
     if (!readFailed) return gatewayFailed(a, e);
     return a.fail({ transport: "reset" }, hubError("api_error", `Upstream ${provider.id} broke the connection before answering.`, { status: 502 }));

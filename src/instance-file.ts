@@ -120,7 +120,10 @@ export function releaseDataDir(dataDir: string): void {
 function refuse(dataDir: string, pid: number, url?: string): never {
   const listening = url ?? (liveInstance(dataDir)?.pid === pid ? liveInstance(dataDir)?.url : undefined);
   const where = listening ?? `still starting; it holds ${join(dataDir, INSTANCE_LOCK_FILE)}`;
-  throw new Error(`another switchyard instance (pid ${pid}, ${where}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
+  // A lock left by a crash whose pid another program has since taken reads as a live holder (no kernel
+  // lock tells them apart): say how to clear it when it is not listening (review21b Q3).
+  const stale = listening ? "" : ` (if no switchyard runs with this directory, that lock is a crashed instance's whose pid another program now has: remove ${join(dataDir, INSTANCE_LOCK_FILE)})`;
+  throw new Error(`another switchyard instance (pid ${pid}, ${where}) is running with the data directory ${dataDir}; stop it or use --data-dir${stale}`);
 }
 
 /** A lock file's text, its pid (and boot id) when it holds one, and when it was last written; undefined when there is none. */

@@ -97,6 +97,7 @@ test("a start while another holds the lock and has not written instance.json yet
     (e: Error) => e.message,
   );
   expect(err).toContain(`switchyard failed to start: another switchyard instance (pid ${process.pid}, still starting; it holds ${join(dataDir, "instance.lock")}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
+  expect(err).toContain(`if no switchyard runs with this directory, that lock is a crashed instance's whose pid another program now has: remove ${join(dataDir, "instance.lock")}`);
   expect(readFileSync(join(dataDir, "instance.lock"), "utf8")).toBe(`${process.pid}\n`);
 }, 120_000);
 

@@ -181,7 +181,9 @@ describe("rows", () => {
 
   test("a call the gateway's own shutdown cut (the grace period ended while it waited) → no account effect, returned at once, not a transport failure", () => {
     const stopping = hubError("overloaded", "The gateway is shutting down.", { status: 503, code: "gateway_stopping" });
-    expect(classify(f({ transport: "aborted", error: stopping }))).toEqual({ row: "gateway_stopping", account: { type: "none" }, loop: "return" });
+    expect(classify(f({ transport: "aborted", stopping: true, error: stopping }))).toEqual({ row: "gateway_stopping", account: { type: "none" }, loop: "return" });
+    // An upstream (another switchyard) answering its own 503 gateway_stopping is an upstream failure: fallback, not this gateway's stop.
+    expect(classify(f({ status: 503, error: stopping }))).toMatchObject({ row: "server_error", loop: "retry_same", account: { type: "cooldown_for", scope: "model" } });
   });
 
   test("a streamed reply the provider ended with nothing in it (Chat choices: [] chunks only) → the empty reply row: no account effect, next target (not a 502's same-account retry)", () => {
