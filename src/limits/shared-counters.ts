@@ -72,6 +72,7 @@ import type { BudgetChange, BudgetUse, ClientKey, KeyBudget, KeyLimitCounters, K
 import { answerWithin, LEASE_TTL_MS, SHARED_ANSWER_MS, type SharedStore } from "../store/shared.ts";
 import { StoreError } from "../store/types.ts";
 import { roundUsd } from "./dollars.ts";
+import { decideAdmission, type Need, type Ticket } from "./decide-admission.ts";
 import { KeyMeans } from "./key-means.ts";
 import { monoNow, reportRow, shareAt, unreported, usedAll, type Share } from "./quota-share.ts";
 import { retryUntil, type RetryEnd } from "../retry-until.ts";
@@ -85,17 +86,6 @@ const REPORT_MS = 1000;
 const IDLE_MS = 5000;
 /** The next window's share is taken this long before the window ends (at most a twelfth of it), ms. */
 const AHEAD_MS = 5000;
-
-/** One limit a request needs: its share, the refusal it would get, and what it expects to spend there. */
-type Need = [share: Share, refuse: (s: Share) => LimitRefusal, amount: number];
-
-/** What `admit` hands to `settle`. */
-interface Ticket {
-  /** The concurrency share a slot was taken from. */
-  slots?: Share;
-  /** tpm and budget shares the request holds its expected spend on, and how much. */
-  holds?: Array<[Share, number]>;
-}
 
 /** Tuning of {@link SharedKeyCounters} (tests shorten the timers). */
 export interface SharedCountersOptions {
@@ -372,41 +362,13 @@ export class SharedKeyCounters implements KeyLimitCounters {
     return out;
   }
 
-  /** Decides from memory: refuses with the longest wait, or counts the request. */
+  /** Decides from memory (decide-admission.ts); an admitted request's shares that need it are refilled in the background. */
   private decide(key: string, shares: Need[]): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } {
-    let refusal: LimitRefusal | undefined;
-    for (const [s, refuse, amount] of shares) {
-      if (hasRoom(s, amount, this.degraded)) continue;
-      const r = refuse(s);
-      if (s.windowEnd !== 0 && !isRequests(s) && s.othersUsed + s.used < s.limit) {
-        // tpm or a budget not reached yet: requests in flight hold the rest, here (one ends soon) or on
-        // other instances (their spare returns when they end, see needsSync): retry shortly.
-        r.retryAfterMs = 1000;
-        r.resetsAt = undefined;
-        if (s.holding > 0) r.inFlight = this.inFlightHere.get(key) ?? s.holding;
-        else r.heldElsewhere = true;
-      }
-      if (!refusal || r.retryAfterMs > refusal.retryAfterMs) refusal = r;
-    }
-    if (refusal) return { ok: false, refusal };
-    const at = monoNow();
-    let slots: Share | undefined;
-    let holds: Array<[Share, number]> | undefined;
-    for (const [s, , amount] of shares) {
-      s.lastUse = at;
-      if (s.windowEnd === 0) {
-        s.used++;
-        slots = s;
-      } else if (isRequests(s)) s.used++;
-      else {
-        s.holding++;
-        s.reserved += amount;
-        (holds ??= []).push([s, amount]);
-      }
-      if (!this.degraded && needsSync(s)) void this.sync(s, false).catch((err) => void this.unavailable(err));
-    }
+    const d = decideAdmission(shares, this.degraded, this.inFlightHere.get(key));
+    if (!d.ok) return d;
+    for (const [s] of shares) if (!this.degraded && needsSync(s)) void this.sync(s, false).catch((err) => void this.unavailable(err));
     this.track(key, 1);
-    return { ok: true, ticket: { slots, holds } };
+    return d;
   }
 
   // -- shares -----------------------------------------------------------------------------------
