@@ -87,31 +87,42 @@ export function stdoutLineBuffer(): LineBuffer {
 
 /**
  * The line of a stop that could not write everything while the database was away (try20 D2), counts
- * only: usage rows, route traces and routing/budget state changes from `Store.close` (lost ones, and
- * those kept on disk for the next start in `kept.file`), and the key-limit windows whose use
- * `SharedKeyCounters.close` could not report (always lost). Something lost: an `error` line, returned
- * (the process then exits 1). Everything kept: a `warn` line saying where, and undefined is returned
+ * only: usage rows, route traces, routing/budget state changes and key budget windows' use from
+ * `Store.close` (lost ones, and those kept on disk for the next start in `kept.file`, which counts the
+ * budget use back), and `minuteWindows`, the rpm/tpm windows whose use `SharedKeyCounters.close` could
+ * not report (never kept: they lapse within a minute). Something lost: an `error` line, returned (the
+ * process then exits 1). Everything kept: a `warn` line saying where, and undefined is returned
  * (nothing was lost: exit 0). Nothing unwritten: no line, undefined. `cut`: a second signal ended the
  * stop's retries before the grace period did (the line says so, not that the grace period ran out).
+ * Fields: `usage`, `traces`, `state`, `keyLimitWindows` (lost: minute windows and budget windows not
+ * kept), and with something kept `keptUsage`, `keptTraces`, `keptState`, `keptKeyLimitWindows`, `keptIn`.
  */
 export function unwrittenAtCloseLine(
-  store: { usage: number; traces: number; state: number; kept?: { file: string; usage: number; traces: number; state: number } } | undefined | void,
-  keyLimitWindows: number,
+  store: { usage: number; traces: number; state: number; keyUse?: number; kept?: { file: string; usage: number; traces: number; state: number; keyUse?: number } } | undefined | void,
+  minuteWindows: number,
   now: number,
   log: (line: string) => void,
   cut = false,
 ): string | undefined {
-  const lost = { usage: store ? store.usage : 0, traces: store ? store.traces : 0, state: store ? store.state : 0, keyLimitWindows };
+  const budgetsLost = store ? (store.keyUse ?? 0) : 0;
+  const lost = { usage: store ? store.usage : 0, traces: store ? store.traces : 0, state: store ? store.state : 0, keyLimitWindows: minuteWindows + budgetsLost };
   const k = store ? store.kept : undefined;
-  const kept = k && k.usage + k.traces + k.state > 0 ? k : undefined;
-  const lostAny = lost.usage + lost.traces + lost.state + keyLimitWindows > 0;
+  const kept = k && k.usage + k.traces + k.state + (k.keyUse ?? 0) > 0 ? { ...k, keyUse: k.keyUse ?? 0 } : undefined;
+  const lostAny = lost.usage + lost.traces + lost.state + lost.keyLimitWindows > 0;
   if (!lostAny && !kept) return undefined;
   const within = cut ? "before a second signal ended the stop" : "within the shutdown grace period (server.shutdown_grace_ms)";
-  const where = kept ? `kept in ${kept.file}, which the next start with this data directory writes to the database` : "";
+  const why = [minuteWindows ? `${minuteWindows} rpm/tpm minute windows, not kept: they lapse within a minute` : "", budgetsLost ? `${budgetsLost} budget windows that could not be kept` : ""].filter(Boolean).join("; ");
+  const keyLost = `the key-limit use of ${lost.keyLimitWindows} windows${why ? ` (${why})` : ""}`;
+  const keptWhat = kept
+    ? kept.keyUse
+      ? `${kept.usage} usage rows, ${kept.traces} route traces, ${kept.state} routing/budget state changes and the key budget use of ${kept.keyUse} windows`
+      : `${kept.usage} usage rows, ${kept.traces} route traces and ${kept.state} routing/budget state changes`
+    : "";
+  const where = kept ? `kept in ${kept.file}, which the next start with this data directory writes to the database${kept.keyUse ? " (counting the budget use back into each window still open then)" : ""}` : "";
   const msg = lostAny
-    ? `stopping while the database is away: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and the key-limit use of ${keyLimitWindows} windows were not written ${within} and are lost${kept ? `; ${kept.usage} usage rows, ${kept.traces} route traces and ${kept.state} routing/budget state changes are ${where}` : ""}`
-    : `stopping while the database is away: ${kept!.usage} usage rows, ${kept!.traces} route traces and ${kept!.state} routing/budget state changes were not written ${within} and are ${where}; nothing is lost`;
-  const fields = kept ? { keptUsage: kept.usage, keptTraces: kept.traces, keptState: kept.state, keptIn: kept.file } : {};
+    ? `stopping while the database is away: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and ${keyLost} were not written ${within} and are lost${kept ? `; ${keptWhat} are ${where}` : ""}`
+    : `stopping while the database is away: ${keptWhat} were not written ${within} and are ${where}; nothing is lost`;
+  const fields = kept ? { keptUsage: kept.usage, keptTraces: kept.traces, keptState: kept.state, keptKeyLimitWindows: kept.keyUse, keptIn: kept.file } : {};
   const line = JSON.stringify({ level: lostAny ? "error" : "warn", time: now, msg, ...lost, ...fields });
   log(line);
   return lostAny ? line : undefined;

@@ -93,13 +93,21 @@ export async function stopGateway(parts: StopParts, graceMs: number, graceCut: (
   settle(); // what the last requests spent counts in the budget windows and shares saved below
   await parts.webhook.close();
   await parts.budgetWindows?.save();
-  // Leased key-limit shares: report the last use before the store gives the unused shares back.
-  const keyUse = keyCounters instanceof SharedKeyCounters ? await keyCounters.close(() => (graceCut() ? 0 : deadline)) : 0; // retried until the grace period ends or a second signal (try20 D2)
+  // Leased key-limit shares: report the last use before the store gives the unused shares back,
+  // retried until the grace period ends or a second signal (try20 D2). The budget use still unreported
+  // then goes to the store, which writes it with its last flush or keeps it for the next start; the
+  // minute windows' use is lost (they lapse within a minute).
+  const left = keyCounters instanceof SharedKeyCounters ? await keyCounters.close(() => (graceCut() ? 0 : deadline)) : undefined;
+  let keyUseLost = left?.minuteWindows ?? 0;
+  if (left?.budgets.length) {
+    if (store.keepUnreportedUse) store.keepUnreportedUse(left.budgets);
+    else keyUseLost += left.budgets.length;
+  }
   settle();
   await parts.retention.stop();
   if (progress) progress.lastUsageRows = store.stats().pendingUsage;
   await store.flush();
-  const lost = unwrittenAtCloseLine(await store.close(() => (graceCut() ? 0 : deadline)), keyUse, Date.now(), parts.log, graceCut());
+  const lost = unwrittenAtCloseLine(await store.close(() => (graceCut() ? 0 : deadline)), keyUseLost, Date.now(), parts.log, graceCut());
   await parts.telemetry?.shutdown();
   parts.stdoutLog?.flush();
   parts.removeInstanceFile();

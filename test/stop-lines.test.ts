@@ -65,6 +65,25 @@ describe("the outage stop's line names what ended its retries", () => {
     unwrittenAtCloseLine(store, 2, 1, (l) => lines.push(l));
     expect(JSON.parse(lines[0]!).msg).toContain("were not written within the shutdown grace period (server.shutdown_grace_ms) and are lost");
   });
+  test("key budget use kept in the file is said to be kept, not lost: a warn line, exit 0; only the rpm/tpm minute windows (and budget windows the file could not keep) are lost", () => {
+    const lines: string[] = [];
+    const keptUse = { usage: 0, traces: 0, state: 0, keyUse: 0, kept: { file: "/d/unwritten-rows.jsonl", usage: 3, traces: 3, state: 0, keyUse: 2 } };
+    expect(unwrittenAtCloseLine(keptUse, 0, 1, (l) => lines.push(l))).toBeUndefined();
+    const warn = JSON.parse(lines[0]!);
+    expect(warn).toMatchObject({ level: "warn", keyLimitWindows: 0, keptKeyLimitWindows: 2, keptUsage: 3 });
+    expect(warn.msg).toBe(
+      "stopping while the database is away: 3 usage rows, 3 route traces, 0 routing/budget state changes and the key budget use of 2 windows were not written within the shutdown grace period (server.shutdown_grace_ms) and are kept in /d/unwritten-rows.jsonl, which the next start with this data directory writes to the database (counting the budget use back into each window still open then); nothing is lost",
+    );
+    expect(unwrittenAtCloseLine(keptUse, 1, 1, (l) => lines.push(l))).toBeDefined();
+    const minute = JSON.parse(lines[1]!);
+    expect(minute).toMatchObject({ level: "error", keyLimitWindows: 1, keptKeyLimitWindows: 2 });
+    expect(minute.msg).toContain("and the key-limit use of 1 windows (1 rpm/tpm minute windows, not kept: they lapse within a minute) were not written");
+    expect(minute.msg).toContain("are lost; 3 usage rows, 3 route traces, 0 routing/budget state changes and the key budget use of 2 windows are kept in /d/unwritten-rows.jsonl");
+    expect(unwrittenAtCloseLine({ usage: 3, traces: 3, state: 0, keyUse: 2 }, 0, 1, (l) => lines.push(l))).toBeDefined();
+    const unkept = JSON.parse(lines[2]!);
+    expect(unkept).toMatchObject({ level: "error", keyLimitWindows: 2 });
+    expect(unkept.msg).toContain("the key-limit use of 2 windows (2 budget windows that could not be kept) were not written");
+  });
   test("a second signal (before: the grace period, which had not ended)", () => {
     const lines: string[] = [];
     expect(unwrittenAtCloseLine(store, 2, 1, (l) => lines.push(l), true)).toBeDefined();

@@ -65,11 +65,13 @@
  * limit (not its share; no spare to ask for), concurrency against the whole limit on this instance. So
  * a key at its budget stays refused, and each instance may admit up to what was left. When the probe
  * answers, the use counted meanwhile is reported (one row per instance and window, which only grows: it
- * is counted once) and the others' comes back with it.
+ * is counted once) and the others' comes back with it. A stop while it is still away hands the budget
+ * windows' unreported use to the store (`close`; the next start counts it back into each window still
+ * current); the rpm/tpm minute windows' is lost.
  */
 import { BUDGET_WINDOW_MS, keyId } from "../../pipeline/index.ts";
 import type { BudgetChange, BudgetUse, ClientKey, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, MinuteUse, RequestEstimate } from "../../pipeline/ports.ts";
-import { answerWithin, LEASE_TTL_MS, SHARED_ANSWER_MS, type SharedStore } from "../store/shared.ts";
+import { answerWithin, LEASE_TTL_MS, SHARED_ANSWER_MS, type SharedStore, type UnreportedBudgetUse } from "../store/shared.ts";
 import { StoreError } from "../store/types.ts";
 import { roundUsd } from "./dollars.ts";
 import { decideAdmission, type Need, type Ticket } from "./decide-admission.ts";
@@ -325,10 +327,22 @@ export class SharedKeyCounters implements KeyLimitCounters {
     await this.reporting;
   }
 
-  /** Stops the timer after a last report, retried while the database is away until `until` (ms since the epoch; the store's close then gives the unused shares back); returns how many windows' use (budgets, rpm, tpm) is still unreported then: lost (try20 D2). */
-  async close(until: RetryEnd = 0): Promise<number> {
+  /**
+   * Stops the timer after a last report, retried while the database is away until `until` (ms since the
+   * epoch; the store's close then gives the unused shares back; try20 D2). Returns the use still
+   * unreported then: each budget window's, for the store to keep and the next start to count back
+   * (`SharedStore.keepUnreportedUse`), and how many rpm/tpm minute windows had some (not kept: they
+   * lapse within a minute, before a next start could count it).
+   */
+  async close(until: RetryEnd = 0): Promise<{ budgets: UnreportedBudgetUse[]; minuteWindows: number }> {
     clearInterval(this.timer);
-    return retryUntil(until, async () => (await this.report(), [...this.shares.values()].filter((s) => s.windowEnd !== 0 && unreported(s)).length));
+    await retryUntil(until, async () => (await this.report(), [...this.shares.values()].filter((s) => s.windowEnd !== 0 && unreported(s)).length));
+    const left = [...this.shares.values()].filter((s) => s.windowEnd !== 0 && unreported(s));
+    const budgets = left.filter((s) => s.budgetOf).map((s): UnreportedBudgetUse => {
+      const use = { name: s.name, windowStart: s.windowStart, windowEnd: s.windowEnd, pending: this.windows.pending(s, this.dbNow()), used: s.used, reported: s.reported };
+      return s.unpriced > 0 ? { ...use, unpriced: s.unpriced } : use;
+    });
+    return { budgets, minuteWindows: left.length - budgets.length };
   }
 
   // -- admission --------------------------------------------------------------------------------

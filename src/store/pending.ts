@@ -6,6 +6,7 @@
  */
 import type { RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
 import { finiteOrUndefined, intOr, str, type TraceParams, type UsageParams, usageParams } from "./rows.ts";
+import type { KeptKeyUse } from "./shared.ts";
 import type { Binding, KeyBudgetRow, QuotaWindow } from "./types.ts";
 
 /**
@@ -26,6 +27,12 @@ export interface PendingBatch {
   quotas: Map<string, QuotaWindow & { updatedAt: number }>;
   /** Client keys' budget windows (SPEC 9.6), one per key and window size; only while a source is set ({@link PendingWrites.pullKeyBudgets}). */
   budgets: Map<string, KeyBudgetRow>;
+  /**
+   * PostgreSQL only: key budget use a stop could not report, counted back by this batch
+   * (src/store/postgres/count-back-key-use.ts). Never buffered here: a batch of its own made by the
+   * store (`keepUnreportedUse`) or read from the unwritten file.
+   */
+  keyUse?: KeptKeyUse[];
 }
 
 /** The buffers, their bounds and the drop counter. */

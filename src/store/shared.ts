@@ -95,6 +95,32 @@ export interface QuotaUse {
 }
 
 /**
+ * A key budget window's use that a stopping instance could not report while the database was away
+ * (`SharedKeyCounters.close`), for the store to keep ({@link SharedStore.keepUnreportedUse}): the next
+ * start counts it back into the window when that is still the budget's current one.
+ */
+export interface UnreportedBudgetUse {
+  /** The budget's pool, `key:ID:budget:WINDOW:UNIT` (as its shares and its window are named). */
+  name: string;
+  /** The window as this instance knew it, ms since the epoch on the database's clock. */
+  windowStart: number;
+  windowEnd: number;
+  /** Opened by this instance while the database was away: its start was never confirmed by the database. */
+  pending: boolean;
+  /** This instance's whole use of the window (tokens or USD; a total, like {@link QuotaUse.used}, the reported part included). */
+  used: number;
+  /** The part of `used` the database was told. */
+  reported: number;
+  /** USD budgets: this instance's requests in the window that a model without a price served (a total); absent when none. */
+  unpriced?: number;
+}
+
+/** {@link UnreportedBudgetUse} as the PostgreSQL store keeps it: with the id of the instance whose use it is (its row of the pool). */
+export interface KeptKeyUse extends UnreportedBudgetUse {
+  instanceId: string;
+}
+
+/**
  * A key budget's current window (SPEC 2.3 "budgets: fixed windows aligned to the first use", 9.6): the
  * pool `name` (`key:ID:budget:WINDOW:UNIT`, as its shares are named) counts from `start` until `end`, ms
  * since the epoch on the database's clock.
@@ -256,6 +282,15 @@ export interface SharedStore {
    * (made by the first instance that asks; the same for all). @throws StoreError `unavailable`, `closed`.
    */
   instanceConfigSalt?(): Awaitable<string>;
+
+  /**
+   * PostgreSQL only: the key budget use a stop could not report (`SharedKeyCounters.close` while the
+   * database was away), to be written with the store's last flush or, when that fails too, kept with
+   * the unwritten rows (src/store/postgres/keep-unwritten.ts) for the next start, which counts it back
+   * into each window still current then (src/store/postgres/count-back-key-use.ts). Call before `close`.
+   * Never throws.
+   */
+  keepUnreportedUse?(uses: readonly UnreportedBudgetUse[]): void;
 
   /**
    * Sets this instance's share of a pool (see {@link QuotaShareRequest}) to `target`, or to what is left

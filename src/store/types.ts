@@ -116,14 +116,16 @@ export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageS
 
 /**
  * What a store's {@link Store.close} could not write before it gave up (try20 D2): counts, never
- * contents. `usage`, `traces` and `state` are lost (neither written nor kept; usage rows and traces
- * are counted in `stats().dropped` too); `kept` is what waits on disk for the next start instead.
+ * contents. `usage`, `traces`, `state` and `keyUse` are lost (neither written nor kept; usage rows and
+ * traces are counted in `stats().dropped` too); `kept` is what waits on disk for the next start instead.
  */
 export interface UnwrittenAtClose {
   usage: number;
   traces: number;
   /** Bindings, quota windows and client keys' budget windows. */
   state: number;
-  /** Rows kept in `file` (absolute path, in the data directory), which the next start writes to the database. */
-  kept?: { file: string; usage: number; traces: number; state: number };
+  /** Key budget windows whose use a stop could not report (`SharedStore.keepUnreportedUse`). */
+  keyUse: number;
+  /** Rows kept in `file` (absolute path, in the data directory), which the next start writes to the database (and the key budget use it counts back). */
+  kept?: { file: string; usage: number; traces: number; state: number; keyUse: number };
 }

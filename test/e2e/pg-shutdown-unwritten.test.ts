@@ -3,20 +3,23 @@
  * usage rows, route traces and key-limit use it had buffered were gone, with no line in the log. Now
  * the last flush is tried again until the shutdown grace period ends: a database back by then gets
  * every row (exit 0). With the database still away then, the rows are kept in the data directory's
- * unwritten-rows.jsonl and the next start there writes them (a warn line, exit 0); what cannot be kept
- * (the key-limit use; rows when that file cannot be written) is lost, counted in an error line, exit 1.
- * A real gateway process on a real PostgreSQL that the test stops and starts.
+ * unwritten-rows.jsonl and the next start there writes them (a warn line, exit 0), with the key budget
+ * use the stop could not report, which the next start counts back into the budget's window (try22 P4:
+ * it was lost, so a key could spend its budget again by what was served during the outage); what
+ * cannot be kept (the rpm/tpm use, whose minute windows lapse; rows when that file cannot be written)
+ * is lost, counted in an error line, exit 1. A real gateway process on a real PostgreSQL that the test
+ * stops and starts.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { SQL } from "bun";
-import { existsSync, mkdirSync, readFileSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 import { until } from "../support/until.ts";
 
-const ENV = { UP_KEY: "sk-upstream-shutdown-unwritten", DEV: "sy-shutdown-unwritten-dev-key-01" };
+const ENV = { UP_KEY: "sk-upstream-shutdown-unwritten", DEV: "sy-shutdown-unwritten-dev-key-01", OPS: "sy-shutdown-unwritten-ops-key-02" };
 
 let pg: TestPostgres;
 let upstream: FakeUpstream;
@@ -34,35 +37,40 @@ afterAll(async () => {
   await pg?.destroy();
 }, 60_000);
 
-/** The config of the instances: shutdown grace `graceMs`; key dev1 with a daily token budget unless `limits` is false. */
-const configYaml = (graceMs: number, limits = true) => `server: { require_api_key: true, shutdown_grace_ms: ${graceMs} }
+/** The config of the instances: shutdown grace `graceMs`; key dev1 with a daily token budget unless `limits` is false (or with these limits), key ops with a 5h token budget. */
+const configYaml = (graceMs: number, limits: boolean | string = true) => `server: { require_api_key: true, shutdown_grace_ms: ${graceMs} }
 providers:
   - { id: up, kind: openai, base_url: "${upstream.url}/v1" }
 accounts:
   - { id: up-1, provider: up, api_key: env:UP_KEY }
 keys:
-  - { name: dev1, key: env:DEV${limits ? ", limits: { budgets: [{ window: 1d, tokens: 1000000 }] }" : ""} }
+  - { name: dev1, key: env:DEV${limits === true ? ", limits: { budgets: [{ window: 1d, tokens: 1000000 }] }" : limits ? `, limits: ${limits}` : ""} }
+  - { name: ops, key: env:OPS, limits: { budgets: [{ window: 5h, tokens: 1000000 }] } }
 `;
 
 /** Where a stop keeps the rows it could not write, in `inst`'s data directory. */
 const keptFile = (inst: Instance) => join(inst.dataDir, "unwritten-rows.jsonl");
 
-/** An instance on database `db` with shutdown grace `graceMs`, and the database stopped once it has said so; then 3 requests served. */
-async function servedWhileAway(db: string, graceMs: number, limits = true): Promise<{ inst: Instance; dbUrl: string }> {
+/** One chat request of key `key` to `inst`, answered 200. */
+async function chat(inst: Instance, key: string, text: string): Promise<void> {
+  const res = await fetch(`${inst.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+    body: JSON.stringify({ model: "up/gpt-x", messages: [{ role: "user", content: text }] }),
+  });
+  expect(res.status).toBe(200);
+  await res.text();
+}
+
+/** An instance on database `db` with shutdown grace `graceMs`, and the database stopped once it has said so (after `before`); then 3 requests of dev1 served. */
+async function servedWhileAway(db: string, graceMs: number, limits: boolean | string = true, before?: (inst: Instance, dbUrl: string) => Promise<void>): Promise<{ inst: Instance; dbUrl: string }> {
   const dbUrl = await pg.createDatabase(db);
   const inst = await startInstance({ yaml: configYaml(graceMs, limits), env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
   started.push(inst);
+  await before?.(inst, dbUrl);
   await pg.stop();
   await until(() => [...inst.stdout, ...inst.stderr].some((l) => l.includes("database unreachable")), 30_000, "the instance to see the database away", 100);
-  for (let i = 0; i < 3; i++) {
-    const res = await fetch(`${inst.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { authorization: `Bearer ${ENV.DEV}`, "content-type": "application/json" },
-      body: JSON.stringify({ model: "up/gpt-x", messages: [{ role: "user", content: `hi ${i}` }] }),
-    });
-    expect(res.status).toBe(200);
-    await res.text();
-  }
+  for (let i = 0; i < 3; i++) await chat(inst, ENV.DEV, `hi ${i}`);
   return { inst, dbUrl };
 }
 
@@ -87,7 +95,7 @@ test("SIGTERM with the database away past the grace period: the rows are kept in
   const file = keptFile(inst);
   const lines = [...inst.stdout, ...inst.stderr].filter((l) => l.includes("were not written within the shutdown grace period"));
   expect(lines).toHaveLength(1);
-  expect(JSON.parse(lines[0]!)).toMatchObject({ level: "warn", usage: 0, traces: 0, state: 0, keyLimitWindows: 0, keptUsage: 3, keptTraces: 3, keptIn: file });
+  expect(JSON.parse(lines[0]!)).toMatchObject({ level: "warn", usage: 0, traces: 0, state: 0, keyLimitWindows: 0, keptUsage: 3, keptTraces: 3, keptKeyLimitWindows: 0, keptIn: file });
   expect(JSON.parse(lines[0]!).msg).toMatch(/: 3 usage rows, 3 route traces and \d+ routing\/budget state changes were not written within the shutdown grace period \(server.shutdown_grace_ms\) and are kept in (\S+), which the next start with this data directory writes to the database; nothing is lost$/);
   expect(JSON.parse(lines[0]!).msg).toContain(`kept in ${file},`);
   expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -113,8 +121,8 @@ test("SIGTERM with the database away past the grace period: the rows are kept in
   }
 }, 240_000);
 
-test("SIGTERM with the database away past the grace period and key limits: the rows are kept, the key-limit use is lost: an error line counts it, exit code 1", async () => {
-  const { inst, dbUrl } = await servedWhileAway("unwritten_lost", 3000);
+test("SIGTERM with the database away past the grace period and key limits: the rows and the key budget use are kept, the rpm use is lost (its minute window lapses): an error line counts it, exit code 1", async () => {
+  const { inst, dbUrl } = await servedWhileAway("unwritten_lost", 3000, "{ rpm: 1000, budgets: [{ window: 1d, tokens: 1000000 }] }");
   inst.kill("SIGTERM");
   const code = await inst.exited;
   await pg.start();
@@ -123,11 +131,11 @@ test("SIGTERM with the database away past the grace period and key limits: the r
   expect(lines).toHaveLength(1);
   const line = JSON.parse(lines[0]!);
   expect(line.level).toBe("error");
-  expect(line).toMatchObject({ usage: 0, traces: 0, keptUsage: 3, keptTraces: 3, keptIn: keptFile(inst) });
-  expect(line.keyLimitWindows).toBeGreaterThanOrEqual(1);
-  expect(line.msg).toContain("0 usage rows, 0 route traces, 0 routing/budget state changes and the key-limit use of");
-  expect(line.msg).toContain("are lost; 3 usage rows, 3 route traces and");
-  expect(line.msg).toContain(`routing/budget state changes are kept in ${keptFile(inst)}`);
+  expect(line).toMatchObject({ usage: 0, traces: 0, keptUsage: 3, keptTraces: 3, keptKeyLimitWindows: 1, keptIn: keptFile(inst) });
+  expect(line.keyLimitWindows).toBeGreaterThanOrEqual(1); // the rpm's minute windows (two when the requests spanned a minute's end)
+  expect(line.msg).toContain(`0 usage rows, 0 route traces, 0 routing/budget state changes and the key-limit use of ${line.keyLimitWindows} windows (${line.keyLimitWindows} rpm/tpm minute windows, not kept: they lapse within a minute) were not written`);
+  expect(line.msg).toContain("are lost; 3 usage rows, 3 route traces,");
+  expect(line.msg).toContain(`routing/budget state changes and the key budget use of 1 windows are kept in ${keptFile(inst)}`);
   expect(lines[0]).not.toContain(ENV.DEV);
   expect(await rowsIn(dbUrl)).toEqual({ usage: 0, traces: 0 });
 }, 180_000);
@@ -162,7 +170,7 @@ test("SIGTERM with the database back within the grace period: every usage row an
   expect(existsSync(keptFile(inst))).toBe(false);
 }, 180_000);
 
-test("a second SIGTERM while the database is away ends the last flush's retries too (review20 R4): the instance exits 143 long before its grace period, the rows kept, the key-limit use counted as lost", async () => {
+test("a second SIGTERM while the database is away ends the last flush's retries too (review20 R4): the instance exits 143 long before its grace period, the rows and the key budget use kept", async () => {
   // a grace period longer than this test's own timeout: only the second signal can end the stop in time
   const { inst, dbUrl } = await servedWhileAway("unwritten_second", 600_000);
   inst.kill("SIGTERM");
@@ -175,8 +183,78 @@ test("a second SIGTERM while the database is away ends the last flush's retries 
   // the line says the second signal ended the stop, not the grace period (try22 P5)
   const lines = [...inst.stdout, ...inst.stderr].filter((l) => l.includes("before a second signal ended the stop"));
   expect(lines).toHaveLength(1);
-  expect(JSON.parse(lines[0]!)).toMatchObject({ level: "error", usage: 0, traces: 0, keptUsage: 3, keptTraces: 3 });
+  expect(JSON.parse(lines[0]!)).toMatchObject({ level: "warn", usage: 0, traces: 0, keyLimitWindows: 0, keptUsage: 3, keptTraces: 3, keptKeyLimitWindows: 1 });
   expect([...inst.stdout, ...inst.stderr].some((l) => l.includes("within the shutdown grace period"))).toBe(false);
   expect(existsSync(keptFile(inst))).toBe(true);
   expect(await rowsIn(dbUrl)).toEqual({ usage: 0, traces: 0 });
 }, 120_000);
+
+/** A key's 5h/1d budget use as GET /admin/api/keys lists it on `inst`. */
+async function budgetUsed(inst: Instance, name: string): Promise<{ used: number; startedAt?: number }> {
+  const res = await fetch(`${inst.url}/admin/api/keys`, { headers: { authorization: `Bearer ${inst.instance().adminToken}` } });
+  expect(res.status).toBe(200);
+  const keys = ((await res.json()) as { keys: Array<{ name: string; use?: { budgets: Array<{ used: number; startedAt?: number }> } }> }).keys;
+  const b = keys.find((k) => k.name === name)!.use!.budgets[0]!;
+  return { used: b.used, startedAt: b.startedAt };
+}
+
+/** The tokens of `key`'s usage rows in the database (what `usage --by key` sums), and their count. */
+async function tokensOf(dbUrl: string, key: string): Promise<{ rows: number; tokens: number }> {
+  const sql = new SQL(dbUrl);
+  try {
+    const [r] = await sql`SELECT count(*)::int AS n, COALESCE(SUM(COALESCE(input_tokens, 0) + COALESCE(output_tokens, 0) + COALESCE(cache_read_tokens, 0) + COALESCE(cache_write_tokens, 0)), 0)::int AS t FROM usage WHERE key_name = ${key}`;
+    return { rows: r.n, tokens: r.t };
+  } finally {
+    await sql.close();
+  }
+}
+
+test("the key budget use a stop could not report while the database was away is counted back by the next start (try22 P4): each key's budget use is then the sum of its usage rows in the window, also for a window first opened while away; a start replaying the same file again counts nothing twice", async () => {
+  // dev1 (5h budget) spends 18 tokens before the outage, reported; then 3 requests while away; ops only while away (its window opens then)
+  const five = "{ budgets: [{ window: 5h, tokens: 1000000 }] }";
+  let before: { used: number; startedAt?: number } = { used: 0 };
+  const { inst, dbUrl } = await servedWhileAway("unwritten_key_use", 3000, five, async (i) => {
+    await chat(i, ENV.DEV, "before");
+    await until(async () => (before = await budgetUsed(i, "dev1")).used === 18, 10_000, "the first request's budget use", 100);
+    await Bun.sleep(1500); // reported (every second)
+  });
+  expect(before.startedAt).toBeNumber();
+  await chat(inst, ENV.OPS, "ops while away");
+  inst.kill("SIGTERM");
+  expect(await inst.exited).toBe(0);
+  await pg.start();
+  const line = JSON.parse([...inst.stdout, ...inst.stderr].find((l) => l.includes("were not written within the shutdown grace period"))!);
+  expect(line).toMatchObject({ level: "warn", keyLimitWindows: 0, keptUsage: 4, keptKeyLimitWindows: 2 });
+  expect(line.msg).toContain("and the key budget use of 2 windows were not written within the shutdown grace period (server.shutdown_grace_ms) and are kept in");
+  const file = keptFile(inst);
+  const text = readFileSync(file, "utf8");
+  for (const secret of [ENV.DEV, ENV.OPS, ENV.UP_KEY]) expect(text).not.toContain(secret);
+
+  /** Starts on the data directory, waits for the kept file to be written and removed, and reads both keys' budget use once the reports have gone round. */
+  const startAgain = async () => {
+    const next = await startInstance({ yaml: configYaml(3000, five), env: ENV, dataDir: inst.dataDir, args: ["--database", dbUrl], timeoutMs: 90_000 });
+    started.push(next);
+    await until(() => !existsSync(file), 20_000, "the next start to write the kept rows and remove the file", 100);
+    await until(async () => (await budgetUsed(next, "dev1")).used >= 4 * 18 && (await budgetUsed(next, "ops")).used >= 18, 10_000, "the counted-back use to be read", 200).catch(() => {});
+    await Bun.sleep(2500); // another report or two: nothing more comes
+    const use = { dev1: await budgetUsed(next, "dev1"), ops: await budgetUsed(next, "ops") };
+    return { next, use };
+  };
+  const first = await startAgain();
+  expect([...first.next.stdout, ...first.next.stderr].some((l) => l.includes("the key budget use of 2 windows: 2 counted back into their windows, 0 dropped"))).toBe(true);
+  expect(await tokensOf(dbUrl, "dev1")).toEqual({ rows: 4, tokens: 4 * 18 });
+  expect(await tokensOf(dbUrl, "ops")).toEqual({ rows: 1, tokens: 18 });
+  expect(first.use.dev1).toEqual({ used: 4 * 18, startedAt: before.startedAt });
+  expect(first.use.ops.used).toBe(18);
+  first.next.kill("SIGTERM");
+  expect(await first.next.exited).toBe(0);
+
+  // the same file again (as a start that died before removing it would leave it): nothing twice
+  writeFileSync(file, text, { mode: 0o600 });
+  const second = await startAgain();
+  expect(second.use.dev1).toEqual({ used: 4 * 18, startedAt: before.startedAt });
+  expect(second.use.ops.used).toBe(18);
+  expect(await tokensOf(dbUrl, "dev1")).toEqual({ rows: 4, tokens: 4 * 18 });
+  second.next.kill("SIGTERM");
+  expect(await second.next.exited).toBe(0);
+}, 240_000);

@@ -81,7 +81,7 @@ describe("a stop while the database does not answer", () => {
       s.bind({ key: "conv-live", accountId: "acct-1", expiresAt: Date.now() + 600_000 });
       s.bind({ key: "conv-lapsed", accountId: "acct-1", expiresAt: lapsesAt });
       const result = await s.close(Date.now() + 500);
-      expect(result).toEqual({ usage: 0, traces: 0, state: 0, kept: { file, usage: 5, traces: 3, state: 2 } });
+      expect(result).toEqual({ usage: 0, traces: 0, state: 0, keyUse: 0, kept: { file, usage: 5, traces: 3, state: 2, keyUse: 0 } });
       expect(s.stats().dropped).toBe(0);
       expect(await droppedMetric(s)).toBe(0);
       expect(statSync(file).mode & 0o777).toBe(0o600);
@@ -117,6 +117,73 @@ describe("a stop while the database does not answer", () => {
         await third.close();
       }
       expect(await count(sql)).toBe(5);
+      expect(errors.filter((m) => m.includes(UNWRITTEN_FILE))).toEqual([]);
+    } finally {
+      await lock?.release();
+      await sql.close();
+    }
+  }, 60_000);
+
+  test("the key budget use a stop could not report is kept in the file too and counted back by the next open into each window still current (a window opened while away too), a window ended since dropped and counted; a replay of the same file counts nothing twice", async () => {
+    const url = await pg.database("keep");
+    const dir = tempDir();
+    const file = join(dir, UNWRITTEN_FILE);
+    const errors: string[] = [];
+    const sql = new SQL(url, { max: 2 });
+    let lock: { release: () => Promise<void> } | undefined;
+    const FIVE_H = 5 * 3_600_000;
+    const tokens = "key:dev:budget:5h:tokens";
+    const usd = "key:ops:budget:5h:usd";
+    const gone = "key:old:budget:1h:tokens";
+    const shares = async (name: string) => (await sql`SELECT instance_id, used, unpriced::int AS unpriced FROM quota_shares WHERE name = ${name} ORDER BY window_start`) as Array<{ instance_id: string; used: number; unpriced: number }>;
+    const windowOf = async (name: string) => ((await sql`SELECT window_start FROM budget_window_starts WHERE name = ${name}`) as Array<{ window_start: string }>).map((r) => Number(r.window_start));
+    try {
+      const s = await openPostgresStore({ url, flushIntervalMs: 60_000, flushAnswerMs: 300, unwrittenFile: file, onError: (m) => errors.push(m) });
+      // dev's window is open in the database with 18 tokens of this instance's reported before the outage
+      const w = await s.openBudgetWindow(tokens, FIVE_H);
+      await s.setQuotaShare({ name: tokens, windowStart: w.start, windowEnd: w.end, limit: 1000, target: 125, used: 18 });
+      lock = await lockUsage(sql);
+      s.record(usage({ requestId: "in-the-air" }));
+      await s.flush();
+      expect(s.health()).toBe(false);
+      // what the key counters' close could not report: dev's window, ops' window opened while away (never confirmed), old's ended since
+      const openedAway = Date.now() - 2000;
+      s.keepUnreportedUse([
+        { name: tokens, windowStart: w.start, windowEnd: w.end, pending: false, used: 72, reported: 18 },
+        { name: usd, windowStart: openedAway, windowEnd: openedAway + FIVE_H, pending: true, used: 0.25, reported: 0, unpriced: 2 },
+        { name: gone, windowStart: Date.now() - 2 * 3_600_000, windowEnd: Date.now() - 3_600_000, pending: false, used: 40, reported: 0 },
+      ]);
+      const result = await s.close(Date.now() + 500);
+      expect(result).toEqual({ usage: 0, traces: 0, state: 0, keyUse: 0, kept: { file, usage: 1, traces: 0, state: 0, keyUse: 3 } });
+      const text = readFileSync(file, "utf8");
+      expect(text.split("\n").filter((l) => l.includes('"keyUse"'))).toHaveLength(3);
+      await lock.release();
+      lock = undefined;
+      expect(await shares(tokens)).toEqual([{ instance_id: s.instanceId, used: 18, unpriced: 0 }]);
+      const infos: string[] = [];
+      const reopen = async () => {
+        const again = await openPostgresStore({ url, flushIntervalMs: 60_000, unwrittenFile: file, onError: (m) => errors.push(m), onInfo: (m) => infos.push(m) });
+        try {
+          for (const end = Date.now() + 10_000; existsSync(file) && Date.now() < end; ) await Bun.sleep(50);
+          expect(existsSync(file)).toBe(false);
+        } finally {
+          await again.close();
+        }
+      };
+      await reopen();
+      // counted as the stopped instance's use of each window: dev's 72 tokens (not 18 + 72), ops' window opened at its start
+      expect(await shares(tokens)).toEqual([{ instance_id: s.instanceId, used: 72, unpriced: 0 }]);
+      expect(await windowOf(usd)).toEqual([openedAway]);
+      expect(await shares(usd)).toEqual([{ instance_id: s.instanceId, used: 0.25, unpriced: 2 }]);
+      expect(await windowOf(gone)).toEqual([]);
+      expect(await shares(gone)).toEqual([]);
+      expect(infos.some((m) => m.includes("the key budget use of 3 windows: 2 counted back into their windows, 1 dropped (their windows had ended); the file is removed"))).toBe(true);
+      // the same file again (a start that died before removing it): nothing counts twice
+      writeFileSync(file, text, { mode: 0o600 });
+      await reopen();
+      expect(await shares(tokens)).toEqual([{ instance_id: s.instanceId, used: 72, unpriced: 0 }]);
+      expect(await shares(usd)).toEqual([{ instance_id: s.instanceId, used: 0.25, unpriced: 2 }]);
+      expect(infos.some((m) => m.includes("0 counted back into their windows, 0 dropped (their windows had ended), 3 written already by an earlier start"))).toBe(true);
       expect(errors.filter((m) => m.includes(UNWRITTEN_FILE))).toEqual([]);
     } finally {
       await lock?.release();
@@ -188,7 +255,7 @@ describe("a stop while the database does not answer", () => {
       lock = l;
       mkdirSync(join(file, "in-the-way"), { recursive: true }); // after the open: the disk fails at the stop
       const result = await s.close(Date.now() + 500);
-      expect(result).toEqual({ usage: 5, traces: 3, state: 0 });
+      expect(result).toEqual({ usage: 5, traces: 3, state: 0, keyUse: 0 });
       expect(await droppedMetric(s)).toBe(8);
       expect(errors.some((m) => m.startsWith(`could not keep the unwritten rows in ${file}`))).toBe(true);
       expect(statSync(file).isDirectory()).toBe(true);

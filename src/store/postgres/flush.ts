@@ -16,14 +16,17 @@
  * The row-by-row retry after a refused value (`writeOneByOne`) does the same per row: each statement
  * has the answer bound and an id derived from the batch's, and an unanswered one is kept and replayed.
  * What a stop could not write is kept on disk with the same ids (./keep-unwritten.ts) and written by
- * the next start before its own rows ({@link PgFlusher.writeDiskFirst}).
+ * the next start before its own rows ({@link PgFlusher.writeDiskFirst}). The key budget use a stop
+ * could not report travels in batches of its own (`PendingBatch.keyUse`, queued by {@link
+ * PgFlusher.queue}), written by ./count-back-key-use.ts under the same kind of id.
  */
 import type { PendingBatch, PendingWrites } from "../pending.ts";
 import { errMessage, quotaParams } from "../rows.ts";
 import { answerWithin } from "../shared.ts";
 import { StoreError } from "../types.ts";
 import { isUnavailable, type PgContext } from "./db.ts";
-import { countRows, type IdentifiedBatch, type RowCounts } from "./keep-unwritten.ts";
+import { countBackKeyUse } from "./count-back-key-use.ts";
+import { countRows, emptyBatch, holdsAny, type IdentifiedBatch, type RowCounts } from "./keep-unwritten.ts";
 import { DB_NOW_MS } from "./values.ts";
 
 /** Usage rows (and traces) per statement: bounds one statement's JSON parameters. */
@@ -112,6 +115,12 @@ function isDataError(err: unknown): boolean {
   return typeof state === "string" && state.startsWith("22");
 }
 
+/** What the key budget use of a disk file's batches came to: windows counted back, and dropped (their windows had ended). */
+export interface KeyUseOutcome {
+  counted: number;
+  dropped: number;
+}
+
 /** Writes the buffers; counts failures and remembers the last successful write. */
 export class PgFlusher {
   /** Flushes that failed (their rows were kept for the next one). */
@@ -130,7 +139,9 @@ export class PgFlusher {
   private fromDisk: IdentifiedBatch[] = [];
   /** Their ids, and the file they came from (removed once they are written): see {@link writeDiskFirst}. */
   private diskIds = new Set<string>();
-  private diskFile: { path: string; rows: RowCounts; done: (path: string, rows: RowCounts) => void } | undefined;
+  private diskFile: { path: string; rows: RowCounts; keyUse: KeyUseOutcome; done: (path: string, rows: RowCounts, keyUse: KeyUseOutcome) => void } | undefined;
+  /** Batches of key budget use handed over at a stop ({@link queue}), written after the disk's, before the buffers. */
+  private queued: IdentifiedBatch[] = [];
 
   /**
    * @param traceRingSize route traces kept (SPEC O-2; at least 1), read at each flush: a configuration
@@ -151,10 +162,26 @@ export class PgFlusher {
     return this.unsure ? this.unsure.batch.usage.length : 0;
   }
 
-  /** The kept batch's usage rows, traces and state rows (bindings, quota windows), zeros when none. */
-  get kept(): { usage: number; traces: number; state: number } {
-    const b = this.unsure?.batch;
-    return b ? { usage: b.usage.length, traces: b.traces.length, state: b.binds.size + b.quotas.size + b.budgets.size } : { usage: 0, traces: 0, state: 0 };
+  /** The kept batch's usage rows, traces, state rows (bindings, quota windows) and key budget use, zeros when none. */
+  get kept(): RowCounts {
+    return countRows(this.unsure ? [this.unsure] : []);
+  }
+
+  /** Makes the next flushes write `b` (key budget use a stop could not report, with a new id) after the disk's batches. */
+  queue(b: IdentifiedBatch): void {
+    this.queued.push(b);
+  }
+
+  /** The queued batches not written yet ({@link queue}); they are no longer written after this. */
+  detachQueued(): IdentifiedBatch[] {
+    const left = this.queued;
+    this.queued = [];
+    return left;
+  }
+
+  /** What the queued batches hold. */
+  get queuedRows(): RowCounts {
+    return countRows(this.queued);
   }
 
   /** The batch kept for its replay (no answer, or its connection broke), with its id; undefined when none. */
@@ -165,13 +192,14 @@ export class PgFlusher {
   /**
    * Makes the next flushes write `batches` (a previous stop's, read from `path`) before the buffers, each
    * with its own flush id, so one that was written already writes nothing. Once all are written (a
-   * replay that got no answer is kept like any other), `done` is called with `path` and what was
-   * written, after which the caller removes the file. A database away meanwhile leaves them waiting.
+   * replay that got no answer is kept like any other), `done` is called with `path`, what was
+   * written and what its key budget use came to (a batch written already by an earlier start counts in
+   * neither), after which the caller removes the file. A database away meanwhile leaves them waiting.
    */
-  writeDiskFirst(path: string, batches: IdentifiedBatch[], done: (path: string, rows: RowCounts) => void): void {
+  writeDiskFirst(path: string, batches: IdentifiedBatch[], done: (path: string, rows: RowCounts, keyUse: KeyUseOutcome) => void): void {
     this.fromDisk = [...batches];
     this.diskIds = new Set(batches.map((b) => b.id));
-    this.diskFile = { path, rows: countRows(batches), done };
+    this.diskFile = { path, rows: countRows(batches), keyUse: { counted: 0, dropped: 0 }, done };
   }
 
   /** The disk batches not written yet (the one in the air among them stays {@link inAir}); no more of them are written or their file removed after this. */
@@ -203,10 +231,10 @@ export class PgFlusher {
     if (!f || this.fromDisk.length) return;
     if (this.unsure && this.cameFromDisk(this.unsure.id)) return;
     this.diskFile = undefined;
-    f.done(f.path, f.rows);
+    f.done(f.path, f.rows, f.keyUse);
   }
 
-  /** Writes everything buffered now, the kept batch first, then a previous stop's batches from disk (see the module comment). Never throws. */
+  /** Writes everything buffered now, the kept batch first, then a previous stop's batches from disk, then the queued key use (see the module comment). Never throws. */
   async flush(): Promise<void> {
     while (this.running) await this.running;
     this.pending.settle();
@@ -223,6 +251,11 @@ export class PgFlusher {
       if (this.unsure || !this.ctx.reachable) return;
     }
     this.diskSettled();
+    while (this.queued.length) {
+      const next = this.queued.shift()!;
+      await this.run(next.batch, next.id);
+      if (this.unsure || !this.ctx.reachable) return;
+    }
     if (this.pending.empty) return;
     await this.run(this.pending.take(), crypto.randomUUID());
     this.prune();
@@ -259,7 +292,7 @@ export class PgFlusher {
       if (!isUnavailable(err)) {
         // Rejected (it did not commit): its rows go back to the buffers, written by the next flush.
         if (this.unsure === kept) this.unsure = undefined;
-        this.pending.putBack(kept.batch);
+        this.putBack(kept.batch);
         this.ctx.onError(`replaying a kept flush failed: ${errMessage(err)}`, err);
         return true;
       }
@@ -281,6 +314,7 @@ export class PgFlusher {
 
   /** Sends a batch's statements (one, or a transaction of several) with batch id `id`: whether it was new. */
   private async send(batch: PendingBatch, id: string): Promise<boolean> {
+    if (batch.keyUse?.length) return this.sendKeyUse(batch, batch.keyUse, id);
     const { usage, traces, binds, quotas } = batch;
     // One row per route id (ON CONFLICT cannot touch a row twice in a statement): the newest wins.
     const byRoute = new Map<string, (typeof traces)[number]>();
@@ -312,6 +346,28 @@ export class PgFlusher {
       }
       return fresh;
     });
+  }
+
+  /**
+   * A batch of key budget use (./count-back-key-use.ts), with id `id`; rows in the same batch (only in
+   * a file made by hand) are sent first, and the use then carries the id `ID/key-use`. What a disk
+   * file's use came to is counted for its `done`. Whether something was new.
+   */
+  private async sendKeyUse(batch: PendingBatch, keyUse: NonNullable<PendingBatch["keyUse"]>, id: string): Promise<boolean> {
+    const rows = { ...batch, keyUse: undefined };
+    const rowsFresh = holdsAny(rows) ? await this.send(rows, id) : undefined;
+    const got = await countBackKeyUse(this.ctx.sql, rowsFresh === undefined ? id : `${id}/key-use`, keyUse);
+    if (got.fresh && this.diskFile && this.cameFromDisk(id)) {
+      this.diskFile.keyUse.counted += got.counted;
+      this.diskFile.keyUse.dropped += keyUse.length - got.counted;
+    }
+    return got.fresh || rowsFresh === true;
+  }
+
+  /** Puts back a batch that did not commit: its rows into the buffers, its key budget use into the queue (a new id: none of it was written). */
+  private putBack(batch: PendingBatch): void {
+    if (batch.keyUse?.length) this.queued.push({ id: crypto.randomUUID(), batch: { ...emptyBatch(), keyUse: batch.keyUse } });
+    this.pending.putBack(batch);
   }
 
   /** Deletes batch ids older than a week, every ten minutes (in the background). */
@@ -350,7 +406,7 @@ export class PgFlusher {
         this.ctx.degrade(err);
         return;
       }
-      this.pending.putBack(batch);
+      this.putBack(batch);
       this.ctx.onError(`flush of ${usage.length} usage rows and ${traces.length} traces failed: ${errMessage(err)}`, err);
     }
   }
@@ -371,12 +427,14 @@ export class PgFlusher {
     for (const t of batch.traces) parts.push(part({ traces: [t] }));
     for (const [k, b] of batch.binds) parts.push(part({ binds: new Map([[k, b]]) }));
     for (const [k, q] of batch.quotas) parts.push(part({ quotas: new Map([[k, q]]) }));
+    if (batch.keyUse?.length) parts.push(part({ keyUse: batch.keyUse }));
     const back: PendingBatch = part({});
     const putBack = (p: PendingBatch) => {
       back.usage.push(...p.usage);
       back.traces.push(...p.traces);
       for (const [k, b] of p.binds) back.binds.set(k, b);
       for (const [k, q] of p.quotas) back.quotas.set(k, q);
+      if (p.keyUse?.length) (back.keyUse ??= []).push(...p.keyUse);
     };
     let refused = 0;
     let lastError: unknown = first;
@@ -400,8 +458,8 @@ export class PgFlusher {
       }
     }
     this.pending.dropped += refused;
-    const kept = back.usage.length || back.traces.length || back.binds.size || back.quotas.size;
-    if (kept) this.pending.putBack(back);
+    const kept = holdsAny(back);
+    if (kept) this.putBack(back);
     else if (!away) this.lastFlushAt = this.ctx.now();
     if (batch.binds.size || batch.quotas.size) this.ctx.announce("state");
     if (refused || !away) this.ctx.onError(`flush: PostgreSQL refused ${refused} row(s) for their values (${errMessage(lastError)}); they were dropped, the rest ${away ? "written or kept" : "written"}`, lastError);

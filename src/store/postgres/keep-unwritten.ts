@@ -7,9 +7,13 @@
  * `{"switchyard":…,"version":1,"at":ms}`, then one line per row, each naming the flush batch it belongs
  * to: `{"batch":id,"usage":[…]}` (a usage row as `usageParams` in ../rows.ts makes it), `{"batch":id,
  * "trace":[route id, request id, ts, JSON body]}`, `{"batch":id,"binding":[key, account id, expires at]}`,
- * `{"batch":id,"quota":{…}}` (a quota window). That is exactly what the flush would have written to the
- * database, nothing more: no request or reply body, no credential (a route trace's body is the trace
- * the database keeps, which holds no secret).
+ * `{"batch":id,"quota":{…}}` (a quota window), `{"batch":id,"keyUse":{…}}` (a key budget window's use
+ * the stop could not report: `KeptKeyUse` in ../shared.ts, counted back by ./count-back-key-use.ts).
+ * That is exactly what the flush would have written to the database, nothing more: no request or reply
+ * body, no credential (a route trace's body is the trace the database keeps, which holds no secret).
+ * The format is still version 1: a `keyUse` line is one more kind of line, which a reader from before
+ * it (2026-12-06) counts as a line it cannot read: that reader writes the rows and keeps the file aside
+ * (`.unreadable-MS`) for a look by hand rather than refusing the whole file as a newer format.
  *
  * Each batch keeps its flush id (table `flush_batches`, ./flush.ts): a batch that was in the air when
  * the database went away may have committed after all, and its replay with the same id then writes
@@ -20,6 +24,7 @@
 import { chmodSync, closeSync, copyFileSync, fsyncSync, openSync, readFileSync, renameSync, rmSync, writeSync } from "node:fs";
 import type { PendingBatch } from "../pending.ts";
 import type { TraceParams, UsageParams } from "../rows.ts";
+import type { KeptKeyUse } from "../shared.ts";
 import type { QuotaWindow } from "../types.ts";
 
 /** The file's name in the data directory. */
@@ -34,17 +39,24 @@ export interface IdentifiedBatch {
   batch: PendingBatch;
 }
 
-/** Usage rows, traces and state rows (bindings, quota windows) of some batches. */
+/** Usage rows, traces, state rows (bindings, quota windows) and key budget windows' use of some batches. */
 export interface RowCounts {
   usage: number;
   traces: number;
   state: number;
+  /** Key budget windows whose use a stop could not report (`PendingBatch.keyUse` entries). */
+  keyUse: number;
 }
 
 /** What {@link readKept} found: the batches in the order written, and how many lines it could not read. */
 export interface KeptFile {
   batches: IdentifiedBatch[];
   skippedLines: number;
+}
+
+/** Whether a batch holds anything to write. */
+export function holdsAny(b: PendingBatch): boolean {
+  return b.usage.length > 0 || b.traces.length > 0 || b.binds.size > 0 || b.quotas.size > 0 || b.budgets.size > 0 || (b.keyUse?.length ?? 0) > 0;
 }
 
 /** An empty batch. */
@@ -54,11 +66,12 @@ export function emptyBatch(): PendingBatch {
 
 /** The rows of `batches`, counted as {@link RowCounts}. */
 export function countRows(batches: readonly IdentifiedBatch[]): RowCounts {
-  const n = { usage: 0, traces: 0, state: 0 };
+  const n = { usage: 0, traces: 0, state: 0, keyUse: 0 };
   for (const { batch: b } of batches) {
     n.usage += b.usage.length;
     n.traces += b.traces.length;
     n.state += b.binds.size + b.quotas.size + b.budgets.size;
+    n.keyUse += b.keyUse?.length ?? 0;
   }
   return n;
 }
@@ -76,6 +89,7 @@ export function writeKept(path: string, batches: readonly IdentifiedBatch[], now
     for (const t of batch.traces) lines.push(JSON.stringify({ batch: id, trace: t }));
     for (const b of batch.binds.values()) lines.push(JSON.stringify({ batch: id, binding: [b.key, b.accountId, b.expiresAt] }));
     for (const q of batch.quotas.values()) lines.push(JSON.stringify({ batch: id, quota: q }));
+    for (const k of batch.keyUse ?? []) lines.push(JSON.stringify({ batch: id, keyUse: k }));
   }
   const tmp = `${path}.${process.pid}.tmp`;
   rmSync(tmp, { force: true }); // an old one would keep its mode
@@ -141,23 +155,39 @@ export function readKept(path: string): KeptFile | undefined {
       const q = row.quota as QuotaWindow & { updatedAt: number };
       if (typeof q.accountId !== "string" || typeof q.window !== "string" || typeof q.model !== "string" || !Number.isFinite(q.updatedAt)) skippedLines++;
       else b.quotas.set(`${q.accountId}\u0000${q.window}\u0000${q.model}`, q);
+    } else if (row.keyUse && typeof row.keyUse === "object") {
+      const k = keptKeyUse(row.keyUse as Record<string, unknown>);
+      if (k) (b.keyUse ??= []).push(k);
+      else skippedLines++;
     } else skippedLines++;
   }
-  const batches = [...byId].map(([id, batch]) => ({ id, batch })).filter(({ batch: b }) => b.usage.length || b.traces.length || b.binds.size || b.quotas.size);
+  const batches = [...byId].map(([id, batch]) => ({ id, batch })).filter(({ batch: b }) => holdsAny(b));
   return { batches, skippedLines };
+}
+
+/** A `keyUse` line's entry as the file holds it, or undefined when a field is missing or not what it should be. */
+function keptKeyUse(k: Record<string, unknown>): KeptKeyUse | undefined {
+  const { name, windowStart, windowEnd, pending, used, reported, unpriced, instanceId } = k;
+  if (typeof name !== "string" || !name || typeof instanceId !== "string" || !instanceId || typeof pending !== "boolean") return undefined;
+  if (![windowStart, windowEnd, used, reported].every((v) => typeof v === "number" && Number.isFinite(v))) return undefined;
+  if (unpriced !== undefined && !(typeof unpriced === "number" && Number.isFinite(unpriced))) return undefined;
+  const out: KeptKeyUse = { name, windowStart: windowStart as number, windowEnd: windowEnd as number, pending, used: used as number, reported: reported as number, instanceId };
+  if (unpriced !== undefined) out.unpriced = unpriced as number;
+  return out;
 }
 
 /**
  * `batches` without the state rows that have lapsed by `now` (ms since the epoch): bindings past their
  * `expiresAt`, quota windows past their `resetAt`. Written back later they would only replace what
- * another instance wrote since; the rows are changed in place, batches left empty are left out.
+ * another instance wrote since; the rows are changed in place, batches left empty are left out. Key
+ * budget use stays: whether its window has ended is judged on the database's clock when it is written.
  */
 export function withoutLapsed(batches: readonly IdentifiedBatch[], now: number): IdentifiedBatch[] {
   for (const { batch: b } of batches) {
     for (const [k, bind] of b.binds) if (bind.expiresAt <= now) b.binds.delete(k);
     for (const [k, q] of b.quotas) if (typeof q.resetAt === "number" && q.resetAt <= now) b.quotas.delete(k);
   }
-  return batches.filter(({ batch: b }) => b.usage.length || b.traces.length || b.binds.size || b.quotas.size);
+  return batches.filter(({ batch: b }) => holdsAny(b));
 }
 
 /** Removes the file (once every batch in it is written). Never throws for a missing file. */

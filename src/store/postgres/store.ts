@@ -36,6 +36,7 @@ import type {
   ClaimLease,
   QuotaUse,
   StoreStats,
+  UnreportedBudgetUse,
   UnwrittenAtClose,
   UsageQuery,
   CallsQuery,
@@ -54,7 +55,7 @@ import { PgShared } from "./shared.ts";
 import { PgUsage } from "./usage.ts";
 import { PgSessions } from "./sessions.ts";
 import { endOf, retryUntil, type RetryEnd } from "../../retry-until.ts";
-import { countRows, type IdentifiedBatch, readKept, removeKept, type RowCounts, setAsideKept, unreadableName, withoutLapsed, writeKept } from "./keep-unwritten.ts";
+import { countRows, emptyBatch, type IdentifiedBatch, readKept, removeKept, type RowCounts, setAsideKept, unreadableName, withoutLapsed, writeKept } from "./keep-unwritten.ts";
 
 export { EARLY_FLUSH_AT };
 
@@ -261,11 +262,15 @@ export class PostgresStore implements Store {
       return;
     }
     const n = countRows(batches);
-    this.onInfo(`writing what an earlier stop could not write and kept in ${path}: ${n.usage} usage rows, ${n.traces} route traces, ${n.state} routing state changes`);
-    this.flusher.writeDiskFirst(path, batches, (file, rows) => {
+    const keyUse = n.keyUse ? `, the key budget use of ${n.keyUse} windows` : "";
+    this.onInfo(`writing what an earlier stop could not write and kept in ${path}: ${n.usage} usage rows, ${n.traces} route traces, ${n.state} routing state changes${keyUse}`);
+    this.flusher.writeDiskFirst(path, batches, (file, rows, use) => {
       try {
         const what = done(file);
-        this.onInfo(`written: the ${rows.usage} usage rows, ${rows.traces} route traces and ${rows.state} routing state changes an earlier stop kept in ${file}; ${what}`);
+        // a window's use written already (by an earlier start that died before removing the file) counts in neither of the two
+        const before = rows.keyUse - use.counted - use.dropped;
+        const counted = rows.keyUse ? `; the key budget use of ${rows.keyUse} windows: ${use.counted} counted back into their windows, ${use.dropped} dropped (their windows had ended)${before > 0 ? `, ${before} written already by an earlier start` : ""}` : "";
+        this.onInfo(`written: the ${rows.usage} usage rows, ${rows.traces} route traces and ${rows.state} routing state changes an earlier stop kept in ${file}${counted}; ${what}`);
       } catch (err) {
         this.ctx.onError(`the rows kept in ${file} are written, but ${aside ? `moving the file to ${aside}` : "removing the file"} failed (${errMessage(err)}): ${aside ? "move" : "remove"} it by hand (a start writes nothing twice from it)`, err);
       }
@@ -390,6 +395,17 @@ export class PostgresStore implements Store {
   withRefreshLock<T>(accountId: string, fn: () => Promise<T>) { return this.coord.withRefreshLock(accountId, fn); }
   onChange(listener: (change: StoreChange) => void) { return this.coord.onChange(listener); }
 
+  /**
+   * The key budget use a stop could not report (`SharedStore.keepUnreportedUse`): one batch of its own,
+   * with this instance's id, written by the next flush after the disk's (./count-back-key-use.ts), or
+   * kept with the unwritten rows by {@link close}. Ignored once the store is closing. Never throws.
+   */
+  keepUnreportedUse(uses: readonly UnreportedBudgetUse[]): void {
+    if (!uses.length || this.closing) return;
+    const keyUse = uses.map((u) => ({ ...u, instanceId: this.ctx.instanceId }));
+    this.flusher.queue({ id: crypto.randomUUID(), batch: { ...emptyBatch(), keyUse } });
+  }
+
   /** Writes every buffered row now, in one transaction. Failures are counted, not thrown. */
   flush(): Promise<void> {
     return this.flusher.flush();
@@ -452,7 +468,7 @@ export class PostgresStore implements Store {
 
   /**
    * At close, after the last flush: what is still unwritten (the batch in the air, a previous stop's
-   * batches not written yet, the buffers) goes to the unwritten file, replacing it (./keep-unwritten.ts);
+   * batches not written yet, the key budget use handed over by {@link keepUnreportedUse}, the buffers) goes to the unwritten file, replacing it (./keep-unwritten.ts);
    * the buffers are emptied. Rows that cannot be kept there (no file given, or writing it failed: logged)
    * are lost and counted in `dropped` (usage rows and traces); a previous stop's rows stay in the file
    * as it was. Undefined when nothing is unwritten.
@@ -460,9 +476,10 @@ export class PostgresStore implements Store {
   private keepUnwritten(): UnwrittenAtClose | undefined {
     const inAir = this.flusher.inAir;
     const disk = this.flusher.detachDisk();
+    const queued = this.flusher.detachQueued();
     this.pending.settle();
     const buffered = this.pending.empty ? undefined : { id: crypto.randomUUID(), batch: this.pending.take() };
-    const all = [...(inAir ? [inAir] : []), ...disk, ...(buffered ? [buffered] : [])];
+    const all = [...(inAir ? [inAir] : []), ...disk, ...queued, ...(buffered ? [buffered] : [])];
     if (!all.length) return undefined;
     const oldFile = this.unwrittenFile && (disk.length || (inAir && this.flusher.cameFromDisk(inAir.id))) ? this.unwrittenFile : undefined;
     const onlyInOld = (b: IdentifiedBatch) => oldFile !== undefined && (disk.includes(b) || this.flusher.cameFromDisk(b.id));
@@ -496,12 +513,18 @@ export class PostgresStore implements Store {
     return { ...gone, ...(kept ? { kept: { file: kept.file, ...kept.rows } } : {}) };
   }
 
-  /** What waits unwritten now (the buffers and a kept batch); undefined when nothing does. */
+  /** What waits unwritten now (the buffers, a kept batch, a previous stop's, the queued key budget use); undefined when nothing does. */
   private unwritten(): UnwrittenAtClose | undefined {
     const k = this.flusher.kept;
     const d = this.flusher.diskRows;
-    const out = { usage: this.pending.pendingUsage + k.usage + d.usage, traces: this.pending.pendingTraces + k.traces + d.traces, state: this.pending.pendingState + k.state + d.state };
-    return out.usage || out.traces || out.state ? out : undefined;
+    const q = this.flusher.queuedRows;
+    const out = {
+      usage: this.pending.pendingUsage + k.usage + d.usage,
+      traces: this.pending.pendingTraces + k.traces + d.traces,
+      state: this.pending.pendingState + k.state + d.state,
+      keyUse: k.keyUse + d.keyUse + q.keyUse,
+    };
+    return out.usage || out.traces || out.state || out.keyUse ? out : undefined;
   }
 
   /** Waits for `work` at most `ms`; reports (and goes on) when it takes longer. Never throws for a timeout. */
