@@ -12,7 +12,8 @@ import { SQL } from "bun";
 import { appendFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { GatewayMetrics } from "../../src/http/metrics.ts";
-import { UNWRITTEN_FILE } from "../../src/store/postgres/keep-unwritten.ts";
+import { emptyBatch, UNWRITTEN_FILE, writeKept } from "../../src/store/postgres/keep-unwritten.ts";
+import { usageParams } from "../../src/store/rows.ts";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/store.ts";
 import { postgresForFile, tempDir, trace, usage } from "./helpers.ts";
 
@@ -184,6 +185,47 @@ describe("a stop while the database does not answer", () => {
       expect(await shares(tokens)).toEqual([{ instance_id: s.instanceId, used: 72, unpriced: 0 }]);
       expect(await shares(usd)).toEqual([{ instance_id: s.instanceId, used: 0.25, unpriced: 2 }]);
       expect(infos.some((m) => m.includes("0 counted back into their windows, 0 dropped (their windows had ended), 3 written already by an earlier start"))).toBe(true);
+      expect(errors.filter((m) => m.includes(UNWRITTEN_FILE))).toEqual([]);
+    } finally {
+      await lock?.release();
+      await sql.close();
+    }
+  }, 60_000);
+
+  test("a stop keeps in the file what another process on the data directory kept there after this one started, beside its own rows; the next open writes both", async () => {
+    const url = await pg.database("keep");
+    const dir = tempDir();
+    const file = join(dir, UNWRITTEN_FILE);
+    const errors: string[] = [];
+    const sql = new SQL(url, { max: 2 });
+    let lock: { release: () => Promise<void> } | undefined;
+    try {
+      const { s, lock: l } = await storeWithRowsInTheAir(url, file, errors, sql);
+      lock = l;
+      // another process (an instance stopping while this one started on the same data directory) kept a row and a key budget's use
+      const other = emptyBatch();
+      other.usage.push(usageParams(usage({ requestId: "other-process" })));
+      const otherUse = { name: "key:other:budget:5h:tokens", windowStart: Date.now() - 1000, windowEnd: Date.now() + 3_600_000, pending: true, used: 30, reported: 0, instanceId: "other-instance" };
+      writeKept(file, [{ id: "other-batch", batch: other }, { id: "other-use", batch: { ...emptyBatch(), keyUse: [otherUse] } }], Date.now());
+      const infos: string[] = [];
+      const result = await s.close(Date.now() + 500);
+      expect(result?.kept).toEqual({ file, usage: 5, traces: 3, state: 0, keyUse: 0 });
+      const text = readFileSync(file, "utf8");
+      expect(text).toContain("other-process");
+      expect(text).toContain("buffered-1");
+      expect(text).toContain("other-instance");
+      await lock.release();
+      lock = undefined;
+      const again = await openPostgresStore({ url, flushIntervalMs: 60_000, unwrittenFile: file, onError: (m) => errors.push(m), onInfo: (m) => infos.push(m) });
+      try {
+        for (const end = Date.now() + 10_000; existsSync(file) && Date.now() < end; ) await Bun.sleep(50);
+        expect(existsSync(file)).toBe(false);
+      } finally {
+        await again.close();
+      }
+      expect(await count(sql)).toBe(6);
+      expect(await count(sql, "request_id = 'other-process'")).toBe(1);
+      expect(((await sql`SELECT used FROM quota_shares WHERE instance_id = 'other-instance'`) as { used: number }[]).map((r) => r.used)).toEqual([30]);
       expect(errors.filter((m) => m.includes(UNWRITTEN_FILE))).toEqual([]);
     } finally {
       await lock?.release();

@@ -468,10 +468,12 @@ export class PostgresStore implements Store {
 
   /**
    * At close, after the last flush: what is still unwritten (the batch in the air, a previous stop's
-   * batches not written yet, the key budget use handed over by {@link keepUnreportedUse}, the buffers) goes to the unwritten file, replacing it (./keep-unwritten.ts);
-   * the buffers are emptied. Rows that cannot be kept there (no file given, or writing it failed: logged)
-   * are lost and counted in `dropped` (usage rows and traces); a previous stop's rows stay in the file
-   * as it was. Undefined when nothing is unwritten.
+   * batches not written yet, the key budget use handed over by {@link keepUnreportedUse}, the buffers)
+   * goes to the unwritten file, replacing it (./keep-unwritten.ts) with those and the batches another
+   * process kept there since this one read it ({@link keptMeanwhile}); the buffers are emptied. Rows
+   * that cannot be kept there (no file given, the file cannot be read or written: logged) are lost and
+   * counted in `dropped` (usage rows and traces); the file is then left as it was. Undefined when
+   * nothing is unwritten.
    */
   private keepUnwritten(): UnwrittenAtClose | undefined {
     const inAir = this.flusher.inAir;
@@ -486,19 +488,13 @@ export class PostgresStore implements Store {
     let kept: { file: string; rows: RowCounts } | undefined;
     let lost: IdentifiedBatch[] = all;
     if (this.unwrittenFile && all.some((b) => !onlyInOld(b))) {
-      if (this.unreadable && oldFile) {
-        // its lines that could not be read are not in `all`: a copy keeps them
-        try {
-          setAsideKept(oldFile, this.unreadable, true);
-          this.ctx.onError(`${oldFile} held lines that could not be read: a copy of it is kept as ${this.unreadable} (mode 0600) before it is replaced`, undefined);
-        } catch (err) {
-          this.ctx.onError(`${oldFile} held lines that could not be read, and copying it to ${this.unreadable} failed (${errMessage(err)}): they are lost when it is replaced`, err);
-        }
-      }
       try {
-        writeKept(this.unwrittenFile, all, this.ctx.now());
+        const theirs = this.keptMeanwhile(this.unwrittenFile, all);
+        writeKept(this.unwrittenFile, [...all, ...theirs], this.ctx.now());
         kept = { file: this.unwrittenFile, rows: countRows(all) };
         lost = [];
+        const n = countRows(theirs);
+        if (theirs.length) this.onInfo(`${this.unwrittenFile} held what another process had kept there since this one started (${n.usage} usage rows, ${n.traces} route traces, ${n.state} routing state changes, the key budget use of ${n.keyUse} windows): it is kept there too`);
       } catch (err) {
         this.ctx.onError(`could not keep the unwritten rows in ${this.unwrittenFile} (${errMessage(err)})`, err);
       }
@@ -511,6 +507,30 @@ export class PostgresStore implements Store {
     const gone = countRows(lost);
     this.pending.dropped += gone.usage + gone.traces;
     return { ...gone, ...(kept ? { kept: { file: kept.file, ...kept.rows } } : {}) };
+  }
+
+  /**
+   * The batches in the unwritten file `file` now that neither `all` holds nor this process wrote: kept
+   * there by another process on this data directory since this one read it at its start (two processes
+   * around a restart; review21 R8), so that replacing the file does not lose them (each keeps its
+   * flush id: one written already writes nothing again). Lines that cannot be read are not in them: a
+   * copy of the file keeps them first (`.unreadable-MS`, mode 0600; a failed copy is logged).
+   * @throws the file system's error, or an Error for a file of a newer format: it must not be replaced
+   */
+  private keptMeanwhile(file: string, all: readonly IdentifiedBatch[]): IdentifiedBatch[] {
+    const now = readKept(file);
+    if (!now) return [];
+    if (now.skippedLines) {
+      const aside = this.unreadable ?? unreadableName(file, Date.now());
+      try {
+        setAsideKept(file, aside, true);
+        this.ctx.onError(`${file} held lines that could not be read: a copy of it is kept as ${aside} (mode 0600) before it is replaced`, undefined);
+      } catch (err) {
+        this.ctx.onError(`${file} held lines that could not be read, and copying it to ${aside} failed (${errMessage(err)}): they are lost when it is replaced`, err);
+      }
+    }
+    const have = new Set(all.map((b) => b.id));
+    return now.batches.filter((b) => !have.has(b.id) && !this.flusher.cameFromDisk(b.id));
   }
 
   /** What waits unwritten now (the buffers, a kept batch, a previous stop's, the queued key budget use); undefined when nothing does. */
