@@ -78,7 +78,7 @@ import { AfterReply } from "./after-reply.ts";
 import { servedByOf, usageRecordOf } from "./usage-record.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
 import { stopGateway, type StopProgress } from "./stop-gateway.ts";
-import { claimDataDir, dataDirId, instanceOwner, releaseDataDir } from "./instance-file.ts";
+import { claimDataDir, dataDirId, newNonce, releaseDataDir, writtenBy } from "./instance-file.ts";
 import { publishReloadRejected } from "./events/config-reloaded.ts";
 import { followSharedChanges } from "./shared-changes.ts";
 import { requestReporter } from "./request-report.ts";
@@ -576,9 +576,10 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   logConfigWarnings(cfg);
 
   const instanceFile = join(opts.dataDir, "instance.json");
+  const nonce = newNonce(); // this start's: its stop removes instance.json only while it is the one it wrote
   if (opts.writeInstanceFile !== false) {
     // `ephemeralPort`: started on port 0, so the URL's port is this start's alone (setup says so)
-    writeFileSync(instanceFile, JSON.stringify({ url, pid: process.pid, adminToken, version: VERSION, commit: buildSource().commit ?? "unknown", startedAt: clock.now(), ...(port === 0 ? { ephemeralPort: true } : {}) }, null, 2), { mode: 0o600 });
+    writeFileSync(instanceFile, JSON.stringify({ url, pid: process.pid, adminToken, version: VERSION, commit: buildSource().commit ?? "unknown", startedAt: clock.now(), nonce, ...(port === 0 ? { ephemeralPort: true } : {}) }, null, 2), { mode: 0o600 });
     chmodSync(instanceFile, 0o600);
   }
 
@@ -682,7 +683,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     };
     const removeInstanceFile = () => {
       if (opts.writeInstanceFile === false) return;
-      if (instanceOwner(instanceFile) === process.pid) rmSync(instanceFile, { force: true }); // only its own: not a later start's
+      if (writtenBy(instanceFile, nonce)) rmSync(instanceFile, { force: true }); // only its own: not another start's (also of the same pid)
       releaseDataDir(opts.dataDir);
     };
     progress = { startedAt: Date.now(), inflightAtStart: inflight.size, open: () => ({ requests: inflight.size, streams: openStreams.size }) };

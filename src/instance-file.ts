@@ -3,8 +3,9 @@
  * the CLI finds the running instance; and instance.lock, the claim a start takes before anything else,
  * so a second one refuses to start on the same data, also at the same moment.
  */
-import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { closeSync, constants, existsSync, fchmodSync, fstatSync, ftruncateSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { kernelLock, type KernelLock } from "./kernel-lock.ts";
 
 /** The pid recorded in an instance file, or undefined when there is none or it is unreadable. */
 export function instanceOwner(file: string): number | undefined {
@@ -13,6 +14,19 @@ export function instanceOwner(file: string): number | undefined {
     return typeof pid === "number" ? pid : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * Whether the instance file `file` is the one the start of `nonce` wrote (its `nonce`, a per-start
+ * random value, not its pid: two containers' instances can both be pid 1); false when it is missing,
+ * unreadable or another start's.
+ */
+export function writtenBy(file: string, nonce: string): boolean {
+  try {
+    return (JSON.parse(readFileSync(file, "utf8")) as { nonce?: unknown }).nonce === nonce;
+  } catch {
+    return false;
   }
 }
 
@@ -43,7 +57,7 @@ function alive(pid: number): boolean {
   }
 }
 
-/** The file in the data directory that the instance holding it creates exclusively, with its pid (and boot id). */
+/** The file in the data directory that the instance holding it keeps open and locked, with its pid (and boot id) and a nonce. */
 export const INSTANCE_LOCK_FILE = "instance.lock";
 
 /** A lock file that holds no pid yet is one being written for this long at most, ms; older, it is a crash's. */
@@ -59,71 +73,183 @@ const BOOT_ID = (() => {
   }
 })();
 
-/** The lock file's text for this process: its pid, then the boot id where there is one. */
-const LOCK_TEXT = `${process.pid}\n${BOOT_ID ? `${BOOT_ID}\n` : ""}`;
+/**
+ * The directories this process has claimed, by real path: the lock file's descriptor (held open, and
+ * flocked, for the life of the claim; absent in the fallback) and the text written into it.
+ */
+const claims = new Map<string, { fd?: number; text: string }>();
+
+/** A random nonce, 32 hex digits: tells apart files two processes wrote, also with the same pid (two containers' pid 1). */
+export function newNonce(): string {
+  return Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("hex");
+}
+
+/** The key of {@link claims}: the directory's real path (its resolved path once it is gone). */
+function claimKey(dataDir: string): string {
+  try {
+    return realpathSync(dataDir);
+  } catch {
+    return resolve(dataDir);
+  }
+}
 
 /**
  * One instance per data directory: the instance owns the SQLite file and instance.json (SPEC 2.2).
- * Claims `dataDir` for this process before anything else of the start: creates {@link INSTANCE_LOCK_FILE}
- * with O_EXCL (`wx`) holding its pid, so of two starts at the same moment exactly one gets it (reading
- * instance.json, written only once listening, let both through: try22 P1). A lock whose pid is no live
- * process (a crash, a kill -9), or that an earlier boot of the machine wrote (its pid may be another
- * program's now), is taken over, and then so is the instance.json it left; the removal is done under a
- * second exclusive file, so two starts that both found it stale cannot remove each other's new lock. A
- * lock of this process's own pid (an earlier start in this process) is kept. Without a lock to take over,
- * also refuses a directory whose instance.json names another live process (an instance of a version
- * without the lock). {@link releaseDataDir} gives it back.
- * @returns true when this call made the lock, false when this process held it already
- * @throws Error naming the directory and the holder's pid (and its URL once it listens) when another live
- *   process holds it; the file system's error when the directory cannot be written.
+ * Claims `dataDir` for this process before anything else of the start: opens {@link INSTANCE_LOCK_FILE}
+ * (made when missing, mode 0600), takes an exclusive flock(2) on it without waiting and keeps it open,
+ * so the lock is the kernel's and dies with the process (src/kernel-lock.ts); then writes its pid (and
+ * boot id) and a nonce into it, for the refusal message and the release. Another process holding it
+ * (another instance, also in another container with the same pid) makes the claim refuse. A lock file
+ * nobody holds was left by a process that ended (a crash, kill -9): it is taken over whatever pid it
+ * names, and so is the instance.json it left. A lock file removed between its opening and its lock (a
+ * stop) is opened again. A directory this process has claimed already (several apps of one process, in
+ * tests) is kept: false. Without a lock file to take over, also refuses a directory whose instance.json
+ * names another live process (an instance of a version without the lock file). An instance of the
+ * version that locked by pid alone (O_EXCL, 2026-12-06) holds no flock: its lock is taken over.
+ *
+ * Fallback, where flock cannot be loaded (Windows, an unknown C library): the lock file is created
+ * exclusively (O_EXCL) with the pid, and a lock whose pid is no live process, or one of an earlier boot,
+ * or this process's own pid without a claim of this process, is taken over (removed under a second
+ * exclusive file, so two starts that both found it stale cannot remove each other's new lock). There a
+ * crashed instance's pid taken since by another program reads as a live holder, and two processes of
+ * one pid in two pid namespaces are not told apart.
+ * @returns true when this call claimed the directory, false when this process held it already
+ * @throws Error naming the directory and the holder's pid (and its URL once it listens) when another
+ *   process holds it; the file system's error when the directory cannot be written; Error with the
+ *   errno when the file system does not lock (flock fails otherwise than "held").
  */
 export function claimDataDir(dataDir: string): boolean {
+  const key = claimKey(dataDir);
   const lock = join(dataDir, INSTANCE_LOCK_FILE);
-  let tookOver = false;
-  let made = false;
-  for (const until = Date.now() + 10_000; ; ) {
-    if (Date.now() > until) throw new Error(`cannot claim the data directory ${dataDir}: its ${INSTANCE_LOCK_FILE} stays unreadable; remove it if no switchyard instance runs there`);
+  const mine = claims.get(key);
+  if (mine && stillMine(lock, mine)) return false;
+  if (mine) forget(key); // its lock file was removed or replaced behind its back: claim it again
+  const text = `${process.pid}\n${BOOT_ID ? `${BOOT_ID}\n` : ""}${newNonce()}\n`;
+  const flock = kernelLock();
+  const claim = flock ? lockFile(dataDir, lock, text, flock) : claimExclusive(dataDir, lock, text);
+  claims.set(key, { fd: claim.fd, text });
+  const owner = claim.tookOver ? undefined : liveInstance(dataDir); // a stale lock's instance left its instance.json
+  if (owner) {
+    releaseDataDir(dataDir);
+    refuse(dataDir, owner.pid, owner.url, false);
+  }
+  return true;
+}
+
+/**
+ * Opens and flocks `lock` (see {@link claimDataDir}), writes `text` into it: its descriptor, held open,
+ * and whether the file was there already (a lock nobody held, taken over).
+ */
+function lockFile(dataDir: string, lock: string, text: string, flock: KernelLock): { fd: number; tookOver: boolean } {
+  for (;;) {
+    let fd: number;
+    let tookOver = false;
     try {
-      writeFileSync(lock, LOCK_TEXT, { mode: 0o600, flag: "wx" });
-      made = true;
-      break;
+      fd = openSync(lock, constants.O_RDWR | constants.O_CREAT | constants.O_EXCL, 0o600);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+      try {
+        fd = openSync(lock, constants.O_RDWR);
+        tookOver = true;
+      } catch (e2) {
+        if ((e2 as NodeJS.ErrnoException).code === "ENOENT") continue; // removed meanwhile (a stop)
+        throw e2;
+      }
     }
-    const held = readLock(lock);
-    if (held === undefined) continue; // removed meanwhile
-    const thisBoot = held.boot === undefined || held.boot === BOOT_ID;
-    if (held.pid === process.pid && thisBoot) break;
-    if (held.pid !== undefined && thisBoot && alive(held.pid)) refuse(dataDir, held.pid);
-    if (held.pid === undefined && Date.now() - held.mtimeMs < UNWRITTEN_LOCK_MS) {
-      Bun.sleepSync(20); // created, its pid not written yet
+    let held: boolean;
+    try {
+      held = flock.tryExclusive(fd);
+    } catch (e) {
+      closeSync(fd);
+      throw new Error(`cannot lock ${lock}: ${(e as Error).message}; the file system of the data directory must support flock(2)`);
+    }
+    if (!held) {
+      closeSync(fd);
+      const holder = readHolder(lock);
+      refuse(dataDir, holder.pid, holder.pid === undefined ? undefined : listeningUrl(dataDir, holder.pid, holder.mtimeMs), false);
+    }
+    if (!sameFile(fd, lock)) {
+      closeSync(fd); // removed by its holder's stop after our open: lock the file that is there now
       continue;
     }
-    removeStaleLock(lock, held.text);
-    tookOver = true;
+    ftruncateSync(fd, 0);
+    writeSync(fd, Buffer.from(text), 0, Buffer.byteLength(text), 0);
+    fchmodSync(fd, 0o600); // a lock file taken over keeps no wider mode
+    return { fd, tookOver };
   }
-  const owner = tookOver ? undefined : liveInstance(dataDir); // the stale lock's instance left it
-  if (owner) {
-    if (made) releaseDataDir(dataDir);
-    refuse(dataDir, owner.pid, owner.url);
-  }
-  return made;
 }
 
-/** Gives back the data directory {@link claimDataDir} claimed: removes the lock file if it is still this process's. */
+/** The holder's lock text once it has written it (it writes right after taking the lock): waits that moment. */
+function readHolder(lock: string): { pid?: number; mtimeMs?: number } {
+  for (const until = Date.now() + UNWRITTEN_LOCK_MS; ; Bun.sleepSync(20)) {
+    const held = readLock(lock);
+    if (held?.pid !== undefined || Date.now() > until) return { pid: held?.pid, mtimeMs: held?.mtimeMs };
+  }
+}
+
+/** Whether the open file `fd` is still the file at `lock` (not removed, not replaced by another). */
+function sameFile(fd: number, lock: string): boolean {
+  try {
+    const open = fstatSync(fd);
+    const there = statSync(lock);
+    return open.ino === there.ino && open.dev === there.dev;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether this process's claim still holds the lock file at `lock`: the same file (flock), or the same text (fallback). */
+function stillMine(lock: string, mine: { fd?: number; text: string }): boolean {
+  return mine.fd !== undefined ? sameFile(mine.fd, lock) : readLock(lock)?.text === mine.text;
+}
+
+/** Drops this process's claim `key` from {@link claims}, closing its descriptor (which drops the flock). */
+function forget(key: string): void {
+  const mine = claims.get(key);
+  claims.delete(key);
+  if (mine?.fd !== undefined) closeSync(mine.fd);
+}
+
+/**
+ * Gives back the data directory {@link claimDataDir} claimed, when this process holds it: removes the
+ * lock file if it is still the one this process holds (while still holding it), then closes it, which
+ * drops the kernel's lock. Nothing when this process holds no claim of it (another app of this process
+ * gave it back already).
+ */
 export function releaseDataDir(dataDir: string): void {
+  const key = claimKey(dataDir);
+  const mine = claims.get(key);
+  if (!mine) return;
   const lock = join(dataDir, INSTANCE_LOCK_FILE);
-  if (readLock(lock)?.text === LOCK_TEXT) rmSync(lock, { force: true });
+  if (stillMine(lock, mine)) rmSync(lock, { force: true });
+  forget(key);
 }
 
-/** Throws the refusal: the holder's pid and its URL (from its instance.json once it listens). */
-function refuse(dataDir: string, pid: number, url?: string): never {
-  const listening = url ?? (liveInstance(dataDir)?.pid === pid ? liveInstance(dataDir)?.url : undefined);
-  const where = listening ?? `still starting; it holds ${join(dataDir, INSTANCE_LOCK_FILE)}`;
-  // A lock left by a crash whose pid another program has since taken reads as a live holder (no kernel
-  // lock tells them apart): say how to clear it when it is not listening (review21b Q3).
-  const stale = listening ? "" : ` (if no switchyard runs with this directory, that lock is a crashed instance's whose pid another program now has: remove ${join(dataDir, INSTANCE_LOCK_FILE)})`;
-  throw new Error(`another switchyard instance (pid ${pid}, ${where}) is running with the data directory ${dataDir}; stop it or use --data-dir${stale}`);
+/**
+ * The URL the holder `pid` listens on, from instance.json when it names that pid and was written after
+ * the lock (at `lockMtimeMs`; not a file an earlier instance of the same pid left); undefined before it listens.
+ */
+function listeningUrl(dataDir: string, pid: number, lockMtimeMs?: number): string | undefined {
+  const file = join(dataDir, "instance.json");
+  try {
+    const j = JSON.parse(readFileSync(file, "utf8")) as { pid?: unknown; url?: unknown };
+    if (j.pid !== pid || typeof j.url !== "string" || j.url === "") return undefined;
+    return lockMtimeMs === undefined || statSync(file).mtimeMs >= lockMtimeMs ? j.url : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Throws the refusal: the holder's pid ("unknown" when its lock holds none yet) and its URL once it
+ * listens. `maybeStale`: the holder is only a live pid (the fallback), which may be another program's
+ * now: say how to clear the lock when it is not listening.
+ */
+function refuse(dataDir: string, pid: number | undefined, url: string | undefined, maybeStale: boolean): never {
+  const lock = join(dataDir, INSTANCE_LOCK_FILE);
+  const where = url ?? `still starting; it holds ${lock}`;
+  const stale = url || !maybeStale ? "" : ` (if no switchyard runs with this directory, that lock is a crashed instance's whose pid another program now has: remove ${lock})`;
+  throw new Error(`another switchyard instance (pid ${pid ?? "unknown"}, ${where}) is running with the data directory ${dataDir}; stop it or use --data-dir${stale}`);
 }
 
 /** A lock file's text, its pid (and boot id) when it holds one, and when it was last written; undefined when there is none. */
@@ -131,10 +257,38 @@ function readLock(lock: string): { text: string; pid?: number; boot?: string; mt
   try {
     const mtimeMs = statSync(lock).mtimeMs;
     const text = readFileSync(lock, "utf8");
-    const m = /^([1-9]\d*)\n(?:([0-9a-f-]{36})\n)?$/.exec(text);
+    const m = /^([1-9]\d*)\n(?:([0-9a-f-]{36})\n)?(?:[0-9a-f]{32}\n)?$/.exec(text);
     return m ? { text, pid: Number(m[1]), ...(m[2] ? { boot: m[2] } : {}), mtimeMs } : { text, mtimeMs };
   } catch {
     return undefined;
+  }
+}
+
+/**
+ * The fallback claim (no flock, see {@link claimDataDir}): creates `lock` exclusively with `text`; a
+ * lock whose pid is no live process, of an earlier boot, or this process's pid (this process holds no
+ * claim of it: an earlier process of that pid) is removed and the creation tried again.
+ */
+function claimExclusive(dataDir: string, lock: string, text: string): { fd?: undefined; tookOver: boolean } {
+  let tookOver = false;
+  for (const until = Date.now() + 10_000; ; ) {
+    if (Date.now() > until) throw new Error(`cannot claim the data directory ${dataDir}: its ${INSTANCE_LOCK_FILE} stays unreadable; remove it if no switchyard instance runs there`);
+    try {
+      writeFileSync(lock, text, { mode: 0o600, flag: "wx" });
+      return { tookOver };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") throw e;
+    }
+    const held = readLock(lock);
+    if (held === undefined) continue; // removed meanwhile
+    const thisBoot = held.boot === undefined || held.boot === BOOT_ID;
+    if (held.pid !== undefined && held.pid !== process.pid && thisBoot && alive(held.pid)) refuse(dataDir, held.pid, listeningUrl(dataDir, held.pid), true);
+    if (held.pid === undefined && Date.now() - held.mtimeMs < UNWRITTEN_LOCK_MS) {
+      Bun.sleepSync(20); // created, its pid not written yet
+      continue;
+    }
+    removeStaleLock(lock, held.text);
+    tookOver = true;
   }
 }
 
@@ -184,7 +338,7 @@ export function dataDirId(dataDir: string): string {
   };
   const found = read();
   if (found) return found;
-  const id = Buffer.from(crypto.getRandomValues(new Uint8Array(16))).toString("hex");
+  const id = newNonce();
   try {
     writeFileSync(file, `${id}\n`, { mode: 0o600, flag: "wx" }); // two starts at once: the first file wins
   } catch {

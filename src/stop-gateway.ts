@@ -39,7 +39,7 @@ export interface StopParts {
   telemetry?: { shutdown(): Promise<unknown> };
   /** The request log's stdout buffer (absent when the app was given its own `log`). */
   stdoutLog?: { flush(): unknown };
-  /** Removes instance.json when this process wrote it. */
+  /** Removes instance.json when this start wrote it (its nonce), and gives back the data directory's lock when this process holds it. */
   removeInstanceFile: () => void;
 }
 

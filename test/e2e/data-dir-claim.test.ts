@@ -3,14 +3,16 @@
  * for two starts at the same moment (try22 P1): the check read instance.json, written only once the
  * instance listened, so two starts within those seconds both ran, the second's instance.json replaced the
  * first's, and stopping the second removed it while the first still ran ("no running switchyard instance
- * found"). The start now claims the directory first with an exclusive lock file (instance.lock, the pid);
- * a lock or instance.json left by a dead process does not block a start.
+ * found"). The start now claims the directory first with a lock the kernel holds (flock on instance.lock,
+ * which names the pid); a lock or instance.json left by a dead process does not block a start
+ * (test/e2e/instance-lock.test.ts: pid 1, another container's pid, kill -9).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startApp } from "../../src/app.ts";
+import { claimDataDir, releaseDataDir } from "../../src/instance-file.ts";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 
@@ -36,7 +38,7 @@ afterAll(async () => {
   await fake?.stop();
 });
 
-/** The lock's first line: the pid of the instance that holds it (a boot id follows on Linux). */
+/** The lock's first line: the pid of the instance that holds it (a boot id on Linux and a nonce follow). */
 const lockPid = (dataDir: string) => Number(readFileSync(join(dataDir, "instance.lock"), "utf8").split("\n")[0]);
 
 /** A pid no process has any more: a child that has already exited. */
@@ -85,20 +87,27 @@ test("an instance.json and an instance.lock left by a dead process do not block 
 }, 120_000);
 
 test("a start while another holds the lock and has not written instance.json yet is refused as still starting", async () => {
-  // this test process stands for an instance between its claim and its listening
+  // this test process stands for an instance between its claim and its listening: it holds the lock
   const dataDir = mkdtempSync(join(tmpdir(), "switchyard-claim-starting-"));
   dirs.push(dataDir);
-  writeFileSync(join(dataDir, "instance.lock"), `${process.pid}\n`);
-  const err = await startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 }).then(
-    (i) => {
-      started.push(i);
-      return "";
-    },
-    (e: Error) => e.message,
-  );
-  expect(err).toContain(`switchyard failed to start: another switchyard instance (pid ${process.pid}, still starting; it holds ${join(dataDir, "instance.lock")}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
-  expect(err).toContain(`if no switchyard runs with this directory, that lock is a crashed instance's whose pid another program now has: remove ${join(dataDir, "instance.lock")}`);
-  expect(readFileSync(join(dataDir, "instance.lock"), "utf8")).toBe(`${process.pid}\n`);
+  expect(claimDataDir(dataDir)).toBe(true);
+  const held = readFileSync(join(dataDir, "instance.lock"), "utf8");
+  try {
+    const err = await startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 }).then(
+      (i) => {
+        started.push(i);
+        return "";
+      },
+      (e: Error) => e.message,
+    );
+    expect(err).toContain(`switchyard failed to start: another switchyard instance (pid ${process.pid}, still starting; it holds ${join(dataDir, "instance.lock")}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
+    // the kernel's lock says its holder lives: no "remove it if it is a crash's" (a pid alone could not tell)
+    expect(err).not.toContain("crashed instance");
+    expect(readFileSync(join(dataDir, "instance.lock"), "utf8")).toBe(held);
+  } finally {
+    releaseDataDir(dataDir);
+  }
+  expect(existsSync(join(dataDir, "instance.lock"))).toBe(false);
 }, 120_000);
 
 test.skipIf(!existsSync("/proc/sys/kernel/random/boot_id"))("a lock and instance.json written before the machine's last boot do not block a start, though their pid is a live process's now", async () => {
@@ -110,7 +119,7 @@ test.skipIf(!existsSync("/proc/sys/kernel/random/boot_id"))("a lock and instance
   const inst = await startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 });
   started.push(inst);
   expect(inst.instance()).toMatchObject({ pid: inst.proc.pid, url: inst.url });
-  expect(readFileSync(join(dataDir, "instance.lock"), "utf8")).toBe(`${inst.proc.pid}\n${readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()}\n`);
+  expect(readFileSync(join(dataDir, "instance.lock"), "utf8")).toMatch(new RegExp(`^${inst.proc.pid}\\n${readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()}\\n[0-9a-f]{32}\\n$`));
   await stopInstance(inst);
   expect(existsSync(join(dataDir, "instance.lock"))).toBe(false);
 }, 120_000);
