@@ -215,3 +215,13 @@ export function thirdSignalLine(signal: string, exitCode: number, p: StopCounts 
     inflight: open,
   });
 }
+
+/**
+ * The line of a start that failed (src/main.ts, try22 P9): an `error` line of the log, on stdout, whose
+ * `error` is the text written on stderr for people (a config file's problems one a line after the first,
+ * joined with "\n"): the config file it cannot use, a port it cannot listen on, a data directory
+ * another instance holds. `now`: ms since the epoch.
+ */
+export function startFailedLine(error: string, now: number): string {
+  return JSON.stringify({ level: "error", time: now, msg: "switchyard failed to start", error });
+}

@@ -4,6 +4,7 @@
  * the other commands talk to the running instance through its admin API, found through
  * `--data-dir/instance.json` (default `$SWITCHYARD_HOME`, else `~/.switchyard`) or `--url`.
  */
+import { writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
@@ -441,7 +442,17 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
   // The gateway (and everything it loads) is imported only by `start`: the other commands are thin
   // admin API clients and start in a fraction of the time without it.
   const { startApp } = await import("./app.ts");
-  const { secondSignalLine, stoppedLine, thirdSignalLine } = await import("./log-lines.ts");
+  const { secondSignalLine, startFailedLine, stoppedLine, thirdSignalLine } = await import("./log-lines.ts");
+  // A start that fails: its text for people on stderr (a terminal), and the same as one JSON line of the
+  // log on stdout, where the gateway's own lines go, for a collector that reads JSON lines (try22 P9).
+  const failed: (text: string) => never = (text) => {
+    try {
+      writeSync(1, startFailedLine(text, Date.now()) + "\n");
+    } catch {
+      // stdout closed: the text on stderr still says it
+    }
+    fail(text);
+  };
   let app;
   try {
     app = await startApp({
@@ -456,12 +467,11 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
       // The file first (the default one may not be the file the user had in mind), then each problem
       // at its path in it; a problem of the whole file (unreadable, not YAML) is its message alone.
       const file = e.file ?? (values.config as string | undefined) ?? "the configuration";
-      process.stderr.write(`switchyard did not start: the config file ${file} cannot be used (switchyard check-config ${file} checks it again):\n`);
-      for (const i of e.issues) process.stderr.write(`  ${i.path === ROOT_PATH ? i.message : issueText(i)}\n`);
-      process.exit(1);
+      const issues = e.issues.map((i) => `  ${i.path === ROOT_PATH ? i.message : issueText(i)}`);
+      failed([`switchyard did not start: the config file ${file} cannot be used (switchyard check-config ${file} checks it again):`, ...issues].join("\n"));
     }
     const msg = e instanceof Error ? e.message : String(e);
-    fail(
+    failed(
       /EADDRINUSE|address already in use|Failed to start server/i.test(msg)
         ? `cannot listen: ${msg} Stop the program that holds the port, or choose another with --port P (or server.port in the config file).`
         : `switchyard failed to start: ${msg}`,
