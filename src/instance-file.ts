@@ -113,19 +113,19 @@ function claimKey(dataDir: string): string {
  * exclusive file, so two starts that both found it stale cannot remove each other's new lock). There a
  * crashed instance's pid taken since by another program reads as a live holder, and two processes of
  * one pid in two pid namespaces are not told apart.
+ * @param flock the kernel's lock (src/kernel-lock.ts); null: the fallback (tests)
  * @returns true when this call claimed the directory, false when this process held it already
  * @throws Error naming the directory and the holder's pid (and its URL once it listens) when another
  *   process holds it; the file system's error when the directory cannot be written; Error with the
  *   errno when the file system does not lock (flock fails otherwise than "held").
  */
-export function claimDataDir(dataDir: string): boolean {
+export function claimDataDir(dataDir: string, flock: KernelLock | null = kernelLock() ?? null): boolean {
   const key = claimKey(dataDir);
   const lock = join(dataDir, INSTANCE_LOCK_FILE);
   const mine = claims.get(key);
   if (mine && stillMine(lock, mine)) return false;
   if (mine) forget(key); // its lock file was removed or replaced behind its back: claim it again
   const text = `${process.pid}\n${BOOT_ID ? `${BOOT_ID}\n` : ""}${newNonce()}\n`;
-  const flock = kernelLock();
   const claim = flock ? lockFile(dataDir, lock, text, flock) : claimExclusive(dataDir, lock, text);
   claims.set(key, { fd: claim.fd, text });
   const owner = claim.tookOver ? undefined : liveInstance(dataDir); // a stale lock's instance left its instance.json

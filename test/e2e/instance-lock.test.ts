@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "no
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startApp } from "../../src/app.ts";
+import { claimDataDir, releaseDataDir } from "../../src/instance-file.ts";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 
@@ -133,3 +134,25 @@ test("a stop removes only the instance.json its own start wrote, not one another
   }
   expect(existsSync(join(dataDir, "instance.json"))).toBe(false);
 }, 60_000);
+
+test("where flock cannot be loaded the lock file is made exclusively: a lock of this pid that this process did not claim (an earlier process of the pid) is taken over, a live other pid's refuses", async () => {
+  const dataDir = scratch("fallback");
+  writeFileSync(lockOf(dataDir), `${process.pid}\n${BOOT}`);
+  expect(claimDataDir(dataDir, null)).toBe(true);
+  expect(readFileSync(lockOf(dataDir), "utf8")).toMatch(new RegExp(`^${process.pid}\\n${BOOT.replace("\n", "\\n")}[0-9a-f]{32}\\n$`));
+  expect(claimDataDir(dataDir, null)).toBe(false); // this process holds it: a second app of it
+  releaseDataDir(dataDir);
+  expect(existsSync(lockOf(dataDir))).toBe(false);
+  const other = Bun.spawn(["sleep", "30"]);
+  try {
+    writeFileSync(lockOf(dataDir), `${other.pid}\n${BOOT}`);
+    expect(() => claimDataDir(dataDir, null)).toThrow(`another switchyard instance (pid ${other.pid}, still starting; it holds ${lockOf(dataDir)}) is running with the data directory ${dataDir}; stop it or use --data-dir (if no switchyard runs with this directory, that lock is a crashed instance's whose pid another program now has: remove ${lockOf(dataDir)})`);
+  } finally {
+    other.kill("SIGKILL");
+    await other.exited;
+  }
+  expect(claimDataDir(dataDir, null)).toBe(true); // its pid gone
+  expect(lockPid(dataDir)).toBe(process.pid);
+  releaseDataDir(dataDir);
+  expect(existsSync(lockOf(dataDir))).toBe(false);
+}, 30_000);
