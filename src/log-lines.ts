@@ -217,8 +217,9 @@ export function thirdSignalLine(signal: string, exitCode: number, p: StopCounts 
 }
 
 /**
- * The line of a start that failed (src/main.ts, try22 P9): an `error` line of the log, on stdout, whose
- * `error` is the text written on stderr for people (a config file's problems one a line after the first,
+ * The line of a start that failed (src/main.ts, try22 P9): an `error` line on stderr, where the start's
+ * other lines (`switchyard listening`, `stopped`) go, written before the same text for people; its
+ * `error` is that text (a config file's problems one a line after the first,
  * joined with "\n"): the config file it cannot use, a port it cannot listen on, a data directory
  * another instance holds. `now`: ms since the epoch.
  */

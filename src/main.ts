@@ -443,13 +443,14 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
   // admin API clients and start in a fraction of the time without it.
   const { startApp } = await import("./app.ts");
   const { secondSignalLine, startFailedLine, stoppedLine, thirdSignalLine } = await import("./log-lines.ts");
-  // A start that fails: its text for people on stderr (a terminal), and the same as one JSON line of the
-  // log on stdout, where the gateway's own lines go, for a collector that reads JSON lines (try22 P9).
+  // A start that fails: one JSON line on stderr, where the start's other lines (`switchyard listening`,
+  // `stopped`) go, for a supervisor or collector that reads JSON lines, then the same text for people
+  // (a terminal) as before (try22 P9).
   const failed: (text: string) => never = (text) => {
     try {
-      writeSync(1, startFailedLine(text, Date.now()) + "\n");
+      writeSync(2, startFailedLine(text, Date.now()) + "\n");
     } catch {
-      // stdout closed: the text on stderr still says it
+      // stderr closed: nothing can say it
     }
     fail(text);
   };

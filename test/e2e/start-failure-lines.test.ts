@@ -1,8 +1,8 @@
 /**
- * A start that fails says so also as one JSON line of the log on stdout (try22 P9: `switchyard failed to
- * start: …`, `cannot listen: …` and a config file's problems were plain text on stderr alone, amid JSON
- * log lines): level error, msg "switchyard failed to start", and in `error` the text people read on
- * stderr, which stays as it was.
+ * A start that fails says so also as one JSON line on stderr, where the start's other lines (`switchyard
+ * listening`, `stopped`) are JSON too (try22 P9: `switchyard failed to start: …`, `cannot listen: …` and a
+ * config file's problems were plain text alone there): level error, msg "switchyard failed to start",
+ * and in `error` the text people read, which follows it on stderr as it was.
  */
 import { afterAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -16,16 +16,17 @@ afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** Runs `switchyard start … ARGS` on a scratch data directory: exit code, stderr's text, stdout's lines parsed as JSON (a line that is not JSON fails the test). */
+/** Runs `switchyard start … ARGS` on a scratch data directory: exit code, stderr's text for people (its lines that are not JSON), stderr's JSON lines parsed, and stdout. */
 function start(args: string[], dataDir?: string) {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), "switchyard-startfail-"));
   dirs.push(dir);
   const r = Bun.spawnSync([...SOURCE_CLI, "start", "--host", "127.0.0.1", "--data-dir", dir, ...args], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir }, timeout: 30_000 });
-  const stdout = r.stdout.toString().split("\n").filter((l) => l !== "");
-  return { code: r.exitCode, stderr: r.stderr.toString().trimEnd(), lines: stdout.map((l) => JSON.parse(l) as Record<string, unknown>), dir };
+  const err = r.stderr.toString().trimEnd().split("\n");
+  const json = err.filter((l) => l.startsWith("{"));
+  return { code: r.exitCode, stderr: err.filter((l) => !l.startsWith("{")).join("\n"), lines: json.map((l) => JSON.parse(l) as Record<string, unknown>), stdout: r.stdout.toString(), dir };
 }
 
-test("a config file start cannot use: one error line on stdout with the text stderr has", () => {
+test("a config file start cannot use: one JSON error line on stderr with the text stderr has", () => {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-startfail-conf-"));
   const bad = join(dir, "config.yaml");
   writeFileSync(bad, "accounts:\n  - { id: a, provider: nope, api_key: env:UNSET_KEY_FOR_TEST }\n");
@@ -33,10 +34,11 @@ test("a config file start cannot use: one error line on stdout with the text std
   expect(r.code).toBe(1);
   expect(r.stderr).toStartWith(`switchyard did not start: the config file ${bad} cannot be used (switchyard check-config ${bad} checks it again):\n  accounts[0].`);
   expect(r.lines).toHaveLength(1);
+  expect(r.stdout).not.toContain("switchyard failed to start"); // said once, on stderr
   expect(r.lines[0]).toEqual({ level: "error", time: expect.any(Number), msg: "switchyard failed to start", error: r.stderr });
 }, 40_000);
 
-test("a port another program holds: one error line on stdout with the cannot listen text", () => {
+test("a port another program holds: one JSON error line on stderr with the cannot listen text", () => {
   const holder = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
   try {
     const r = start(["--port", String(holder.port)]);
@@ -52,7 +54,7 @@ test("a port another program holds: one error line on stdout with the cannot lis
   }
 }, 40_000);
 
-test("a data directory another instance holds: one error line on stdout with the refusal", () => {
+test("a data directory another instance holds: one JSON error line on stderr with the refusal", () => {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-startfail-held-"));
   claimDataDir(dir); // this test process stands for the running instance
   try {
