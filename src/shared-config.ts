@@ -13,7 +13,7 @@
  */
 import { createHash, scrypt } from "node:crypto";
 import type { RuntimeConfig } from "./config/types.ts";
-import { webhookUrlShown } from "./alerts/webhook.ts";
+import { webhookUrlShown } from "./show-url.ts";
 import type { InstanceConfig, SharedStore } from "./store/shared.ts";
 
 /** How often an instance re-publishes its values (it still runs) and compares, ms. */

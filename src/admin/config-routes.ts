@@ -18,7 +18,7 @@ import * as v from "valibot";
 import type { Account, Clock } from "../../pipeline/ports.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { StoredObjects } from "../config/compose.ts";
-import { webhookUrlShown } from "../alerts/webhook.ts";
+import { webhookUrlShown } from "../show-url.ts";
 import { ConfigError, issueText, type ConfigIssue } from "../config/errors.ts";
 import { type LiveConfig, NO_CONFIG_FILE_TO_RELOAD } from "../config/live.ts";
 import type { RestartNeeded } from "../config/restart-only.ts";

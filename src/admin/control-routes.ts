@@ -30,7 +30,7 @@ import type { FlightRecorder } from "./flight-recorder.ts";
 import type { RecentAlert } from "../alerts/recent-alerts.ts";
 import { eventStream, EventsQuery } from "./events-stream.ts";
 import { adminError, parseInput, readBody, strictBody } from "./replies.ts";
-import { shownBaseUrl } from "./show-base-url.ts";
+import { shownBaseUrl } from "../show-url.ts";
 
 /** What the control routes read. */
 export interface ControlDeps {

@@ -37,7 +37,6 @@
  * instance's lease, or in delivery then count as `dropped`, or `delivered` when a POST had succeeded;
  * until 2026-12-05 they were not counted at all).
  */
-import { createHash } from "node:crypto";
 import type * as Fiber from "effect/Fiber";
 import type * as Queue from "effect/Queue";
 import type { AlertEvent, EventBus } from "../events/bus.ts";
@@ -529,24 +528,4 @@ export class AlertWebhook {
       this.logLine({ level: "warn", time: Date.now(), msg: "alert lease not given up at stop (the shared store did not answer); another instance delivers the alert once the lease ends", event: p.payload.event, subject: p.payload.subject, error: e instanceof Error ? e.message : String(e) });
     }
   }
-}
-
-/**
- * A webhook URL as `GET /admin/api/settings` (and so the dashboard) shows it: scheme, host and port, and
- * for the rest (path, query, userinfo: where the secret of a Slack, Discord, Zapier or ntfy URL lives, in
- * no shape one could tell from an ordinary path) `…` and the first 8 hex digits of the whole URL's
- * SHA-256, so an operator can check which receiver is in force (`printf %s URL | sha256sum`) without the
- * API showing a token (review15 R2: path segments that did not look like tokens were shown whole).
- * `env:`/`file:` references are shown as written; text that is no URL is `[redacted]` whole.
- */
-export function webhookUrlShown(url: string): string {
-  if (/^(env|file):/.test(url)) return url;
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return "[redacted]";
-  }
-  const hash = createHash("sha256").update(url).digest("hex").slice(0, 8);
-  return `${u.protocol}//${u.host}/… (sha256 ${hash})`;
 }

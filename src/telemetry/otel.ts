@@ -38,6 +38,7 @@ import type { ProviderKind } from "../../formats/codec.ts";
 import type { AttemptTrace, RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
 import { parseTraceparent, randomHexId } from "../../pipeline/index.ts";
 import { OTEL_ENV, sdkDisabled } from "./otel-env.ts";
+import { shownTracesUrl } from "../show-url.ts";
 import { priceVendor } from "../pricing/prices.ts";
 
 /** What the app hands over for one finished request. */
@@ -169,21 +170,6 @@ export function tracesUrl(env: Record<string, string | undefined>): string | und
 /** The variable the traces URL came from (for messages). */
 function urlVariable(env: Record<string, string | undefined>): string {
   return env[OTEL_ENV.tracesEndpoint]?.trim() ? OTEL_ENV.tracesEndpoint : OTEL_ENV.endpoint;
-}
-
-/**
- * `url` without user info, query or fragment (they may carry credentials), for log lines, saying
- * "(query not shown)" when it had one (so a log line does not name a URL the exporter does not use as
- * it reads); undefined when it is no http(s) URL.
- */
-export function shownTracesUrl(url: string): string | undefined {
-  try {
-    const u = new URL(url);
-    if (u.protocol !== "http:" && u.protocol !== "https:") return undefined;
-    return `${u.origin}${u.pathname}${u.search ? " (query not shown)" : ""}`;
-  } catch {
-    return undefined;
-  }
 }
 
 /**

@@ -7,7 +7,8 @@
 import { afterEach, describe, expect, test } from "bun:test";
 import { Alerts } from "../../src/alerts/alerts.ts";
 import { MemoryKeyCounters } from "../../src/limits/counters.ts";
-import { AlertWebhook, retryDelays, retrySchedule, webhookUrlShown, type WebhookPayload } from "../../src/alerts/webhook.ts";
+import { AlertWebhook, retryDelays, retrySchedule, type WebhookPayload } from "../../src/alerts/webhook.ts";
+import { webhookUrlShown } from "../../src/show-url.ts";
 import { loadEffect } from "../../src/memory/lazy-effect.ts";
 import { claimAlertsIn, type AlertClaim } from "../../src/alerts/alert-claim.ts";
 import { EventBus, type AlertEvent } from "../../src/events/bus.ts";

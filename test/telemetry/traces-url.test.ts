@@ -3,7 +3,8 @@
  * of it (`shownTracesUrl`): a base endpoint's query stays after the `/v1/traces` it gets.
  */
 import { describe, expect, test } from "bun:test";
-import { shownTracesUrl, tracesUrl } from "../../src/telemetry/otel.ts";
+import { tracesUrl } from "../../src/telemetry/otel.ts";
+import { shownTracesUrl } from "../../src/show-url.ts";
 
 describe("tracesUrl", () => {
   test("a base endpoint gets /v1/traces on its path; a trailing slash is not doubled", () => {
