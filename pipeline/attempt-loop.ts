@@ -253,10 +253,10 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       let sameRetries = 0;
       let refreshed = false;
       for (;;) {
-        if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted || deps.graceOver?.over) break targetLoop;
+        if (attempts >= maxAttempts || deps.clock.now() > deadline || requestEnded(ctx, deps)) break targetLoop;
         const release = deps.pool.acquireNow?.(account) ?? (await deps.pool.acquire(account, waitSignal(ctx, deps)));
         if (!release) {
-          if (ctx.signal.aborted || deps.graceOver?.over) break targetLoop;
+          if (requestEnded(ctx, deps)) break targetLoop;
           ctx.trace.decisions.push({ subject: `${target.label} @ ${account.id}`, verdict: "out", reason: "no free concurrency slot in time" });
           continue targetLoop;
         }
@@ -266,7 +266,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         last = { ...result, target, account };
         const c = result.classification;
         if (c.row !== "too_large_for_window") onlyTooLarge = false;
-        if (ctx.signal.aborted || deps.graceOver?.over) break targetLoop; // no account effect: the upstream did not fail
+        if (requestEnded(ctx, deps)) break targetLoop; // no account effect: the upstream did not fail
         if (c.account.type === "credential" && deps.health.refresh && !refreshed) {
           refreshed = true; // SPEC 6.2/P-7: one coalesced refresh and one retry on an OAuth account.
           const waitFrom = deps.clock.now();
@@ -314,7 +314,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         continue targetLoop; // next account
       }
     }
-    if (attempts >= maxAttempts || deps.clock.now() > deadline || ctx.signal.aborted || deps.graceOver?.over) break;
+    if (attempts >= maxAttempts || deps.clock.now() > deadline || requestEnded(ctx, deps)) break;
   }
 
   if (ctx.signal.aborted) {
@@ -364,6 +364,15 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   }
   // Attribute the failure to the last target and account tried (usage by provider, calls list).
   return finalError(ctx, err, deps, { attempts, fallback, noRetry, target: last?.target, account: last?.account, cache: deps.pool.cacheState?.(hints, last?.target?.provider.id ?? "") });
+}
+
+/**
+ * Whether the request is over before its commit point whatever its upstream does: the client left
+ * (`ctx.signal`), or a shutdown's grace period ended ({@link AttemptDeps.graceOver}). The loops stop
+ * trying then; which of the two it was decides the answer (499, or the 503 `gateway_stopping`).
+ */
+function requestEnded(ctx: RequestContext, deps: AttemptDeps): boolean {
+  return ctx.signal.aborted || deps.graceOver?.over === true;
 }
 
 /**
