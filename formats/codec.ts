@@ -190,7 +190,7 @@ export interface StreamEncoder {
  * whether the terminal event arrived, and an in-band error. `Out` is what it forwards: bytes, or (an
  * event tap, {@link FormatCodec.createEventTap}) the same stream's events as {@link StreamEvent}s.
  */
-export interface PassthroughTap<Out = Uint8Array> {
+export interface PassthroughTap<Out = Uint8Array> extends InBandErrors {
   /**
    * Feeds one read of upstream bytes; returns what to forward to the client (possibly empty). Throws the
    * FormatError of `eventTooLarge` (sse.ts) when one event grows past `MAX_SSE_EVENT_BYTES` without
@@ -205,6 +205,18 @@ export interface PassthroughTap<Out = Uint8Array> {
    */
   end(failure?: HubError): Out;
   readonly state: TapState;
+}
+
+/** Which events of a stream are its in-band errors: a {@link PassthroughTap}'s knowledge of its format. */
+export interface InBandErrors {
+  /**
+   * Whether an event of this format, its `event:` name (undefined when it has none) and its data, is an
+   * in-band error as the tap reads one: an event that sets `state.error` (the provider's error event,
+   * its failed-response event), or the error frame `end` writes. Once `state.error` is set, only these
+   * events of the tap's output are scrubbed of secrets (pipeline/scrub-events.ts, SPEC 2.4); a content
+   * event saying "error" goes out as it came. Never called on an ordinary stream.
+   */
+  isErrorEvent(event: string | undefined, data: string): boolean;
 }
 
 /**

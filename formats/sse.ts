@@ -517,6 +517,45 @@ export function lastEventBoundary(b: Uint8Array): number {
 }
 
 /**
+ * The line ends that end an event: a line end followed by at least one more (LF, CR or CRLF, REFERENCE
+ * §0; a CR before an LF is one CRLF, never two line ends). Captured, so that `split` keeps them.
+ */
+const EVENT_END = /((?:\r\n|\r(?!\n)|\n){2,})/;
+/** One line end (as in {@link EVENT_END}), captured. */
+const LINE_END = /(\r\n|\r(?!\n)|\n)/;
+
+/**
+ * Whole events of an event stream's text cut apart, every character kept: `[event, end, event, end, …,
+ * event]`, each event's lines (without the blank line that ends it) at the even indexes and at the odd
+ * ones the line ends that end it (two or more). Joined, the parts are `text` again. For rewriting some
+ * events of a stream byte for byte as they came (pipeline/scrub-events.ts); {@link readEvent} reads one.
+ */
+export function splitEvents(text: string): string[] {
+  return text.split(EVENT_END);
+}
+
+/** One event's text (an even part of {@link splitEvents}) cut at its line ends: `[line, end, line, end, …, line]`. */
+export function splitLines(event: string): string[] {
+  return event.split(LINE_END);
+}
+
+/**
+ * One event's text (its lines, with or without the blank line that ends it) read as {@link SseReader}
+ * reads it in a stream: its `event:` name and data (its `data:` lines joined by LF); undefined when it
+ * dispatches nothing (no data line: comments only, or a name alone). Throws the reader's FormatError for
+ * data longer than 1 MiB nesting past MAX_JSON_DEPTH.
+ */
+export function readEvent(text: string): SseEvent | undefined {
+  let out: SseEvent | undefined;
+  const reader = new SseReader((ev) => {
+    out = { id: ev.id, event: ev.event, data: ev.data };
+  });
+  reader.pushText(text);
+  reader.end();
+  return out;
+}
+
+/**
  * True when every `data:` line of an event-stream fragment is JSON (or `[DONE]`): the event is whole.
  * A line longer than DEPTH_CHECKED_BYTES that nests past MAX_JSON_DEPTH is not parsed and makes it
  * not whole (formats/json-depth.ts: the bound on one event).

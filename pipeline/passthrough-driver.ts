@@ -2,8 +2,9 @@
  * The passthrough reply driver of a native streaming pair (a `ReplyDriver` of pipeline/re-translate.ts,
  * made by its `passthroughDriver`): the format's tap forwards the provider's bytes (or an event tap's
  * events, SPEC 2.5) and observes usage, the finish and errors (SPEC F-3, O-1, 6.4). Once the tap has
- * read an in-band error, its error events are scrubbed of the attempt's secrets before the client gets
- * them (SPEC 2.4, pipeline/scrub-events.ts); until then its output goes out as it is.
+ * read an in-band error, its error events (those the tap says are: PassthroughTap.isErrorEvent) are
+ * scrubbed of the attempt's secrets before the client gets them (SPEC 2.4, pipeline/scrub-events.ts);
+ * until then its output goes out as it is.
  */
 import type { HubError, StopReason, Usage } from "../formats/hub.ts";
 import type { PassthroughTap, TapState } from "../formats/codec.ts";
@@ -41,14 +42,14 @@ export class PassthroughDriver<Out> {
   push(chunk: Uint8Array): Out {
     let out = this.tap.push(chunk);
     // The tap reads each event before it forwards it: an error event in `out` has set `error` by now.
-    if (this.tapState.error !== undefined) out = scrubErrorOutput(out, this.secrets);
+    if (this.tapState.error !== undefined) out = scrubErrorOutput(out, this.secrets, this.tap);
     this.sample?.add(out);
     return out;
   }
 
   end(failure?: HubError): Out {
     let out = this.tap.end(failure);
-    if (this.tapState.error !== undefined) out = scrubErrorOutput(out, this.secrets);
+    if (this.tapState.error !== undefined) out = scrubErrorOutput(out, this.secrets, this.tap);
     this.sample?.add(out);
     // Whatever in-band error the client got (the provider's, the failure, or the tap's truncation
     // error) makes the reply a failed one; a failure after the provider's stop reason got only the

@@ -6,64 +6,54 @@
  *
  * Only error events are touched, and only once there is one: a native lane's driver
  * (pipeline/passthrough-driver.ts) passes the tap's output here only after the tap has read an
- * in-band error (TapState.error), and a translated lane's (pipeline/re-translate.ts) only the hub's
- * error event. An ordinary stream's bytes are never decoded, searched or copied for it.
+ * in-band error (TapState.error), with the tap as the judge of which of its events are errors
+ * (PassthroughTap.isErrorEvent: a text delta that says "error" is none, and goes out as it came); a
+ * translated lane's (pipeline/re-translate.ts) passes only the hub's error event. An ordinary stream's
+ * bytes are never decoded, searched or copied for it.
  */
-import type { StreamEvent } from "../formats/codec.ts";
+import type { InBandErrors, StreamEvent } from "../formats/codec.ts";
 import type { HubError, HubEvent } from "../formats/hub.ts";
+import { readEvent, splitEvents, splitLines } from "../formats/sse.ts";
 import { scrubText, type SecretSource } from "./scrub.ts";
 
 const utf8 = new TextEncoder();
 const utf8Decoder = new TextDecoder();
 
 /**
- * The end of an SSE event: a line end followed by at least one more (LF, CR or CRLF, REFERENCE §0; a
- * CR before an LF is one CRLF, never two line ends). Captured, so that `split` keeps it.
- */
-const EVENT_END = /((?:\r\n|\r(?!\n)|\n){2,})/;
-/** A line end inside an event, captured. */
-const LINE_END = /(\r\n|\r(?!\n)|\n)/;
-
-/**
- * Whether an event's text may be an in-band error of some format: its name or data says `error`
- * (Anthropic's and Responses' `error` events, the `"error"` member of Chat, Gemini and `response.failed`)
- * or `failed` (a `response.failed` without an error object). An event that is no error but says so
- * (a text delta of the word) is scrubbed all the same, which changes it only when it holds a secret.
- */
-function mayBeError(text: string): boolean {
-  return text.includes("error") || text.includes("failed");
-}
-
-/**
  * `out`, a native lane's output after its tap read an in-band error (the tap's bytes: whole SSE events;
- * or an event tap's events, SPEC 2.5), with each event that may be an error ({@link mayBeError})
+ * or an event tap's events, SPEC 2.5), with each event that `errors` (the tap) says is an in-band error
  * scrubbed of `source`'s secrets and of anything shaped like a credential (pipeline/scrub.ts
  * scrubText): its JSON data re-serialised with every string scrubbed, its other lines and its framing
- * kept; data that is not JSON scrubbed as text. `out` itself when nothing changed.
+ * kept; data that is not JSON scrubbed as text. Every other event is left as it came. `out` itself when
+ * nothing changed.
  */
-export function scrubErrorOutput<Out>(out: Out, source: SecretSource): Out {
-  if (out instanceof Uint8Array) return scrubErrorBytes(out, source) as Out;
-  if (Array.isArray(out)) return scrubErrorEvents(out as StreamEvent[], source) as Out;
+export function scrubErrorOutput<Out>(out: Out, source: SecretSource, errors: InBandErrors): Out {
+  if (out instanceof Uint8Array) return scrubErrorBytes(out, source, errors) as Out;
+  if (Array.isArray(out)) return scrubErrorEvents(out as StreamEvent[], source, errors) as Out;
   return out;
 }
 
 /** {@link scrubErrorOutput} of SSE bytes (whole events, so whole UTF-8 characters). */
-export function scrubErrorBytes(out: Uint8Array, source: SecretSource): Uint8Array {
+export function scrubErrorBytes(out: Uint8Array, source: SecretSource, errors: InBandErrors): Uint8Array {
   if (out.byteLength === 0) return out;
   const text = utf8Decoder.decode(out);
-  const clean = scrubErrorText(text, source.secrets());
+  const clean = scrubErrorText(text, source.secrets(), errors);
   return clean === text ? out : utf8.encode(clean);
 }
 
-/** {@link scrubErrorOutput} of SSE text (whole events). */
-export function scrubErrorText(text: string, secrets: readonly string[]): string {
-  const parts = text.split(EVENT_END);
+/**
+ * {@link scrubErrorOutput} of SSE text (whole events): each event read as the SSE reader reads it
+ * (formats/sse.ts readEvent) and, when `errors` says it is an error, scrubbed ({@link scrubEventText}).
+ */
+export function scrubErrorText(text: string, secrets: readonly string[], errors: InBandErrors): string {
+  const parts = splitEvents(text);
   let changed = false;
   // Events at the even indexes, the blank lines that end them at the odd ones.
   for (let i = 0; i < parts.length; i += 2) {
     const event = parts[i]!;
-    if (!mayBeError(event)) continue;
-    const clean = scrubEventText(event, secrets);
+    const read = readEvent(event);
+    if (read === undefined || !errors.isErrorEvent(read.event, read.data)) continue;
+    const clean = scrubEventText(event, read.data, secrets);
     if (clean !== event) {
       parts[i] = clean;
       changed = true;
@@ -73,12 +63,12 @@ export function scrubErrorText(text: string, secrets: readonly string[]): string
 }
 
 /** {@link scrubErrorOutput} of an event tap's events: a new array only when an event changed. */
-export function scrubErrorEvents(events: StreamEvent[], source: SecretSource): StreamEvent[] {
+export function scrubErrorEvents(events: StreamEvent[], source: SecretSource, errors: InBandErrors): StreamEvent[] {
   let out: StreamEvent[] | undefined;
   let list: readonly string[] | undefined;
   for (let i = 0; i < events.length; i++) {
     const ev = events[i]!;
-    if (!mayBeError(ev.event ?? "") && !mayBeError(ev.data)) continue;
+    if (!errors.isErrorEvent(ev.event, ev.data)) continue;
     const data = scrubData(ev.data, (list ??= source.secrets()));
     if (data === ev.data) continue;
     out ??= events.slice();
@@ -88,31 +78,26 @@ export function scrubErrorEvents(events: StreamEvent[], source: SecretSource): S
 }
 
 /**
- * One event's text (its lines, without the blank line that ends it) scrubbed: the data (its `data:`
- * lines joined by LF, as an SSE reader reads them) when it is JSON and a string in it changed, written
- * again as one `data:` line where its first was; when it is not JSON, the event's whole text scrubbed.
+ * One error event's text (its lines, without the blank line that ends it; `data` is its data as read)
+ * scrubbed: when the data is JSON and a string in it changed, it is written again as one `data:` line
+ * where the event's first was (its other data lines dropped, every other line kept with its line end);
+ * when it is not JSON, the event's whole text scrubbed.
  */
-function scrubEventText(event: string, secrets: readonly string[]): string {
-  const lines = event.split(LINE_END);
-  const data: string[] = [];
-  let first = -1;
-  for (let i = 0; i < lines.length; i += 2) {
-    const line = lines[i]!;
-    if (!line.startsWith("data:")) continue;
-    if (first < 0) first = i;
-    data.push(line.slice(line.charCodeAt(5) === 32 ? 6 : 5));
-  }
-  if (first < 0) return scrubText(event, secrets);
-  const text = data.join("\n");
-  const json = scrubbedJson(text, secrets);
+function scrubEventText(event: string, data: string, secrets: readonly string[]): string {
+  const json = scrubbedJson(data, secrets);
   if (json === undefined) return scrubText(event, secrets);
-  if (json === text) return event;
+  if (json === data) return event;
+  const lines = splitLines(event);
   let out = "";
+  let written = false;
   for (let i = 0; i < lines.length; i += 2) {
     const line = lines[i]!;
     const end = lines[i + 1] ?? "";
-    if (i === first) out += `data: ${json}${end}`;
-    else if (!line.startsWith("data:")) out += line + end;
+    if (!line.startsWith("data:")) out += line + end;
+    else if (!written) {
+      out += `data: ${json}${end}`;
+      written = true;
+    }
   }
   return out;
 }

@@ -188,6 +188,11 @@ export class AnthropicTap implements PassthroughTap {
     return out;
   }
 
+  /** {@link PassthroughTap.isErrorEvent}: an `error` event, named so or (unnamed) by its data's `type`, as {@link onEvent} reads it. */
+  isErrorEvent(event: string | undefined, data: string): boolean {
+    return (event ?? parse(data)?.type) === "error";
+  }
+
   end(failure?: HubError): Uint8Array {
     if (this.ended) return EMPTY;
     this.ended = true;

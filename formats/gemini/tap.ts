@@ -25,7 +25,7 @@ import { TRUNCATED_ERROR } from "../normalize.ts";
 import { HeldEvent, lastEventBoundary, SseReader, sseData, wholeEvents } from "../sse.ts";
 import { errorBody, errorFromStatus } from "./errors.ts";
 import { mapFinishReason, mapUsage } from "./mapping.ts";
-import { isObj } from "../json.ts";
+import { isObj, type JsonObject } from "../json.ts";
 
 const utf8 = new TextEncoder();
 const EMPTY = new Uint8Array(0);
@@ -64,6 +64,25 @@ function chunkHasContent(data: string): boolean {
 
 /** Most usage-only payloads the tap keeps unparsed before merging them ({@link createTap}). */
 export const PENDING_MAX = 32;
+
+/**
+ * {@link PassthroughTap.isErrorEvent} of Gemini: data that is a chunk with an `error` object (or an
+ * array of chunks holding one), what the tap reads an error from; its own error frame is one.
+ */
+function isErrorEvent(_event: string | undefined, data: string): boolean {
+  let obj: unknown;
+  try {
+    obj = JSON.parse(data);
+  } catch {
+    return false;
+  }
+  return Array.isArray(obj) ? obj.some(isErrorChunk) : isErrorChunk(obj);
+}
+
+/** Whether a parsed Gemini chunk is an error object (`{"error": {…}}`). */
+function isErrorChunk(obj: unknown): obj is { error: JsonObject } {
+  return isObj(obj) && isObj(obj.error);
+}
 
 /**
  * Creates a tap (FormatCodec.createTap). `push` returns the complete events of what has arrived so far
@@ -170,7 +189,7 @@ export function createTap(_opts: TapOptions): PassthroughTap {
   /** Observes one parsed chunk: an error, usage, content, the finish or a blocked prompt. */
   const observe = (obj: unknown) => {
     if (!isObj(obj)) return;
-    if (isObj(obj.error)) {
+    if (isErrorChunk(obj)) {
       state.error = errorFromStatus(obj.error, 0);
       return;
     }
@@ -208,6 +227,7 @@ export function createTap(_opts: TapOptions): PassthroughTap {
 
   return {
     state,
+    isErrorEvent,
     push(chunk: Uint8Array): Uint8Array {
       if (done) return EMPTY;
       if (chunk.length === 0) return chunk;

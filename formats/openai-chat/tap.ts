@@ -338,6 +338,14 @@ export class ChatTap implements PassthroughTap {
     return result;
   }
 
+  /**
+   * {@link PassthroughTap.isErrorEvent}: an `event: error`, or data holding an error as {@link observe}
+   * reads one ({@link inBandError}); the frame `end` writes is such data.
+   */
+  isErrorEvent(event: string | undefined, data: string): boolean {
+    return event === "error" || (data.includes('"error"') && inBandError(event, tryParseJson(data)) !== undefined);
+  }
+
   end(failure?: HubError): Uint8Array {
     if (this.ended) return EMPTY;
     this.ended = true;
@@ -542,8 +550,7 @@ export class ChatTap implements PassthroughTap {
     if (st.terminal) return true;
     this.parsed = NOT_PARSED;
     if (event === "error" || data.includes('"error"')) {
-      const p = this.payload(data);
-      const err = p ? errorFromPayload(event === "error" && p.error === undefined ? { error: p } : p) : undefined;
+      const err = inBandError(event, this.payload(data));
       if (err) {
         st.error ??= err;
         return true;
@@ -614,6 +621,16 @@ function failureFinishError(finish: string): HubError {
     message: `The upstream ended the reply with finish_reason "${finish}".`,
     code: finish,
   };
+}
+
+/**
+ * The in-band error a Chat event holds, given its name and its data parsed (`p`, undefined when it is
+ * not JSON): a payload with an `error` member or `object: "error"`, or under `event: error` the payload
+ * itself when it has no `error` member; undefined when it holds none.
+ */
+function inBandError(event: string | undefined, p: unknown): HubError | undefined {
+  if (!isObj(p)) return undefined;
+  return errorFromPayload(event === "error" && p.error === undefined ? { error: p } : p);
 }
 
 /** Creates the Chat passthrough tap (codec contract). */

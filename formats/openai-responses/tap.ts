@@ -131,6 +131,15 @@ abstract class ResponsesObserver {
   }
 
   /**
+   * {@link PassthroughTap.isErrorEvent}: an `error` or `response.failed` event (named so, or by its
+   * data's `type`), the two {@link onEvent} reads an error from; {@link closing} writes the latter.
+   */
+  isErrorEvent(event: string | undefined, data: string): boolean {
+    const name = event ?? parse(data)?.type;
+    return name === "error" || name === "response.failed";
+  }
+
+  /**
    * The events that close a reply without a terminal event: `response.failed` with `failure` (else the
    * upstream's `error`, else truncation), after `response.created` when nothing came at all. Records
    * the error in `state`.
