@@ -9,16 +9,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { SOURCE_CLI } from "../support/instance.ts";
 import { providersAtFake } from "../support/configs.ts";
-
-const ACCOUNT_KEY = "o5plainsecretkeyvalue000000000000"; // 33 characters, no known shape
-const PIECE = 8;
-
-/** Every piece of `PIECE` characters of the account key that `text` contains. */
-function piecesIn(text: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i + PIECE <= ACCOUNT_KEY.length; i++) if (text.includes(ACCOUNT_KEY.slice(i, i + PIECE))) out.push(ACCOUNT_KEY.slice(i, i + PIECE));
-  return out;
-}
+import { ACCOUNT_KEY, anthropicBrokenOff, PIECE, piecesIn } from "../support/echoed-key.ts";
 
 const yaml = (settings: string) => `
 ${providersAtFake(["o5", "openai"], ["fa", "anthropic"])}
@@ -51,14 +42,7 @@ function echoPadded(gw: TestGateway): void {
 }
 
 /** An Anthropic stream that breaks off after some text with an error event whose data is `text`, not JSON. */
-const lateErrorStream = (text: string) =>
-  [
-    ["message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-x", content: [], stop_reason: null, usage: { input_tokens: 1, output_tokens: 0 } } }],
-    ["content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }],
-    ["content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "partial" } }],
-  ]
-    .map(([event, data]) => `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
-    .join("") + `event: error\ndata: ${text}\n\n`;
+const lateErrorStream = (text: string) => anthropicBrokenOff(["partial"], text);
 
 const chat = (url: string, content: string) =>
   fetch(`${url}/v1/chat/completions`, {

@@ -15,16 +15,7 @@ import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { providersAtFake } from "../support/configs.ts";
 import type { FakeFormat } from "../support/fake-upstream.ts";
 import { connect } from "../support/responses-socket.ts";
-
-const ACCOUNT_KEY = "o5plainsecretkeyvalue000000000000"; // 33 characters, no known shape
-const PIECE = 8;
-
-/** Every piece of `PIECE` characters of the account key that `text` contains. */
-function piecesIn(text: string): string[] {
-  const out: string[] = [];
-  for (let i = 0; i + PIECE <= ACCOUNT_KEY.length; i++) if (text.includes(ACCOUNT_KEY.slice(i, i + PIECE))) out.push(ACCOUNT_KEY.slice(i, i + PIECE));
-  return out;
-}
+import { ACCOUNT_KEY, anthropicBrokenOff, piecesIn } from "../support/echoed-key.ts";
 
 /** The upstream's words: `who` is the account key (the leak), or `[redacted]` (what the client must get instead). */
 const said = (who: string) => `Overloaded right now; request made with key ${who}, try again`;
@@ -32,15 +23,7 @@ const said = (who: string) => `Overloaded right now; request made with key ${who
 /** An upstream stream in `format`: two text deltas, then an in-band error event whose message is {@link said}(`who`). */
 function lateError(format: FakeFormat, who: string): string {
   const sse = (event: string | undefined, data: unknown) => `${event ? `event: ${event}\n` : ""}data: ${JSON.stringify(data)}\n\n`;
-  if (format === "anthropic-messages") {
-    return (
-      sse("message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-x", content: [], stop_reason: null, usage: { input_tokens: 3, output_tokens: 0 } } }) +
-      sse("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
-      sse("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "partial " } }) +
-      sse("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "answer" } }) +
-      sse("error", { type: "error", error: { type: "overloaded_error", message: said(who) } })
-    );
-  }
+  if (format === "anthropic-messages") return anthropicBrokenOff(["partial ", "answer"], JSON.stringify({ type: "error", error: { type: "overloaded_error", message: said(who) } }));
   if (format === "openai-chat") {
     const chunk = (delta: unknown) => sse(undefined, { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1750000000, model: "gpt-x", choices: [{ index: 0, delta, finish_reason: null }] });
     return chunk({ role: "assistant", content: "" }) + chunk({ content: "partial " }) + chunk({ content: "answer" }) + sse(undefined, { error: { message: said(who), type: "server_error", param: null, code: "overloaded" } });
