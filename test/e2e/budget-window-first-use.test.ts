@@ -128,20 +128,29 @@ for (const backend of ["sqlite", "postgres"] as const) {
   });
 }
 
-describe("on PostgreSQL, two instances opening a key's window at once", () => {
-  let a: Store;
-  let b: Store;
+/**
+ * Two stores on one fresh PostgreSQL database `name` (two instances' views of it), opened before the
+ * describe block's tests and closed after them: read `stores.a` and `stores.b` inside a test.
+ */
+function twoStoresOn(name: string): { a: Store; b: Store } {
+  const stores = {} as { a: Store; b: Store };
   beforeAll(async () => {
-    const url = await pg.createDatabase("first_use_two");
-    a = await openPostgresStore({ url, onError: () => {} });
-    b = await openPostgresStore({ url, onError: () => {} });
+    const url = await pg.createDatabase(name);
+    stores.a = await openPostgresStore({ url, onError: () => {} });
+    stores.b = await openPostgresStore({ url, onError: () => {} });
   }, 60_000);
   afterAll(async () => {
-    await a?.close();
-    await b?.close();
+    await stores.a?.close();
+    await stores.b?.close();
   });
+  return stores;
+}
+
+describe("on PostgreSQL, two instances opening a key's window at once", () => {
+  const stores = twoStoresOn("first_use_two");
 
   test("requests through both at the same moment: one window, started by them, the same on both, counting both", async () => {
+    const { a, b } = stores;
     const A = new SharedKeyCounters(a, () => {}, { reportMs: 3_600_000 });
     const B = new SharedKeyCounters(b, () => {}, { reportMs: 3_600_000 });
     try {
@@ -204,19 +213,10 @@ function switchable(store: Store): { proxy: Store; state: { down: boolean } } {
 }
 
 describe("on PostgreSQL, a window opened while the database is away", () => {
-  let a: Store;
-  let b: Store;
-  beforeAll(async () => {
-    const url = await pg.createDatabase("first_use_outage");
-    a = await openPostgresStore({ url, onError: () => {} });
-    b = await openPostgresStore({ url, onError: () => {} });
-  }, 60_000);
-  afterAll(async () => {
-    await a?.close();
-    await b?.close();
-  });
+  const stores = twoStoresOn("first_use_outage");
 
   test("keeps its start when no other instance opened one meanwhile; else its use moves to the other's window: one window, counted once", async () => {
+    const { a, b } = stores;
     const { proxy, state } = switchable(a);
     const A = new SharedKeyCounters(proxy, () => {}, { reportMs: 3_600_000 });
     const B = new SharedKeyCounters(b, () => {}, { reportMs: 3_600_000 });
