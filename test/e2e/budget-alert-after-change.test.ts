@@ -14,9 +14,9 @@
  * nothing. A fourth: 1,600 of 2,000, the 0.8 alert of the 2,000-token budget.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { simpleReply, type FakeUpstream } from "../support/fake-upstream.ts";
 import { keysRequiredConfig } from "../support/configs.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { gatewayOnEmbeddedStore } from "../support/gateway-on-embedded-store.ts";
 import { instanceOnPostgres } from "../support/instance-on-postgres.ts";
 import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 import { until } from "../support/until.ts";
@@ -83,19 +83,10 @@ async function scenario(url: string): Promise<void> {
 
 describe("a key budget's threshold alert after the budget was raised: judged against the new budget", () => {
   describe("on the embedded store", () => {
-    let gw: TestGateway;
-    let fake: FakeUpstream;
-    beforeAll(async () => {
-      fake = await startFakeUpstream();
-      upstreamReply(fake);
-      gw = await startGateway(yamlOf("{{FAKE}}", hook.url), { fake, env: UP_ENV });
-    });
-    afterAll(async () => {
-      await gw?.stop();
-    });
+    const embedded = gatewayOnEmbeddedStore({ yaml: (up) => yamlOf(up, hook.url), env: UP_ENV, answer: upstreamReply });
     test("80 % of the raised budget reaches the webhook again; 60 % of it raises nothing", async () => {
       hook.got.length = 0;
-      await scenario(gw.url);
+      await scenario(embedded.gateway.url);
     }, 120_000);
   });
 

@@ -20,7 +20,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { keysRequiredConfig } from "../support/configs.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { gatewayOnEmbeddedStore } from "../support/gateway-on-embedded-store.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
@@ -147,23 +147,15 @@ async function lowerInFile(gateways: Array<{ url: string; configPath: string }>,
 
 describe("a key budget lowered under its window's use raises the thresholds it is then past, once", () => {
   describe("on the embedded store", () => {
-    let gw: TestGateway;
-    let fake: FakeUpstream;
-    beforeAll(async () => {
-      fake = await startFakeUpstream();
-      upstreamReply(fake);
-      gw = await startGateway(yamlOf("{{FAKE}}", hook.url, 1000), { fake, env: UP_ENV });
-    });
-    afterAll(async () => {
-      await gw?.stop();
-    });
+    const embedded = gatewayOnEmbeddedStore({ yaml: (up) => yamlOf(up, hook.url, 1000), env: UP_ENV, answer: upstreamReply });
     test("PATCH /admin/api/keys/{name}: lowered, 0.95 then the share 1 reach the webhook; a later request and a raise add nothing", async () => {
       hook.got.length = 0;
-      await lowerThroughAdmin(gw.url);
+      await lowerThroughAdmin(embedded.gateway.url);
     }, 120_000);
     test("a file key lowered in the config file: its reload raises 0.95 and the share 1", async () => {
       hook.got.length = 0;
-      await lowerInFile([{ url: gw.url, configPath: gw.configPath }], hook.url, fake.url);
+      const gw = embedded.gateway;
+      await lowerInFile([{ url: gw.url, configPath: gw.configPath }], hook.url, gw.fake.url);
     }, 120_000);
   });
 

@@ -18,7 +18,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { keysRequiredConfig } from "../support/configs.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { gatewayOnEmbeddedStore } from "../support/gateway-on-embedded-store.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 import { until } from "../support/until.ts";
@@ -132,18 +132,9 @@ async function scenario(url: string, fixedMinutes: boolean): Promise<string> {
 
 describe("PATCH /admin/api/keys/{name}: new limits, the same key", () => {
   describe("on the embedded store", () => {
-    let gw: TestGateway;
-    let fake: FakeUpstream;
-    beforeAll(async () => {
-      fake = await startFakeUpstream();
-      upstreamReply(fake);
-      gw = await startGateway(yamlOf("{{FAKE}}"), { fake, env: UP_ENV });
-    });
-    afterAll(async () => {
-      await gw?.stop();
-    });
+    const embedded = gatewayOnEmbeddedStore({ yaml: yamlOf, env: UP_ENV, answer: upstreamReply });
     test("the next request checked against the new rpm, the budget's use kept, the secret unchanged; bad changes refused", async () => {
-      await scenario(gw.url, false);
+      await scenario(embedded.gateway.url, false);
     }, 120_000);
   });
 

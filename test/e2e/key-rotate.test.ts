@@ -11,10 +11,10 @@
  * is spent (54 of 50) so the next is refused as such. Unknown names, config keys and a bad grace are
  * refused with what to do.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { describe, expect, test } from "bun:test";
+import { simpleReply, type FakeUpstream } from "../support/fake-upstream.ts";
 import { keysRequiredConfig } from "../support/configs.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { gatewayOnEmbeddedStore } from "../support/gateway-on-embedded-store.ts";
 import { instanceOnPostgres } from "../support/instance-on-postgres.ts";
 import { until } from "../support/until.ts";
 import { roomInWindow } from "../support/aligned-window.ts";
@@ -89,18 +89,9 @@ const upstreamReply = (fake: FakeUpstream) => fake.handle((r) => simpleReply(r.f
 
 describe("keys rotate: a new secret, the same key", () => {
   describe("on the embedded store", () => {
-    let gw: TestGateway;
-    let fake: FakeUpstream;
-    beforeAll(async () => {
-      fake = await startFakeUpstream();
-      upstreamReply(fake);
-      gw = await startGateway(yamlOf("{{FAKE}}"), { fake, env: { UP_KEY: "sk-upstream-rotate-0001" } });
-    });
-    afterAll(async () => {
-      await gw?.stop();
-    });
+    const embedded = gatewayOnEmbeddedStore({ yaml: yamlOf, env: { UP_KEY: "sk-upstream-rotate-0001" }, answer: upstreamReply });
     test("limits and their use kept; the old secret served during the grace period, refused after a rotation without one", async () => {
-      await scenario(gw.url);
+      await scenario(embedded.gateway.url);
     }, 60_000);
   });
 
