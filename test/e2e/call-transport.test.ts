@@ -9,7 +9,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { cliOn } from "../support/source-cli.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 import { connect } from "../support/responses-socket.ts";
 
@@ -25,10 +26,7 @@ settings:
 const input = [{ type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] }];
 
 /** The CLI from source against `inst` (its data directory's instance.json). */
-function cli(inst: Instance, args: string[]) {
-  const r = Bun.spawnSync([...SOURCE_CLI, ...args, "--data-dir", inst.dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: inst.dataDir }, stdout: "pipe", stderr: "pipe" });
-  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
-}
+const cli = (inst: Instance, args: string[]) => cliOn(inst.dataDir, args);
 
 for (const store of ["sqlite", "postgres"] as const) {
   describe(`on the ${store} store`, () => {

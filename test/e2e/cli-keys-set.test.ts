@@ -10,22 +10,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { fakeProviders } from "../support/configs.ts";
+import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { cliOn } from "../support/source-cli.ts";
 
 let fake: FakeUpstream;
 let inst: Instance;
 let scratch: string;
 
-const YAML = (fake: string) => `
-server:
-  require_api_key: true
-providers:
-  - id: oai
-    kind: openai
-    base_url: "${fake}/v1"
-accounts:
-  - { id: oai-1, provider: oai, api_key: "env:FAKE_KEY" }
-`;
+const YAML = (fake: string) => `server:\n  require_api_key: true\n${fakeProviders([["oai", "openai"]]).replaceAll("{{FAKE}}", fake)}`;
 
 beforeAll(async () => {
   fake = await startFakeUpstream();
@@ -42,15 +35,7 @@ afterAll(async () => {
 });
 
 /** Runs the CLI from source against the file's instance. */
-function cli(...args: string[]) {
-  const r = Bun.spawnSync([...SOURCE_CLI, ...args, "--data-dir", inst.dataDir], {
-    cwd: scratch,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: scratch },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
-}
+const cli = (...args: string[]) => cliOn(inst.dataDir, args, { cwd: scratch, home: scratch });
 const lines = (s: string) => s.split("\n").filter((l) => l.length > 0);
 
 const chat = (key: string) =>

@@ -15,7 +15,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { keysRequiredConfig } from "../support/configs.ts";
-import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { cliOn } from "../support/source-cli.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 
 const ADMIN = "sy-test-namesake-admin-000000001";
@@ -42,13 +43,8 @@ afterAll(async () => {
 
 /** The CLI from source against the instance's data directory (its instance.json). */
 function cli(inst: Instance, args: string[]) {
-  const r = Bun.spawnSync([...SOURCE_CLI, ...args, "--data-dir", inst.dataDir], {
-    cwd: scratch,
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: scratch, SWITCHYARD_ADMIN_KEY: ADMIN },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  return { code: r.exitCode, out: r.stdout.toString().trim().split("\n"), err: r.stderr.toString().trim() };
+  const r = cliOn(inst.dataDir, args, { cwd: scratch, home: scratch, env: { SWITCHYARD_ADMIN_KEY: ADMIN } });
+  return { code: r.code, out: r.stdout.trim().split("\n"), err: r.stderr.trim() };
 }
 
 async function scenario(inst: Instance): Promise<void> {

@@ -14,6 +14,7 @@ import { hostname } from "node:os";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { launchBrowser, openPage, type TestBrowser } from "../support/browser.ts";
 import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { cliOn } from "../support/source-cli.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 
 const ENV = { UP_KEY: "sk-upstream-served-by" };
@@ -43,10 +44,7 @@ const admin = async (inst: Instance, path: string) => {
   return (await res.json()) as any;
 };
 /** The CLI from source against `inst` (its data directory's instance.json). */
-function cli(inst: Instance, args: string[]) {
-  const r = Bun.spawnSync([...SOURCE_CLI, ...args, "--data-dir", inst.dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: inst.dataDir }, stdout: "pipe", stderr: "pipe" });
-  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
-}
+const cli = (inst: Instance, args: string[]) => cliOn(inst.dataDir, args);
 
 beforeAll(async () => {
   pg = await startPostgres();
