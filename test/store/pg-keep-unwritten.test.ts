@@ -57,6 +57,29 @@ async function storeWithRowsInTheAir(url: string, file: string, errors: string[]
   return { s, lock };
 }
 
+/**
+ * Each test's start: a fresh database (`url`; `sql`, a test connection to it) and data directory
+ * (`dir`, the unwritten-rows `file` in it), and `errors` for a store's error lines; `done` releases the
+ * usage lock the test keeps in `lock` (again is harmless) and closes `sql`.
+ */
+async function setUp() {
+  const url = await pg.database("keep");
+  const dir = tempDir();
+  const t = {
+    url,
+    dir,
+    file: join(dir, UNWRITTEN_FILE),
+    errors: [] as string[],
+    sql: new SQL(url, { max: 2 }),
+    lock: undefined as { release: () => Promise<void> } | undefined,
+    done: async () => {
+      await t.lock?.release();
+      await t.sql.close();
+    },
+  };
+  return t;
+}
+
 const count = async (sql: SQL, where = "true") => ((await sql.unsafe(`SELECT count(*)::int AS n FROM usage WHERE ${where}`))[0] as { n: number }).n;
 
 /** switchyard_store_dropped_total as GET /metrics would say it for this store. */
@@ -68,15 +91,11 @@ async function droppedMetric(s: PostgresStore): Promise<number> {
 
 describe("a stop while the database does not answer", () => {
   test("the rows are kept in unwritten-rows.jsonl (0600, no secret), nothing is dropped; the next open writes them (not a binding lapsed since) and removes the file; a start that died before removing it writes none twice", async () => {
-    const url = await pg.database("keep");
-    const dir = tempDir();
-    const file = join(dir, UNWRITTEN_FILE);
-    const errors: string[] = [];
-    const sql = new SQL(url, { max: 2 });
-    let lock: { release: () => Promise<void> } | undefined;
+    const t = await setUp();
+    const { url, file, errors, sql } = t;
     try {
-      const { s, lock: l } = await storeWithRowsInTheAir(url, file, errors, sql);
-      lock = l;
+      const { s, lock } = await storeWithRowsInTheAir(url, file, errors, sql);
+      t.lock = lock;
       // conversation bindings: one still valid at the next start, one lapsed by then (not written back)
       const lapsesAt = Date.now() + 1500;
       s.bind({ key: "conv-live", accountId: "acct-1", expiresAt: Date.now() + 600_000 });
@@ -120,8 +139,7 @@ describe("a stop while the database does not answer", () => {
       expect(await count(sql)).toBe(5);
       expect(errors.filter((m) => m.includes(UNWRITTEN_FILE))).toEqual([]);
     } finally {
-      await lock?.release();
-      await sql.close();
+      await t.done();
     }
   }, 60_000);
 
@@ -234,17 +252,13 @@ describe("a stop while the database does not answer", () => {
   }, 60_000);
 
   test("lines of the file that cannot be read are not deleted with it: once the rest is written the file is kept as unwritten-rows.jsonl.unreadable-<ms> (0600), and a stop replacing it first keeps such a copy", async () => {
-    const url = await pg.database("keep");
-    const dir = tempDir();
-    const file = join(dir, UNWRITTEN_FILE);
-    const errors: string[] = [];
-    const sql = new SQL(url, { max: 2 });
-    let lock: { release: () => Promise<void> } | undefined;
+    const t = await setUp();
+    const { url, dir, file, errors, sql } = t;
     const damaged = ['{"batch":"hand-edited","usage":[1,2', "not json at all"];
     const asides = () => readdirSync(dir).filter((n) => /^unwritten-rows\.jsonl\.unreadable-\d+$/.test(n));
     try {
-      const { s, lock: l } = await storeWithRowsInTheAir(url, file, errors, sql);
-      lock = l;
+      const { s, lock } = await storeWithRowsInTheAir(url, file, errors, sql);
+      t.lock = lock;
       expect((await s.close(Date.now() + 500))?.kept?.usage).toBe(5);
       appendFileSync(file, damaged.join("\n") + "\n");
       // The next start cannot write either (the table still locked), and its stop keeps a row of its own.
@@ -263,7 +277,6 @@ describe("a stop while the database does not answer", () => {
       // The database answers again: the readable rows are written, the damaged file is kept aside, not deleted.
       appendFileSync(file, damaged[1] + "\n");
       await lock.release();
-      lock = undefined;
       await Bun.sleep(5); // a later ms than the first copy's name
       const third = await open();
       try {
@@ -280,21 +293,16 @@ describe("a stop while the database does not answer", () => {
       expect(errors.some((m) => m.includes("1 lines of") && m.includes(`kept as ${join(dir, kept[0]!)}`))).toBe(true);
       expect(infos.some((m) => m.includes(`the file is kept as ${join(dir, kept[0]!)}`))).toBe(true);
     } finally {
-      await lock?.release();
-      await sql.close();
+      await t.done();
     }
   }, 60_000);
 
   test("when the file cannot be written (a directory stands at its path) the rows are lost: counted in switchyard_store_dropped_total, the flush in the air too, and the reason is logged", async () => {
-    const url = await pg.database("keep");
-    const dir = tempDir();
-    const file = join(dir, UNWRITTEN_FILE);
-    const errors: string[] = [];
-    const sql = new SQL(url, { max: 2 });
-    let lock: { release: () => Promise<void> } | undefined;
+    const t = await setUp();
+    const { url, file, errors, sql } = t;
     try {
-      const { s, lock: l } = await storeWithRowsInTheAir(url, file, errors, sql);
-      lock = l;
+      const { s, lock } = await storeWithRowsInTheAir(url, file, errors, sql);
+      t.lock = lock;
       mkdirSync(join(file, "in-the-way"), { recursive: true }); // after the open: the disk fails at the stop
       const result = await s.close(Date.now() + 500);
       expect(result).toEqual({ usage: 5, traces: 3, state: 0, keyUse: 0 });
@@ -302,8 +310,7 @@ describe("a stop while the database does not answer", () => {
       expect(errors.some((m) => m.startsWith(`could not keep the unwritten rows in ${file}`))).toBe(true);
       expect(statSync(file).isDirectory()).toBe(true);
     } finally {
-      await lock?.release();
-      await sql.close();
+      await t.done();
     }
   }, 60_000);
 });
