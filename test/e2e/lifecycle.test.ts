@@ -32,13 +32,13 @@ const started: Instance[] = [];
 beforeAll(async () => {
   fake = await startFakeUpstream();
 });
+// The instances a test left running stop together: one at a time, at load each stop can take seconds and
+// the hook's default 5 s ran out (seen at load 9–12 beside other suites).
 afterAll(async () => {
-  for (const i of started) {
-    await stopInstance(i);
-    rmSync(i.dataDir, { recursive: true, force: true });
-  }
+  await Promise.all(started.map((i) => stopInstance(i)));
+  for (const i of started) rmSync(i.dataDir, { recursive: true, force: true });
   await fake?.stop();
-});
+}, 30_000);
 
 async function start(env: Record<string, string> = {}): Promise<Instance> {
   const i = await startInstance({ yaml: YAML(fake.url), env: { ...ENV, ...env } });
@@ -341,7 +341,10 @@ describe("a config file start cannot use", () => {
       writeFileSync(bad, "accounts:\n  - { id: a, provider: nope, api_key: env:UNSET_KEY_FOR_TEST }\n");
       const run = (config: string) => {
         const r = Bun.spawnSync([...SOURCE_CLI, "start", "--config", config, "--port", "0", "--data-dir", dir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir }, timeout: 20_000 });
-        return { code: r.exitCode, lines: r.stderr.toString().trim().split("\n") };
+        // stderr: the failure's JSON line first (start-failure-lines.test.ts checks it), then the text for people
+        const [json, ...lines] = r.stderr.toString().trim().split("\n");
+        expect(JSON.parse(json!)).toMatchObject({ level: "error", msg: "switchyard failed to start" });
+        return { code: r.exitCode, lines };
       };
       const one = run(bad);
       expect(one.code).toBe(1);
@@ -393,7 +396,7 @@ describe("one gateway per port and per data directory", () => {
     for (const dataDir of [file, join(file, "sub")]) {
       const r = Bun.spawnSync([...SOURCE_CLI, "start", "--port", "0", "--data-dir", dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir }, timeout: 20_000 });
       expect(r.exitCode).toBe(1);
-      expect(r.stderr.toString().trim()).toBe(`switchyard failed to start: the data directory ${dataDir} is a file, or lies under one: name a directory with --data-dir DIR (it is made when missing)`);
+      expect(r.stderr.toString().trim().split("\n").at(-1)).toBe(`switchyard failed to start: the data directory ${dataDir} is a file, or lies under one: name a directory with --data-dir DIR (it is made when missing)`);
     }
     rmSync(dir, { recursive: true, force: true });
   }, 30_000);
