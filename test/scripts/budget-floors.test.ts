@@ -36,12 +36,13 @@ test("the floor table is read per lane: the top rung, switchyard's ratio and wha
   expect(readFloorTable("no table here").lanes.size).toBe(0);
 });
 
-test("a missed lane lists its rows furthest over target with their floors and reasons; the harness row is left out", () => {
+test("a lane over its allowance lists its rows furthest over target with their floors and reasons; feature code is named as such; the harness row is left out", () => {
   const table = missedTargetsTable(
     [
       {
         name: "chat→chat json",
-        ratio: 3.39,
+        above: 70,
+        allowance: 56,
         target: 2,
         rows: [
           { row: "in-process upstream reply (harness; the raw pipe pays it too)", measured: 40, target: 0 },
@@ -51,7 +52,9 @@ test("a missed lane lists its rows furthest over target with their floors and re
           { row: "resolve/order/pick", measured: 9, target: 1.5 },
         ],
       },
-      { name: "messages→chat stream", ratio: 2.9, target: 3, rows: [{ row: "guard", measured: 1, target: 0.5 }] },
+      // 90 µs above an in-process raw pipe that is ~6× cheaper than over the wire: 5× the allowance of
+      // its in-process raw, but within (3 − 1) × 62 µs over the wire, so the lane is met.
+      { name: "messages→chat stream", above: 90, allowance: 124, target: 3, rows: [{ row: "guard", measured: 1, target: 0.5 }] },
     ],
     readFloorTable(FLOOR_DOC),
     2,
@@ -59,14 +62,38 @@ test("a missed lane lists its rows furthest over target with their floors and re
   const lines = table.split("\n");
   expect(lines[0]).toContain("09:57 UTC");
   expect(lines.slice(2)).toEqual([
-    `| chat→chat json: 3.39× / 2× in process; over the wire the floor 1.60×, switchyard 2.20× | resolve/order/pick (+7.5: 9.0 / 1.5) | no rung | ${ROW_FLOORS["resolve/order/pick"]!.why} |`,
+    `| chat→chat json: 70.0 / 56.0 µs above the raw pipe (2.25× / 2× over the wire); over the wire the floor 1.60×, switchyard 2.20× | resolve/order/pick (+7.5: 9.0 / 1.5) | no rung | feature code, not a Bun limit: ${ROW_FLOORS["resolve/order/pick"]!.why} |`,
     `|  | commit point and JS reply stream (+5.5: 7.6 / 2.1) | rung 3 (+5 µs) | ${ROW_FLOORS["commit point and JS reply stream"]!.why} |`,
-    "| messages→chat stream: 2.90× / 3× in process; over the wire the floor 2.18×, switchyard 3.19× | met | | |",
+    "| messages→chat stream: 90.0 / 124 µs above the raw pipe (2.45× / 3× over the wire); over the wire the floor 2.18×, switchyard 3.19× | met | | |",
   ]);
 });
 
 test("a budget row without a floor is refused, so no row is printed without its reason", () => {
-  expect(() => missedTargetsTable([{ name: "x", ratio: 9, target: 2, rows: [{ row: "a new row", measured: 5, target: 1 }] }], readFloorTable(""))).toThrow(
+  expect(() => missedTargetsTable([{ name: "x", above: 9, allowance: 1, target: 2, rows: [{ row: "a new row", measured: 5, target: 1 }] }], readFloorTable(""))).toThrow(
     'budget row "a new row" has no floor',
   );
+});
+
+test("the rows whose reason is switchyard's own feature code say so; the rows with a Bun floor do not", () => {
+  const feature = Object.entries(ROW_FLOORS).filter(([, f]) => f.feature).map(([row]) => row);
+  expect(feature.sort()).toEqual(
+    [
+      "guard",
+      "resolve/order/pick",
+      "attempt loop",
+      "affinity key (X-Switchyard-Cache)",
+      "cost and key-limit accounting",
+      "event publishing",
+      "gateway wrapper (handle, redaction check, candidates)",
+      "the app's request hooks (started/finish, after-reply queue)",
+      "remainder",
+    ].sort(),
+  );
+  const table = missedTargetsTable(
+    [{ name: "chat→chat json", above: 80, allowance: 55, target: 2, rows: [{ row: "GC (JS-thread pauses + GC helper threads)", measured: 9, target: 3 }, { row: "attempt loop", measured: 6, target: 1 }] }],
+    readFloorTable(""),
+  );
+  const why = (row: string) => table.split("\n").find((l) => l.includes(`| ${row} (+`))!.split("|").at(-2)!.trim();
+  expect(why("attempt loop")).toBe(`feature code, not a Bun limit: ${ROW_FLOORS["attempt loop"]!.why}`);
+  expect(why("GC (JS-thread pauses + GC helper threads)")).toBe(ROW_FLOORS["GC (JS-thread pauses + GC helper threads)"]!.why);
 });
