@@ -8,7 +8,7 @@ import { configKeyIdFor, keyIdFor } from "../../pipeline/index.ts";
 import type { ClientKey } from "../../pipeline/ports.ts";
 import { checkLimits, checkName, checkScopes, checkTag, freezeKey, MAX_SECRET_LENGTH, omitUndefined, parseLimits, parseScopes } from "./rows.ts";
 import { bytesEqual, keyPrefix, sha256 } from "./secrets.ts";
-import { type ConfigKey, type KeyInfo, StoreError } from "./types.ts";
+import { type ConfigKey, type KeyInfo, type KeyLimitsChange, StoreError } from "./types.ts";
 
 interface CachedKey {
   hash: Buffer;
@@ -69,6 +69,10 @@ export class KeyCache {
   private dbKeys = new Map<string, CachedKey>();
   /** How many stored keys are disabled (`disabled` answers at once while there are none). */
   private disabledCount = 0;
+  /** The active stored keys' limits as stored (JSON text, or null), by key id, as last set. */
+  private storedLimits = new Map<string, string | null>();
+  /** Told of the stored keys whose limits a re-read found changed ({@link onLimitsChanged}). */
+  private readonly limitsListeners = new Set<(changes: KeyLimitsChange[]) => void>();
 
   /** @param now ms since the epoch (when a rotated key's previous secret stops being accepted) */
   constructor(private readonly now: () => number = Date.now) {}
@@ -191,19 +195,37 @@ export class KeyCache {
   }
 
   /**
-   * Replaces the stored keys with these rows (revoked rows are skipped; every row's name counts for the
-   * config keys' ids, and a change there rebuilds them).
+   * Calls `listener` when {@link setStoredKeys} finds active stored keys whose limits differ from the
+   * previous rows' (same id): see `KeyStore.onKeyLimitsChanged`. Returns the unsubscribe.
    */
-  setStoredKeys(rows: Iterable<KeyRow>): void {
+  onLimitsChanged(listener: (changes: KeyLimitsChange[]) => void): () => void {
+    this.limitsListeners.add(listener);
+    return () => this.limitsListeners.delete(listener);
+  }
+
+  /**
+   * Replaces the stored keys with these rows (revoked rows are skipped; every row's name counts for the
+   * config keys' ids, and a change there rebuilds them). Active keys whose stored limits differ from the
+   * previous rows' are reported to the {@link onLimitsChanged} listeners, but the key named `ownChange`
+   * (the re-read of this process's own `updateKey`, whose caller knows the change).
+   */
+  setStoredKeys(rows: Iterable<KeyRow>, ownChange?: string): void {
     const map = new Map<string, CachedKey>();
     const storedNames = new Set<string>();
     const namesakes = new Set<string>();
+    const storedLimits = new Map<string, string | null>();
+    const changed: KeyLimitsChange[] = [];
     let disabledCount = 0;
     for (const row of rows) {
       storedNames.add(row.name);
       if (this.configNames.has(row.name)) namesakes.add(row.name);
       if (row.revoked_at !== null) continue;
-      const key = freezeKey({ name: row.name, id: keyIdFor(row.name, row.generation ?? 0), scopes: parseScopes(row.scopes), tag: row.tag ?? undefined, limits: parseLimits(row.limits), source: "db" });
+      const id = keyIdFor(row.name, row.generation ?? 0);
+      const key = freezeKey({ name: row.name, id, scopes: parseScopes(row.scopes), tag: row.tag ?? undefined, limits: parseLimits(row.limits), source: "db" });
+      const text = row.limits ?? null;
+      storedLimits.set(id, text);
+      const was = this.storedLimits.get(id);
+      if (was !== undefined && was !== text && row.name !== ownChange && this.limitsListeners.size > 0) changed.push({ id, name: row.name, before: parseLimits(was), after: key.limits });
       const off = row.disabled_at != null ? { disabled: true as const } : {};
       if (row.disabled_at != null) disabledCount++;
       map.set(row.hash, { hash: Buffer.from(row.hash, "hex"), key, ...off });
@@ -213,9 +235,18 @@ export class KeyCache {
     this.dbKeys = map;
     this.disabledCount = disabledCount;
     this.storedNames = storedNames;
+    this.storedLimits = storedLimits;
     if (namesakes.size !== this.namesakes.size || [...namesakes].some((n) => !this.namesakes.has(n))) {
       this.namesakes = namesakes;
       this.buildConfigKeys();
+    }
+    if (changed.length === 0) return;
+    for (const listener of this.limitsListeners) {
+      try {
+        listener(changed);
+      } catch {
+        // a listener's failure does not undo the re-read
+      }
     }
   }
 
@@ -312,6 +343,11 @@ export abstract class CachedKeys {
    */
   setConfigKeys(keys: ConfigKey[]): void {
     this.cache.setConfigKeys(keys);
+  }
+
+  /** Tells `listener` of the stored keys whose limits a re-read found changed (KeyStore.onKeyLimitsChanged, KeyCache.onLimitsChanged). */
+  onKeyLimitsChanged(listener: (changes: KeyLimitsChange[]) => void): () => void {
+    return this.cache.onLimitsChanged(listener);
   }
 
   /** The disabled key whose secret this is (KeyCache.disabled). Memory only. */

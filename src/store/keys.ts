@@ -5,6 +5,18 @@
 import type { BudgetWindow, ClientKey, KeyLimits, KeyLookup } from "../../pipeline/ports.ts";
 import type { Awaitable } from "./types.ts";
 
+/**
+ * A stored key whose limits another writer changed ({@link KeyStore.onKeyLimitsChanged}): its id
+ * (pipeline/key-id.ts), its name, its limits as this process last read them and as it reads them now
+ * (undefined: none).
+ */
+export interface KeyLimitsChange {
+  id: string;
+  name: string;
+  before?: KeyLimits;
+  after?: KeyLimits;
+}
+
 /** A client key declared in the config file (SPEC 2.3 `keys:`), secret already resolved from env/file. */
 export interface ConfigKey {
   name: string;
@@ -190,6 +202,17 @@ export interface KeyStore extends KeyLookup {
 
   /** Re-reads stored keys into the lookup cache (picks up changes made by other instances). */
   refreshKeys(): Awaitable<void>;
+
+  /**
+   * Calls `listener` after a re-read of the stored keys found active keys whose limits differ from the
+   * previous read's (same key id; a key new to the cache, revoked or only re-read is not reported): a
+   * change another instance of a shared store made (learned within about a second of its announcement,
+   * or at the periodic re-read), or one made in this process's database by another connection. The
+   * re-read a key's own `updateKey` makes here does not report that key (its caller knows the change).
+   * Called synchronously, once per re-read with every such key; a listener that throws is ignored.
+   * Optional (the embedded store's keys change only through this process). Returns the unsubscribe.
+   */
+  onKeyLimitsChanged?(listener: (changes: KeyLimitsChange[]) => void): () => void;
 
   /**
    * SPEC 9.6, the embedded store only: the persisted budget windows of every key (ended ones included;

@@ -153,7 +153,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
       this.refuseConfigName(n);
       throw new StoreError("not_found", `no active key named ${JSON.stringify(n)}`);
     }
-    await this.reloadKeys();
+    await this.reloadKeys(n); // its caller raises the change's alerts (src/admin/key-change.ts)
     this.ctx.announce("keys");
     return (await this.listKeys()).find((k) => k.name === n && k.source === "db" && k.revokedAt === undefined)!;
   }
@@ -167,14 +167,16 @@ export class PgKeys extends CachedKeys implements KeyStore {
   /**
    * Re-reads the key cache (another instance changed keys, or the periodic re-read). Re-reads overlap
    * (a change here, an announcement, the timer): an answer older than one already applied is dropped,
-   * so a slow read cannot bring back a key revoked since it started.
+   * so a slow read cannot bring back a key revoked since it started. `ownChange`: the name of the key
+   * this instance's `updateKey` just changed, whose limits change is not reported to `onKeyLimitsChanged`
+   * by this re-read (KeyCache.setStoredKeys).
    */
-  async reloadKeys(): Promise<void> {
+  async reloadKeys(ownChange?: string): Promise<void> {
     const seq = ++this.reloadSeq;
     const rows = await this.rows();
     if (seq < this.appliedSeq) return;
     this.appliedSeq = seq;
-    this.cache.setStoredKeys(rows);
+    this.cache.setStoredKeys(rows, ownChange);
   }
 
   private async rows(): Promise<KeyRow[]> {

@@ -23,6 +23,7 @@ import type {
   Circuit,
   ConfigKey,
   KeyChange,
+  KeyLimitsChange,
   Cooldown,
   KeyBudgetRow,
   Quarantine,
@@ -308,6 +309,7 @@ export class PostgresStore implements Store {
   setKeyDisabled(name: string, disabled: boolean) { return this.keys.setKeyDisabled(name, disabled); }
   disabled(secret: string) { return this.keys.disabled(secret); }
   refreshKeys() { return this.keys.refreshKeys(); }
+  onKeyLimitsChanged(listener: (changes: KeyLimitsChange[]) => void) { return this.keys.onKeyLimitsChanged(listener); }
 
   // -- accounts --------------------------------------------------------------------------------
   listAccounts() { return this.accounts.listAccounts(); }

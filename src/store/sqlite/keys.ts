@@ -163,7 +163,7 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
       this.refuseConfigName(n);
       throw new StoreError("not_found", `no active key named ${JSON.stringify(n)}`);
     }
-    this.reloadKeys();
+    this.reloadKeys(n);
     return this.listKeys().find((k) => k.name === n && k.source === "db" && k.revokedAt === undefined)!;
   }
 
@@ -215,8 +215,9 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
     for (const stmt of Object.values(this.s)) stmt.finalize();
   }
 
-  private reloadKeys(): void {
-    this.cache.setStoredKeys(this.s.keysAll.all() as KeyRow[]);
+  /** Re-reads the key cache; `ownChange`: the key this process's `updateKey` just changed (not reported, KeyCache.setStoredKeys). */
+  private reloadKeys(ownChange?: string): void {
+    this.cache.setStoredKeys(this.s.keysAll.all() as KeyRow[], ownChange);
     this.dataVersion = (this.s.dataVersion.get() as { data_version: number }).data_version;
   }
 }
