@@ -487,9 +487,31 @@ export class AlertWebhook {
    * (`AlertClaimer.release`): an instance that raised the alert too and was refused by the lease delivers
    * it at its next ask (≤ `retakeEveryMs`, 5 s), not at the lease's end (~3.4 min), as before; the lease
    * of one whose POST succeeded is settled instead. A store that cannot answer leaves the lease to
-   * lapse. Resolves once all that is done.
+   * lapse. Resolves once all that is done. When it dropped alerts it logs one `warn` line with their
+   * number (`dropped`, and by event: `events`) and whether another instance can still deliver them
+   * (with `claim`: those that raised them too; until 2026-12-06, later, the stop said nothing of them).
    */
   async close(): Promise<void> {
+    const before = new Map([...this.counts].map(([event, c]) => [event, c.dropped] as const));
+    await this.end();
+    const events: Record<string, number> = {};
+    let dropped = 0;
+    for (const [event, c] of this.counts) {
+      const n = c.dropped - (before.get(event) ?? 0);
+      if (n <= 0) continue;
+      events[event] = n;
+      dropped += n;
+    }
+    if (dropped === 0) return;
+    const alerts = dropped === 1 ? "1 alert" : `${dropped} alerts`;
+    const msg = this.opts.claim
+      ? `stopping: ${alerts} not delivered to the webhook by this instance dropped here; another instance sharing the database that raised ${dropped === 1 ? "it" : "them"} too delivers ${dropped === 1 ? "it" : "them"} (this instance's leases are given up)`
+      : `stopping: ${alerts} not delivered to the webhook dropped (lost: no other instance delivers ${dropped === 1 ? "it" : "them"})`;
+    this.logLine({ level: "warn", time: Date.now(), msg, dropped, events });
+  }
+
+  /** {@link close} but its log line. */
+  private async end(): Promise<void> {
     this.unsubscribe();
     this.closed = true;
     for (const p of this.early) this.count(p.payload.event, "dropped");

@@ -252,11 +252,12 @@ describe("the webhook", () => {
     ) as typeof fetch;
     const asked: string[] = [];
     const released: string[] = [];
+    const logs: string[] = [];
     const hook = new AlertWebhook(bus, {
       url: () => "http://127.0.0.1:9/hook",
       fetchImpl: hangs,
       concurrency: 2,
-      log: () => {},
+      log: (l) => void logs.push(l),
       claim: {
         // another instance's lease holds provider:held's claim; the others are this instance's
         take: async (c) => (asked.push(c.name), c.name.endsWith("provider:held") ? { taken: false, holder: "trying", retryInMs: 60_000 } : { taken: true }),
@@ -271,6 +272,37 @@ describe("the webhook", () => {
     await hook.close();
     expect(hook.deliveryCounts()).toEqual([{ event: "circuit_open", result: "dropped", count: 4 }]);
     expect(released.sort()).toEqual(["alert:circuit_open:provider:a", "alert:circuit_open:provider:c"]);
+    // the stop says so (try22 P6: it said nothing), and that another instance that raised them delivers them
+    expect(logs.map((l) => JSON.parse(l))).toEqual([
+      {
+        level: "warn",
+        time: expect.any(Number),
+        msg: "stopping: 4 alerts not delivered to the webhook by this instance dropped here; another instance sharing the database that raised them too delivers them (this instance's leases are given up)",
+        dropped: 4,
+        events: { circuit_open: 4 },
+      },
+    ]);
+  });
+
+  test("a clean stop of an instance alone (no claims) logs the alerts it drops as lost; one that drops none logs nothing", async () => {
+    const bus = new EventBus();
+    let posts = 0;
+    const hangs = Object.assign(
+      (_url: unknown, init?: RequestInit) => {
+        posts++;
+        return new Promise<Response>((_, reject) => init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))));
+      },
+      { preconnect: fetch.preconnect },
+    ) as typeof fetch;
+    const logs: string[] = [];
+    const hook = new AlertWebhook(bus, { url: () => "http://127.0.0.1:9/hook", fetchImpl: hangs, log: (l) => void logs.push(l) });
+    bus.publish({ type: "alert", event: "quota_threshold", at: T, subject: "key:ci", detail: {} });
+    await until(() => posts === 1);
+    await hook.close();
+    expect(logs.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ level: "warn", msg: "stopping: 1 alert not delivered to the webhook dropped (lost: no other instance delivers it)", dropped: 1, events: { quota_threshold: 1 } })]);
+    const quiet: string[] = [];
+    await new AlertWebhook(new EventBus(), { url: () => "http://127.0.0.1:9/hook", log: (l) => void quiet.push(l) }).close();
+    expect(quiet).toEqual([]);
   });
 
   test("an alert whose claim hears 'another instance is trying' just as the webhook stops is counted dropped, not lost from the counts (review18 R3)", async () => {
