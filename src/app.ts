@@ -343,7 +343,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   // SPEC 9.5/9.6, D-2: client key limits, in memory (embedded store, budget windows kept there) or across instances.
   const { counters: keyCounters, budgetWindows } = await keyLimitCounters(store, clock, log);
   // SPEC 9.7: alerts on the bus, and their webhook (a bounded queue drained off the request path).
-  const { alerts, recentAlerts, alertLog, webhook, budgetChanges } = startAlerts({ bus, store, clock, registry, keyCounters, config: () => cfg, secrets, fetchImpl: opts.fetchImpl, log });
+  const { alerts, recentAlerts, webhook, budgetChanges, close: closeAlerts } = startAlerts({ bus, store, clock, registry, keyCounters, config: () => cfg, secrets, fetchImpl: opts.fetchImpl, log });
   const accounting = new RequestAccounting({
     pricing: () => cfg.settings.pricing,
     priceTable: priceTableOnFirstUse(),
@@ -675,9 +675,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
       stopChanges();
       budgetWindows?.stop();
       registry.close();
-      alerts.close();
-      recentAlerts.close();
-      alertLog.close();
+      closeAlerts(); // raising, listing and logging alerts (the webhook delivers until after the last requests)
       watcher?.();
       if (listenHup) process.off("SIGHUP", hupWithoutFile);
     };

@@ -73,7 +73,8 @@ function storeChange(input: v.InferOutput<typeof KeyChangeBody>): KeyChange {
  * 503 while a shared store is away. The next request of the key is checked against the new limits and
  * scopes, on every instance of a shared store within about a second (the change is announced as a
  * revoke is). A budget lowered under what its window already used raises, before the answer, the
- * `quota_threshold` alerts it is now past (the share 1 when it is used up; src/alerts/budget-change-alerts.ts).
+ * `quota_threshold` alerts it is now past (the share 1 when it is used up; src/alerts/budget-change-alerts.ts),
+ * and the other instances of a shared store raise them as they re-read the key.
  */
 export async function changeKey(deps: AdminDeps, name: string, request: Request): Promise<unknown> {
   const input = await readBody(request, KeyChangeBody);

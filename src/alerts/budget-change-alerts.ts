@@ -12,12 +12,20 @@
  * as delivered ({@link BudgetChangeAlertsDeps.claimPassed}), for the instances that learn the use late.
  *
  * The changes come from `PATCH /admin/api/keys/{name}` (which `switchyard keys set` and the dashboard's
- * Edit limits call; only the instance that took the change raises: the key's use is the same on every
- * instance of a shared store) and from a config reload that changes a file key's `limits.budgets`
- * (every instance reading the file raises; on a shared store the alert's claim, which names the key,
- * window, unit, amount, threshold and window end, has the webhook deliver it once:
- * src/alerts/alert-claim.ts). A key new to the file raises nothing at its reload. A request admitted
- * before the change and settled after it is judged against the new budget ({@link BudgetChangeAlerts.settled}).
+ * Edit limits call: {@link BudgetChangeAlerts.changed}), from a config reload that changes a file key's
+ * `limits.budgets` (every instance reading the file raises) and, on a shared store, from the other
+ * instances' re-read of the changed key ({@link BudgetChangeAlerts.learned}, within about a second:
+ * `KeyStore.onKeyLimitsChanged`; they raise {@link LEARNED_AFTER_MS} later, so that the changing
+ * instance, which read the freshest use, claims first). So every instance raises the change's alerts, lists them
+ * (`GET /admin/api/alerts`, the dashboard's Recent alerts) and offers them to its webhook; the alert's
+ * claim, which names the key, window, unit, amount, threshold and window end (the same on every
+ * instance), has the webhook deliver it once, and another instance that raised it delivers it when the
+ * first stops before its POST succeeded (src/alerts/alert-claim.ts). Until 2026-12-06 (later) only the
+ * instance that took a PATCH raised its alerts: the others never listed them, and they were lost when it
+ * stopped while the webhook was down (try22's tryout, P6). A key new to the file raises nothing at its
+ * reload, nor a key another instance created. A request admitted before the change and settled after it
+ * is judged against the new budget ({@link BudgetChangeAlerts.settled}), on the instances that learn
+ * the change too.
  */
 import type { BudgetChange, ClientKey, KeyBudget, KeyLimitCounters, KeyLimits } from "../../pipeline/ports.ts";
 import type { AlertEvent } from "../events/bus.ts";
@@ -39,6 +47,8 @@ export interface BudgetChangeAlertsDeps {
   now: () => number;
   /** Where a warning goes (one JSON line). */
   log?: (line: string) => void;
+  /** How long {@link BudgetChangeAlerts.learned} waits before it reads the use and raises, ms. Default {@link LEARNED_AFTER_MS} (3 000). */
+  learnedAfterMs?: number;
 }
 
 const unitOf = (b: KeyBudget) => (b.usd !== undefined ? "usd" : "tokens");
@@ -65,6 +75,18 @@ export function changedBudgets(before: KeyLimits | undefined, after: KeyLimits |
  */
 const REPLACED_FOR_MS = 3_600_000;
 
+/**
+ * How long an instance that learned another's change of a key's budgets waits before it reads the
+ * window's use and raises the change's alerts ({@link BudgetChangeAlerts.learned}), ms. The instance that
+ * took the change raises them before its PATCH answers (after at most one read of the use, ≤ 2 s) and its
+ * webhook claims them at once: it then holds them, with the use it read (the freshest: the use of its
+ * last requests reaches the others within about a second). The others' copies wait for its lease: they
+ * deliver only what it does not (it stopped first). Without the wait the other instance, which learns
+ * the change within ms, could claim first and post the use it knew a second before (850 where the
+ * changing instance read 860).
+ */
+export const LEARNED_AFTER_MS = 3_000;
+
 /** Raises the budget alerts of an operator's change of a key's budgets; see the module comment. */
 export class BudgetChangeAlerts {
   /**
@@ -72,6 +94,15 @@ export class BudgetChangeAlerts {
    * (`to`; absent: removed) and when (ms since the epoch). Kept for {@link REPLACED_FOR_MS}.
    */
   private readonly replaced = new Map<string, { from: Set<number>; to?: KeyBudget; at: number }>();
+
+  /**
+   * The changes {@link learned} here whose alerts wait ({@link LEARNED_AFTER_MS}): the key's id, its
+   * limits after (JSON), and what ends the wait without raising (`drop`). Read by
+   * {@link changed}: the re-read a PATCH here makes does not report its own change, but one started
+   * between the PATCH's write and that re-read (another instance's change announced, the periodic
+   * re-read) does, a few ms before the PATCH's own call, which then raises it.
+   */
+  private readonly waiting = new Set<{ id: string; after: string; dropped: boolean; drop: () => void }>();
 
   constructor(private readonly deps: BudgetChangeAlertsDeps) {}
 
@@ -119,15 +150,67 @@ export class BudgetChangeAlerts {
   }
 
   /**
-   * Key `id` (pipeline/key-id.ts) had the limits `before` and has `after` now: raises the thresholds a
-   * lowered (or added) budget is past at its window's use now, and with `claimPassed` claims those the
-   * use was past under both amounts. Resolves once they are on the bus and claimed (after at most one
-   * read of the shared store, ≤ 2 s, and a claim per threshold); never rejects (a failure is logged; a
-   * claim that fails is logged and does not keep the change's own alerts from being raised).
+   * Key `id` (pipeline/key-id.ts) had the limits `before` and has `after` now, changed through this
+   * instance (its admin API, its config file): raises the thresholds a lowered (or added) budget is past
+   * at its window's use now, and with `claimPassed` claims those the use was past under both amounts.
+   * Resolves once they are on the bus and claimed (after at most one read of the shared store, ≤ 2 s,
+   * and a claim per threshold); never rejects (a failure is logged; a claim that fails is logged and
+   * does not keep the change's own alerts from being raised). The same change reported by a re-read of
+   * the store a moment before ({@link learned}, still waiting) is raised here only.
    */
-  async changed(id: string, before: KeyLimits | undefined, after: KeyLimits | undefined): Promise<void> {
+  changed(id: string, before: KeyLimits | undefined, after: KeyLimits | undefined): Promise<void> {
+    // this change, reported by a re-read of the store a moment before: raised here, with its claims
+    const text = JSON.stringify(after ?? null);
+    for (const w of this.waiting) if (w.id === id && w.after === text) w.drop();
     this.noteReplaced(id, before, after);
-    const { claimPassed } = this.deps;
+    return this.raise(id, before, after, true);
+  }
+
+  /**
+   * As {@link changed}, for a change another instance of a shared store took, learned here from the
+   * store's re-read of the key (`KeyStore.onKeyLimitsChanged`, within about a second): a request
+   * settled here from now on is judged against the new budget, the window's use is read at once, and
+   * {@link LEARNED_AFTER_MS} later the same alerts are raised (their claims are the same, so the webhook
+   * delivers each once across instances), without claiming the thresholds passed under both amounts:
+   * the instance that took the change claims those, knowing the amount the key had just before it
+   * (this instance may have missed a change in between). Resolves once raised (or dropped: {@link close},
+   * or this instance's own call of the change); never rejects.
+   */
+  learned(id: string, before: KeyLimits | undefined, after: KeyLimits | undefined): Promise<void> {
+    this.noteReplaced(id, before, after);
+    let wake!: () => void;
+    const waited = new Promise<void>((resolve) => (wake = resolve));
+    const timer = setTimeout(wake, this.deps.learnedAfterMs ?? LEARNED_AFTER_MS);
+    timer.unref?.();
+    const w = { id, after: JSON.stringify(after ?? null), dropped: false, drop: () => {} };
+    w.drop = () => {
+      w.dropped = true;
+      clearTimeout(timer);
+      wake();
+    };
+    this.waiting.add(w);
+    // the use is read now (at the change, as the changing instance read it); the alerts wait
+    return this.raise(id, before, after, false, async () => {
+      await waited;
+      return !w.dropped;
+    }).finally(() => {
+      clearTimeout(timer);
+      this.waiting.delete(w);
+    });
+  }
+
+  /** Drops the alerts of the changes {@link learned} and still waiting (the instance stops). */
+  close(): void {
+    for (const w of [...this.waiting]) w.drop();
+  }
+
+  /**
+   * The alerts of one change, and with `claim` and `claimPassed` its passed thresholds' claims; see
+   * {@link changed}. `until`, when given, is awaited after the use is read and before anything is raised
+   * or claimed: false drops the change's alerts.
+   */
+  private async raise(id: string, before: KeyLimits | undefined, after: KeyLimits | undefined, claim: boolean, until?: () => Promise<boolean>): Promise<void> {
+    const claimPassed = claim ? this.deps.claimPassed : undefined;
     // a raised budget raises nothing: without claims to make, its use is not even read
     const look = changedBudgets(before, after).filter((c) => claimPassed || c.previous === undefined || amountOf(c.budget) < c.previous);
     if (look.length === 0) return;
@@ -140,6 +223,7 @@ export class BudgetChangeAlerts {
       });
       if (changes.length === 0) return;
       const now = this.deps.now();
+      if (until && !(await until())) return;
       if (claimPassed) {
         // Best effort: a claim the store could not take (a hiccup) is logged; the change's own alerts are raised anyway.
         const claimed = await Promise.allSettled(this.deps.alerts.budgetAlertsPassedBefore(id, changes, now).map((e) => claimPassed(e)));

@@ -3,8 +3,8 @@
  * which was at the 700-line limit): the {@link Alerts} that raise them on the bus (key budgets as their
  * requests settle, account quota windows on a timer), the list `GET /admin/api/alerts` serves, their log
  * lines, the webhook that POSTs them, claiming each across instances on a shared store (SPEC D-2,
- * src/alerts/alert-claim.ts), and the alerts of a key budget an operator lowered
- * (src/alerts/budget-change-alerts.ts).
+ * src/alerts/alert-claim.ts), and the alerts of a key budget an operator lowered, raised by every
+ * instance of a shared store (src/alerts/budget-change-alerts.ts).
  */
 import type { Clock, KeyLimitCounters } from "../../pipeline/ports.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
@@ -33,14 +33,20 @@ export interface StartAlertsDeps {
   log: (line: string) => void;
 }
 
-/** The alert parts {@link startAlerts} made; `close` each but the webhook at a stop, the webhook after the last requests. */
+/** The alert parts {@link startAlerts} made; `close` at a stop, the webhook's `close` after the last requests. */
 export interface StartedAlerts {
   alerts: Alerts;
   recentAlerts: RecentAlerts;
   alertLog: AlertLog;
   webhook: AlertWebhook;
-  /** A key's budgets changed by an operator (admin API, config reload): the alerts of a lowered budget; settled requests' budget steps go through its `settled`. */
+  /**
+   * A key's budgets changed by an operator (admin API, config reload, and on a shared store another
+   * instance's change as this one learns it): the alerts of a lowered budget; settled requests' budget
+   * steps go through its `settled`.
+   */
   budgetChanges: BudgetChangeAlerts;
+  /** Stops raising and listing alerts (all but the webhook, closed after the last requests). */
+  close(): void;
 }
 
 /** Makes and wires the instance's alerts; see the module comment. */
@@ -67,8 +73,18 @@ export function startAlerts(deps: StartAlertsDeps): StartedAlerts {
     : undefined;
   const budgetChanges = new BudgetChangeAlerts({ counters: keyCounters, alerts, now: () => clock.now(), log, claimPassed });
   if (keyCounters instanceof SharedKeyCounters) keyCounters.onOthersBudgetChange = (key, changes, now) => budgetChanges.settled(key, changes, now);
+  // A budget another instance lowered (its PATCH, `keys set`, Edit limits): raised here too as the key is
+  // re-read (within about a second), so every instance lists the change's alerts and can deliver them.
+  const unfollow = store.shared ? store.onKeyLimitsChanged?.((changed) => changed.forEach((c) => void budgetChanges.learned(c.id, c.before, c.after))) : undefined;
   const recentAlerts = new RecentAlerts(bus);
   const alertLog = new AlertLog(bus, log, () => secrets());
   const webhook = new AlertWebhook(bus, { url: () => config().settings.alerts.webhook, secrets: () => secrets(), fetchImpl: deps.fetchImpl, log, claim });
-  return { alerts, recentAlerts, alertLog, webhook, budgetChanges };
+  const close = () => {
+    unfollow?.();
+    budgetChanges.close();
+    alerts.close();
+    recentAlerts.close();
+    alertLog.close();
+  };
+  return { alerts, recentAlerts, alertLog, webhook, budgetChanges, close };
 }

@@ -27,7 +27,7 @@ function spent850(claims?: AlertEvent[], claim?: (e: AlertEvent) => Promise<void
   alerts.budgetChanged("ci", counters.settle("ci", usd(10), { tokens: 100, usd: 8.5 }, T, admitted.ticket), T);
   let reads = 0;
   const counted = { ...counters, budgetUse: (...a: Parameters<MemoryKeyCounters["budgetUse"]>) => (reads++, counters.budgetUse(...a)) } as unknown as MemoryKeyCounters;
-  const changes = new BudgetChangeAlerts({ counters: counted, alerts, now: () => T, claimPassed: claim ?? (claims ? async (e) => void claims.push(e) : undefined), log });
+  const changes = new BudgetChangeAlerts({ counters: counted, alerts, now: () => T, claimPassed: claim ?? (claims ? async (e) => void claims.push(e) : undefined), log, learnedAfterMs: 20 });
   /**
    * A request of `ci` admitted under `limits` (what it is settled against: its key as it was admitted),
    * settled later with `spent` USD through {@link BudgetChangeAlerts.settled}, as the app does.
@@ -119,6 +119,40 @@ describe("a key budget changed by an operator", () => {
     await k.changes.changed("ci", usd(9), undefined);
     third(1); // 9.7: past all of $9, which is gone
     expect(k.got.length).toBe(3);
+    k.close();
+  });
+
+  test("learned from another instance's change (a shared store's re-read): the same alerts, with the use read at once, raised a moment later (the changing instance claims first); no claims; a request in flight here judged against the new budget", async () => {
+    const claims: AlertEvent[] = [];
+    const k = spent850(claims);
+    const settle = k.inFlight(usd(10)); // admitted here under the $10 budget
+    const learned = k.changes.learned("ci", usd(10), usd(8.8));
+    await Bun.sleep(0); // the use is read (8.5)
+    expect(k.got.length).toBe(1); // nothing yet
+    settle(1); // $9.50: all of $8.80 (not 0.95 of $10)
+    await learned;
+    expect(shown(k.got).slice(1)).toEqual([
+      ["key:ci", 1, 8.8, 9.5, true],
+      ["key:ci", 0.95, 8.8, 8.5, false],
+    ]);
+    expect(claims).toEqual([]); // the instance that took the change claims the 0.8 of $8.80
+    k.close();
+  });
+
+  test("this instance's own change reported by a re-read first: raised once, by its own call, with its claims; a stop drops what waits", async () => {
+    const claims: AlertEvent[] = [];
+    const k = spent850(claims);
+    const learned = k.changes.learned("ci", usd(10), usd(8.8)); // a re-read between the PATCH's write and its own
+    await k.changes.changed("ci", usd(10), usd(8.8));
+    await learned;
+    await Bun.sleep(50);
+    expect(shown(k.got).slice(1)).toEqual([["key:ci", 0.95, 8.8, 8.5, false]]);
+    expect(shown(claims)).toEqual([["key:ci", 0.8, 8.8, 8.5, false]]);
+    const stopped = k.changes.learned("ci", usd(8.8), usd(8));
+    k.changes.close();
+    await stopped;
+    await Bun.sleep(50);
+    expect(k.got.length).toBe(2);
     k.close();
   });
 
