@@ -505,8 +505,8 @@ export class AlertWebhook {
     if (dropped === 0) return;
     const alerts = dropped === 1 ? "1 alert" : `${dropped} alerts`;
     const msg = this.opts.claim
-      ? `stopping: ${alerts} not delivered to the webhook by this instance dropped here; another instance sharing the database that raised ${dropped === 1 ? "it" : "them"} too delivers ${dropped === 1 ? "it" : "them"} (this instance's leases are given up)`
-      : `stopping: ${alerts} not delivered to the webhook dropped (lost: no other instance delivers ${dropped === 1 ? "it" : "them"})`;
+      ? `stopping: ${alerts} not delivered to the webhook by this instance are dropped here; another instance sharing the database that raised ${dropped === 1 ? "it" : "them"} too delivers ${dropped === 1 ? "it" : "them"} (this instance's leases are given up)`
+      : `stopping: ${alerts} not delivered to the webhook are dropped (lost: no other instance delivers ${dropped === 1 ? "it" : "them"})`;
     this.logLine({ level: "warn", time: Date.now(), msg, dropped, events });
   }
 

@@ -277,7 +277,7 @@ describe("the webhook", () => {
       {
         level: "warn",
         time: expect.any(Number),
-        msg: "stopping: 4 alerts not delivered to the webhook by this instance dropped here; another instance sharing the database that raised them too delivers them (this instance's leases are given up)",
+        msg: "stopping: 4 alerts not delivered to the webhook by this instance are dropped here; another instance sharing the database that raised them too delivers them (this instance's leases are given up)",
         dropped: 4,
         events: { circuit_open: 4 },
       },
@@ -299,7 +299,7 @@ describe("the webhook", () => {
     bus.publish({ type: "alert", event: "quota_threshold", at: T, subject: "key:ci", detail: {} });
     await until(() => posts === 1);
     await hook.close();
-    expect(logs.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ level: "warn", msg: "stopping: 1 alert not delivered to the webhook dropped (lost: no other instance delivers it)", dropped: 1, events: { quota_threshold: 1 } })]);
+    expect(logs.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ level: "warn", msg: "stopping: 1 alert not delivered to the webhook are dropped (lost: no other instance delivers it)", dropped: 1, events: { quota_threshold: 1 } })]);
     const quiet: string[] = [];
     await new AlertWebhook(new EventBus(), { url: () => "http://127.0.0.1:9/hook", log: (l) => void quiet.push(l) }).close();
     expect(quiet).toEqual([]);
