@@ -47,7 +47,7 @@ export interface BudgetChangeAlertsDeps {
   now: () => number;
   /** Where a warning goes (one JSON line). */
   log?: (line: string) => void;
-  /** How long {@link BudgetChangeAlerts.learned} waits before it reads the use and raises, ms. Default {@link LEARNED_AFTER_MS} (3 000). */
+  /** How long {@link BudgetChangeAlerts.learned} waits, the window's use read, before it raises, ms. Default {@link LEARNED_AFTER_MS} (3 000). */
   learnedAfterMs?: number;
 }
 
@@ -76,13 +76,13 @@ export function changedBudgets(before: KeyLimits | undefined, after: KeyLimits |
 const REPLACED_FOR_MS = 3_600_000;
 
 /**
- * How long an instance that learned another's change of a key's budgets waits before it reads the
- * window's use and raises the change's alerts ({@link BudgetChangeAlerts.learned}), ms. The instance that
+ * How long an instance that learned another's change of a key's budgets waits, once it has read the
+ * window's use, before it raises the change's alerts ({@link BudgetChangeAlerts.learned}), ms. The instance that
  * took the change raises them before its PATCH answers (after at most one read of the use, ≤ 2 s) and its
  * webhook claims them at once: it then holds them, with the use it read (the freshest: the use of its
  * last requests reaches the others within about a second). The others' copies wait for its lease: they
  * deliver only what it does not (it stopped first). Without the wait the other instance, which learns
- * the change within ms, could claim first and post the use it knew a second before (850 where the
+ * the change within ms, could claim first and post the use it knew, up to a second old (850 where the
  * changing instance read 860).
  */
 export const LEARNED_AFTER_MS = 3_000;
