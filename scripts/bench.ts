@@ -51,6 +51,7 @@ import { benchLanes, MODES, type Lane, type Mode, roundOrder } from "./bench-lan
 import { IDLE_TRIM_MS } from "../src/memory/idle-trim.ts";
 import { BenchSocket, CONCURRENCY, HEADERS, keptSocket, loadBun, loadWrk, loadWs, type LoadResult, timedRequest, type Timed, WRK } from "./bench-load.ts";
 import { cpuUs, median, type Proc, quantile, ratio, round, rssMb, spread, startPipe, startSwitchyard, startUpstream, stopProc, table, TICK_US } from "./lib/bench-procs.ts";
+import { benchJsonFile } from "./lib/bench-json-file.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const argv = process.argv.slice(2);
@@ -499,10 +500,13 @@ async function main() {
     out.push(`\ntook ${result.seconds.toFixed(0)} s`);
     process.stdout.write(out.join("\n") + "\n");
 
-    const file = JSON_OUT ?? join(ROOT, "docs", "bench", "latest.json");
-    mkdirSync(dirname(file), { recursive: true });
-    writeFileSync(file, JSON.stringify(result, (_k, v) => (typeof v === "number" ? round(v) : v), 2));
-    process.stderr.write(`JSON written to ${file}\n`);
+    const file = benchJsonFile({ json: JSON_OUT, smoke: SMOKE, root: ROOT });
+    if (file === null) process.stderr.write("JSON not written (a --smoke run writes it only with --json FILE)\n");
+    else {
+      mkdirSync(dirname(file), { recursive: true });
+      writeFileSync(file, JSON.stringify(result, (_k, v) => (typeof v === "number" ? round(v) : v), 2));
+      process.stderr.write(`JSON written to ${file}\n`);
+    }
   } finally {
     for (const s of sockets.values()) void s.then((x) => x.close()).catch(() => {});
     for (const p of all.reverse()) await stopProc(p);
