@@ -62,3 +62,8 @@ export class Bindings {
     return out;
   }
 }
+
+/** The stored key of a conversation binding: per provider, so each provider's cache stays warm. */
+export function bindingKey(providerId: string, affinityKey: string): string {
+  return `${providerId}|${affinityKey}`;
+}

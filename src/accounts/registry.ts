@@ -19,7 +19,7 @@ import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
 import type { AccountStateEvent, EventBus } from "../events/bus.ts";
 import { ALL_MODELS, type AccountState, type Binding, type QuotaWindow, type Store } from "../store/types.ts";
 import { SHARED_ANSWER_MS } from "../store/shared.ts";
-import { Bindings } from "./bindings.ts";
+import { bindingKey, Bindings } from "./bindings.ts";
 import { type ClosedCircuit, ProviderCircuits } from "./circuits.ts";
 import { EndTimer } from "./end-timer.ts";
 import { ProviderAccounts } from "./provider-accounts.ts";
@@ -29,7 +29,8 @@ import { clearedElsewhere, LiftsHere, lockedElsewhere, type HeldCooldown, type H
 import { quarantineAdvice, replacedLocks, unlockAdvice, type HeldLockState } from "./lock-advice.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
 import { RemovedPairings } from "./removed-pairings.ts";
-import { rankAccounts, type AccountStrategy, type Ranked } from "./selection.ts";
+import { RequestRanking } from "./rank-for-request.ts";
+import type { AccountStrategy } from "./selection.ts";
 import { SLOT_WAIT_MS, Slots } from "./slots.ts";
 import { AccountStats } from "./stats.ts";
 
@@ -61,6 +62,7 @@ export const BACKOFF_BASE_MS = 2000;
 export const BACKOFF_MAX_MS = 5 * 60_000;
 export { SHARED_SLOT_POLL_MS } from "./shared-slot.ts";
 export { CIRCUIT_OPEN_MS, CIRCUIT_THRESHOLD } from "./circuits.ts";
+export { bindingKey } from "./bindings.ts";
 
 interface Cool {
   until: number;
@@ -111,13 +113,10 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   private readonly quarantines = new Quarantines();
   /** What lifts an account's quarantine through this instance while {@link lift} runs, by account id. */
   private readonly liftingHere = new Map<string, string>();
-  private readonly rr = new Map<string, number>();
   /** Requests answered for want of any account, per provider id, since start ({@link noAccount}). */
   private readonly unserved = new Map<string, UnservedRequests>();
-  /** Per-request account order, keyed by the request's hints object (one strategy draw per request). */
-  private readonly ranked = new WeakMap<PickHints, Map<string, Ranked[]>>();
-  /** The ranking of a provider's only account (always itself), made once per account object. */
-  private readonly onlyAccount = new WeakMap<Account, Ranked[]>();
+  /** Each request's order of a provider's accounts, see rank-for-request.ts. */
+  private readonly ranking: RequestRanking;
   /** The timer that publishes state ends (cooldown_end, unlock, model_restored, circuit_half_open), see end-timer.ts. */
   private readonly ends: EndTimer;
 
@@ -127,6 +126,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     private readonly opts: RegistryOptions = {},
   ) {
     this.ends = new EndTimer(() => clock.now(), (from, now) => this.expire(from, now), opts.bus !== undefined);
+    this.ranking = new RequestRanking({ clock, opts, stats: this.stats, quota: this.quota, bindings: this.bindings });
   }
 
   /** Replaces the account list (config accounts + stored accounts) and the provider table. */
@@ -306,19 +306,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * `hints.dryRun` leaves round-robin counters alone. O(accounts of the provider).
    */
   candidates(providerId: string, model: string, hints: PickHints): AccountCandidate[] {
-    const accounts = this.index.serving(providerId);
-    let ranked: Ranked[] | undefined;
-    if (accounts.length === 1) {
-      // One account: its ranking never changes (no memo per request: no map entry keyed by the hints).
-      ranked = this.onlyAccount.get(accounts[0]);
-      if (!ranked) this.onlyAccount.set(accounts[0], (ranked = this.rank(accounts, providerId, model, hints)));
-    } else {
-      let memo = this.ranked.get(hints);
-      if (!memo) this.ranked.set(hints, (memo = new Map()));
-      const mk = providerId + "\u0000" + model;
-      ranked = memo.get(mk);
-      if (!ranked) memo.set(mk, (ranked = this.rank(accounts, providerId, model, hints)));
-    }
+    const ranked = this.ranking.of(this.index.serving(providerId), providerId, model, hints);
     const out: AccountCandidate[] = [];
     // Made by the first account whose slots are all taken (none on most requests: no second array each).
     let busy: AccountCandidate[] | undefined;
@@ -361,33 +349,6 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   unservedRequests(providerId: string): UnservedRequests | undefined {
     const u = this.unserved.get(providerId);
     return u && { ...u };
-  }
-
-  private rank(accounts: readonly Account[], providerId: string, model: string, hints: PickHints): Ranked[] {
-    // One account: nothing to rank, no conversation to steer (the common single-key setup).
-    if (accounts.length === 1) return [{ account: accounts[0], note: "the provider's only account" }];
-    const now = this.clock.now();
-    const strategy = this.opts.strategy?.() ?? "scored";
-    let turn = 0;
-    if (strategy === "round-robin") {
-      const k = providerId + "\u0000" + model;
-      turn = this.rr.get(k) ?? 0;
-      if (!hints.dryRun) this.rr.set(k, turn + 1);
-    }
-    const facts = accounts.map((account) => ({
-      account,
-      successRate: this.stats.successRate(account.id, now),
-      latencyMs: this.stats.latency(account.id),
-      quota: this.quota.tightest(account.id, model, now)?.fraction,
-    }));
-    const ranked = rankAccounts(strategy, facts, this.opts.rng ?? Math.random, turn);
-    if (strategy === "round-robin" || hints.affinity === false || !hints.affinityKey) return ranked;
-    const bound = this.bindings.get(bindingKey(providerId, hints.affinityKey), now);
-    const i = bound ? ranked.findIndex((r) => r.account.id === bound.accountId) : -1;
-    if (i < 0) return ranked;
-    const [r] = ranked.splice(i, 1);
-    ranked.unshift({ ...r, note: `conversation affinity: answered this conversation last (bound until ${new Date(bound!.expiresAt).toISOString()}); ${r.note}` });
-    return ranked;
   }
 
   /** Concurrency slots of an account (SPEC A-4): its max_concurrency, else its provider kind's default; undefined = unlimited. */
@@ -491,7 +452,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.circuits.reset();
     this.stats.clear(); // routing memory too: health stats, in-memory bindings, round-robin turns
     this.bindings.clear();
-    this.rr.clear();
+    this.ranking.clearTurns();
   }
 
   /**
@@ -688,11 +649,6 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 /** Hands a conversation binding to the store's buffer (the registry's write-through of {@link AccountRegistry.bind}). */
 function persistBinding(store: Store, b: Binding): unknown {
   return store.bind(b);
-}
-
-/** The stored key of a conversation binding: per provider, so each provider's cache stays warm. */
-export function bindingKey(providerId: string, affinityKey: string): string {
-  return `${providerId}|${affinityKey}`;
 }
 
 function key(accountId: string, model: string): string {
