@@ -22,6 +22,7 @@ import { SHARED_ANSWER_MS } from "../store/shared.ts";
 import { bindingKey, Bindings } from "./bindings.ts";
 import { type ClosedCircuit, ProviderCircuits } from "./circuits.ts";
 import { EndTimer } from "./end-timer.ts";
+import { Cooldowns } from "./hold-cooldowns.ts";
 import { ProviderAccounts } from "./provider-accounts.ts";
 import { Quarantines } from "./quarantines.ts";
 import { sharedSlot } from "./shared-slot.ts";
@@ -56,19 +57,10 @@ export interface RegistryOptions {
   episodeEnded?: (accountId: string) => Promise<void>;
 }
 
-/** Backoff for "other 429 / overloaded / 529" (SPEC 6.3): 2 s doubling, ceiling 5 min. */
-export const BACKOFF_BASE_MS = 2000;
-/** The ceiling of that backoff (SPEC 6.3): 5 min, ms. */
-export const BACKOFF_MAX_MS = 5 * 60_000;
+export { BACKOFF_BASE_MS, BACKOFF_MAX_MS } from "./hold-cooldowns.ts";
 export { SHARED_SLOT_POLL_MS } from "./shared-slot.ts";
 export { CIRCUIT_OPEN_MS, CIRCUIT_THRESHOLD } from "./circuits.ts";
 export { bindingKey } from "./bindings.ts";
-
-interface Cool {
-  until: number;
-  reason: string;
-  level: number;
-}
 
 /**
  * The requests an instance answered for want of any account of one provider since it started (in
@@ -85,10 +77,15 @@ export interface UnservedRequests {
 export class AccountRegistry implements AccountPool, AccountHealth {
   /** Who serves what: the accounts, the provider table, each provider's accounts (provider-accounts.ts). */
   private readonly index = new ProviderAccounts();
-  /** `${accountId}\u0000${model}` → cooldown; model "*" = whole account. */
-  private readonly cooldowns = new Map<string, Cool>();
-  /** When a change of its provider's upstream last lifted each account's cooldowns (ms since the epoch): a re-read of the state keeps out older ones, whose delete the store may not have applied yet. */
-  private readonly cooldownsLiftedAt = new Map<string, number>();
+  /** Cooldowns per account and model (SPEC 6.3), see hold-cooldowns.ts. */
+  private readonly cooldowns = new Cooldowns({
+    now: () => this.clock.now(),
+    persist: (write) => this.persist(write),
+    arm: (until) => this.armExpiry(until),
+    publish: (account, provider, change, extra) => this.publish(account, provider, change, extra),
+    providerOf: (accountId) => this.providerOf(accountId),
+    listening: () => this.opts.bus?.active === true,
+  });
   private readonly locks = new Map<string, HeldLockState>();
   private stateRead = false; // whether the state was read once (the first read's locks are no news)
   /** Cooldowns and locks being cleared through this instance's admin API, see cleared-elsewhere.ts. */
@@ -151,12 +148,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const lifted = this.removed.lift(ids, now);
     for (const id of new Set(lifted.map((r) => r.accountId))) this.persist((st) => st.restoreModel(id));
     for (const r of lifted) this.publish(r.accountId, this.providerOf(r.accountId), "model_restored", { model: r.model, reason: `removal (${r.reason}) lifted: the provider's base_url or kind changed` });
-    for (const id of ids) this.cooldownsLiftedAt.set(id, now);
-    for (const id of ids) this.persist((st) => st.clearCooldown(id));
-    for (const [k, c] of this.cooldowns) {
-      const [accountId, model] = k.split("\u0000") as [string, string];
-      if (ids.has(accountId) && this.cooldowns.delete(k) && c.until > now) this.publish(accountId, this.providerOf(accountId), "cooldown_end", { model, reason: `cooldown (${c.reason}) lifted: the provider's base_url or kind changed` });
-    }
+    this.cooldowns.lift(ids, now);
   }
 
   /** Every account known, in priority order. */
@@ -185,14 +177,13 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     // store pruned them): the end timer waits real time, which a clock that jumps (a test's, a stepped
     // system clock) outruns, and once dropped here an end was never published at all.
     if (this.opts.bus && this.clock.now() > this.ends.upTo) this.ends.fire();
-    const held = this.opts.bus?.active ? { cooldowns: new Map(this.cooldowns), locks: new Map(this.locks) } : undefined;
-    this.cooldowns.clear();
-    for (const c of state.cooldowns) if (!(c.since <= (this.cooldownsLiftedAt.get(c.accountId) ?? -Infinity))) this.cooldowns.set(key(c.accountId, c.model), { until: c.until, reason: c.reason, level: c.level });
+    const held = this.opts.bus?.active ? { cooldowns: new Map(this.cooldowns.all), locks: new Map(this.locks) } : undefined;
+    this.cooldowns.load(state.cooldowns);
     this.locks.clear();
     for (const l of state.locks) this.locks.set(l.accountId, { until: l.until, reason: l.reason, fingerprint: l.fingerprint });
     if (!this.opts.bus?.active) this.removed.load(state.removedModels);
     else for (const r of this.removed.loadGone(state.removedModels, this.clock.now())) this.publish(r.accountId, this.providerOf(r.accountId), "model_restored", { model: r.model, reason: "restored elsewhere" });
-    for (const c of held ? clearedElsewhere(held, { cooldowns: this.cooldowns, locks: this.locks }, this.clock.now()) : []) {
+    for (const c of held ? clearedElsewhere(held, { cooldowns: this.cooldowns.all, locks: this.locks }, this.clock.now()) : []) {
       if (!this.lifts.keep(c)) this.publish(c.accountId, this.providerOf(c.accountId), c.change, { model: c.model, reason: c.reason });
     }
     const locked = held && this.stateRead ? lockedElsewhere(held.locks, this.locks, this.clock.now()) : []; // published as setLock does: the same alert
@@ -207,7 +198,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       this.publish(q.account.id, q.account.providerId, q.change, { reason: q.reason, ...(q.change === "quarantine" ? { advice: quarantineAdvice(q.account.id, this.index.providers.get(q.account.providerId)?.kind) } : {}) });
     }
     if (this.opts.bus) {
-      for (const c of this.cooldowns.values()) this.armExpiry(c.until);
+      for (const c of this.cooldowns.all.values()) this.armExpiry(c.until);
       for (const l of this.locks.values()) if (l.until !== null) this.armExpiry(l.until);
       for (const until of this.removed.ends()) this.armExpiry(until);
       for (const until of this.circuits.ends()) this.armExpiry(until);
@@ -242,11 +233,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** The end timer's scan: publishes every state that ended in (from, now] and arms for the next end. */
   private expire(from: number, now: number): void {
     const ended = (until: number) => until > from && until <= now;
-    for (const [k, c] of this.cooldowns) {
-      const [accountId, model] = k.split("\u0000") as [string, string];
-      if (ended(c.until)) this.publish(accountId, this.providerOf(accountId), "cooldown_end", { model, reason: `cooldown (${c.reason}) ended` });
-      else if (c.until > now) this.armExpiry(c.until);
-    }
+    this.cooldowns.expire(from, now);
     for (const [accountId, l] of this.locks) {
       if (l.until === null) continue;
       if (ended(l.until)) this.publish(accountId, this.providerOf(accountId), "unlock", { reason: `lock (${l.reason}) ended` });
@@ -284,14 +271,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     if (account.models && !account.models.includes(model) && this.index.advertised(account.providerId).has(model)) {
       return { cause: "not_advertised", reason: "model not advertised by this account" };
     }
-    if (this.cooldowns.size > 0) {
-      for (const m of [model, ALL_MODELS]) {
-        const c = this.cooldowns.get(key(account.id, m));
-        if (c && c.until > now) {
-          return { cause: RATE_LIMIT_REASONS.has(c.reason) ? "rate_limit" : "cooldown", reason: `cooling down (${c.reason})`, until: c.until };
-        }
-      }
-    }
+    const c = this.cooldowns.size > 0 ? this.cooldowns.active(account.id, model, now) : undefined;
+    if (c) return { cause: RATE_LIMIT_REASONS.has(c.reason) ? "rate_limit" : "cooldown", reason: `cooling down (${c.reason})`, until: c.until };
     const q = this.quota.exhausted(account.id, model, now);
     return q && { cause: "quota", ...q };
   }
@@ -392,12 +373,11 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** Raw live state for `accounts status` (copies; never credentials). */
   snapshot() {
     const now = this.clock.now();
-    const split = (k: string) => k.split("\u0000") as [string, string];
     return {
       now,
       accounts: this.index.accounts,
       providers: this.index.providers,
-      cooldowns: [...this.cooldowns].filter(([, c]) => c.until > now).map(([k, c]) => ({ accountId: split(k)[0], model: split(k)[1], ...c })),
+      cooldowns: this.cooldowns.live(now),
       locks: [...this.locks].filter(([, l]) => l.until === null || l.until > now).map(([accountId, l]) => ({ accountId, ...l })),
       removed: this.removed.live(now),
       /** The quarantine's reason when the account's credential is quarantined, else undefined. */
@@ -430,7 +410,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const provider = this.providerOf(accountId);
     const mine = <T>(m: ReadonlyMap<string, T>, own: (k: string) => boolean) => new Map([...m].filter(([k]) => own(k)));
     const asked = clearedElsewhere(
-      { cooldowns: mine<HeldCooldown>(this.cooldowns, (k) => k.startsWith(accountId + "\u0000")), locks: mine<HeldLock>(this.locks, (k) => k === accountId) },
+      { cooldowns: mine<HeldCooldown>(this.cooldowns.all, (k) => k.startsWith(accountId + "\u0000")), locks: mine<HeldLock>(this.locks, (k) => k === accountId) },
       { cooldowns: new Map(), locks: new Map() },
       this.clock.now(),
     );
@@ -440,7 +420,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.liftingHere.set(accountId, what);
     let done: Awaited<ReturnType<LiftsHere["around"]>>;
     try {
-      done = await this.lifts.around(accountId, asked, work, (c) => (c.change === "unlock" ? this.locks.has(accountId) : this.cooldowns.has(key(accountId, c.model!))));
+      done = await this.lifts.around(accountId, asked, work, (c) => (c.change === "unlock" ? this.locks.has(accountId) : this.cooldowns.has(accountId, c.model!)));
     } finally {
       this.liftingHere.delete(accountId);
     }
@@ -520,18 +500,14 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       case "none":
         return;
       case "cooldown_until":
-        this.setCooldown(account.id, effect.scope === "model" ? model : ALL_MODELS, effect.until, effect.reason, 0);
+        this.cooldowns.set(account.id, effect.scope === "model" ? model : ALL_MODELS, effect.until, effect.reason, 0);
         return;
       case "cooldown_for":
-        this.setCooldown(account.id, effect.scope === "model" ? model : ALL_MODELS, now + effect.ms, effect.reason, 0);
+        this.cooldowns.set(account.id, effect.scope === "model" ? model : ALL_MODELS, now + effect.ms, effect.reason, 0);
         return;
-      case "backoff": {
-        const prev = this.cooldowns.get(key(account.id, model));
-        const level = prev ? Math.min(prev.level + 1, 20) : 0;
-        const ms = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** level);
-        this.setCooldown(account.id, model, now + ms, effect.reason, level);
+      case "backoff":
+        this.cooldowns.backoff(account.id, model, effect.reason, now);
         return;
-      }
       case "lock":
       case "credential":
         // Without a refresh path (API keys), a rejected credential disables the account until changed.
@@ -551,16 +527,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.stats.success(account.id, latencyMs, now);
     this.circuits.success(provider.id);
     if (this.cooldowns.size === 0) return;
-    for (const m of [model, ALL_MODELS]) {
-      const k = key(account.id, m);
-      const c = this.cooldowns.get(k);
-      if (c) {
-        this.cooldowns.delete(k);
-        this.persist((st) => st.clearCooldown(account.id, m));
-        // A cooldown that had already run out was announced by the end timer.
-        if (c.until > now) this.publish(account.id, account.providerId, "cooldown_end", { model: m, reason: "a request succeeded" });
-      }
-    }
+    this.cooldowns.succeeded(account.id, account.providerId, model, now);
   }
 
   circuitOpen(providerId: string): boolean {
@@ -637,20 +604,9 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     if (this.store) await this.store.clearCircuit(providerId);
     return held;
   }
-
-  private setCooldown(accountId: string, model: string, until: number, reason: string, level: number): void {
-    this.cooldowns.set(key(accountId, model), { until, reason, level });
-    this.persist((st) => st.setCooldown({ accountId, model, until, reason, level, since: this.clock.now() }));
-    this.armExpiry(until);
-    if (this.opts.bus?.active) this.publish(accountId, this.providerOf(accountId), "cooldown_start", { model, reason, until });
-  }
 }
 
 /** Hands a conversation binding to the store's buffer (the registry's write-through of {@link AccountRegistry.bind}). */
 function persistBinding(store: Store, b: Binding): unknown {
   return store.bind(b);
-}
-
-function key(accountId: string, model: string): string {
-  return accountId + "\u0000" + model;
 }
