@@ -26,8 +26,9 @@ import { Cooldowns } from "./hold-cooldowns.ts";
 import { ProviderAccounts } from "./provider-accounts.ts";
 import { Quarantines } from "./quarantines.ts";
 import { sharedSlot } from "./shared-slot.ts";
-import { clearedElsewhere, LiftsHere, lockedElsewhere, type HeldCooldown, type HeldLock } from "./cleared-elsewhere.ts";
-import { quarantineAdvice, replacedLocks, unlockAdvice, type HeldLockState } from "./lock-advice.ts";
+import { clearedElsewhere, LiftsHere, type HeldCooldown, type HeldLock } from "./cleared-elsewhere.ts";
+import { AccountLocks } from "./hold-locks.ts";
+import { quarantineAdvice, type HeldLockState } from "./lock-advice.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
 import { RemovedPairings } from "./removed-pairings.ts";
 import { RequestRanking } from "./rank-for-request.ts";
@@ -86,8 +87,17 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     providerOf: (accountId) => this.providerOf(accountId),
     listening: () => this.opts.bus?.active === true,
   });
-  private readonly locks = new Map<string, HeldLockState>();
-  private stateRead = false; // whether the state was read once (the first read's locks are no news)
+  /** Whole-account locks (SPEC 6.3), see hold-locks.ts. */
+  private readonly locks = new AccountLocks({
+    now: () => this.clock.now(),
+    persist: (write) => this.persist(write),
+    arm: (until) => this.armExpiry(until),
+    publish: (account, provider, change, extra) => this.publish(account, provider, change, extra),
+    providerOf: (accountId) => this.providerOf(accountId),
+    accounts: () => this.index.accounts,
+    fingerprint: (a) => this.quarantines.fingerprint(a),
+    episodeEnded: (accountId) => this.opts.episodeEnded?.(accountId),
+  });
   /** Cooldowns and locks being cleared through this instance's admin API, see cleared-elsewhere.ts. */
   private readonly lifts = new LiftsHere();
   /** Removed account/model pairings (SPEC 6.3), see removed-pairings.ts. */
@@ -132,7 +142,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     // and with its accounts' removed pairings and cooldowns lifted (a wrong base_url's 404s set them: try19 D7).
     const changed = this.index.providers !== providers ? this.circuits.providersChanged(this.index.providers, providers) : undefined;
     this.index.set(accounts, providers);
-    this.dropReplacedLocks();
+    this.locks.dropReplaced();
     if (changed?.size) this.liftForNewUpstream(changed);
   }
 
@@ -177,19 +187,15 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     // store pruned them): the end timer waits real time, which a clock that jumps (a test's, a stepped
     // system clock) outruns, and once dropped here an end was never published at all.
     if (this.opts.bus && this.clock.now() > this.ends.upTo) this.ends.fire();
-    const held = this.opts.bus?.active ? { cooldowns: new Map(this.cooldowns.all), locks: new Map(this.locks) } : undefined;
+    const held = this.opts.bus?.active ? { cooldowns: new Map(this.cooldowns.all), locks: new Map(this.locks.all) } : undefined;
     this.cooldowns.load(state.cooldowns);
-    this.locks.clear();
-    for (const l of state.locks) this.locks.set(l.accountId, { until: l.until, reason: l.reason, fingerprint: l.fingerprint });
+    this.locks.load(state.locks);
     if (!this.opts.bus?.active) this.removed.load(state.removedModels);
     else for (const r of this.removed.loadGone(state.removedModels, this.clock.now())) this.publish(r.accountId, this.providerOf(r.accountId), "model_restored", { model: r.model, reason: "restored elsewhere" });
-    for (const c of held ? clearedElsewhere(held, { cooldowns: this.cooldowns.all, locks: this.locks }, this.clock.now()) : []) {
+    for (const c of held ? clearedElsewhere(held, { cooldowns: this.cooldowns.all, locks: this.locks.all }, this.clock.now()) : []) {
       if (!this.lifts.keep(c)) this.publish(c.accountId, this.providerOf(c.accountId), c.change, { model: c.model, reason: c.reason });
     }
-    const locked = held && this.stateRead ? lockedElsewhere(held.locks, this.locks, this.clock.now()) : []; // published as setLock does: the same alert
-    this.stateRead = true;
-    this.dropReplacedLocks();
-    for (const [id, l] of locked) if (this.locks.get(id) === l) this.publish(id, this.providerOf(id), "lock", { reason: l.reason, ...(l.until !== null ? { until: l.until } : {}), advice: unlockAdvice(id, this.index.accounts.find((a) => a.id === id)?.credential.type ?? "api_key", l.until) });
+    this.locks.afterRead(held?.locks);
     this.circuits.load(state.circuits);
     this.quota.load(state.quotas);
     this.bindings.load(state.bindings, this.clock.now());
@@ -199,7 +205,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     }
     if (this.opts.bus) {
       for (const c of this.cooldowns.all.values()) this.armExpiry(c.until);
-      for (const l of this.locks.values()) if (l.until !== null) this.armExpiry(l.until);
+      for (const l of this.locks.all.values()) if (l.until !== null) this.armExpiry(l.until);
       for (const until of this.removed.ends()) this.armExpiry(until);
       for (const until of this.circuits.ends()) this.armExpiry(until);
     }
@@ -232,13 +238,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /** The end timer's scan: publishes every state that ended in (from, now] and arms for the next end. */
   private expire(from: number, now: number): void {
-    const ended = (until: number) => until > from && until <= now;
     this.cooldowns.expire(from, now);
-    for (const [accountId, l] of this.locks) {
-      if (l.until === null) continue;
-      if (ended(l.until)) this.publish(accountId, this.providerOf(accountId), "unlock", { reason: `lock (${l.reason}) ended` });
-      else if (l.until > now) this.armExpiry(l.until);
-    }
+    this.locks.expire(from, now);
     this.removed.expire(
       from,
       now,
@@ -378,7 +379,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       accounts: this.index.accounts,
       providers: this.index.providers,
       cooldowns: this.cooldowns.live(now),
-      locks: [...this.locks].filter(([, l]) => l.until === null || l.until > now).map(([accountId, l]) => ({ accountId, ...l })),
+      locks: this.locks.live(now),
       removed: this.removed.live(now),
       /** The quarantine's reason when the account's credential is quarantined, else undefined. */
       quarantined: (a: Account) => this.quarantines.reasonOf(a),
@@ -410,7 +411,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const provider = this.providerOf(accountId);
     const mine = <T>(m: ReadonlyMap<string, T>, own: (k: string) => boolean) => new Map([...m].filter(([k]) => own(k)));
     const asked = clearedElsewhere(
-      { cooldowns: mine<HeldCooldown>(this.cooldowns.all, (k) => k.startsWith(accountId + "\u0000")), locks: mine<HeldLock>(this.locks, (k) => k === accountId) },
+      { cooldowns: mine<HeldCooldown>(this.cooldowns.all, (k) => k.startsWith(accountId + "\u0000")), locks: mine<HeldLock>(this.locks.all, (k) => k === accountId) },
       { cooldowns: new Map(), locks: new Map() },
       this.clock.now(),
     );
@@ -511,7 +512,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       case "lock":
       case "credential":
         // Without a refresh path (API keys), a rejected credential disables the account until changed.
-        this.setLock(account, effect.type === "lock" ? (effect.until ?? null) : null, effect.reason, now);
+        this.locks.set(account, effect.type === "lock" ? (effect.until ?? null) : null, effect.reason, now);
         return;
       case "remove_pairing": {
         const until = this.removed.remove(account.id, model, effect.reason, now);
@@ -551,34 +552,6 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       if (r && typeof (r as Promise<unknown>).catch === "function") (r as Promise<unknown>).catch(() => {});
     } catch {
       // see above
-    }
-  }
-
-  /**
-   * Locks the whole account (SPEC 6.3) until `until` (null: until changed) in memory and the store, with
-   * the fingerprint of the API key it holds ({@link dropReplacedLocks}), and publishes `lock` with what to
-   * do about it (lock-advice.ts).
-   */
-  private setLock(account: Account, until: number | null, reason: string, now: number): void {
-    const fingerprint = account.credential.type === "api_key" ? this.quarantines.fingerprint(account) : undefined;
-    this.locks.set(account.id, { until, reason, fingerprint });
-    this.persist((st) => st.setLock({ accountId: account.id, until, reason, since: now, fingerprint: fingerprint ?? null }));
-    if (until !== null) this.armExpiry(until);
-    this.publish(account.id, account.providerId, "lock", { reason, ...(until !== null ? { until } : {}), advice: unlockAdvice(account.id, account.credential.type, until) });
-  }
-
-  /**
-   * SPEC 6.3 "until changed": clears each lock set under an API key its account no longer holds (the key
-   * was replaced in the config file: a reload, or a restart), in memory and the store, publishing
-   * `unlock` "lock (REASON) cleared: the account's key changed". Run after each new account list and
-   * each re-read of the state.
-   */
-  private dropReplacedLocks(): void {
-    for (const [id, l] of replacedLocks(this.locks, this.index.accounts, (a) => this.quarantines.fingerprint(a))) {
-      this.locks.delete(id);
-      void this.opts.episodeEnded?.(id);
-      this.persist((st) => st.clearLock(id));
-      this.publish(id, this.providerOf(id), "unlock", { reason: `lock (${l.reason}) cleared: the account's key changed` });
     }
   }
 
