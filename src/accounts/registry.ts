@@ -23,6 +23,7 @@ import { bindingKey, Bindings } from "./bindings.ts";
 import { type ClosedCircuit, ProviderCircuits } from "./circuits.ts";
 import { EndTimer } from "./end-timer.ts";
 import { Cooldowns } from "./hold-cooldowns.ts";
+import { UnservedCounts, type UnservedRequests } from "./count-unserved-requests.ts";
 import { ProviderAccounts } from "./provider-accounts.ts";
 import { Quarantines } from "./quarantines.ts";
 import { sharedSlot } from "./shared-slot.ts";
@@ -62,17 +63,7 @@ export { BACKOFF_BASE_MS, BACKOFF_MAX_MS } from "./hold-cooldowns.ts";
 export { SHARED_SLOT_POLL_MS } from "./shared-slot.ts";
 export { CIRCUIT_OPEN_MS, CIRCUIT_THRESHOLD } from "./circuits.ts";
 export { bindingKey } from "./bindings.ts";
-
-/**
- * The requests an instance answered for want of any account of one provider since it started (in
- * memory): how many, and the last one's time (ms since the epoch) and status (503 `no_account`, or 404
- * for a bare model name guessed onto the provider).
- */
-export interface UnservedRequests {
-  requests: number;
-  lastAt: number;
-  lastStatus: number;
-}
+export type { UnservedRequests } from "./count-unserved-requests.ts";
 
 /** Live state of all accounts, keyed by account id. */
 export class AccountRegistry implements AccountPool, AccountHealth {
@@ -121,7 +112,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** What lifts an account's quarantine through this instance while {@link lift} runs, by account id. */
   private readonly liftingHere = new Map<string, string>();
   /** Requests answered for want of any account, per provider id, since start ({@link noAccount}). */
-  private readonly unserved = new Map<string, UnservedRequests>();
+  private readonly unserved = new UnservedCounts();
   /** Each request's order of a provider's accounts, see rank-for-request.ts. */
   private readonly ranking: RequestRanking;
   /** The timer that publishes state ends (cooldown_end, unlock, model_restored, circuit_half_open), see end-timer.ts. */
@@ -321,16 +312,12 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /** Counts a request answered for want of any account of `providerId` (AccountPool.noAccount): 503, or 404 for a guessed name. */
   noAccount(providerId: string, status: number): void {
-    const u = this.unserved.get(providerId);
-    const at = this.clock.now();
-    if (u) Object.assign(u, { requests: u.requests + 1, lastAt: at, lastStatus: status });
-    else this.unserved.set(providerId, { requests: 1, lastAt: at, lastStatus: status });
+    this.unserved.count(providerId, status, this.clock.now());
   }
 
   /** The requests this instance answered for want of an account of `providerId` since it started, or undefined when none. */
   unservedRequests(providerId: string): UnservedRequests | undefined {
-    const u = this.unserved.get(providerId);
-    return u && { ...u };
+    return this.unserved.of(providerId);
   }
 
   /** Concurrency slots of an account (SPEC A-4): its max_concurrency, else its provider kind's default; undefined = unlimited. */
