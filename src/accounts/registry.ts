@@ -26,7 +26,6 @@ import { Cooldowns } from "./hold-cooldowns.ts";
 import { UnservedCounts, type UnservedRequests } from "./count-unserved-requests.ts";
 import { ProviderAccounts } from "./provider-accounts.ts";
 import { Quarantines } from "./quarantines.ts";
-import { sharedSlot } from "./shared-slot.ts";
 import { clearedElsewhere, LiftsHere, type HeldCooldown, type HeldLock } from "./cleared-elsewhere.ts";
 import { AccountLocks } from "./hold-locks.ts";
 import { quarantineAdvice, type HeldLockState } from "./lock-advice.ts";
@@ -35,6 +34,7 @@ import { RemovedPairings } from "./removed-pairings.ts";
 import { RequestRanking } from "./rank-for-request.ts";
 import type { AccountStrategy } from "./selection.ts";
 import { SLOT_WAIT_MS, Slots } from "./slots.ts";
+import { takeSlot } from "./take-slot.ts";
 import { AccountStats } from "./stats.ts";
 
 /** Routing options of the registry (SPEC A-2…A-4); every field is optional. */
@@ -428,22 +428,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * shared store (SPEC D-2) a limited account's slot is also a lease in the database, so the limit
    * holds across every instance; while the database cannot be reached the local slot alone counts.
    */
-  async acquire(account: Account, signal: AbortSignal): Promise<(() => void) | undefined> {
-    const limit = this.slotLimit(account);
-    const waitMs = this.opts.slotWaitMs ?? SLOT_WAIT_MS;
-    const deadline = Date.now() + waitMs;
-    const release = await this.slots.acquire(account.id, limit, signal, waitMs, this.clock);
-    const store = this.store;
-    if (!release || limit === undefined || store?.shared !== true) return release;
-    const lease = await sharedSlot(store, account.id, limit, signal, deadline, this.opts.sharedAnswerMs ?? SHARED_ANSWER_MS);
-    if (lease === null) {
-      release();
-      return undefined;
-    }
-    return () => {
-      release();
-      if (lease !== undefined) void Promise.resolve(store.releaseLease(lease)).catch(() => {});
-    };
+  acquire(account: Account, signal: AbortSignal): Promise<(() => void) | undefined> {
+    return takeSlot(this.slots, this.store, this.clock, account.id, this.slotLimit(account), signal, this.opts.slotWaitMs ?? SLOT_WAIT_MS, this.opts.sharedAnswerMs ?? SHARED_ANSWER_MS);
   }
 
   /** {@link acquire} for an account without a concurrency limit, at once (nothing to wait for, no lease): the release; undefined for a limited account. */
