@@ -32,16 +32,13 @@ import { suggest } from "./unknown-keys.ts";
 import { AccountList } from "./accounts/account-list.ts";
 import { CredentialManager, SubscriptionHealth } from "./accounts/credentials.ts";
 import { Discovery } from "./providers/discovery.ts";
-import { subscriptionAdmin } from "./admin/subscription-routes.ts";
 import { isSubscription } from "./oauth/protocol.ts";
 import { adjustReasoningEffort, effortsFrom } from "./providers/capabilities.ts";
-import { adminAllowed, adminApi, adminRefusal } from "./admin/admin-api.ts";
+import { adminRefusal } from "./admin/admin-api.ts";
 import { SessionBook } from "./admin/sessions.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
-import { routingAdmin } from "./admin/routing-api.ts";
-import { controlRoutes } from "./admin/control-routes.ts";
-import { configRoutes } from "./admin/config-routes.ts";
-import { differenceText, type SharedConfigWatch, watchSharedConfig } from "./shared-config.ts";
+import { wireAdminApi } from "./admin/wire-admin-api.ts";
+import { type SharedConfigWatch, watchSharedConfig } from "./shared-config.ts";
 import { EventBus } from "./events/bus.ts";
 import { FlightRecorder } from "./admin/flight-recorder.ts";
 import { defaultConfigPath, loadConfig } from "./config/load.ts";
@@ -52,7 +49,7 @@ import { watchConfig, type ConfigWatcher } from "./config/watch.ts";
 import { geminiModelEntry, geminiModelList, modelList, modelEntry } from "./http/models.ts";
 import { LiveConfig, NO_CONFIG_FILE_TO_RELOAD } from "./config/live.ts";
 import type { ConfigChanges } from "./config/diff.ts";
-import { restartNeeded, type StartedWith } from "./config/restart-only.ts";
+import type { StartedWith } from "./config/restart-only.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
@@ -483,54 +480,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
       return { ok: db || store.shared === true, db };
     },
   }).use(
-    adminApi({
-      store,
-      keys: store,
-      adminToken,
-      requireApiKey: () => cfg.server.requireApiKey,
-      keyUse,
-      recorded: (requestId) => recorder.has(requestId),
-      providerIds: () => cfg.providers.keys(),
-      subscriptionProviderIds: () => [...cfg.providers.values()].filter((p) => isSubscription(p.kind)).map((p) => p.id),
-      sessions,
-      keyLimitsChanged: (id, before, after) => budgetChanges.changed(id, before, after), // a lowered budget's alerts
-      keysChanged: (change, name) => {
-        if (bus.wants("keys_changed")) bus.publish({ type: "keys_changed", at: clock.now(), change, name });
-      },
-      extend: (admin) =>
-        subscriptionAdmin({
-          store,
-          providers: () => cfg.providers,
-          configAccountIds: () => new Set(cfg.accounts.map((a) => a.id)),
-          registry,
-          credentials,
-          discovery,
-          reload: refreshAccounts,
-          clock,
-        })(
-          routingAdmin({ registry, order, routing, strategy: () => cfg.settings.accountStrategy, store, logins: (a) => credentials.loginFacts(a), requireApiKey: () => cfg.server.requireApiKey, keyUse, now: () => clock.now() })(
-            controlRoutes({
-              bus,
-              registry,
-              config: () => cfg,
-              discovery,
-              executorFor,
-              clock,
-              secrets,
-              recorder,
-              store,
-              instanceId,
-              recentAlerts: () => recentAlerts.list(),
-              stopping: stopping.signal,
-              // An open event stream re-checks its reader: a sign-out on another instance is read in the background.
-              allowed: (request, peer) => {
-                sessions.syncSoon(request);
-                return adminAllowed(request, peer, { keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions });
-              },
-            })(configRoutes({ live, store, registry, refreshAccounts, bus, clock, restartNeeded: (next) => (startedWith ? restartNeeded(next, startedWith) : []), sharedConfigWarnings: async () => ((await sharedConfig?.check("reload")) ?? []).map((d) => ({ path: d.path, message: differenceText(d) })) })(admin)),
-          ),
-        ),
-    }),
+    wireAdminApi({ store, adminToken, config: () => cfg, keyUse, recorder, sessions, budgetChanges, recentAlerts, bus, clock, registry, credentials, discovery, refreshAccounts, order, routing, executorFor, secrets, instanceId, stopping: stopping.signal, live, startedWith: () => startedWith, sharedConfig: () => sharedConfig }),
   )
     .use(dashboardRoutes({ keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions }))
     .use(metricsRoute(metrics, { keys: store, adminToken }));
