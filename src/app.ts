@@ -15,15 +15,11 @@ import {
   errorResponse,
   isRemote,
   modelAllowed,
-  noteLateError,
   presentedKey,
-  presentedSecrets,
   TargetOrder,
   type AttemptSettings,
-  type Finished,
   type Gateway,
   type GuardSettings,
-  type RequestContext,
   type RoutingTable,
 } from "../pipeline/index.ts";
 import type { Account, Clock, KeyLimitCounters, KeyLimits } from "../pipeline/ports.ts";
@@ -55,7 +51,7 @@ import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
 import { raiseHeadLimit } from "./http/request-head.ts";
 import type { BrowserPolicy } from "./http/browser-guard.ts";
-import { idleAgain, idleSeconds, type IdleTimerServer } from "./http/keep-alive.ts";
+import { idleSeconds, type IdleTimerServer } from "./http/keep-alive.ts";
 import { responsesSocketMaxFrameBytes } from "./http/responses-socket.ts";
 import { socketFrameLimit } from "./http/socket-frame-limit.ts";
 import { openStore } from "./store/open.ts";
@@ -72,7 +68,8 @@ import type { Store } from "./store/types.ts";
 import { buildSource, VERSION } from "./version.ts";
 import { realClock } from "./clock.ts";
 import { AfterReply } from "./after-reply.ts";
-import { servedByOf, usageRecordOf } from "./usage-record.ts";
+import { servedByOf } from "./usage-record.ts";
+import { trackRequests } from "./track-requests.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
 import { stopGateway, type StopProgress } from "./stop-gateway.ts";
 import { claimDataDir, dataDirId, newNonce, releaseDataDir, writtenBy } from "./instance-file.ts";
@@ -349,31 +346,12 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     log,
   });
 
-  const finish = (ctx: RequestContext, f: Finished) => {
-    if (!inflight.delete(ctx.requestId)) return;
-    // Its reply is ending: the connection is idle-timed again (src/http/keep-alive.ts).
-    idleAgain(bunServer, ctx.request, cfg.server.keepAliveTimeoutMs);
-    const now = clock.now();
-    // The rest (usage row, cost and key-limit use, report) runs after the reply has been handed over
-    // (src/after-reply.ts, docs/performance.md item 145); whoever reads it settles the queue first.
-    afterReply.add(finishLater, ctx, f, now);
-  };
-  /** `finish`'s work after the reply: one function for every request, given the request's values (no closure per request). */
-  const finishLater = (ctx: RequestContext, f: Finished, now: number) => {
-    const rec = usageRecordOf(ctx, f, now, servedBy());
-    accounting.finish(ctx, rec, ctx.probe ? undefined : f.target, now, f.reply);
-    ctx.trace.outcome = f.outcome;
-    if (f.outcome === "upstream_error") noteLateError(ctx.trace, f.reply?.lateError, [...secrets(), ...presentedSecrets(ctx.request.headers, ctx.request.url)]);
-    ctx.trace.status = f.status;
-    ctx.trace.totalMs = rec.totalMs;
-    ctx.trace.warnings = ctx.warnings;
-    report(ctx, f, rec, now);
-  };
-
   /** The usage row, metrics, trace, span, live event and log line of a finished request (SPEC O-1..O-4, 9.4). */
   const report = requestReporter({ store, metrics, secrets: () => secrets(), telemetry, providerKind: (id) => cfg.providers.get(id)?.kind, bus, log });
   // The instance that serves (usage rows, traces): made once per configuration and listening address, not per request.
   const servedBy = servedByOf(() => cfg, () => instanceName, instanceId);
+  // A request in flight from `started` to `finish`, its bookkeeping after the reply (src/track-requests.ts).
+  const { started, finish } = trackRequests({ inflight, server: () => bunServer, config: () => cfg, clock, settle, afterReply, accounting, secrets, report, servedBy, idleTrim, recorder });
 
   // The guard's and the attempt loop's settings, made once per configuration (the running one is
   // replaced as a whole on every change, never edited in place): not an object per request.
@@ -411,12 +389,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     tokenSavers: () => cfg.settings.tokenSavers,
     redaction: () => cfg.settings.redaction,
     secrets: () => secrets(),
-    started: (ctx) => {
-      settle(); // what earlier requests report is in before this one reads or changes anything
-      inflight.add(ctx.requestId);
-      idleTrim?.activity();
-      if (cfg.settings.flightRecorder.enabled) ctx.recording = recorder.start(ctx);
-    },
+    started,
     finish,
     openStreams,
     graceOver,
