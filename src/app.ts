@@ -22,7 +22,7 @@ import {
   type GuardSettings,
   type RoutingTable,
 } from "../pipeline/index.ts";
-import type { Account, Clock, KeyLimitCounters, KeyLimits } from "../pipeline/ports.ts";
+import type { Clock, KeyLimitCounters, KeyLimits } from "../pipeline/ports.ts";
 import { AccountRegistry } from "./accounts/registry.ts";
 import { suggest } from "./unknown-keys.ts";
 import { AccountList } from "./accounts/account-list.ts";
@@ -70,6 +70,7 @@ import { realClock } from "./clock.ts";
 import { AfterReply } from "./after-reply.ts";
 import { servedByOf } from "./usage-record.ts";
 import { trackRequests } from "./track-requests.ts";
+import { listSecrets } from "./list-secrets.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
 import { stopGateway, type StopProgress } from "./stop-gateway.ts";
 import { claimDataDir, dataDirId, newNonce, releaseDataDir, writtenBy } from "./instance-file.ts";
@@ -269,29 +270,8 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   });
   const efforts = effortsFrom((providerId, model) => discovery.efforts(providerId, model));
 
-  /**
-   * Every secret this instance holds: account credentials, config client keys, the admin token. Built
-   * once and kept until the account list (store re-read, config reload), the config's keys or a
-   * refreshed credential changes.
-   */
-  let secretsMemo: { accounts: readonly Account[]; keys: RuntimeConfig["keys"]; credentials: number; list: string[] } | undefined;
-  const secrets = (): string[] => {
-    const accounts = registry.list();
-    const m = secretsMemo;
-    if (m && m.accounts === accounts && m.keys === cfg.keys && m.credentials === credentials.version) return m.list;
-    const out: string[] = [];
-    for (const a of accounts) {
-      const c = a.credential;
-      if (c.type === "api_key") out.push(c.apiKey);
-      else if (c.type === "oauth") out.push(c.accessToken, ...(c.refreshToken ? [c.refreshToken] : []));
-      const cur = credentials.current(a);
-      if (cur !== c && cur.type === "oauth") out.push(cur.accessToken, ...(cur.refreshToken ? [cur.refreshToken] : []));
-    }
-    for (const k of cfg.keys) out.push(k.secret);
-    out.push(adminToken);
-    secretsMemo = { accounts, keys: cfg.keys, credentials: credentials.version, list: out };
-    return out;
-  };
+  // Every secret this instance holds, kept out of logs, traces and recordings (src/list-secrets.ts).
+  const secrets = listSecrets({ registry, credentials, keys: () => cfg.keys, adminToken: () => adminToken });
 
   const routing = (): RoutingTable => ({ providers: cfg.providers, aliases: cfg.aliases, combos: cfg.combos as never, accounts: registry, suggest });
   const order = new TargetOrder({
