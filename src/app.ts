@@ -49,9 +49,9 @@ import type { StartedWith } from "./config/restart-only.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
 import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
-import { raiseHeadLimit } from "./http/request-head.ts";
+import { listenGateway } from "./http/listen-gateway.ts";
 import type { BrowserPolicy } from "./http/browser-guard.ts";
-import { idleSeconds, type IdleTimerServer } from "./http/keep-alive.ts";
+import type { IdleTimerServer } from "./http/keep-alive.ts";
 import { responsesSocketMaxFrameBytes } from "./http/responses-socket.ts";
 import { socketFrameLimit } from "./http/socket-frame-limit.ts";
 import { openStore } from "./store/open.ts";
@@ -440,28 +440,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
 
   // Follows max_body_bytes through reloads (src/http/socket-frame-limit.ts).
   const startFrameLimit = responsesSocketMaxFrameBytes(cfg.server.maxBodyBytes);
-  // Request heads up to 64 KiB reach the gateway, not Bun's empty 431 (src/http/request-head.ts).
-  await raiseHeadLimit();
-  app.listen({
-    hostname: host,
-    port,
-    // Connections with no request in flight (src/http/keep-alive.ts); a request in flight has its own timers.
-    idleTimeout: idleSeconds(cfg.server.keepAliveTimeoutMs),
-    // No transport limit: Bun's own 413 is an empty body. The guard enforces max_body_bytes on the API
-    // routes (client-format 413, reading no further than the limit); createServer bounds every other route.
-    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
-    // Elysia's Bun adapter defaults to SO_REUSEPORT: a second instance on the same port would then
-    // silently share the traffic. One port, one gateway.
-    reusePort: false,
-    // Elysia's Bun adapter turns on Bun's development mode unless NODE_ENV=production: an error that
-    // reached Bun would then be answered with Bun's HTML error page and its stack trace. A gateway is
-    // never in development mode (errors are JSON in the client's format, SPEC 2.6).
-    development: false,
-    // Codex's Responses WebSocket (SPEC 2.5) negotiates permessage-deflate.
-    // Frames up to twice the body limit reach the guard (a 413 error frame over the limit), not Bun's
-    // 16 MiB default, which closed the socket instead (src/http/responses-socket.ts).
-    websocket: { perMessageDeflate: true, maxPayloadLength: startFrameLimit },
-  });
+  await listenGateway(app, { host, port, keepAliveTimeoutMs: cfg.server.keepAliveTimeoutMs, frameLimit: startFrameLimit }); // src/http/listen-gateway.ts
   const server = app.server!;
   const frameLimit = socketFrameLimit(server, startFrameLimit);
   bunServer = server;
