@@ -17,9 +17,7 @@ import {
   modelAllowed,
   presentedKey,
   TargetOrder,
-  type AttemptSettings,
   type Gateway,
-  type GuardSettings,
   type RoutingTable,
 } from "../pipeline/index.ts";
 import type { Clock, KeyLimitCounters, KeyLimits } from "../pipeline/ports.ts";
@@ -71,6 +69,7 @@ import { AfterReply } from "./after-reply.ts";
 import { servedByOf } from "./usage-record.ts";
 import { trackRequests } from "./track-requests.ts";
 import { listSecrets } from "./list-secrets.ts";
+import { deriveGatewaySettings } from "./derive-gateway-settings.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
 import { stopGateway, type StopProgress } from "./stop-gateway.ts";
 import { claimDataDir, dataDirId, newNonce, releaseDataDir, writtenBy } from "./instance-file.ts";
@@ -333,23 +332,8 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   // A request in flight from `started` to `finish`, its bookkeeping after the reply (src/track-requests.ts).
   const { started, finish } = trackRequests({ inflight, server: () => bunServer, config: () => cfg, clock, settle, afterReply, accounting, secrets, report, servedBy, idleTrim, recorder });
 
-  // The guard's and the attempt loop's settings, made once per configuration (the running one is
-  // replaced as a whole on every change, never edited in place): not an object per request.
-  let settingsOf: RuntimeConfig | undefined;
-  let settingsMade: GuardSettings & AttemptSettings = { requireApiKey: true, maxBodyBytes: 0, maxAttempts: 0, precommitDeadlineMs: 0 };
-  const gatewaySettings = (c: RuntimeConfig): GuardSettings & AttemptSettings => {
-    if (settingsOf !== c) {
-      settingsOf = c;
-      settingsMade = {
-        requireApiKey: c.server.requireApiKey,
-        maxBodyBytes: c.server.maxBodyBytes,
-        bodyTimeoutMs: c.server.bodyTimeoutMs,
-        maxAttempts: c.settings.maxAttempts,
-        precommitDeadlineMs: c.settings.precommitDeadlineMs,
-      };
-    }
-    return settingsMade;
-  };
+  // The guard's and the attempt loop's settings, made once per configuration (src/derive-gateway-settings.ts).
+  const gatewaySettings = deriveGatewaySettings();
 
   const executorFor = createExecutors(opts.fetchImpl, credentials);
   const gateway = createGateway({
