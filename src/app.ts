@@ -37,9 +37,7 @@ import { EventBus } from "./events/bus.ts";
 import { FlightRecorder } from "./admin/flight-recorder.ts";
 import { defaultConfigPath, loadConfig } from "./config/load.ts";
 import { startRemarks } from "./start-remarks.ts";
-import { ConfigError, issueText } from "./config/errors.ts";
 import type { RuntimeConfig } from "./config/types.ts";
-import { watchConfig, type ConfigWatcher } from "./config/watch.ts";
 import { geminiModelEntry, geminiModelList, modelList, modelEntry } from "./http/models.ts";
 import { LiveConfig, NO_CONFIG_FILE_TO_RELOAD } from "./config/live.ts";
 import type { ConfigChanges } from "./config/diff.ts";
@@ -70,6 +68,7 @@ import { servedByOf } from "./usage-record.ts";
 import { trackRequests } from "./track-requests.ts";
 import { listSecrets } from "./list-secrets.ts";
 import { deriveGatewaySettings } from "./derive-gateway-settings.ts";
+import { followConfigFile } from "./follow-config-file.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
 import { stopGateway, type StopProgress } from "./stop-gateway.ts";
 import { claimDataDir, dataDirId, newNonce, releaseDataDir, writtenBy } from "./instance-file.ts";
@@ -449,22 +448,8 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     chmodSync(instanceFile, 0o600);
   }
 
-  let watcher: ConfigWatcher | undefined;
-  if (cfg.source.path) {
-    watcher = watchConfig(cfg.source.path, {
-      onReload: (next, text, info) => {
-        // After a rejected edit, the file put back as it is in force is said (and the `config reloaded`
-        // line and event that follow clear the dashboard's "rejected"), not passed over in silence.
-        if (info?.restored) log(JSON.stringify({ level: "info", time: clock.now(), msg: "config file matches the running config again; the rejected edit is gone", path: cfg.source.path }));
-        live.acceptFile(next, text ?? "");
-      },
-      onError: (err) => {
-        const error = err instanceof ConfigError ? err.issues.map((i) => issueText(i, cfg.source.path)).join("; ") : err instanceof Error ? err.message : String(err);
-        log(JSON.stringify({ level: "error", time: clock.now(), msg: "config reload rejected; the previous config stays in force", path: cfg.source.path, error }));
-        publishReloadRejected(bus, clock.now(), cfg.source.path, err);
-      },
-    }, { env, load: (text) => live.composeFile(text) });
-  }
+  // The file's edits and SIGHUP re-read it (src/follow-config-file.ts).
+  const watcher = cfg.source.path ? followConfigFile(cfg.source.path, { config: () => cfg, live, bus, clock, log, env }) : undefined;
   // Without a file nothing else listens for SIGHUP, and its default action ended the process without a
   // word (try19 D1): say why nothing is reloaded, as `switchyard reload` does, and keep running.
   const hupWithoutFile = () => log(JSON.stringify({ level: "warn", time: clock.now(), msg: "SIGHUP: nothing reloaded", error: NO_CONFIG_FILE_TO_RELOAD }));
