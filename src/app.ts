@@ -72,6 +72,7 @@ import { followConfigFile } from "./follow-config-file.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
 import { stopGateway, type StopProgress } from "./stop-gateway.ts";
 import { claimDataDir, dataDirId, newNonce, releaseDataDir, writtenBy } from "./instance-file.ts";
+import type { KernelLock } from "./kernel-lock.ts";
 import { publishReloadRejected } from "./events/config-reloaded.ts";
 import { followSharedChanges } from "./shared-changes.ts";
 import { requestReporter } from "./request-report.ts";
@@ -95,6 +96,8 @@ export interface AppOptions {
   fetchImpl?: typeof fetch;
   /** Write instance.json (default true). */
   writeInstanceFile?: boolean;
+  /** The data directory's lock (src/kernel-lock.ts; tests: one that fails); null: the lock file created exclusively. */
+  kernelLock?: KernelLock | null;
   /** Codex's Responses WebSocket: idle time before a socket is closed, ms (SPEC 2.5; default 10 min). */
   responsesSocketIdleMs?: number; /** Called each time a Responses WebSocket reply waits for its client to read (src/http/responses-socket.ts; tests). */ onResponsesSocketHeldBack?: () => void;
   /** `postgres://…` URL of the shared store (SPEC D-2); wins over `server.database`. Default: SQLite in the data directory. */
@@ -192,7 +195,11 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     if (code === "EEXIST" || code === "ENOTDIR") throw new Error(`the data directory ${opts.dataDir} is a file, or lies under one: name a directory with --data-dir DIR (it is made when missing)`);
     throw e;
   }
-  if (opts.writeInstanceFile !== false) claim.held = claimDataDir(opts.dataDir); // before anything else: of two starts at once one gets it
+  if (opts.writeInstanceFile !== false) {
+    const c = claimDataDir(opts.dataDir, opts.kernelLock); // before anything else: of two starts at once one gets it
+    claim.held = c.claimed;
+    for (const msg of c.warnings) log(JSON.stringify({ level: "warn", time: clock.now(), msg }));
+  }
   // This process's id: its usage rows and traces, its OpenTelemetry spans' service.instance.id, the shared store's leases.
   const instanceId = crypto.randomUUID();
   let instanceName = ""; // host:port, once listening (server.instance_name wins)

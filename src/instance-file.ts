@@ -5,7 +5,7 @@
  */
 import { closeSync, constants, existsSync, fchmodSync, fstatSync, ftruncateSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { kernelLock, type KernelLock } from "./kernel-lock.ts";
+import { FlockError, kernelLock, type KernelLock } from "./kernel-lock.ts";
 
 /** The pid recorded in an instance file, or undefined when there is none or it is unreadable. */
 export function instanceOwner(file: string): number | undefined {
@@ -101,46 +101,77 @@ function claimKey(dataDir: string): string {
  * boot id) and a nonce into it, for the refusal message and the release. Another process holding it
  * (another instance, also in another container with the same pid) makes the claim refuse. A lock file
  * nobody holds was left by a process that ended (a crash, kill -9): it is taken over whatever pid it
- * names, and so is the instance.json it left. A lock file removed between its opening and its lock (a
+ * names (but for an earlier version's, below), and so is the instance.json it left. A lock file removed between its opening and its lock (a
  * stop) is opened again. A directory this process has claimed already (several apps of one process, in
- * tests) is kept: false. Without a lock file to take over, also refuses a directory whose instance.json
+ * tests) is kept: `claimed` false. Without a lock file to take over, also refuses a directory whose instance.json
  * names another live process (an instance of a version without the lock file). An instance of the
- * version that locked by pid alone (O_EXCL, 2026-12-06) holds no flock: its lock is taken over.
+ * version that locked by pid alone (O_EXCL, earlier on 2026-12-06) holds no flock, and its lock file holds no
+ * nonce: such a lock naming a live process of this boot other than this one refuses the start ("an
+ * instance of an earlier switchyard version … may be running"); one whose pid is no process, or of an
+ * earlier boot, or this process's own (an earlier process of the pid: a container started again) is taken over.
+ * A lock file owned by another user whose mode this process cannot narrow to 0600 (EPERM) is kept as
+ * it is, with a warning: the lock holds (the kernel's, on the open file) and the file holds no secret.
  *
- * Fallback, where flock cannot be loaded (Windows, an unknown C library): the lock file is created
- * exclusively (O_EXCL) with the pid, and a lock whose pid is no live process, or one of an earlier boot,
+ * Fallback, where flock cannot be loaded (Windows, an unknown C library) or fails saying the file system
+ * has no locks (ENOLCK, EOPNOTSUPP, ENOSYS: NFS without its lock daemon, some FUSE and SMB mounts; with
+ * a warning): the lock file is created exclusively (O_EXCL) with the pid, and a lock whose pid is no live process, or one of an earlier boot,
  * or this process's own pid without a claim of this process, is taken over (removed under a second
  * exclusive file, so two starts that both found it stale cannot remove each other's new lock). There a
  * crashed instance's pid taken since by another program reads as a live holder, and two processes of
  * one pid in two pid namespaces are not told apart.
  * @param flock the kernel's lock (src/kernel-lock.ts); null: the fallback (tests)
- * @returns true when this call claimed the directory, false when this process held it already
+ * @param writes the writes into the lock file once it is locked (tests: one that fails)
+ * @returns whether this call claimed the directory (false: this process held it already) and the
+ *   warnings the start logs (the fallback taken because flock failed; a mode left wider)
  * @throws Error naming the directory and the holder's pid (and its URL once it listens) when another
- *   process holds it; the file system's error when the directory cannot be written; Error with the
- *   errno when the file system does not lock (flock fails otherwise than "held").
+ *   process holds it, or an earlier version's instance may; the file system's error when the directory
+ *   cannot be written (the lock file closed); Error with the errno when flock fails otherwise than
+ *   "held" and "no locks" (EBADF).
  */
-export function claimDataDir(dataDir: string, flock: KernelLock | null = kernelLock() ?? null): boolean {
+export function claimDataDir(dataDir: string, flock: KernelLock | null = kernelLock() ?? null, writes: LockFileWrites = FILE_WRITES): DataDirClaim {
   const key = claimKey(dataDir);
   const lock = join(dataDir, INSTANCE_LOCK_FILE);
   const mine = claims.get(key);
-  if (mine && stillMine(lock, mine)) return false;
+  if (mine && stillMine(lock, mine)) return { claimed: false, warnings: [] };
   if (mine) forget(key); // its lock file was removed or replaced behind its back: claim it again
   const text = `${process.pid}\n${BOOT_ID ? `${BOOT_ID}\n` : ""}${newNonce()}\n`;
-  const claim = flock ? lockFile(dataDir, lock, text, flock) : claimExclusive(dataDir, lock, text);
+  const claim = flock ? lockFile(dataDir, lock, text, flock, writes) : { ...claimExclusive(dataDir, lock, text), warnings: [] };
   claims.set(key, { fd: claim.fd, text });
   const owner = claim.tookOver ? undefined : liveInstance(dataDir); // a stale lock's instance left its instance.json
   if (owner) {
     releaseDataDir(dataDir);
     refuse(dataDir, owner.pid, owner.url, false);
   }
-  return true;
+  return { claimed: true, warnings: claim.warnings };
 }
+
+/** What {@link claimDataDir} did: whether this call claimed the directory, and warnings for the start to log (one line each). */
+export interface DataDirClaim {
+  claimed: boolean;
+  warnings: string[];
+}
+
+/** The writes into the lock file once it is locked (see {@link claimDataDir}); each throws the file system's error. */
+export interface LockFileWrites {
+  ftruncate(fd: number, length: number): void;
+  /** Writes `text` at offset 0. */
+  write(fd: number, text: string): void;
+  fchmod(fd: number, mode: number): void;
+}
+
+const FILE_WRITES: LockFileWrites = {
+  ftruncate: (fd, length) => ftruncateSync(fd, length),
+  write: (fd, text) => void writeSync(fd, Buffer.from(text), 0, Buffer.byteLength(text), 0),
+  fchmod: (fd, mode) => fchmodSync(fd, mode),
+};
 
 /**
  * Opens and flocks `lock` (see {@link claimDataDir}), writes `text` into it: its descriptor, held open,
- * and whether the file was there already (a lock nobody held, taken over).
+ * whether the file was there already (a lock nobody held, taken over), and the warnings. Where flock
+ * says the file system has no locks: the fallback's claim, with a warning. The descriptor is closed on
+ * any throw.
  */
-function lockFile(dataDir: string, lock: string, text: string, flock: KernelLock): { fd: number; tookOver: boolean } {
+function lockFile(dataDir: string, lock: string, text: string, flock: KernelLock, writes: LockFileWrites): { fd?: number; tookOver: boolean; warnings: string[] } {
   for (;;) {
     let fd: number;
     let tookOver = false;
@@ -160,6 +191,7 @@ function lockFile(dataDir: string, lock: string, text: string, flock: KernelLock
     try {
       held = flock.tryExclusive(fd);
     } catch (e) {
+      if (e instanceof FlockError && e.noLocks) return claimWithoutLocks(dataDir, lock, text, fd, tookOver, e, writes);
       closeSync(fd);
       throw new Error(`cannot lock ${lock}: ${(e as Error).message}; the file system of the data directory must support flock(2)`);
     }
@@ -172,10 +204,65 @@ function lockFile(dataDir: string, lock: string, text: string, flock: KernelLock
       closeSync(fd); // removed by its holder's stop after our open: lock the file that is there now
       continue;
     }
-    ftruncateSync(fd, 0);
-    writeSync(fd, Buffer.from(text), 0, Buffer.byteLength(text), 0);
-    fchmodSync(fd, 0o600); // a lock file taken over keeps no wider mode
-    return { fd, tookOver };
+    try {
+      if (tookOver) refuseEarlierVersion(dataDir, lock);
+      writes.ftruncate(fd, 0);
+      writes.write(fd, text);
+      const wider = narrowMode(lock, fd, writes); // a lock file taken over keeps no wider mode
+      return { fd, tookOver, warnings: wider ? [wider] : [] };
+    } catch (e) {
+      closeSync(fd); // else the lock stays held by this process until it ends, a failed start's too
+      throw e;
+    }
+  }
+}
+
+/**
+ * The claim where flock failed with `failure` saying the file system has no locks: a lock file this
+ * start created (`fd`, exclusively) gets `text` and is closed; one that was there is closed and goes
+ * to the fallback's {@link claimExclusive}, which takes it over only when its pid is no live process.
+ */
+function claimWithoutLocks(dataDir: string, lock: string, text: string, fd: number, tookOver: boolean, failure: FlockError, writes: LockFileWrites): { tookOver: boolean; warnings: string[] } {
+  const warning = `cannot lock ${lock} with flock(2) (${failure.message}): its file system has no locks; the data directory is claimed with that file created exclusively instead, which tells instances apart by pid only (two containers' pid 1 on one data directory are not told apart, and a crashed instance's lock whose pid another program has since refuses a start until it is removed)`;
+  if (tookOver) {
+    closeSync(fd);
+    return { ...claimExclusive(dataDir, lock, text), warnings: [warning] };
+  }
+  try {
+    writes.write(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+  return { tookOver: false, warnings: [warning] };
+}
+
+/**
+ * Refuses the start when the lock file `lock` (locked by this process now, not yet written) is one an
+ * instance of the earlier version that locked by pid alone wrote (no nonce) and its pid is a live
+ * process of this boot other than this one: that instance holds no flock, but it most likely still runs.
+ */
+function refuseEarlierVersion(dataDir: string, lock: string): void {
+  const held = readLock(lock);
+  if (held?.pid === undefined || held.nonce !== undefined || held.pid === process.pid) return;
+  if ((held.boot !== undefined && held.boot !== BOOT_ID) || !alive(held.pid)) return;
+  const url = listeningUrl(dataDir, held.pid);
+  throw new Error(`an instance of an earlier switchyard version (pid ${held.pid}${url ? `, ${url}` : ""}) may be running with the data directory ${dataDir}: stop it first, or remove its lock file ${lock} if it is not running`);
+}
+
+/**
+ * Narrows the mode of the locked file `fd` to 0600. EPERM (the file is another user's, its mode wider
+ * than 0600): the file is left as it is and a warning returned; the lock holds all the same and the
+ * file holds no secret (a pid, a boot id, a nonce).
+ */
+function narrowMode(lock: string, fd: number, writes: LockFileWrites): string | undefined {
+  try {
+    writes.fchmod(fd, 0o600);
+    return undefined;
+  } catch (e) {
+    const st = fstatSync(fd);
+    if ((e as NodeJS.ErrnoException).code !== "EPERM" || st.uid === process.getuid?.()) throw e;
+    if ((st.mode & 0o077) === 0) return undefined; // no wider than 0600 already
+    return `the lock file ${lock} belongs to another user (uid ${st.uid}), so its mode stays 0${(st.mode & 0o777).toString(8)}, not 0600; it holds no secret and locks all the same: remove it while no switchyard instance runs there, so the next start makes its own`;
   }
 }
 
@@ -252,13 +339,16 @@ function refuse(dataDir: string, pid: number | undefined, url: string | undefine
   throw new Error(`another switchyard instance (pid ${pid ?? "unknown"}, ${where}) is running with the data directory ${dataDir}; stop it or use --data-dir${stale}`);
 }
 
-/** A lock file's text, its pid (and boot id) when it holds one, and when it was last written; undefined when there is none. */
-function readLock(lock: string): { text: string; pid?: number; boot?: string; mtimeMs: number } | undefined {
+/**
+ * A lock file's text, its pid (and boot id, and nonce: none in the earlier version's) when it holds
+ * one, and when it was last written; undefined when there is none.
+ */
+function readLock(lock: string): { text: string; pid?: number; boot?: string; nonce?: string; mtimeMs: number } | undefined {
   try {
     const mtimeMs = statSync(lock).mtimeMs;
     const text = readFileSync(lock, "utf8");
-    const m = /^([1-9]\d*)\n(?:([0-9a-f-]{36})\n)?(?:[0-9a-f]{32}\n)?$/.exec(text);
-    return m ? { text, pid: Number(m[1]), ...(m[2] ? { boot: m[2] } : {}), mtimeMs } : { text, mtimeMs };
+    const m = /^([1-9]\d*)\n(?:([0-9a-f-]{36})\n)?(?:([0-9a-f]{32})\n)?$/.exec(text);
+    return m ? { text, pid: Number(m[1]), ...(m[2] ? { boot: m[2] } : {}), ...(m[3] ? { nonce: m[3] } : {}), mtimeMs } : { text, mtimeMs };
   } catch {
     return undefined;
   }

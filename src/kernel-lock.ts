@@ -14,6 +14,28 @@ const LOCK_NB = 4;
 const EINTR = 4;
 const EWOULDBLOCK = process.platform === "linux" ? 11 : 35;
 
+/**
+ * The errno values of a file system that has no locks (Linux: asm-generic/errno*.h, glibc and musl alike;
+ * macOS: sys/errno.h): ENOLCK (NFS without its lock daemon), EOPNOTSUPP and ENOTSUP (one number on Linux,
+ * two on macOS; some FUSE and SMB mounts), ENOSYS.
+ */
+export const NO_LOCKS_ERRNO =
+  process.platform === "darwin" ? { ENOLCK: 77, EOPNOTSUPP: 102, ENOTSUP: 45, ENOSYS: 78 } : { ENOLCK: 37, EOPNOTSUPP: 95, ENOTSUP: 95, ENOSYS: 38 };
+
+/** flock(2) failing otherwise than "held": its errno, and whether that says the file system has no locks. */
+export class FlockError extends Error {
+  /** @param errno the C library's errno after the failed call */
+  constructor(readonly errno: number) {
+    const name = Object.entries(NO_LOCKS_ERRNO).find(([, n]) => n === errno)?.[0];
+    super(`flock failed (errno ${errno}${name ? ` ${name}` : ""})`);
+  }
+
+  /** ENOLCK, EOPNOTSUPP/ENOTSUP or ENOSYS ({@link NO_LOCKS_ERRNO}): the file system does not lock; the caller may claim otherwise. */
+  get noLocks(): boolean {
+    return Object.values(NO_LOCKS_ERRNO).includes(this.errno);
+  }
+}
+
 /** The C library's file names to try: glibc's, then musl's (Alpine), on Linux; libSystem's on macOS. */
 function libraries(): string[] {
   if (process.platform === "linux") return ["libc.so.6", `libc.musl-${process.arch === "arm64" ? "aarch64" : "x86_64"}.so.1`, `libc.${suffix}`];
@@ -27,7 +49,8 @@ export interface KernelLock {
    * Takes the exclusive lock on `fd` without waiting: true when this process now holds it (also when
    * it held it already through this open file), false when another open file of the same file holds it
    * (another process, or another open of it in this one).
-   * @throws Error with the errno when flock fails otherwise (a file system that has no locks: ENOLCK, EOPNOTSUPP)
+   * @throws FlockError with the errno when flock fails otherwise (a file system that has no locks:
+   *   ENOLCK, EOPNOTSUPP, ENOSYS, which its `noLocks` tells; a bad descriptor: EBADF)
    */
   tryExclusive(fd: number): boolean;
 }
@@ -61,7 +84,7 @@ export function kernelLock(): KernelLock | undefined {
             if (flock(fd, LOCK_EX | LOCK_NB) === 0) return true;
             const e = errno(); // read at once: the call that failed set it on this thread
             if (e === EWOULDBLOCK) return false;
-            if (e !== EINTR) throw new Error(`flock failed (errno ${e})`);
+            if (e !== EINTR) throw new FlockError(e);
           }
         },
       };

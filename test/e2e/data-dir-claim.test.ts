@@ -90,7 +90,7 @@ test("a start while another holds the lock and has not written instance.json yet
   // this test process stands for an instance between its claim and its listening: it holds the lock
   const dataDir = mkdtempSync(join(tmpdir(), "switchyard-claim-starting-"));
   dirs.push(dataDir);
-  expect(claimDataDir(dataDir)).toBe(true);
+  expect(claimDataDir(dataDir)).toEqual({ claimed: true, warnings: [] });
   const held = readFileSync(join(dataDir, "instance.lock"), "utf8");
   try {
     const err = await startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 }).then(
