@@ -251,6 +251,34 @@ describe("a stop while the database does not answer", () => {
     }
   }, 60_000);
 
+  test("a batch of the file read at the start whose rows had all lapsed (an expired binding) is not written back by an outage stop, nor called another process's", async () => {
+    const t = await setUp();
+    try {
+      const lapsed = emptyBatch();
+      lapsed.binds.set("conv-old", { key: "conv-old", accountId: "acct-1", expiresAt: Date.now() - 1000 });
+      const live = emptyBatch();
+      live.usage.push(usageParams(usage({ requestId: "kept-1" })));
+      writeKept(t.file, [{ id: "batch-lapsed", batch: lapsed }, { id: "batch-live", batch: live }], Date.now());
+      // the schema first, then the usage table locked: the start's write of the file goes unanswered
+      await (await openPostgresStore({ url: t.url, flushIntervalMs: 60_000 })).close(Date.now() + 200);
+      t.lock = await lockUsage(t.sql);
+      const infos: string[] = [];
+      const s = await openPostgresStore({ url: t.url, flushIntervalMs: 60_000, flushAnswerMs: 300, unwrittenFile: t.file, onError: (m) => t.errors.push(m), onInfo: (m) => infos.push(m) });
+      await s.flush();
+      s.record(usage({ requestId: "new-1" }));
+      const result = await s.close(Date.now() + 500);
+      expect(result?.kept).toEqual({ file: t.file, usage: 2, traces: 0, state: 0, keyUse: 0 });
+      const text = readFileSync(t.file, "utf8");
+      expect(text).toContain("kept-1");
+      expect(text).toContain("new-1");
+      expect(text).not.toContain("batch-lapsed");
+      expect(text).not.toContain("conv-old");
+      expect(infos.filter((l) => l.includes("another process"))).toEqual([]);
+    } finally {
+      await t.done();
+    }
+  }, 60_000);
+
   test("lines of the file that cannot be read are not deleted with it: once the rest is written the file is kept as unwritten-rows.jsonl.unreadable-<ms> (0600), and a stop replacing it first keeps such a copy", async () => {
     const t = await setUp();
     const { url, dir, file, errors, sql } = t;

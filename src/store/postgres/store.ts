@@ -180,6 +180,8 @@ export class PostgresStore implements Store {
   private unwrittenFile: string | undefined;
   /** Where that file goes once its readable rows are written, when some of its lines could not be read (a stop replacing it before copies it there). */
   private unreadable: string | undefined;
+  /** The ids of every batch that file held when this instance read it at its start, lapsed ones too: a stop replacing the file neither keeps them again nor takes them for another process's. */
+  private readAtStart = new Set<string>();
   private readonly onInfo: (message: string) => void;
 
   /** Use `openPostgresStore`. */
@@ -240,6 +242,7 @@ export class PostgresStore implements Store {
       return;
     }
     if (!kept) return;
+    this.readAtStart = new Set(kept.batches.map((b) => b.id));
     // Lines that could not be read are not lost with the file: it is set aside once the rest is written.
     const skipped = kept.skippedLines;
     const aside = skipped ? unreadableName(path, Date.now()) : undefined;
@@ -512,7 +515,8 @@ export class PostgresStore implements Store {
   }
 
   /**
-   * The batches in the unwritten file `file` now that neither `all` holds nor this process wrote: kept
+   * The batches in the unwritten file `file` now that neither `all` holds nor this process wrote nor it
+   * read there at its start (a batch whose rows had all lapsed then is not kept again): kept
    * there by another process on this data directory since this one read it at its start (two processes
    * around a restart; review21 R8), so that replacing the file does not lose them (each keeps its
    * flush id: one written already writes nothing again). Lines that cannot be read are not in them: a
@@ -532,7 +536,7 @@ export class PostgresStore implements Store {
       }
     }
     const have = new Set(all.map((b) => b.id));
-    return now.batches.filter((b) => !have.has(b.id) && !this.flusher.cameFromDisk(b.id));
+    return now.batches.filter((b) => !have.has(b.id) && !this.readAtStart.has(b.id) && !this.flusher.cameFromDisk(b.id));
   }
 
   /** What waits unwritten now (the buffers, a kept batch, a previous stop's, the queued key budget use); undefined when nothing does. */
