@@ -95,19 +95,19 @@ export async function stopGateway(parts: StopParts, graceMs: number, graceCut: (
   await parts.budgetWindows?.save();
   // Leased key-limit shares: report the last use before the store gives the unused shares back,
   // retried until the grace period ends or a second signal (try20 D2). The budget use still unreported
-  // then goes to the store, which writes it with its last flush or keeps it for the next start; the
-  // minute windows' use is lost (they lapse within a minute).
+  // then goes to the store, which writes it with its last flush or keeps it for the next start (a store
+  // that cannot take it, closing already or without the means: those budget windows' use is lost and
+  // counted so in the stop's line); the minute windows' use is lost (they lapse within a minute).
   const left = keyCounters instanceof SharedKeyCounters ? await keyCounters.close(() => (graceCut() ? 0 : deadline)) : undefined;
-  let keyUseLost = left?.minuteWindows ?? 0;
-  if (left?.budgets.length) {
-    if (store.keepUnreportedUse) store.keepUnreportedUse(left.budgets);
-    else keyUseLost += left.budgets.length;
-  }
+  const minuteWindowsLost = left?.minuteWindows ?? 0;
+  const budgetsNotTaken = left?.budgets.length && !store.keepUnreportedUse?.(left.budgets) ? left.budgets.length : 0;
   settle();
   await parts.retention.stop();
   if (progress) progress.lastUsageRows = store.stats().pendingUsage;
   await store.flush();
-  const lost = unwrittenAtCloseLine(await store.close(() => (graceCut() ? 0 : deadline)), keyUseLost, Date.now(), parts.log, graceCut());
+  const closed = (await store.close(() => (graceCut() ? 0 : deadline))) || undefined;
+  const unwritten = budgetsNotTaken ? { ...(closed ?? { usage: 0, traces: 0, state: 0 }), keyUse: (closed?.keyUse ?? 0) + budgetsNotTaken } : closed;
+  const lost = unwrittenAtCloseLine(unwritten, minuteWindowsLost, Date.now(), parts.log, graceCut());
   await parts.telemetry?.shutdown();
   parts.stdoutLog?.flush();
   parts.removeInstanceFile();

@@ -2,10 +2,14 @@
  * The lines a stop writes (src/log-lines.ts; src/main.ts writes them on stderr beside "shutting down"):
  * the closing `stopped` line of every stop (try22 P8), a second signal's line saying only what applies
  * to the requests still open (try22 P5), a third signal's line counting the requests whose log lines and
- * usage rows may be lost (try22 P3), and the outage stop's line naming what ended its retries (try22 P5).
+ * usage rows may be lost (try22 P3), the outage stop's line naming what ended its retries (try22 P5), and
+ * that line counting as lost the key budget use a store closing already could not take.
  */
 import { describe, expect, test } from "bun:test";
 import { secondSignalLine, stoppedLine, thirdSignalLine, unwrittenAtCloseLine } from "../src/log-lines.ts";
+import { SharedKeyCounters } from "../src/limits/shared-counters.ts";
+import { stopGateway, type StopParts } from "../src/stop-gateway.ts";
+import type { Store } from "../src/store/types.ts";
 
 const progress = (inflightAtStart: number, open: { requests: number; streams: number }, more: { endedAtGraceEnd?: number; lastUsageRows?: number } = {}) => ({
   startedAt: 1_000_000,
@@ -92,5 +96,36 @@ describe("the outage stop's line names what ended its retries", () => {
       expect(JSON.parse(l).msg).toContain("were not written before a second signal ended the stop and are");
       expect(JSON.parse(l).msg).not.toContain("grace period");
     }
+  });
+});
+
+describe("a stop whose store can no longer take the key budget use the key counters could not report", () => {
+  test("that use is counted lost in the outage stop's line (an error line; the stop resolves false), not silently ignored", async () => {
+    const use = (name: string) => ({ name, windowStart: 0, windowEnd: 3_600_000, pending: false, used: 50, reported: 10 });
+    // the leased key counters, which could report neither the budgets' use nor one rpm minute window's
+    const keyCounters = Object.create(SharedKeyCounters.prototype) as SharedKeyCounters;
+    keyCounters.close = async () => ({ budgets: [use("key:a:budget:5h:tokens"), use("key:b:budget:5h:usd")], minuteWindows: 1 });
+    // a store closing already: it takes no more use (and everything else it had was written)
+    const store = { keepUnreportedUse: () => false, flush: async () => {}, close: async () => undefined, stats: () => ({ pendingUsage: 0 }) } as unknown as Store;
+    const lines: string[] = [];
+    const parts: StopParts = {
+      halt: () => {},
+      server: { stop: async () => {}, pendingRequests: 0 },
+      inflight: { size: 0 },
+      openStreams: new Set(),
+      graceOver: { end: () => {} } as unknown as StopParts["graceOver"],
+      settle: () => {},
+      webhook: { close: async () => {} } as unknown as StopParts["webhook"],
+      keyCounters,
+      retention: { stop: async () => {} } as unknown as StopParts["retention"],
+      store,
+      log: (l) => lines.push(l),
+      removeInstanceFile: () => {},
+    };
+    expect(await stopGateway(parts, 0, () => false)).toBe(false);
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0]!);
+    expect(line).toMatchObject({ level: "error", usage: 0, traces: 0, state: 0, keyLimitWindows: 3 });
+    expect(line.msg).toContain("the key-limit use of 3 windows (1 rpm/tpm minute windows, not kept: they lapse within a minute; 2 budget windows that could not be kept) were not written");
   });
 });

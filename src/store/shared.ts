@@ -288,9 +288,10 @@ export interface SharedStore {
    * database was away), to be written with the store's last flush or, when that fails too, kept with
    * the unwritten rows (src/store/postgres/keep-unwritten.ts) for the next start, which counts it back
    * into each window still current then (src/store/postgres/count-back-key-use.ts). Call before `close`.
-   * Never throws.
+   * @returns whether the use was taken: false once the store is closing (`close` called), when it can
+   *   neither write nor keep it; the caller then counts those windows' use as lost. Never throws.
    */
-  keepUnreportedUse?(uses: readonly UnreportedBudgetUse[]): void;
+  keepUnreportedUse?(uses: readonly UnreportedBudgetUse[]): boolean;
 
   /**
    * Sets this instance's share of a pool (see {@link QuotaShareRequest}) to `target`, or to what is left

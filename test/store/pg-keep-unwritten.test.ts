@@ -167,12 +167,15 @@ describe("a stop while the database does not answer", () => {
       expect(s.health()).toBe(false);
       // what the key counters' close could not report: dev's window, ops' window opened while away (never confirmed), old's ended since
       const openedAway = Date.now() - 2000;
-      s.keepUnreportedUse([
+      const taken = s.keepUnreportedUse([
         { name: tokens, windowStart: w.start, windowEnd: w.end, pending: false, used: 72, reported: 18 },
         { name: usd, windowStart: openedAway, windowEnd: openedAway + FIVE_H, pending: true, used: 0.25, reported: 0, unpriced: 2 },
         { name: gone, windowStart: Date.now() - 2 * 3_600_000, windowEnd: Date.now() - 3_600_000, pending: false, used: 40, reported: 0 },
       ]);
+      expect(taken).toBe(true);
       const result = await s.close(Date.now() + 500);
+      // a closing store takes no more: it says so, for the stop to count that use as lost
+      expect(s.keepUnreportedUse([{ name: tokens, windowStart: w.start, windowEnd: w.end, pending: false, used: 80, reported: 72 }])).toBe(false);
       expect(result).toEqual({ usage: 0, traces: 0, state: 0, keyUse: 0, kept: { file, usage: 1, traces: 0, state: 0, keyUse: 3 } });
       const text = readFileSync(file, "utf8");
       expect(text.split("\n").filter((l) => l.includes('"keyUse"'))).toHaveLength(3);

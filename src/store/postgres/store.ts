@@ -403,12 +403,15 @@ export class PostgresStore implements Store {
   /**
    * The key budget use a stop could not report (`SharedStore.keepUnreportedUse`): one batch of its own,
    * with this instance's id, written by the next flush after the disk's (./count-back-key-use.ts), or
-   * kept with the unwritten rows by {@link close}. Ignored once the store is closing. Never throws.
+   * kept with the unwritten rows by {@link close}.
+   * @returns false (nothing taken) once the store is closing: the caller counts that use as lost. Never throws.
    */
-  keepUnreportedUse(uses: readonly UnreportedBudgetUse[]): void {
-    if (!uses.length || this.closing) return;
+  keepUnreportedUse(uses: readonly UnreportedBudgetUse[]): boolean {
+    if (this.closing) return false;
+    if (!uses.length) return true;
     const keyUse = uses.map((u) => ({ ...u, instanceId: this.ctx.instanceId }));
     this.flusher.queue({ id: crypto.randomUUID(), batch: { ...emptyBatch(), keyUse } });
+    return true;
   }
 
   /** Writes every buffered row now, in one transaction. Failures are counted, not thrown. */
