@@ -489,7 +489,8 @@ export class AlertWebhook {
    * of one whose POST succeeded is settled instead. A store that cannot answer leaves the lease to
    * lapse. Resolves once all that is done. When it dropped alerts it logs one `warn` line with their
    * number (`dropped`, and by event: `events`) and whether another instance can still deliver them
-   * (with `claim`: those that raised them too; until 2026-12-06, later, the stop said nothing of them).
+   * (with `claim`: one sharing the database that raised them too, if one is running; else they are
+   * lost; until 2026-12-06, later, the stop said nothing of them).
    */
   async close(): Promise<void> {
     const before = new Map([...this.counts].map(([event, c]) => [event, c.dropped] as const));
@@ -504,8 +505,9 @@ export class AlertWebhook {
     }
     if (dropped === 0) return;
     const alerts = dropped === 1 ? "1 alert" : `${dropped} alerts`;
+    const them = dropped === 1 ? "it" : "them";
     const msg = this.opts.claim
-      ? `stopping: ${alerts} not delivered to the webhook by this instance are dropped here; another instance sharing the database that raised ${dropped === 1 ? "it" : "them"} too delivers ${dropped === 1 ? "it" : "them"} (this instance's leases are given up)`
+      ? `stopping: ${alerts} not delivered to the webhook by this instance are dropped here; another instance sharing the database that raised ${them} too delivers ${them} if one is running (this instance's leases are given up); otherwise ${dropped === 1 ? "it is" : "they are"} lost`
       : `stopping: ${alerts} not delivered to the webhook are dropped (lost: no other instance delivers ${dropped === 1 ? "it" : "them"})`;
     this.logLine({ level: "warn", time: Date.now(), msg, dropped, events });
   }

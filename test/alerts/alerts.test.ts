@@ -277,7 +277,7 @@ describe("the webhook", () => {
       {
         level: "warn",
         time: expect.any(Number),
-        msg: "stopping: 4 alerts not delivered to the webhook by this instance are dropped here; another instance sharing the database that raised them too delivers them (this instance's leases are given up)",
+        msg: "stopping: 4 alerts not delivered to the webhook by this instance are dropped here; another instance sharing the database that raised them too delivers them if one is running (this instance's leases are given up); otherwise they are lost",
         dropped: 4,
         events: { circuit_open: 4 },
       },
