@@ -11,6 +11,7 @@ import type { AccountRegistry } from "../accounts/registry.ts";
 import type { RuntimeConfig } from "../config/types.ts";
 import type { AlertEvent, EventBus } from "../events/bus.ts";
 import { SharedKeyCounters } from "../limits/shared-counters.ts";
+import { SHARED_CONFIG_MAX_AGE_MS } from "../shared-config.ts";
 import type { Store } from "../store/types.ts";
 import { alertClaim, claimAlertsIn } from "./alert-claim.ts";
 import { AlertLog } from "./alert-log.ts";
@@ -78,7 +79,9 @@ export function startAlerts(deps: StartAlertsDeps): StartedAlerts {
   const unfollow = store.shared ? store.onKeyLimitsChanged?.((changed) => changed.forEach((c) => void budgetChanges.learned(c.id, c.before, c.after))) : undefined;
   const recentAlerts = new RecentAlerts(bus);
   const alertLog = new AlertLog(bus, log, () => secrets());
-  const webhook = new AlertWebhook(bus, { url: () => config().settings.alerts.webhook, secrets: () => secrets(), fetchImpl: deps.fetchImpl, log, claim });
+  // the other instances running: those that published their configuration lately (src/shared-config.ts)
+  const othersRunning = claim && store.otherInstanceConfigs ? async () => (await store.otherInstanceConfigs!(SHARED_CONFIG_MAX_AGE_MS)).length : undefined;
+  const webhook = new AlertWebhook(bus, { url: () => config().settings.alerts.webhook, secrets: () => secrets(), fetchImpl: deps.fetchImpl, log, claim, othersRunning });
   const close = () => {
     unfollow?.();
     budgetChanges.close();

@@ -112,6 +112,12 @@ export interface WebhookOptions {
    * reject (then the alert is delivered).
    */
   claim?: AlertClaimer;
+  /**
+   * With `claim`: how many other instances sharing the store run now (asked once, by a stop that drops
+   * alerts, for its line: with none it says they are lost). Undefined, a rejection or no answer within
+   * 2 s: not known, and the line says another instance delivers them only if one runs that raised them.
+   */
+  othersRunning?: () => Promise<number>;
   /** How long a claim's lease holds, ms. Default {@link defaultClaimLeaseMs} of these options (~3.4 min). */
   claimLeaseMs?: number;
   /** The longest an alert refused for another instance's lease waits before asking again, ms. Default {@link RETAKE_EVERY_MS} (5 s). */
@@ -490,7 +496,8 @@ export class AlertWebhook {
    * lapse. Resolves once all that is done. When it dropped alerts it logs one `warn` line with their
    * number (`dropped`, and by event: `events`) and whether another instance can still deliver them
    * (with `claim`: one sharing the database that raised them too, if one is running; else they are
-   * lost; until 2026-12-06, later, the stop said nothing of them).
+   * lost, and with `othersRunning` saying none runs the line says so; until 2026-12-06, later, the stop
+   * said nothing of them).
    */
   async close(): Promise<void> {
     const before = new Map([...this.counts].map(([event, c]) => [event, c.dropped] as const));
@@ -506,10 +513,25 @@ export class AlertWebhook {
     if (dropped === 0) return;
     const alerts = dropped === 1 ? "1 alert" : `${dropped} alerts`;
     const them = dropped === 1 ? "it" : "them";
-    const msg = this.opts.claim
-      ? `stopping: ${alerts} not delivered to the webhook by this instance are dropped here; another instance sharing the database that raised ${them} too delivers ${them} if one is running (this instance's leases are given up); otherwise ${dropped === 1 ? "it is" : "they are"} lost`
-      : `stopping: ${alerts} not delivered to the webhook are dropped (lost: no other instance delivers ${dropped === 1 ? "it" : "them"})`;
+    const others = this.opts.claim ? await this.othersRunning() : 0;
+    const msg =
+      others === 0
+        ? `stopping: ${alerts} not delivered to the webhook are dropped (lost: no other instance ${this.opts.claim ? "sharing the database runs to deliver" : "delivers"} ${them})`
+        : `stopping: ${alerts} not delivered to the webhook by this instance are dropped here; another instance sharing the database that raised ${them} too delivers ${them}${others === undefined ? " if one is running (" : ` (${others === 1 ? "1 other instance runs" : `${others} other instances run`}; `}this instance's leases are given up); otherwise ${dropped === 1 ? "it is" : "they are"} lost`;
     this.logLine({ level: "warn", time: Date.now(), msg, dropped, events });
+  }
+
+  /** {@link WebhookOptions.othersRunning}'s answer within 2 s; undefined when it has none, rejects or is late. Never throws. */
+  private async othersRunning(): Promise<number | undefined> {
+    const ask = this.opts.othersRunning;
+    if (!ask) return undefined;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), 2_000)));
+    try {
+      return await Promise.race([ask().catch(() => undefined), late]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** {@link close} but its log line. */

@@ -284,6 +284,33 @@ describe("the webhook", () => {
     ]);
   });
 
+  test("on a shared store the stop's line about dropped alerts follows the other instances running: none, they are lost; some, how many, and that one which raised them too delivers them; no answer, if one is running", async () => {
+    const stopLine = async (othersRunning?: () => Promise<number>) => {
+      const bus = new EventBus();
+      let posts = 0;
+      const hangs = Object.assign(
+        (_url: unknown, init?: RequestInit) => {
+          posts++;
+          return new Promise<Response>((_, reject) => init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))));
+        },
+        { preconnect: fetch.preconnect },
+      ) as typeof fetch;
+      const logs: string[] = [];
+      const claim = { take: async () => ({ taken: true as const }), settle: async () => {}, release: async () => {} };
+      const hook = new AlertWebhook(bus, { url: () => "http://127.0.0.1:9/hook", fetchImpl: hangs, log: (l) => void logs.push(l), claim, othersRunning });
+      for (const subject of ["key:a", "key:b"]) bus.publish({ type: "alert", event: "quota_threshold", at: T, subject, detail: {} });
+      await until(() => posts === 2);
+      await hook.close();
+      expect(logs).toHaveLength(1);
+      return JSON.parse(logs[0]!).msg as string;
+    };
+    expect(await stopLine(async () => 0)).toBe("stopping: 2 alerts not delivered to the webhook are dropped (lost: no other instance sharing the database runs to deliver them)");
+    expect(await stopLine(async () => 2)).toBe(
+      "stopping: 2 alerts not delivered to the webhook by this instance are dropped here; another instance sharing the database that raised them too delivers them (2 other instances run; this instance's leases are given up); otherwise they are lost",
+    );
+    expect(await stopLine(async () => Promise.reject(new Error("database away")))).toContain("delivers them if one is running (this instance's leases are given up); otherwise they are lost");
+  });
+
   test("a clean stop of an instance alone (no claims) logs the alerts it drops as lost; one that drops none logs nothing", async () => {
     const bus = new EventBus();
     let posts = 0;
