@@ -17,10 +17,14 @@
  *   lanes, over the wire. So a lane's allowance above the raw pipe is (ratio target − 1) × the
  *   over-the-wire raw pipe's CPU µs per request on that lane, read from a `scripts/bench --json` file
  *   (scripts/lib/read-wire-raw.ts; default the newest docs/bench/YYYY-MM-DD-rN.json, `--bench FILE` to
- *   choose), and each row's target is a fixed share of that allowance ({@link SHARES}). The in-process raw
- *   pipe (no sockets) is 3–6× cheaper than over the wire, so an allowance sized from it made every lane
- *   miss. The lane's in-process cost above the in-process raw pipe is measured against the allowance:
- *   sockets and Bun's server cost the raw pipe and switchyard alike, so they are left out of both sides.
+ *   choose). The in-process raw pipe (no sockets) is 3–6× cheaper than over the wire, so an allowance
+ *   sized from it made every lane miss.
+ * - The verdict: a lane is met or missed by switchyard's CPU ratio to the raw pipe that the bench file
+ *   measured over the wire (`cpuRatioToRaw.median`) against its target. The in-process run misses part of
+ *   what switchyard pays over the wire (8–50 µs per request against r38), so the in-process cost above the
+ *   in-process raw pipe is not the verdict: the row {@link WIRE_ROW} is (switchyard − raw CPU over the wire,
+ *   from the bench file) − that in-process cost, charged to the allowance ({@link WIRE_SHARE} of it), so the
+ *   rows add up to what the bench measured; the in-process rows split the rest ({@link SHARES}).
  * - The profile: `bun --cpu-prof scripts/bench-pipeline.ts --window` per lane, its samples inside the
  *   measured window grouped by scripts/lib/profile-groups.ts.
  *
@@ -36,7 +40,7 @@ import { SERVICE_ENV } from "../src/cli/service.ts";
 import { gcPausesByBracket } from "./lib/gc-log.ts";
 import { pairedDifference } from "./lib/paired-difference.ts";
 import { profileGroups, type CpuProfile, type ProfileGroups } from "./lib/profile-groups.ts";
-import { missedTargetsTable, readFloorTable } from "./lib/budget-floors.ts";
+import { missedTargetsTable, readFloorTable, WIRE_ROW } from "./lib/budget-floors.ts";
 import { newestBenchFile, readWireRaw } from "./lib/read-wire-raw.ts";
 
 const ROOT = join(import.meta.dir, "..");
@@ -47,7 +51,7 @@ const PROFILE = !argv.includes("--no-profile");
 const DOC = join(ROOT, "docs", "performance.md");
 const benchAt = argv.indexOf("--bench");
 if (benchAt >= 0 && (!argv[benchAt + 1] || argv[benchAt + 1]!.startsWith("--"))) throw new Error("--bench needs a file: a `scripts/bench --json` output such as docs/bench/2026-12-06-r38.json");
-/** The `scripts/bench --json` file whose over-the-wire raw pipe sizes the allowances. */
+/** The `scripts/bench --json` file whose over-the-wire raw pipe sizes the allowances and whose measured ratios judge the lanes. */
 const BENCH = benchAt >= 0 ? argv[benchAt + 1]! : newestBenchFile(join(ROOT, "docs", "bench"));
 const WIRE = readWireRaw(BENCH, BUDGET_LANES.map((l) => l.name));
 const MARKS = { budget: ["<!-- bench-budget:start -->", "<!-- bench-budget:end -->"], missed: ["<!-- bench-budget-missed:start -->", "<!-- bench-budget-missed:end -->"], profile: ["<!-- bench-budget-profile:start -->", "<!-- bench-budget-profile:end -->"] } as const;
@@ -85,9 +89,17 @@ export const ROWS = [
 type Row = (typeof ROWS)[number];
 
 /**
- * Each row's share of the lane's allowance above the raw pipe ((ratio target − 1) × the over-the-wire raw
- * pipe: 1× it on native lanes, 2× on translated lanes);
- * each kind sums to 1. Translation and the reply stream are the work a gateway exists to do; framework,
+ * The share of a lane's allowance charged to {@link WIRE_ROW} (what switchyard pays over the wire that the
+ * in-process run does not see): 10 % of 1× the raw pipe on native lanes, 5 % of 2× it on translated lanes,
+ * the same µs on both (~6–7 µs with r38's raw pipe), since sockets, server and fetch are per request, not
+ * per translated byte.
+ */
+const WIRE_SHARE = { native: 0.1, translated: 0.05 } as const;
+
+/**
+ * Each in-process row's share of the part of the lane's allowance above the raw pipe that
+ * {@link WIRE_SHARE} leaves ((ratio target − 1) × the over-the-wire raw pipe: 1× it on native lanes,
+ * 2× on translated lanes; then 90 % and 95 % of that); each kind sums to 1. Translation and the reply stream are the work a gateway exists to do; framework,
  * body, routing and bookkeeping are per-request constants that should stay small.
  */
 const SHARES: Record<"native" | "translated", Record<Row, number>> = {
@@ -214,21 +226,30 @@ const n = (x: number) => (Math.abs(x) >= 100 ? x.toFixed(0) : x.toFixed(1));
 const cell = (v: number, t: number) => `${n(v)} / ${n(t)}`;
 type Result = (typeof results)[number];
 const ratioTarget = (r: Result) => (r.kind === "native" ? 2 : 3);
-const wireRaw = (r: Result) => WIRE.get(r.name)!.raw;
+const wire = (r: Result) => WIRE.get(r.name)!;
+const wireRaw = (r: Result) => wire(r).raw;
 /** The lane's allowance above the raw pipe, over the wire: (ratio target − 1) × the raw pipe's CPU µs per request. */
 const allowance = (r: Result) => (ratioTarget(r) - 1) * wireRaw(r);
 /** switchyard's in-process CPU above the in-process raw pipe: the framework row and the pipeline on all threads. */
 const above = (r: Result) => r.f["HTTP framework dispatch"] + r.f.pipeline;
+/** switchyard's CPU above the raw pipe over the wire, as the bench file measured it. */
+const wireAbove = (r: Result) => wire(r).switchyard - wire(r).raw;
+/** What the over-the-wire run paid that the in-process run did not see: {@link WIRE_ROW}'s figure. */
+const unseen = (r: Result) => wireAbove(r) - above(r);
+/** A row's target µs: {@link WIRE_ROW} its {@link WIRE_SHARE} of the allowance, an in-process row its share of the rest. */
+const target = (r: Result, row: Row | typeof WIRE_ROW) =>
+  row === WIRE_ROW ? WIRE_SHARE[r.kind] * allowance(r) : SHARES[r.kind][row] * (1 - WIRE_SHARE[r.kind]) * allowance(r);
 const benchName = BENCH.startsWith(ROOT + "/") ? BENCH.slice(ROOT.length + 1) : BENCH;
 const lines: string[] = [];
-lines.push(`| part (µs per request: measured in process / target, its share of the lane's allowance) | ${results.map((r) => r.name).join(" | ")} |`);
+lines.push(`| part (µs per request: measured in process, "${WIRE_ROW}" from the bench file / target, its share of the lane's allowance) | ${results.map((r) => r.name).join(" | ")} |`);
 lines.push(`|---|${results.map(() => "---").join("|")}|`);
 lines.push(`| raw Bun pipe in process (baseline) | ${results.map((r) => n(r.f.raw)).join(" | ")} |`);
 lines.push(`| raw Bun pipe over the wire (CPU, from the bench file) | ${results.map((r) => n(wireRaw(r))).join(" | ")} |`);
-for (const row of ROWS) lines.push(`| ${row} | ${results.map((r) => cell(r.f[row], SHARES[r.kind][row] * allowance(r))).join(" | ")} |`);
-lines.push(`| whole request above the raw pipe (framework + pipeline, all threads) / allowance ((ratio target − 1) × raw over the wire) | ${results.map((r) => cell(above(r), allowance(r))).join(" | ")} |`);
-lines.push(`| whole request × raw pipe over the wire, estimated (1 + above ÷ raw over the wire) | ${results.map((r) => `${(1 + above(r) / wireRaw(r)).toFixed(2)}× / ${ratioTarget(r)}×`).join(" | ")} |`);
-lines.push(`| switchyard × raw pipe over the wire, measured (the bench file) | ${results.map((r) => { const m = WIRE.get(r.name)!.ratio; return m === undefined ? "-" : `${m.toFixed(2)}× / ${ratioTarget(r)}×`; }).join(" | ")} |`);
+for (const row of ROWS) lines.push(`| ${row} | ${results.map((r) => cell(r.f[row], target(r, row))).join(" | ")} |`);
+lines.push(`| ${WIRE_ROW} (switchyard − raw over the wire, from the bench file, − the in-process whole request above) | ${results.map((r) => cell(unseen(r), target(r, WIRE_ROW))).join(" | ")} |`);
+lines.push(`| in process: whole request above the in-process raw pipe (framework + pipeline, all threads) / the in-process rows' part of the allowance | ${results.map((r) => cell(above(r), (1 - WIRE_SHARE[r.kind]) * allowance(r))).join(" | ")} |`);
+lines.push(`| over the wire: switchyard − raw pipe CPU (the bench file; the in-process whole request + ${WIRE_ROW}) / allowance ((ratio target − 1) × raw over the wire) | ${results.map((r) => cell(wireAbove(r), allowance(r))).join(" | ")} |`);
+lines.push(`| switchyard × raw pipe over the wire, measured (the bench file): the lane's verdict / target | ${results.map((r) => `${wire(r).ratio.toFixed(2)}× / ${ratioTarget(r)}×`).join(" | ")} |`);
 const budgetTable = lines.join("\n");
 
 // ---- where a target is missed: the rows holding it and their floors in Bun -------------------------------
@@ -236,9 +257,11 @@ const missedTable = missedTargetsTable(
   results.map((r) => ({
     name: r.name,
     above: above(r),
+    wireAbove: wireAbove(r),
+    ratio: wire(r).ratio,
     allowance: allowance(r),
     target: ratioTarget(r),
-    rows: ROWS.map((row) => ({ row, measured: r.f[row], target: SHARES[r.kind][row] * allowance(r) })),
+    rows: [...ROWS.map((row) => ({ row, measured: r.f[row], target: target(r, row) })), { row: WIRE_ROW, measured: unseen(r), target: target(r, WIRE_ROW) }],
   })),
   readFloorTable(readFileSync(DOC, "utf8")),
 );
