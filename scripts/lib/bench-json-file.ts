@@ -1,3 +1,7 @@
+/**
+ * Where `scripts/bench` (scripts/bench.ts) writes its JSON result, decided apart from the run so that a
+ * `--smoke` run cannot overwrite a real run's `docs/bench/latest.json` (test/scripts/bench-json-file.test.ts).
+ */
 import { join } from "node:path";
 
 /**
