@@ -35,3 +35,29 @@ test("a queued task runs by itself after the current turn when nobody settles th
   for (let i = 0; i < 200 && ran.length === 0; i++) await new Promise((r) => setImmediate(r));
   expect(ran).toEqual([7]);
 });
+
+test("a settle from inside a task (a reader settling first), nested twice, runs each task once and in order; the queue keeps working after it", () => {
+  const q = new AfterReply(() => {});
+  const ran: string[] = [];
+  const note = (what: string) => ran.push(what);
+  let nested = false;
+  const c = () => {
+    ran.push("c");
+    if (nested) return;
+    nested = true;
+    q.add(note, "d");
+    q.settle(); // settled again from a task that a settle inside another task runs
+  };
+  q.add(note, "a");
+  q.add(() => {
+    q.add(c);
+    q.settle(); // a reader inside the bookkeeping (the store's flush) settles the queue
+    q.add(note, "e");
+  });
+  q.add(note, "b");
+  q.settle();
+  q.add(note, "f");
+  q.add(note, "g");
+  q.settle();
+  expect(ran).toEqual(["a", "c", "d", "b", "e", "f", "g"]);
+});
