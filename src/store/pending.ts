@@ -141,11 +141,16 @@ export class PendingWrites {
     this.quotaBuf.set(`${q.accountId}\u0000${q.window}\u0000${model}`, { ...q, model, updatedAt });
   }
 
-  /** Buffers a binding, coalesced per key. Never throws. */
+  /**
+   * Buffers a binding, coalesced per key. Never throws. The record is kept as given, not copied: the
+   * caller hands over one it does not change afterwards (the registry's, made per success by
+   * src/accounts/bindings.ts `set`; a copy here was a second object per request, docs/performance.md
+   * item 252).
+   */
   bind(b: Binding): void {
     if (this.closed || !b || typeof b.key !== "string" || typeof b.accountId !== "string") return;
     if (!Number.isFinite(b.expiresAt)) return;
-    this.bindBuf.set(b.key, { key: b.key, accountId: b.accountId, expiresAt: b.expiresAt });
+    this.bindBuf.set(b.key, b);
   }
 
   /** Forgets a pending binding. */
