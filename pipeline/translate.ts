@@ -20,7 +20,7 @@
  *   still reach a native target) instead of returning one choice silently.
  */
 import { KIND_TRAITS } from "../formats/codec.ts";
-import type { BuiltRequest, ProviderKind } from "../formats/codec.ts";
+import type { BuildTarget, BuiltRequest, ProviderKind } from "../formats/codec.ts";
 import { hubError, type HubError, type HubMessage, type HubPart, type HubRequest, type Warning, type WireFormat } from "../formats/hub.ts";
 import { codecFor } from "../formats/index.ts";
 // The tools of a built body written once across requests (the same memo as the Responses echo's).
@@ -189,6 +189,23 @@ export function translate(ctx: RequestContext, target: Target, portability: Port
   }
 }
 
+/**
+ * What a codec's builder or tidier is told of `target` (formats/codec.ts BuildTarget): made only on the
+ * paths that build or tidy a body, not for a native request whose bytes go as they are (one object per
+ * request fewer on the native lanes, docs/performance.md item 253).
+ */
+function buildTargetOf(target: Target, stream: boolean, promptCacheKey: string | undefined): BuildTarget {
+  const provider = target.provider;
+  return {
+    model: target.model,
+    kind: provider.kind,
+    family: provider.family,
+    stream,
+    defaultMaxOutputTokens: provider.models[target.model]?.maxOutputTokens,
+    promptCacheKey,
+  };
+}
+
 const TOO_DEEP = "The request body is nested too deeply to be forwarded (JSON nesting beyond what the gateway re-encodes).";
 const isStackOverflow = (e: unknown) => e instanceof RangeError && /call stack/i.test(e.message);
 
@@ -198,17 +215,10 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
   const upstreamStream = KIND_TRAITS[provider.kind].forcesStream || ctx.stream;
   const params = target.params;
   const promptCacheKey = provider.kind === "codex" ? codexCacheKey(ctx.request?.headers, ctx.body) : undefined;
-  const buildTarget = {
-    model: target.model,
-    kind: provider.kind,
-    family: provider.family,
-    stream: upstreamStream,
-    defaultMaxOutputTokens: provider.models[target.model]?.maxOutputTokens,
-    promptCacheKey,
-  };
   const codec = codecFor(upstreamFormat);
 
   if (provider.kind === "codex" && ctx.clientFormat === "openai-responses" && codec.tidyRequest) {
+    const buildTarget = buildTargetOf(target, upstreamStream, promptCacheKey);
     // The client's body with only the Codex fixes (formats/openai-responses tidyRequest); combo params
     // are merged first so the fixes hold for them too. Still a native pair: the reply passes through.
     const built = codec.tidyRequest(params ? { ...ctx.body, ...params } : ctx.body, buildTarget);
@@ -219,7 +229,7 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     if (provider.kind === "claude-code" && codec.tidyRequest && !hasClaudeCodeIdentity(ctx.body.system)) {
       // Subscription tokens serve only Claude Code-shaped requests (formats/anthropic-messages
       // withClaudeCodeIdentity); combo params merged first, as for Codex.
-      const built = codec.tidyRequest(params ? { ...ctx.body, ...params } : ctx.body, buildTarget);
+      const built = codec.tidyRequest(params ? { ...ctx.body, ...params } : ctx.body, buildTargetOf(target, upstreamStream, promptCacheKey));
       return { mode: "native", upstreamFormat, body: bodyJson(built.body, requestTextOf(ctx)), upstreamStream, warnings: built.warnings };
     }
     if (ctx.clientFormat === "gemini") {
@@ -249,6 +259,7 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     return { mode: "native", upstreamFormat, body: JSON.stringify(body), upstreamStream, warnings: [] };
   }
 
+  const buildTarget = buildTargetOf(target, upstreamStream, promptCacheKey);
   const choices = requestedChoices(ctx);
   if (choices > 1) {
     // Every reply that is not passed through is read by a decoder that keeps choice 0 (the hub carries
