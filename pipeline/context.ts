@@ -335,6 +335,9 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
   const routeId = ids.route();
   const clientFormat = ENDPOINT_FORMAT[incoming.endpoint];
   const clientHeaders = new ClientHeaders(incoming.request.headers);
+  // One list for the request's warnings and its trace's (which `finish` sets to the request's anyway):
+  // not a second array per request that is thrown away (docs/performance.md item 254).
+  const warnings: Warning[] = [];
   const trace: RouteTrace = {
     routeId,
     requestId,
@@ -344,7 +347,7 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
     candidates: [],
     decisions: [],
     attempts: [],
-    warnings: [],
+    warnings,
   };
   const ctx: RequestContext = {
     requestId,
@@ -362,7 +365,7 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
     requestedModel: "",
     stream: false,
     includeUsage: false,
-    warnings: [],
+    warnings,
     trace,
     signal: incoming.request.signal,
     recording: undefined,
