@@ -49,10 +49,24 @@ export function nestsDeeperThan(json: Uint8Array | string, limit: number = MAX_J
   if (json.length <= 2 * limit) return false;
   if (typeof json === "string") {
     if (countInString(json, "[", limit) + countInString(json, "{", limit) <= limit) return false;
-    return maxDepth((k) => json.charCodeAt(k), json.length, limit) > limit;
+    return textDepth(json, limit) > limit;
   }
   if (countInBytes(json, OPEN_ARRAY, limit) + countInBytes(json, OPEN_OBJECT, limit) <= limit) return false;
-  return maxDepth((k) => json[k]!, json.length, limit) > limit;
+  return bytesDepth(json, limit) > limit;
+}
+
+/**
+ * {@link maxDepth} of a text, and of bytes below: functions of their own, so that the reader each makes
+ * (which holds `json`) does not make {@link nestsDeeperThan} allocate its scope (two objects, with its
+ * default parameter) on every call, which returns early on nearly every body (JavaScriptCore makes a
+ * function's captured variables at its entry: docs/performance.md item 255).
+ */
+function textDepth(json: string, limit: number): number {
+  return maxDepth((k) => json.charCodeAt(k), json.length, limit);
+}
+
+function bytesDepth(json: Uint8Array, limit: number): number {
+  return maxDepth((k) => json[k]!, json.length, limit);
 }
 
 /** Occurrences of the byte `what` in `bytes` (native `indexOf`, one call each), counted up to `limit` + 1. */

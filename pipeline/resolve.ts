@@ -108,6 +108,16 @@ export function guessProvider(model: string, table?: Pick<RoutingTable, "provide
   }
   const byName = model.startsWith("claude-") ? "anthropic" : model.startsWith("gemini-") ? "gemini" : "openai";
   if (!facts || !table || byName === "gemini" || facts.hasAccounts(byName)) return byName;
+  return subscriptionProvider(byName, table, facts);
+}
+
+/**
+ * {@link guessProvider}'s subscription provider for a family whose API provider has no account: a
+ * function of its own, so that its filter (which holds `kind` and `facts`) does not make every guess
+ * allocate their scope (JavaScriptCore makes a function's captured variables at its entry:
+ * docs/performance.md item 255).
+ */
+function subscriptionProvider(byName: string, table: Pick<RoutingTable, "providers">, facts: AccountFacts): string {
   const kind = byName === "anthropic" ? "claude-code" : "codex";
   const pool = [...table.providers.values()]
     .filter((p) => p.kind === kind && facts.hasAccounts(p.id))
