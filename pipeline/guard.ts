@@ -60,6 +60,9 @@ export function presentedKey(headers: HeaderReader, url?: string): string | unde
 /** Result of the authentication decision. */
 export type AuthDecision = { ok: true; key?: ClientKey } | { ok: false; error: HubError; /** the disabled key's name, when it was refused for that */ disabledKey?: string };
 
+/** The decision of a request let through without a key: one record for every such request (nothing writes into a decision). */
+const PASSED_WITHOUT_KEY: AuthDecision = Object.freeze({ ok: true });
+
 /** The 403 `key_disabled`'s message for the client key `name` (the guard's, and the dry run's for that key). */
 export function keyDisabledMessage(name: string): string {
   return `Client key ${JSON.stringify(name)} is disabled on this gateway for now: its requests are refused until an operator enables it again (switchyard keys enable ${name}).`;
@@ -83,7 +86,7 @@ export function authenticate(remote: boolean, headers: HeaderReader, keys: KeyLo
   // but a 403 saying what happened and how it ends.
   const off = secret ? keys.disabled?.(secret) : undefined;
   if (off) return { ok: false, error: hubError("permission", keyDisabledMessage(off.name), { code: "key_disabled" }), disabledKey: off.name };
-  if (!remote && !settings.requireApiKey) return { ok: true };
+  if (!remote && !settings.requireApiKey) return PASSED_WITHOUT_KEY;
   return { ok: false, error: hubError("authentication", refusalMessage(secret, url !== undefined, settings.requireApiKey), { code: "invalid_api_key" }) };
 }
 
@@ -114,16 +117,62 @@ const fatalUtf8 = new TextDecoder("utf-8", { fatal: true });
 /** What a body read that ran out of time resolves to (never a body). */
 const TIMED_OUT = Symbol("body timed out");
 
-/** The deadline of a native body read ({@link readBody}): when due, the read's race resolves to {@link TIMED_OUT}. */
-class BodyReadDeadline extends Deadline {
-  constructor(private readonly resolve: (value: typeof TIMED_OUT) => void) {
+/**
+ * A native body read (`request.bytes()`, for a body with a declared length within the limit) raced
+ * against its deadline on the shared sweep: {@link settled} resolves with the bytes, with
+ * {@link TIMED_OUT} when the deadline came first, or with the read's failure (it never rejects), and
+ * {@link outcome} turns that into the bytes or the error. The deadline, the race and its answer are one
+ * object (no promise executor, scope and expiry function: docs/performance.md item 242), awaited by the
+ * caller itself (the guard: no async function of its own per request, item 256).
+ */
+class BodyRead extends Deadline {
+  /** The race: the bytes, {@link TIMED_OUT}, or the read's failure (anything else). */
+  readonly settled: Promise<unknown>;
+  private readonly resolve: (value: unknown) => void;
+
+  constructor(
+    read: Promise<Uint8Array>,
+    private readonly timeoutMs: number,
+  ) {
     super();
+    const race = Promise.withResolvers<unknown>();
+    this.settled = race.promise;
+    this.resolve = race.resolve;
+    this.arm(timeoutMs);
+    read.then(race.resolve, race.resolve);
   }
 
   /** {@link Deadline.expire}: the race ends as timed out (a read that settled first keeps its value). */
   expire(): void {
     this.resolve(TIMED_OUT);
   }
+
+  /** What {@link settled} resolved with, as the bytes or the error (the 408, or the 400 of a read that failed); disarms the deadline. */
+  outcome(settled: unknown): Uint8Array | HubError {
+    this.disarm();
+    if (settled instanceof Uint8Array) return settled;
+    return settled === TIMED_OUT ? timedOut(this.timeoutMs) : unreadable();
+  }
+}
+
+/** The 400 of a body that failed to arrive (the client closed). */
+function unreadable(): HubError {
+  return hubError("invalid_request", "The request body could not be read.");
+}
+
+/**
+ * The start of {@link readBody}: the 413 when the declared length is over `limit`; a {@link BodyRead}
+ * begun when a length within it is declared (the server reads no more than it: read natively, without a
+ * JS stream reader, ~20 µs less per request, docs/performance.md; raced against the sweep, since Bun
+ * cannot say whether the body is already complete: the read is pending either way, for at least one turn
+ * of the event loop); undefined when no usable length is declared (the body is read as a stream).
+ */
+function startBodyRead(request: Request, limit: number, timeoutMs: number): BodyRead | HubError | undefined {
+  const declared = request.headers.get("content-length");
+  if (declared !== null && Number(declared) > limit) return tooLarge(limit);
+  // `bytes()`: the body as a Uint8Array at once, not an ArrayBuffer wrapped in one more object (item 224).
+  if (declared !== null && /^\d+$/.test(declared)) return new BodyRead(request.bytes(), timeoutMs);
+  return undefined;
 }
 
 /**
@@ -135,32 +184,17 @@ class BodyReadDeadline extends Deadline {
  * may be silent for minutes). A body that fails to arrive otherwise (the client closed) is a 400.
  */
 export async function readBody(request: Request, limit: number, timeoutMs: number = DEFAULT_BODY_TIMEOUT_MS): Promise<Result<Uint8Array>> {
-  const declared = request.headers.get("content-length");
-  if (declared !== null && Number(declared) > limit) return { ok: false, error: tooLarge(limit) };
-  if (declared !== null && /^\d+$/.test(declared)) {
-    // A declared length within the limit bounds the body (the server reads no more than it): read it
-    // natively, without a JS stream reader (~20 µs less per request, docs/performance.md), raced
-    // against the sweep (Bun cannot say whether the body is already complete: the read is pending
-    // either way, for at least one turn of the event loop).
-    // `bytes()`: the body as a Uint8Array at once, not an ArrayBuffer wrapped in one more object (item 224).
-    const read = request.bytes();
-    // The race's promise settled by the read or by the deadline (a method, not a closure per request:
-    // no promise executor, scope and expiry function, docs/performance.md item 242).
-    const race = Promise.withResolvers<Uint8Array | typeof TIMED_OUT>();
-    const watched = new BodyReadDeadline(race.resolve);
-    watched.arm(timeoutMs);
-    read.then(race.resolve, race.reject);
-    try {
-      const bytes = await race.promise;
-      if (bytes === TIMED_OUT) return { ok: false, error: timedOut(timeoutMs) };
-      return { ok: true, value: bytes };
-    } catch {
-      return { ok: false, error: hubError("invalid_request", "The request body could not be read.") };
-    } finally {
-      watched.disarm();
-    }
-  }
-  if (!request.body) return { ok: true, value: new Uint8Array(0) };
+  const started = startBodyRead(request, limit, timeoutMs);
+  const read = started instanceof BodyRead ? started.outcome(await started.settled) : (started ?? (await readStreamedBody(request, limit, timeoutMs)));
+  return read instanceof Uint8Array ? { ok: true, value: read } : { ok: false, error: read };
+}
+
+/**
+ * {@link readBody} of a body without a usable declared length: read as a stream, chunk by chunk, up to
+ * `limit` bytes within `timeoutMs` ms; the bytes, or the 413, 408 or 400.
+ */
+async function readStreamedBody(request: Request, limit: number, timeoutMs: number): Promise<Uint8Array | HubError> {
+  if (!request.body) return new Uint8Array(0);
   const reader = request.body.getReader();
   const parts: Uint8Array[] = [];
   let total = 0;
@@ -174,21 +208,21 @@ export async function readBody(request: Request, limit: number, timeoutMs: numbe
   try {
     for (;;) {
       const { done, value } = await reader.read();
-      if (late) return { ok: false, error: timedOut(timeoutMs) };
+      if (late) return timedOut(timeoutMs);
       if (done) break;
       total += value.byteLength;
       if (total > limit) {
         void reader.cancel().catch(() => {});
-        return { ok: false, error: tooLarge(limit) };
+        return tooLarge(limit);
       }
       parts.push(value);
     }
   } catch {
-    return { ok: false, error: late ? timedOut(timeoutMs) : hubError("invalid_request", "The request body could not be read.") };
+    return late ? timedOut(timeoutMs) : unreadable();
   } finally {
     watched.disarm();
   }
-  return { ok: true, value: parts.length === 0 ? new Uint8Array(0) : concatBytes(parts, total) };
+  return parts.length === 0 ? new Uint8Array(0) : concatBytes(parts, total);
 }
 
 /** The 408 of a body still incomplete `timeoutMs` after the read began (see {@link readBody}). */
@@ -213,9 +247,17 @@ export function receivedTooLarge(received: ReceivedBody, maxBodyBytes: number): 
   return received.maxBytes > maxBodyBytes && received.bytes.byteLength > maxBodyBytes ? tooLarge(maxBodyBytes) : undefined;
 }
 
-/** A 400 `invalid_request` result. */
-function badBody(message: string): Result<never> {
-  return { ok: false, error: hubError("invalid_request", message) };
+/** A body {@link parseJsonBody} refused: the 400 `invalid_request` it is (a class: told apart from any parsed object). */
+class BadBody {
+  readonly error: HubError;
+  constructor(message: string) {
+    this.error = hubError("invalid_request", message);
+  }
+}
+
+/** A 400 `invalid_request` of a body that is no JSON object. */
+function badBody(message: string): BadBody {
+  return new BadBody(message);
 }
 
 /**
@@ -224,6 +266,12 @@ function badBody(message: string): Result<never> {
  * object all become a 400 `invalid_request` error.
  */
 export function parseJsonObject(bytes: Uint8Array): Result<Record<string, unknown>> {
+  const parsed = parseJsonBody(bytes);
+  return parsed instanceof BadBody ? { ok: false, error: parsed.error } : { ok: true, value: parsed };
+}
+
+/** {@link parseJsonObject}'s object, or its refusal, without a result record (the guard's, per request). */
+function parseJsonBody(bytes: Uint8Array): Record<string, unknown> | BadBody {
   if (nestsDeeperThan(bytes)) return badBody(`The request body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
   let text: string;
   try {
@@ -240,7 +288,7 @@ export function parseJsonObject(bytes: Uint8Array): Result<Record<string, unknow
   if (value === null || typeof value !== "object" || Array.isArray(value)) {
     return badBody("The request body must be a JSON object.");
   }
-  return { ok: true, value: value as Record<string, unknown> };
+  return value as Record<string, unknown>;
 }
 
 /**
@@ -312,18 +360,23 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
     if (over) return refuse(ctx, over);
     body = received.value;
   } else {
-    // Without a received body the head is the HTTP Request itself (IncomingRequest).
-    const bytes = await readBody(ctx.request as Request, settings.maxBodyBytes, settings.bodyTimeoutMs);
-    if (!bytes.ok) {
-      const refusal = refuse(ctx, bytes.error);
+    // Without a received body the head is the HTTP Request itself (IncomingRequest). readBody's steps,
+    // the native read awaited here: no async function of its own and no result record per request
+    // (docs/performance.md item 256).
+    const request = ctx.request as Request;
+    const timeoutMs = settings.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+    const started = startBodyRead(request, settings.maxBodyBytes, timeoutMs);
+    const bytes = started instanceof BodyRead ? started.outcome(await started.settled) : (started ?? (await readStreamedBody(request, settings.maxBodyBytes, timeoutMs)));
+    if (!(bytes instanceof Uint8Array)) {
+      const refusal = refuse(ctx, bytes);
       // The rest of a body that did not arrive in time must not be read as the next request.
-      if (bytes.error.status === 408) refusal.headers.set("connection", "close");
+      if (bytes.status === 408) refusal.headers.set("connection", "close");
       return refusal;
     }
-    ctx.rawBody = bytes.value;
-    const parsed = parseJsonObject(bytes.value);
-    if (!parsed.ok) return refuse(ctx, compressedBody(ctx.request.headers) ?? parsed.error);
-    body = parsed.value;
+    ctx.rawBody = bytes;
+    const parsed = parseJsonBody(bytes);
+    if (parsed instanceof BadBody) return refuse(ctx, compressedBody(ctx.request.headers) ?? parsed.error);
+    body = parsed;
   }
   ctx.body = body;
 
