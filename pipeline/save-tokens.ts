@@ -32,7 +32,7 @@
  * looked at long tool results and shortened none, how many they left as they were.
  */
 import { KIND_TRAITS } from "../formats/codec.ts";
-import type { ProviderKind } from "../formats/codec.ts";
+import type { ProviderKind, ToolResultSlot } from "../formats/codec.ts";
 import { codecFor } from "../formats/index.ts";
 import { bodyBytes, clientHeadersOf, type RequestContext } from "./context.ts";
 import type { HeaderReader } from "./client-headers.ts";
@@ -167,8 +167,13 @@ const STATE = new WeakMap<RequestContext, RequestState>();
 
 /** Groups a client body's tool-result slots by result: texts, total length, error flag. */
 function resultsOf(format: string, body: Record<string, unknown>): Map<number, { len: number; isError: boolean; texts: string[] }> {
+  return bySlotResult(codecFor(format as RequestContext["clientFormat"]).toolResults?.(body) ?? []);
+}
+
+/** {@link resultsOf} of the slots already found. */
+function bySlotResult(slots: readonly ToolResultSlot[]): Map<number, { len: number; isError: boolean; texts: string[] }> {
   const byResult = new Map<number, { len: number; isError: boolean; texts: string[] }>();
-  for (const slot of codecFor(format as RequestContext["clientFormat"]).toolResults?.(body) ?? []) {
+  for (const slot of slots) {
     let r = byResult.get(slot.result);
     if (!r) byResult.set(slot.result, (r = { len: 0, isError: slot.isError, texts: [] }));
     r.len += slot.text.length;
@@ -180,7 +185,11 @@ function resultsOf(format: string, body: Record<string, unknown>): Map<number, {
 function stateOf(ctx: RequestContext): RequestState {
   let s = STATE.get(ctx);
   if (s) return s;
-  const all = resultsOf(ctx.clientFormat, ctx.body);
+  const slots = codecFor(ctx.clientFormat).toolResults?.(ctx.body);
+  // No tool result at all (most requests): nothing to group (no map and iterator per request,
+  // docs/performance.md item 257).
+  if (slots === undefined || slots.length === 0) return NOTHING_TO_SAVE;
+  const all = bySlotResult(slots);
   s = NOTHING_TO_SAVE;
   let long = false;
   for (const r of all.values()) if (!r.isError && r.len >= MIN_CHARS) long = true;
