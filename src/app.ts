@@ -278,7 +278,9 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   // Every secret this instance holds, kept out of logs, traces and recordings (src/list-secrets.ts).
   const secrets = listSecrets({ registry, credentials, keys: () => cfg.keys, adminToken: () => adminToken });
 
-  const routing = (): RoutingTable => ({ providers: cfg.providers, aliases: cfg.aliases, combos: cfg.combos as never, accounts: registry, suggest });
+  // Made once per configuration (replaced whole on every change), not per read (docs/performance.md item 258).
+  let routingMade: { of: RuntimeConfig; table: RoutingTable } | undefined;
+  const routing = (): RoutingTable => (routingMade?.of === cfg ? routingMade : (routingMade = { of: cfg, table: { providers: cfg.providers, aliases: cfg.aliases, combos: cfg.combos as never, accounts: registry, suggest } })).table;
   const order = new TargetOrder({
     routing,
     capacityAdapter: () => cfg.settings.capacityAdapter,
