@@ -90,15 +90,22 @@ export function replyDriverFor(
     return asEvents(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), events);
   }
   if (isSse) return asEvents(new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, undefined, secrets), events);
-  return asEvents(
-    new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, {
-      native: translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat,
-      clientStream: ctx.stream,
-      restoration,
-    }),
-    events,
-  );
+  const native = translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat;
+  const wholeOpts = restoration ? { native, clientStream: ctx.stream, restoration } : WHOLE_OPTS[(native ? 2 : 0) + (ctx.stream ? 1 : 0)]!;
+  return asEvents(new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, wholeOpts), events);
 }
+
+/**
+ * A whole reply's options without a redaction to restore, by `native` and `clientStream` (index: 2 for
+ * native, plus 1 for a streaming client): one record each for the process instead of one per reply
+ * (docs/performance.md item 259). The driver only reads them.
+ */
+const WHOLE_OPTS: ReadonlyArray<{ readonly native: boolean; readonly clientStream: boolean }> = [
+  { native: false, clientStream: false },
+  { native: false, clientStream: true },
+  { native: true, clientStream: false },
+  { native: true, clientStream: true },
+];
 
 /**
  * `driver` as an event transport's (SPEC 2.5) when `events`, else as it is. A module function, not a

@@ -471,7 +471,7 @@ export class WholeBodyDriver extends HubDriver {
     private readonly client: FormatCodec,
     private readonly decoderOptions: DecoderOptions,
     private readonly encoderOptions: EncoderOptions,
-    private readonly opts: { native: boolean; clientStream: boolean; restoration?: Restoration },
+    private readonly opts: Readonly<{ native: boolean; clientStream: boolean; restoration?: Restoration }>,
     private readonly maxBytes: number = MAX_WHOLE_REPLY_BYTES,
   ) {
     super();
