@@ -64,7 +64,9 @@ export class Slots {
   }
 
   private releaser(a: Account, sem: Effect.Semaphore | undefined): Release {
-    let done = false;
+    // `var`, not `let`: the callback's variables then share one scope with the parameters (a captured
+    // top-level `let` gets a second scope object per call: docs/performance.md item 260).
+    var done = false;
     return () => {
       if (done) return;
       done = true;
