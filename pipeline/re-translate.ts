@@ -141,17 +141,19 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
    */
   constructor(provider: FormatCodec, client: FormatCodec, decoderOptions: DecoderOptions, restoration: Restoration | undefined, secrets: SecretSource) {
     super();
-    const opts = { wholeToolCalls: client.wholeToolCalls };
-    const sink = (ev: HubEvent) => {
+    // `var`, not `const`, for what the callbacks below hold: they then share one scope with the
+    // parameters (captured top-level `const`s get a second scope object per reply: docs/performance.md item 260).
+    var opts = { wholeToolCalls: client.wholeToolCalls };
+    var sink = (ev: HubEvent) => {
       this.observe(ev);
       // An in-band error may echo a secret: scrubbed before the client's encoder writes it (only error events pay).
       this.deliver(ev.type === "error" ? scrubHubErrorEvent(ev, secrets) : ev);
     };
-    const restorer = restoration ? new EventRestorer(restoration, sink) : undefined;
+    var restorer = restoration ? new EventRestorer(restoration, sink) : undefined;
     this.restorer = restorer;
     // Text deltas go on without their event objects (item 133), except through the restorer, which reads events.
     this.normalizer = restorer
-      ? new EventNormalizer((ev) => restorer.event(ev), undefined, opts)
+      ? new EventNormalizer((ev) => restorer!.event(ev), undefined, opts)
       : new EventNormalizer(
           sink,
           (index, text, plain) => {
