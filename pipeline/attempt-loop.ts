@@ -279,7 +279,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
               ok: report.ok,
               note: report.note,
               waitedMs: deps.clock.now() - waitFrom,
-              calls: report.calls.map(({ at, ...call }) => ({ startMs: at - ctx.startedAt, ...call })),
+              calls: callsFrom(report.calls, ctx.startedAt),
             };
             failed.effect = `credential rejected; ${report.note}; ${report.ok ? "retrying the same account" : c.loop}`;
           }
@@ -330,7 +330,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     last = missing?.get(`${last.target.provider.id}/${last.target.siblingOf}`) ?? last;
   }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
-  if (unserved && unserved.length > 1 && last && unserved.some((u) => u.error === last!.error)) err = allUnserved(unserved);
+  if (unserved && unserved.length > 1 && last && namesError(unserved, last.error)) err = allUnserved(unserved);
   if (last?.classification.row === "credential" && last.target) {
     // A refresh that failed for a while (the token endpoint's 5xx) is not a credential needing an
     // operator: say so, with when it is tried again (newuser12b H6: it said the keys "need attention").
@@ -373,6 +373,22 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
  */
 function requestEnded(ctx: RequestContext, deps: AttemptDeps): boolean {
   return ctx.signal.aborted || deps.graceOver?.over === true;
+}
+
+/**
+ * {@link runAttempts}' callbacks as module functions: a callback there that held its variables would make
+ * every request allocate their scope when it starts, for paths few requests take (JavaScriptCore makes a
+ * function's captured variables at its entry: docs/performance.md item 261). Whether a target none of
+ * whose accounts could serve failed with `error`:
+ */
+function namesError(unserved: readonly Unserved[], error: HubError): boolean {
+  for (const u of unserved) if (u.error === error) return true;
+  return false;
+}
+
+/** A refresh's token-endpoint calls for the route trace, their start in ms after the request's (`startedAt`). */
+function callsFrom(calls: RefreshReport["calls"], startedAt: number): NonNullable<AttemptTrace["refresh"]>["calls"] {
+  return calls.map(({ at, ...call }) => ({ startMs: at - startedAt, ...call }));
 }
 
 /**
