@@ -36,7 +36,7 @@ import { eventBytes, pumpEvents } from "./pump-events.ts";
 import { recordedReader } from "./committed-reads.ts";
 import { PassthroughDriver } from "./passthrough-driver.ts";
 import { SERVER_TOOL_IDLE_FACTOR } from "./keep-alive-bound.ts";
-import { CallbackDeadline, Deadline } from "./deadline-sweep.ts";
+import { Deadline } from "./deadline-sweep.ts";
 import { gatewayStoppingError } from "./unserved-errors.ts";
 import { byteSample, eventSample } from "./output-estimate.ts";
 import type { Translated } from "./translate.ts";
@@ -297,10 +297,9 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   let bounded = firstMs > 0;
   const peekStart = bounded ? performance.now() : 0;
   /** The first-content bound, made when a read leaves the reply without content: a deadline on the shared sweep, as `idle` (item 236). */
-  let firstContent: CallbackDeadline | undefined;
+  let firstContent: FirstContentBound | undefined;
   /** When (performance.now()) a block began (`begun`) with no content yet: the bound counts from there too; -1 before. */
   let blockStart = -1;
-  let starved = false;
   /** The upstream read failed (the connection broke, or the call was aborted): any other throw below is the gateway's own. */
   let readFailed = false;
   try {
@@ -324,7 +323,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
         prefix.push(delivery.end(driver, idle.silent ? idleTimeoutError(idleMs) : upstreamBrokenError(e instanceof Error ? e.message : String(e))));
         break;
       }
-      if (starved) return noContentInTime(a, provider.id, firstMs, blockStart >= 0);
+      if (firstContent?.starved === true) return noContentInTime(a, provider.id, firstMs, blockStart >= 0);
       if (idle.silent) {
         if (!finishedAlready(ctx, driver)) return gatheredSilent(a, provider.id, driver, idleMs, contentless, armedAt - progressAt);
         ended = true;
@@ -352,20 +351,14 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
           firstContent?.disarm();
           bounded = false;
         } else {
-          if (blockStart < 0 && driver.begun === true) blockStart = performance.now();
+          if (blockStart < 0 && driver.begun === true) {
+            blockStart = performance.now();
+            if (firstContent !== undefined) firstContent.blockStart = blockStart;
+          }
           // One deadline: when it is due after a block began, it is armed again for what is left of the block's bound.
           if (firstContent === undefined) {
-            const bound: CallbackDeadline = (firstContent = new CallbackDeadline(() => {
-              const left = blockStart < 0 ? 0 : firstMs - (performance.now() - blockStart);
-              if (left > 0) {
-                bound.arm(left);
-                return;
-              }
-              starved = true;
-              controller.abort();
-              void reader.cancel().catch(() => {});
-            }));
-            bound.arm(Math.max(0, firstMs - (performance.now() - peekStart)));
+            firstContent = new FirstContentBound(firstMs, blockStart, controller, reader);
+            firstContent.arm(Math.max(0, firstMs - (performance.now() - peekStart)));
           }
         }
       }
@@ -402,7 +395,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     }
   } catch (e) {
     controller.abort();
-    if (starved) return noContentInTime(a, provider.id, firstMs, blockStart >= 0);
+    if (firstContent?.starved === true) return noContentInTime(a, provider.id, firstMs, blockStart >= 0);
     if (idle.silent) return gatheredSilent(a, provider.id, driver, idleMs, contentless, armedAt - progressAt);
     // A stream the formats cannot relay (an event past MAX_SSE_EVENT_BYTES) or a JSON reply past
     // MAX_WHOLE_REPLY_BYTES (re-translate.ts): a failed attempt.
@@ -458,6 +451,40 @@ class PeekIdle extends Deadline {
   /** {@link Deadline.expire}: the upstream went silent. */
   expire(): void {
     this.silent = true;
+    this.controller.abort();
+    void this.reader.cancel().catch(IGNORE);
+  }
+}
+
+/**
+ * The first-content bound of the commit point's reads (SPEC 6.4; made when a read leaves a streamed reply
+ * without content): when due after a block began (`blockStart`, which the commit point keeps current), it
+ * is armed again for what is left of the block's bound; otherwise the reply starved (`starved`): the call
+ * is aborted and its read cancelled. A class, not a closure over the commit point's variables, which its
+ * async function then made on every attempt, bound or not (docs/performance.md item 262).
+ */
+class FirstContentBound extends Deadline {
+  /** Whether the bound ran out. */
+  starved = false;
+
+  constructor(
+    private readonly firstMs: number,
+    /** When (performance.now()) a block began with no content yet; -1 before. */
+    public blockStart: number,
+    private readonly controller: AbortController,
+    private readonly reader: ByteReader,
+  ) {
+    super();
+  }
+
+  /** {@link Deadline.expire}: armed again for what is left of a begun block's bound, else starved. */
+  expire(): void {
+    const left = this.blockStart < 0 ? 0 : this.firstMs - (performance.now() - this.blockStart);
+    if (left > 0) {
+      this.arm(left);
+      return;
+    }
+    this.starved = true;
     this.controller.abort();
     void this.reader.cancel().catch(IGNORE);
   }
