@@ -144,12 +144,8 @@ describe("a stop while the database does not answer", () => {
   }, 60_000);
 
   test("the key budget use a stop could not report is kept in the file too and counted back by the next open into each window still current (a window opened while away too), a window ended since dropped and counted; a replay of the same file counts nothing twice", async () => {
-    const url = await pg.database("keep");
-    const dir = tempDir();
-    const file = join(dir, UNWRITTEN_FILE);
-    const errors: string[] = [];
-    const sql = new SQL(url, { max: 2 });
-    let lock: { release: () => Promise<void> } | undefined;
+    const t = await setUp();
+    const { url, file, errors, sql } = t;
     const FIVE_H = 5 * 3_600_000;
     const tokens = "key:dev:budget:5h:tokens";
     const usd = "key:ops:budget:5h:usd";
@@ -161,7 +157,7 @@ describe("a stop while the database does not answer", () => {
       // dev's window is open in the database with 18 tokens of this instance's reported before the outage
       const w = await s.openBudgetWindow(tokens, FIVE_H);
       await s.setQuotaShare({ name: tokens, windowStart: w.start, windowEnd: w.end, limit: 1000, target: 125, used: 18 });
-      lock = await lockUsage(sql);
+      t.lock = await lockUsage(sql);
       s.record(usage({ requestId: "in-the-air" }));
       await s.flush();
       expect(s.health()).toBe(false);
@@ -179,8 +175,8 @@ describe("a stop while the database does not answer", () => {
       expect(result).toEqual({ usage: 0, traces: 0, state: 0, keyUse: 0, kept: { file, usage: 1, traces: 0, state: 0, keyUse: 3 } });
       const text = readFileSync(file, "utf8");
       expect(text.split("\n").filter((l) => l.includes('"keyUse"'))).toHaveLength(3);
-      await lock.release();
-      lock = undefined;
+      await t.lock!.release();
+      t.lock = undefined;
       expect(await shares(tokens)).toEqual([{ instance_id: s.instanceId, used: 18, unpriced: 0 }]);
       const infos: string[] = [];
       const reopen = async () => {
@@ -208,21 +204,16 @@ describe("a stop while the database does not answer", () => {
       expect(infos.some((m) => m.includes("0 counted back into their windows, 0 dropped (their windows had ended), 3 written already by an earlier start"))).toBe(true);
       expect(errors.filter((m) => m.includes(UNWRITTEN_FILE))).toEqual([]);
     } finally {
-      await lock?.release();
-      await sql.close();
+      await t.done();
     }
   }, 60_000);
 
   test("a stop keeps in the file what another process on the data directory kept there after this one started, beside its own rows; the next open writes both", async () => {
-    const url = await pg.database("keep");
-    const dir = tempDir();
-    const file = join(dir, UNWRITTEN_FILE);
-    const errors: string[] = [];
-    const sql = new SQL(url, { max: 2 });
-    let lock: { release: () => Promise<void> } | undefined;
+    const t = await setUp();
+    const { url, file, errors, sql } = t;
     try {
       const { s, lock: l } = await storeWithRowsInTheAir(url, file, errors, sql);
-      lock = l;
+      t.lock = l;
       // another process (an instance stopping while this one started on the same data directory) kept a row and a key budget's use
       const other = emptyBatch();
       other.usage.push(usageParams(usage({ requestId: "other-process" })));
@@ -235,8 +226,8 @@ describe("a stop while the database does not answer", () => {
       expect(text).toContain("other-process");
       expect(text).toContain("buffered-1");
       expect(text).toContain("other-instance");
-      await lock.release();
-      lock = undefined;
+      await t.lock!.release();
+      t.lock = undefined;
       const again = await openPostgresStore({ url, flushIntervalMs: 60_000, unwrittenFile: file, onError: (m) => errors.push(m), onInfo: (m) => infos.push(m) });
       try {
         for (const end = Date.now() + 10_000; existsSync(file) && Date.now() < end; ) await Bun.sleep(50);
@@ -249,8 +240,7 @@ describe("a stop while the database does not answer", () => {
       expect(((await sql`SELECT used FROM quota_shares WHERE instance_id = 'other-instance'`) as { used: number }[]).map((r) => r.used)).toEqual([30]);
       expect(errors.filter((m) => m.includes(UNWRITTEN_FILE))).toEqual([]);
     } finally {
-      await lock?.release();
-      await sql.close();
+      await t.done();
     }
   }, 60_000);
 
