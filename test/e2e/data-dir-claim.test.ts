@@ -7,52 +7,19 @@
  * which names the pid); a lock or instance.json left by a dead process does not block a start
  * (test/e2e/instance-lock.test.ts: pid 1, another container's pid, kill -9).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { expect, test } from "bun:test";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startApp } from "../../src/app.ts";
 import { claimDataDir, releaseDataDir } from "../../src/instance-file.ts";
-import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { dataDirInstances, deadPid, lockPid } from "../support/data-dir-instances.ts";
+import { stopInstance, type Instance } from "../support/instance.ts";
 
-const YAML = (fake: string) => `
-providers:
-  - id: oai
-    kind: openai
-    base_url: "${fake}/v1"
-accounts:
-  - { id: oai-1, provider: oai, api_key: "env:FAKE_KEY" }
-`;
-const ENV = { FAKE_KEY: "fake-upstream-key-data-dir-claim" };
-
-let fake: FakeUpstream;
-const started: Instance[] = [];
-const dirs: string[] = [];
-beforeAll(async () => {
-  fake = await startFakeUpstream();
-});
-afterAll(async () => {
-  for (const i of started) await stopInstance(i);
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  await fake?.stop();
-});
-
-/** The lock's first line: the pid of the instance that holds it (a boot id on Linux and a nonce follow). */
-const lockPid = (dataDir: string) => Number(readFileSync(join(dataDir, "instance.lock"), "utf8").split("\n")[0]);
-
-/** A pid no process has any more: a child that has already exited. */
-async function deadPid(): Promise<number> {
-  const p = Bun.spawn(["true"]);
-  await p.exited;
-  return p.pid;
-}
+const instances = dataDirInstances("fake-upstream-key-data-dir-claim");
 
 test("two starts on one data directory at the same moment: exactly one runs, the other exits 1 naming the directory and the running one's pid; its stop removes instance.json and the lock", async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "switchyard-claim-"));
-  dirs.push(dataDir);
-  const both = await Promise.allSettled([0, 1].map(() => startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 })));
-  for (const r of both) if (r.status === "fulfilled") started.push(r.value);
+  const dataDir = instances.scratch("claim");
+  const both = await Promise.allSettled([0, 1].map(() => instances.start(dataDir)));
   const ran = both.filter((r): r is PromiseFulfilledResult<Instance> => r.status === "fulfilled").map((r) => r.value);
   const refused = both.filter((r): r is PromiseRejectedResult => r.status === "rejected").map((r) => String(r.reason?.message ?? r.reason));
   expect(ran).toHaveLength(1);
@@ -73,13 +40,11 @@ test("two starts on one data directory at the same moment: exactly one runs, the
 }, 180_000);
 
 test("an instance.json and an instance.lock left by a dead process do not block a start; the new instance takes both over", async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "switchyard-claim-stale-"));
-  dirs.push(dataDir);
+  const dataDir = instances.scratch("claim-stale");
   const dead = await deadPid();
   writeFileSync(join(dataDir, "instance.json"), JSON.stringify({ url: "http://127.0.0.1:1", pid: dead, adminToken: "stale" }));
   writeFileSync(join(dataDir, "instance.lock"), `${dead}\n`);
-  const inst = await startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 });
-  started.push(inst);
+  const inst = await instances.start(dataDir);
   expect(inst.instance()).toMatchObject({ pid: inst.proc.pid, url: inst.url });
   expect(lockPid(dataDir)).toBe(inst.proc.pid);
   await stopInstance(inst);
@@ -88,16 +53,12 @@ test("an instance.json and an instance.lock left by a dead process do not block 
 
 test("a start while another holds the lock and has not written instance.json yet is refused as still starting", async () => {
   // this test process stands for an instance between its claim and its listening: it holds the lock
-  const dataDir = mkdtempSync(join(tmpdir(), "switchyard-claim-starting-"));
-  dirs.push(dataDir);
+  const dataDir = instances.scratch("claim-starting");
   expect(claimDataDir(dataDir)).toEqual({ claimed: true, warnings: [] });
   const held = readFileSync(join(dataDir, "instance.lock"), "utf8");
   try {
-    const err = await startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 }).then(
-      (i) => {
-        started.push(i);
-        return "";
-      },
+    const err = await instances.start(dataDir).then(
+      () => "",
       (e: Error) => e.message,
     );
     expect(err).toContain(`switchyard failed to start: another switchyard instance (pid ${process.pid}, still starting; it holds ${join(dataDir, "instance.lock")}) is running with the data directory ${dataDir}; stop it or use --data-dir`);
@@ -112,12 +73,10 @@ test("a start while another holds the lock and has not written instance.json yet
 
 test.skipIf(!existsSync("/proc/sys/kernel/random/boot_id"))("a lock and instance.json written before the machine's last boot do not block a start, though their pid is a live process's now", async () => {
   // after a reboot the pid they name may be another program's: this test process stands for it
-  const dataDir = mkdtempSync(join(tmpdir(), "switchyard-claim-boot-"));
-  dirs.push(dataDir);
+  const dataDir = instances.scratch("claim-boot");
   writeFileSync(join(dataDir, "instance.json"), JSON.stringify({ url: "http://127.0.0.1:1", pid: process.pid, adminToken: "stale" }));
   writeFileSync(join(dataDir, "instance.lock"), `${process.pid}\n00000000-0000-4000-8000-000000000000\n`);
-  const inst = await startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 });
-  started.push(inst);
+  const inst = await instances.start(dataDir);
   expect(inst.instance()).toMatchObject({ pid: inst.proc.pid, url: inst.url });
   expect(readFileSync(join(dataDir, "instance.lock"), "utf8")).toMatch(new RegExp(`^${inst.proc.pid}\\n${readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()}\\n[0-9a-f]{32}\\n$`));
   await stopInstance(inst);
@@ -125,8 +84,7 @@ test.skipIf(!existsSync("/proc/sys/kernel/random/boot_id"))("a lock and instance
 }, 120_000);
 
 test("a start that fails after its claim (the port is taken) gives the data directory back: no instance.lock is left", async () => {
-  const dataDir = mkdtempSync(join(tmpdir(), "switchyard-claim-failed-"));
-  dirs.push(dataDir);
+  const dataDir = instances.scratch("claim-failed");
   const holder = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Response("taken") });
   try {
     const err = await startApp({ host: "127.0.0.1", port: holder.port, dataDir, env: { HOME: dataDir }, log: () => {} }).then(

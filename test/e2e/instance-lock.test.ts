@@ -10,63 +10,21 @@
  * cannot be written once locked (closed, not held on), and an earlier version's lock (pid only, no
  * nonce) whose instance still runs (refused with a hint, not taken over).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, ftruncateSync, mkdtempSync, readFileSync, rmSync, writeFileSync, writeSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { expect, test } from "bun:test";
+import { chmodSync, chownSync, existsSync, ftruncateSync, readFileSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { startApp } from "../../src/app.ts";
 import { claimDataDir, releaseDataDir, type LockFileWrites } from "../../src/instance-file.ts";
 import { FlockError, kernelLock, NO_LOCKS_ERRNO, type KernelLock } from "../../src/kernel-lock.ts";
-import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { dataDirInstances, deadPid, lockPid } from "../support/data-dir-instances.ts";
+import { stopInstance } from "../support/instance.ts";
 
-const YAML = (fake: string) => `
-providers:
-  - id: oai
-    kind: openai
-    base_url: "${fake}/v1"
-accounts:
-  - { id: oai-1, provider: oai, api_key: "env:FAKE_KEY" }
-`;
-const ENV = { FAKE_KEY: "fake-upstream-key-instance-lock" };
 const BOOT = existsSync("/proc/sys/kernel/random/boot_id") ? `${readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim()}\n` : "";
-
-let fake: FakeUpstream;
-const started: Instance[] = [];
-const dirs: string[] = [];
-beforeAll(async () => {
-  fake = await startFakeUpstream();
-});
-afterAll(async () => {
-  for (const i of started) await stopInstance(i);
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  await fake?.stop();
-});
-
-const scratch = (name: string) => {
-  const d = mkdtempSync(join(tmpdir(), `switchyard-lock-${name}-`));
-  dirs.push(d);
-  return d;
-};
+const instances = dataDirInstances("fake-upstream-key-instance-lock");
+const scratch = (name: string) => instances.scratch(`lock-${name}`);
 const lockOf = (dataDir: string) => join(dataDir, "instance.lock");
-/** The lock's first line: the pid of the instance that wrote it. */
-const lockPid = (dataDir: string) => Number(readFileSync(lockOf(dataDir), "utf8").split("\n")[0]);
 /** Starts an instance on `dataDir`; resolves with it, or with the refusal's text when it did not start. */
-const tryStart = (dataDir: string) =>
-  startInstance({ yaml: YAML(fake.url), env: ENV, dataDir, timeoutMs: 90_000 }).then(
-    (i) => {
-      started.push(i);
-      return i;
-    },
-    (e: Error) => e.message,
-  );
-
-/** A pid no process has here (a child that has exited): another container's pid as this host sees it. */
-async function deadPid(): Promise<number> {
-  const p = Bun.spawn(["true"]);
-  await p.exited;
-  return p.pid;
-}
+const tryStart = (dataDir: string) => instances.start(dataDir).catch((e: Error) => e.message);
 
 test("a second start is refused while the first runs, also when the first's files name a pid that is no process here (another container's); the first keeps its files until its stop removes them", async () => {
   const dataDir = scratch("second");
