@@ -36,6 +36,18 @@ afterEach(async () => {
 
 const T = Date.UTC(2026, 11, 1, 12, 0, 0);
 
+/** A fetch whose every POST hangs until its signal aborts (a stop ends it); `posts` counts the POSTs. */
+function hangingFetch(): typeof fetch & { posts: number } {
+  const f = Object.assign(
+    (_url: unknown, init?: RequestInit) => {
+      f.posts++;
+      return new Promise<Response>((_, reject) => init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))));
+    },
+    { preconnect: fetch.preconnect, posts: 0 },
+  );
+  return f as unknown as typeof fetch & { posts: number };
+}
+
 describe("the webhook", () => {
   test("each alert arrives once as {event, at, at_ms, subject, detail}; a secret in a reason is scrubbed", async () => {
     const r = receiver();
@@ -241,15 +253,7 @@ describe("the webhook", () => {
 
   test("a clean stop counts every alert it ends as dropped (in delivery, kept for another instance's lease, queued) and gives up its leases of the undelivered ones; it counted none and kept the leases (README 'Not done yet', review17 R3)", async () => {
     const bus = new EventBus();
-    let posts = 0;
-    // Every POST hangs until the stop aborts it.
-    const hangs = Object.assign(
-      (_url: unknown, init?: RequestInit) => {
-        posts++;
-        return new Promise<Response>((_, reject) => init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))));
-      },
-      { preconnect: fetch.preconnect },
-    ) as typeof fetch;
+    const hangs = hangingFetch(); // every POST hangs until the stop aborts it
     const asked: string[] = [];
     const released: string[] = [];
     const logs: string[] = [];
@@ -267,7 +271,7 @@ describe("the webhook", () => {
     });
     for (const subject of ["provider:a", "provider:held", "provider:c", "provider:queued"]) bus.publish({ type: "alert", event: "circuit_open", at: T, subject, detail: {} });
     // a and c in delivery (their POSTs hang), held kept for the other lease, queued waiting for a place
-    await until(() => posts === 2 && asked.length === 3);
+    await until(() => hangs.posts === 2 && asked.length === 3);
     expect(hook.pending()).toBe(2);
     await hook.close();
     expect(hook.deliveryCounts()).toEqual([{ event: "circuit_open", result: "dropped", count: 4 }]);
@@ -287,19 +291,12 @@ describe("the webhook", () => {
   test("on a shared store the stop's line about dropped alerts follows the other instances running: none, they are lost; some, how many, and that one which raised them too delivers them; no answer, if one is running", async () => {
     const stopLine = async (othersRunning?: () => Promise<number>) => {
       const bus = new EventBus();
-      let posts = 0;
-      const hangs = Object.assign(
-        (_url: unknown, init?: RequestInit) => {
-          posts++;
-          return new Promise<Response>((_, reject) => init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))));
-        },
-        { preconnect: fetch.preconnect },
-      ) as typeof fetch;
+      const hangs = hangingFetch(); // every POST hangs until the stop aborts it
       const logs: string[] = [];
       const claim = { take: async () => ({ taken: true as const }), settle: async () => {}, release: async () => {} };
       const hook = new AlertWebhook(bus, { url: () => "http://127.0.0.1:9/hook", fetchImpl: hangs, log: (l) => void logs.push(l), claim, othersRunning });
       for (const subject of ["key:a", "key:b"]) bus.publish({ type: "alert", event: "quota_threshold", at: T, subject, detail: {} });
-      await until(() => posts === 2);
+      await until(() => hangs.posts === 2);
       await hook.close();
       expect(logs).toHaveLength(1);
       return JSON.parse(logs[0]!).msg as string;
@@ -313,18 +310,11 @@ describe("the webhook", () => {
 
   test("a clean stop of an instance alone (no claims) logs the alerts it drops as lost; one that drops none logs nothing", async () => {
     const bus = new EventBus();
-    let posts = 0;
-    const hangs = Object.assign(
-      (_url: unknown, init?: RequestInit) => {
-        posts++;
-        return new Promise<Response>((_, reject) => init?.signal?.addEventListener("abort", () => reject(new Error("aborted"))));
-      },
-      { preconnect: fetch.preconnect },
-    ) as typeof fetch;
+    const hangs = hangingFetch(); // every POST hangs until the stop aborts it
     const logs: string[] = [];
     const hook = new AlertWebhook(bus, { url: () => "http://127.0.0.1:9/hook", fetchImpl: hangs, log: (l) => void logs.push(l) });
     bus.publish({ type: "alert", event: "quota_threshold", at: T, subject: "key:ci", detail: {} });
-    await until(() => posts === 1);
+    await until(() => hangs.posts === 1);
     await hook.close();
     expect(logs.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ level: "warn", msg: "stopping: 1 alert not delivered to the webhook are dropped (lost: no other instance delivers it)", dropped: 1, events: { quota_threshold: 1 } })]);
     const quiet: string[] = [];
