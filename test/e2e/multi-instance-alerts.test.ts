@@ -17,21 +17,20 @@
  *   each lock once.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTwoInstancesOnPostgres, type TwoInstancesOnPostgres } from "../support/two-instances-on-postgres.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+import type { Instance } from "../support/instance.ts";
+import type { WebhookReceiver } from "../support/webhook-receiver.ts";
 import { openEvents, type EventStreamReader } from "../support/admin-events.ts";
-import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
-import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 import { until } from "../support/until.ts";
 import { roomInWindow } from "../support/aligned-window.ts";
 
 const ENV = { UP_KEY: "sk-upstream-account-secret", CLIENT: "sy-budget-client-key-0000000001", PLAIN: "sy-plain-client-key-00000000002" };
 
-let pg: TestPostgres;
-let upstream: FakeUpstream;
 let a: Instance;
 let b: Instance;
 let hook: WebhookReceiver;
+let started: TwoInstancesOnPostgres | undefined;
 
 /** A Chat request through `inst`, with the budgeted key (`team`) unless `key` says otherwise. */
 const chat = (inst: Instance, model: string, key = ENV.CLIENT) =>
@@ -57,24 +56,23 @@ async function served(inst: Instance, model: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  pg = await startPostgres();
-  const dbUrl = await pg.createDatabase("alerts");
-  hook = webhookReceiver();
-  upstream = await startFakeUpstream();
-  upstream.handle((r) => {
-    if (r.model === "gpt-401") return { status: 401, json: { error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } } };
-    if (r.model === "gpt-lock") return { status: 402, json: { error: { message: `Payment required for ${ENV.UP_KEY}`, type: "billing_error", code: "payment_required" } } };
-    const reply = simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream);
-    // The quota account's provider says 92 of 100 requests are used this hour.
-    if (r.model === "gpt-quota") reply.headers = { "x-ratelimit-limit-requests": "100", "x-ratelimit-remaining-requests": "8", "x-ratelimit-reset-requests": "1h" };
-    return reply;
-  });
-  const yaml = `providers:
-  - { id: up, kind: openai, base_url: "${upstream.url}/v1" }
-  - { id: q, kind: openai, base_url: "${upstream.url}/v1" }
-  - { id: la, kind: openai, base_url: "${upstream.url}/v1" }
-  - { id: lb, kind: openai, base_url: "${upstream.url}/v1" }
-  - { id: lk, kind: openai, base_url: "${upstream.url}/v1" }
+  started = await startTwoInstancesOnPostgres({
+    database: "alerts",
+    env: ENV,
+    handle: (r) => {
+      if (r.model === "gpt-401") return { status: 401, json: { error: { message: "Incorrect API key provided", type: "invalid_request_error", code: "invalid_api_key" } } };
+      if (r.model === "gpt-lock") return { status: 402, json: { error: { message: `Payment required for ${ENV.UP_KEY}`, type: "billing_error", code: "payment_required" } } };
+      const reply = simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream);
+      // The quota account's provider says 92 of 100 requests are used this hour.
+      if (r.model === "gpt-quota") reply.headers = { "x-ratelimit-limit-requests": "100", "x-ratelimit-remaining-requests": "8", "x-ratelimit-reset-requests": "1h" };
+      return reply;
+    },
+    yaml: (upstreamUrl, hookUrl) => `providers:
+  - { id: up, kind: openai, base_url: "${upstreamUrl}/v1" }
+  - { id: q, kind: openai, base_url: "${upstreamUrl}/v1" }
+  - { id: la, kind: openai, base_url: "${upstreamUrl}/v1" }
+  - { id: lb, kind: openai, base_url: "${upstreamUrl}/v1" }
+  - { id: lk, kind: openai, base_url: "${upstreamUrl}/v1" }
 accounts:
   - { id: up-1, provider: up, api_key: env:UP_KEY }
   - { id: q-1, provider: q, api_key: env:UP_KEY }
@@ -85,18 +83,13 @@ keys:
   - { name: team, key: env:CLIENT, limits: { budgets: [{ window: 1d, tokens: 100 }] } }
   - { name: plain, key: env:PLAIN }
 settings:
-  alerts: { webhook: "${hook.url}", quota_thresholds: [0.5, 0.9] }
-`;
-  const start = () => startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
-  [a, b] = await Promise.all([start(), start()]);
+  alerts: { webhook: "${hookUrl}", quota_thresholds: [0.5, 0.9] }
+`,
+  });
+  ({ a, b, hook } = started);
 }, 180_000);
 
-afterAll(async () => {
-  await Promise.all([stopInstance(a), stopInstance(b)]);
-  await upstream?.stop();
-  hook?.stop();
-  await pg?.destroy();
-}, 60_000);
+afterAll(() => started?.stop(), 60_000);
 
 const adminHeaders = (inst: Instance) => ({ authorization: `Bearer ${inst.instance().adminToken}` });
 

@@ -14,18 +14,16 @@
  * second key, lowered from 1,000 to 800 while the receiver answers 503 (down): 0.95 and the share 1.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTwoInstancesOnPostgres, type TwoInstancesOnPostgres } from "../support/two-instances-on-postgres.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+import type { Instance } from "../support/instance.ts";
+import type { WebhookReceiver } from "../support/webhook-receiver.ts";
 import { keysRequiredConfig } from "../support/configs.ts";
-import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
 import { until } from "../support/until.ts";
-import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 
 const ADMIN = "sy-test-changealerts-admin-000001";
 const UP_ENV = { UP_KEY: "sk-upstream-changealerts-000001" };
 
-let pg: TestPostgres;
-let upstream: FakeUpstream;
 let hook: WebhookReceiver;
 /** While true the receiver answers 503 (down: each try fails and is retried). */
 let down = false;
@@ -33,25 +31,22 @@ let down = false;
 let replyTokens = 850;
 let a: Instance;
 let b: Instance;
+let started: TwoInstancesOnPostgres | undefined;
 
 beforeAll(async () => {
-  pg = await startPostgres();
-  const dbUrl = await pg.createDatabase("changealerts");
-  hook = webhookReceiver({ answer: () => (down ? 503 : 204) });
-  upstream = await startFakeUpstream();
-  upstream.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: replyTokens / 2, output: replyTokens / 2 } }, r.stream));
-  const yaml = `${keysRequiredConfig(upstream.url, ADMIN)}settings:
-  alerts: { webhook: "${hook.url}", quota_thresholds: [0.5, 0.8, 0.95] }
-`;
-  [a, b] = await Promise.all([0, 1].map(() => startInstance({ yaml, env: UP_ENV, args: ["--database", dbUrl], timeoutMs: 90_000 })));
+  started = await startTwoInstancesOnPostgres({
+    database: "changealerts",
+    env: UP_ENV,
+    hook: { answer: () => (down ? 503 : 204) },
+    handle: (r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: replyTokens / 2, output: replyTokens / 2 } }, r.stream),
+    yaml: (upstreamUrl, hookUrl) => `${keysRequiredConfig(upstreamUrl, ADMIN)}settings:
+  alerts: { webhook: "${hookUrl}", quota_thresholds: [0.5, 0.8, 0.95] }
+`,
+  });
+  ({ a, b, hook } = started);
 }, 180_000);
 
-afterAll(async () => {
-  await Promise.all([stopInstance(a), stopInstance(b)]);
-  await upstream?.stop();
-  hook?.stop();
-  await pg?.destroy();
-}, 60_000);
+afterAll(() => started?.stop(), 60_000);
 
 const admin = async (inst: Instance, method: string, path: string, body?: unknown) => {
   const res = await fetch(`${inst.url}/admin/api${path}`, { method, headers: { authorization: `Bearer ${ADMIN}`, "content-type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });

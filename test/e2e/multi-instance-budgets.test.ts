@@ -13,11 +13,12 @@
  * - A 429 named the window's end as 23:59:59Z or 00:00:00Z by turns: it names the window's end itself.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startTwoInstancesOnPostgres, type TwoInstancesOnPostgres } from "../support/two-instances-on-postgres.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+import type { Instance } from "../support/instance.ts";
+import type { WebhookReceiver } from "../support/webhook-receiver.ts";
+import type { TestPostgres } from "../support/postgres.ts";
 import { openEvents } from "../support/admin-events.ts";
-import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
-import { webhookReceiver, type WebhookReceiver } from "../support/webhook-receiver.ts";
 import { until as pollUntil } from "../support/until.ts";
 import { windowEndText } from "../support/aligned-window.ts";
 
@@ -29,11 +30,11 @@ const ENV = {
 };
 const DAY = 86_400_000;
 
-let pg: TestPostgres;
-let upstream: FakeUpstream;
 let a: Instance;
 let b: Instance;
 let hook: WebhookReceiver;
+let started: TwoInstancesOnPostgres | undefined;
+let pg: TestPostgres;
 
 /** Polls every 100 ms until `cond` holds; fails after `ms`. */
 const until = (cond: () => boolean | Promise<boolean>, ms: number, what: string) => pollUntil(cond, ms, what, 100);
@@ -81,13 +82,12 @@ const health = async (inst: Instance) => ((await (await fetch(`${inst.url}/healt
 
 
 beforeAll(async () => {
-  pg = await startPostgres();
-  const dbUrl = await pg.createDatabase("budgets");
-  hook = webhookReceiver();
-  upstream = await startFakeUpstream();
-  upstream.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream));
-  const yaml = `providers:
-  - { id: up, kind: openai, base_url: "${upstream.url}/v1" }
+  started = await startTwoInstancesOnPostgres({
+    database: "budgets",
+    env: ENV,
+    handle: (r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream),
+    yaml: (upstreamUrl, hookUrl) => `providers:
+  - { id: up, kind: openai, base_url: "${upstreamUrl}/v1" }
 accounts:
   - { id: up-1, provider: up, api_key: env:UP_KEY }
 keys:
@@ -95,20 +95,15 @@ keys:
   - { name: outage, key: env:OUTAGE, limits: { budgets: [{ window: 1d, tokens: 1000 }] } }
   - { name: only-b, key: env:ONLY_B, limits: { budgets: [{ window: 1d, tokens: 50 }] } }
 settings:
-  alerts: { webhook: "${hook.url}", quota_thresholds: [0.5, 0.9] }
-`;
-  const start = () => startInstance({ yaml, env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
-  [a, b] = await Promise.all([start(), start()]);
+  alerts: { webhook: "${hookUrl}", quota_thresholds: [0.5, 0.9] }
+`,
+  });
+  ({ a, b, hook, pg } = started);
   // The first second's read of the keys' use is what the instance starts from (no alerts for it).
   await Bun.sleep(1500);
 }, 180_000);
 
-afterAll(async () => {
-  await Promise.all([stopInstance(a), stopInstance(b)]);
-  await upstream?.stop();
-  hook?.stop();
-  await pg?.destroy();
-}, 60_000);
+afterAll(() => started?.stop(), 60_000);
 
 describe("key budgets of two instances on one PostgreSQL (SPEC 9.6, D-2)", () => {
   test("a key served only through B: A shows its budget use and raises its alerts", async () => {
