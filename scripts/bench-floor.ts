@@ -31,10 +31,14 @@
  * round and lane); a cell is the median over rounds of the CPU µs per request and of its ratio to the raw
  * pipe of the same round and lane.
  *
- * Usage: bun scripts/bench-floor.ts [--smoke] [--rounds N] [--seconds N] [--write]
+ * Usage: bun scripts/bench-floor.ts [--smoke] [--rounds N] [--seconds N] [--write] [--json FILE]
  *   --smoke: one 1 s run per server and lane (proves it runs; figures mean nothing; CI's mode,
  *            test/scripts/bench-floor.test.ts)
  *   --write: the table and its stamp between the bench-floor markers of docs/performance.md
+ *   --json FILE: the run's figures as JSON (scripts/lib/floor-json.ts `FloorJson`: per lane, CPU µs per
+ *            request and ratio to the raw pipe of every server, medians; when, commit, command). A real
+ *            run's file is kept as docs/bench/YYYY-MM-DD-floor-HHMM.json (`floorFileName`), where
+ *            scripts/bench-budget.ts looks for the newest to split its row "over the wire, not seen in process".
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -44,6 +48,7 @@ import { benchLanes, type Lane, type Mode } from "./bench-lanes.ts";
 import { loadBun, loadWrk, timedRequest, WRK } from "./bench-load.ts";
 import { cpuUs, median, type Proc, startPipe, startScript, startSwitchyard, startUpstream, stopProc } from "./lib/bench-procs.ts";
 import { TOP_RUNG } from "./lib/floor-server.ts";
+import type { FloorJson } from "./lib/floor-json.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const argv = process.argv.slice(2);
@@ -53,6 +58,8 @@ const opt = (name: string) => {
 };
 const SMOKE = argv.includes("--smoke");
 const WRITE = argv.includes("--write");
+const JSON_FILE = opt("--json");
+if (argv.includes("--json") && (!JSON_FILE || JSON_FILE.startsWith("--"))) throw new Error("--json needs a file, e.g. docs/bench/2026-12-06-floor-1512.json");
 const ROUNDS = Number(opt("--rounds") ?? (SMOKE ? 1 : 5));
 const SECONDS = Number(opt("--seconds") ?? (SMOKE ? 1 : 3));
 const DOC = join(ROOT, "docs", "performance.md");
@@ -211,6 +218,29 @@ async function main() {
     const when = new Date().toISOString().slice(0, 16).replace("T", " ");
     const stamp = `${when} UTC, \`bun scripts/bench-floor.ts${argv.length ? " " + argv.join(" ") : ""}\`, Bun ${Bun.version}, ${navigator.hardwareConcurrency} cores, ${WRK ? "wrk -t1 -c32" : "Bun load client (32 loops)"}, ${ROUNDS} round(s) of ${SECONDS} s per server and lane, medians; load errors: ${errors}`;
     console.log(stamp + "\n\n" + table);
+
+    if (JSON_FILE) {
+      const git = Bun.spawnSync(["git", "rev-parse", "HEAD"], { cwd: ROOT, stdout: "pipe", stderr: "pipe" });
+      const result: FloorJson = {
+        when: new Date().toISOString(),
+        commit: git.exitCode === 0 ? git.stdout.toString().trim() : null,
+        command: `bun scripts/bench-floor.ts${argv.length ? " " + argv.join(" ") : ""}`,
+        machine: { cores: navigator.hardwareConcurrency, bun: Bun.version, loadClient: WRK ? "wrk -t1 -c32" : "Bun load client (32 loops)" },
+        rounds: ROUNDS,
+        seconds: SECONDS,
+        loadErrors: errors,
+        lanes: COLUMNS.map((c, ci) => ({
+          name: colName(c),
+          kind: c.lane.kind,
+          topRung: floorOf(ci),
+          servers: Object.fromEntries(
+            TARGETS.filter((t) => cpu.get(t.key)![ci].length > 0).map((t) => [t.key, { cpuUs: median(cpu.get(t.key)![ci]), ratioToRaw: median(ratio.get(t.key)![ci]) }]),
+          ),
+        })),
+      };
+      writeFileSync(JSON_FILE, JSON.stringify(result, null, 2) + "\n");
+      console.log(`\nwrote the figures to ${JSON_FILE}`);
+    }
 
     if (WRITE) {
       const doc = readFileSync(DOC, "utf8");
