@@ -13,7 +13,9 @@
  * Prints one JSON document on stdout ({@link MeasureOutput}). Usage (normally only through
  * scripts/bench-budget.ts): BUN_JSC_logGC=1 bun scripts/lib/budget-measure.ts [--quick]
  */
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { guard, parseJsonObject, readBody } from "../../pipeline/guard.ts";
 import { newContext, type RequestContext } from "../../pipeline/context.ts";
 import { resolveModel, type RoutingTable, type Target } from "../../pipeline/resolve.ts";
@@ -37,6 +39,7 @@ import { SQLITE_EARLY_FLUSH_AT } from "../../src/store/sqlite/store.ts";
 import { LineBuffer } from "../../src/log-lines.ts";
 import { requestFinishedEvent } from "../../src/events/request-finished.ts";
 import { startRawPipe } from "../bench-pipe.ts";
+import { floorApp, floorHandler } from "./floor-server.ts";
 import { fakeFetch, LANES, runPipelineLane, startPipelineBenchApp } from "../bench-pipeline.ts";
 import { guardedContext } from "./context.ts";
 import { jsThreadCpuUs, threadCpu, threadDelta, type ThreadKind } from "./threads.ts";
@@ -53,7 +56,12 @@ export interface PipelineRun {
   n: number;
   threads: Record<ThreadKind, number>;
 }
-/** What the child prints: per lane, the runs of every microbenchmark and of the whole pipeline. */
+/**
+ * What the child prints: per lane, the runs of every microbenchmark and of the whole pipeline. On a lane
+ * with a floor rung, `runs` also holds the raw pipe and that rung in process in paired rounds
+ * (`paired:raw`, `paired:floor`: JS-thread µs per request, GC pauses in) and their other threads' CPU
+ * (`threads:raw`, `threads:floor`: µs per request, GC helper, warm-up, JIT and other threads).
+ */
 export interface MeasureOutput {
   iterations: number;
   rounds: number;
@@ -61,14 +69,18 @@ export interface MeasureOutput {
   lanes: Array<{ name: string; kind: "native" | "translated"; runs: Record<string, Run[]>; pipeline: PipelineRun[] }>;
 }
 
-/** The lanes of the budget: scripts/bench-pipeline.ts lane name, stream flag, native or translated. */
+/**
+ * The lanes of the budget: scripts/bench-pipeline.ts lane name, stream flag, native or translated, and
+ * the floor's top rung on the lane (scripts/lib/floor-server.ts: 5 native, 6 translated; null where the
+ * floor has no server for the client's format: Responses).
+ */
 export const BUDGET_LANES = [
-  { name: "chat→chat json", lane: "chat", stream: false, kind: "native" },
-  { name: "chat→chat stream", lane: "chat", stream: true, kind: "native" },
-  { name: "messages→messages stream", lane: "messages", stream: true, kind: "native" },
-  { name: "messages→chat json", lane: "messages-chat", stream: false, kind: "translated" },
-  { name: "messages→chat stream", lane: "messages-chat", stream: true, kind: "translated" },
-  { name: "responses→chat stream", lane: "responses-chat", stream: true, kind: "translated" },
+  { name: "chat→chat json", lane: "chat", stream: false, kind: "native", floor: 5 },
+  { name: "chat→chat stream", lane: "chat", stream: true, kind: "native", floor: 5 },
+  { name: "messages→messages stream", lane: "messages", stream: true, kind: "native", floor: 5 },
+  { name: "messages→chat json", lane: "messages-chat", stream: false, kind: "translated", floor: 6 },
+  { name: "messages→chat stream", lane: "messages-chat", stream: true, kind: "translated", floor: 6 },
+  { name: "responses→chat stream", lane: "responses-chat", stream: true, kind: "translated", floor: null },
 ] as const;
 
 const mark = (id: string, what: "start" | "end") => process.stderr.write(`@@budget ${id} ${what}\n`);
@@ -200,6 +212,14 @@ async function main() {
   const instant = { handle: async () => new Response("{}", { headers: { "content-type": "application/json" } }) };
   const framework = createServer({ gateway: instant, models: () => [], model: () => undefined, health: () => ({ ok: true, db: true }), browser: () => ({ bindHost: "127.0.0.1", allowedHosts: [], corsOrigins: [] }) });
   const bareFetch = (_request: Request) => instant.handle();
+  // The floor's top rungs (scripts/lib/floor-server.ts: its handler on Elysia, as rung 5 and 6 serve it over
+  // the wire), called in process like the raw pipe, with the in-process upstream as their fetch.
+  const floorDir = mkdtempSync(join(tmpdir(), "switchyard-budget-floor-"));
+  const floorApps = new Map<number, { handle(request: Request): Promise<Response> }>();
+  for (const rung of [5, 6]) {
+    mkdirSync(join(floorDir, String(rung)));
+    floorApps.set(rung, await floorApp(floorHandler(rung, "http://bench.invalid", join(floorDir, String(rung))), () => "127.0.0.1"));
+  }
 
   const out: MeasureOutput = { iterations: ITER, rounds: ROUNDS, pipelineRequests: PIPELINE_N, lanes: [] };
   for (const bl of BUDGET_LANES) {
@@ -220,7 +240,32 @@ async function main() {
     if (rawCheck.status !== 200) throw new Error(`the raw pipe answered ${rawCheck.status} on ${bl.name}`);
     const frameworkCheck = await framework.handle(request());
     if (frameworkCheck.status !== 200) throw new Error(`the framework answered ${frameworkCheck.status} on ${bl.name}: ${await frameworkCheck.text()}`);
-    runs.raw = await cpuPerCall(k("raw"), async () => (await rawServer.fetch(request())).arrayBuffer());
+    const rawOnce = async () => (await rawServer.fetch(request())).arrayBuffer();
+    runs.raw = await cpuPerCall(k("raw"), rawOnce);
+    const floor = bl.floor === null ? undefined : floorApps.get(bl.floor)!;
+    if (floor) {
+      // The floor's top rung against the raw pipe: what the floor's mandatory work costs in process
+      // (scripts/bench-budget.ts splits its over-the-wire row with it). JS thread in paired rounds (the
+      // difference is the figure); the other threads over longer interleaved runs (/proc counts them in
+      // 10 ms ticks).
+      const floorCheck = await floor.handle(request());
+      if (floorCheck.status !== 200) throw new Error(`the floor's rung ${bl.floor} answered ${floorCheck.status} on ${bl.name}: ${await floorCheck.text()}`);
+      const floorOnce = async () => (await floor.handle(request())).arrayBuffer();
+      for (let i = 0; i < Math.max(20, ITER / 5); i++) await floorOnce();
+      for (const [name, r] of Object.entries(await pairedRounds({ raw: rawOnce, floor: floorOnce }))) runs[`paired:${name}`] = r;
+      const sides = { raw: rawOnce, floor: floorOnce };
+      runs["threads:raw"] = [];
+      runs["threads:floor"] = [];
+      for (let r = 0; r < ROUNDS; r++) {
+        for (const name of r % 2 === 0 ? (["raw", "floor"] as const) : (["floor", "raw"] as const)) {
+          const n = 3 * ITER;
+          const t0 = threadCpu();
+          for (let i = 0; i < n; i++) await sides[name]();
+          const d = threadDelta(t0, threadCpu());
+          runs[`threads:${name}`]!.push({ id: `${k(`threads:${name}`)}#${r}`, us: (d.gc + d.warmup + d.jit + d.other) / n, n });
+        }
+      }
+    }
     globalThis.fetch = realFetch;
 
     runs.viaFramework = await cpuPerCall(k("viaFramework"), async () => (await framework.handle(request())).arrayBuffer());
@@ -510,6 +555,7 @@ async function main() {
     out.lanes.push({ name: bl.name, kind: bl.kind, runs, pipeline });
   }
   rawServer.stop(true);
+  rmSync(floorDir, { recursive: true, force: true });
   logBuffer.flush();
   closeSync(devNull);
   const logged = bench.logged();

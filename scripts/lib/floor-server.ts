@@ -201,7 +201,8 @@ class Bookkeeping {
       this.trimTraces.run();
     });
     this.log = Bun.file(join(dir, "floor.log")).writer();
-    setInterval(() => this.flush(), 100);
+    // unref'd: a server's socket keeps its process alive; in process (scripts/lib/budget-measure.ts) the timer must not
+    setInterval(() => this.flush(), 100).unref();
   }
 
   /** One finished request: its usage row, route trace, metrics and log line. */
@@ -412,6 +413,21 @@ export function floorHandler(rung: number, upstream: string, dir: string): (req:
   };
 }
 
+/** The part of a request's context the floor's Elysia routes read (Bun's server, or none when called in process). */
+type RouteCtx = { request: Request; server: { requestIP(r: Request): { address: string } | null } | null };
+
+/**
+ * Rung 5's framework: `handle` on Elysia's static routes for /v1/chat/completions and /v1/messages
+ * (`parse: "none"`), not listening. `peer` gives the client's address from the route's context: the
+ * socket's over the wire (startFloorServer); scripts/lib/budget-measure.ts calls the app's `handle` in
+ * process and gives loopback.
+ */
+export async function floorApp(handle: (req: Request, peer: string | undefined) => Promise<Response>, peer: (ctx: RouteCtx) => string | undefined) {
+  const { Elysia } = await import("elysia");
+  const route = (ctx: RouteCtx) => handle(ctx.request, peer(ctx));
+  return new Elysia().post("/v1/chat/completions", route as never, { parse: "none" }).post("/v1/messages", route as never, { parse: "none" });
+}
+
 /** Starts rung `rung` (1–6) in front of `upstream`; rung 5 and up on Elysia. Returns its port. */
 export async function startFloorServer(rung: number, upstream: string, dir: string): Promise<number> {
   const handle = floorHandler(rung, upstream, dir);
@@ -419,13 +435,7 @@ export async function startFloorServer(rung: number, upstream: string, dir: stri
     const server = Bun.serve({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, development: false, fetch: (req, srv) => handle(req, srv.requestIP(req)?.address) });
     return server.port!;
   }
-  const { Elysia } = await import("elysia");
-  type Ctx = { request: Request; server: { requestIP(r: Request): { address: string } | null } | null };
-  const route = ({ request, server }: Ctx) => handle(request, server?.requestIP(request)?.address);
-  const app = new Elysia()
-    .post("/v1/chat/completions", route as never, { parse: "none" })
-    .post("/v1/messages", route as never, { parse: "none" })
-    .listen({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, development: false, reusePort: false });
+  const app = (await floorApp(handle, ({ request, server }) => server?.requestIP(request)?.address)).listen({ hostname: "127.0.0.1", port: 0, idleTimeout: 0, development: false, reusePort: false });
   return app.server!.port!;
 }
 
