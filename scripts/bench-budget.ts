@@ -25,10 +25,17 @@
  *   in-process raw pipe is not the verdict: the row {@link WIRE_ROW} is (switchyard − raw CPU over the wire,
  *   from the bench file) − that in-process cost, charged to the allowance ({@link WIRE_SHARE} of it), so the
  *   rows add up to what the bench measured; the in-process rows split the rest ({@link SHARES}).
+ * - That row is split in two where a floor run (scripts/bench-floor.ts `--json`; default the newest
+ *   docs/bench/YYYY-MM-DD-floor-HHMM.json, `--floor FILE` to choose, `--no-floor` for none) measured the
+ *   lane: what the floor's top rung pays too ({@link WIRE_FLOOR_ROW}: its CPU above the raw pipe over the
+ *   wire, from the floor file, minus the same in process, measured by scripts/lib/budget-measure.ts beside
+ *   the in-process raw pipe; within [0, the whole row]), a Bun limit for the mandatory work; and the rest,
+ *   switchyard's own ({@link WIRE_OWN_ROW}, target 0). Without a floor file, or on a lane the floor did not
+ *   run (messages→chat JSON, Responses), the row is printed whole, and the table's first line says so.
  * - The profile: `bun --cpu-prof scripts/bench-pipeline.ts --window` per lane, its samples inside the
  *   measured window grouped by scripts/lib/profile-groups.ts.
  *
- * Usage: bun scripts/bench-budget.ts [--quick] [--write] [--no-profile] [--bench FILE]   (--write regenerates the marked
+ * Usage: bun scripts/bench-budget.ts [--quick] [--write] [--no-profile] [--bench FILE] [--floor FILE | --no-floor]   (--write regenerates the marked
  * tables in docs/performance.md; --quick is CI's: tiny runs that only prove it works). Absolute figures
  * move with machine load: compare rows within one run.
  */
@@ -40,8 +47,9 @@ import { SERVICE_ENV } from "../src/cli/service.ts";
 import { gcPausesByBracket } from "./lib/gc-log.ts";
 import { pairedDifference } from "./lib/paired-difference.ts";
 import { profileGroups, type CpuProfile, type ProfileGroups } from "./lib/profile-groups.ts";
-import { missedTargetsTable, readFloorTable, WIRE_ROW } from "./lib/budget-floors.ts";
+import { missedTargetsTable, readFloorTable, WIRE_FLOOR_ROW, WIRE_OWN_ROW, WIRE_ROW } from "./lib/budget-floors.ts";
 import { newestBenchFile, readWireRaw } from "./lib/read-wire-raw.ts";
+import { newestFloorFile, readFloorJson } from "./lib/floor-json.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const argv = process.argv.slice(2);
@@ -54,6 +62,11 @@ if (benchAt >= 0 && (!argv[benchAt + 1] || argv[benchAt + 1]!.startsWith("--")))
 /** The `scripts/bench --json` file whose over-the-wire raw pipe sizes the allowances and whose measured ratios judge the lanes. */
 const BENCH = benchAt >= 0 ? argv[benchAt + 1]! : newestBenchFile(join(ROOT, "docs", "bench"));
 const WIRE = readWireRaw(BENCH, BUDGET_LANES.map((l) => l.name));
+const floorAt = argv.indexOf("--floor");
+if (floorAt >= 0 && (!argv[floorAt + 1] || argv[floorAt + 1]!.startsWith("--"))) throw new Error("--floor needs a file: a `scripts/bench-floor.ts --json` output such as docs/bench/2026-12-06-floor-1512.json");
+/** The floor run (scripts/bench-floor.ts --json) that splits {@link WIRE_ROW}: `--floor FILE`, else the newest in docs/bench/, none with `--no-floor`. */
+const FLOOR_FILE = argv.includes("--no-floor") ? undefined : floorAt >= 0 ? argv[floorAt + 1]! : newestFloorFile(join(ROOT, "docs", "bench"));
+const FLOOR = FLOOR_FILE ? readFloorJson(FLOOR_FILE) : undefined;
 const MARKS = { budget: ["<!-- bench-budget:start -->", "<!-- bench-budget:end -->"], missed: ["<!-- bench-budget-missed:start -->", "<!-- bench-budget-missed:end -->"], profile: ["<!-- bench-budget-profile:start -->", "<!-- bench-budget-profile:end -->"] } as const;
 
 /** The named rows, in print order (the raw pipe baseline and the whole-request rows frame them). */
@@ -169,7 +182,12 @@ const noGc = (runs: Run[] | undefined) => {
   return median(runs.map((r) => r.us - (gc.get(r.id) ?? 0) / r.n));
 };
 
-type Figures = Record<Row, number> & { raw: number; pipeline: number };
+/**
+ * A lane's figures: the rows, the in-process raw pipe, the whole pipeline, and where the floor's top rung
+ * was measured in process its CPU above the in-process raw pipe (`floorIn`: JS thread in paired rounds,
+ * GC pauses in, plus its other threads' CPU above the raw pipe's).
+ */
+type Figures = Record<Row, number> & { raw: number; pipeline: number; floorIn?: number };
 const results: Array<{ name: string; kind: "native" | "translated"; f: Figures }> = [];
 for (const lane of out.lanes) {
   const m = (key: string) => noGc(lane.runs[key]);
@@ -218,6 +236,10 @@ for (const lane of out.lanes) {
   // own (caches and inline caches warm for one stage at a time, every row's error); the whole pipeline's
   // JS-thread CPU minus every JS-thread row comes out the same.
   f.remainder = m("oneByHand") - sum(stageRows);
+  if (lane.runs["paired:floor"]) {
+    const threads = (side: string) => median(lane.runs[`threads:${side}`]!.map((r) => r.us));
+    f.floorIn = pairedDifference(lane.runs["paired:floor"], lane.runs["paired:raw"]!) + threads("floor") - threads("raw");
+  }
   results.push({ name: lane.name, kind: lane.kind, f });
 }
 
@@ -236,17 +258,49 @@ const above = (r: Result) => r.f["HTTP framework dispatch"] + r.f.pipeline;
 const wireAbove = (r: Result) => wire(r).switchyard - wire(r).raw;
 /** What the over-the-wire run paid that the in-process run did not see: {@link WIRE_ROW}'s figure. */
 const unseen = (r: Result) => wireAbove(r) - above(r);
-/** A row's target µs: {@link WIRE_ROW} its {@link WIRE_SHARE} of the allowance, an in-process row its share of the rest. */
-const target = (r: Result, row: Row | typeof WIRE_ROW) =>
-  row === WIRE_ROW ? WIRE_SHARE[r.kind] * allowance(r) : SHARES[r.kind][row] * (1 - WIRE_SHARE[r.kind]) * allowance(r);
-const benchName = BENCH.startsWith(ROOT + "/") ? BENCH.slice(ROOT.length + 1) : BENCH;
+/**
+ * {@link WIRE_ROW} split, where the floor file has the lane and its top rung was measured in process: the
+ * floor's part ((top rung − raw over the wire) − (top rung − raw in process), within [0, the whole row]) and
+ * switchyard's own (the rest). Undefined where it cannot be split.
+ */
+const split = (r: Result): { floor: number; own: number; floorWire: number } | undefined => {
+  const fl = FLOOR?.lanes.find((l) => l.name === r.name);
+  if (!fl || r.f.floorIn === undefined) return undefined;
+  const floorWire = fl.servers[fl.topRung]!.cpuUs - fl.servers["0"]!.cpuUs;
+  const floor = Math.min(Math.max(floorWire - r.f.floorIn, 0), Math.max(unseen(r), 0));
+  return { floor, own: unseen(r) - floor, floorWire };
+};
+type WireRow = typeof WIRE_ROW | typeof WIRE_FLOOR_ROW | typeof WIRE_OWN_ROW;
+/**
+ * A row's target µs: {@link WIRE_ROW} (or, split, the floor's part of it) its {@link WIRE_SHARE} of the
+ * allowance, switchyard's own part 0, an in-process row its share of the rest.
+ */
+const target = (r: Result, row: Row | WireRow) =>
+  row === WIRE_OWN_ROW ? 0 : row === WIRE_ROW || row === WIRE_FLOOR_ROW ? WIRE_SHARE[r.kind] * allowance(r) : SHARES[r.kind][row] * (1 - WIRE_SHARE[r.kind]) * allowance(r);
+/** The rows {@link WIRE_ROW} is printed as on a lane: its two parts where it can be split, else whole. */
+const wireRows = (r: Result): Array<{ row: WireRow; measured: number }> => {
+  const s = split(r);
+  return s ? [{ row: WIRE_FLOOR_ROW, measured: s.floor }, { row: WIRE_OWN_ROW, measured: s.own }] : [{ row: WIRE_ROW, measured: unseen(r) }];
+};
+const rel = (file: string) => (file.startsWith(ROOT + "/") ? file.slice(ROOT.length + 1) : file);
+const benchName = rel(BENCH);
 const lines: string[] = [];
-lines.push(`| part (µs per request: measured in process, "${WIRE_ROW}" from the bench file / target, its share of the lane's allowance) | ${results.map((r) => r.name).join(" | ")} |`);
+lines.push(`| part (µs per request: measured in process, "${WIRE_ROW}" rows from the bench file (and the floor file) / target, its share of the lane's allowance) | ${results.map((r) => r.name).join(" | ")} |`);
 lines.push(`|---|${results.map(() => "---").join("|")}|`);
 lines.push(`| raw Bun pipe in process (baseline) | ${results.map((r) => n(r.f.raw)).join(" | ")} |`);
 lines.push(`| raw Bun pipe over the wire (CPU, from the bench file) | ${results.map((r) => n(wireRaw(r))).join(" | ")} |`);
 for (const row of ROWS) lines.push(`| ${row} | ${results.map((r) => cell(r.f[row], target(r, row))).join(" | ")} |`);
-lines.push(`| ${WIRE_ROW} (switchyard − raw over the wire, from the bench file, − the in-process whole request above) | ${results.map((r) => cell(unseen(r), target(r, WIRE_ROW))).join(" | ")} |`);
+const splitAny = results.some((r) => split(r));
+const wireCell = (r: Result, row: WireRow) => {
+  const w = wireRows(r).find((x) => x.row === row);
+  return w ? cell(w.measured, target(r, row)) : "-";
+};
+if (splitAny) {
+  lines.push(`| ${WIRE_FLOOR_ROW} ((top rung − raw over the wire, from the floor file) − (top rung − raw in process), within [0, the whole row]) | ${results.map((r) => wireCell(r, WIRE_FLOOR_ROW)).join(" | ")} |`);
+  lines.push(`| ${WIRE_OWN_ROW} (switchyard − raw over the wire, from the bench file, − the in-process whole request above − the floor's part) | ${results.map((r) => wireCell(r, WIRE_OWN_ROW)).join(" | ")} |`);
+}
+if (results.some((r) => !split(r)))
+  lines.push(`| ${WIRE_ROW}${splitAny ? ", not split (the floor file has no such lane)" : ""} (switchyard − raw over the wire, from the bench file, − the in-process whole request above) | ${results.map((r) => wireCell(r, WIRE_ROW)).join(" | ")} |`);
 lines.push(`| in process: whole request above the in-process raw pipe (framework + pipeline, all threads) / the in-process rows' part of the allowance | ${results.map((r) => cell(above(r), (1 - WIRE_SHARE[r.kind]) * allowance(r))).join(" | ")} |`);
 lines.push(`| over the wire: switchyard − raw pipe CPU (the bench file; the in-process whole request + ${WIRE_ROW}) / allowance ((ratio target − 1) × raw over the wire) | ${results.map((r) => cell(wireAbove(r), allowance(r))).join(" | ")} |`);
 lines.push(`| switchyard × raw pipe over the wire, measured (the bench file): the lane's verdict / target | ${results.map((r) => `${wire(r).ratio.toFixed(2)}× / ${ratioTarget(r)}×`).join(" | ")} |`);
@@ -261,7 +315,7 @@ const missedTable = missedTargetsTable(
     ratio: wire(r).ratio,
     allowance: allowance(r),
     target: ratioTarget(r),
-    rows: [...ROWS.map((row) => ({ row, measured: r.f[row], target: target(r, row) })), { row: WIRE_ROW, measured: unseen(r), target: target(r, WIRE_ROW) }],
+    rows: [...ROWS.map((row) => ({ row, measured: r.f[row], target: target(r, row) })), ...wireRows(r).map((w) => ({ ...w, target: target(r, w.row) }))],
   })),
   readFloorTable(readFileSync(DOC, "utf8")),
 );
@@ -287,7 +341,7 @@ if (PROFILE) {
   profileTable = pl.join("\n");
 }
 
-const stamp = `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, \`bun scripts/bench-budget.ts${QUICK ? " --quick" : ""}${WRITE ? " --write" : ""}${benchAt >= 0 ? ` --bench ${BENCH}` : ""}\`, Bun ${Bun.version}, ${out.rounds} round(s) of ${out.iterations} iterations per microbenchmark, ${out.pipelineRequests} pipeline requests per round, raw pipe over the wire from ${benchName}`;
+const stamp = `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, \`bun scripts/bench-budget.ts${QUICK ? " --quick" : ""}${WRITE ? " --write" : ""}${benchAt >= 0 ? ` --bench ${BENCH}` : ""}${floorAt >= 0 ? ` --floor ${FLOOR_FILE}` : ""}${argv.includes("--no-floor") ? " --no-floor" : ""}\`, Bun ${Bun.version}, ${out.rounds} round(s) of ${out.iterations} iterations per microbenchmark, ${out.pipelineRequests} pipeline requests per round, raw pipe over the wire from ${benchName}; ${FLOOR_FILE ? `"${WIRE_ROW}" split with the floor run ${rel(FLOOR_FILE)} (${FLOOR!.when.slice(0, 16).replace("T", " ")} UTC)${results.some((r) => !split(r)) ? `, whole on ${results.filter((r) => !split(r)).map((r) => r.name).join(", ")} (not in that run)` : ""}` : `"${WIRE_ROW}" not split (no floor run's JSON: scripts/bench-floor.ts --json)`}`;
 console.log(`Produced ${stamp}.\n\n` + budgetTable + "\n\n" + missedTable + (profileTable ? "\n\n" + profileTable : ""));
 
 if (WRITE) {

@@ -16,9 +16,20 @@
  */
 export const WIRE_ROW = "over the wire, not seen in process";
 
+/**
+ * {@link WIRE_ROW}'s part that the floor in Bun pays too: (the floor's top rung − the raw pipe, CPU µs per
+ * request over the wire, from a scripts/bench-floor.ts JSON file) − (the same two in process,
+ * scripts/lib/budget-measure.ts), within [0, the whole row]. What a Bun gateway doing only the SPEC's
+ * mandatory work pays for its server, sockets and fetch beyond what its in-process run shows.
+ */
+export const WIRE_FLOOR_ROW = `${WIRE_ROW}: what the floor's top rung pays too (Bun's server, sockets and fetch for the mandatory work)`;
+
+/** {@link WIRE_ROW} minus {@link WIRE_FLOOR_ROW}: what switchyard pays over the wire that the floor does not. */
+export const WIRE_OWN_ROW = `${WIRE_ROW}: switchyard's own`;
+
 /** One budget row's floor: the floor-ladder rung that does the same work (or none), and why. */
 export type RowFloor = {
-  /** "rung N" of scripts/lib/floor-server.ts, "harness", "no rung" (switchyard's own code), or "over the wire only" ({@link WIRE_ROW}). */
+  /** "rung N" of scripts/lib/floor-server.ts, "harness", "no rung" (switchyard's own code), or "over the wire only" ({@link WIRE_ROW}; its parts say so too). */
   rung: string;
   /** Why the row does not go lower in Bun, with its source (a SPEC id, a docs/performance.md item). */
   why: string;
@@ -64,7 +75,16 @@ export const ROW_FLOORS: Record<string, RowFloor> = {
   remainder: { rung: "no rung", why: "the stages together beyond each one's microbenchmark (cold code and data between stages) and every row's error: shorter code paths, not a Bun limit", feature: true },
   [WIRE_ROW]: {
     rung: "over the wire only",
-    why: "the sockets, Bun's HTTP server and the real fetch to the upstream, which only the over-the-wire run has (the raw pipe pays them too: this is what switchyard pays for them beyond it); not yet split into parts: `bun scripts/bench-ab.ts --threads` (CPU by thread) and `bun scripts/bench-profile.ts` (the running server's profile) are the tools to measure it; whether it is a Bun limit is not known",
+    why: "the sockets, Bun's HTTP server and the real fetch to the upstream, which only the over-the-wire run has (the raw pipe pays them too: this is what switchyard pays for them beyond it); not split here (no floor run's JSON, or the floor run has no such lane): with one, the floor's top rung's part is a Bun limit and the rest switchyard's own; whether this lane's is a Bun limit is not known",
+  },
+  [WIRE_FLOOR_ROW]: {
+    rung: "rung 5 (rung 6 on translated lanes), over the wire only",
+    why: "the floor's top rung, a Bun server doing only the SPEC's mandatory work, pays it too beyond its own in-process run (scripts/bench-floor.ts over the wire against the same rung in process): Bun's HTTP server, the sockets and Bun's fetch carrying that work, a Bun limit for it",
+  },
+  [WIRE_OWN_ROW]: {
+    rung: "no rung (over the wire only)",
+    why: "switchyard pays it over the wire and the floor's top rung does not for the same mandatory work: switchyard's own, the cost of its code under the real server and fetch beyond what its in-process run shows (not split into parts yet: `bun scripts/bench-ab.ts --rung5 --threads` gives the CPU by thread against rung 5, `bun scripts/bench-profile.ts` the running server's profile)",
+    feature: true,
   },
 };
 
@@ -83,7 +103,8 @@ export type LaneBudget = {
   target: number;
   /**
    * Each row's measured µs per request and its target µs (its share of the allowance): the in-process
-   * rows and {@link WIRE_ROW} (wireAbove − above).
+   * rows and {@link WIRE_ROW} (wireAbove − above), or instead of it its two parts {@link WIRE_FLOOR_ROW}
+   * and {@link WIRE_OWN_ROW} where a floor run measured the lane.
    */
   rows: Array<{ row: string; measured: number; target: number }>;
 };

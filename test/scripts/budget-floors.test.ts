@@ -3,7 +3,7 @@
  * holding the miss, each with its floor in Bun and the reason it does not go lower.
  */
 import { expect, test } from "bun:test";
-import { missedTargetsTable, readFloorTable, ROW_FLOORS, WIRE_ROW } from "../../scripts/lib/budget-floors.ts";
+import { missedTargetsTable, readFloorTable, ROW_FLOORS, WIRE_FLOOR_ROW, WIRE_OWN_ROW, WIRE_ROW } from "../../scripts/lib/budget-floors.ts";
 
 const FLOOR_DOC = [
   "text before",
@@ -72,8 +72,37 @@ test("a lane is judged by the ratio the bench measured over the wire, not by its
   ]);
   // The row the in-process run does not see says what it is and that whether Bun sets its floor is not known.
   expect(ROW_FLOORS[WIRE_ROW]!.why).toContain("sockets, Bun's HTTP server and the real fetch");
-  expect(ROW_FLOORS[WIRE_ROW]!.why).toContain("whether it is a Bun limit is not known");
+  expect(ROW_FLOORS[WIRE_ROW]!.why).toContain("whether this lane's is a Bun limit is not known");
   expect(ROW_FLOORS[WIRE_ROW]!.feature).toBeUndefined();
+});
+
+test("split by a floor run, the row not seen in process names the floor's part a Bun limit and the rest switchyard's own", () => {
+  const table = missedTargetsTable(
+    [
+      {
+        name: "chat→chat json",
+        above: 44,
+        wireAbove: 103,
+        ratio: 2.6,
+        allowance: 62.4,
+        target: 2,
+        rows: [
+          { row: "guard", measured: 2, target: 1.5 },
+          { row: WIRE_FLOOR_ROW, measured: 20, target: 6.2 },
+          { row: WIRE_OWN_ROW, measured: 39, target: 0 },
+        ],
+      },
+    ],
+    readFloorTable(FLOOR_DOC),
+  );
+  expect(table.split("\n").slice(2)).toEqual([
+    `| chat→chat json: 2.60× / 2× over the wire; 103 / 62.4 µs above the raw pipe, 44.0 of them seen in process; in the floor run the floor 1.60×, switchyard 2.20× | ${WIRE_OWN_ROW} (+39.0: 39.0 / 0.0) | no rung (over the wire only) | feature code, not a Bun limit: ${ROW_FLOORS[WIRE_OWN_ROW]!.why} |`,
+    `|  | ${WIRE_FLOOR_ROW} (+13.8: 20.0 / 6.2) | rung 5 (rung 6 on translated lanes), over the wire only | ${ROW_FLOORS[WIRE_FLOOR_ROW]!.why} |`,
+    "|  | guard (+0.5: 2.0 / 1.5) | rung 1 (peer check); no rung for keys | feature code, not a Bun limit: " + ROW_FLOORS.guard!.why + " |",
+  ]);
+  expect(ROW_FLOORS[WIRE_FLOOR_ROW]!.why).toContain("a Bun limit for it");
+  expect(ROW_FLOORS[WIRE_FLOOR_ROW]!.feature).toBeUndefined();
+  expect(ROW_FLOORS[WIRE_OWN_ROW]!.why).toContain("switchyard's own");
 });
 
 test("a missed lane's rows furthest over their targets come with their floor rungs; the harness row is left out", () => {
@@ -123,6 +152,7 @@ test("the rows whose reason is switchyard's own feature code say so; the rows wi
       "gateway wrapper (handle, redaction check, candidates)",
       "the app's request hooks (started/finish, after-reply queue)",
       "remainder",
+      WIRE_OWN_ROW,
     ].sort(),
   );
   const table = missedTargetsTable(
