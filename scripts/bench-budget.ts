@@ -291,6 +291,8 @@ lines.push(`| raw Bun pipe in process (baseline) | ${results.map((r) => n(r.f.ra
 lines.push(`| raw Bun pipe over the wire (CPU, from the bench file) | ${results.map((r) => n(wireRaw(r))).join(" | ")} |`);
 for (const row of ROWS) lines.push(`| ${row} | ${results.map((r) => cell(r.f[row], target(r, row))).join(" | ")} |`);
 const splitAny = results.some((r) => split(r));
+/** What the floor's part is computed from, printed beside it (not a budget row: no target). */
+const FLOOR_ABOVE_ROW = "the floor's top rung − raw pipe, CPU µs per request: over the wire (the floor file) / in process (this run)";
 const wireCell = (r: Result, row: WireRow) => {
   const w = wireRows(r).find((x) => x.row === row);
   return w ? cell(w.measured, target(r, row)) : "-";
@@ -298,6 +300,7 @@ const wireCell = (r: Result, row: WireRow) => {
 if (splitAny) {
   lines.push(`| ${WIRE_FLOOR_ROW} ((top rung − raw over the wire, from the floor file) − (top rung − raw in process), within [0, the whole row]) | ${results.map((r) => wireCell(r, WIRE_FLOOR_ROW)).join(" | ")} |`);
   lines.push(`| ${WIRE_OWN_ROW} (switchyard − raw over the wire, from the bench file, − the in-process whole request above − the floor's part) | ${results.map((r) => wireCell(r, WIRE_OWN_ROW)).join(" | ")} |`);
+  lines.push(`| ${FLOOR_ABOVE_ROW} | ${results.map((r) => (split(r) ? `${n(split(r)!.floorWire)} / ${n(r.f.floorIn!)}` : "-")).join(" | ")} |`);
 }
 if (results.some((r) => !split(r)))
   lines.push(`| ${WIRE_ROW}${splitAny ? ", not split (the floor file has no such lane)" : ""} (switchyard − raw over the wire, from the bench file, − the in-process whole request above) | ${results.map((r) => wireCell(r, WIRE_ROW)).join(" | ")} |`);

@@ -120,6 +120,10 @@ test("bench-budget --quick prints every row of the budget with a number per lane
   // that row = switchyard − raw in the bench file (each cell rounded to 0.1 µs).
   expect(cellsOf(out, UNSEEN_WHOLE)).toBeUndefined();
   const [floorPart, own, rest, inProcess, overWire, verdict] = [UNSEEN_FLOOR, UNSEEN_OWN, UNSEEN_REST, IN_PROCESS, OVER_THE_WIRE, VERDICT].map((row) => cellsOf(out, row));
+  // beside them what the floor's part is made of: its top rung above the raw pipe over the wire (the
+  // fixture's figures) and in process (this run)
+  const floorAbove = cellsOf(out, "the floor's top rung − raw pipe, CPU µs per request: over the wire (the floor file) / in process (this run)")!;
+  expect(floorAbove.map((c) => c?.[0])).toEqual([99_940, -1000, 53, undefined, 78, undefined]);
   LANES.forEach((lane, i) => {
     const split = SPLIT_LANES.includes(lane);
     expect([floorPart![i], own![i], rest![i]].map((c) => c !== undefined), lane).toEqual([split, split, !split]);
