@@ -15,7 +15,7 @@ import { affinityHints } from "./affinity.ts";
 import { classify, misdirected404, misdirected404Error, type Classification } from "./classify.ts";
 import { commitReply, type AttemptFailure, type CommitAttempt, type CommitDeps, type OpenStreams } from "./commit.ts";
 import { clientHeadersOf, errorAnswer, NO_RETRY_HEADER, responseHeaders, warningHeader, type Finished, type RequestContext } from "./context.ts";
-import { executeCall, TransportError, type ClientAbort, type ExecutorFor, type UpstreamReply } from "./execute.ts";
+import { startCall, TransportError, type ClientAbort, type ExecutorFor, type UpstreamReply } from "./execute.ts";
 import { pickAccount, verdictDecision, type AccountPool, type CacheState, type PickHints, type Picked } from "./pick.ts";
 import type { Account, AttemptRecording, AttemptTrace, Clock, Credential, ProviderInfo } from "./ports.ts";
 import { nearAliasOrCombo, type RoutingTable, type Target } from "./resolve.ts";
@@ -559,18 +559,22 @@ async function attemptOnce(
     a = new Attempt(target, account, translated, started, trace, recording, attempts, fallback, hints, release, deps, ctx);
     const providerCodec = codecFor(translated.upstreamFormat);
     try {
-      const call = executeCall(
-        deps.executorFor(provider),
-        { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: clientHeadersOf(ctx), upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat, promptCacheKey: translated.promptCacheKey, traceparent: deps.traceUpstream ? upstreamTraceparent(ctx, trace) : undefined },
-        ctx.signal,
-        provider.headerTimeoutMs,
-        deps.graceOver,
-      );
-      primeCacheState(deps.pool, hints, provider.id);
-      const sent = await call;
+      // executeCall's steps (execute.ts), taken here: one async layer fewer per attempt (item 263).
+      const executor = deps.executorFor(provider);
+      const call = { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: clientHeadersOf(ctx), upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat, promptCacheKey: translated.promptCacheKey, traceparent: deps.traceUpstream ? upstreamTraceparent(ctx, trace) : undefined, signal: undefined as unknown as AbortSignal };
+      const sent = startCall(call, ctx.signal, provider.headerTimeoutMs, deps.graceOver);
+      try {
+        const pending = executor.send(call);
+        primeCacheState(deps.pool, hints, provider.id);
+        sent.reply = await pending;
+      } catch (e) {
+        throw sent.failed(e);
+      } finally {
+        sent.disarm();
+      }
       a.reply = sent.reply;
       a.controller = sent.controller;
-      a.clientAbort = sent.clientAbort;
+      a.clientAbort = sent;
     } catch (e) {
       if (deps.graceOver?.over && !ctx.signal.aborted) {
         const stopping = gatewayStoppingError(); // the gateway's own shutdown cut the call: no account effect

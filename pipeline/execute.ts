@@ -140,6 +140,21 @@ export class ClientAbort extends Deadline implements EventListenerObject, SentCa
     return this;
   }
 
+  /**
+   * The call failed before its headers arrived (`e`, what the send rejected with): the listener leaves
+   * the client's signal and `stop`'s watch, and the answer is the {@link TransportError} to throw: a
+   * header timeout, the client gone, the gateway's shutdown, or the failure classified.
+   */
+  failed(e: unknown): TransportError {
+    this.parent.removeEventListener("abort", this);
+    this.unstop();
+    if (this.timedOut) return new TransportError("header_timeout", `no response headers within ${this.headerTimeoutMs} ms`);
+    if (this.parent.aborted) return new TransportError("aborted", "the client went away");
+    if (this.stop?.over) return new TransportError("aborted", "the gateway is shutting down");
+    if (e instanceof TransportError) return e;
+    return new TransportError(classifyFetchError(e), e instanceof Error ? e.message : String(e));
+  }
+
   /** The call's header deadline (SPEC 6.3): no response headers within the provider's time aborts it. */
   expire(): void {
     this.timedOut = true;
@@ -155,7 +170,9 @@ export class ClientAbort extends Deadline implements EventListenerObject, SentCa
  * shutdown's grace period, SPEC D-3) aborts the call as well, until the caller calls
  * {@link ClientAbort.unstop} on the returned call (when its reply committed or it is done with it); a call
  * that fails is no longer listening. `call` is sent as it is, not copied: its `signal` is set to the
- * call's own (callers make a fresh object per call).
+ * call's own (callers make a fresh object per call). Rejects with a {@link TransportError}. The attempt
+ * loop takes these steps itself ({@link startCall}, {@link ClientAbort.failed}): one async layer fewer
+ * per attempt (docs/performance.md item 263).
  */
 export async function executeCall(
   executor: Executor,
@@ -164,6 +181,29 @@ export async function executeCall(
   headerTimeoutMs: number,
   stop?: GraceEnd,
 ): Promise<SentCall> {
+  const clientAbort = startCall(call, parent, headerTimeoutMs, stop);
+  try {
+    clientAbort.reply = await executor.send(call as UpstreamCall);
+    return clientAbort;
+  } catch (e) {
+    throw clientAbort.failed(e);
+  } finally {
+    clientAbort.disarm();
+  }
+}
+
+/**
+ * {@link executeCall}'s steps before the send: the call's controller, its listener on `parent` (or the
+ * call aborted at once when `parent` has aborted), its watch by `stop`, its header deadline armed, and
+ * `call.signal` set to the controller's. The caller then sends `call`, sets the returned call's `reply`
+ * when the headers arrive, throws {@link ClientAbort.failed} of a failure, and disarms it either way.
+ */
+export function startCall(
+  call: Omit<UpstreamCall, "signal"> & { signal?: AbortSignal },
+  parent: AbortSignal,
+  headerTimeoutMs: number,
+  stop?: GraceEnd,
+): ClientAbort {
   const controller = new AbortController();
   const clientAbort = new ClientAbort(controller, parent, headerTimeoutMs, stop);
   if (parent.aborted) controller.abort(parent.reason);
@@ -171,20 +211,7 @@ export async function executeCall(
   if (stop !== undefined && !stop.watch(clientAbort)) controller.abort(stop.signal.reason);
   clientAbort.arm(headerTimeoutMs);
   call.signal = controller.signal;
-  try {
-    clientAbort.reply = await executor.send(call as UpstreamCall);
-    return clientAbort;
-  } catch (e) {
-    parent.removeEventListener("abort", clientAbort);
-    clientAbort.unstop();
-    if (clientAbort.timedOut) throw new TransportError("header_timeout", `no response headers within ${headerTimeoutMs} ms`);
-    if (parent.aborted) throw new TransportError("aborted", "the client went away");
-    if (stop?.over) throw new TransportError("aborted", "the gateway is shutting down");
-    if (e instanceof TransportError) throw e;
-    throw new TransportError(classifyFetchError(e), e instanceof Error ? e.message : String(e));
-  } finally {
-    clientAbort.disarm();
-  }
+  return clientAbort;
 }
 
 /** Maps a fetch failure to a transport reason. */
