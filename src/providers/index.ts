@@ -152,37 +152,57 @@ export class HttpExecutor implements Executor {
     private readonly credentials?: CredentialSource,
   ) {}
 
-  async send(call: UpstreamCall): Promise<UpstreamReply> {
-    if (this.credentials && call.account.credential.type === "oauth") {
+  /**
+   * Sends the call. A reply to a call without an OAuth token is fetch's own `Response` (its status,
+   * headers, body and URL are an {@link UpstreamReply}'s): no async layer of its own and no record per
+   * call (docs/performance.md item 264). An OAuth account's call waits for a fresh token first.
+   */
+  send(call: UpstreamCall): Promise<UpstreamReply> {
+    if (call.account.credential.type === "oauth") return this.sendOAuth(call);
+    return this.fetchImpl(callUrl(call), callInit(call));
+  }
+
+  /** An OAuth account's call: its token refreshed when close to expiry, the credential sent on the reply (P-7). */
+  private async sendOAuth(call: UpstreamCall): Promise<UpstreamReply> {
+    if (this.credentials) {
       const credential = await this.credentials.ensureFresh(call.account, call.signal);
       // An expired token whose refresh failed (a request that joined an import's first refresh) is not sent.
       if (credential.type === "oauth" && this.credentials.expired?.(credential)) return expiredTokenReply(call, credential);
       if (credential !== call.account.credential) call = { ...call, account: { ...call.account, credential } };
     }
-    let url = urlFor(call.provider, call.upstreamFormat, call.model, call.stream, call.endpoint);
-    const headers = headersFor(call, call.clientFormat);
-    if (call.provider.kind === "codex") {
-      // SPEC P-2: the Codex CLI's headers (src/providers/codex.ts); the body already carries the
-      // backend's fixes (formats/openai-responses, kind codex).
-      codexHeaders(headers, call.promptCacheKey);
-    } else if (call.provider.kind === "claude-code" && call.upstreamFormat === "anthropic-messages") {
-      // SPEC P-2: what a subscription call needs (src/providers/claude-code.ts).
-      url = claudeCodeUrl(url);
-      claudeCodeHeaders(headers);
-    }
-    const init: RequestInit & { proxy?: string; decompress?: boolean } = {
-      method: "POST",
-      headers,
-      body: call.body,
-      signal: call.signal,
-      redirect: "manual",
-    };
-    if (call.account.proxy) init.proxy = call.account.proxy;
-    const res = await this.fetchImpl(url, init);
+    const url = callUrl(call);
+    const res = await this.fetchImpl(url, callInit(call));
     const reply: UpstreamReply = { status: res.status, headers: res.headers, body: res.body, url };
     if (call.account.credential.type === "oauth") reply.credential = call.account.credential;
     return reply;
   }
+}
+
+/** The URL of one call: {@link urlFor}'s, a Claude Code subscription's own (SPEC P-2, src/providers/claude-code.ts). */
+function callUrl(call: UpstreamCall): string {
+  const url = urlFor(call.provider, call.upstreamFormat, call.model, call.stream, call.endpoint);
+  return call.provider.kind === "claude-code" && call.upstreamFormat === "anthropic-messages" ? claudeCodeUrl(url) : url;
+}
+
+/** The fetch options of one call: its headers ({@link headersFor} and the provider's fixes, SPEC P-2), body, signal and proxy (P-4). */
+function callInit(call: UpstreamCall): RequestInit & { proxy?: string; decompress?: boolean } {
+  const headers = headersFor(call, call.clientFormat);
+  if (call.provider.kind === "codex") {
+    // SPEC P-2: the Codex CLI's headers (src/providers/codex.ts); the body already carries the
+    // backend's fixes (formats/openai-responses, kind codex).
+    codexHeaders(headers, call.promptCacheKey);
+  } else if (call.provider.kind === "claude-code" && call.upstreamFormat === "anthropic-messages") {
+    claudeCodeHeaders(headers);
+  }
+  const init: RequestInit & { proxy?: string; decompress?: boolean } = {
+    method: "POST",
+    headers,
+    body: call.body,
+    signal: call.signal,
+    redirect: "manual",
+  };
+  if (call.account.proxy) init.proxy = call.account.proxy;
+  return init;
 }
 
 /** One shared executor instance per process (fetch keeps its own connection pool). */
