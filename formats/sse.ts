@@ -14,6 +14,7 @@
  * nests past MAX_JSON_DEPTH (formats/json-depth.ts {@link checkEventDepth}), refused before anything
  * parses it, as a whole reply that long is.
  */
+import { utf8RangeWithBom } from "./utf8-range.ts";
 import { createParser, type EventSourceParser } from "eventsource-parser";
 import { FormatError, hubError, type HubError } from "./hub.ts";
 import { checkEventDepth, DEPTH_CHECKED_BYTES, nestsDeeperThan } from "./json-depth.ts";
@@ -169,6 +170,18 @@ export class SseReader {
     }
     this.began = true;
     if (text.length > 0) this.feed(text);
+  }
+
+  /**
+   * {@link push} of [start, end) of `bytes`: the same text, decoded without a view of the range when the
+   * shared decoder would take it (formats/utf8-range.ts), else as a `subarray` read.
+   */
+  pushRange(bytes: Uint8Array, start: number, end: number): void {
+    if (this.overflowed || end <= start) return;
+    if (this.decoder === undefined && bytes[end - 1]! < 0x80 && (this.began || bytes[start] !== 0xef)) {
+      this.began = true;
+      this.feed(utf8RangeWithBom(bytes, start, end));
+    } else this.push(start === 0 && end === bytes.length ? bytes : bytes.subarray(start, end));
   }
 
   /** Feeds text that is already decoded (tests, fixtures). */

@@ -276,7 +276,7 @@ export class AnthropicTap implements PassthroughTap {
         // A skipped event still counts for the keep-alive bound: a block's start, a non-empty delta.
         if (this.state.looking && (kind === SKIPPED_START || (kind === SKIPPED_DELTA && !isEmptyDelta(out, ev, to, to - 2)))) this.counted();
         if (from < ev) {
-          this.reader.push(out.subarray(from, ev));
+          this.reader.pushRange(out, from, ev);
           this.fed = true;
         }
         if (this.fed) {
@@ -291,7 +291,7 @@ export class AnthropicTap implements PassthroughTap {
       ev = to;
     }
     if (from < n) {
-      this.reader.push(out.subarray(from, n));
+      this.reader.pushRange(out, from, n);
       this.fed = true;
     }
   }

@@ -46,6 +46,7 @@
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { FormatError, mergeUsage, type HubError } from "../hub.ts";
 import { promoteStopReason, TRUNCATED_ERROR } from "../normalize.ts";
+import { utf8Range } from "../utf8-range.ts";
 import { concatBytes, eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_DONE, tryParseJson } from "../sse.ts";
 import { errorBody, errorFromPayload } from "./errors.ts";
 import { finishIsFailure, promptFiltered, stopFromChat, usageFromChat } from "./mapping.ts";
@@ -423,13 +424,19 @@ export class ChatTap implements PassthroughTap {
     return this.observe(data, event);
   }
 
+  /** {@link observeText} of the event at [from, to) of `chunk`, decoded without a view of it (formats/utf8-range.ts). */
+  private observeRange(chunk: Uint8Array, from: number, to: number): boolean {
+    const { data, event } = parseEventText(utf8Range(chunk, from, to));
+    return this.observe(data, event);
+  }
+
   /**
    * Reads a plain `data: <payload>` event ({@link isPlainDataEvent}) whose payload is [start, end) of
    * `chunk`: only the payload is decoded (the same text {@link parseEventText} takes of the whole
    * event's, without decoding the rest and cutting it out; docs/performance.md item 179).
    */
   private observePayload(chunk: Uint8Array, start: number, end: number): boolean {
-    return this.observe(this.decoder.decode(chunk.subarray(start, end)), undefined);
+    return this.observe(utf8Range(chunk, start, end), undefined);
   }
 
   /**
@@ -445,7 +452,7 @@ export class ChatTap implements PassthroughTap {
     const st = this.state;
     if (st.terminal) return true;
     const end = to - 2; // the payload ends at the first of the two LFs
-    if (singleLine === false || !isPlainDataEvent(chunk, from, to, singleLine === true)) return this.observeText(chunk.subarray(from, to));
+    if (singleLine === false || !isPlainDataEvent(chunk, from, to, singleLine === true)) return this.observeRange(chunk, from, to);
     const start = from + 6;
     // Before the first content every event is read; a plain one as its payload's text (what parseEventText would take of it).
     if (!st.sawContent) return this.observePayload(chunk, start, end);
