@@ -186,6 +186,8 @@ function callsCarry(calls: unknown[]): boolean {
 }
 
 const bufferIndexOf = Buffer.prototype.indexOf;
+/** `Buffer#copy` over plain byte arrays: copies a range of one into another without a view of the range. */
+const bufferCopy = Buffer.prototype.copy as unknown as (this: Uint8Array, target: Uint8Array, targetStart: number, sourceStart: number, sourceEnd: number) => number;
 const ERROR_KEY = Buffer.from('"error"');
 const TOOL_CALLS_KEY = Buffer.from('"tool_calls"');
 const FINISH_KEY = Buffer.from('"finish_reason"');
@@ -227,8 +229,12 @@ export class ChatTap implements PassthroughTap {
   private sawTool = false;
   private finishRaw: string | undefined;
   private ended = false;
-  // per-push output assembly
-  private outs: Uint8Array[] = [];
+  /**
+   * Per push, the output's parts in order: a byte array (an event completed from pending bytes), or two
+   * numbers, the start and end of a run of the push's chunk (no view made of it until the output is put
+   * together, and none when the run is the whole chunk: docs/performance.md item 266).
+   */
+  private outs: Array<Uint8Array | number> = [];
   private outLen = 0;
   private runStart = -1;
   /** Per push: the next position of each byte pattern {@link observeBytes} looks for (-1: not searched yet), then of {@link CONTENT_NEEDLES}. */
@@ -322,7 +328,7 @@ export class ChatTap implements PassthroughTap {
   /** Ends a push: flushes the forwarded run, keeps the incomplete event's bytes, returns the output. */
   private finishPush(chunk: Uint8Array, segStart: number): Uint8Array {
     const n = chunk.length;
-    if (this.runStart >= 0) this.out(chunk.subarray(this.runStart, segStart));
+    if (this.runStart >= 0) this.outRun(this.runStart, segStart);
     if (segStart < n) {
       if (this.pendingLen + (n - segStart) > MAX_SSE_EVENT_BYTES) {
         // One event without end past the bound (sse.ts): dropped, and the reply fails.
@@ -334,9 +340,37 @@ export class ChatTap implements PassthroughTap {
       this.pending.push(rest);
       this.pendingLen += rest.length;
     }
-    const result = this.outs.length === 0 ? EMPTY : concatBytes(this.outs, this.outLen);
+    const result = this.output(chunk);
     this.outs.length = 0;
     return result;
+  }
+
+  /** The push's output from {@link outs}: the chunk itself for a run over all of it, else a view or a copy. */
+  private output(chunk: Uint8Array): Uint8Array {
+    const outs = this.outs;
+    const k = outs.length;
+    if (k === 0) return EMPTY;
+    const first = outs[0]!;
+    if (typeof first !== "number") {
+      if (k === 1) return first;
+    } else if (k === 2) {
+      const end = outs[1] as number;
+      return first === 0 && end === chunk.length ? chunk : chunk.subarray(first, end);
+    }
+    const out = new Uint8Array(this.outLen);
+    let o = 0;
+    for (let i = 0; i < k; i++) {
+      const p = outs[i]!;
+      if (typeof p === "number") {
+        const end = outs[++i] as number;
+        bufferCopy.call(chunk, out, o, p, end);
+        o += end - p;
+      } else {
+        out.set(p, o);
+        o += p.length;
+      }
+    }
+    return out;
   }
 
   /**
@@ -395,6 +429,13 @@ export class ChatTap implements PassthroughTap {
     this.outLen += bytes.length;
   }
 
+  /** Forwards [start, end) of the push's chunk ({@link outs}). */
+  private outRun(start: number, end: number): void {
+    if (end <= start) return;
+    this.outs.push(start, end);
+    this.outLen += end - start;
+  }
+
   /**
    * One event is complete: [from, to) of `chunk`, after any pending bytes. `singleLine`: the framing
    * saw exactly one line in it (undefined when it did not count).
@@ -407,13 +448,13 @@ export class ChatTap implements PassthroughTap {
       this.pending = [];
       this.pendingLen = 0;
       const forward = this.observeText(bytes);
-      if (this.runStart >= 0) this.out(chunk.subarray(this.runStart, from));
+      if (this.runStart >= 0) this.outRun(this.runStart, from);
       this.runStart = -1;
       if (forward) this.out(bytes);
     } else if (this.observeBytes(chunk, from, to, singleLine)) {
       if (this.runStart < 0) this.runStart = from;
     } else if (this.runStart >= 0) {
-      this.out(chunk.subarray(this.runStart, from));
+      this.outRun(this.runStart, from);
       this.runStart = -1;
     }
   }
