@@ -168,9 +168,13 @@ function withLeadingMember(raw: Uint8Array, member: Uint8Array): Uint8Array | un
   while (j < raw.length && (raw[j] === 0x20 || raw[j] === 0x09 || raw[j] === 0x0a || raw[j] === 0x0d)) j++;
   if (raw[j] !== 0x22) return undefined; // `{}` or not an object
   const out = new Uint8Array(raw.length - i + member.length);
+  if (i <= member.length) {
+    // The whole body placed so that its member after the brace lands after `member`; what comes before
+    // (the brace, a BOM, whitespace) is then overwritten by the brace and `member`: no view of the body.
+    out.set(raw, member.length - i);
+  } else out.set(raw.subarray(i + 1), 1 + member.length);
   out[0] = 0x7b;
   out.set(member, 1);
-  out.set(raw.subarray(i + 1), 1 + member.length);
   return out;
 }
 

@@ -110,6 +110,11 @@ describe("native pairs (SPEC F-3)", () => {
     // A UTF-8 byte order mark before the object is dropped with the whitespace; the rest is byte for byte.
     const bom = ok(translate(ctx("openai-chat", JSON.parse(raw), "\uFEFF" + raw), target("openai"), "strip_with_warning"));
     expect(Buffer.from(bom.body as Uint8Array).toString("utf8")).toBe('{"stream_options":{"include_usage":true}, "model":"up-model", "stream":true,\t"messages":[{"role":"user","content":"héllo \\u00e9"}] }');
+    // No whitespace before the brace, and more whitespace than the inserted member is long: the same bytes.
+    for (const lead of ["", " ".repeat(39), " ".repeat(40), " ".repeat(41), "\uFEFF" + "\n".repeat(80)]) {
+      const spaced = ok(translate(ctx("openai-chat", JSON.parse(raw), lead + raw), target("openai"), "strip_with_warning"));
+      expect(new TextDecoder().decode(spaced.body as Uint8Array)).toBe('{"stream_options":{"include_usage":true}, "model":"up-model", "stream":true,\t"messages":[{"role":"user","content":"héllo \\u00e9"}] }');
+    }
   });
 
   test("stream_options the client sent (without include_usage) are kept and include_usage added", () => {
