@@ -87,7 +87,8 @@ export interface AccountPool {
   acquire(account: Account, signal: AbortSignal): Promise<(() => void) | undefined>;
   /**
    * {@link acquire} without a promise when nothing can wait (an account without a concurrency limit):
-   * the release, or undefined when `acquire` must be awaited. Optional.
+   * the release, or undefined when `acquire` must be awaited. Optional. The caller calls the release
+   * once (it may be one function for every take of the account, src/accounts/slots.ts takeUnlimited).
    */
   acquireNow?(account: Account): (() => void) | undefined;
   /**
