@@ -42,7 +42,11 @@ export interface UpstreamCall {
   signal: AbortSignal;
 }
 
-/** The upstream's answer, headers received, body not yet read. */
+/**
+ * The upstream's answer, headers received, body not yet read. Read only: a fetch `Response` is one (its
+ * `status`, `headers`, `body` and `url`; the HTTP executor hands an API-key call's `Response` on as it
+ * is, docs/performance.md item 264), and its fields are getters that cannot be set.
+ */
 export interface UpstreamReply {
   status: number;
   headers: Headers;
