@@ -170,7 +170,7 @@ export class AnthropicTap implements PassthroughTap {
   private crSeen = false;
 
   constructor(_opts: TapOptions) {
-    this.reader = new SseReader((ev) => this.onEvent(ev));
+    this.reader = new SseReader(this.onEvent.bind(this));
   }
 
   push(chunk: Uint8Array): Uint8Array {

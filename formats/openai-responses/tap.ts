@@ -105,7 +105,7 @@ abstract class ResponsesObserver {
   protected ended = false;
 
   constructor() {
-    this.reader = new SseReader((e) => this.onEvent(e));
+    this.reader = new SseReader(this.onEvent.bind(this));
   }
 
   /** An event the client gets was read (every complete one with data; at `end()` only a terminal one). */
