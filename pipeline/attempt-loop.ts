@@ -170,6 +170,8 @@ interface Failed extends AttemptFailure {
   account?: Account;
   /** The credential the failed call carried, when the executor says (OAuth accounts). */
   sentWith?: Credential;
+  /** The target's translation refused the client's body (no call was made for it). */
+  refused?: true;
 }
 
 /**
@@ -240,7 +242,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         const built = translate(ctx, target, route.portability);
         if ("kind" in built) {
           // The request cannot be expressed for this target: another target may accept it.
-          last = { error: built, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" }, target };
+          last = { error: built, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" }, target, refused: true };
           ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: built.message });
           break;
         }
@@ -331,6 +333,9 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
   if (unserved && unserved.length > 1 && last && namesError(unserved, last.error)) err = allUnserved(unserved);
+  // The client's body, refused by the translation before any call: the gateway's refusal (outcome
+  // rejected, no model served), as the guard's are, not an error of a model never called.
+  if (attempts === 0 && last?.refused && err === last.error) return finalError(ctx, err, deps, { attempts, fallback: false, rejected: true });
   if (last?.classification.row === "credential" && last.target) {
     // A refresh that failed for a while (the token endpoint's 5xx) is not a credential needing an
     // operator: say so, with when it is tried again (newuser12b H6: it said the keys "need attention").
@@ -404,7 +409,7 @@ function finalError(
   ctx: RequestContext,
   err: HubError,
   deps: AttemptDeps,
-  f: { attempts: number; fallback: boolean; noRetry?: boolean; target?: Target; account?: Account; cache?: CacheState },
+  f: { attempts: number; fallback: boolean; noRetry?: boolean; target?: Target; account?: Account; cache?: CacheState; rejected?: true },
 ): Response {
   const headers = responseHeaders(ctx);
   if (f.fallback) headers.set("x-switchyard-fallback", "1");
@@ -414,7 +419,7 @@ function finalError(
   const warning = warningHeader(ctx.warnings);
   if (warning) headers.set("x-switchyard-warning", warning);
   const res = errorAnswer(ctx, err, headers);
-  deps.finish(ctx, { outcome: "error", status: err.status, attempts: f.attempts, fallback: f.fallback, target: f.target, account: f.account });
+  deps.finish(ctx, { outcome: f.rejected ? "rejected" : "error", status: err.status, attempts: f.attempts, fallback: f.fallback, target: f.target, account: f.account });
   return res;
 }
 
