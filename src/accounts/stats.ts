@@ -14,6 +14,9 @@ interface Entry {
   ok: number;
   failed: number;
   at: number;
+  /** Successes and failures recorded since the instance started, not decayed (what `shown` counts). */
+  okCount: number;
+  failedCount: number;
   latencyMs?: number;
 }
 
@@ -24,7 +27,7 @@ export class AccountStats {
   private decayed(id: string, now: number): Entry {
     let e = this.m.get(id);
     if (!e) {
-      e = { ok: 0, failed: 0, at: now };
+      e = { ok: 0, failed: 0, at: now, okCount: 0, failedCount: 0 };
       this.m.set(id, e);
       return e;
     }
@@ -42,6 +45,7 @@ export class AccountStats {
   success(id: string, latencyMs: number, now: number): void {
     const e = this.decayed(id, now);
     e.ok += 1;
+    e.okCount += 1;
     if (Number.isFinite(latencyMs) && latencyMs >= 0) {
       e.latencyMs = e.latencyMs === undefined ? latencyMs : LATENCY_ALPHA * latencyMs + (1 - LATENCY_ALPHA) * e.latencyMs;
     }
@@ -49,7 +53,26 @@ export class AccountStats {
 
   /** Records a failed attempt that was the account's fault (not the request's). */
   failure(id: string, now: number): void {
-    this.decayed(id, now).failed += 1;
+    const e = this.decayed(id, now);
+    e.failed += 1;
+    e.failedCount += 1;
+  }
+
+  /**
+   * The account's success as a user reads it (accounts status, the dashboard): `rate`, 0–1, the share
+   * of the recorded attempts that succeeded, each weighing half as much every {@link SUCCESS_HALF_LIFE_MS}
+   * (recent ones weigh most), without the scoring's virtual success ({@link SUCCESS_PRIOR}): an account
+   * with no success reads 0, and the share does not change while the account is idle (every weight
+   * halves alike). `succeeded` and `failed` count those attempts since the instance started, not
+   * weighted. Undefined when none was recorded.
+   */
+  shown(id: string): { rate: number; succeeded: number; failed: number } | undefined {
+    const e = this.m.get(id);
+    if (!e || e.okCount + e.failedCount === 0) return undefined;
+    const sum = e.ok + e.failed;
+    // Weights that underflowed to 0 after a long idle time leave the counts' own share.
+    const rate = sum > 0 ? e.ok / sum : e.okCount / (e.okCount + e.failedCount);
+    return { rate, succeeded: e.okCount, failed: e.failedCount };
   }
 
   /** (successes + prior) / (successes + failures + prior), over decayed counts: 1 for a fresh account. */

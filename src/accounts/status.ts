@@ -59,12 +59,15 @@ export interface AccountStatus {
   /** Live conversation bindings to this account (SPEC A-2). */
   bindings: number;
   /**
-   * Recent success rate (0–1) and latency EWMA (ms to the first byte) used by the scored strategy, over
-   * this instance's attempts with the account since it started (in memory): each attempt's weight in the
-   * rate halves every `halfLifeMs`, the latency gives the newest reply 30 % (stats.ts). `seen` is false
-   * while no attempt was recorded: `successRate` is then the prior 1, not a measure.
+   * Success and latency over this instance's attempts with the account since it started (in memory,
+   * stats.ts `shown`): `successRate` (0–1) is the share of them that succeeded, each attempt's weight
+   * halving every `halfLifeMs` (recent ones weigh most; idle time does not change it), `succeeded` and
+   * `failed` count them unweighted (a failure is an attempt that was the account's fault, not a refused
+   * body); the latency EWMA (ms to the first byte) gives the newest reply 30 %. `seen` is false while no
+   * attempt was recorded: `successRate` is then 1, not a measure. The scored strategy reads the same
+   * weighted counts with one virtual success added (selection.ts), so a fresh account ranks as sound.
    */
-  health: { successRate: number; latencyMs?: number; halfLifeMs: number; seen: boolean };
+  health: { successRate: number; succeeded: number; failed: number; latencyMs?: number; halfLifeMs: number; seen: boolean };
   circuit: { state: "closed" | "open" | "half-open"; openUntil?: number; consecutive5xx: number };
   /** Per-model eligibility: advertised/configured models and every model with state. */
   models: ModelStatus[];
@@ -177,7 +180,7 @@ export function accountsStatus(
       quota,
       slots: { inUse: registry.slots.inUse(a.id), limit: limit ?? null, waiting: registry.slots.waiting(a.id) },
       bindings: bindings.get(a.id) ?? 0,
-      health: { successRate: Math.round(registry.stats.successRate(a.id, now) * 1000) / 1000, latencyMs: roundOpt(registry.stats.latency(a.id)), halfLifeMs: SUCCESS_HALF_LIFE_MS, seen: registry.stats.seen(a.id) },
+      health: healthOf(registry.stats.shown(a.id), registry.stats.latency(a.id)),
       circuit,
       models,
       ...(login ? { login } : {}),
@@ -221,3 +224,15 @@ function routesByProvider(table: RoutingTable): Map<string, string[]> {
 }
 
 const roundOpt = (x: number | undefined) => (x === undefined ? undefined : Math.round(x));
+
+/** An account's {@link AccountStatus.health} from stats.ts's `shown` figures and latency EWMA (ms). */
+function healthOf(shown: { rate: number; succeeded: number; failed: number } | undefined, latencyMs: number | undefined): AccountStatus["health"] {
+  return {
+    successRate: shown ? Math.round(shown.rate * 1000) / 1000 : 1,
+    succeeded: shown?.succeeded ?? 0,
+    failed: shown?.failed ?? 0,
+    latencyMs: roundOpt(latencyMs),
+    halfLifeMs: SUCCESS_HALF_LIFE_MS,
+    seen: shown !== undefined,
+  };
+}

@@ -277,12 +277,17 @@ const AccountStatusReply = v.looseObject({
   bindings: v.number(),
   health: v.pipe(
     v.object({
-      successRate: v.pipe(v.number(), v.description("0–1: (successes + 1) / (attempts + 1), each attempt's weight halving every halfLifeMs; 1 while none was seen.")),
+      successRate: v.pipe(
+        v.number(),
+        v.description("0–1: the share of the counted attempts that succeeded, each attempt's weight halving every halfLifeMs (recent ones weigh most; it does not change while the account is idle); 0 for an account with no success; 1 while none was seen."),
+      ),
+      succeeded: v.pipe(v.number(), v.description("Attempts with the account that succeeded, since this instance started (not weighted).")),
+      failed: v.pipe(v.number(), v.description("Attempts with the account that failed by its fault (not a refused body), since this instance started (not weighted).")),
       latencyMs: v.optional(v.pipe(v.number(), v.description("Time to the first byte, an average giving the newest reply 30 %; absent before the first success."))),
       halfLifeMs: v.pipe(v.number(), v.description("How fast an attempt's weight in successRate halves (300000: 5 min).")),
       seen: v.pipe(v.boolean(), v.description("Whether this instance recorded any attempt with the account since it started (the figures are in its memory).")),
     }),
-    v.description("Recent health as the scored strategy reads it: this instance's attempts with the account since it started, the newest weighing most."),
+    v.description("Health over this instance's attempts with the account since it started, the newest weighing most; the scored strategy reads the same weighted counts with one virtual success added, so a fresh account ranks as sound."),
   ),
   circuit: v.object({ state: v.picklist(["closed", "open", "half-open"]), openUntil: v.optional(v.number()), consecutive5xx: v.number() }),
   models: v.array(v.object({ model: v.string(), eligible: v.boolean(), reason: v.optional(v.string()), until: v.optional(v.number()) })),

@@ -166,7 +166,14 @@ export async function accountsCommand(sub: string | undefined, opts: { json?: bo
 }
 
 /** The last line of {@link formatAccountsStatus}: what the figures of each account line cover. */
-export const ACCOUNTS_STATUS_LEGEND = "success and latency are this instance's own requests; cooldowns, locks, quarantines and circuits are every instance's on a shared store";
+export const ACCOUNTS_STATUS_LEGEND =
+  "success and latency are this instance's own requests since it started (success: the share of the attempts that succeeded, recent ones weighing most, an attempt half after 5 min; it does not change while an account is idle); cooldowns, locks, quarantines and circuits are every instance's on a shared store";
+
+/** "0 of 2 attempts": the attempts counted in an account's success share (admin API `health`), succeeded of all. */
+function successBasis(h: { succeeded: number; failed: number }): string {
+  const n = h.succeeded + h.failed;
+  return `${h.succeeded} of ${n} attempt${n === 1 ? "" : "s"}`;
+}
 
 /**
  * The provider circuit in an account's line: nothing when closed; open "until" its end; half-open
@@ -201,7 +208,7 @@ export function formatAccountsStatus(s: AccountsStatus): string {
   for (const a of s.accounts) {
     const slots = `slots ${a.slots.inUse}/${a.slots.limit ?? "∞"}${a.slots.waiting ? ` (+${a.slots.waiting} waiting)` : ""}`;
     const circuit = circuitWords(a.circuit);
-    lines.push("", `${a.id} (${a.providerId}${a.providerKind ? `, ${a.providerKind}` : ""}; ${a.source === "implicit" ? "implicit: the provider has no account and is called without a key" : a.credential}; priority ${a.priority}): ${a.eligible ? "eligible" : "NOT eligible"}; ${slots}; success ${a.health.seen === false ? "– (no request yet)" : `${Math.round(a.health.successRate * 100)} %`}${a.health.latencyMs !== undefined ? `, latency ${a.health.latencyMs} ms` : ""}; bindings ${a.bindings}${circuit}`);
+    lines.push("", `${a.id} (${a.providerId}${a.providerKind ? `, ${a.providerKind}` : ""}; ${a.source === "implicit" ? "implicit: the provider has no account and is called without a key" : a.credential}; priority ${a.priority}): ${a.eligible ? "eligible" : "NOT eligible"}; ${slots}; success ${a.health.seen === false ? "– (no request yet)" : `${Math.round(a.health.successRate * 100)} % (${successBasis(a.health)})`}${a.health.latencyMs !== undefined ? `, latency ${a.health.latencyMs} ms` : ""}; bindings ${a.bindings}${circuit}`);
     for (const r of a.reasons) lines.push(`  - ${r}`);
     // A cooldown is for one model (SPEC 6.2 loop 2) unless it is about the whole account ("*").
     for (const c of a.cooldowns) lines.push(`  cooldown ${c.model === "*" ? "(every model)" : c.model}: ${c.reason} until ${iso(c.until)}`);

@@ -7,7 +7,7 @@ import { describe, expect, test } from "bun:test";
 import type { AccountsStatus, AccountStatus } from "../../src/accounts/status.ts";
 import { ACCOUNTS_STATUS_LEGEND, formatAccountsStatus, formatRoutePlan } from "../../src/cli/routing.ts";
 
-function account(id: string, successRate: number, latencyMs?: number): AccountStatus {
+function account(id: string, successRate: number, latencyMs?: number, succeeded = 1, failed = 0): AccountStatus {
   return {
     id,
     providerId: "oai",
@@ -23,24 +23,28 @@ function account(id: string, successRate: number, latencyMs?: number): AccountSt
     quota: [],
     slots: { inUse: 0, limit: 4, waiting: 0 },
     bindings: 2,
-    health: { successRate, ...(latencyMs !== undefined ? { latencyMs } : {}), halfLifeMs: 300_000, seen: true },
+    health: { successRate, succeeded, failed, ...(latencyMs !== undefined ? { latencyMs } : {}), halfLifeMs: 300_000, seen: true },
     circuit: { state: "closed", consecutive5xx: 0 },
     models: [],
   } as AccountStatus;
 }
 
 describe("accounts status", () => {
-  test("the success rate is a whole percentage", () => {
-    const s = { now: 0, strategy: "scored", accounts: [account("fresh", 1, 12), account("flaky", 5 / 7)] } as AccountsStatus;
+  test("the success rate is a whole percentage with the attempts it counts (a weighted share: 5 of 7 may read 60 %)", () => {
+    const s = { now: 0, strategy: "scored", accounts: [account("fresh", 1, 12), account("flaky", 0.6, undefined, 5, 2)] } as AccountsStatus;
     const lines = formatAccountsStatus(s).split("\n");
-    expect(lines).toContain("fresh (oai, openai; api_key; priority 1): eligible; slots 0/4; success 100 %, latency 12 ms; bindings 2");
-    expect(lines).toContain("flaky (oai, openai; api_key; priority 1): eligible; slots 0/4; success 71 %; bindings 2");
+    expect(lines).toContain("fresh (oai, openai; api_key; priority 1): eligible; slots 0/4; success 100 % (1 of 1 attempt), latency 12 ms; bindings 2");
+    expect(lines).toContain("flaky (oai, openai; api_key; priority 1): eligible; slots 0/4; success 60 % (5 of 7 attempts); bindings 2");
     // whose figures they are: with several instances on one store, this instance's (newuser12a, G9)
-    expect(lines.at(-1)).toBe("success and latency are this instance's own requests; cooldowns, locks, quarantines and circuits are every instance's on a shared store");
+    expect(lines.at(-1)).toBe(ACCOUNTS_STATUS_LEGEND);
+    expect(ACCOUNTS_STATUS_LEGEND).toContain("success and latency are this instance's own requests since it started");
+    expect(ACCOUNTS_STATUS_LEGEND).toContain("recent ones weighing most");
+    expect(ACCOUNTS_STATUS_LEGEND).toContain("it does not change while an account is idle");
+    expect(ACCOUNTS_STATUS_LEGEND).toContain("cooldowns, locks, quarantines and circuits are every instance's on a shared store");
   });
 
-  test("an account with no request yet has no success rate to show (its 1 is the prior, as the dashboard's '–' says), not 100 %", () => {
-    const unseen = { ...account("new", 1), health: { successRate: 1, halfLifeMs: 300_000, seen: false } } as AccountStatus;
+  test("an account with no request yet has no success rate to show (its 1 is no measure, as the dashboard's '–' says), not 100 %", () => {
+    const unseen = { ...account("new", 1), health: { successRate: 1, succeeded: 0, failed: 0, halfLifeMs: 300_000, seen: false } } as AccountStatus;
     const lines = formatAccountsStatus({ now: 0, strategy: "scored", accounts: [unseen] } as AccountsStatus).split("\n");
     expect(lines).toContain("new (oai, openai; api_key; priority 1): eligible; slots 0/4; success – (no request yet); bindings 2");
   });
@@ -56,7 +60,7 @@ describe("accounts status", () => {
       ],
     } as AccountStatus;
     const lines = formatAccountsStatus({ now: until - 30_000, strategy: "scored", accounts: [a] } as AccountsStatus).split("\n");
-    expect(lines).toContain("b1 (oai, openai; api_key; priority 1): eligible; slots 0/4; success 100 %; bindings 2");
+    expect(lines).toContain("b1 (oai, openai; api_key; priority 1): eligible; slots 0/4; success 100 % (1 of 1 attempt); bindings 2");
     expect(lines).toContain("  cooldown claude-x: upstream 503 until 2026-12-04T14:00:30.000Z");
     expect(lines).toContain("  model claude-other: eligible");
     expect(lines).toContain("  model claude-x: out: cooling down (upstream 503) until 2026-12-04T14:00:30.000Z");
@@ -68,11 +72,11 @@ describe("accounts status", () => {
 
   test("a circuit reads open 'until' its end, and half-open 'since' then, when the next request probes it (newuser13 J4: 'half-open until' a past time)", () => {
     const end = Date.parse("2026-12-05T08:15:16.461Z");
-    const open = { ...account("o1", 0.5), circuit: { state: "open", openUntil: end, consecutive5xx: 10 } } as AccountStatus;
-    const half = { ...account("h1", 0.5), circuit: { state: "half-open", openUntil: end, consecutive5xx: 10 } } as AccountStatus;
+    const open = { ...account("o1", 0.5, undefined, 1, 1), circuit: { state: "open", openUntil: end, consecutive5xx: 10 } } as AccountStatus;
+    const half = { ...account("h1", 0.5, undefined, 1, 1), circuit: { state: "half-open", openUntil: end, consecutive5xx: 10 } } as AccountStatus;
     const lines = formatAccountsStatus({ now: end + 120_000, strategy: "scored", accounts: [open, half] } as AccountsStatus).split("\n");
-    expect(lines).toContain("o1 (oai, openai; api_key; priority 1): eligible; slots 0/4; success 50 %; bindings 2; circuit open until 2026-12-05T08:15:16.461Z");
-    expect(lines).toContain("h1 (oai, openai; api_key; priority 1): eligible; slots 0/4; success 50 %; bindings 2; circuit half-open since 2026-12-05T08:15:16.461Z: the next request to the provider probes it");
+    expect(lines).toContain("o1 (oai, openai; api_key; priority 1): eligible; slots 0/4; success 50 % (1 of 2 attempts); bindings 2; circuit open until 2026-12-05T08:15:16.461Z");
+    expect(lines).toContain("h1 (oai, openai; api_key; priority 1): eligible; slots 0/4; success 50 % (1 of 2 attempts); bindings 2; circuit half-open since 2026-12-05T08:15:16.461Z: the next request to the provider probes it");
   });
 
   test("models out for the account's own reason (its provider's circuit) are one line, the reason said once", () => {
@@ -90,7 +94,7 @@ describe("accounts status", () => {
       ],
     } as AccountStatus;
     expect(formatAccountsStatus({ now: until - 60_000, strategy: "scored", accounts: [a] } as AccountsStatus).split("\n").slice(2)).toEqual([
-      "c1 (oai, openai; api_key; priority 1): NOT eligible; slots 0/4; success 100 %; bindings 2; circuit open until 2026-12-05T02:00:00.000Z",
+      "c1 (oai, openai; api_key; priority 1): NOT eligible; slots 0/4; success 100 % (1 of 1 attempt); bindings 2; circuit open until 2026-12-05T02:00:00.000Z",
       `  - ${why}`,
       "  models gpt-a, gpt-b: out for the account's reason above",
       "  model gpt-c: out: cooling down (upstream 429) until 2026-12-05T01:59:00.000Z",

@@ -54,7 +54,7 @@ export interface AccountStatus {
   slots: { inUse: number; limit: number | null; waiting: number };
   bindings: number;
   /** This instance's attempts since it started, the newest weighing most (see health in GET /accounts). */
-  health: { successRate: number; latencyMs?: number; halfLifeMs: number; seen: boolean };
+  health: { successRate: number; succeeded: number; failed: number; latencyMs?: number; halfLifeMs: number; seen: boolean };
   circuit: { state: "closed" | "open" | "half-open"; openUntil?: number; consecutive5xx: number };
   models: Array<{ model: string; eligible: boolean; reason?: string; until?: number }>;
   /** A subscription login (src/accounts/credentials.ts LoginFacts): never a token. */

@@ -123,14 +123,20 @@ function QuotaBar({ accountId, w, now }: { accountId: string; w: QuotaRow; now: 
 
 /**
  * What the cards' Success and Latency cover, as `GET /accounts` computes them (src/accounts/stats.ts):
- * this instance's requests with each account since it started (kept in its memory), recent ones
- * weighing most. Said once, over the cards (every card's line was the same); `halfLifeMs` is the
+ * this instance's requests with each account since it started (kept in its memory): Success the share
+ * of the attempts that succeeded, recent ones weighing most, with its count beside it. Said once, over the cards (every card's line was the same); `halfLifeMs` is the
  * server's (the same for every account). Before an account's first request its rate is a starting
  * value, not a measure: its card reads "–" and says that it has had no request.
  */
 function healthPeriod(halfLifeMs: number): string {
   const min = (ms: number) => `${Math.round(ms / 60_000)} min`;
-  return `Success and Latency: this instance's requests with each account since it started, recent ones weighing most (in Success a request counts half after ${min(halfLifeMs)}, a quarter after ${min(2 * halfLifeMs)}); Latency is to the first byte.`;
+  return `Success and Latency: this instance's requests with each account since it started. Success is the share of its attempts that succeeded (the count beside it), recent ones weighing most (an attempt counts half after ${min(halfLifeMs)}, a quarter after ${min(2 * halfLifeMs)}; the share does not change while the account is idle); Latency is to the first byte.`;
+}
+
+/** "0 of 2 attempts": an account's attempts that succeeded, of those counted in its Success. */
+function attemptsOf(h: { succeeded: number; failed: number }): string {
+  const n = h.succeeded + h.failed;
+  return `${h.succeeded} of ${n} attempt${n === 1 ? "" : "s"}`;
 }
 
 /** " with gpt-demo (from combo demo)": the model a test asked for and where it came from. */
@@ -334,7 +340,10 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
         </div>
         <div>
           <dt>Success</dt>
-          <dd>{a.health.seen ? pct(a.health.successRate) : "–"}</dd>
+          <dd>
+            {a.health.seen ? pct(a.health.successRate) : "–"}
+            {a.health.seen && <span class="muted small health-count"> ({attemptsOf(a.health)})</span>}
+          </dd>
         </div>
         <div>
           <dt>Latency</dt>
