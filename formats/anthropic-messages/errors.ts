@@ -18,13 +18,16 @@ export function errorBody(err: HubError): { type: "error"; error: { type: string
 
 /**
  * The in-band error frame that ends an Anthropic stream after commit (SPEC 6.4, REFERENCE §1.4):
- * `event: error` with the same JSON as {@link errorBody}. The official SDKs throw `APIError` typed from
- * `error.type` on it (`core/streaming.ts`). Nothing may follow it.
+ * `event: error` with the same JSON as {@link errorBody}, except that a timeout (the upstream's idle
+ * timeout mid-stream) is `api_error`: SPEC 6.4 names `api_error` or `overloaded_error` for a stream cut
+ * after commit, and REFERENCE §5 "upstream ended without any finish signal (EOF, reset, idle timeout)"
+ * `api_error`; `timeout_error` stays the 504 answer before commit ({@link errorBody}). The official SDKs
+ * throw `APIError` typed from `error.type` on it (`core/streaming.ts`). Nothing may follow it.
  */
 export function errorFrame(err: HubError): string {
   return (
     'event: error\ndata: {"type":"error","error":{"type":"' +
-    errorTypeFor(err.kind) +
+    (err.kind === "timeout" ? "api_error" : errorTypeFor(err.kind)) +
     '","message":' +
     JSON.stringify(err.message) +
     "}}\n\n"

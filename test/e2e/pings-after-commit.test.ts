@@ -134,7 +134,7 @@ describe("a committed stream that then only pings ends with the in-band error af
     expect(text).toContain(PING);
     const last = text.trimEnd().split("\n\n").at(-1)!;
     expect(last.startsWith("event: error\n")).toBe(true);
-    expect(JSON.parse(last.slice(last.indexOf("data: ") + 6))).toEqual({ type: "error", error: { type: "timeout_error", message } });
+    expect(JSON.parse(last.slice(last.indexOf("data: ") + 6))).toEqual({ type: "error", error: { type: "api_error", message } });
     expect(text).not.toContain("message_stop");
   }, SLOW);
 
@@ -248,7 +248,7 @@ describe("a native passthrough stream whose upstream repeats events without cont
     expect(res.status).toBe(200);
     const text = await res.text();
     expect(text).toContain(empty);
-    expect(lastData(text)).toEqual({ type: "error", error: { type: "timeout_error", message } });
+    expect(lastData(text)).toEqual({ type: "error", error: { type: "api_error", message } });
   }, SLOW);
 
   test("Chat: chunks with an empty delta or content: \"\" after the answer so far: the error frame, then [DONE]", async () => {

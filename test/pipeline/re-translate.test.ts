@@ -194,7 +194,7 @@ describe("pumpEvents: the same endings as replyStream", () => {
   test("a silent upstream: the in-band error after the idle timeout, aborted, reported once, the sink ended once", async () => {
     const out = await pump([cut(anthropicSse, "event: content_block_delta"), "hang"], { idleTimeoutMs: 30 });
     expect(out.events.at(-1)?.event).toBe("error");
-    expect(out.events.at(-1)?.data).toContain("timeout_error");
+    expect(out.events.at(-1)?.data).toContain('"type":"api_error"');
     expect(out.ends.map((e) => e?.code)).toEqual(["upstream_idle_timeout"]);
     expect((out.aborted as HubError).code).toBe("upstream_idle_timeout");
     expect(out.reader.cancelled).toBe(true);
