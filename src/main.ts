@@ -1,6 +1,6 @@
 #!/usr/bin/env bun
 /**
- * The `switchyard` command line (SPEC 2.2). `start`, `check-config`, `service` and `version` work on their own;
+ * The `switchyard` command line (SPEC 2.2). `start`, `stop`, `check-config`, `service` and `version` work on their own;
  * the other commands talk to the running instance through its admin API, found through
  * `--data-dir/instance.json` (default `$SWITCHYARD_HOME`, else `~/.switchyard`) or `--url`.
  */
@@ -28,6 +28,7 @@ const USAGE = `switchyard — a local-first LLM gateway
 
 Usage:
   switchyard start [--config FILE] [--host H] [--port P] [--data-dir DIR] [--database postgres://…]
+  switchyard stop [--data-dir DIR] [--timeout SECONDS] [--force]
   switchyard check-config FILE
   switchyard keys create NAME [--scope admin] [--tag TAG] [--rpm N] [--tpm N] [--concurrency N]
                    [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]... | keys list [--json] | keys revoke NAME
@@ -46,7 +47,7 @@ Usage:
   switchyard reload [--json]
   switchyard version (or --version)
 
-Commands other than start, check-config, service and version talk to the running instance
+Commands other than start, stop, check-config, service and version talk to the running instance
 (--data-dir DIR or --url http://127.0.0.1:PORT [--key ADMIN_KEY]); --key is always the admin key
 there, except for setup, whose key is the client key the CLI will send (--client-key).
 switchyard COMMAND --help says what a command does.`;
@@ -54,6 +55,7 @@ switchyard COMMAND --help says what a command does.`;
 /** What each command does, for `switchyard COMMAND --help` (README "Command line" says more). */
 const COMMAND_HELP: Record<string, string> = {
   start: "Runs the gateway in the foreground: one JSON log line per request on stdout. Without --config it reads $SWITCHYARD_HOME/config.yaml (default ~/.switchyard/config.yaml) when it exists, else a built-in default with one account per ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY found in the environment. --database postgres://… shares state with other instances.",
+  stop: "Stops the instance running with the data directory (--data-dir DIR, default $SWITCHYARD_HOME, else ~/.switchyard) as SIGTERM does: requests in flight finish within the grace period (server.shutdown_grace_ms, default 30 s), the last usage is written and instance.json removed; then waits until its process has exited and prints one line, exit 0. Only the process that holds the data directory's instance.lock, and that its instance.json names, is signalled. Nothing running there: says so, exit 0 (as systemctl stop of a stopped unit). Not exited within --timeout SECONDS (default 60): says so, exit 1, and leaves it stopping; with --force it is then killed (SIGKILL: its last requests and usage may be lost), exit 1.",
   "check-config": "Validates a config file (FILE, or --config FILE) without starting anything: each problem names its path in the file (combos[1].targets[0].model: …); a good file gets one ok: line. Exit 1 when the file cannot be used.",
   keys: "Client keys callers present as Authorization: Bearer KEY or x-api-key. create prints the secret once, alone on the last line; --rpm, --tpm, --concurrency, --budget (repeatable, e.g. 1d:usd:25 or 5h:tokens:3000000) and --models (comma-separated names or provider/* patterns; repeatable, the lists add up) set its limits; --scope admin lets it use the admin API and dashboard. list shows this minute's use and budget use; set changes a key's limits, tag or scopes with the same flags (none clears a limit: --rpm none; --budget replaces its budgets, --models its list; --tag '' removes the tag; --scope none takes the admin scope away), keeping its secret and the use of its limits so far (a budget raised keeps what was spent in its window), the next request checked against them; revoke stops the key at once; rotate gives it a new secret (printed once) keeping its limits and their use, the old secret accepted for --grace more (e.g. 10m; default 0); disable refuses its requests for a while (403 key_disabled) keeping everything, enable serves them again.",
   usage: "Token usage, request counts and cost (USD) per model (the provider/model that served it), account, key, provider or instance (which of several on one store served it) over --since (e.g. 30m, 24h, 7d); --by key adds budget use; quota windows of the accounts follow.",
@@ -156,6 +158,8 @@ const CLI_OPTIONS = {
   "codex-bin": { type: "string" },
   "utility-model": { type: "string" },
   undo: { type: "boolean" },
+  timeout: { type: "string" },
+  force: { type: "boolean" },
   help: { type: "boolean", short: "h" },
   version: { type: "boolean", short: "V" },
 } as const;
@@ -324,6 +328,12 @@ async function main(argv: string[]): Promise<void> {
     }
     case "start":
       return start(values, dataDir);
+    case "stop": {
+      const { DEFAULT_STOP_TIMEOUT_S, stopCommand } = await import("./cli/stop.ts");
+      const t = values.timeout === undefined ? DEFAULT_STOP_TIMEOUT_S : Number(values.timeout);
+      if (!(/^\d+(\.\d+)?$/.test(String(values.timeout ?? "0")) && t > 0)) fail(`--timeout must be a number of seconds above 0, not ${JSON.stringify(values.timeout)}`, 2);
+      return stopCommand(dataDir, t, values.force === true, { out, fail, kill: (pid, signal) => process.kill(pid, signal), sleep: (ms) => Bun.sleep(ms), now: () => Date.now() });
+    }
     case "keys": {
       const { keysCommand } = await import("./cli/keys-command.ts");
       return keysCommand(sub, arg, values, dataDir);

@@ -31,6 +31,7 @@ export interface CommandTakes {
  */
 export const COMMANDS: Record<string, CommandTakes> = {
   start: { options: ["config", "host", "port", "data-dir", "database"], words: 0 },
+  stop: { options: ["data-dir", "timeout", "force"], words: 0 },
   "check-config": { options: ["config"], words: 1 },
   "keys create": { options: [...INSTANCE_OPTIONS, "scope", "tag", "rpm", "tpm", "concurrency", "budget", "models"], words: 2 },
   "keys list": { options: [...INSTANCE_OPTIONS, "json"], words: 1 },

@@ -1,0 +1,152 @@
+/**
+ * `switchyard stop` against a real `switchyard start` process (SPEC 2.2, D-3): it finds the instance of
+ * the data directory, stops it gracefully and waits until it has exited; nothing running is said (exit
+ * 0); a stop that outlasts --timeout says so and leaves the instance stopping (exit 1), or kills it with
+ * --force; a pid that is not the holder of the data directory's lock is never signalled.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+
+const YAML = (fake: string) => `
+providers:
+  - id: anth
+    kind: anthropic
+    base_url: "${fake}"
+accounts:
+  - { id: anth-1, provider: anth, api_key: "env:FAKE_KEY" }
+`;
+const ENV = { FAKE_KEY: "fake-upstream-key-stop" };
+
+let fake: FakeUpstream;
+const started: Instance[] = [];
+const scratch: string[] = [];
+beforeAll(async () => {
+  fake = await startFakeUpstream();
+});
+afterAll(async () => {
+  await Promise.all(started.map((i) => stopInstance(i)));
+  for (const d of [...started.map((i) => i.dataDir), ...scratch]) rmSync(d, { recursive: true, force: true });
+  await fake?.stop();
+}, 30_000);
+
+async function start(): Promise<Instance> {
+  const i = await startInstance({ yaml: YAML(fake.url), env: ENV });
+  started.push(i);
+  return i;
+}
+
+/** `switchyard stop ARGS… --data-dir DIR` from source, run to its end without blocking this process (the fake upstream serves meanwhile). */
+async function stop(dataDir: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  const p = Bun.spawn([...SOURCE_CLI, "stop", ...args, "--data-dir", dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dataDir }, stdout: "pipe", stderr: "pipe" });
+  const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
+  return { code, out: out.trim(), err: err.trim() };
+}
+
+/** Whether a fresh TCP connection to the URL's port is accepted. */
+async function accepts(url: string): Promise<boolean> {
+  const { hostname, port } = new URL(url);
+  try {
+    const s = await Bun.connect({ hostname, port: Number(port), socket: { data() {}, error() {} } });
+    s.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Starts a slow stream through `inst` whose body waits after its first piece until the returned `resume` is called. */
+async function heldStream(inst: Instance): Promise<{ resume: () => void; rest: () => Promise<string> }> {
+  const sse = simpleReply("anthropic-messages", { text: "one two three four", model: "claude-slow" }, true).sse!;
+  const first = sse.indexOf("\n\n", sse.indexOf("text_delta")) + 2;
+  let resume!: () => void;
+  fake.enqueue({ sse, split_at: [first], resume_after_first: new Promise<void>((r) => (resume = r)) });
+  const res = await fetch(`${inst.url}/v1/messages`, {
+    method: "POST",
+    body: JSON.stringify({ model: "anth/claude-slow", max_tokens: 100, stream: true, messages: [{ role: "user", content: "count" }] }),
+  });
+  expect(res.status).toBe(200);
+  const reader = res.body!.getReader();
+  await reader.read();
+  const rest = async () => {
+    let got = "";
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return got;
+      got += new TextDecoder().decode(value);
+    }
+  };
+  return { resume, rest };
+}
+
+describe("switchyard stop", () => {
+  test("stops the data directory's instance and waits until it has exited: one line, exit 0; instance.json gone, the port refuses", async () => {
+    const inst = await start();
+    const { pid, url } = inst.instance();
+    const r = await stop(inst.dataDir);
+    expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: "" });
+    expect(r.out).toMatch(new RegExp(`^stopped switchyard \\(pid ${pid}, ${url.replace(/[.]/g, "\\.")}, data directory ${inst.dataDir}\\) in \\d+\\.\\d s$`));
+    // it has exited by the time stop returns: its exit code is there at once, the graceful stop's 0
+    expect(await Promise.race([inst.exited, Bun.sleep(2000).then(() => "still running")])).toBe(0);
+    expect(inst.stderr.some((l) => l.includes('"shutting down"') && l.includes('"SIGTERM"'))).toBe(true);
+    expect(existsSync(join(inst.dataDir, "instance.json"))).toBe(false);
+    expect(await accepts(url)).toBe(false);
+    // and again: nothing running now
+    const again = await stop(inst.dataDir);
+    expect(again).toEqual({ code: 0, out: `no switchyard instance is running with the data directory ${inst.dataDir}; nothing to stop`, err: "" });
+  }, 60_000);
+
+  test("nothing running: says so, exit 0; a stale instance.json (a crash) is named, and nothing is signalled", async () => {
+    const empty = mkdtempSync(join(tmpdir(), "switchyard-stop-"));
+    scratch.push(empty);
+    expect(await stop(empty)).toEqual({ code: 0, out: `no switchyard instance is running with the data directory ${empty}; nothing to stop`, err: "" });
+    // instance.json and instance.lock left by a crashed instance whose pid is now this test's own: not signalled
+    writeFileSync(join(empty, "instance.json"), JSON.stringify({ url: "http://127.0.0.1:9", pid: process.pid, adminToken: "x", nonce: "0".repeat(32) }));
+    writeFileSync(join(empty, "instance.lock"), `${process.pid}\n${"1".repeat(32)}\n`);
+    const stale = await stop(empty);
+    expect(stale.code).toBe(0);
+    expect(stale.out).toBe(`no switchyard instance is running with the data directory ${empty}; nothing to stop (its ${join(empty, "instance.json")} was left by an instance that did not stop cleanly: the next start takes it over)`);
+  });
+
+  test("an instance.json naming another pid than the lock's holder: nothing is signalled, exit 1", async () => {
+    const inst = await start();
+    const file = join(inst.dataDir, "instance.json");
+    const real = readFileSync(file, "utf8");
+    const { pid } = JSON.parse(real) as { pid: number };
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(real), pid: process.pid }));
+    const r = await stop(inst.dataDir);
+    writeFileSync(file, real);
+    expect(r.code).toBe(1);
+    expect(r.err).toBe(`not signalling anything: ${join(inst.dataDir, "instance.lock")} is held by pid ${pid} but ${file} names pid ${process.pid} (another start is under way, or the file is not this instance's); run switchyard stop again in a moment`);
+    expect(inst.proc.exitCode).toBeNull();
+    expect(await accepts(inst.url)).toBe(true);
+  }, 60_000);
+
+  test("--timeout runs out while a stream is in flight: says so, exit 1, the instance goes on stopping and the stream finishes", async () => {
+    const inst = await start();
+    const { resume, rest } = await heldStream(inst);
+    const r = await stop(inst.dataDir, "--timeout", "1");
+    expect(r.code).toBe(1);
+    expect(r.err).toStartWith(`switchyard (pid ${inst.instance().pid}, ${inst.url}, data directory ${inst.dataDir}) has not exited 1 s after SIGTERM`);
+    expect(r.err).toContain("--force");
+    expect(inst.proc.exitCode).toBeNull(); // not killed
+    resume();
+    expect(await rest()).toContain("message_stop");
+    expect(await inst.exited).toBe(0);
+  }, 60_000);
+
+  test("--force kills the instance when --timeout runs out: exit 1, said", async () => {
+    const inst = await start();
+    const { pid } = inst.instance();
+    const { resume } = await heldStream(inst);
+    const r = await stop(inst.dataDir, "--timeout", "1", "--force");
+    resume();
+    expect(r.code).toBe(1);
+    expect(r.err).toStartWith(`switchyard (pid ${pid}, ${inst.url}, data directory ${inst.dataDir}) had not exited 1 s after SIGTERM: killed it (SIGKILL)`);
+    await inst.exited;
+    expect(inst.proc.signalCode).toBe("SIGKILL");
+  }, 60_000);
+});
