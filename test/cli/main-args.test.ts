@@ -116,6 +116,18 @@ describe("switchyard command line", () => {
     expect(all.out).toContain("switchyard start [--config FILE]");
     expect(all.out).toContain("switchyard COMMAND --help says what a command does.");
   });
+  test("keys --help says when revoke does not stop a key's requests: from loopback while server.require_api_key is off (it said 'at once' alone)", () => {
+    const help = commandHelp("keys")!.replace(/\n/g, " ");
+    expect(help).toContain("revoke stops the key at once, its requests refused (401 invalid_api_key), except from this machine while server.require_api_key is off:");
+    expect(help).toContain("a revoked key's requests from loopback are still served, counted under no key and outside its limits");
+  });
+  test("stop: --timeout must be seconds above 0 (exit 2); it takes no --url (it signals a local process)", () => {
+    const t = run("stop", "--timeout", "0", "--data-dir", "/nonexistent-dir");
+    expect({ code: t.code, err: t.err.trim() }).toEqual({ code: 2, err: '--timeout must be a number of seconds above 0, not "0"' });
+    const u = run("stop", "--url", "http://127.0.0.1:1");
+    expect(u.code).toBe(2);
+    expect(u.err).toStartWith("stop does not take --url; it takes --data-dir, --timeout, --force");
+  });
   test("help for an unknown command is the unknown-command error (exit 2), as the command alone is", () => {
     for (const r of [run("frob", "--help"), run("help", "frob"), run("frob")]) {
       expect({ code: r.code, out: r.out }).toEqual({ code: 2, out: "" });

@@ -83,7 +83,7 @@ test("the Accounts page shows the built-in gemini without an account: why its re
     const card = w.page.locator(".card", { has: w.page.locator('[data-provider-without-account="gemini"]') });
     await card.waitFor({ timeout: 10_000 });
     expect(await card.locator(".pill").allInnerTexts()).toEqual(["No account configured"]);
-    expect(await card.locator(".no-account-note").innerText()).toBe(`Requests routed to gemini fail with 503: ${GEMINI_ERROR}`);
+    expect(await card.locator(".no-account-note").innerText()).toBe(`Requests for gemini/…, or an alias or combo that routes to it, fail with 503: ${GEMINI_ERROR} A bare model name taken for this provider's (gemini-…) gets a 404 instead.`);
     const use = await card.locator(".builtin-use").innerText();
     expect(use).toStartWith("A built-in provider. ");
     expect(use).toMatch(/ [0-9]+ requests refused for want of its account since this instance started, the last at .+ \(a 404: a bare model name taken for this provider's\)\.$/);

@@ -48,14 +48,20 @@ test("GET /admin/api/accounts lists the providers without an account with the 50
 
 test("the Accounts page shows a provider without an account, with why its requests fail", async () => {
   const { message } = await ask("gemini/gemini-2.5-flash");
+  const bare = await ask("gemini-2.5-flash");
+  expect(bare.status).toBe(404); // what the card says of a bare name
+  const claude = await ask("team-claude/claude-sonnet-4-5");
   const w = await suite.open();
   try {
     await w.page.goto(`${suite.gw.url}/dashboard/accounts`);
     const card = w.page.locator(".card", { has: w.page.locator('[data-provider-without-account="gemini"]') });
     await card.waitFor({ timeout: 10_000 });
     expect(await card.locator(".pill").allInnerTexts()).toEqual(["No account configured"]);
-    expect(await card.locator(".no-account-note").innerText()).toBe(`Requests routed to gemini fail with 503: ${message}`);
+    expect(await card.locator(".no-account-note").innerText()).toBe(`Requests for gemini/…, or an alias or combo that routes to it, fail with 503: ${message} A bare model name taken for this provider's (gemini-…) gets a 404 instead.`);
     await w.page.locator('[data-provider-without-account="team-claude"]').waitFor({ timeout: 10_000 });
+    // no bare model name is taken for team-claude's: only a name that names it gets its 503
+    const claudeCard = w.page.locator(".card", { has: w.page.locator('[data-provider-without-account="team-claude"]') });
+    expect(await claudeCard.locator(".no-account-note").innerText()).toBe(`Requests for team-claude/…, or an alias or combo that routes to it, fail with 503: ${claude.message}`);
     // listed before the accounts, and counted in the header
     const order = await w.page.locator("[data-provider-without-account], [data-account]").evaluateAll((els) => els.map((e) => e.getAttribute("data-provider-without-account") ?? e.getAttribute("data-account")));
     expect(order.slice(0, 2)).toEqual(["gemini", "team-claude"]);

@@ -515,12 +515,24 @@ function ProviderWithoutAccount({ p }: { p: NonNullable<AccountsStatus["provider
         </Pill>
       </div>
       <p class="small lock-advice no-account-note">
-        Requests routed to <code>{p.id}</code> fail with 503: {p.error}
+        Requests for <code>{p.id}/…</code>, or an alias or combo that routes to it, fail with 503: {p.error}
+        {Object.hasOwn(BARE_NAMES, p.id) && (
+          <>
+            {" "}A bare model name taken for this provider's (<code>{BARE_NAMES[p.id]}</code>) gets a 404 instead.
+          </>
+        )}
       </p>
       {p.builtin && <p class="small muted builtin-use">{builtinUse(p.builtin)}</p>}
     </Card>
   );
 }
+
+/**
+ * The providers a bare model name (no alias or combo, no `provider/` prefix) can be taken for without
+ * an account of theirs (SPEC R-2, pipeline/resolve.ts guessProvider: by its name), with such a name; that
+ * request is a 404 `model_not_found` (pipeline/gateway.ts), not the 503 of a request naming the provider.
+ */
+const BARE_NAMES: Record<string, string> = { anthropic: "claude-…", gemini: "gemini-…", openai: "gpt-5" };
 
 /** Why a built-in provider without an account is listed: the routes that name it, the requests refused for it (the CLI's `builtinUse` in other words). */
 function builtinUse(b: NonNullable<NonNullable<AccountsStatus["providersWithoutAccounts"]>[number]["builtin"]>): string {
