@@ -46,7 +46,9 @@ const MAX_EDITS = 3;
 
 /**
  * The closest of `candidates` to `word` when it is plausibly a typo of it (at most 1, 2 or 3 edits
- * away for a candidate of up to 3, 6 or more characters), else undefined. Distances are measured only
+ * away for a candidate of up to 3, 6 or more characters), else undefined. Of candidates equally close,
+ * the one that shares the longest beginning with `word` (`acc` → `ac`, not `cc`; a typo keeps the
+ * start more often than not), then the first. Distances are measured only
  * up to {@link MAX_EDITS}, so a hostile word (a 300,000-character alias target in an admin body) costs a
  * length comparison per candidate of another length, and a few operations per character for one of
  * about its length, instead of an edit-distance table of its length times theirs.
@@ -56,14 +58,22 @@ export function suggest(word: string, candidates: readonly string[]): string | u
   let best: string | undefined;
   let bestD = Infinity;
   for (const c of candidates) {
-    const d = distance(w, c.toLowerCase(), MAX_EDITS);
-    if (d < bestD) {
+    const lc = c.toLowerCase();
+    const d = distance(w, lc, MAX_EDITS);
+    if (d < bestD || (d === bestD && sharedStart(w, lc) > sharedStart(w, best!.toLowerCase()))) {
       bestD = d;
       best = c;
     }
   }
   if (best === undefined) return undefined;
   return bestD <= editsAllowed(best.length) ? best : undefined;
+}
+
+/** How many characters `a` and `b` share at their start. */
+function sharedStart(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
 }
 
 /** How the messages of {@link unknownKeysMessage} are worded. */

@@ -46,9 +46,9 @@ export const INPUT_MEANS =
 
 /** What the `(none)` row counts, per grouping. */
 const NO_GROUP_MEANS: Record<UsageGrouping, string> = {
-  model: "requests no model served (refused, e.g. by a key limit, or failed before reaching one)",
-  account: "requests no account served (refused, e.g. by a key limit, or failed before reaching one)",
-  provider: "requests no provider served (refused, e.g. by a key limit, or failed before reaching one)",
+  model: "requests no model served (refused, e.g. by a key limit, failed before reaching one, or closed by the client first)",
+  account: "requests no account served (refused, e.g. by a key limit, failed before reaching one, closed by the client first, or answered by switchyard itself: Claude Code's probes)",
+  provider: "requests no provider served (refused, e.g. by a key limit, failed before reaching one, or closed by the client first)",
   instance: "requests recorded before switchyard kept which instance served them",
   key: "requests without a valid client key: sent without one (allowed from this machine while keys are not required) or refused for a wrong or revoked one",
 };
@@ -67,6 +67,17 @@ export function costCell(costUsd: unknown, unpriced: unknown, served = 0): strin
   const sum = c > 0 || (c === 0 && n === 0 && served > 0 && typeof costUsd === "number") ? dollars(c) : undefined;
   if (n === 0) return sum ?? "-";
   return c > 0 ? `${sum} + ${n} unpriced` : `${n} unpriced`;
+}
+
+/**
+ * The requests of usage row `x` that a model served and that could have a price, for {@link costCell}:
+ * those that did not fail nor were refused; none in the `(none)` row of `--by model`, `account` or
+ * `provider`, whose requests reached no provider (one a client closed first, one answered by switchyard
+ * itself), so that its cost reads "-" in each of the three, not "$0.00" by provider and account.
+ */
+function servedAndPriceable(x: Record<string, unknown>, by: UsageGrouping): number {
+  if ((x.group === null || x.group === undefined) && by !== "key" && by !== "instance") return 0;
+  return Number(x.requests ?? 0) - Number(x.errors ?? 0) - Number(x.refused ?? 0);
 }
 
 /**
@@ -98,7 +109,7 @@ export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGroupi
         x.cacheWriteTokens,
         x.reasoningTokens,
         x.savedTokens ?? 0,
-        costCell(typeof x.costUsd === "number" ? spentUsd(x as { costUsd: number; subscriptionUsd?: number }) : x.costUsd, x.unpriced, Number(x.requests ?? 0) - Number(x.errors ?? 0) - Number(x.refused ?? 0)),
+        costCell(typeof x.costUsd === "number" ? spentUsd(x as { costUsd: number; subscriptionUsd?: number }) : x.costUsd, x.unpriced, servedAndPriceable(x, by)),
         ...(subscriptions ? [typeof x.subscriptionUsd === "number" && x.subscriptionUsd > 0 ? dollars(x.subscriptionUsd) : "-"] : []),
         ...(byKey ? [x.budgets ? describeBudgetUse(x.budgets as BudgetUse[]) : "-"] : []),
       ]),

@@ -42,7 +42,7 @@ export function buildProviders(
       if (p.kind && p.kind !== builtinKind) {
         return add(
           [...at, "kind"],
-          `built-in provider "${p.id}" is kind ${builtinKind} and cannot change kind; give a ${p.kind} provider another id`,
+          `built-in provider "${p.id}" is kind ${builtinKind} and cannot change kind; give this ${p.kind} provider another id`,
         );
       }
       prov = providers.get(p.id)!;

@@ -36,9 +36,20 @@ describe("usage table", () => {
         "(none)\t2\t0\t2\t10\t5\t0\t0\t0\t0\t-",
       ].join("\n"),
       "",
-      "(none): requests no model served (refused, e.g. by a key limit, or failed before reaching one)",
+      "(none): requests no model served (refused, e.g. by a key limit, failed before reaching one, or closed by the client first)",
       "unpriced: requests served by a model that has no price; the cost leaves them out (give the model a settings.pricing entry)",
     ]);
+  });
+
+  test("the (none) row's cost reads \"-\" by model, account and provider alike: nothing there was priced (by account and provider it read $0.00)", () => {
+    // a request the client closed before any provider, and a probe switchyard answered itself: neither failed nor was refused
+    const none = row(null, { requests: 3, errors: 1, refused: 1 });
+    for (const by of ["model", "account", "provider"] as const) {
+      const cells = usageLines([row("x"), none], by, tsv)[0].split("\n")[2].split("\t");
+      expect({ by, group: cells[0], cost: cells.at(-1) }).toEqual({ by, group: "(none)", cost: "-" });
+    }
+    // by key, (none) is requests sent without a key: served and priced like any other
+    expect(usageLines([row(null, { costUsd: 0 })], "key", tsv)[0].split("\n")[1]).toEndWith("\t$0.00\t-"); // then its budgets: none
   });
 
   test("once the prompt cache was used, a legend line says input is the uncached part (newuser14 K13)", () => {

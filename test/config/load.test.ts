@@ -164,6 +164,10 @@ describe("built-in providers (SPEC 2.3, P-1)", () => {
 
   test("the kind of a built-in cannot change", () => {
     expect(issueAt(issues("providers: [{ id: cc, kind: openai }]"), "providers[0].kind").message).toContain("cannot change kind");
+    // the article fits every kind ("give a anthropic provider" before)
+    expect(issueAt(issues("providers: [{ id: openai, kind: anthropic }]"), "providers[0].kind").message).toBe(
+      'built-in provider "openai" is kind openai and cannot change kind; give this anthropic provider another id',
+    );
   });
 
   test("third-party providers: family provider:<id>, kind defaults, idle/slow/header timeouts", () => {

@@ -20,13 +20,24 @@ function fullDistance(a: string, b: string): number {
   return d[a.length][b.length];
 }
 
-/** The guess by its definition: the first closest candidate, if within 1, 2 or 3 edits for its length. */
+/** How many characters two words share at their start. */
+function shared(a: string, b: string): number {
+  let i = 0;
+  while (i < a.length && i < b.length && a[i] === b[i]) i++;
+  return i;
+}
+
+/**
+ * The guess by its definition: the closest candidate (of equally close ones the one sharing the longest
+ * start with the word, then the first), if within 1, 2 or 3 edits for its length.
+ */
 function reference(word: string, candidates: readonly string[]): string | undefined {
   let best: string | undefined;
   let bestD = Infinity;
+  const w = word.toLowerCase();
   for (const c of candidates) {
-    const d = fullDistance(word.toLowerCase(), c.toLowerCase());
-    if (d < bestD) [best, bestD] = [c, d];
+    const d = fullDistance(w, c.toLowerCase());
+    if (d < bestD || (d === bestD && shared(w, c.toLowerCase()) > shared(w, best!.toLowerCase()))) [best, bestD] = [c, d];
   }
   if (best === undefined) return undefined;
   return bestD <= (best.length <= 3 ? 1 : best.length <= 6 ? 2 : 3) ? best : undefined;
@@ -39,6 +50,13 @@ describe("did-you-mean guesses", () => {
     expect(suggest("OpenAI", ["anthropic", "openai"])).toBe("openai");
     expect(suggest("opnai-compat", ["openai-compatible", "openai"])).toBeUndefined();
     expect(suggest("x", [])).toBeUndefined();
+  });
+
+  test("of equally close candidates, the one that starts like the word (acc: ac, not the built-in cc listed first)", () => {
+    expect(suggest("acc", ["anthropic", "openai", "gemini", "cc", "cx", "ac"])).toBe("ac");
+    expect(suggest("ACC", ["cc", "ac"])).toBe("ac");
+    // no shared start: the first, as before
+    expect(suggest("bc", ["cc", "ac"])).toBe("cc");
   });
 
   test("the same guess as the full edit-distance table for 3,000 seeded words (typos, swaps, other lengths)", () => {
