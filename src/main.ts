@@ -12,7 +12,7 @@ import { ConfigError, issueText, ROOT_PATH } from "./config/errors.ts";
 import { buildInfo, buildSource } from "./version.ts";
 import { suggest } from "./unknown-keys.ts";
 import { admin, instanceOnEphemeralPort, instanceUrl, notAnswering, urlProblem } from "./cli/instance.ts";
-import { fail, out } from "./cli/terminal.ts";
+import { fail, out, printable } from "./cli/terminal.ts";
 import { SETUP_CLIS, SETUP_USAGE } from "./setup-commands.ts";
 import { table } from "./cli/table.ts";
 import { COMMANDS, subcommandsOf, type CommandTakes } from "./cli/command-table.ts";
@@ -387,7 +387,7 @@ async function main(argv: string[]): Promise<void> {
         sub,
         { account: values.account as string | undefined, provider: values.provider as string | undefined, priority: values.priority as string | undefined, noBrowser: values["no-browser"] === true },
         (method, path, body) => admin(values, dataDir, method, path, body),
-        { out, fail, err: (line) => process.stderr.write(line + "\n"), ask: async (q) => prompt(q) ?? "", open: openBrowser },
+        { out, fail, err: (line) => process.stderr.write(printable(line) + "\n"), ask: async (q) => prompt(q) ?? "", open: openBrowser },
       );
     }
     case "import": {

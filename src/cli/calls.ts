@@ -9,6 +9,7 @@ import type { RouteTrace } from "../../pipeline/ports.ts";
 import { refreshLines, tokenSaverSentence } from "../../pipeline/trace-words.ts";
 import type { RecordedBody, RecordingView } from "../admin/flight-recorder.ts";
 import { AdminNotFound, type AdminCall, type CliIo } from "./routing.ts";
+import { visible } from "./terminal.ts";
 
 /** Options of `calls inspect`. */
 export interface InspectOptions {
@@ -53,6 +54,8 @@ const counts = (c: Record<string, number>) =>
  * outcome with its status and time, how the request came (http, websocket, or unknown for a trace of an
  * earlier version), the error answer the client got (when no reply was served), the candidates, each decision, each attempt (target, account,
  * status, timing, classification and effect, error, the token refresh it led to), warnings, token savers and redaction counts.
+ * Each line is one line: a client's or an upstream's control characters in it (a model name's CR/LF,
+ * an error message's ESC) are escaped ({@link visible}).
  */
 export function traceLines(t: RouteTrace): string[] {
   const lines = [
@@ -89,7 +92,7 @@ export function traceLines(t: RouteTrace): string[] {
   // What the token savers did, in the dashboard's words: shortened, skipped and why, or looked and left alone.
   if (t.tokenSaver) lines.push(tokenSaverSentence(t.tokenSaver));
   if (t.redactions && Object.keys(t.redactions).length) lines.push(`redacted    ${counts(t.redactions)}${t.restored && Object.keys(t.restored).length ? `; restored ${counts(t.restored)}` : ""}`);
-  return lines;
+  return lines.map(visible);
 }
 
 /** Prints the trace (and the recording with `--bodies`). */
@@ -117,7 +120,7 @@ export async function inspectCommand(opts: InspectOptions, call: AdminCall, io: 
   io.out(show(rec.client));
   for (const a of rec.attempts) {
     io.out("");
-    io.out(`=== attempt ${a.n}: ${a.target} @ ${a.accountId} (${a.upstreamFormat}) → ${a.status ?? "no reply"}`);
+    io.out(`=== attempt ${a.n}: ${visible(a.target)} @ ${visible(a.accountId)} (${a.upstreamFormat}) → ${a.status ?? "no reply"}`);
     io.out(`--- sent upstream (${size(a.request)})`);
     io.out(show(a.request));
     io.out(`--- upstream reply (${size(a.reply)})`);

@@ -6,6 +6,7 @@
 import { readFileSync } from "node:fs";
 import type { RoutePlan } from "../../pipeline/index.ts";
 import type { AccountsStatus } from "../accounts/status.ts";
+import { visible } from "./terminal.ts";
 import { unknownSubcommand } from "./unknown-subcommand.ts";
 
 /**
@@ -105,7 +106,7 @@ export function routeVia(plan: Pick<RoutePlan, "via" | "alias" | "combo" | "near
 
 const iso = (ms: number | undefined) => (ms === undefined ? "" : new Date(ms).toISOString());
 
-/** Human-readable dry run. */
+/** Human-readable dry run, one line each (a client's or upstream's control characters escaped, {@link visible}). */
 export function formatRoutePlan(plan: RoutePlan & { accountStrategy?: string }): string {
   const lines: string[] = [];
   const via = routeVia(plan);
@@ -122,7 +123,7 @@ export function formatRoutePlan(plan: RoutePlan & { accountStrategy?: string }):
     for (const a of t.accounts) lines.push(`       ${a.verdict.padEnd(3)} ${a.accountId}: ${a.reason}${a.until && !a.reason.includes(iso(a.until)) ? ` (until ${iso(a.until)})` : ""}`);
   });
   lines.push("", `attempt order: ${plan.attempts.map((a) => `${a.target} @ ${a.accountId}`).join(" → ") || "none"}`);
-  return lines.join("\n");
+  return lines.map(visible).join("\n");
 }
 
 /**
@@ -199,7 +200,7 @@ export function builtinUse(b: NonNullable<AccountsStatus["providersWithoutAccoun
   return parts.join("; ");
 }
 
-/** Human-readable account status. */
+/** Human-readable account status, one line each (an upstream's control characters in a reason escaped, {@link visible}). */
 export function formatAccountsStatus(s: AccountsStatus): string {
   const lines: string[] = [`account strategy: ${s.strategy}; ${s.accounts.length} account(s)`];
   if (s.accounts.length === 0) {
@@ -230,5 +231,5 @@ export function formatAccountsStatus(s: AccountsStatus): string {
   // Cooldowns, locks and circuits are shared with other instances on one store; success and latency
   // are not (the dashboard's Accounts page says so too; newuser12a's tryout, G9).
   if (s.accounts.length > 0) lines.push("", ACCOUNTS_STATUS_LEGEND);
-  return lines.join("\n");
+  return lines.map(visible).join("\n");
 }

@@ -1,15 +1,43 @@
 /**
  * The command line's two outputs (SPEC 2.2): a line on stdout, or a line on stderr and the exit with a
- * code (1 for a failure, 2 for a usage error).
+ * code (1 for a failure, 2 for a usage error). Neither writes a control character raw: what the CLI
+ * prints holds strings a client chose (model names, upstream error messages, recorded bodies), and an
+ * ESC, OSC, BEL or CR written raw would recolour, retitle or rewrite the operator's terminal.
  */
 
-/** Writes one line to stdout. */
-export function out(line: string): void {
-  process.stdout.write(line + "\n");
+/** Every C0 control character, DEL and every C1 control character (U+0080–U+009F). */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+/** The same, less the line break and tab that lay out the CLI's own lines and tables. */
+const CONTROL_BUT_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+
+/** JSON's short escapes; the other control characters read as \uXXXX, as JSON writes them. */
+const SHORT: Record<string, string> = { "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r" };
+const escapeOne = (c: string) => SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
+
+/**
+ * A value (a cell, a name, a message) as the terminal may show it: each C0 control character, DEL and
+ * C1 control character escaped visibly (`\u001b`, `\r`, `\n`, `\t`, `\u009b`…), so it stays on one
+ * line and cannot drive the terminal. Other characters (and backslashes) are kept as they are.
+ */
+export function visible(value: string): string {
+  return value.replace(CONTROL, escapeOne);
 }
 
-/** Writes one line to stderr and exits with `code` (default 1). */
+/**
+ * Text as the CLI writes it: control characters escaped as {@link visible} does, except the line
+ * breaks and tabs of the text's own layout. JSON text stays JSON (DEL and C1 become JSON escapes).
+ */
+export function printable(text: string): string {
+  return text.replace(CONTROL_BUT_LAYOUT, escapeOne);
+}
+
+/** Writes one line to stdout, its control characters escaped ({@link printable}). */
+export function out(line: string): void {
+  process.stdout.write(printable(line) + "\n");
+}
+
+/** Writes one line to stderr, its control characters escaped ({@link printable}), and exits with `code` (default 1). */
 export function fail(line: string, code = 1): never {
-  process.stderr.write(line + "\n");
+  process.stderr.write(printable(line) + "\n");
   process.exit(code);
 }
