@@ -14,7 +14,7 @@
 import { dirname, resolve } from "node:path";
 import { readFileSync } from "node:fs";
 import type { StoredAlias, StoredCombo } from "../store/routing-objects.ts";
-import { ConfigError, type ConfigIssue, ROOT_PATH } from "./errors.ts";
+import { ConfigError, type ConfigIssue, cycleMessage, ROOT_PATH } from "./errors.ts";
 import { addEnvAccounts, parseConfigDocument, parseYaml } from "./load.ts";
 import { withLines } from "./duplicate-keys.ts";
 import type { Env } from "./secrets.ts";
@@ -156,6 +156,19 @@ export function composeConfig(base: ConfigBase, stored: StoredObjects, env: Env,
         const k = `${o.kind}:${o.name}`;
         if (!byObject.has(k)) byObject.set(k, { kind: o.kind, name: o.name, issues: [] });
         byObject.get(k)!.issues.push({ ...issue, path: o.rest || ROOT_PATH });
+      }
+      // A cycle is reported once, at the reference that closes it: each other stored member is told the
+      // cycle too (it was left out next round for referring to the one left out, "neither provider/model,
+      // an alias nor a combo", which a PUT closing the cycle answered).
+      for (const cycle of e.cycles) {
+        cycle.members.forEach((m, i) => {
+          if (m.path === cycle.path) return;
+          const o = ownerOf(m.path);
+          if (o.kind === "file") return;
+          const k = `${o.kind}:${o.name}`;
+          if (!byObject.has(k)) byObject.set(k, { kind: o.kind, name: o.name, issues: [] });
+          byObject.get(k)!.issues.push({ path: o.rest || ROOT_PATH, message: cycleMessage(cycle.members, i) });
+        });
       }
       if (byObject.size === 0) throw withLines(e, base.text);
       if (fileIssues.length > 0 && storedFree(doc, fileCombos, env, base, now, databaseFlag)) {

@@ -46,13 +46,33 @@ export class ConfigError extends Error {
   readonly issues: ConfigIssue[];
   /** The file the configuration came from, when it came from a file. */
   readonly file?: string;
+  /** The reference cycles among `issues` (each reported once, at the reference that closes it), with every member. */
+  readonly cycles: readonly ReferenceCycle[];
 
-  constructor(issues: ConfigIssue[], file?: string) {
+  constructor(issues: ConfigIssue[], file?: string, cycles: readonly ReferenceCycle[] = []) {
     const head = file ? `invalid configuration ${file}` : "invalid configuration";
     super(`${head}:\n${issues.map((i) => `  ${issueText(i)}`).join("\n")}`);
     this.issues = issues;
     this.file = file;
+    this.cycles = cycles;
   }
+}
+
+/**
+ * A cycle of combos and aliases referring to each other (`a → b → a`): the loader reports it once, at
+ * `path` (the reference that closes it); `members` are the combos and aliases in it, in its order,
+ * each with the path of its own reference in the cycle (`combos[0].targets[1].model`, `aliases.fast`),
+ * so that composing stored objects (src/config/compose.ts) can say the cycle to each member.
+ */
+export interface ReferenceCycle {
+  path: string;
+  members: Array<{ name: string; path: string }>;
+}
+
+/** The cycle said from `member`'s side: `reference cycle: b → a → b` for member 1 of a → b → a. */
+export function cycleMessage(members: readonly { name: string }[], member = 0): string {
+  const names = members.map((m) => m.name);
+  return `reference cycle: ${[...names.slice(member), ...names.slice(0, member), names[member]].join(" → ")}`;
 }
 
 /** One step of a path: an object key or an array index. */

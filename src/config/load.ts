@@ -37,10 +37,12 @@ import { buildProviders } from "./build-providers.ts";
 import {
   ConfigError,
   type ConfigIssue,
+  cycleMessage,
   DEFAULT_MESSAGE,
   formatPath,
   issueFromValibot,
   type PathSegment,
+  type ReferenceCycle,
   ROOT_PATH,
   suggest,
 } from "./errors.ts";
@@ -435,22 +437,30 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
   // ----- cycles ----------------------------------------------------------------------------
   const state = new Map<Node, 1 | 2>();
   const stack: Node[] = [];
+  /** The reference each node of `stack` after the first was reached by. */
+  const via: PathSegment[][] = [];
+  const cycles: ReferenceCycle[] = [];
   const display = (n: Node) => n.slice(n.indexOf(":") + 1);
-  const dfs = (n: Node) => {
+  const dfs = (n: Node, reachedBy: PathSegment[]) => {
     state.set(n, 1);
     stack.push(n);
+    via.push(reachedBy);
     for (const e of edges.get(n) ?? []) {
       const s = state.get(e.to);
       if (s === 1) {
-        const cycle = [...stack.slice(stack.indexOf(e.to)), e.to].map(display).join(" → ");
-        add(e.at, `reference cycle: ${cycle}`);
-      } else if (s === undefined) dfs(e.to);
+        const k = stack.indexOf(e.to);
+        // each member with its own reference in the cycle: the one that reached the next member, the last's is e
+        const members = stack.slice(k).map((m, j) => ({ name: display(m), path: formatPath(k + j + 1 < stack.length ? via[k + j + 1] : e.at) }));
+        add(e.at, cycleMessage(members));
+        cycles.push({ path: formatPath(e.at), members });
+      } else if (s === undefined) dfs(e.to, e.at);
     }
     stack.pop();
+    via.pop();
     state.set(n, 2);
   };
-  for (const c of file.combos) if (!state.has(`combo:${c.name}`)) dfs(`combo:${c.name}`);
-  for (const a of Object.keys(file.aliases)) if (!state.has(`alias:${a}`)) dfs(`alias:${a}`);
+  for (const c of file.combos) if (!state.has(`combo:${c.name}`)) dfs(`combo:${c.name}`, []);
+  for (const a of Object.keys(file.aliases)) if (!state.has(`alias:${a}`)) dfs(`alias:${a}`, []);
 
   // ----- settings --------------------------------------------------------------------------
   const s = file.settings;
@@ -509,7 +519,7 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     }
   }
 
-  if (issues.length > 0) throw new ConfigError(issues, ctx.path);
+  if (issues.length > 0) throw new ConfigError(issues, ctx.path, cycles);
   return {
     server,
     providers,

@@ -140,6 +140,24 @@ describe("combos", () => {
     expect((await json(await api("GET", "/combos"))).combos.map((c: any) => c.name)).not.toContain("bad");
     expect((await api("GET", "/combos/bad")).status).toBe(404);
   });
+
+  test("a PUT that closes a cycle of two combos is a 400 naming the cycle, as check-config does (it said the other combo was no combo); nothing changes", async () => {
+    expect((await api("POST", "/combos", { name: "cy1", targets: [{ model: "p/m1" }] })).status).toBe(201);
+    expect((await api("POST", "/combos", { name: "cy2", targets: [{ model: "cy1" }] })).status).toBe(201);
+    const closing = await api("PUT", "/combos/cy1", { targets: [{ model: "cy2" }] });
+    expect(closing.status).toBe(400);
+    const e = (await json(closing)).error;
+    expect([e.param, e.message]).toEqual(["targets[0].model", "targets[0].model: reference cycle: cy1 → cy2 → cy1"]);
+    // through a stored alias, the cycle said from the changed combo's side
+    expect((await api("POST", "/aliases", { name: "cya", target: "cy2" })).status).toBe(201);
+    const viaAlias = await api("PUT", "/combos/cy1", { targets: [{ model: "p/m1" }, { model: "cya" }] });
+    expect(viaAlias.status).toBe(400);
+    expect((await json(viaAlias)).error.message).toBe("targets[1].model: reference cycle: cy1 → cya → cy2 → cy1");
+    expect((await json(await api("GET", "/combos/cy1"))).targets).toEqual([{ model: "p/m1", weight: 1 }]);
+    expect((await json(await api("GET", "/combos/cy2"))).targets).toEqual([{ model: "cy1", weight: 1 }]);
+    expect((await api("DELETE", "/aliases/cya")).status).toBe(200);
+    for (const name of ["cy2", "cy1"]) expect((await api("DELETE", `/combos/${name}`)).status).toBe(200);
+  });
 });
 
 describe("a body nested too deeply (SPEC 2.6)", () => {
