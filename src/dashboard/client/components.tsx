@@ -357,12 +357,27 @@ export function ActionButton({ onClick, children, tone, small, disabled, title }
 }
 
 /**
+ * Longest name {@link Breakable} wraps: a longer one (a client can send any model name, such as a
+ * 5,000-character Gemini path) is one line cut with "…", as the command line cuts a table cell.
+ */
+export const LONG_NAME = 64;
+
+/**
  * A `provider/model` name that wraps after its slash, each part kept whole (a `.name-part` inline
  * block: it moves to the next line as a unit, so no "claude-sonnet-4-" / "5" or "demo-" / "gemini/"
  * split); only a part wider than its whole column breaks, anywhere, rather than run past its card. The
- * text reads and copies the same.
+ * text reads and copies the same. A name longer than {@link LONG_NAME} characters is one line cut with
+ * an ellipsis (`.name-cut`), whole in its title (a tooltip) and when copied: wrapped, a client's
+ * 5,000-character name made its Calls row about 3,000 px tall.
  */
 export function Breakable({ name }: { name: string }) {
+  if (name.length > LONG_NAME) {
+    return (
+      <span class="name-cut" title={name}>
+        {name}
+      </span>
+    );
+  }
   const parts = name.split("/");
   return (
     <>
