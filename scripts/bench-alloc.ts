@@ -16,16 +16,21 @@
  * `--tool`: every upstream reply is the bench upstream's JSON reply of a text and one tool call
  * (`benchToolReply`), for the native JSON lanes (chat, messages, gemini, responses; not with --stream).
  *
+ * `--live`: what a request keeps alive instead, with the collector on: in flight (its upstream reply
+ * held), finished before the store's flush, and after it (scripts/lib/measure-live.ts); `--rounds N`.
+ *
  * Usage: bun scripts/bench-alloc.ts [--lane chat|messages|messages-chat|responses-chat|gemini|gemini-chat|responses|codex-chat]
- *          [--stream | --tool] [--requests 2000] [--top 25]
+ *          [--stream | --tool] [--requests 2000] [--top 25] [--live [--rounds 2] [--concurrency 32]]
  */
 import { heapStats, memoryUsage } from "bun:jsc";
 import { EXTRA_LANES, LANES, runPipelineLane, startPipelineBenchApp, toolFetch } from "./bench-pipeline.ts";
+import { measureLive } from "./lib/measure-live.ts";
 
 const argv = process.argv.slice(2);
 const opt = (n: string) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
 
-if (process.env.BUN_JSC_useGC !== "0") {
+const live = argv.includes("--live");
+if (!live && process.env.BUN_JSC_useGC !== "0") {
   // JavaScriptCore reads its options at start: run again with the collector off.
   const proc = Bun.spawn([process.execPath, import.meta.path, ...argv], { env: { ...process.env, BUN_JSC_useGC: "0" }, stdout: "inherit", stderr: "inherit" });
   process.exit(await proc.exited);
@@ -39,6 +44,11 @@ const tool = argv.includes("--tool");
 if (tool && stream) throw new Error("--tool replies are JSON: not with --stream");
 const n = Number(opt("--requests") ?? 2000);
 const top = Number(opt("--top") ?? 25);
+
+if (live) {
+  await measureLive(laneName, lane, stream, Number(opt("--concurrency") ?? 32), Number(opt("--rounds") ?? 2), top);
+  process.exit(0);
+}
 
 const bench = await startPipelineBenchApp(undefined, tool ? toolFetch : undefined);
 try {
