@@ -12,7 +12,7 @@
 import type { GraceEnd } from "./grace-end.ts";
 import { Warnings, type HubError } from "../formats/hub.ts";
 import { SSE_HEADERS } from "../formats/sse.ts";
-import { warningHeader, type Finished, type RequestContext } from "./context.ts";
+import { releaseSentBodies, warningHeader, type Finished, type RequestContext } from "./context.ts";
 import type { Classification, FailureFacts } from "./classify.ts";
 import { TransportError, type ClientAbort, type UpstreamReply } from "./execute.ts";
 import type { AccountPool, PickHints } from "./pick.ts";
@@ -206,6 +206,8 @@ export function committedReply<Out>(
     return new Response(body, { status: 200, headers });
   }
 
+  // Committed and streaming on: the request's bytes are not sent again (docs/performance.md item 271).
+  releaseSentBodies(ctx, a.translated);
   return streamedReply(ctx, a, deps, driver, delivery, prefix as Out[], reader, pendingRead, idleMs, headers, now, droppedAtCommit);
 }
 

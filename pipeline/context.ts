@@ -151,6 +151,11 @@ export interface RequestContext {
   body: Record<string, unknown>;
   /** `rawBody` beside `body` for the tools memo, made on first use ({@link requestTextOf}). */
   requestText: RequestText | undefined;
+  /**
+   * The byte count of the body's bytes once a streamed reply let them go ({@link releaseSentBodies}):
+   * what a size-based input estimate reads then (pipeline/key-limits.ts `estimateInputOfRequest`).
+   */
+  releasedBytes?: number;
   /** The model name the client asked for. */
   requestedModel: string;
   /** Whether the client asked for a streamed reply. */
@@ -324,6 +329,30 @@ export const defaultIds: Ids = {
  * into it), not a `Uint8Array` per request (docs/performance.md item 241).
  */
 const NO_BYTES = new Uint8Array(0);
+
+/**
+ * Lets go of the request's bytes once its reply streams on past the commit point (no other attempt
+ * will send them: SPEC 6.1 falls back only before the first byte), so that a long stream does not keep
+ * them alive for minutes (issue 17: they survive eden collections, are promoted and die in the old
+ * generation; docs/performance.md item 271): the attempt's upstream body (`translated.body`, sent),
+ * and, unless something still reads them at the reply's end, the client's body bytes (`ctx.rawBody`)
+ * and their tools-memo text. Kept for a Responses client (its reply echoes the request, read through
+ * {@link requestTextOf}) and while the flight recorder records (it copies the client's body when the
+ * request ends). The parsed body (and hub form) stay: the input estimate of a reply without usage reads
+ * them when the request ends; `releasedBytes` keeps the size for the estimate of a body that does not
+ * parse.
+ */
+export function releaseSentBodies(ctx: RequestContext, translated: { body: string | Uint8Array }): void {
+  translated.body = NO_BYTES;
+  if (ctx.clientFormat === "openai-responses" || ctx.recording !== undefined || ctx.rawBody.byteLength === 0) return;
+  ctx.releasedBytes = ctx.rawBody.byteLength;
+  ctx.rawBody = NO_BYTES;
+  ctx.requestText = undefined;
+  if (ctx.hub !== undefined) ctx.body = RELEASED_BODY;
+}
+
+/** The parsed body of a context {@link releaseSentBodies} let go of: empty, and frozen so that a late write throws instead of going unseen. */
+const RELEASED_BODY: Record<string, unknown> = Object.freeze({});
 
 /**
  * A fresh context for an incoming request, as the gateway starts every request: ids minted, the client

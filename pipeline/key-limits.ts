@@ -95,7 +95,7 @@ export function estimateTokensOfBody(bytes: number): number {
  */
 export function estimateInputOfRequest(ctx: RequestContext): number {
   const hub = tryHubOf(ctx);
-  return hub ? estimateInputTokens(hub) : estimateTokensOfBody(bodyBytes(ctx).byteLength);
+  return hub ? estimateInputTokens(hub) : estimateTokensOfBody(ctx.releasedBytes ?? bodyBytes(ctx).byteLength);
 }
 
 /** Whether any counted limit (everything but the allow-list) is set. */
