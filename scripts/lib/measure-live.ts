@@ -12,7 +12,8 @@
  * Bytes are `heapStats().heapSize` (live JS heap after a full collection) and `extraMemorySize` (array
  * buffers and other native memory the heap reports). The harness's own share is in the figures: per
  * request its `Request` (and body), the reply read so far, the held upstream stream and its bytes.
- * `LIVE_SNAPSHOT=file` also writes `Bun.generateHeapSnapshot()` taken in flight (a) to that file.
+ * `LIVE_SNAPSHOT=file` also writes `Bun.generateHeapSnapshot()` taken in flight (a) to that file, and
+ * the one taken at (b) to `file.finished`.
  */
 import { heapStats } from "bun:jsc";
 import { fakeFetch, runPipelineLane, startPipelineBenchApp, type LANES } from "../bench-pipeline.ts";
@@ -102,6 +103,7 @@ export async function measureLive(laneName: string, lane: Lane, stream: boolean,
       await new Promise<void>((resolve) => setImmediate(resolve)); // the bookkeeping after the replies (src/after-reply.ts)
       const t0 = performance.now();
       const finished = snap();
+      if (process.env.LIVE_SNAPSHOT) await Bun.write(`${process.env.LIVE_SNAPSHOT}.finished`, JSON.stringify(Bun.generateHeapSnapshot()));
       const gcMs = performance.now() - t0;
       await new Promise((resolve) => setTimeout(resolve, 1100)); // the store flushes every 1 s (or at 1,024 rows)
       const flushed = snap();
