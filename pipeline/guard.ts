@@ -123,9 +123,10 @@ const TIMED_OUT = Symbol("body timed out");
  * {@link TIMED_OUT} when the deadline came first, or with the read's failure (it never rejects), and
  * {@link outcome} turns that into the bytes or the error. The deadline, the race and its answer are one
  * object (no promise executor, scope and expiry function: docs/performance.md item 242), awaited by the
- * caller itself (the guard: no async function of its own per request, item 256).
+ * caller itself (the gateway's `handle`, from {@link startGuard}: no async function of its own per
+ * request, items 256 and 280).
  */
-class BodyRead extends Deadline {
+export class BodyRead extends Deadline {
   /** The race: the bytes, {@link TIMED_OUT}, or the read's failure (anything else). */
   readonly settled: Promise<unknown>;
   private readonly resolve: (value: unknown) => void;
@@ -342,42 +343,83 @@ export interface GuardDeps {
  * from the HTTP request, or taken from `ctx.received` when an event transport parsed it already),
  * `requestedModel`, `stream`, `includeUsage` (and `limitsAdmitted`, SPEC 9.6); returns an error Response
  * in the client's format instead when the request may not proceed (a key's limit refuses it: 429/403), or (with `ctx.probe` set) the local answer to a Claude Code
- * housekeeping probe (SPEC G-5, see probes.ts).
+ * housekeeping probe (SPEC G-5, see probes.ts). {@link startGuard} and {@link guardRead}'s steps, for
+ * callers other than the gateway (tests, scripts); the gateway takes them itself.
  */
 export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<RequestContext | Response> {
+  const step = startGuard(ctx, deps);
+  return step instanceof BodyRead ? guardRead(ctx, deps, step, await step.settled) : step;
+}
+
+/**
+ * What a step of the guard returns: its answer (the context, or the Response answering the request),
+ * the native body read ({@link BodyRead}) the caller awaits (`settled`) and hands to {@link guardRead},
+ * or, on the rare paths (a body without a declared length, a disabled key, a key with limits), a promise
+ * of the answer. Never a rejected promise and never a throw for a request's own faults (those are answers).
+ */
+export type GuardStep = RequestContext | Response | BodyRead | Promise<RequestContext | Response>;
+
+/**
+ * The guard's first step ({@link guard}): who may call, then the body, up to the native read of an
+ * HTTP body, which it returns for the caller to await itself. No async function per request: the
+ * guard's work is synchronous apart from that read (docs/performance.md item 280).
+ */
+export function startGuard(ctx: RequestContext, deps: GuardDeps): GuardStep {
   const settings = deps.settings();
   const auth = authenticate(ctx.remote, clientHeadersOf(ctx), deps.keys, settings, ctx.clientFormat === "gemini" ? ctx.request.url : undefined);
   if (!auth.ok) return auth.disabledKey === undefined ? refuse(ctx, auth.error) : refuseDisabled(ctx, auth.disabledKey, auth.error, settings);
   ctx.key = auth.key;
   if (auth.key) ctx.trace.keyName = auth.key.name;
 
-  let body: Record<string, unknown>;
   if (ctx.received) {
     // An event transport parsed the body already (SPEC 2.5): only its size is checked here (G-4), on
     // its bytes only when the transport's bound does not already place it under the limit.
     const received = ctx.received;
     const over = receivedTooLarge(received, settings.maxBodyBytes);
     if (over) return refuse(ctx, over);
-    body = received.value;
-  } else {
-    // Without a received body the head is the HTTP Request itself (IncomingRequest). readBody's steps,
-    // the native read awaited here: no async function of its own and no result record per request
-    // (docs/performance.md item 256).
-    const request = ctx.request as Request;
-    const timeoutMs = settings.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
-    const started = startBodyRead(request, settings.maxBodyBytes, timeoutMs);
-    const bytes = started instanceof BodyRead ? started.outcome(await started.settled) : (started ?? (await readStreamedBody(request, settings.maxBodyBytes, timeoutMs)));
-    if (!(bytes instanceof Uint8Array)) {
-      const refusal = refuse(ctx, bytes);
-      // The rest of a body that did not arrive in time must not be read as the next request.
-      if (bytes.status === 408) refusal.headers.set("connection", "close");
-      return refusal;
-    }
-    ctx.rawBody = bytes;
-    const parsed = parseJsonBody(bytes);
-    if (parsed instanceof BadBody) return refuse(ctx, compressedBody(ctx.request.headers) ?? parsed.error);
-    body = parsed;
+    return guardBody(ctx, deps, received.value);
   }
+  // Without a received body the head is the HTTP Request itself (IncomingRequest). readBody's steps:
+  // the native read is awaited by the caller, then handed to guardRead (no result record per request,
+  // docs/performance.md item 256).
+  const request = ctx.request as Request;
+  const timeoutMs = settings.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS;
+  const started = startBodyRead(request, settings.maxBodyBytes, timeoutMs);
+  if (started instanceof BodyRead) return started;
+  if (started) return guardBytes(ctx, deps, started);
+  return streamedGuard(ctx, deps, request, settings.maxBodyBytes, timeoutMs);
+}
+
+/**
+ * The guard's step after {@link startGuard}'s native body read (`read`) settled with `settled` (what
+ * its `settled` promise resolved with): the rest of the guard on the bytes, or the 408/400 of a body
+ * that did not arrive.
+ */
+export function guardRead(ctx: RequestContext, deps: GuardDeps, read: BodyRead, settled: unknown): RequestContext | Response | Promise<RequestContext | Response> {
+  return guardBytes(ctx, deps, read.outcome(settled));
+}
+
+/** {@link startGuard} of a body without a usable declared length: read as a stream, then the rest of the guard. */
+async function streamedGuard(ctx: RequestContext, deps: GuardDeps, request: Request, limit: number, timeoutMs: number): Promise<RequestContext | Response> {
+  return guardBytes(ctx, deps, await readStreamedBody(request, limit, timeoutMs));
+}
+
+/** The guard on a read HTTP body (`bytes`), or the refusal of one that could not be read (`bytes` the error). */
+function guardBytes(ctx: RequestContext, deps: GuardDeps, bytes: Uint8Array | HubError): RequestContext | Response | Promise<RequestContext | Response> {
+  if (!(bytes instanceof Uint8Array)) {
+    const refusal = refuse(ctx, bytes);
+    // The rest of a body that did not arrive in time must not be read as the next request.
+    if (bytes.status === 408) refusal.headers.set("connection", "close");
+    return refusal;
+  }
+  ctx.rawBody = bytes;
+  const parsed = parseJsonBody(bytes);
+  if (parsed instanceof BadBody) return refuse(ctx, compressedBody(ctx.request.headers) ?? parsed.error);
+  return guardBody(ctx, deps, parsed);
+}
+
+/** The guard's checks of a parsed body, after the key and the body's size (see {@link guard}). */
+function guardBody(ctx: RequestContext, deps: GuardDeps, body: Record<string, unknown>): RequestContext | Response | Promise<RequestContext | Response> {
   ctx.body = body;
 
   // Gemini names the model in the URL (SPEC 2.1).
@@ -402,9 +444,13 @@ export async function guard(ctx: RequestContext, deps: GuardDeps): Promise<Reque
   // SPEC 9.6: the key's limits, last (a probe answered locally costs nothing and is not counted).
   // Only a key with limits has anything to check: no async call (a promise and its turns) otherwise.
   if (!ctx.key?.limits) return ctx;
+  return limitsChecked(ctx, deps);
+}
+
+/** {@link guardBody}'s last check, for a key with limits (SPEC 9.6): the context, or the refusal. */
+async function limitsChecked(ctx: RequestContext, deps: GuardDeps): Promise<RequestContext | Response> {
   const refused = await checkKeyLimits(ctx, deps.limits, deps.now ? deps.now() : Date.now(), deps.tokenPrice && deps.routing ? { price: deps.tokenPrice, routing: deps.routing } : undefined);
-  if (refused) return refused;
-  return ctx;
+  return refused ?? ctx;
 }
 
 /**
