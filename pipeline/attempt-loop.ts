@@ -174,6 +174,9 @@ interface Failed extends AttemptFailure {
   refused?: true;
 }
 
+/** What {@link pickAccount} is given before a target's first account was tried (read only). */
+const NONE_TRIED: ReadonlySet<string> = new Set();
+
 /**
  * Runs the targets in order until one commits. Returns the client Response: a committed reply, or the
  * last error in the client's format (with Retry-After when accounts were cooling down).
@@ -205,12 +208,14 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       last ??= { target, error: circuitOpenError(target, until, deps.clock.now()), classification: { row: "server_error", account: { type: "none" }, loop: "next_target" } };
       continue;
     }
-    const tried = new Set<string>();
+    /** The first account of the target tried; the set of all tried is made at the next pick (most requests make one pick: no set). */
+    let triedFirst: string | undefined;
+    let tried: Set<string> | undefined;
     /** Accounts whose exclusion is already in the trace (each account's decision is recorded once). */
     let reported: Set<string> | undefined; // made by the first exclusion
     let translated: Translated | undefined;
     targetLoop: for (;;) {
-      const picked = pickAccount(deps.pool, target, tried, hints);
+      const picked = pickAccount(deps.pool, target, tried ?? (triedFirst === undefined ? NONE_TRIED : (tried = new Set([triedFirst]))), hints);
       for (const v of picked.verdicts) {
         if (v.verdict === "out") {
           reported ??= new Set();
@@ -222,7 +227,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       if (picked.firstFreeAt !== undefined && (firstFreeAt === undefined || picked.firstFreeAt < firstFreeAt)) firstFreeAt = picked.firstFreeAt;
       const account = picked.account;
       if (!account) {
-        if (tried.size === 0) {
+        if (triedFirst === undefined) {
           const gone = modelGone(target, picked);
           const none = gone ? undefined : noAccountError(target, picked);
           if (none) (unserved ??= []).push({ target, ...none });
@@ -233,9 +238,10 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         }
         break;
       }
-      tried.add(account.id);
+      if (tried) tried.add(account.id); // the second account or later
+      else triedFirst = account.id;
       // SPEC 2.4: X-Switchyard-Fallback when a target or account other than the first serves.
-      if (ti > 0 || !picked.firstChoice || tried.size > 1) fallback = true;
+      if (ti > 0 || !picked.firstChoice || tried !== undefined) fallback = true;
 
       // The body depends on the target only: built once, reused by every account of the target.
       if (!translated) {
