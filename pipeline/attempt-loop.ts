@@ -192,6 +192,8 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   let last: Failed | undefined;
   /** Whether every attempt so far failed as too large for a per-minute window (`x-should-retry: false` only then). */
   let onlyTooLarge = true;
+  /** Whether every target so far was passed over because its translation refused the body (cleared by any other skip or failure). */
+  let everyRefused = true;
   /** The earliest time an account of any target frees up: its cooldown's end, or the Retry-After of an attempt given up on (SPEC 2.4). */
   let firstFreeAt: number | undefined;
   /** Each target none of whose accounts could serve, with why (one message names them all); made by the first. */
@@ -205,6 +207,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: `provider ${target.provider.id} circuit open` });
       const until = deps.health.circuitOpenUntil?.(target.provider.id);
       if (until !== undefined && (firstFreeAt === undefined || until < firstFreeAt)) firstFreeAt = until;
+      everyRefused = false;
       last ??= { target, error: circuitOpenError(target, until, deps.clock.now()), classification: { row: "server_error", account: { type: "none" }, loop: "next_target" } };
       continue;
     }
@@ -227,6 +230,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       if (picked.firstFreeAt !== undefined && (firstFreeAt === undefined || picked.firstFreeAt < firstFreeAt)) firstFreeAt = picked.firstFreeAt;
       const account = picked.account;
       if (!account) {
+        everyRefused = false; // none free (or none left after a slot wait gave up): not the body's fault
         if (triedFirst === undefined) {
           const gone = modelGone(target, picked);
           const none = gone ? undefined : noAccountError(target, picked);
@@ -341,7 +345,8 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   if (unserved && unserved.length > 1 && last && namesError(unserved, last.error)) err = allUnserved(unserved);
   // The client's body, refused by the translation before any call: the gateway's refusal (outcome
   // rejected, no model served), as the guard's are, not an error of a model never called.
-  if (attempts === 0 && last?.refused && err === last.error) return finalError(ctx, err, deps, { attempts, fallback: false, rejected: true });
+  // Only when every target refused it (a target skipped for its circuit or accounts is a capacity failure).
+  if (attempts === 0 && everyRefused && last?.refused && err === last.error) return finalError(ctx, err, deps, { attempts, fallback: false, rejected: true });
   if (last?.classification.row === "credential" && last.target) {
     // A refresh that failed for a while (the token endpoint's 5xx) is not a credential needing an
     // operator: say so, with when it is tried again (newuser12b H6: it said the keys "need attention").

@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { startFakeUpstream } from "../support/fake-upstream.ts";
+import { simpleReply, startFakeUpstream } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
 let gw: TestGateway;
@@ -44,4 +44,16 @@ test("a body every target of the combo refuses is recorded as refused with no mo
   const buckets: any[] = (await api("/usage?since=1h")).series.buckets;
   const sum = (k: string) => buckets.reduce((n, b) => n + b[k], 0);
   expect([sum("requests"), sum("errors"), sum("refused")]).toEqual([4, 0, 3]);
+}, 30_000);
+
+test("a first target skipped for want of a free account and a second refusing the body: a failure (outcome error), not the gateway's refusal", async () => {
+  // The combo's first target (demo-anthropic) is rate-limited for 100 s: its only account cools down.
+  gw.fake.handle((r) => (r.path.endsWith("/messages") ? { status: 429, headers: { "retry-after": "100" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } } : simpleReply(r.format!, { text: "ok", model: r.model }, r.stream)));
+  expect((await post("/v1/chat/completions", { model: "demo", messages: [{ role: "user", content: "hi" }] })).status).toBe(200); // served by demo-chat
+  const res = await post("/v1/chat/completions", { model: "demo", messages: [{ role: "user", content: 123 }] });
+  expect(res.status).toBe(400);
+  gw.app.settle();
+  const last = ((await api("/calls")).calls as any[]).find((c) => c.requestedModel === "demo" && c.status === 400 && c.outcome !== "rejected");
+  expect([last?.outcome, last?.attempts]).toEqual(["error", 0]);
+  expect(((await api("/calls?outcome=rejected")).calls as any[]).filter((c) => c.requestedModel === "demo")).toHaveLength(3); // the first test's only
 }, 30_000);
