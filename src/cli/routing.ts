@@ -143,13 +143,13 @@ export async function accountsCommand(sub: string | undefined, opts: { json?: bo
   if (sub === "unlock") {
     if (!opts.id) io.fail("usage: switchyard accounts unlock ID", 2);
     const r = (await call("POST", `/accounts/${encodeURIComponent(opts.id!)}/unlock`)) as { unlocked: { reason: string } | null };
-    if (r.unlocked) return io.out(`unlocked account ${opts.id} (it was locked: ${r.unlocked.reason}): requests use it again from the next one on`);
+    if (r.unlocked) return io.out(`unlocked account ${opts.id} (it was locked: ${visible(r.unlocked.reason)}): requests use it again from the next one on`);
     return io.out(`account ${opts.id} was not locked; nothing to unlock`);
   }
   if (sub === "close-circuit") {
     if (!opts.id) io.fail("usage: switchyard accounts close-circuit PROVIDER", 2);
     const r = (await call("POST", `/providers/${encodeURIComponent(opts.id!)}/close-circuit`)) as { closed: { state: string; reason: string } | null };
-    if (r.closed) return io.out(`closed the circuit of provider ${opts.id} (it was ${r.closed.state}: ${r.closed.reason}): requests go to it again from the next one on`);
+    if (r.closed) return io.out(`closed the circuit of provider ${opts.id} (it was ${visible(r.closed.state)}: ${visible(r.closed.reason)}): requests go to it again from the next one on`);
     return io.out(`the circuit of provider ${opts.id} was not open; nothing to close`);
   }
   if (sub === "remove") {
@@ -170,10 +170,14 @@ export async function accountsCommand(sub: string | undefined, opts: { json?: bo
 export const ACCOUNTS_STATUS_LEGEND =
   "success and latency are this instance's own requests since it started (success: the share of the attempts that succeeded, recent ones weighing most, an attempt half after 5 min; it does not change while an account is idle); cooldowns, locks, quarantines and circuits are every instance's on a shared store";
 
-/** "0 of 2 attempts": the attempts counted in an account's success share (admin API `health`), succeeded of all. */
-function successBasis(h: { succeeded: number; failed: number }): string {
+/**
+ * " (0 of 2 attempts)": the attempts counted in an account's success share (admin API `health`),
+ * succeeded of all; empty when they are not numbers (an older running instance's answer has neither).
+ */
+function successBasis(h: { succeeded?: unknown; failed?: unknown }): string {
+  if (typeof h.succeeded !== "number" || typeof h.failed !== "number") return "";
   const n = h.succeeded + h.failed;
-  return `${h.succeeded} of ${n} attempt${n === 1 ? "" : "s"}`;
+  return ` (${h.succeeded} of ${n} attempt${n === 1 ? "" : "s"})`;
 }
 
 /**
@@ -209,7 +213,7 @@ export function formatAccountsStatus(s: AccountsStatus): string {
   for (const a of s.accounts) {
     const slots = `slots ${a.slots.inUse}/${a.slots.limit ?? "∞"}${a.slots.waiting ? ` (+${a.slots.waiting} waiting)` : ""}`;
     const circuit = circuitWords(a.circuit);
-    lines.push("", `${a.id} (${a.providerId}${a.providerKind ? `, ${a.providerKind}` : ""}; ${a.source === "implicit" ? "implicit: the provider has no account and is called without a key" : a.credential}; priority ${a.priority}): ${a.eligible ? "eligible" : "NOT eligible"}; ${slots}; success ${a.health.seen === false ? "– (no request yet)" : `${Math.round(a.health.successRate * 100)} % (${successBasis(a.health)})`}${a.health.latencyMs !== undefined ? `, latency ${a.health.latencyMs} ms` : ""}; bindings ${a.bindings}${circuit}`);
+    lines.push("", `${a.id} (${a.providerId}${a.providerKind ? `, ${a.providerKind}` : ""}; ${a.source === "implicit" ? "implicit: the provider has no account and is called without a key" : a.credential}; priority ${a.priority}): ${a.eligible ? "eligible" : "NOT eligible"}; ${slots}; success ${a.health.seen === false ? "– (no request yet)" : `${Math.round(a.health.successRate * 100)} %${successBasis(a.health)}`}${a.health.latencyMs !== undefined ? `, latency ${a.health.latencyMs} ms` : ""}; bindings ${a.bindings}${circuit}`);
     for (const r of a.reasons) lines.push(`  - ${r}`);
     // A cooldown is for one model (SPEC 6.2 loop 2) unless it is about the whole account ("*").
     for (const c of a.cooldowns) lines.push(`  cooldown ${c.model === "*" ? "(every model)" : c.model}: ${c.reason} until ${iso(c.until)}`);

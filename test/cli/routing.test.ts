@@ -49,6 +49,12 @@ describe("accounts status", () => {
     expect(lines).toContain("new (oai, openai; api_key; priority 1): eligible; slots 0/4; success – (no request yet); bindings 2");
   });
 
+  test("an older running instance's health without succeeded/failed: the rate without the count, not \"(undefined of NaN attempts)\"", () => {
+    const older = { ...account("old", 0.5), health: { successRate: 0.5, halfLifeMs: 300_000, seen: true } } as unknown as AccountStatus;
+    const lines = formatAccountsStatus({ now: 0, strategy: "scored", accounts: [older] } as AccountsStatus).split("\n");
+    expect(lines).toContain("old (oai, openai; api_key; priority 1): eligible; slots 0/4; success 50 %; bindings 2");
+  });
+
   test("a cooldown names the model it is for; the account stays eligible for its other models (SPEC 6.2 loop 2)", () => {
     const until = Date.parse("2026-12-04T14:00:30Z");
     const a = {
