@@ -5,7 +5,7 @@
 import type { BudgetUse, MinuteUse } from "../../pipeline/ports.ts";
 import { admin } from "./instance.ts";
 import { table } from "./table.ts";
-import { fail, out } from "./terminal.ts";
+import { fail, out, visible } from "./terminal.ts";
 import { unknownSubcommand } from "./unknown-subcommand.ts";
 
 /** `switchyard keys set`'s usage line (its flags are create's; `none` clears a limit, or the scopes). */
@@ -50,7 +50,7 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       if (!name) fail("usage: switchyard keys revoke NAME", 2);
       const r = (await admin(values, dataDir, "DELETE", `/keys/${encodeURIComponent(name)}`)) as { note?: string };
       out(`revoked key ${name}`);
-      if (r?.note) out(`note: ${r.note}`);
+      if (r?.note) out(`note: ${visible(r.note)}`);
       return;
     }
     case "rotate": {
@@ -59,7 +59,7 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       if (grace !== undefined && !/^(0|[1-9]\d*(s|m|h|d))$/.test(grace)) fail("--grace must be 0 or look like 30s, 10m, 24h or 7d", 2);
       const r = (await admin(values, dataDir, "POST", `/keys/${encodeURIComponent(name)}/rotate`, grace ? { grace } : {})) as { secret: string; previousUntil?: number; note?: string };
       const old = r.previousUntil ? `the old secret is accepted until ${new Date(r.previousUntil).toISOString()}` : "the old secret is refused from now on";
-      if (r.note) out(`note: ${r.note}`);
+      if (r.note) out(`note: ${visible(r.note)}`);
       out(`rotated key ${name}: its limits and their use are kept, ${old}; the new secret is shown once:`);
       out(r.secret);
       return;
@@ -79,12 +79,9 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       const newBudgets = (change.limits as { budgets?: BudgetUse["budget"][] | null } | undefined)?.budgets;
       const before = newBudgets === undefined ? undefined : await budgetsOf(values, dataDir, name);
       const r = (await admin(values, dataDir, "PATCH", `/keys/${encodeURIComponent(name)}`, change, { what: "changing a key" })) as { key: Record<string, unknown>; note?: string };
-      if (r.note) out(`note: ${r.note}`);
+      if (r.note) out(`note: ${visible(r.note)}`);
       out(`changed key ${name}: its secret and the use of its limits so far are kept; the next request is checked against them`);
-      // the scopes when the key has some or this change set them ("scopes none": no admin API any more)
-      const scopes = (r.key.scopes as string[] | undefined) ?? [];
-      const scopesPart = scopes.length > 0 || "scopes" in change ? `; scopes ${scopes.length ? scopes.join(",") : "none"}` : "";
-      out(`limits: ${limitsCell(r.key, describeBudgetUse, dollars)}${r.key.tag !== undefined ? `; tag ${r.key.tag}` : ""}${scopesPart}`);
+      out(changedLimitsLine(r.key, "scopes" in change, describeBudgetUse, dollars));
       // last, where it is read
       if (before && newBudgets !== undefined) for (const line of removedBudgetLines(name, before, newBudgets ?? [], dollars)) out(line);
       return;
@@ -94,7 +91,7 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       if (!name) fail(`usage: switchyard keys ${sub} NAME`, 2);
       const r = (await admin(values, dataDir, "POST", `/keys/${encodeURIComponent(name)}/${sub}`)) as { note?: string };
       out(sub === "disable" ? `disabled key ${name}: its requests are refused (403 key_disabled) until switchyard keys enable ${name}; its limits and their use are kept` : `enabled key ${name}: its requests are served again`);
-      if (r?.note) out(`note: ${r.note}`);
+      if (r?.note) out(`note: ${visible(r.note)}`);
       return;
     }
     default:
@@ -116,6 +113,17 @@ async function budgetsOf(values: Record<string, unknown>, dataDir: string, name:
  * budget of `before` whose window and unit no budget of `after` has, then the command that keeps them all
  * (after's and the removed ones' --budget flags), unless the change cleared every budget (`--budget none`).
  */
+/**
+ * `keys set`'s "limits: …" line: the changed key's limits, its tag, and its scopes when it has some or
+ * the change set them (`scopesChanged`; "scopes none": no admin API any more). One line: what the store
+ * holds (a tag with a line break, a model name) is escaped ({@link visible}).
+ */
+export function changedLimitsLine(key: Record<string, unknown>, scopesChanged: boolean, describeBudgetUse: (use: BudgetUse[]) => string, dollars: (usd: number) => string): string {
+  const scopes = (key.scopes as string[] | undefined) ?? [];
+  const scopesPart = scopes.length > 0 || scopesChanged ? `; scopes ${scopes.length ? scopes.join(",") : "none"}` : "";
+  return visible(`limits: ${limitsCell(key, describeBudgetUse, dollars)}${key.tag !== undefined ? `; tag ${String(key.tag)}` : ""}${scopesPart}`);
+}
+
 function removedBudgetLines(name: string, before: readonly BudgetUse["budget"][], after: readonly BudgetUse["budget"][], dollars: (usd: number) => string): string[] {
   const unit = (b: BudgetUse["budget"]) => (b.usd !== undefined ? "usd" : "tokens");
   const removed = before.filter((b) => !after.some((a) => a.window === b.window && unit(a) === unit(b)));

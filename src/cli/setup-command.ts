@@ -17,6 +17,7 @@ import { adminTokenFor, noAccountsNote, setupModel } from "./setup-gateway.ts";
 import { askAdmin, type AdminAnswer } from "./admin-request.ts";
 
 import type { SetupCli as SetupTarget } from "../setup-commands.ts";
+import { printable, visible } from "./terminal.ts";
 /** One of the CLIs setup writes settings for (src/setup-commands.ts SETUP_CLIS, shared with the dashboard). */
 export type { SetupTarget };
 
@@ -235,7 +236,7 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
         const { captureCodexInstructions } = await import("./codex-instructions.ts");
         codexInstructions = await captureCodexInstructions(bin);
       } catch (e) {
-        out(`note: could not read Codex's prompt from ${bin} (${e instanceof Error ? e.message.split("\n")[0] : String(e)}): no model catalog written`);
+        out(`note: could not read Codex's prompt from ${bin} (${visible(e instanceof Error ? e.message.split("\n")[0]! : String(e))}): no model catalog written`);
       }
     }
   }
@@ -261,12 +262,13 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
   }
   if (r.changes.length === 0) {
     out(`${target} already points at ${url}: nothing to change`);
-    for (const n of r.notes) out(n);
+    for (const n of r.notes) out(visible(n));
     if (opts.ephemeralPort) out(ephemeralPortNote(url, target));
     return;
   }
-  process.stdout.write(r.diff);
-  for (const n of r.notes) out(n);
+  // The user's own files: their line breaks and tabs kept, ESC/OSC/C1 and bidi controls escaped (printable).
+  process.stdout.write(printable(r.diff));
+  for (const n of r.notes) out(visible(n));
   if (model && model.contextWindow === undefined) {
     out(
       routedName

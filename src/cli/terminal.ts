@@ -5,19 +5,25 @@
  * ESC, OSC, BEL or CR written raw would recolour, retitle or rewrite the operator's terminal.
  */
 
-/** Every C0 control character, DEL and every C1 control character (U+0080–U+009F). */
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/g;
+/**
+ * Every C0 control character, DEL, every C1 control character (U+0080–U+009F), the Unicode
+ * bidirectional controls (U+061C, U+200E/F, U+202A–202E, U+2066–2069: a U+202E in a model name
+ * reverses how the rest of its table row reads) and the line and paragraph separators U+2028/2029.
+ */
+const CONTROL = /[\u0000-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 /** The same, less the line break and tab that lay out the CLI's own lines and tables. */
-const CONTROL_BUT_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const CONTROL_BUT_LAYOUT = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 
 /** JSON's short escapes; the other control characters read as \uXXXX, as JSON writes them. */
 const SHORT: Record<string, string> = { "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r" };
 const escapeOne = (c: string) => SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`;
 
 /**
- * A value (a cell, a name, a message) as the terminal may show it: each C0 control character, DEL and
- * C1 control character escaped visibly (`\u001b`, `\r`, `\n`, `\t`, `\u009b`…), so it stays on one
- * line and cannot drive the terminal. Other characters (and backslashes) are kept as they are.
+ * A value (a cell, a name, a message) as the terminal may show it: each C0 control character, DEL, C1
+ * control character, bidi control and U+2028/2029 escaped visibly (`\u001b`, `\r`, `\n`, `\t`,
+ * `\u009b`, `\u202e`…), so it stays on one line, reads in its own order and cannot drive the terminal.
+ * Other characters (and backslashes) are kept as they are. Every string a client, an upstream or the
+ * store chose goes through it before {@link out} or {@link fail}, which keep line breaks and tabs.
  */
 export function visible(value: string): string {
   return value.replace(CONTROL, escapeOne);
