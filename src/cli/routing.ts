@@ -137,7 +137,7 @@ export async function accountsCommand(sub: string | undefined, opts: { json?: bo
   if (sub === "restore") {
     if (!opts.id) io.fail("usage: switchyard accounts restore ID [MODEL]", 2);
     const r = (await call("POST", `/accounts/${encodeURIComponent(opts.id!)}/restore`, opts.model ? { model: opts.model } : {})) as { restored: string[] };
-    if (r.restored.length > 0) return io.out(`restored ${r.restored.join(", ")} on account ${opts.id}: tried again from the next request on`);
+    if (r.restored.length > 0) return io.out(`restored ${visible(r.restored.join(", "))} on account ${opts.id}: tried again from the next request on`);
     return io.out(`account ${opts.id} had no removed ${opts.model ? `pairing for ${opts.model}` : "model"}; nothing to restore`);
   }
   if (sub === "unlock") {
