@@ -63,6 +63,10 @@ export interface UpstreamReply {
 /**
  * A provider executor. `send` resolves when response headers arrive; it rejects with
  * {@link TransportError} when the connection fails (refused, reset, DNS, TLS) or the signal aborts.
+ * `send` need not be async: it may also throw synchronously (src/providers/index.ts HttpExecutor
+ * returns fetch's promise as it is: building the URL or headers, or fetch itself, may throw at the call), so a caller
+ * calls it inside the `try` that handles its rejection (both do: {@link executeCall} and
+ * attempt-loop.ts `attemptOnce`).
  */
 export interface Executor {
   send(call: UpstreamCall): Promise<UpstreamReply>;

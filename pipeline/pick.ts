@@ -82,7 +82,8 @@ export interface AccountPool {
   /**
    * Takes one of the account's concurrency slots (SPEC A-4). Waits up to the slot timeout (15 s by
    * default) for one to free; resolves undefined when none did (the loop moves to another account) or
-   * the signal aborted. The returned function releases the slot; calling it twice is harmless.
+   * the signal aborted. The returned function releases the slot; call it once (a second call is ignored
+   * here, but not by {@link acquireNow}'s release: callers treat both alike).
    */
   acquire(account: Account, signal: AbortSignal): Promise<(() => void) | undefined>;
   /**

@@ -432,7 +432,11 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return takeSlot(this.slots, this.store, this.clock, account.id, this.slotLimit(account), signal, this.opts.slotWaitMs ?? SLOT_WAIT_MS, this.opts.sharedAnswerMs ?? SHARED_ANSWER_MS);
   }
 
-  /** {@link acquire} for an account without a concurrency limit, at once (nothing to wait for, no lease): the release; undefined for a limited account. */
+  /**
+   * {@link acquire} for an account without a concurrency limit, at once (nothing to wait for, no lease):
+   * the release; undefined for a limited account. Call the release exactly once: it is one function
+   * shared by every take of the account, not guarded against a second call (slots.ts `Release`).
+   */
   acquireNow(account: Account): (() => void) | undefined {
     return this.slotLimit(account) === undefined ? this.slots.takeUnlimited(account.id) : undefined;
   }

@@ -24,7 +24,11 @@ interface Account {
   free?: Release;
 }
 
-/** A release function; calling it more than once is harmless. */
+/**
+ * Gives back one slot taken. Call it exactly once per take: {@link Slots.acquire}'s own releases ignore
+ * a second call, but {@link Slots.takeUnlimited}'s is one shared function per account, unguarded, so a
+ * second call would free another take's slot (the count only: nothing waits on an unlimited account).
+ */
 export type Release = () => void;
 
 /** Concurrency slots of every account, keyed by account id. */

@@ -155,7 +155,8 @@ export class HttpExecutor implements Executor {
   /**
    * Sends the call. A reply to a call without an OAuth token is fetch's own `Response` (its status,
    * headers, body and URL are an {@link UpstreamReply}'s): no async layer of its own and no record per
-   * call (docs/performance.md item 264). An OAuth account's call waits for a fresh token first.
+   * call (docs/performance.md item 264). An OAuth account's call waits for a fresh token first. Not
+   * async: it may throw synchronously as well as reject (callers call it inside their `try`, Executor).
    */
   send(call: UpstreamCall): Promise<UpstreamReply> {
     if (call.account.credential.type === "oauth") return this.sendOAuth(call);
