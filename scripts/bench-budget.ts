@@ -49,7 +49,7 @@ import { pairedDifference } from "./lib/paired-difference.ts";
 import { profileGroups, type CpuProfile, type ProfileGroups } from "./lib/profile-groups.ts";
 import { missedTargetsTable, readFloorTable, WIRE_FLOOR_ROW, WIRE_OWN_ROW, WIRE_ROW } from "./lib/budget-floors.ts";
 import { newestBenchFile, readWireRaw } from "./lib/read-wire-raw.ts";
-import { newestFloorFile, readFloorJson } from "./lib/floor-json.ts";
+import { newestFloorFile, readFloorJson, unsplitLanes, unsplitRowNote, unsplitWhy } from "./lib/floor-json.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const argv = process.argv.slice(2);
@@ -291,6 +291,8 @@ lines.push(`| raw Bun pipe in process (baseline) | ${results.map((r) => n(r.f.ra
 lines.push(`| raw Bun pipe over the wire (CPU, from the bench file) | ${results.map((r) => n(wireRaw(r))).join(" | ")} |`);
 for (const row of ROWS) lines.push(`| ${row} | ${results.map((r) => cell(r.f[row], target(r, row))).join(" | ")} |`);
 const splitAny = results.some((r) => split(r));
+/** Why a lane given a floor run is not split (unsplitWhy); undefined where it is, or no floor run was given. */
+const whyWhole = (r: Result) => (FLOOR ? unsplitWhy(FLOOR.lanes.some((l) => l.name === r.name), r.f.floorIn !== undefined) : undefined);
 /** What the floor's part is computed from, printed beside it (not a budget row: no target). */
 const FLOOR_ABOVE_ROW = "the floor's top rung − raw pipe, CPU µs per request: over the wire (the floor file) / in process (this run)";
 const wireCell = (r: Result, row: WireRow) => {
@@ -303,7 +305,7 @@ if (splitAny) {
   lines.push(`| ${FLOOR_ABOVE_ROW} | ${results.map((r) => (split(r) ? `${n(split(r)!.floorWire)} / ${n(r.f.floorIn!)}` : "-")).join(" | ")} |`);
 }
 if (results.some((r) => !split(r)))
-  lines.push(`| ${WIRE_ROW}${splitAny ? ", not split (the floor file has no such lane)" : ""} (switchyard − raw over the wire, from the bench file, − the in-process whole request above) | ${results.map((r) => wireCell(r, WIRE_ROW)).join(" | ")} |`);
+  lines.push(`| ${WIRE_ROW}${splitAny ? `, not split (${unsplitRowNote(results.map(whyWhole))})` : ""} (switchyard − raw over the wire, from the bench file, − the in-process whole request above) | ${results.map((r) => wireCell(r, WIRE_ROW)).join(" | ")} |`);
 lines.push(`| in process: whole request above the in-process raw pipe (framework + pipeline, all threads) / the in-process rows' part of the allowance | ${results.map((r) => cell(above(r), (1 - WIRE_SHARE[r.kind]) * allowance(r))).join(" | ")} |`);
 lines.push(`| over the wire: switchyard − raw pipe CPU (the bench file; the in-process whole request + ${WIRE_ROW}) / allowance ((ratio target − 1) × raw over the wire) | ${results.map((r) => cell(wireAbove(r), allowance(r))).join(" | ")} |`);
 lines.push(`| switchyard × raw pipe over the wire, measured (the bench file): the lane's verdict / target | ${results.map((r) => `${wire(r).ratio.toFixed(2)}× / ${ratioTarget(r)}×`).join(" | ")} |`);
@@ -344,7 +346,7 @@ if (PROFILE) {
   profileTable = pl.join("\n");
 }
 
-const stamp = `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, \`bun scripts/bench-budget.ts${QUICK ? " --quick" : ""}${WRITE ? " --write" : ""}${benchAt >= 0 ? ` --bench ${BENCH}` : ""}${floorAt >= 0 ? ` --floor ${FLOOR_FILE}` : ""}${argv.includes("--no-floor") ? " --no-floor" : ""}\`, Bun ${Bun.version}, ${out.rounds} round(s) of ${out.iterations} iterations per microbenchmark, ${out.pipelineRequests} pipeline requests per round, raw pipe over the wire from ${benchName}; ${FLOOR_FILE ? `"${WIRE_ROW}" split with the floor run ${rel(FLOOR_FILE)} (${FLOOR!.when.slice(0, 16).replace("T", " ")} UTC)${results.some((r) => !split(r)) ? `, whole on ${results.filter((r) => !split(r)).map((r) => r.name).join(", ")} (not in that run)` : ""}` : `"${WIRE_ROW}" not split (no floor run's JSON: scripts/bench-floor.ts --json)`}`;
+const stamp = `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, \`bun scripts/bench-budget.ts${QUICK ? " --quick" : ""}${WRITE ? " --write" : ""}${benchAt >= 0 ? ` --bench ${BENCH}` : ""}${floorAt >= 0 ? ` --floor ${FLOOR_FILE}` : ""}${argv.includes("--no-floor") ? " --no-floor" : ""}\`, Bun ${Bun.version}, ${out.rounds} round(s) of ${out.iterations} iterations per microbenchmark, ${out.pipelineRequests} pipeline requests per round, raw pipe over the wire from ${benchName}; ${FLOOR_FILE ? `"${WIRE_ROW}" split with the floor run ${rel(FLOOR_FILE)} (${FLOOR!.when.slice(0, 16).replace("T", " ")} UTC)${results.some((r) => !split(r)) ? `, whole on ${unsplitLanes(results.map((r) => ({ name: r.name, why: whyWhole(r) })))}` : ""}` : `"${WIRE_ROW}" not split (no floor run's JSON: scripts/bench-floor.ts --json)`}`;
 console.log(`Produced ${stamp}.\n\n` + budgetTable + "\n\n" + missedTable + (profileTable ? "\n\n" + profileTable : ""));
 
 if (WRITE) {

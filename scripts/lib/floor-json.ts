@@ -71,3 +71,32 @@ export function readFloorJson(file: string): FloorJson {
   }
   return j;
 }
+
+/**
+ * Why a lane's "over the wire, not seen in process" row is printed whole though a floor run was given
+ * (scripts/bench-budget.ts): the floor file has no such lane, or it has but this run did not measure the
+ * lane's floor top rung in process (`floorInMeasured` false). Undefined when it can be split.
+ */
+export function unsplitWhy(inFloorFile: boolean, floorInMeasured: boolean): "not in that run" | "its in-process floor not measured" | undefined {
+  if (!inFloorFile) return "not in that run";
+  return floorInMeasured ? undefined : "its in-process floor not measured";
+}
+
+/**
+ * The unsplit lanes named by why (bench-budget's first line), grouped in the order first met:
+ * "a, b (not in that run), c (its in-process floor not measured)"; "" when every lane is split.
+ */
+export function unsplitLanes(lanes: readonly { name: string; why: ReturnType<typeof unsplitWhy> }[]): string {
+  const groups = new Map<string, string[]>();
+  for (const l of lanes) if (l.why) groups.set(l.why, [...(groups.get(l.why) ?? []), l.name]);
+  return [...groups].map(([why, names]) => `${names.join(", ")} (${why})`).join(", ");
+}
+
+/** The whole row's label part (bench-budget's table): which reasons left lanes unsplit, from {@link unsplitWhy}. */
+export function unsplitRowNote(whys: readonly ReturnType<typeof unsplitWhy>[]): string {
+  const text: Record<NonNullable<ReturnType<typeof unsplitWhy>>, string> = {
+    "not in that run": "the floor file has no such lane",
+    "its in-process floor not measured": "the lane's floor top rung was not measured in process",
+  };
+  return [...new Set(whys.filter((w) => w !== undefined))].map((w) => text[w]).join("; or ");
+}
