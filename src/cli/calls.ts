@@ -108,7 +108,7 @@ export async function inspectCommand(opts: InspectOptions, call: AdminCall, io: 
     // and how to record them (the admin API's message), and exit 1 (the bodies asked for are missing).
     if (opts.json) io.out(JSON.stringify({ trace, recording: null }, null, 2));
     else printTrace();
-    io.fail(`no bodies: ${found.message}`);
+    io.fail(`no bodies: ${visible(found.message)}`);
   }
   const rec = found as RecordingView;
   if (opts.json) return io.out(JSON.stringify({ trace, recording: rec }, null, 2));

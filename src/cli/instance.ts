@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { askAdmin } from "./admin-request.ts";
-import { fail } from "./terminal.ts";
+import { fail, visible } from "./terminal.ts";
 import { buildSource } from "../version.ts";
 
 /** The one line printed when no `instance.json` names a running instance. */
@@ -97,7 +97,8 @@ export async function admin(values: Record<string, unknown>, dataDir: string, me
   if (answer === undefined) fail(notAnswering(values, dataDir, url!));
   const { status, data } = answer;
   if (status < 200 || status > 299) {
-    const msg = (data as { error?: { message?: string } })?.error?.message ?? (typeof data === "string" ? data : JSON.stringify(data));
+    // the gateway's (or a proxy's) words, which may quote a name a client chose: escaped, one line
+    const msg = visible((data as { error?: { message?: string } })?.error?.message ?? (typeof data === "string" ? data : JSON.stringify(data)));
     if (status === 404 && opts?.notFound) {
       const { AdminNotFound } = await import("./routing.ts");
       return new AdminNotFound(msg);

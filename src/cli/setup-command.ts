@@ -167,7 +167,7 @@ async function unlistedModel(url: string, name: string, key: string, dataDir: st
   }
   const plan = await dryRunForKey(ask, url, name, key, io);
   const error = (plan.data as { error?: { message?: string } })?.error;
-  if (plan.status !== 200) io.fail(`${notListed} and does not route it: ${error?.message ?? String(plan.data)}; nothing was written`);
+  if (plan.status !== 200) io.fail(`${notListed} and does not route it: ${visible(error?.message ?? String(plan.data))}; nothing was written`);
   const first = (plan.data as { attempts?: Array<{ target: string; accountId: string }> }).attempts?.[0];
   const listsNone = known.length === 0 ? `provider ${providerId} lists no models, and ` : "";
   if (!first) io.fail(`${notListed}: ${listsNone}no account of ${providerId} can serve ${name} now (switchyard route ${name} says why); nothing was written`);

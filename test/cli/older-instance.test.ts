@@ -21,6 +21,8 @@ beforeAll(() => {
     port: 0,
     fetch: (req) => {
       const path = new URL(req.url).pathname;
+      // an error quoting a name a client chose, with a line break and an ESC in it
+      if (path === "/admin/api/accounts/x/unlock") return Response.json({ error: { message: "No account named \"a\nerror 0: fine\u001b[2J\"." } }, { status: 400 });
       if (path.startsWith("/admin/api/keys/") && req.method !== "DELETE") {
         return Response.json({ error: { message: `The method ${req.method} is not allowed on ${path}; it takes DELETE.`, type: "invalid_request_error", param: null, code: "method_not_allowed" } }, { status: 405, headers: { allow: "DELETE" } });
       }
@@ -85,3 +87,8 @@ test("a 405 that is not the gateway's own JSON error (a proxy in front of it tha
     proxy.stop(true);
   }
 }, 20_000);
+
+test("the gateway's error message is printed on one line, its line break and ESC escaped (it may quote a client's name)", async () => {
+  const r = await run({}, ["accounts", "unlock", "x"]);
+  expect(r).toEqual({ code: 1, err: 'error 400: No account named "a\\nerror 0: fine\\u001b[2J".' });
+});
