@@ -57,3 +57,34 @@ test("a first target skipped for want of a free account and a second refusing th
   expect([last?.outcome, last?.attempts]).toEqual(["error", 0]);
   expect(((await api("/calls?outcome=rejected")).calls as any[]).filter((c) => c.requestedModel === "demo")).toHaveLength(3); // the first test's only
 }, 30_000);
+
+test("a first target skipped for its open circuit and a second refusing the body: a failure (outcome error), not the gateway's refusal", async () => {
+  // SPEC 6.3: 10 consecutive 5xx open a provider's circuit; ten accounts, so one request makes them all.
+  const yaml = `
+providers:
+  - { id: r, kind: anthropic, base_url: "{{FAKE}}/r" }
+  - { id: c, kind: openai-compatible, base_url: "{{FAKE}}/v1" }
+accounts:
+${Array.from({ length: 10 }, (_, i) => `  - { id: r${i + 1}, provider: r, api_key: env:FAKE_KEY }`).join("\n")}
+combos:
+  - name: mix
+    targets:
+      - model: r/claude-x
+      - model: c/gpt-demo
+`;
+  const own = await startGateway(yaml, { fake: await startFakeUpstream() });
+  try {
+    own.fake.handle((r) => (r.path.startsWith("/r/") ? { status: 500, json: { type: "error", error: { type: "api_error", message: "boom" } } } : simpleReply(r.format!, { text: "ok", model: r.model }, r.stream)));
+    const ask = (content: unknown) => fetch(`${own.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "mix", messages: [{ role: "user", content }] }) });
+    const state = async () => ((await (await fetch(`${own.url}/admin/api/providers`, { headers: { authorization: `Bearer ${own.app.adminToken}` } })).json()) as any).providers.find((p: any) => p.id === "r").circuit.state;
+    for (let i = 0; i < 3 && (await state()) !== "open"; i++) expect([200, 500]).toContain((await ask("hi")).status); // c serves, or the attempts ran out on r
+    expect(await state()).toBe("open");
+    const res = await ask(123);
+    expect(res.status).toBe(400);
+    own.app.settle();
+    const calls: any[] = ((await (await fetch(`${own.url}/admin/api/calls`, { headers: { authorization: `Bearer ${own.app.adminToken}` } })).json()) as any).calls;
+    expect(calls.filter((c) => c.status === 400).map((c) => [c.outcome, c.attempts])).toEqual([["error", 0]]);
+  } finally {
+    await own.stop();
+  }
+}, 60_000);
