@@ -424,6 +424,24 @@ experimental_bearer_token = "${KEY}"
     }
   });
 
+  test("the printed diff of the user's own file keeps its lines but escapes a control sequence in it (ESC, BEL, U+202E): a file cannot drive the terminal", async () => {
+    const demo = await startGateway(demoConfigYaml("{{FAKE}}"));
+    const home = mkdtempSync(join(tmpdir(), "sy-setup-escape-"));
+    try {
+      mkdirSync(join(home, ".gemini"), { recursive: true });
+      writeFileSync(join(home, ".gemini", "settings.json"), '{\n  // hi \u001b]0;pwned\u0007 \u202eyrt\n  "theme": "dark"\n}\n');
+      const proc = Bun.spawn(["bun", MAIN, "setup", "gemini", "--model", "fast", "--dry-run", "--data-dir", demo.dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+      const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+      expect(code).toBe(0);
+      expect(stdout.split("\n")).toContain("-  // hi \\u001b]0;pwned\\u0007 \\u202eyrt");
+      expect(stdout).not.toMatch(/[\u001b\u0007\u202e]/);
+      expect(stdout.split("\n")).toContain('-  "theme": "dark"'); // its own lines kept
+    } finally {
+      await demo.stop();
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   test("a combo or alias without a known window: the note says to set it on its first target's model, not under the combo's name", async () => {
     // scripts/demo's gateway: combo demo and alias fast over providers that list no models
     const demo = await startGateway(demoConfigYaml("{{FAKE}}"));
