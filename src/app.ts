@@ -71,7 +71,7 @@ import { deriveGatewaySettings } from "./derive-gateway-settings.ts";
 import { followConfigFile } from "./follow-config-file.ts";
 import { stdoutLineBuffer } from "./log-lines.ts";
 import { stopGateway, type StopProgress } from "./stop-gateway.ts";
-import { claimDataDir, dataDirId, newNonce, releaseDataDir, writtenBy } from "./instance-file.ts";
+import { claimDataDir, dataDirId, markStopping, newNonce, releaseDataDir, writtenBy } from "./instance-file.ts";
 import type { KernelLock } from "./kernel-lock.ts";
 import { publishReloadRejected } from "./events/config-reloaded.ts";
 import { followSharedChanges } from "./shared-changes.ts";
@@ -544,6 +544,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
       if (writtenBy(instanceFile, nonce)) rmSync(instanceFile, { force: true }); // only its own: not another start's (also of the same pid)
       releaseDataDir(opts.dataDir);
     };
+    if (opts.writeInstanceFile !== false) markStopping(instanceFile, nonce, Date.now()); // `switchyard stop` waits for it, no second SIGTERM
     progress = { startedAt: Date.now(), inflightAtStart: inflight.size, open: () => ({ requests: inflight.size, streams: openStreams.size }) };
     return stopGateway({ halt, server, inflight, openStreams, graceOver, settle, webhook, budgetWindows, keyCounters, retention, store, log, telemetry, stdoutLog, removeInstanceFile }, graceMs, () => graceCut, progress);
   }

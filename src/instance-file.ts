@@ -3,7 +3,7 @@
  * the CLI finds the running instance; and instance.lock, the claim a start takes before anything else,
  * so a second one refuses to start on the same data, also at the same moment.
  */
-import { closeSync, constants, existsSync, fchmodSync, fstatSync, ftruncateSync, openSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, fchmodSync, fstatSync, ftruncateSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { FlockError, kernelLock, type KernelLock } from "./kernel-lock.ts";
 
@@ -242,11 +242,41 @@ function claimWithoutLocks(dataDir: string, lock: string, text: string, fd: numb
  * process of this boot other than this one: that instance holds no flock, but it most likely still runs.
  */
 function refuseEarlierVersion(dataDir: string, lock: string): void {
-  const held = readLock(lock);
-  if (held?.pid === undefined || held.nonce !== undefined || held.pid === process.pid) return;
-  if ((held.boot !== undefined && held.boot !== BOOT_ID) || !alive(held.pid)) return;
+  const held = earlierVersionLock(dataDir);
+  if (held) throw new Error(`an instance of an earlier switchyard version (pid ${held.pid}${held.url ? `, ${held.url}` : ""}) may be running with the data directory ${dataDir}: stop it first, or remove its lock file ${lock} if it is not running`);
+}
+
+/**
+ * The instance of the earlier version that locked by pid alone which the unheld lock file of `dataDir`
+ * names: its pid (and URL, from instance.json) when the file holds no nonce and its pid is a live process
+ * of this boot other than this one; undefined otherwise. What a start refuses for when it takes such a
+ * lock over (`switchyard stop` says the same).
+ */
+export function earlierVersionLock(dataDir: string): { pid: number; url?: string } | undefined {
+  const held = readLock(join(dataDir, INSTANCE_LOCK_FILE));
+  if (held?.pid === undefined || held.nonce !== undefined || held.pid === process.pid) return undefined;
+  if ((held.boot !== undefined && held.boot !== BOOT_ID) || !alive(held.pid)) return undefined;
   const url = listeningUrl(dataDir, held.pid);
-  throw new Error(`an instance of an earlier switchyard version (pid ${held.pid}${url ? `, ${url}` : ""}) may be running with the data directory ${dataDir}: stop it first, or remove its lock file ${lock} if it is not running`);
+  return url ? { pid: held.pid, url } : { pid: held.pid };
+}
+
+/**
+ * Marks the instance.json `file` the start of `nonce` wrote as stopping: adds `stopping`, the time its
+ * stop began (ms since the epoch), which `switchyard stop` reads so as to wait for it rather than send
+ * a second SIGTERM (which ends the grace period). The file is replaced whole (written beside it, mode
+ * 0600, and renamed), so a reader never sees half of it. Nothing when the file is not that start's or
+ * cannot be written (the mark is advice: the stop goes on without it).
+ */
+export function markStopping(file: string, nonce: string, now: number): void {
+  try {
+    const j = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+    if (j.nonce !== nonce) return;
+    const tmp = `${file}.${nonce}.tmp`;
+    writeFileSync(tmp, JSON.stringify({ ...j, stopping: now }, null, 2), { mode: 0o600 });
+    renameSync(tmp, file);
+  } catch {
+    // unreadable or not writable: the stop goes on unmarked
+  }
 }
 
 /**

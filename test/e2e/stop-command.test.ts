@@ -5,6 +5,7 @@
  * --force; a pid that is not the holder of the data directory's lock is never signalled.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -127,15 +128,27 @@ describe("switchyard stop", () => {
 
   test("--timeout runs out while a stream is in flight: says so, exit 1, the instance goes on stopping and the stream finishes", async () => {
     const inst = await start();
+    const { pid } = inst.instance();
     const { resume, rest } = await heldStream(inst);
     const r = await stop(inst.dataDir, "--timeout", "1");
     expect(r.code).toBe(1);
-    expect(r.err).toStartWith(`switchyard (pid ${inst.instance().pid}, ${inst.url}, data directory ${inst.dataDir}) has not exited 1 s after SIGTERM`);
+    expect(r.err).toStartWith(`switchyard (pid ${pid}, ${inst.url}, data directory ${inst.dataDir}) has not exited 1 s after SIGTERM`);
+    expect(r.err).toContain("switchyard stop again waits for it without signalling it again");
     expect(r.err).toContain("--force");
     expect(inst.proc.exitCode).toBeNull(); // not killed
+    // following that advice: the second stop only waits (a second SIGTERM would end the grace period and cut the stream)
+    const second = stop(inst.dataDir, "--timeout", "30");
+    await Bun.sleep(1500);
+    expect(inst.proc.exitCode).toBeNull();
     resume();
     expect(await rest()).toContain("message_stop");
+    const r2 = await second;
+    expect({ code: r2.code, err: r2.err }).toEqual({ code: 0, err: "" });
+    const lines = r2.out.split("\n");
+    expect(lines[0]).toMatch(/^switchyard \(pid \d+, .*\) is stopping already \(its stop began \d+\.\d s ago\): waiting for it to exit, without signalling it again/);
+    expect(lines[1]).toStartWith(`stopped switchyard (pid ${pid}`);
     expect(await inst.exited).toBe(0);
+    expect(inst.stderr.filter((l) => l.includes("second SIGTERM"))).toEqual([]);
   }, 60_000);
 
   test("--force kills the instance when --timeout runs out: exit 1, said", async () => {
@@ -148,5 +161,42 @@ describe("switchyard stop", () => {
     expect(r.err).toStartWith(`switchyard (pid ${pid}, ${inst.url}, data directory ${inst.dataDir}) had not exited 1 s after SIGTERM: killed it (SIGKILL)`);
     await inst.exited;
     expect(inst.proc.signalCode).toBe("SIGKILL");
+  }, 60_000);
+
+  test("an instance.json (or a lock file without a nonce) of an earlier version naming a live process, no lock held: not signalled, exit 1, as a start refuses it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "switchyard-stop-"));
+    scratch.push(dir);
+    const other = Bun.spawn(["sleep", "60"]);
+    try {
+      writeFileSync(join(dir, "instance.json"), JSON.stringify({ url: "http://127.0.0.1:9", pid: other.pid, adminToken: "x" }));
+      const r = await stop(dir);
+      expect(r.code).toBe(1);
+      expect(r.err).toStartWith(`an instance of an earlier switchyard version (pid ${other.pid}, http://127.0.0.1:9) may be running with the data directory ${dir}: its ${join(dir, "instance.json")} names that live process`);
+      expect(r.err).toContain(`remove ${join(dir, "instance.json")}`);
+      // the version that locked by pid alone: its lock file holds the pid and no nonce, and no flock
+      writeFileSync(join(dir, "instance.lock"), `${other.pid}\n`);
+      const r2 = await stop(dir);
+      expect(r2.code).toBe(1);
+      expect(r2.err).toContain(`its lock file ${join(dir, "instance.lock")} names that live process`);
+      expect(other.exitCode).toBeNull(); // not signalled
+    } finally {
+      other.kill();
+    }
+  });
+
+  const unshare = spawnSync("unshare", ["-Urpf", "--mount-proc", "true"]).status === 0;
+  if (!unshare) console.warn("stop-command.test.ts: unshare -Urpf --mount-proc is not available here (no user namespaces): the PID-namespace test is skipped");
+  test.skipIf(!unshare)("run in another PID namespace, where /proc/locks does not list the instance's lock: refuses (exit 1), signals nothing, the instance runs on", async () => {
+    const inst = await start();
+    const p = Bun.spawn(["unshare", "-Urpf", "--mount-proc", ...SOURCE_CLI, "stop", "--data-dir", inst.dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: inst.dataDir }, stdout: "pipe", stderr: "pipe" });
+    const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
+    expect({ code, out: out.trim(), err: err.trim() }).toEqual({
+      code: 1,
+      out: "",
+      err: `not signalling anything: ${join(inst.dataDir, "instance.lock")} is held by a process this one cannot see (an instance in another container or PID namespace); stop it there (its supervisor, or switchyard stop run in that container)`,
+    });
+    await Bun.sleep(300);
+    expect(inst.proc.exitCode).toBeNull();
+    expect(await accepts(inst.url)).toBe(true);
   }, 60_000);
 });
