@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { accepts } from "../support/port-accepts.ts";
 
 const YAML = (fake: string) => `
 providers:
@@ -49,18 +50,6 @@ async function start(env: Record<string, string> = {}): Promise<Instance> {
 /** The instance's JSON lines on stderr (its lifecycle lines), parsed. */
 function stderrJson(inst: Instance): Array<Record<string, any>> {
   return inst.stderr.filter((l) => l.startsWith("{")).map((l) => JSON.parse(l));
-}
-
-/** Whether a fresh TCP connection to the URL's port is accepted. */
-async function accepts(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  try {
-    const s = await Bun.connect({ hostname, port: Number(port), socket: { data() {}, error() {} } });
-    s.end();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 function usageRows(dataDir: string): Array<{ request_id: string; outcome: string; status: number; output_tokens: number | null }> {

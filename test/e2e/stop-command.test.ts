@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { accepts } from "../support/port-accepts.ts";
 
 const YAML = (fake: string) => `
 providers:
@@ -45,18 +46,6 @@ async function stop(dataDir: string, ...args: string[]): Promise<{ code: number;
   const p = Bun.spawn([...SOURCE_CLI, "stop", ...args, "--data-dir", dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dataDir }, stdout: "pipe", stderr: "pipe" });
   const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
   return { code, out: out.trim(), err: err.trim() };
-}
-
-/** Whether a fresh TCP connection to the URL's port is accepted. */
-async function accepts(url: string): Promise<boolean> {
-  const { hostname, port } = new URL(url);
-  try {
-    const s = await Bun.connect({ hostname, port: Number(port), socket: { data() {}, error() {} } });
-    s.end();
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Starts a slow stream through `inst` whose body waits after its first piece until the returned `resume` is called. */
