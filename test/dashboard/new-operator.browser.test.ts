@@ -84,6 +84,9 @@ describe("implicit keyless accounts", () => {
         expect(facts).toMatchObject({ Credential: "none", Source: "implicit" });
         // the share with the attempts it counts beside it (both accounts served the requests above)
         expect(facts.Success).toMatch(/^100 % \((\d+) of \1 attempts?\)$/);
+        // read whole, not cut by the card's quarter width: the count is on its own line under the share
+        const success = card.locator(".facts div", { hasText: "Success" }).locator("dd");
+        expect(await success.evaluate((dd) => [dd.scrollWidth <= dd.clientWidth, dd.querySelector(".health-count")!.getBoundingClientRect().top > dd.getBoundingClientRect().top + 4])).toEqual([true, true]);
         // what Success and Latency cover is said once over the cards, not on each (it repeated on every card)
         expect(await card.locator(".health-note, .health-none").count()).toBe(0);
         expect(await card.locator(".implicit-note").innerText()).toContain("has no account in the config");
@@ -92,7 +95,7 @@ describe("implicit keyless accounts", () => {
       // the configured account keeps its actions
       // GET /accounts' health: this instance's attempts, halving every 5 min; one line for the page
       expect(await w.page.locator(".health-note").allInnerTexts()).toEqual([
-        "Success and Latency: this instance's requests with each account since it started. Success is the share of its attempts that succeeded (the count beside it), recent ones weighing most (an attempt counts half after 5 min, a quarter after 10 min; the share does not change while the account is idle); Latency is to the first byte.",
+        "Success and Latency: this instance's requests with each account since it started. Success is the share of its attempts that succeeded (the count under it), recent ones weighing most (an attempt counts half after 5 min, a quarter after 10 min; the share does not change while the account is idle); Latency is to the first byte.",
       ]);
       const configured = w.page.locator(".card", { has: w.page.locator('[data-account="demo-gemini-key"]') });
       expect(await configured.locator("button").allInnerTexts()).toEqual(["Test", "Disable"]);

@@ -124,13 +124,13 @@ function QuotaBar({ accountId, w, now }: { accountId: string; w: QuotaRow; now: 
 /**
  * What the cards' Success and Latency cover, as `GET /accounts` computes them (src/accounts/stats.ts):
  * this instance's requests with each account since it started (kept in its memory): Success the share
- * of the attempts that succeeded, recent ones weighing most, with its count beside it. Said once, over the cards (every card's line was the same); `halfLifeMs` is the
+ * of the attempts that succeeded, recent ones weighing most, with its count under it. Said once, over the cards (every card's line was the same); `halfLifeMs` is the
  * server's (the same for every account). Before an account's first request its rate is a starting
  * value, not a measure: its card reads "–" and says that it has had no request.
  */
 function healthPeriod(halfLifeMs: number): string {
   const min = (ms: number) => `${Math.round(ms / 60_000)} min`;
-  return `Success and Latency: this instance's requests with each account since it started. Success is the share of its attempts that succeeded (the count beside it), recent ones weighing most (an attempt counts half after ${min(halfLifeMs)}, a quarter after ${min(2 * halfLifeMs)}; the share does not change while the account is idle); Latency is to the first byte.`;
+  return `Success and Latency: this instance's requests with each account since it started. Success is the share of its attempts that succeeded (the count under it), recent ones weighing most (an attempt counts half after ${min(halfLifeMs)}, a quarter after ${min(2 * halfLifeMs)}; the share does not change while the account is idle); Latency is to the first byte.`;
 }
 
 /** "0 of 2 attempts": an account's attempts that succeeded, of those counted in its Success. */
@@ -340,7 +340,7 @@ function AccountCard({ a, now, reload }: { a: AccountStatus; now: number; reload
         </div>
         <div>
           <dt>Success</dt>
-          <dd>
+          <dd class="wraps">
             {a.health.seen ? pct(a.health.successRate) : "–"}
             {a.health.seen && <span class="muted small health-count"> ({attemptsOf(a.health)})</span>}
           </dd>
