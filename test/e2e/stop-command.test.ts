@@ -4,42 +4,25 @@
  * 0); a stop that outlasts --timeout says so and leaves the instance stopping (exit 1), or kills it with
  * --force; a pid that is not the holder of the data directory's lock is never signalled.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { dataDirInstances } from "../support/data-dir-instances.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+import { SOURCE_CLI, type Instance } from "../support/instance.ts";
 import { accepts } from "../support/port-accepts.ts";
 
-const YAML = (fake: string) => `
+const instances = dataDirInstances("fake-upstream-key-stop", {
+  yaml: (fake) => `
 providers:
   - id: anth
     kind: anthropic
     base_url: "${fake}"
 accounts:
   - { id: anth-1, provider: anth, api_key: "env:FAKE_KEY" }
-`;
-const ENV = { FAKE_KEY: "fake-upstream-key-stop" };
-
-let fake: FakeUpstream;
-const started: Instance[] = [];
-const scratch: string[] = [];
-beforeAll(async () => {
-  fake = await startFakeUpstream();
+`,
 });
-afterAll(async () => {
-  await Promise.all(started.map((i) => stopInstance(i)));
-  for (const d of [...started.map((i) => i.dataDir), ...scratch]) rmSync(d, { recursive: true, force: true });
-  await fake?.stop();
-}, 30_000);
-
-async function start(): Promise<Instance> {
-  const i = await startInstance({ yaml: YAML(fake.url), env: ENV });
-  started.push(i);
-  return i;
-}
 
 /** `switchyard stop ARGS… --data-dir DIR` from source, run to its end without blocking this process (the fake upstream serves meanwhile). */
 async function stop(dataDir: string, ...args: string[]): Promise<{ code: number; out: string; err: string }> {
@@ -53,7 +36,7 @@ async function heldStream(inst: Instance): Promise<{ resume: () => void; rest: (
   const sse = simpleReply("anthropic-messages", { text: "one two three four", model: "claude-slow" }, true).sse!;
   const first = sse.indexOf("\n\n", sse.indexOf("text_delta")) + 2;
   let resume!: () => void;
-  fake.enqueue({ sse, split_at: [first], resume_after_first: new Promise<void>((r) => (resume = r)) });
+  instances.fake.enqueue({ sse, split_at: [first], resume_after_first: new Promise<void>((r) => (resume = r)) });
   const res = await fetch(`${inst.url}/v1/messages`, {
     method: "POST",
     body: JSON.stringify({ model: "anth/claude-slow", max_tokens: 100, stream: true, messages: [{ role: "user", content: "count" }] }),
@@ -74,7 +57,7 @@ async function heldStream(inst: Instance): Promise<{ resume: () => void; rest: (
 
 describe("switchyard stop", () => {
   test("stops the data directory's instance and waits until it has exited: one line, exit 0; instance.json gone, the port refuses", async () => {
-    const inst = await start();
+    const inst = await instances.start();
     const { pid, url } = inst.instance();
     const r = await stop(inst.dataDir);
     expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: "" });
@@ -90,8 +73,7 @@ describe("switchyard stop", () => {
   }, 60_000);
 
   test("nothing running: says so, exit 0; a stale instance.json (a crash) is named, and nothing is signalled", async () => {
-    const empty = mkdtempSync(join(tmpdir(), "switchyard-stop-"));
-    scratch.push(empty);
+    const empty = instances.scratch("stop");
     expect(await stop(empty)).toEqual({ code: 0, out: `no switchyard instance is running with the data directory ${empty}; nothing to stop`, err: "" });
     // instance.json and instance.lock left by a crashed instance whose pid is now this test's own: not signalled
     writeFileSync(join(empty, "instance.json"), JSON.stringify({ url: "http://127.0.0.1:9", pid: process.pid, adminToken: "x", nonce: "0".repeat(32) }));
@@ -102,7 +84,7 @@ describe("switchyard stop", () => {
   });
 
   test("an instance.json naming another pid than the lock's holder: nothing is signalled, exit 1", async () => {
-    const inst = await start();
+    const inst = await instances.start();
     const file = join(inst.dataDir, "instance.json");
     const real = readFileSync(file, "utf8");
     const { pid } = JSON.parse(real) as { pid: number };
@@ -116,7 +98,7 @@ describe("switchyard stop", () => {
   }, 60_000);
 
   test("--timeout runs out while a stream is in flight: says so, exit 1, the instance goes on stopping and the stream finishes", async () => {
-    const inst = await start();
+    const inst = await instances.start();
     const { pid } = inst.instance();
     const { resume, rest } = await heldStream(inst);
     const r = await stop(inst.dataDir, "--timeout", "1");
@@ -141,7 +123,7 @@ describe("switchyard stop", () => {
   }, 60_000);
 
   test("--force kills the instance when --timeout runs out: exit 1, said", async () => {
-    const inst = await start();
+    const inst = await instances.start();
     const { pid } = inst.instance();
     const { resume } = await heldStream(inst);
     const r = await stop(inst.dataDir, "--timeout", "1", "--force");
@@ -153,8 +135,7 @@ describe("switchyard stop", () => {
   }, 60_000);
 
   test("an instance.json (or a lock file without a nonce) of an earlier version naming a live process, no lock held: not signalled, exit 1, as a start refuses it", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "switchyard-stop-"));
-    scratch.push(dir);
+    const dir = instances.scratch("stop");
     const other = Bun.spawn(["sleep", "60"]);
     try {
       writeFileSync(join(dir, "instance.json"), JSON.stringify({ url: "http://127.0.0.1:9", pid: other.pid, adminToken: "x" }));
@@ -176,7 +157,7 @@ describe("switchyard stop", () => {
   const unshare = spawnSync("unshare", ["-Urpf", "--mount-proc", "true"]).status === 0;
   if (!unshare) console.warn("stop-command.test.ts: unshare -Urpf --mount-proc is not available here (no user namespaces): the PID-namespace test is skipped");
   test.skipIf(!unshare)("run in another PID namespace, where /proc/locks does not list the instance's lock: refuses (exit 1), signals nothing, the instance runs on", async () => {
-    const inst = await start();
+    const inst = await instances.start();
     const p = Bun.spawn(["unshare", "-Urpf", "--mount-proc", ...SOURCE_CLI, "stop", "--data-dir", inst.dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: inst.dataDir }, stdout: "pipe", stderr: "pipe" });
     const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
     expect({ code, out: out.trim(), err: err.trim() }).toEqual({

@@ -1,8 +1,9 @@
 /**
- * The harness of the data directory tests (test/e2e/data-dir-claim.test.ts, instance-lock.test.ts): a
- * fake upstream for the file's tests, real `switchyard start` processes on data directories the tests
- * name, and after the file every instance still running stopped (together: one at a time, at load, a
- * stop can take seconds each) and every scratch directory removed.
+ * The harness of the e2e tests that run real `switchyard start` processes (test/e2e/data-dir-claim.test.ts,
+ * instance-lock.test.ts, stop-command.test.ts, lifecycle.test.ts): a fake upstream for the file's tests,
+ * instances on data directories the tests name or on scratch ones, with the file's config, and after the
+ * file every instance still running stopped (together: one at a time, at load, a stop can take seconds
+ * each) and every scratch directory removed.
  */
 import { afterAll, beforeAll } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -11,8 +12,8 @@ import { join } from "node:path";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "./instance.ts";
 
-/** A config of one OpenAI account at `fake` (its key from FAKE_KEY). */
-const YAML = (fake: string) => `
+/** The default config: one OpenAI account at the fake upstream `fake` (its key from FAKE_KEY). */
+const OPENAI_YAML = (fake: string) => `
 providers:
   - id: oai
     kind: openai
@@ -21,16 +22,42 @@ accounts:
   - { id: oai-1, provider: oai, api_key: "env:FAKE_KEY" }
 `;
 
-/** What {@link dataDirInstances} gives a test file. */
-export interface DataDirInstances {
-  /** A new scratch directory `switchyard-<prefix>-XXXX` under the system's tmpdir, removed after the file. */
-  scratch(prefix: string): string;
-  /** Starts `switchyard start` on `dataDir` (90 s to listen); rejects with the output when it did not start. */
-  start(dataDir: string): Promise<Instance>;
+/** How a file's instances are configured (see {@link dataDirInstances}). */
+export interface DataDirOptions {
+  /**
+   * The config file of every instance, given the fake upstream's URL (http://127.0.0.1:PORT, no path);
+   * its account keys should read `env:FAKE_KEY`. Default: one OpenAI account `oai-1` of provider `oai`.
+   */
+  yaml?: (fakeUrl: string) => string;
 }
 
-/** Registers the file's beforeAll/afterAll; `fakeKey` is the account key the instances send upstream. */
-export function dataDirInstances(fakeKey: string): DataDirInstances {
+/** What one {@link DataDirInstances.start} gives that instance beside the file's config. */
+export interface StartMore {
+  /** Environment variables beside FAKE_KEY (PATH and HOME, the data directory, are always set). */
+  env?: Record<string, string>;
+  /** The whole config file instead of the file's (e.g. the file's with keys added). */
+  yaml?: string;
+}
+
+/** What {@link dataDirInstances} gives a test file. */
+export interface DataDirInstances {
+  /** The fake upstream the instances call (its url, enqueue, requests); there once the file's beforeAll has run. */
+  readonly fake: FakeUpstream;
+  /** A new scratch directory `switchyard-<prefix>-XXXX` under the system's tmpdir, removed after the file. */
+  scratch(prefix: string): string;
+  /**
+   * Starts `switchyard start` on `dataDir` (default: a new scratch directory `switchyard-proc-XXXX`) with
+   * the file's config, or `more.yaml`; 90 s to listen; rejects with the output when it did not start.
+   */
+  start(dataDir?: string, more?: StartMore): Promise<Instance>;
+}
+
+/**
+ * Registers the file's beforeAll/afterAll; `fakeKey` is the account key the instances send upstream
+ * (their FAKE_KEY), `opts.yaml` their config.
+ */
+export function dataDirInstances(fakeKey: string, opts: DataDirOptions = {}): DataDirInstances {
+  const yamlOf = opts.yaml ?? OPENAI_YAML;
   let fake: FakeUpstream;
   const started: Instance[] = [];
   const dirs: string[] = [];
@@ -42,14 +69,18 @@ export function dataDirInstances(fakeKey: string): DataDirInstances {
     for (const d of dirs) rmSync(d, { recursive: true, force: true });
     await fake?.stop();
   }, 30_000);
+  const scratch = (prefix: string): string => {
+    const d = mkdtempSync(join(tmpdir(), `switchyard-${prefix}-`));
+    dirs.push(d);
+    return d;
+  };
   return {
-    scratch(prefix) {
-      const d = mkdtempSync(join(tmpdir(), `switchyard-${prefix}-`));
-      dirs.push(d);
-      return d;
+    get fake() {
+      return fake;
     },
-    async start(dataDir) {
-      const i = await startInstance({ yaml: YAML(fake.url), env: { FAKE_KEY: fakeKey }, dataDir, timeoutMs: 90_000 });
+    scratch,
+    async start(dataDir = scratch("proc"), more = {}) {
+      const i = await startInstance({ yaml: more.yaml ?? yamlOf(fake.url), env: { FAKE_KEY: fakeKey, ...more.env }, dataDir, timeoutMs: 90_000 });
       started.push(i);
       return i;
     },
