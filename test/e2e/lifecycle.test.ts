@@ -4,13 +4,14 @@
  * exit 0, instance.json removed), a second SIGINT/SIGTERM during the grace period (the stream ends with
  * its in-band error, usage flushed, instance.json removed, exit 130/143), and kill -9 under load (usage flushed without a shutdown survives).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { dataDirInstances } from "../support/data-dir-instances.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+import { SOURCE_CLI, stopInstance, type Instance } from "../support/instance.ts";
 import { accepts } from "../support/port-accepts.ts";
 
 const YAML = (fake: string) => `
@@ -28,24 +29,10 @@ accounts:
 const ENV = { FAKE_KEY: "fake-upstream-key-lifecycle" };
 const TEXT = "one two three four five six seven eight nine ten eleven twelve";
 
-let fake: FakeUpstream;
-const started: Instance[] = [];
-beforeAll(async () => {
-  fake = await startFakeUpstream();
-});
-// The instances a test left running stop together: one at a time, at load each stop can take seconds and
-// the hook's default 5 s ran out (seen at load 9–12 beside other suites).
-afterAll(async () => {
-  await Promise.all(started.map((i) => stopInstance(i)));
-  for (const i of started) rmSync(i.dataDir, { recursive: true, force: true });
-  await fake?.stop();
-}, 30_000);
+const instances = dataDirInstances(ENV.FAKE_KEY, { yaml: YAML });
 
-async function start(env: Record<string, string> = {}): Promise<Instance> {
-  const i = await startInstance({ yaml: YAML(fake.url), env: { ...ENV, ...env } });
-  started.push(i);
-  return i;
-}
+/** An instance of YAML on a scratch data directory, with `env` beside FAKE_KEY. */
+const start = (env: Record<string, string> = {}): Promise<Instance> => instances.start(undefined, { env });
 
 /** The instance's JSON lines on stderr (its lifecycle lines), parsed. */
 function stderrJson(inst: Instance): Array<Record<string, any>> {
@@ -90,7 +77,7 @@ describe("SIGTERM during a slow stream (D-3)", () => {
     const first = sse.indexOf("\n\n", sse.indexOf("text_delta")) + 2;
     const cuts = [first, ...Array.from({ length: 7 }, (_, i) => first + Math.floor(((i + 1) * (sse.length - first)) / 8))];
     let resume!: () => void;
-    fake.enqueue({ sse, split_at: cuts, delay_ms: 50, resume_after_first: new Promise<void>((r) => (resume = r)) });
+    instances.fake.enqueue({ sse, split_at: cuts, delay_ms: 50, resume_after_first: new Promise<void>((r) => (resume = r)) });
 
     const res = await fetch(`${inst.url}/v1/messages`, {
       method: "POST",
@@ -135,7 +122,7 @@ describe("SIGTERM during a slow stream (D-3)", () => {
       // The stream stops after its first text and would wait the whole grace period (30 s) for the rest.
       const sse = simpleReply("anthropic-messages", { text: TEXT, model: "claude-slow" }, true).sse!;
       const first = sse.indexOf("\n\n", sse.indexOf("text_delta")) + 2;
-      fake.enqueue({ sse, split_at: [first], delay_ms: 50, resume_after_first: new Promise<void>(() => {}) });
+      instances.fake.enqueue({ sse, split_at: [first], delay_ms: 50, resume_after_first: new Promise<void>(() => {}) });
       const res = await fetch(`${inst.url}/v1/messages`, {
         method: "POST",
         body: JSON.stringify({ model: "anth/claude-slow", max_tokens: 100, stream: true, messages: [{ role: "user", content: "count" }] }),
@@ -167,14 +154,14 @@ describe("SIGTERM during a slow stream (D-3)", () => {
 
   test("a second SIGTERM while a request waits on its upstream for a whole reply: the client gets a 503 in its format, its usage row says 503, exit 143", async () => {
     const inst = await start();
-    const before = fake.requests.length;
-    fake.enqueue({ hang_before_headers: true }); // would wait the whole grace period (30 s)
+    const before = instances.fake.requests.length;
+    instances.fake.enqueue({ hang_before_headers: true }); // would wait the whole grace period (30 s)
     const pending = fetch(`${inst.url}/v1/chat/completions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ model: "oai/gpt-slow", messages: [{ role: "user", content: "hi" }] }),
     });
-    while (fake.requests.length === before) await Bun.sleep(25);
+    while (instances.fake.requests.length === before) await Bun.sleep(25);
     inst.kill("SIGTERM");
     while (!inst.stderr.some((l) => l.includes('"shutting down"'))) await Bun.sleep(25);
     inst.kill("SIGTERM");
@@ -199,7 +186,7 @@ describe("SIGTERM during a slow stream (D-3)", () => {
     const collector = Bun.serve({ hostname: "127.0.0.1", port: 0, fetch: () => new Promise<Response>(() => {}) });
     try {
       const inst = await start({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`, OTEL_EXPORTER_OTLP_TIMEOUT: "60000", OTEL_BSP_SCHEDULE_DELAY: "600000" });
-      fake.enqueue(simpleReply("anthropic-messages", { text: "a span to export" }, false));
+      instances.fake.enqueue(simpleReply("anthropic-messages", { text: "a span to export" }, false));
       const res = await fetch(`${inst.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "anth/claude-x", max_tokens: 10, messages: [{ role: "user", content: "hi" }] }) });
       expect(res.status).toBe(200);
       await res.text();
@@ -280,8 +267,7 @@ describe("kill -9 under load (D-1)", () => {
     expect(old.filter((d) => !stored.has(d.id))).toEqual([]);
     expect(storedBefore.filter((id) => !stored.has(id))).toEqual([]);
     // The database is usable after the crash: a new instance starts on it and serves.
-    const again = await startInstance({ yaml: YAML(fake.url), env: ENV, dataDir: inst.dataDir });
-    started.push(again);
+    const again = await instances.start(inst.dataDir);
     const res = await fetch(`${again.url}/v1/chat/completions`, { method: "POST", body: JSON.stringify({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] }) });
     expect(res.status).toBe(200);
   }, 60_000);
@@ -290,11 +276,10 @@ describe("kill -9 under load (D-1)", () => {
 describe("kill -9 and a key's budget (SPEC 9.6, D-1)", () => {
   test("the budget use of requests whose usage rows reached the database survives: after a restart on the same database the key is refused", async () => {
     const KEY = "sy-test-lifecycle-budget-0001";
-    const yaml = `${YAML(fake.url)}server: { require_api_key: true }\nkeys:\n  - { name: capped, key: ${KEY}, limits: { budgets: [{ window: 5h, tokens: 50 }] } }\n`;
+    const yaml = `${YAML(instances.fake.url)}server: { require_api_key: true }\nkeys:\n  - { name: capped, key: ${KEY}, limits: { budgets: [{ window: 5h, tokens: 50 }] } }\n`;
     const ask = (url: string) =>
       fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { authorization: `Bearer ${KEY}` }, body: JSON.stringify({ model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] }) });
-    const inst = await startInstance({ yaml, env: ENV });
-    started.push(inst);
+    const inst = await instances.start(undefined, { yaml });
     // Three replies of 11 + 7 tokens: 54 of the 50-token budget.
     for (let i = 0; i < 3; i++) expect((await ask(inst.url)).status).toBe(200);
     // Killed as soon as their usage rows are in the database (the usage flush, at most ~1 s later).
@@ -312,8 +297,7 @@ describe("kill -9 and a key's budget (SPEC 9.6, D-1)", () => {
     } finally {
       db.close();
     }
-    const again = await startInstance({ yaml, env: ENV, dataDir: inst.dataDir });
-    started.push(again);
+    const again = await instances.start(inst.dataDir, { yaml });
     const res = await ask(again.url);
     expect(res.status).toBe(429);
     const body = (await res.json()) as { error: { code: string; message: string } };
