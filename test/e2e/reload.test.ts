@@ -5,14 +5,14 @@
  * edit undone (the file exactly as in force again) is said in the log and on the event stream; a config
  * path that is a symlink follows edits of the file it points at.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { dataDirInstances } from "../support/data-dir-instances.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+import { SOURCE_CLI, type Instance } from "../support/instance.ts";
 
-let fake: FakeUpstream;
 let inst: Instance;
 
 const BASE = (fake: string, extra = "") => `
@@ -28,14 +28,9 @@ accounts:
   - { id: slow-1, provider: slow, api_key: "env:FAKE_KEY" }
 ${extra}`;
 
+const instances = dataDirInstances("fake-key-reload", { yaml: BASE });
 beforeAll(async () => {
-  fake = await startFakeUpstream();
-  inst = await startInstance({ yaml: BASE(fake.url), env: { FAKE_KEY: "fake-key-reload" } });
-});
-afterAll(async () => {
-  await stopInstance(inst);
-  await fake?.stop();
-  if (inst) rmSync(inst.dataDir, { recursive: true, force: true });
+  inst = await instances.start();
 });
 
 const chat = (model: string) =>
@@ -61,9 +56,9 @@ describe("hot reload", () => {
     const before = await chat("fast");
     expect(before.status).not.toBe(200); // `fast` is guessed as openai/fast, which has no account
     await before.arrayBuffer();
-    writeFileSync(inst.configPath, BASE(fake.url, "aliases:\n  fast: oai/gpt-fast\n"));
+    writeFileSync(inst.configPath, BASE(instances.fake.url, "aliases:\n  fast: oai/gpt-fast\n"));
     expect(await until(async () => (await chat("fast")).status === 200)).toBe(true);
-    expect(fake.requests.at(-1)!.model).toBe("gpt-fast");
+    expect(instances.fake.requests.at(-1)!.model).toBe("gpt-fast");
     expect(reloads()).toBeGreaterThanOrEqual(1);
     // `switchyard reload` after the edit finds it in force: it says what the instance's own re-read changed, and when
     const read = reloads();
@@ -79,14 +74,14 @@ describe("hot reload", () => {
 
   test("an invalid file is rejected with a logged error naming the path; the old config still serves", async () => {
     const n = reloads();
-    writeFileSync(inst.configPath, BASE(fake.url, "aliases:\n  fast: oai/gpt-fast\n  broken: 42\nserver:\n  port: not-a-port\n"));
+    writeFileSync(inst.configPath, BASE(instances.fake.url, "aliases:\n  fast: oai/gpt-fast\n  broken: 42\nserver:\n  port: not-a-port\n"));
     expect(await until(() => logs().some((l) => l.level === "error" && String(l.msg).includes("rejected")))).toBe(true);
     const err = logs().find((l) => l.level === "error" && String(l.msg).includes("rejected"))!;
     expect(String(err.error)).toContain("server.port");
     expect(reloads()).toBe(n);
     const res = await chat("fast");
     expect(res.status).toBe(200);
-    expect(fake.requests.at(-1)!.model).toBe("gpt-fast");
+    expect(instances.fake.requests.at(-1)!.model).toBe("gpt-fast");
 
     // YAML that does not even parse: the same.
     writeFileSync(inst.configPath, "providers: [\n  - nope: {\n");
@@ -95,8 +90,8 @@ describe("hot reload", () => {
     expect(inst.proc.exitCode).toBeNull();
 
     // A valid file again is picked up.
-    writeFileSync(inst.configPath, BASE(fake.url, "aliases:\n  fast: oai/gpt-faster\n"));
-    expect(await until(async () => (await chat("fast")).status === 200 && fake.requests.at(-1)!.model === "gpt-faster")).toBe(true);
+    writeFileSync(inst.configPath, BASE(instances.fake.url, "aliases:\n  fast: oai/gpt-faster\n"));
+    expect(await until(async () => (await chat("fast")).status === 200 && instances.fake.requests.at(-1)!.model === "gpt-faster")).toBe(true);
   }, 30_000);
 
   test("SIGHUP re-reads the file and the process keeps running", async () => {
@@ -113,7 +108,7 @@ describe("hot reload", () => {
     // this instance was started with --port 0 (test/support/instance.ts), which wins over the file
     const message = `server.port is now ${other} in the file, but this instance was started with --port, which wins over the file; it listens on ${inst.url}`;
     const reload = () => Bun.spawnSync([...SOURCE_CLI, "reload", "--data-dir", inst.dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: inst.dataDir }, timeout: 20_000 });
-    writeFileSync(inst.configPath, BASE(fake.url, `aliases:\n  fast: oai/gpt-faster\nserver:\n  port: ${other}\n`));
+    writeFileSync(inst.configPath, BASE(instances.fake.url, `aliases:\n  fast: oai/gpt-faster\nserver:\n  port: ${other}\n`));
     const cli = reload();
     expect(cli.exitCode).toBe(0);
     const lines = cli.stdout.toString().trimEnd().split("\n");
@@ -126,7 +121,7 @@ describe("hot reload", () => {
     expect(logs().filter((l) => l.level === "warn" && l.path === "server.port").map((l) => l.msg)).toEqual([message]);
     expect(logs().filter((l) => l.msg === "config reloaded").at(-1)!.restartNeeded).toEqual(["server.port"]);
     // the port is as it was: nothing waits
-    writeFileSync(inst.configPath, BASE(fake.url, "aliases:\n  fast: oai/gpt-faster\n"));
+    writeFileSync(inst.configPath, BASE(instances.fake.url, "aliases:\n  fast: oai/gpt-faster\n"));
     const back = reload();
     expect(back.stdout.toString().trimEnd().split("\n")).toHaveLength(1);
     expect(((await (await fetch(`${inst.url}/admin/api/config/reload`, { method: "POST" })).json()) as { restartNeeded: unknown }).restartNeeded).toEqual([]);
@@ -142,7 +137,7 @@ describe("hot reload", () => {
     const reloaded = Promise.withResolvers<void>();
     const first = sse.indexOf("\n\n", sse.indexOf("content_block_delta")) + 2;
     const rest = Array.from({ length: 5 }, (_, i) => first + Math.floor(((i + 1) * (sse.length - first)) / 6));
-    fake.enqueue({ sse, split_at: [first, ...rest], resume_after_first: reloaded.promise, delay_ms: 20 });
+    instances.fake.enqueue({ sse, split_at: [first, ...rest], resume_after_first: reloaded.promise, delay_ms: 20 });
     const res = await fetch(`${inst.url}/v1/messages`, {
       method: "POST",
       body: JSON.stringify({ model: "slow/claude-slow", max_tokens: 50, stream: true, messages: [{ role: "user", content: "go" }] }),
@@ -151,7 +146,7 @@ describe("hot reload", () => {
     const body = res.text();
     const n = reloads();
     const rejected = rejections();
-    writeFileSync(inst.configPath, BASE(fake.url, "aliases:\n  fast: oai/gpt-x\n"));
+    writeFileSync(inst.configPath, BASE(instances.fake.url, "aliases:\n  fast: oai/gpt-x\n"));
     expect(await until(() => reloads() > n)).toBe(true);
     writeFileSync(inst.configPath, "server: [");
     expect(await until(() => rejections() > rejected)).toBe(true);
@@ -160,7 +155,7 @@ describe("hot reload", () => {
 providers:
   - id: oai
     kind: openai
-    base_url: "${fake.url}/v1"
+    base_url: "${instances.fake.url}/v1"
 accounts:
   - { id: oai-1, provider: oai, api_key: "env:FAKE_KEY" }
 `);
@@ -223,7 +218,7 @@ accounts:
       await before.arrayBuffer();
       writeFileSync(target, running.replace("accounts:", "aliases:\n  viaSwap: oai/gpt-swap\n  viaLink: oai/gpt-link\naccounts:"));
       expect(await until(async () => (await chat("viaLink")).status === 200)).toBe(true);
-      expect(fake.requests.at(-1)!.model).toBe("gpt-link");
+      expect(instances.fake.requests.at(-1)!.model).toBe("gpt-link");
     } finally {
       // the instance keeps a regular file (afterAll removes the data dir)
       writeFileSync(`${inst.configPath}.tmp`, readFileSync(inst.configPath, "utf8"));
