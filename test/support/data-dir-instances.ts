@@ -1,6 +1,6 @@
 /**
- * The harness of the e2e tests that run real `switchyard start` processes (test/e2e/data-dir-claim.test.ts,
- * instance-lock.test.ts, stop-command.test.ts, lifecycle.test.ts): a fake upstream for the file's tests,
+ * The harness of the e2e tests that run real `switchyard start` processes (test/e2e/data-dir-claim,
+ * instance-lock, stop-command, lifecycle and reload .test.ts): a fake upstream for the file's tests,
  * instances on data directories the tests name or on scratch ones, with the file's config, and after the
  * file every instance still running stopped (together: one at a time, at load, a stop can take seconds
  * each) and every scratch directory removed.
