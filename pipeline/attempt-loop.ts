@@ -68,8 +68,15 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   let last: Failed | undefined;
   /** Whether every attempt so far failed as too large for a per-minute window (`x-should-retry: false` only then). */
   let onlyTooLarge = true;
-  /** Whether every target so far was passed over because its translation refused the body (cleared by any other skip or failure). */
-  let everyRefused = true;
+  /**
+   * Targets passed over for capacity before their body was built (the provider's circuit open, no account
+   * free), each with its failure; made by the first. Read only when another target refused the body.
+   */
+  let skipped: Failed[] | undefined;
+  /** Whether a target was passed over because its model is gone at every account (not capacity, not the body). */
+  let goneSkipped = false;
+  /** Whether a target's translation built the body (it could take it, whether or not a call was made). */
+  let bodyBuilt = false;
   /** The earliest time an account of any target frees up: its cooldown's end, or the Retry-After of an attempt given up on (SPEC 2.4). */
   let firstFreeAt: number | undefined;
   /** Each target none of whose accounts could serve, with why (one message names them all); made by the first. */
@@ -83,8 +90,9 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: `provider ${target.provider.id} circuit open` });
       const until = deps.health.circuitOpenUntil?.(target.provider.id);
       if (until !== undefined && (firstFreeAt === undefined || until < firstFreeAt)) firstFreeAt = until;
-      everyRefused = false;
-      last ??= { target, error: circuitOpenError(target, until, deps.clock.now()), classification: { row: "server_error", account: { type: "none" }, loop: "next_target" } };
+      const open: Failed = { target, error: circuitOpenError(target, until, deps.clock.now()), classification: { row: "server_error", account: { type: "none" }, loop: "next_target" } };
+      (skipped ??= []).push(open);
+      last ??= open;
       continue;
     }
     /** The first account of the target tried; the set of all tried is made at the next pick (most requests make one pick: no set). */
@@ -106,12 +114,15 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       if (picked.firstFreeAt !== undefined && (firstFreeAt === undefined || picked.firstFreeAt < firstFreeAt)) firstFreeAt = picked.firstFreeAt;
       const account = picked.account;
       if (!account) {
-        everyRefused = false; // none free (or none left after a slot wait gave up): not the body's fault
         if (triedFirst === undefined) {
+          // None free before the body was built: capacity (or a model gone everywhere), not the body's fault.
           const gone = modelGone(target, picked);
           const none = gone ? undefined : noAccountError(target, picked);
           if (none) (unserved ??= []).push({ target, ...none });
-          last ??= gone ?? { target, error: none!.error, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" } };
+          const failed = gone ?? { target, error: none!.error, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" } };
+          if (gone) goneSkipped = true;
+          else (skipped ??= []).push(failed);
+          last ??= failed;
           // The upstream said earlier that the model does not exist for any of the target's accounts:
           // as after that attempt, its siblings come next (R-10), on every later request too.
           if (gone && !target.siblingOf) targets = withSiblings(targets, planned, ti, gone, (missing ??= new Map()), ctx);
@@ -132,6 +143,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: built.message });
           break;
         }
+        bodyBuilt = true;
         clampOutputTokens(ctx, target, built);
         deps.adjust?.(target, built);
         saveTokens(ctx, target, built, deps.tokenSavers?.());
@@ -217,12 +229,22 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     // Every sibling was missing too: the client hears about the model it asked for.
     last = missing?.get(`${last.target.provider.id}/${last.target.siblingOf}`) ?? last;
   }
+  if (attempts === 0 && last?.refused) {
+    // The body was refused by a target's translation and no call was made. A 400 says "do not send
+    // this body again" (formats/REFERENCE.md: not retried), which is false when a target passed over
+    // for capacity (its circuit open, no account free) would have taken it: then the answer is that
+    // capacity failure, with its Retry-After, as when every target was unavailable (SPEC 2.4, 6.3).
+    // Translation is pure: a skipped target's is tried here, without a call, to know.
+    fallback = false; // nothing was served or called
+    if (bodyBuilt) last = skipped?.[0]; // a target built the body but got no slot in time
+    else if (skipped) last = firstTaker(ctx, skipped, route.portability) ?? last;
+  }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
   if (unserved && unserved.length > 1 && last && namesError(unserved, last.error)) err = allUnserved(unserved);
   // The client's body, refused by the translation before any call: the gateway's refusal (outcome
-  // rejected, no model served), as the guard's are, not an error of a model never called.
-  // Only when every target refused it (a target skipped for its circuit or accounts is a capacity failure).
-  if (attempts === 0 && everyRefused && last?.refused && err === last.error) return finalError(ctx, err, deps, { attempts, fallback: false, rejected: true });
+  // rejected, no model served), as the guard's are, not an error of a model never called. Only when
+  // every target refused it, or was passed over for capacity and would have refused it too (above).
+  if (attempts === 0 && !goneSkipped && last?.refused && err === last.error) return finalError(ctx, err, deps, { attempts, fallback: false, rejected: true });
   if (last?.classification.row === "credential" && last.target) {
     // A refresh that failed for a while (the token endpoint's 5xx) is not a credential needing an
     // operator: say so, with when it is tried again (newuser12b H6: it said the keys "need attention").
@@ -276,6 +298,20 @@ function requestEnded(ctx: RequestContext, deps: AttemptDeps): boolean {
 function namesError(unserved: readonly Unserved[], error: HubError): boolean {
   for (const u of unserved) if (u.error === error) return true;
   return false;
+}
+
+/**
+ * The first of the targets passed over for capacity (`skipped`, in the order tried) whose translation
+ * builds the request's body, i.e. that would have taken it had it been free; undefined when each would
+ * refuse it too (each such target gets a trace decision saying so). No call is made.
+ */
+function firstTaker(ctx: RequestContext, skipped: readonly Failed[], portability: AttemptRoute["portability"]): Failed | undefined {
+  for (const s of skipped) {
+    const built = translate(ctx, s.target!, portability);
+    if (!("kind" in built)) return s;
+    ctx.trace.decisions.push({ subject: s.target!.label, verdict: "out", reason: `not called; its translation would refuse the body too: ${built.message}` });
+  }
+  return undefined;
 }
 
 /** A refresh's token-endpoint calls for the route trace, their start in ms after the request's (`startedAt`). */

@@ -4,6 +4,12 @@
  * are: its usage row has outcome `rejected` and no model, so Usage by model does not count it as an
  * error of the combo's last model, which was never called, and the Overview's error rate (the usage
  * series' errors) leaves it out. Through the real gateway with scripts/demo's configuration.
+ *
+ * A combo whose first target was passed over for capacity (its only account cooling down, its
+ * provider's circuit open: no call made) and whose other target refused the body: when the first would
+ * have taken the body, the client hears the capacity failure (429/503 with Retry-After, outcome error of
+ * the first target), not the refusal's 400 that says "do not send this again"; when the first would
+ * refuse it too, the 400 stands and the row is the gateway's refusal, as when every target refused it.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
@@ -46,19 +52,62 @@ test("a body every target of the combo refuses is recorded as refused with no mo
   expect([sum("requests"), sum("errors"), sum("refused")]).toEqual([4, 0, 3]);
 }, 30_000);
 
-test("a first target skipped for want of a free account and a second refusing the body: a failure (outcome error), not the gateway's refusal", async () => {
+test("a first target skipped for want of a free account that would refuse the body too, and a second refusing it: the 400, recorded as the gateway's refusal", async () => {
   // The combo's first target (demo-anthropic) is rate-limited for 100 s: its only account cools down.
   gw.fake.handle((r) => (r.path.endsWith("/messages") ? { status: 429, headers: { "retry-after": "100" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } } : simpleReply(r.format!, { text: "ok", model: r.model }, r.stream)));
   expect((await post("/v1/chat/completions", { model: "demo", messages: [{ role: "user", content: "hi" }] })).status).toBe(200); // served by demo-chat
   const res = await post("/v1/chat/completions", { model: "demo", messages: [{ role: "user", content: 123 }] });
-  expect(res.status).toBe(400);
+  expect(res.status).toBe(400); // demo-anthropic's translation refuses `content: 123` too: the body is at fault
+  expect(((await res.json()) as any).error.message).toContain("messages[0].content");
+  expect(res.headers.get("retry-after")).toBeNull();
+  expect(res.headers.get("x-switchyard-fallback")).toBeNull();
   gw.app.settle();
-  const last = ((await api("/calls")).calls as any[]).find((c) => c.requestedModel === "demo" && c.status === 400 && c.outcome !== "rejected");
-  expect([last?.outcome, last?.attempts]).toEqual(["error", 0]);
-  expect(((await api("/calls?outcome=rejected")).calls as any[]).filter((c) => c.requestedModel === "demo")).toHaveLength(3); // the first test's only
+  const calls: any[] = (await api("/calls")).calls;
+  expect(calls.filter((c) => c.requestedModel === "demo" && c.status === 400).map((c) => [c.outcome, c.attempts, c.model ?? null])).toEqual(Array(4).fill(["rejected", 0, null]));
+  expect(calls.filter((c) => c.outcome === "error")).toEqual([]);
+  // The route trace says why the cooling target was not the answer.
+  const trace = await api(`/route-traces/${res.headers.get("x-switchyard-route-id")}`);
+  expect(JSON.stringify(trace.decisions)).toContain("demo-anthropic/claude-demo");
+  expect(JSON.stringify(trace.decisions)).toContain("not called; its translation would refuse the body too");
 }, 30_000);
 
-test("a first target skipped for its open circuit and a second refusing the body: a failure (outcome error), not the gateway's refusal", async () => {
+test("a first target skipped for want of a free account that would take the body, and a second refusing it: the first's 429 with Retry-After, an error of the first target", async () => {
+  const yaml = `
+providers:
+  - { id: o, kind: openai, base_url: "{{FAKE}}/o/v1" }
+  - { id: c, kind: openai-compatible, base_url: "{{FAKE}}/c/v1" }
+accounts:
+  - { id: o1, provider: o, api_key: env:FAKE_KEY }
+  - { id: c1, provider: c, api_key: env:FAKE_KEY }
+combos:
+  - name: mix
+    targets:
+      - model: o/gpt-x
+      - model: c/gpt-demo
+`;
+  const own = await startGateway(yaml, { fake: await startFakeUpstream() });
+  try {
+    // o's only account is rate-limited for 100 s; c serves meanwhile.
+    own.fake.handle((r) => (r.path.startsWith("/o/") ? { status: 429, headers: { "retry-after": "100" }, json: { error: { type: "rate_limit_error", message: "Rate limited" } } } : simpleReply(r.format!, { text: "ok", model: r.model }, r.stream)));
+    const ask = (extra: Record<string, unknown>) => fetch(`${own.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "mix", messages: [{ role: "user", content: "hi" }], ...extra }) });
+    expect((await ask({})).status).toBe(200); // served by c
+    const seen = own.fake.requests.length;
+    // n=2 is served only by the OpenAI API itself (o, a native pair); c, normalised through the hub, refuses it.
+    const res = await ask({ n: 2 });
+    const body = (await res.json()) as any;
+    expect([res.status, body.error.code]).toEqual([429, "no_account"]);
+    expect(body.error.message).toContain("No account of o can serve gpt-x");
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(90);
+    expect(own.fake.requests.length).toBe(seen); // no call was made
+    own.app.settle();
+    const calls: any[] = ((await (await fetch(`${own.url}/admin/api/calls`, { headers: { authorization: `Bearer ${own.app.adminToken}` } })).json()) as any).calls;
+    expect(calls.filter((c) => c.status !== 200).map((c) => [c.outcome, c.status, c.attempts, c.providerId, c.fallback])).toEqual([["error", 429, 0, "o", false]]);
+  } finally {
+    await own.stop();
+  }
+}, 60_000);
+
+test("a first target skipped for its open circuit that would refuse the body too, and a second refusing it: the 400, recorded as the gateway's refusal", async () => {
   // SPEC 6.3: 10 consecutive 5xx open a provider's circuit; ten accounts, so one request makes them all.
   const yaml = `
 providers:
@@ -83,7 +132,45 @@ combos:
     expect(res.status).toBe(400);
     own.app.settle();
     const calls: any[] = ((await (await fetch(`${own.url}/admin/api/calls`, { headers: { authorization: `Bearer ${own.app.adminToken}` } })).json()) as any).calls;
-    expect(calls.filter((c) => c.status === 400).map((c) => [c.outcome, c.attempts])).toEqual([["error", 0]]);
+    expect(calls.filter((c) => c.status === 400).map((c) => [c.outcome, c.attempts, c.model ?? null])).toEqual([["rejected", 0, null]]);
+  } finally {
+    await own.stop();
+  }
+}, 60_000);
+
+test("a first target skipped for its open circuit that would take the body, and a second refusing it: the circuit's 503 with Retry-After, an error of the first target", async () => {
+  const yaml = `
+providers:
+  - { id: o, kind: openai, base_url: "{{FAKE}}/o/v1" }
+  - { id: c, kind: openai-compatible, base_url: "{{FAKE}}/c/v1" }
+accounts:
+${Array.from({ length: 10 }, (_, i) => `  - { id: o${i + 1}, provider: o, api_key: env:FAKE_KEY }`).join("\n")}
+  - { id: c1, provider: c, api_key: env:FAKE_KEY }
+combos:
+  - name: mix
+    targets:
+      - model: o/gpt-x
+      - model: c/gpt-demo
+`;
+  const own = await startGateway(yaml, { fake: await startFakeUpstream() });
+  try {
+    own.fake.handle((r) => (r.path.startsWith("/o/") ? { status: 500, json: { error: { type: "server_error", message: "boom" } } } : simpleReply(r.format!, { text: "ok", model: r.model }, r.stream)));
+    const ask = (extra: Record<string, unknown>) => fetch(`${own.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "mix", messages: [{ role: "user", content: "hi" }], ...extra }) });
+    const admin = async (path: string) => (await (await fetch(`${own.url}/admin/api${path}`, { headers: { authorization: `Bearer ${own.app.adminToken}` } })).json()) as any;
+    const state = async () => (await admin("/providers")).providers.find((p: any) => p.id === "o").circuit.state;
+    for (let i = 0; i < 3 && (await state()) !== "open"; i++) expect([200, 500]).toContain((await ask({})).status);
+    expect(await state()).toBe("open");
+    own.app.settle();
+    const before = ((await admin("/calls")).calls as any[]).length;
+    const res = await ask({ n: 2 });
+    const body = (await res.json()) as any;
+    expect([res.status, body.error.code]).toEqual([503, "circuit_open"]);
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(0);
+    own.app.settle();
+    const calls: any[] = (await admin("/calls")).calls;
+    expect(calls.length).toBe(before + 1);
+    const row = calls.find((c) => c.status === 503);
+    expect([row?.outcome, row?.attempts, row?.providerId]).toEqual(["error", 0, "o"]);
   } finally {
     await own.stop();
   }
