@@ -12,7 +12,7 @@ import { ConfigError, issueText, ROOT_PATH } from "./config/errors.ts";
 import { buildInfo, buildSource } from "./version.ts";
 import { suggest } from "./unknown-keys.ts";
 import { admin, instanceOnEphemeralPort, instanceUrl, notAnswering, urlProblem } from "./cli/instance.ts";
-import { fail, out, printable } from "./cli/terminal.ts";
+import { fail, out, printable, visible } from "./cli/terminal.ts";
 import { SETUP_CLIS, SETUP_USAGE } from "./setup-commands.ts";
 import { table } from "./cli/table.ts";
 import { COMMANDS, subcommandsOf, type CommandTakes } from "./cli/command-table.ts";
@@ -283,11 +283,11 @@ async function main(argv: string[]): Promise<void> {
     if (topic === undefined) return out(USAGE);
     const help = commandHelp(topic);
     // an unknown command is the same error with or without --help (`switchyard frob` exits 2 too)
-    if (help === undefined) fail(`unknown command: ${topic}\n\n${USAGE}`, 2);
+    if (help === undefined) fail([`unknown command: ${topic}`, "", ...USAGE.split("\n")], 2);
     return out(help);
   }
   if (values.version) return out(await versionLine());
-  if (!cmd) fail(USAGE, 2);
+  if (!cmd) fail(USAGE.split("\n"), 2);
   // --client-key is setup's alone: elsewhere --key is the admin key, and a client key is a request's (route --header)
   if (values["client-key"] !== undefined && cmd !== "setup") {
     const admin = INSTANCE_COMMANDS.has(cmd) ? `; ${cmd} takes the admin key as --key ADMIN_KEY (or SWITCHYARD_ADMIN_KEY)` : "";
@@ -323,7 +323,7 @@ async function main(argv: string[]): Promise<void> {
       if (!file) fail("usage: switchyard check-config FILE", 2);
       const { checkConfig } = await import("./config/check.ts");
       const r = checkConfig(file);
-      for (const l of r.lines) out(l);
+      for (const l of r.lines) out(visible(l)); // one line each: a path or value holding a line break cannot print one of its own
       process.exit(r.ok ? 0 : 1);
     }
     case "start":
@@ -444,7 +444,7 @@ async function main(argv: string[]): Promise<void> {
       return accountsCommand(sub, { json: values.json === true, id: arg, model: positionals[3] }, (method, path, body) => admin(values, dataDir, method, path, body), { out, fail });
     }
     default:
-      fail(`unknown command: ${cmd}\n\n${USAGE}`, 2);
+      fail([`unknown command: ${cmd}`, "", ...USAGE.split("\n")], 2);
   }
 }
 
@@ -456,13 +456,13 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
   // A start that fails: one JSON line on stderr, where the start's other lines (`switchyard listening`,
   // `stopped`) go, for a supervisor or collector that reads JSON lines, then the same text for people
   // (a terminal) as before (try22 P9).
-  const failed: (text: string) => never = (text) => {
+  const failed: (lines: string | string[]) => never = (lines) => {
     try {
-      writeSync(2, startFailedLine(text, Date.now()) + "\n");
+      writeSync(2, startFailedLine(typeof lines === "string" ? lines : lines.join("\n"), Date.now()) + "\n");
     } catch {
       // stderr closed: nothing can say it
     }
-    fail(text);
+    fail(lines);
   };
   let app;
   try {
@@ -479,7 +479,7 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
       // at its path in it; a problem of the whole file (unreadable, not YAML) is its message alone.
       const file = e.file ?? (values.config as string | undefined) ?? "the configuration";
       const issues = e.issues.map((i) => `  ${i.path === ROOT_PATH ? i.message : issueText(i)}`);
-      failed([`switchyard did not start: the config file ${file} cannot be used (switchyard check-config ${file} checks it again):`, ...issues].join("\n"));
+      failed([`switchyard did not start: the config file ${file} cannot be used (switchyard check-config ${file} checks it again):`, ...issues]);
     }
     const msg = e instanceof Error ? e.message : String(e);
     failed(

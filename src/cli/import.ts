@@ -10,6 +10,7 @@ import { isSubscription } from "../oauth/protocol.ts";
 import { formatElapsed } from "../../formats/wait-words.ts";
 import { ACCOUNT_ID, ACCOUNT_ID_RULE, parsePriority } from "../admin/subscription-routes.ts";
 import type { AdminCall, CliIo } from "./routing.ts";
+import { visible } from "./terminal.ts";
 
 /** Options of `switchyard import`. */
 export interface ImportCommandOptions {
@@ -54,7 +55,7 @@ export async function importCommand(kind: string | undefined, opts: ImportComman
   const now = opts.now ?? Date.now();
   const expired = c.expiresAt !== undefined && c.expiresAt <= now ? `; its access token expired ${formatElapsed(now - c.expiresAt)} ago and is being refreshed (switchyard accounts status says if that fails)` : "";
   io.out(
-    `imported ${path} as account ${r.id} (provider ${r.provider}${priority.value !== undefined ? `, priority ${priority.value}` : ""}) ${r.created ? "added" : "updated"}${r.reenabled ? ", enabled again (it was disabled)" : ""}${r.unquarantined ? ", quarantine lifted" : ""}${imported.plan ? `; plan ${imported.plan}` : ""}; the file was not modified${expired}`,
+    `imported ${visible(path)} as account ${r.id} (provider ${r.provider}${priority.value !== undefined ? `, priority ${priority.value}` : ""}) ${r.created ? "added" : "updated"}${r.reenabled ? ", enabled again (it was disabled)" : ""}${r.unquarantined ? ", quarantine lifted" : ""}${imported.plan ? `; plan ${imported.plan}` : ""}; the file was not modified${expired}`,
   );
   const same = r.sameLogin ?? [];
   if (same.length > 0) {

@@ -95,8 +95,10 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       return;
     }
     default:
-      fail(`${sub === undefined ? "" : `${unknownSubcommand("keys", sub)}
-`}usage: switchyard keys create NAME [options] | keys list [--json] | keys set NAME [options] | keys revoke NAME | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME`, 2);
+      fail([
+        ...(sub === undefined ? [] : [unknownSubcommand("keys", sub)]),
+        "usage: switchyard keys create NAME [options] | keys list [--json] | keys set NAME [options] | keys revoke NAME | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME",
+      ], 2);
   }
 }
 

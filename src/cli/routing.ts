@@ -24,7 +24,7 @@ export class AdminNotFound {
 /** Output helpers from main.ts. */
 export interface CliIo {
   out: (line: string) => void;
-  fail: (line: string, code?: number) => never;
+  fail: (lines: string | readonly string[], code?: number) => never;
 }
 
 /** Options of `switchyard route`. */
@@ -158,8 +158,8 @@ export async function accountsCommand(sub: string | undefined, opts: { json?: bo
     return io.out(`removed account ${opts.id}`);
   }
   if (sub !== "status") {
-    const unknown = sub === undefined ? "" : `${unknownSubcommand("accounts", sub)}\n`;
-    io.fail(`${unknown}usage: switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL] | accounts unlock ID | accounts close-circuit PROVIDER`, 2);
+    const usage = "usage: switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL] | accounts unlock ID | accounts close-circuit PROVIDER";
+    io.fail(sub === undefined ? usage : [unknownSubcommand("accounts", sub), usage], 2);
   }
   const status = (await call("GET", "/accounts")) as AccountsStatus;
   if (opts.json) return io.out(JSON.stringify(status, null, 2));

@@ -262,7 +262,7 @@ export async function serviceCommand(sub: string | undefined, opts: ServiceOptio
   if (sub === "install" && opts.config) {
     // A service that crash-loops on a bad file helps nobody: check it first.
     const problems = host.configProblems?.(resolve(host.cwd, opts.config)) ?? [];
-    if (problems.length > 0) io.fail(`not installing: the config file has errors\n${problems.join("\n")}`);
+    if (problems.length > 0) io.fail(["not installing: the config file has errors", ...problems]);
   }
   if (host.platform === "linux") return systemd(sub, opts, host, io);
   if (host.platform === "darwin") return launchd(sub, opts, host, io);

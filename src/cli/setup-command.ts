@@ -207,7 +207,7 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
   const { url, dataDir, key } = opts;
   const out = io.out;
   // typed here: a call to it ends the control flow (TypeScript needs the annotation to know)
-  const fail: (line: string, code?: number) => never = io.fail;
+  const fail: (lines: string | readonly string[], code?: number) => never = io.fail;
   // A key the gateway refuses would leave the CLI with nothing but 401s: check it before writing.
   const probe = await askGateway(url, "/v1/models", key, io);
   await probe.body?.cancel();

@@ -22,7 +22,7 @@ const DEFAULT_URL = "http://127.0.0.1:20128";
  */
 export function setupOther(sub: string | undefined, values: Record<string, unknown>, dataDir: string, io: CliIo): void {
   const known = `setup writes the settings of ${SETUP_CLIS.join(", ")}, and prints what to enter in Cursor's (setup cursor)`;
-  if (sub !== "cursor") io.fail(`${sub === undefined ? "setup needs the CLI to point at the gateway" : `setup does not know ${JSON.stringify(sub)}`}: ${known}\nusage: ${SETUP_USAGE}`, 2);
+  if (sub !== "cursor") io.fail([`${sub === undefined ? "setup needs the CLI to point at the gateway" : `setup does not know ${JSON.stringify(sub)}`}: ${known}`, ...`usage: ${SETUP_USAGE}`.split("\n")], 2);
   const options = ["model", "utility-model", "codex-bin", "dry-run", "undo"].filter((o) => values[o] !== undefined);
   if (options.length > 0) io.fail(`setup cursor writes nothing, so it takes no ${options.map((o) => `--${o}`).join(", ")}: it prints what to enter in Cursor's settings`, 2);
   const found = values.url !== undefined || existsSync(join(dataDir, "instance.json"));

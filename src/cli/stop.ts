@@ -24,7 +24,7 @@ export type StopTarget = { pid: number; url?: string; stopping?: number } | { no
 /** What {@link stopCommand} prints with, signals with and waits with (tests give their own). */
 export interface StopIo {
   out(line: string): void;
-  fail(line: string, code?: number): never;
+  fail(lines: string | readonly string[], code?: number): never;
   /** process.kill */
   kill(pid: number, signal: NodeJS.Signals | 0): void;
   sleep(ms: number): Promise<void>;

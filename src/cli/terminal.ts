@@ -1,8 +1,10 @@
 /**
- * The command line's two outputs (SPEC 2.2): a line on stdout, or a line on stderr and the exit with a
- * code (1 for a failure, 2 for a usage error). Neither writes a control character raw: what the CLI
+ * The command line's two outputs (SPEC 2.2): a line on stdout, or an error on stderr and the exit with
+ * a code (1 for a failure, 2 for a usage error). Neither writes a control character raw: what the CLI
  * prints holds strings a client chose (model names, upstream error messages, recorded bodies), and an
- * ESC, OSC, BEL or CR written raw would recolour, retitle or rewrite the operator's terminal.
+ * ESC, OSC, BEL or CR written raw would recolour, retitle or rewrite the operator's terminal. An error
+ * holds paths, file contents, config values and what the user typed: it is escaped whole, line breaks
+ * included, so that none of them can print a line of its own either.
  */
 
 /**
@@ -42,8 +44,16 @@ export function out(line: string): void {
   process.stdout.write(printable(line) + "\n");
 }
 
-/** Writes one line to stderr, its control characters escaped ({@link printable}), and exits with `code` (default 1). */
-export function fail(line: string, code = 1): never {
-  process.stderr.write(printable(line) + "\n");
+/**
+ * Writes an error to stderr and exits with `code` (default 1): one line, or each of `lines` on a line of
+ * its own (a usage text, one problem a line), every control character in each escaped as
+ * {@link visible} does, line breaks and tabs too. An error's text is built from paths, file contents,
+ * config values, a browser's redirect and what the user typed (`cannot import: PATH: …`), so a file
+ * name or value holding "\n…" cannot print a line that reads as the CLI's own (until session 37 `fail`
+ * kept line breaks and tabs, as {@link out} does; ESC, OSC, CR and the rest were escaped already). The
+ * one place every CLI error is printed (src/main.ts's catch of a command's error included).
+ */
+export function fail(lines: string | readonly string[], code = 1): never {
+  process.stderr.write((typeof lines === "string" ? visible(lines) : lines.map(visible).join("\n")) + "\n");
   process.exit(code);
 }

@@ -100,7 +100,7 @@ test("inspect prints those lines; with --json the admin API's object", async () 
     await inspectCommand({ id: "sy_test", bodies: false, json }, async () => FALLBACK, {
       out: (l) => out.push(l),
       fail: (l) => {
-        throw new Error(l);
+        throw new Error(typeof l === "string" ? l : l.join("\n"));
       },
     });
     return out;

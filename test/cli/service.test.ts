@@ -81,7 +81,7 @@ function harness(over: Partial<ServiceHost> = {}): Harness {
       serviceCommand(sub, { dataDir: join(home, ".switchyard"), ...opts }, host, {
         out: (l) => void out.push(l),
         fail: (l, code = 1) => {
-          throw new Failed(l, code);
+          throw new Failed(typeof l === "string" ? l : l.join("\n"), code);
         },
       }),
   };

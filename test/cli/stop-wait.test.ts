@@ -32,7 +32,7 @@ function reusedPidIo(signals: string[], out: string[]): StopIo {
   return {
     out: (l) => void out.push(l),
     fail: (l) => {
-      throw new Error(l);
+      throw new Error(typeof l === "string" ? l : l.join("\n"));
     },
     kill: (pid, signal) => {
       if (signal === 0) return;

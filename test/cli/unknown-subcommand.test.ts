@@ -16,10 +16,10 @@ async function accountsRefusal(word: string): Promise<{ code: number | undefined
   const failed = { code: undefined as number | undefined, line: "" };
   const io = {
     out: () => {},
-    fail: (line: string, code?: number): never => {
+    fail: (lines: string | readonly string[], code?: number): never => {
       failed.code = code;
-      failed.line = line;
-      throw new Error(line);
+      failed.line = typeof lines === "string" ? lines : lines.join("\n");
+      throw new Error(failed.line);
     },
   };
   await accountsCommand(word, {}, async () => ({}), io).catch(() => {});

@@ -286,7 +286,7 @@ describe("rotated refresh token across a SIGKILL", () => {
       const file = join(mkdtempSync(join(tmpdir(), "sy-cred-")), ".credentials.json");
       writeFileSync(file, JSON.stringify({ claudeAiOauth: { accessToken: t.accessToken, refreshToken: t.refreshToken, expiresAt: Date.now() + 60_000, scopes: ["user:inference"], subscriptionType: "pro" } }));
       const printed: string[] = [];
-      const io = { out: (l: string) => void printed.push(l), fail: (l: string): never => { throw new Error(l); } };
+      const io = { out: (l: string) => void printed.push(l), fail: (l: string | readonly string[]): never => { throw new Error(typeof l === "string" ? l : l.join("\n")); } };
       await importCommand("claude-code", { from: file, account: "cc-kill" }, adminCall(inst.url, inst.instance().adminToken), io);
       expect(printed.join("\n")).toContain("as account cc-kill (provider cc) added");
 

@@ -46,7 +46,7 @@ export async function startWorld(extraYaml = "", opts: { dataDir?: string; upstr
   const io: CliIo = {
     out: (l) => void out.push(l),
     fail: (l) => {
-      throw new Error(l);
+      throw new Error(typeof l === "string" ? l : l.join("\n"));
     },
   };
   return {
