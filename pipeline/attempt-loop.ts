@@ -138,8 +138,11 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       if (!translated) {
         const built = translate(ctx, target, route.portability);
         if ("kind" in built) {
-          // The request cannot be expressed for this target: another target may accept it.
-          last = { error: built, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" }, target, refused: true };
+          // The request cannot be expressed for this target: another target may accept it. A failure of a
+          // target that was called (it could take the body) stays the answer: a 400 would say "do not send
+          // this body again" of a body another target took (its 5xx is retryable).
+          const refusal: Failed = { error: built, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" }, target, refused: true };
+          if (last?.account === undefined) last = refusal;
           ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: built.message });
           break;
         }

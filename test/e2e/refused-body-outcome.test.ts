@@ -175,3 +175,35 @@ combos:
     await own.stop();
   }
 }, 60_000);
+
+test("a first target called and failing (a 5xx), and a second refusing the body: the first's failure, not the refusal's 400", async () => {
+  const yaml = `
+providers:
+  - { id: o, kind: openai, base_url: "{{FAKE}}/o/v1" }
+  - { id: c, kind: openai-compatible, base_url: "{{FAKE}}/c/v1" }
+accounts:
+  - { id: o1, provider: o, api_key: env:FAKE_KEY }
+  - { id: c1, provider: c, api_key: env:FAKE_KEY }
+combos:
+  - name: mix
+    targets:
+      - model: o/gpt-x
+      - model: c/gpt-demo
+`;
+  const own = await startGateway(yaml, { fake: await startFakeUpstream() });
+  try {
+    own.fake.handle((r) => (r.path.startsWith("/o/") ? { status: 500, json: { error: { type: "server_error", message: "boom" } } } : simpleReply(r.format!, { text: "ok", model: r.model }, r.stream)));
+    // n=2: o (the OpenAI API itself) takes the body and fails with a 500; c refuses it before any call.
+    const res = await fetch(`${own.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "mix", n: 2, messages: [{ role: "user", content: "hi" }] }) });
+    const body = (await res.json()) as any;
+    expect(res.status).toBeGreaterThanOrEqual(500); // retryable: the body was fine for o
+    expect(body.error.message).toContain("boom"); // the upstream's own error, passed on
+    expect(own.fake.requests.filter((r) => r.path.startsWith("/o/")).length).toBeGreaterThan(0);
+    expect(own.fake.requests.filter((r) => r.path.startsWith("/c/")).length).toBe(0);
+    own.app.settle();
+    const calls: any[] = ((await (await fetch(`${own.url}/admin/api/calls`, { headers: { authorization: `Bearer ${own.app.adminToken}` } })).json()) as any).calls;
+    expect(calls.map((c) => [c.outcome, c.status, c.providerId])).toEqual([["error", res.status, "o"]]);
+  } finally {
+    await own.stop();
+  }
+}, 60_000);
