@@ -368,13 +368,18 @@ export const LONG_NAME = 64;
  * split); only a part wider than its whole column breaks, anywhere, rather than run past its card. The
  * text reads and copies the same. A name longer than {@link LONG_NAME} characters is one line cut with
  * an ellipsis (`.name-cut`), whole in its title (a tooltip) and when copied: wrapped, a client's
- * 5,000-character name made its Calls row about 3,000 px tall.
+ * 5,000-character name made its Calls row about 3,000 px tall. Its box (`.name-fit`) is up to 40
+ * characters wide but asks its column for none: a table gives it the room the other columns leave
+ * (each cut name holding 40 characters, a Calls row with a long requested and a long served name was
+ * wider than its card at 1280 px, Total out of view).
  */
 export function Breakable({ name }: { name: string }) {
   if (name.length > LONG_NAME) {
     return (
-      <span class="name-cut" title={name}>
-        {name}
+      <span class="name-fit">
+        <span class="name-cut" title={name}>
+          {name}
+        </span>
       </span>
     );
   }
