@@ -94,6 +94,22 @@ export function urlFor(provider: ProviderInfo, format: WireFormat, model: string
   }
 }
 
+/**
+ * `Authorization: Bearer …` values by credential, each with the secret it was made of: a credential's
+ * calls send one string instead of a new one per call (docs/performance.md item 291). A credential
+ * whose secret changed (the same object given another token) gets a new value.
+ */
+const BEARERS = new WeakMap<Credential, { secret: string; value: string }>();
+
+/** The `Authorization` value `Bearer <secret>` of `cred`'s secret `secret`. */
+function bearer(cred: Credential, secret: string): string {
+  const known = BEARERS.get(cred);
+  if (known !== undefined && known.secret === secret) return known.value;
+  const value = `Bearer ${secret}`;
+  BEARERS.set(cred, { secret, value });
+  return value;
+}
+
 /** Builds the outgoing headers: forwarded allow-list, then auth and format headers. */
 export function headersFor(call: UpstreamCall, clientFormat: WireFormat | undefined): Headers {
   const out = new Headers();
@@ -123,7 +139,7 @@ export function headersFor(call: UpstreamCall, clientFormat: WireFormat | undefi
     case "anthropic-messages":
       if (!out.has("anthropic-version")) out.set("anthropic-version", ANTHROPIC_VERSION);
       if (cred.type === "api_key") out.set("x-api-key", cred.apiKey);
-      else if (cred.type === "oauth") out.set("authorization", `Bearer ${cred.accessToken}`);
+      else if (cred.type === "oauth") out.set("authorization", bearer(cred, cred.accessToken));
       if (kind === "claude-code") {
         // Subscription calls need the OAuth beta (observed from Claude Code's own requests).
         const betas = new Set((out.get("anthropic-beta") ?? "").split(",").map((s) => s.trim()).filter(Boolean));
@@ -133,12 +149,12 @@ export function headersFor(call: UpstreamCall, clientFormat: WireFormat | undefi
       break;
     case "gemini":
       if (cred.type === "api_key") out.set("x-goog-api-key", cred.apiKey);
-      else if (cred.type === "oauth") out.set("authorization", `Bearer ${cred.accessToken}`);
+      else if (cred.type === "oauth") out.set("authorization", bearer(cred, cred.accessToken));
       break;
     default:
-      if (cred.type === "api_key") out.set("authorization", `Bearer ${cred.apiKey}`);
+      if (cred.type === "api_key") out.set("authorization", bearer(cred, cred.apiKey));
       else if (cred.type === "oauth") {
-        out.set("authorization", `Bearer ${cred.accessToken}`);
+        out.set("authorization", bearer(cred, cred.accessToken));
         if (kind === "codex" && cred.accountId) out.set("chatgpt-account-id", cred.accountId);
       }
   }
@@ -179,10 +195,51 @@ export class HttpExecutor implements Executor {
   }
 }
 
+/**
+ * The URL a provider's last call went to, with what it was made of: the next call with the same
+ * base URL, kind, format, model, stream mode and endpoint (the usual run of one model's requests)
+ * reuses the string instead of joining one per call (docs/performance.md item 291). One record per
+ * provider, overwritten when a call differs.
+ */
+interface LastUrl {
+  baseUrl: string;
+  kind: ProviderInfo["kind"];
+  format: WireFormat;
+  model: string;
+  stream: boolean;
+  endpoint: UpstreamCall["endpoint"];
+  url: string;
+}
+const LAST_URL = new WeakMap<ProviderInfo, LastUrl>();
+
 /** The URL of one call: {@link urlFor}'s, a Claude Code subscription's own (SPEC P-2, src/providers/claude-code.ts). */
 function callUrl(call: UpstreamCall): string {
-  const url = urlFor(call.provider, call.upstreamFormat, call.model, call.stream, call.endpoint);
-  return call.provider.kind === "claude-code" && call.upstreamFormat === "anthropic-messages" ? claudeCodeUrl(url) : url;
+  const provider = call.provider;
+  const last = LAST_URL.get(provider);
+  if (
+    last !== undefined &&
+    last.model === call.model &&
+    last.format === call.upstreamFormat &&
+    last.stream === call.stream &&
+    last.endpoint === call.endpoint &&
+    last.baseUrl === provider.baseUrl &&
+    last.kind === provider.kind
+  ) {
+    return last.url;
+  }
+  const joined = urlFor(provider, call.upstreamFormat, call.model, call.stream, call.endpoint);
+  const url = provider.kind === "claude-code" && call.upstreamFormat === "anthropic-messages" ? claudeCodeUrl(joined) : joined;
+  if (last === undefined) LAST_URL.set(provider, { baseUrl: provider.baseUrl, kind: provider.kind, format: call.upstreamFormat, model: call.model, stream: call.stream, endpoint: call.endpoint, url });
+  else {
+    last.baseUrl = provider.baseUrl;
+    last.kind = provider.kind;
+    last.format = call.upstreamFormat;
+    last.model = call.model;
+    last.stream = call.stream;
+    last.endpoint = call.endpoint;
+    last.url = url;
+  }
+  return url;
 }
 
 /** The fetch options of one call: its headers ({@link headersFor} and the provider's fixes, SPEC P-2), body, signal and proxy (P-4). */
