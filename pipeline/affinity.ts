@@ -658,4 +658,19 @@ class RequestHints implements PickHints {
     }
     return this.key;
   }
+
+  /** The provider {@link keyAt} last made a key for, and that key. */
+  private keyProvider: string | undefined;
+  private providerKey: string | undefined;
+
+  /** {@link PickHints.keyAt}: made once per provider the request reaches (a fallback to another makes its own). */
+  keyAt(providerId: string, make: (providerId: string, affinityKey: string) => string): string | undefined {
+    const key = this.affinityKey;
+    if (!key) return undefined;
+    if (this.keyProvider !== providerId || this.providerKey === undefined) {
+      this.providerKey = make(providerId, key);
+      this.keyProvider = providerId;
+    }
+    return this.providerKey;
+  }
 }

@@ -123,6 +123,13 @@ export interface PickHints {
   affinity?: boolean;
   /** A dry run (SPEC 2.2 `route`): order as for a real request but advance no strategy counter. */
   dryRun?: boolean;
+  /**
+   * `make(providerId, affinityKey)` (the pool's binding key of this conversation at that provider), kept
+   * for the request: the pool reads it up to three times per request (the pick, the commit's
+   * `X-Switchyard-Cache` read twice, the binding after it), one string instead of three
+   * (docs/performance.md item 292). Undefined without an affinity key. Absent: the pool makes it each time.
+   */
+  keyAt?(providerId: string, make: (providerId: string, affinityKey: string) => string): string | undefined;
 }
 
 /** What a pick decided about one account of the target. */

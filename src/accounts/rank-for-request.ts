@@ -78,7 +78,7 @@ export class RequestRanking {
     }));
     const ranked = rankAccounts(strategy, facts, opts.rng ?? Math.random, turn);
     if (strategy === "round-robin" || hints.affinity === false || !hints.affinityKey) return ranked;
-    const bound = bindings.get(bindingKey(providerId, hints.affinityKey), now);
+    const bound = bindings.get(hints.keyAt?.(providerId, bindingKey) ?? bindingKey(providerId, hints.affinityKey), now);
     const i = bound ? ranked.findIndex((r) => r.account.id === bound.accountId) : -1;
     if (i < 0) return ranked;
     const [r] = ranked.splice(i, 1);

@@ -451,7 +451,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     // request finds that account's prompt cache warm (X-Switchyard-Cache, SPEC 2.4).
     const affinityKey = hints.affinityKey;
     if (!affinityKey) return;
-    const b = this.bindings.set(bindingKey(account.providerId, affinityKey), account.id, now);
+    const b = this.bindings.set(hints.keyAt?.(account.providerId, bindingKey) ?? bindingKey(account.providerId, affinityKey), account.id, now);
     this.persist(persistBinding, b); // a module function: no closure per request
   }
 
@@ -461,7 +461,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const affinityKey = hints.affinityKey;
     if (!affinityKey) return "bypass";
     if (!account) return "miss";
-    return this.bindings.get(bindingKey(providerId, affinityKey), now ?? this.clock.now())?.accountId === account.id ? "hit" : "miss";
+    return this.bindings.get(hints.keyAt?.(providerId, bindingKey) ?? bindingKey(providerId, affinityKey), now ?? this.clock.now())?.accountId === account.id ? "hit" : "miss";
   }
 
   // ---- AccountHealth ------------------------------------------------------------------------

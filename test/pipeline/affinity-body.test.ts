@@ -343,6 +343,17 @@ describe("the pick hints", () => {
     expect(affinityHints(plain).affinityKey).toBe(conversationFingerprint(hubOf(guardedContext("chat", body)), "m"));
     expect(plain.hub).toBeUndefined();
   });
+
+  test("the binding key kept for the request is each provider's own, also when a fallback goes to another and back (item 292)", () => {
+    const hints = affinityHints(guardedContext("chat", { model: "m", messages: [{ role: "user", content: "hi" }] }, { headers: { "x-session-id": "abc" } }));
+    const key = hints.affinityKey!;
+    const made: string[] = [];
+    const make = (p: string, k: string) => (made.push(p), `${p}|${k}`);
+    expect([hints.keyAt!("a", make), hints.keyAt!("a", make), hints.keyAt!("b", make), hints.keyAt!("a", make)]).toEqual([`a|${key}`, `a|${key}`, `b|${key}`, `a|${key}`]);
+    expect(made).toEqual(["a", "b", "a"]);
+    // No affinity key (a body without a conversation to fingerprint): no binding key.
+    expect(affinityHints(guardedContext("chat", { model: "m", messages: "not a list" })).keyAt!("a", make)).toBeUndefined();
+  });
 });
 
 describe("recently fingerprinted conversations (the memo of hashParts)", () => {
