@@ -308,6 +308,7 @@ export interface ToolResultSlot extends TextSlot {
  * to measure (tool arguments it would have to serialise), so the count is then a lower bound.
  */
 export interface PlainReplyFacts {
+  /** The reply's usage: a record made for this call, which the caller may keep (pipeline/re-translate.ts does). */
   usage: Usage | undefined;
   stopReason: import("./hub.ts").StopReason;
   outputChars: number;

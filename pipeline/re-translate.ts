@@ -49,12 +49,20 @@ export function passthroughDriver<Out = Uint8Array>(tap: PassthroughTap<Out>, sa
   return new PassthroughDriver(tap, sample, secrets);
 }
 
+/**
+ * A hub driver's usage until it reads one: shared and frozen (never written: {@link HubDriver.addUsage}
+ * makes the driver's own first), so a reply without usage, or one whose usage the driver adopts whole,
+ * makes no empty record (docs/performance.md item 293).
+ */
+const NO_USAGE: Usage = Object.freeze({});
+
 /** Shared state of the hub-based drivers. */
 abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
   contentSeen = false;
   earlyError: HubError | undefined;
   lateError: HubError | undefined;
-  usage: Usage = {};
+  /** The reply's usage so far ({@link NO_USAGE} until it has some); read only by others. */
+  usage: Usage = NO_USAGE;
   usageSeen = false;
   /** Counted as the events pass ({@link gatheredChars}); for a whole reply without usage, from its content. */
   outputChars = 0;
@@ -113,7 +121,17 @@ abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
   }
 
   protected addUsage(u: Usage): void {
-    mergeUsage(this.usage, u);
+    mergeUsage(this.usage === NO_USAGE ? (this.usage = {}) : this.usage, u);
+    if (u.inputTokens !== undefined || u.outputTokens !== undefined) this.usageSeen = true;
+  }
+
+  /**
+   * {@link addUsage} of a usage record the caller hands over (a codec's fresh `PlainReplyFacts.usage`,
+   * nobody else's): the driver's first is kept as it is instead of copied into a record of its own.
+   */
+  protected takeUsage(u: Usage): void {
+    if (this.usage !== NO_USAGE) return this.addUsage(u);
+    this.usage = u;
     if (u.inputTokens !== undefined || u.outputTokens !== undefined) this.usageSeen = true;
   }
 }
@@ -522,7 +540,7 @@ export class WholeBodyDriver extends HubDriver {
     // out as they came, and nothing needs the hub reply decodeResponse would build (item 92).
     const facts = this.opts.native && !this.opts.clientStream && !this.opts.restoration ? this.provider.plainReplyFacts?.(body) : undefined;
     if (facts) {
-      if (facts.usage) this.addUsage(facts.usage);
+      if (facts.usage) this.takeUsage(facts.usage);
       if (!this.usageSeen) this.outputChars = facts.outputChars;
       this.stopReason = facts.stopReason;
       this.contentSeen = true;

@@ -88,3 +88,24 @@ describe("a large reply is refused before it is parsed when it nests past MAX_JS
     }
   });
 });
+
+describe("each reply's usage is its own (drivers start from one shared empty usage, item 293)", () => {
+  test("replies with and without usage, plain and decoded, one after another: each driver reports its reply's figures only", () => {
+    const plainWith = chat({ message: { role: "assistant", content: "hi" }, finish_reason: "stop" }, { prompt_tokens: 5, completion_tokens: 2, total_tokens: 7 });
+    const plainWithout = chat({ message: { role: "assistant", content: "hi" }, finish_reason: "stop" });
+    const decodedWith = chat({ message: { role: "assistant", content: "hi" }, finish_reason: null }, { prompt_tokens: 9, completion_tokens: 4, total_tokens: 13 });
+    const runs = [plainWith, plainWithout, decodedWith, plainWithout, plainWith].map((b) => drive("openai-chat", b, false).facts);
+    expect(runs.map((f) => [f.usage, f.usageSeen])).toEqual([
+      [{ inputTokens: 5, outputTokens: 2 }, true],
+      [{}, false],
+      [{ inputTokens: 9, outputTokens: 4 }, true],
+      [{}, false],
+      [{ inputTokens: 5, outputTokens: 2 }, true],
+    ]);
+    expect(runs[0]!.usage).not.toBe(runs[4]!.usage);
+    // A streaming client's replay reads the usage from the events it replays (addUsage): its own record too.
+    const streamed = [plainWith, decodedWith].map((b) => drive("openai-chat", b, true).facts.usage);
+    expect(streamed).toEqual([{ inputTokens: 5, outputTokens: 2 }, { inputTokens: 9, outputTokens: 4 }]);
+    expect(streamed[0]).not.toBe(streamed[1]);
+  });
+});
