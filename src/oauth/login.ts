@@ -93,8 +93,9 @@ async function callbackFlow(opts: LoginOptions, verifier: string, challenge: str
         if (u.searchParams.get("state") !== state) return new Response("State mismatch: this callback belongs to another login.", { status: 400 });
         const err = u.searchParams.get("error");
         if (err) {
-          settle({ error: `${err}${u.searchParams.get("error_description") ? `: ${u.searchParams.get("error_description")!.slice(0, 160)}` : ""}` });
-          return page("Login failed", "The provider refused the login. You can close this tab and look at the terminal.", 400);
+          const said = `${err.slice(0, 80)}${u.searchParams.get("error_description") ? `: ${u.searchParams.get("error_description")!.slice(0, 160)}` : ""}`;
+          settle({ error: said });
+          return page("Login refused", `The provider refused the login (${escapeHtml(said)}). You can close this tab and look at the terminal.`, 400);
         }
         const code = u.searchParams.get("code");
         if (!code) return page("Login failed", "The callback carried no authorisation code.", 400);
@@ -132,10 +133,24 @@ async function callbackFlow(opts: LoginOptions, verifier: string, challenge: str
     }
   } finally {
     exchanged.resolve("the login was abandoned");
-    // the page is written before the listener goes: stop accepting, and close what is left shortly after
+    // The browser's page is written before this returns or throws: the CLI exits right after, and an
+    // exit before the write left the browser with an empty reply (a denied login's page did: it is
+    // answered at once, and the exit came first). Then stop accepting, and close what is left shortly after.
+    await pagesWritten(server, PAGE_WRITE_MS);
     void server.stop();
     setTimeout(() => server.stop(true), 2_000).unref?.();
   }
+}
+
+/** How long a login waits for its callback's pages to be written before it ends anyway, ms. */
+const PAGE_WRITE_MS = 2_000;
+
+/** Resolves once the server has no request in flight (each page written), or after `ms`. */
+async function pagesWritten(server: { readonly pendingRequests: number }, ms: number): Promise<void> {
+  const end = Date.now() + ms;
+  // one turn first: a page returned just now counts as pending only once the server has taken it
+  await Bun.sleep(0);
+  while (server.pendingRequests > 0 && Date.now() < end) await Bun.sleep(5);
 }
 
 function escapeHtml(s: string): string {
