@@ -42,6 +42,9 @@ export interface LoginOptions {
 /** Default time a login may take, ms. */
 export const LOGIN_TIMEOUT_MS = 5 * 60_000;
 
+/** Time the code's exchange may take, ms: a token endpoint that never answers (a network that drops packets) ends the login with a timeout. */
+export const EXCHANGE_TIMEOUT_MS = 60_000;
+
 /** Whether a redirect URI points back at this machine over plain HTTP (a callback listener can take it). */
 export function isLoopbackRedirect(uri: string): boolean {
   try {
@@ -71,7 +74,7 @@ export async function runLogin(opts: LoginOptions): Promise<TokenSet> {
   const { code, state: got } = parsePastedCode(pasted);
   if (!code) throw new Error("no authorisation code was pasted");
   if (got !== undefined && got !== state) throw new Error("the pasted code belongs to another login (state mismatch); run the login again");
-  return exchangeCode(opts.kind, opts.settings, { code, verifier: pkce.verifier, state, redirectUri }, { fetchImpl: opts.fetchImpl });
+  return exchangeCode(opts.kind, opts.settings, { code, verifier: pkce.verifier, state, redirectUri }, { fetchImpl: opts.fetchImpl, signal: AbortSignal.timeout(EXCHANGE_TIMEOUT_MS) });
 }
 
 async function callbackFlow(opts: LoginOptions, verifier: string, challenge: string, state: string, timeoutMs: number): Promise<TokenSet> {
@@ -122,7 +125,7 @@ async function callbackFlow(opts: LoginOptions, verifier: string, challenge: str
     const r = await withTimeout(result, timeoutMs, "the browser did not come back in time");
     if ("error" in r) throw new OAuthError(`the provider refused the login (${r.error})`, true);
     try {
-      const tokens = await exchangeCode(opts.kind, opts.settings, { code: r.code, verifier, state, redirectUri }, { fetchImpl: opts.fetchImpl });
+      const tokens = await exchangeCode(opts.kind, opts.settings, { code: r.code, verifier, state, redirectUri }, { fetchImpl: opts.fetchImpl, signal: AbortSignal.timeout(EXCHANGE_TIMEOUT_MS) });
       exchanged.resolve(undefined);
       await opening;
       return tokens;

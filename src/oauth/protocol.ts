@@ -224,10 +224,16 @@ async function tokenCall(
   );
   let res: { status: number; text: string };
   try {
-    res = await Effect.runPromise(call, { signal: opts.signal });
-  } catch {
-    const aborted = opts.signal?.aborted;
-    throw new OAuthError(aborted ? "the token request was aborted or timed out" : "the token endpoint could not be reached", false);
+    const outcome = await Effect.runPromise(Effect.either(call), { signal: opts.signal });
+    if (outcome._tag === "Left") throw outcome.left.cause ?? outcome.left;
+    res = outcome.right;
+  } catch (e) {
+    const host = hostOf(url);
+    if (opts.signal?.aborted) {
+      const timedOut = (opts.signal.reason as { name?: unknown } | undefined)?.name === "TimeoutError";
+      throw new OAuthError(timedOut ? `the token endpoint (${host}) did not answer in time` : `the token request to ${host} was aborted or timed out`, false);
+    }
+    throw new OAuthError(`the token endpoint could not be reached (${unreachableCause(url, e)})`, false);
   }
   const text = res.text;
   if (res.status < 200 || res.status >= 300) {
@@ -273,6 +279,44 @@ async function tokenCall(
     out.email = t.account.email_address;
   }
   return out;
+}
+
+/** The host (and port when not the scheme's) of a URL, for a message; the URL's path and query are left out. */
+function hostOf(url: string): string {
+  try {
+    return new URL(url).host || "the configured token_url";
+  } catch {
+    return "the configured token_url";
+  }
+}
+
+/**
+ * Why a request to `url` reached no server, as an operator reads it: the host and the cause, from the
+ * fetch failure's code (the OS's errno and getaddrinfo names, as Bun's fetch reports them):
+ * `auth.openai.com: DNS lookup failed (EAI_AGAIN: no network or no DNS server)`, `127.0.0.1:9:
+ * connection refused (ECONNREFUSED)`, `…: connection timed out (ETIMEDOUT)`, `…: network unreachable
+ * (ENETUNREACH)`, a TLS failure with its code. Only the host and the code: no path, query or body
+ * (a URL's query or a request's body could hold a secret).
+ */
+export function unreachableCause(url: string, e: unknown): string {
+  const host = hostOf(url);
+  let hostname = host;
+  try {
+    hostname = new URL(url).hostname || host;
+  } catch {
+    // host says it
+  }
+  const raw = (e as { code?: unknown } | null)?.code;
+  const code = typeof raw === "string" && /^[A-Za-z0-9_]{1,40}$/.test(raw) ? raw : "";
+  const name = e instanceof Error && /^[A-Za-z]{1,40}$/.test(e.name) ? e.name : "";
+  if (code === "EAI_AGAIN") return `${hostname}: DNS lookup failed (EAI_AGAIN: no network or no DNS server)`;
+  if (/^(ENOTFOUND|EAI_NONAME|EAI_NODATA|EAI_FAIL|DNSException)$/.test(code)) return `${hostname}: DNS lookup failed (${code}: no such host)`;
+  if (code === "ECONNREFUSED" || code === "ConnectionRefused") return `${host}: connection refused (${code})`;
+  if (code === "ETIMEDOUT" || code === "Timeout" || name === "TimeoutError") return `${host}: connection timed out${code ? ` (${code})` : ""}`;
+  if (code === "ENETUNREACH" || code === "EHOSTUNREACH") return `${host}: ${code === "ENETUNREACH" ? "network" : "host"} unreachable (${code})`;
+  if (code === "ECONNRESET" || code === "ConnectionClosed") return `${host}: connection reset (${code})`;
+  if (/CERT|TLS|SSL/i.test(code)) return `${host}: TLS failed (${code})`;
+  return `${host}: ${code || name || "no connection"}`;
 }
 
 /** The fields of a token request that hold a secret (RFC 6749 §4.1.3, §6; RFC 7636 §4.5), to scrub from its error text. */
