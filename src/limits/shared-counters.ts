@@ -59,9 +59,9 @@
  * as crossings (the alerts were raised, or are raised, where the use happened).
  *
  * When the database cannot be reached (`StoreError` `unavailable`), or an admission's refill gets no
- * answer within `SHARED_ANSWER_MS` (10 s), the instance counts alone (degraded mode, logged once until
- * the database answers the probe again) in the same windows (aligned on the database's clock as last
- * learned), from what it last knew: the others' use as last reported and its own, against the whole
+ * answer within `SHARED_ANSWER_MS` (10 s), the instance counts alone (degraded mode, logged once per
+ * outage: src/limits/say-store-outage.ts) until the database answers the probe again, in the same
+ * windows (aligned on the database's clock as last learned), from what it last knew: the others' use as last reported and its own, against the whole
  * limit (not its share; no spare to ask for), concurrency against the whole limit on this instance. So
  * a key at its budget stays refused, and each instance may admit up to what was left. When the probe
  * answers, the use counted meanwhile is reported (one row per instance and window, which only grows: it
@@ -79,6 +79,7 @@ import { KeyMeans } from "./key-means.ts";
 import { monoNow, reportRow, shareAt, unreported, usedAll, type Share } from "./quota-share.ts";
 import { retryUntil, type RetryEnd } from "../retry-until.ts";
 import { MINUTE, readMinuteUse } from "./read-minute-use.ts";
+import { StoreOutageLines } from "./say-store-outage.ts";
 import { BudgetWindowTracker } from "./track-budget-windows.ts";
 import { blockOf, hasRoom, isRequests, knownShort, needsSync, SHORT_RETRY_MS } from "./weigh-shares.ts";
 
@@ -99,6 +100,8 @@ export interface SharedCountersOptions {
   answerMs?: number;
   /** The keys to watch (every active key; those without limits are skipped), read at each report. */
   keys?: () => Iterable<Pick<ClientKey, "name" | "id" | "limits">>;
+  /** How long the store must answer without failing before "reachable again" is logged, ms (default `BACK_HOLD_MS`, 10 s). */
+  backHoldMs?: number;
 }
 
 const budgetName = (key: string, b: KeyBudget) => `key:${key}:budget:${b.window}:${b.usd !== undefined ? "usd" : "tokens"}`;
@@ -106,6 +109,8 @@ const budgetName = (key: string, b: KeyBudget) => `key:${key}:budget:${b.window}
 /** Counts client key limits through leased shares of a shared store; see the module comment. */
 export class SharedKeyCounters implements KeyLimitCounters {
   private degraded = false;
+  /** The unreachable / reachable-again lines, once per outage. */
+  private readonly outage: StoreOutageLines;
   private readonly shares = new Map<string, Share>();
   /** The budget windows known here (opened at first use; the database says when). */
   private readonly windows = new BudgetWindowTracker(this.shares);
@@ -140,6 +145,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     this.idleMs = options.idleMs ?? IDLE_MS;
     this.answerMs = options.answerMs ?? SHARED_ANSWER_MS;
     this.keys = options.keys;
+    this.outage = new StoreOutageLines(log, options.backHoldMs);
     this.timer = setInterval(() => void this.tick(), options.reportMs ?? REPORT_MS);
     this.timer.unref?.();
   }
@@ -630,6 +636,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   }
 
   private async tick(): Promise<void> {
+    this.outage.check();
     // One tick at a time: a database that stopped answering must not collect a statement per second.
     if (this.ticking) return;
     this.ticking = true;
@@ -653,17 +660,15 @@ export class SharedKeyCounters implements KeyLimitCounters {
 
   private unavailable(err: unknown): boolean {
     if (!(err instanceof StoreError && err.code === "unavailable")) return false;
-    if (!this.degraded) {
-      this.degraded = true;
-      this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "shared store unreachable: client key limits are counted by this instance alone until it is back" }));
-    }
+    this.degraded = true;
+    this.outage.down();
     return true;
   }
 
   private recovered(): void {
     if (!this.degraded) return;
     this.degraded = false;
-    this.log(JSON.stringify({ level: "info", time: Date.now(), msg: "shared store reachable again: client key limits count across instances; the use counted meanwhile is reported" }));
+    this.outage.up();
   }
 
   private track(key: string, d: number): void {
