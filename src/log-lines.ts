@@ -90,9 +90,11 @@ export function stdoutLineBuffer(): LineBuffer {
  * only: usage rows, route traces, routing/budget state changes and key budget windows' use from
  * `Store.close` (lost ones, and those kept on disk for the next start in `kept.file`, which counts the
  * budget use back), and `minuteWindows`, the rpm/tpm windows whose use `SharedKeyCounters.close` could
- * not report (never kept: they lapse within a minute). Something lost: an `error` line, returned (the
- * process then exits 1). Everything kept: a `warn` line saying where, and undefined is returned
- * (nothing was lost: exit 0). Nothing unwritten: no line, undefined. `cut`: a second signal ended the
+ * not report (never kept: they lapse within a minute, after which no limit counts them, so they are
+ * said but not counted as lost: until session 37 they alone made the stop an error, exit 1). Something
+ * lost: an `error` line, returned (the process then exits 1). Everything else kept: a `warn` line saying
+ * where (and the minute windows not reported), and undefined is returned (exit 0). Nothing unwritten:
+ * no line, undefined. `cut`: a second signal ended the
  * stop's retries before the grace period did (the line says so, not that the grace period ran out).
  * Fields: `usage`, `traces`, `state`, `keyLimitWindows` (lost: minute windows and budget windows not
  * kept), and with something kept `keptUsage`, `keptTraces`, `keptState`, `keptKeyLimitWindows`, `keptIn`.
@@ -108,8 +110,8 @@ export function unwrittenAtCloseLine(
   const lost = { usage: store ? store.usage : 0, traces: store ? store.traces : 0, state: store ? store.state : 0, keyLimitWindows: minuteWindows + budgetsLost };
   const k = store ? store.kept : undefined;
   const kept = k && k.usage + k.traces + k.state + (k.keyUse ?? 0) > 0 ? { ...k, keyUse: k.keyUse ?? 0 } : undefined;
-  const lostAny = lost.usage + lost.traces + lost.state + lost.keyLimitWindows > 0;
-  if (!lostAny && !kept) return undefined;
+  const lostAny = lost.usage + lost.traces + lost.state + budgetsLost > 0;
+  if (!lostAny && !kept && !minuteWindows) return undefined;
   const within = cut ? "before a second signal ended the stop" : "within the shutdown grace period (server.shutdown_grace_ms)";
   const why = [minuteWindows ? `${minuteWindows} rpm/tpm minute windows, not kept: they lapse within a minute` : "", budgetsLost ? `${budgetsLost} budget windows that could not be kept` : ""].filter(Boolean).join("; ");
   const keyLost = `the key-limit use of ${lost.keyLimitWindows} windows${why ? ` (${why})` : ""}`;
@@ -121,7 +123,7 @@ export function unwrittenAtCloseLine(
   const where = kept ? `kept in ${kept.file}, which the next start with this data directory writes to the database${kept.keyUse ? " (counting the budget use back into each window still open then)" : ""}` : "";
   const msg = lostAny
     ? `stopping while the database is away: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and ${keyLost} were not written ${within} and are lost${kept ? `; ${keptWhat} are ${where}` : ""}`
-    : `stopping while the database is away: ${keptWhat} were not written ${within} and are ${where}; nothing is lost`;
+    : `stopping while the database is away: ${[kept ? `${keptWhat} were not written ${within} and are ${where}` : "", minuteWindows ? `the rpm/tpm use of ${minuteWindows} minute windows was not reported ${kept ? "" : `${within} `}(not kept: a minute window lapses within a minute)` : ""].filter(Boolean).join("; ")}; nothing ${minuteWindows ? "else " : ""}is lost`;
   const fields = kept ? { keptUsage: kept.usage, keptTraces: kept.traces, keptState: kept.state, keptKeyLimitWindows: kept.keyUse, keptIn: kept.file } : {};
   const line = JSON.stringify({ level: lostAny ? "error" : "warn", time: now, msg, ...lost, ...fields });
   log(line);
