@@ -340,15 +340,21 @@ async function systemd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
     return;
   }
   if (sub === "uninstall") {
-    if (!existsSync(unitPath)) return io.out(`switchyard service is not installed (no ${unitPath})`);
+    if (!existsSync(unitPath)) {
+      io.out(`switchyard service is not installed (no ${unitPath})`);
+      return removeSecrets(resolve(host.cwd, opts.dataDir), io);
+    }
+    const dataDir = unitDataDir(readFileSync(unitPath, "utf8")) ?? resolve(host.cwd, opts.dataDir);
     const stop = await ctl("disable", "--now", SYSTEMD_UNIT);
     rmSync(unitPath, { force: true });
     await ctl("daemon-reload");
-    if (stop.code === 0) return io.out(`switchyard service stopped and removed (${unitPath})`);
-    // Nothing was stopped: say so rather than "stopped" (newuser14 K3: a container without a user manager).
-    const why = NO_USER_MANAGER.test(firstLine(stop)) ? "no systemd user manager runs for this login, so no service was running" : "it may still be running";
-    io.out(`switchyard service removed (${unitPath}), but not stopped or disabled: \`systemctl --user disable --now ${SYSTEMD_UNIT}\` failed (exit ${stop.code}): ${firstLine(stop)}; ${why}`);
-    return;
+    if (stop.code === 0) io.out(`switchyard service stopped and removed (${unitPath})`);
+    else {
+      // Nothing was stopped: say so rather than "stopped" (newuser14 K3: a container without a user manager).
+      const why = NO_USER_MANAGER.test(firstLine(stop)) ? "no systemd user manager runs for this login, so no service was running" : "it may still be running";
+      io.out(`switchyard service removed (${unitPath}), but not stopped or disabled: \`systemctl --user disable --now ${SYSTEMD_UNIT}\` failed (exit ${stop.code}): ${firstLine(stop)}; ${why}`);
+    }
+    return removeSecrets(dataDir, io);
   }
   // status
   if (!existsSync(unitPath)) return io.out(`switchyard service: not installed (no ${unitPath})`);
@@ -363,7 +369,7 @@ async function systemd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
     io.out(`${label}: ${unreachable ? `unknown (systemctl --user cannot reach a user manager: ${firstLine(r)})` : r.stdout.trim() || "unknown"}`);
   }
   io.out(`runs: ${exec}`);
-  const dataDir = /^EnvironmentFile=-(.*)\/service\.env$/m.exec(unit)?.[1]?.replaceAll("%%", "%");
+  const dataDir = unitDataDir(unit);
   const owner = dataDir ? liveInstance(dataDir) : undefined;
   if (owner) io.out(`serving its data directory ${dataDir}: pid ${owner.pid}${owner.url ? ` at ${owner.url}` : ""}`);
 }
@@ -397,11 +403,15 @@ async function launchd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
     return;
   }
   if (sub === "uninstall") {
-    if (!existsSync(plistPath)) return io.out(`switchyard agent is not installed (no ${plistPath})`);
+    if (!existsSync(plistPath)) {
+      io.out(`switchyard agent is not installed (no ${plistPath})`);
+      return removeSecrets(resolve(host.cwd, opts.dataDir), io);
+    }
+    const dataDir = plistDataDir(readFileSync(plistPath, "utf8")) ?? resolve(host.cwd, opts.dataDir);
     const r = await ctl("unload", "-w", plistPath);
     rmSync(plistPath, { force: true });
     io.out(`switchyard agent unloaded and removed (${plistPath})${r.code !== 0 ? `; launchctl said: ${firstLine(r)}` : ""}`);
-    return;
+    return removeSecrets(dataDir, io);
   }
   if (!existsSync(plistPath)) return io.out(`switchyard agent: not installed (no ${plistPath})`);
   const r = await ctl("list", LAUNCHD_LABEL);
@@ -409,6 +419,33 @@ async function launchd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
   io.out(`switchyard agent: installed (${plistPath})`);
   io.out(`loaded: ${r.code === 0 ? "yes" : "no"}`);
   io.out(`active: ${pid ? `running (pid ${pid})` : "not running"}`);
+}
+
+/** The data directory a unit was installed for, from its `EnvironmentFile=-DIR/service.env` line. */
+function unitDataDir(unit: string): string | undefined {
+  return /^EnvironmentFile=-(.*)\/service\.env$/m.exec(unit)?.[1]?.replaceAll("%%", "%");
+}
+
+/** The data directory an agent was installed for, from the `--data-dir DIR` of its ProgramArguments. */
+function plistDataDir(plist: string): string | undefined {
+  const raw = /<string>--data-dir<\/string>\s*<string>([^<]*)<\/string>/.exec(plist)?.[1];
+  return raw?.replaceAll("&lt;", "<").replaceAll("&gt;", ">").replaceAll("&quot;", '"').replaceAll("&amp;", "&");
+}
+
+/**
+ * Uninstall's last step: removes `DATA_DIR/service.env`, the secrets install kept for the service
+ * (database URL, API keys: nothing else reads the file), and says so; no file, nothing said. A file
+ * that cannot be removed is named, with the reason, as still holding secrets.
+ */
+function removeSecrets(dataDir: string, io: CliIo): void {
+  const file = join(dataDir, "service.env");
+  if (!existsSync(file)) return;
+  try {
+    rmSync(file, { force: true });
+    io.out(`removed ${file} (the secrets install kept for the service)`);
+  } catch (e) {
+    io.out(`could not remove ${file} (${e instanceof Error ? e.message : String(e)}): it still holds the service's secrets; remove it by hand`);
+  }
 }
 
 /** The running agent's pid from `launchctl list LABEL` (its `"PID" = N;` line), when it runs. */

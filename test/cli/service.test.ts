@@ -276,18 +276,34 @@ describe("Linux: systemd user unit", () => {
     expect(h.out.find((l) => l.startsWith("runs: "))).toContain("/opt/switchyard/src/main.ts start --data-dir");
   });
 
-  test("uninstall stops, disables and removes the unit; a second uninstall says there is none", async () => {
-    const h = harness();
+  test("uninstall stops, disables and removes the unit and the service.env holding its secrets; a second uninstall says there is none", async () => {
+    const h = harness({ env: { USER: "dev", ANTHROPIC_API_KEY: "sk-ant-kept-for-the-service" } });
     await h.run("install");
+    const envFile = join(h.home, ".switchyard", "service.env");
+    expect(readFileSync(envFile, "utf8")).toContain("sk-ant-kept-for-the-service");
     h.commands.length = 0;
+    h.out.length = 0;
     await h.run("uninstall");
     expect(existsSync(systemdUnitPath(h.home))).toBe(false);
+    expect(existsSync(envFile)).toBe(false);
+    expect(h.out).toEqual([`switchyard service stopped and removed (${systemdUnitPath(h.home)})`, `removed ${envFile} (the secrets install kept for the service)`]);
     expect(h.commands).toEqual(["systemctl --user disable --now switchyard.service", "systemctl --user daemon-reload"]);
     h.commands.length = 0;
     h.out.length = 0;
     await h.run("uninstall");
     expect(h.out).toEqual([`switchyard service is not installed (no ${systemdUnitPath(h.home)})`]);
     expect(h.commands).toEqual([]);
+  });
+
+  test("uninstall removes the service.env of the data directory the unit was installed for, whatever --data-dir it is given", async () => {
+    const h = harness({ env: { USER: "dev", OPENAI_API_KEY: "sk-openai-kept" } });
+    const dataDir = join(h.home, "data with space");
+    await h.run("install", { dataDir });
+    expect(existsSync(join(dataDir, "service.env"))).toBe(true);
+    h.out.length = 0;
+    await h.run("uninstall");
+    expect(existsSync(join(dataDir, "service.env"))).toBe(false);
+    expect(h.out.at(-1)).toBe(`removed ${join(dataDir, "service.env")} (the secrets install kept for the service)`);
   });
 
   test("without systemctl it says so in one line and writes nothing", async () => {
@@ -336,6 +352,7 @@ describe("Linux: systemd user unit", () => {
       await h.run("uninstall");
       expect(h.out).toEqual([
         `switchyard service removed (${systemdUnitPath(h.home)}), but not stopped or disabled: \`systemctl --user disable --now switchyard.service\` failed (exit 1): Failed to connect to bus: No medium found; no systemd user manager runs for this login, so no service was running`,
+        `removed ${join(dataDir, "service.env")} (the secrets install kept for the service)`,
       ]);
       expect(existsSync(systemdUnitPath(h.home))).toBe(false);
     } finally {
@@ -427,9 +444,22 @@ describe("macOS: launchd agent", () => {
     expect(h.out).toEqual([`switchyard agent: installed (${path})`, "loaded: yes", "active: running (pid 4242)"]);
 
     h.commands.length = 0;
+    h.out.length = 0;
     await h.run("uninstall");
     expect(h.commands).toEqual([`launchctl unload -w ${path}`]);
     expect(existsSync(path)).toBe(false);
+    const envFile = join(h.home, ".switchyard", "service.env");
+    expect(existsSync(envFile)).toBe(false);
+    expect(h.out).toEqual([`switchyard agent unloaded and removed (${path})`, `removed ${envFile} (the secrets install kept for the service)`]);
+  });
+
+  test("uninstall removes the service.env of the agent's own data directory (read from its plist)", async () => {
+    const h = harness({ platform: "darwin", env: { USER: "dev", GEMINI_API_KEY: "gm-kept" } });
+    const dataDir = join(h.home, "odd & <dir>");
+    await h.run("install", { dataDir });
+    expect(readFileSync(join(dataDir, "service.env"), "utf8")).toContain("gm-kept");
+    await h.run("uninstall");
+    expect(existsSync(join(dataDir, "service.env"))).toBe(false);
   });
 
   test("other platforms are told so in one line", async () => {
