@@ -76,7 +76,7 @@ combos:
 const proc = Bun.spawn([process.execPath, MAIN, "start", "--config", join(dir, "config.yaml"), "--data-dir", dir, "--host", "127.0.0.1", "--port", "0"], {
   stdout: "ignore",
   stderr: Bun.file(join(dir, "stderr.log")),
-  env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: "4096", MIMALLOC_PURGE_DELAY: "1000", MIMALLOC_PURGE_HOLES_MIN_INTERVAL: "1000" },
+  env: { ...process.env, BUN_CONFIG_MAX_HTTP_REQUESTS: "4096", MIMALLOC_PURGE_DELAY: "1000", MIMALLOC_PURGE_HOLES_MIN_INTERVAL: "1000", MIMALLOC_PURGE_HOLES: "0" },
 });
 let url = "";
 for (let i = 0; i < 300 && !url; i++) {

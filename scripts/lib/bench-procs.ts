@@ -116,7 +116,7 @@ accounts:
 
 /**
  * Starts switchyard as `cmd start …` with the service environment (SERVICE_ENV:
- * BUN_CONFIG_MAX_HTTP_REQUESTS=4096, MIMALLOC_PURGE_DELAY=1000, MIMALLOC_PURGE_HOLES_MIN_INTERVAL=1000) as scripts/start and the service unit
+ * BUN_CONFIG_MAX_HTTP_REQUESTS=4096, MIMALLOC_PURGE_DELAY=1000, MIMALLOC_PURGE_HOLES_MIN_INTERVAL=1000, MIMALLOC_PURGE_HOLES=0) as scripts/start and the service unit
  * do; the raw pipe gets the same. Its request log (stdout) goes to /dev/null. `database`: a PostgreSQL URL
  * for the shared store (SPEC D-2) instead of SQLite in `dir`. `extraEnv`: variables of this server only
  * (scripts/bench-ab.ts's per-tree knock-out switches).

@@ -11,7 +11,8 @@
  * (paths made absolute); `--data-dir` is always passed, resolved the way `start` resolves it, so the
  * service uses the same data directory as the shell that installed it. `SWITCHYARD_HOME` is carried
  * over when it is set. Environment: `BUN_CONFIG_MAX_HTTP_REQUESTS=4096` (SPEC D-4),
- * `MIMALLOC_PURGE_DELAY=1000` and `MIMALLOC_PURGE_HOLES_MIN_INTERVAL=1000` (allocator churn, issue 17); and
+ * `MIMALLOC_PURGE_DELAY=1000`, `MIMALLOC_PURGE_HOLES_MIN_INTERVAL=1000` and `MIMALLOC_PURGE_HOLES=0`
+ * (allocator churn, issue 17); and
  * the secrets a config names as `env:VAR`, kept in `DATA_DIR/service.env` (install writes the ones set
  * in the installing shell, service-env.ts): on Linux the unit's `EnvironmentFile` (never written into
  * the unit), on macOS copied into the plist's `EnvironmentVariables` (launchd has no environment
@@ -53,14 +54,29 @@ export const MIMALLOC_PURGE_DELAY_MS = 1000;
 export const MIMALLOC_PURGE_HOLES_MIN_INTERVAL_MS = 1000;
 
 /**
+ * mimalloc's hole purging off (`MIMALLOC_PURGE_HOLES=0`; its default: on): even once a second, giving
+ * back the free blocks inside pages still in use made the next requests fault the same pages in again,
+ * 0.68–0.94 minor page faults per request over the wire against 0.04–0.25 for the floor's rung 5, at
+ * ~15 µs each (docs/performance.md items 284, 297). Off, an interleaved A/B over the wire read 0.846×
+ * (chat JSON), 0.788× (chat stream) and 0.922× (messages stream) the CPU per request, lower in both start
+ * orders; the compiled binary's idle RSS 30 s after 1,000 requests rose from 42.0–43.6 MB to 50.1–54.2 MB
+ * (the idle trim still gives back whole free pages), within issue 17's 60 MB. In 2026-12-01's A/B, before
+ * the idle trim unmapped the executable's pages, it kept ~10 MB more too (83 against 73 MB) and did not
+ * ship then.
+ */
+export const MIMALLOC_PURGE_HOLES = "0";
+
+/**
  * Environment every service gets: SPEC D-4's raise of Bun's cap of 256 concurrent fetches, and
- * mimalloc's purge pacing ({@link MIMALLOC_PURGE_DELAY_MS}, {@link MIMALLOC_PURGE_HOLES_MIN_INTERVAL_MS});
+ * mimalloc's purge pacing ({@link MIMALLOC_PURGE_DELAY_MS}, {@link MIMALLOC_PURGE_HOLES_MIN_INTERVAL_MS},
+ * {@link MIMALLOC_PURGE_HOLES});
  * all are read only at process start.
  */
 export const SERVICE_ENV: Record<string, string> = {
   BUN_CONFIG_MAX_HTTP_REQUESTS: "4096",
   MIMALLOC_PURGE_DELAY: String(MIMALLOC_PURGE_DELAY_MS),
   MIMALLOC_PURGE_HOLES_MIN_INTERVAL: String(MIMALLOC_PURGE_HOLES_MIN_INTERVAL_MS),
+  MIMALLOC_PURGE_HOLES,
 };
 
 /** A system command's result. */

@@ -111,6 +111,7 @@ describe("Linux: systemd user unit", () => {
     expect(unit).toContain("\nEnvironment=BUN_CONFIG_MAX_HTTP_REQUESTS=4096\n");
     expect(unit).toContain("\nEnvironment=MIMALLOC_PURGE_DELAY=1000\n");
     expect(unit).toContain("\nEnvironment=MIMALLOC_PURGE_HOLES_MIN_INTERVAL=1000\n");
+    expect(unit).toContain("\nEnvironment=MIMALLOC_PURGE_HOLES=0\n");
     expect(unit).toContain(`\nEnvironmentFile=-${h.home}/.switchyard/service.env\n`);
     expect(unit).toContain("\n[Install]\nWantedBy=default.target\n");
     expect(h.commands).toEqual(["systemctl --user daemon-reload", "systemctl --user enable --now switchyard.service"]);
@@ -393,6 +394,7 @@ describe("macOS: launchd agent", () => {
     expect(plist).toContain("<key>BUN_CONFIG_MAX_HTTP_REQUESTS</key>\n    <string>4096</string>");
     expect(plist).toContain("<key>MIMALLOC_PURGE_DELAY</key>\n    <string>1000</string>");
     expect(plist).toContain("<key>MIMALLOC_PURGE_HOLES_MIN_INTERVAL</key>\n    <string>1000</string>");
+    expect(plist).toContain("<key>MIMALLOC_PURGE_HOLES</key>\n    <string>0</string>");
     expect(plist).toContain("<key>RunAtLoad</key>\n  <true/>");
     expect(plist).toContain("<key>KeepAlive</key>\n  <dict>\n    <key>SuccessfulExit</key>\n    <false/>");
     expect(plist).toContain(`<string>${h.home}/.switchyard/switchyard.log</string>`);
