@@ -663,7 +663,11 @@ class RequestHints implements PickHints {
   private keyProvider: string | undefined;
   private providerKey: string | undefined;
 
-  /** {@link PickHints.keyAt}: made once per provider the request reaches (a fallback to another makes its own). */
+  /**
+   * {@link PickHints.keyAt}: made once per provider the request reaches (a fallback to another makes its
+   * own). Kept by provider id alone: `make` must be the same function on every call (every caller passes
+   * `bindingKey`).
+   */
   keyAt(providerId: string, make: (providerId: string, affinityKey: string) => string): string | undefined {
     const key = this.affinityKey;
     if (!key) return undefined;

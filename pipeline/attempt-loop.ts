@@ -239,7 +239,11 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     // capacity failure, with its Retry-After, as when every target was unavailable (SPEC 2.4, 6.3).
     // Translation is pure: a skipped target's is tried here, without a call, to know.
     fallback = false; // nothing was served or called
-    if (bodyBuilt) last = skipped?.[0]; // a target built the body but got no slot in time
+    // A target built the body but got no concurrency slot in time: it is in no list (`skipped` holds the
+    // targets passed over before their body was built), so the answer is the first of those, else no
+    // target's: the gateway's 503 "No target could serve this request.", as a request whose only target
+    // gets no slot in time is answered.
+    if (bodyBuilt) last = skipped?.[0];
     else if (skipped) last = firstTaker(ctx, skipped, route.portability) ?? last;
   }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });

@@ -358,7 +358,7 @@ async function systemd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
   if (sub === "uninstall") {
     if (!existsSync(unitPath)) {
       io.out(`switchyard service is not installed (no ${unitPath})`);
-      return removeSecrets(resolve(host.cwd, opts.dataDir), io);
+      return nameSecrets(resolve(host.cwd, opts.dataDir), io);
     }
     const dataDir = unitDataDir(readFileSync(unitPath, "utf8")) ?? resolve(host.cwd, opts.dataDir);
     const stop = await ctl("disable", "--now", SYSTEMD_UNIT);
@@ -421,7 +421,7 @@ async function launchd(sub: "install" | "uninstall" | "status", opts: ServiceOpt
   if (sub === "uninstall") {
     if (!existsSync(plistPath)) {
       io.out(`switchyard agent is not installed (no ${plistPath})`);
-      return removeSecrets(resolve(host.cwd, opts.dataDir), io);
+      return nameSecrets(resolve(host.cwd, opts.dataDir), io);
     }
     const dataDir = plistDataDir(readFileSync(plistPath, "utf8")) ?? resolve(host.cwd, opts.dataDir);
     const r = await ctl("unload", "-w", plistPath);
@@ -462,6 +462,16 @@ function removeSecrets(dataDir: string, io: CliIo): void {
   } catch (e) {
     io.out(`could not remove ${file} (${e instanceof Error ? e.message : String(e)}): it still holds the service's secrets; remove it by hand`);
   }
+}
+
+/**
+ * Uninstall with nothing installed (no unit or plist): `DATA_DIR/service.env`, if there, is named, not
+ * removed: with no service of switchyard's left, a supervisor of the user's own may read it (the
+ * install hint for a machine without a systemd user manager suggests one). No file, nothing said.
+ */
+function nameSecrets(dataDir: string, io: CliIo): void {
+  const file = join(dataDir, "service.env");
+  if (existsSync(file)) io.out(`left ${file}: it holds the secrets install kept for the service; remove it if nothing of yours reads it`);
 }
 
 /** The running agent's pid from `launchctl list LABEL` (its `"PID" = N;` line), when it runs. */

@@ -296,6 +296,21 @@ describe("Linux: systemd user unit", () => {
     expect(h.commands).toEqual([]);
   });
 
+  test("uninstall with no unit installed names a service.env left in the data directory and does not remove it (a supervisor of the user's own may read it)", async () => {
+    const h = harness({ env: { USER: "dev", ANTHROPIC_API_KEY: "sk-ant-kept-for-the-service" } });
+    await h.run("install");
+    const envFile = join(h.home, ".switchyard", "service.env");
+    rmSync(systemdUnitPath(h.home)); // the unit removed by hand; the file kept for another supervisor
+    h.out.length = 0;
+    await h.run("uninstall");
+    expect(existsSync(envFile)).toBe(true);
+    expect(h.out).toEqual([
+      `switchyard service is not installed (no ${systemdUnitPath(h.home)})`,
+      `left ${envFile}: it holds the secrets install kept for the service; remove it if nothing of yours reads it`,
+    ]);
+    expect(h.out.join("\n")).not.toContain("sk-ant-kept-for-the-service");
+  });
+
   test("uninstall removes the service.env of the data directory the unit was installed for, whatever --data-dir it is given", async () => {
     const h = harness({ env: { USER: "dev", OPENAI_API_KEY: "sk-openai-kept" } });
     const dataDir = join(h.home, "data with space");
