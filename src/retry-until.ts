@@ -27,3 +27,27 @@ export type RetryEnd = number | (() => number);
 export function endOf(until: RetryEnd): number {
   return typeof until === "function" ? until() : until;
 }
+
+/**
+ * Waits for `work` until it settles or `until` (ms since the epoch, or a function read again every
+ * 0.1 s: a second signal moves it to now) has passed: whether it settled by then. A database that stopped
+ * answering (sockets open, nothing answers) must not hold a stop past its grace period. Never throws
+ * (a rejection counts as settled).
+ */
+export async function settledBy(work: Promise<unknown>, until: RetryEnd): Promise<boolean> {
+  let done = false;
+  const settled = work.then(
+    () => {
+      done = true;
+    },
+    () => {
+      done = true;
+    },
+  );
+  while (!done) {
+    const left = endOf(until) - Date.now();
+    if (left <= 0) return false;
+    await Promise.race([settled, Bun.sleep(Math.min(100, left))]);
+  }
+  return true;
+}

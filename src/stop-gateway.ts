@@ -11,6 +11,7 @@ import { SharedKeyCounters } from "./limits/shared-counters.ts";
 import type { UsageRetention } from "./store/usage-retention.ts";
 import type { Store } from "./store/types.ts";
 import { unwrittenAtCloseLine } from "./log-lines.ts";
+import { settledBy } from "./retry-until.ts";
 
 /** What {@link stopGateway} stops, waits on and closes: the running app's parts. */
 export interface StopParts {
@@ -104,7 +105,8 @@ export async function stopGateway(parts: StopParts, graceMs: number, graceCut: (
   settle();
   await parts.retention.stop();
   if (progress) progress.lastUsageRows = store.stats().pendingUsage;
-  await store.flush();
+  // bounded by the grace period's end: a stalled database's flush waits (the store's close keeps its batch)
+  await settledBy(Promise.resolve(store.flush()), () => (graceCut() ? 0 : deadline));
   const closed = (await store.close(() => (graceCut() ? 0 : deadline))) || undefined;
   const unwritten = budgetsNotTaken ? { ...(closed ?? { usage: 0, traces: 0, state: 0 }), keyUse: (closed?.keyUse ?? 0) + budgetsNotTaken } : closed;
   const lost = unwrittenAtCloseLine(unwritten, minuteWindowsLost, Date.now(), parts.log, graceCut());

@@ -77,7 +77,7 @@ import { roundUsd } from "./dollars.ts";
 import { decideAdmission, type Need, type Ticket } from "./decide-admission.ts";
 import { KeyMeans } from "./key-means.ts";
 import { monoNow, reportRow, shareAt, unreported, usedAll, type Share } from "./quota-share.ts";
-import { retryUntil, type RetryEnd } from "../retry-until.ts";
+import { endOf, retryUntil, settledBy, type RetryEnd } from "../retry-until.ts";
 import { MINUTE, readMinuteUse } from "./read-minute-use.ts";
 import { StoreOutageLines } from "./say-store-outage.ts";
 import { BudgetWindowTracker } from "./track-budget-windows.ts";
@@ -342,7 +342,8 @@ export class SharedKeyCounters implements KeyLimitCounters {
    */
   async close(until: RetryEnd = 0): Promise<{ budgets: UnreportedBudgetUse[]; minuteWindows: number }> {
     clearInterval(this.timer);
-    await retryUntil(until, async () => (await this.report(), [...this.shares.values()].filter((s) => s.windowEnd !== 0 && unreported(s)).length));
+    // each try bounded by the end too: a stalled database's report must not hold the stop past its grace period
+    await retryUntil(until, async () => (await (endOf(until) > Date.now() ? settledBy(this.report(), until) : this.report()), [...this.shares.values()].filter((s) => s.windowEnd !== 0 && unreported(s)).length));
     const left = [...this.shares.values()].filter((s) => s.windowEnd !== 0 && unreported(s));
     const budgets = left.filter((s) => s.budgetOf).map((s): UnreportedBudgetUse => {
       const use = { name: s.name, windowStart: s.windowStart, windowEnd: s.windowEnd, pending: this.windows.pending(s, this.dbNow()), used: s.used, reported: s.reported };

@@ -130,6 +130,8 @@ export class PgFlusher {
   /** Kept batches replayed whose first statement had committed (the replay wrote nothing). */
   replayedWritten = 0;
   private running: Promise<void> | undefined;
+  /** The batch whose statement was sent and has not answered yet (nor timed out), with its id. */
+  private sending: IdentifiedBatch | undefined;
   /** The batch whose flush got no answer or lost its connection: replayed with its id (module comment). */
   private unsure: { id: string; batch: PendingBatch } | undefined;
   /** The probe's replay of {@link unsure} while unanswered (no second one is sent meanwhile). */
@@ -164,7 +166,8 @@ export class PgFlusher {
 
   /** The kept batch's usage rows, traces, state rows (bindings, quota windows) and key budget use, zeros when none. */
   get kept(): RowCounts {
-    return countRows(this.unsure ? [this.unsure] : []);
+    const inAir = this.inAir;
+    return countRows(inAir ? [inAir] : []);
   }
 
   /** Makes the next flushes write `b` (key budget use a stop could not report, with a new id) after the disk's batches. */
@@ -184,9 +187,18 @@ export class PgFlusher {
     return countRows(this.queued);
   }
 
-  /** The batch kept for its replay (no answer, or its connection broke), with its id; undefined when none. */
+  /**
+   * The batch kept for its replay (no answer, or its connection broke), with its id, else the batch of a
+   * flush waiting for its answer now (a stop that cannot wait longer keeps it with its id: written once
+   * whether or not that statement commits later); undefined when none.
+   */
   get inAir(): IdentifiedBatch | undefined {
-    return this.unsure;
+    return this.unsure ?? this.sending;
+  }
+
+  /** Whether a flush waits for its statement's answer now. */
+  get waiting(): boolean {
+    return this.sending !== undefined;
   }
 
   /**
@@ -380,6 +392,7 @@ export class PgFlusher {
 
   private async write(batch: PendingBatch, id: string): Promise<void> {
     const { usage, traces, binds, quotas } = batch;
+    this.sending = { id, batch };
     try {
       const ms = this.answerMs * this.statements(batch);
       const answered = await answerWithin(this.send(batch, id), ms, () => {});
@@ -408,6 +421,8 @@ export class PgFlusher {
       }
       this.putBack(batch);
       this.ctx.onError(`flush of ${usage.length} usage rows and ${traces.length} traces failed: ${errMessage(err)}`, err);
+    } finally {
+      if (this.sending?.id === id) this.sending = undefined;
     }
   }
 

@@ -47,7 +47,7 @@ import type {
 import { PgAccountState } from "./account-state.ts";
 import { PgAccounts } from "./accounts.ts";
 import { PgContext } from "./db.ts";
-import { PgFlusher } from "./flush.ts";
+import { FLUSH_ANSWER_MS, PgFlusher } from "./flush.ts";
 import { PgKeys } from "./keys.ts";
 import { PgInstanceConfigs } from "./instance-configs.ts";
 import { migratePg, PG_MIGRATIONS } from "./migrations.ts";
@@ -55,7 +55,7 @@ import { PgRoutingObjects } from "./routing-objects.ts";
 import { PgShared } from "./shared.ts";
 import { PgUsage } from "./usage.ts";
 import { PgSessions } from "./sessions.ts";
-import { endOf, retryUntil, type RetryEnd } from "../../retry-until.ts";
+import { endOf, retryUntil, settledBy, type RetryEnd } from "../../retry-until.ts";
 import { countRows, emptyBatch, type IdentifiedBatch, readKept, removeKept, type RowCounts, setAsideKept, unreadableName, withoutLapsed, writeKept } from "./keep-unwritten.ts";
 
 export { EARLY_FLUSH_AT };
@@ -455,17 +455,25 @@ export class PostgresStore implements Store {
       clearInterval(this.resync);
       const end = until ?? Date.now();
       // Each step is bounded: a database that stopped answering must not keep the process from exiting.
-      await this.bounded("the last flush", retryUntil(end, async () => (await this.flusher.flush(), this.unwritten() ? 1 : 0)), Math.max(0, endOf(end) - Date.now()) + 10_000);
+      // The last flush ends with the grace period even while a statement of it waits for its answer (a
+      // stalled database): its batch is kept with its flush id like the buffers' rows (keepUnwritten).
+      const lastFlush = retryUntil(end, async () => (await this.flusher.flush(), this.unwritten() ? 1 : 0));
+      // Without `until` (one try), that try gets its statement's answer bound (10 s) and a moment.
+      const by = until === undefined ? Date.now() + FLUSH_ANSWER_MS + 1_000 : () => endOf(until) + 200;
+      if (!(await settledBy(lastFlush, by))) this.ctx.onError("closing the store: the database did not answer the last flush by the end of the shutdown grace period; going on", undefined);
       const lost = this.keepUnwritten();
-      await this.bounded("giving leases back", this.coord.releaseAll(), 3_000);
-      await this.bounded("removing this instance's config row", this.configs.remove(), 2_000);
+      // A database that did not answer (degraded mode: a stall) gets no more statements: they would wait too.
+      const answers = this.ctx.reachable && !this.flusher.waiting;
+      if (answers) await this.bounded("giving leases back", this.coord.releaseAll(), 3_000);
+      if (answers) await this.bounded("removing this instance's config row", this.configs.remove(), 2_000);
       this.pending.discard();
       this.pending.closed = true;
       this.ctx.closed = true;
       this.ctx.stopProbe();
-      await this.bounded("stopping LISTEN", this.ctx.unlisten(), 2_000);
+      if (answers) await this.bounded("stopping LISTEN", this.ctx.unlisten(), 2_000);
       try {
-        await this.bounded("closing the connection pool", Promise.all([this.ctx.sql.close({ timeout: 2 }), this.ctx.listenSql.close({ timeout: 2 })]), 5_000);
+        const t = answers ? 2 : 0;
+        await this.bounded("closing the connection pool", Promise.all([this.ctx.sql.close({ timeout: t }), this.ctx.listenSql.close({ timeout: t })]), answers ? 5_000 : 1_000);
       } catch (err) {
         this.ctx.onError(`closing the connection pool failed: ${errMessage(err)}`, err);
       }
