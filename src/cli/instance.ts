@@ -5,7 +5,7 @@
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { askAdmin } from "./admin-request.ts";
+import { askAdmin, NoAnswer, noAnswerLine } from "./admin-request.ts";
 import { fail, visible } from "./terminal.ts";
 import { buildSource } from "../version.ts";
 
@@ -95,6 +95,7 @@ export async function admin(values: Record<string, unknown>, dataDir: string, me
   }
   const answer = await askAdmin(url!, token, method, path, body);
   if (answer === undefined) fail(notAnswering(values, dataDir, url!));
+  if (answer instanceof NoAnswer) fail(noAnswerLine(url!, answer.ms));
   const { status, data } = answer;
   if (status < 200 || status > 299) {
     // the gateway's (or a proxy's) words, which may quote a name a client chose: escaped, one line

@@ -14,7 +14,7 @@ import type { CliIo } from "./routing.ts";
 import { PLACEHOLDER_KEY, runSetup, setupDir, type SetupModel } from "./setup.ts";
 import { undoSetup } from "./setup-undo.ts";
 import { adminTokenFor, noAccountsNote, setupModel } from "./setup-gateway.ts";
-import { askAdmin, type AdminAnswer } from "./admin-request.ts";
+import { askAdmin, NoAnswer, noAnswerLine, type AdminAnswer } from "./admin-request.ts";
 
 import type { SetupCli as SetupTarget } from "../setup-commands.ts";
 import { printable, visible } from "./terminal.ts";
@@ -61,7 +61,10 @@ export function setupClientKey(clientKey: string | undefined, key: string | unde
 /** Calls the admin API at `url` with {@link adminTokenFor}'s token; exits with one line when nothing answers. */
 function adminAsker(url: string, dataDir: string, io: SetupIo): (method: string, path: string, body?: unknown) => Promise<AdminAnswer> {
   const token = adminTokenFor(url, dataDir);
-  return async (method, path, body) => (await askAdmin(url, token, method, path, body)) ?? io.fail(io.notAnswering(url));
+  return async (method, path, body) => {
+    const answer = (await askAdmin(url, token, method, path, body)) ?? io.fail(io.notAnswering(url));
+    return answer instanceof NoAnswer ? io.fail(noAnswerLine(url, answer.ms)) : answer;
+  };
 }
 
 /**

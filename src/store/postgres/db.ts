@@ -24,7 +24,7 @@
 import { SQL } from "bun";
 import { errMessage } from "../rows.ts";
 import type { StoreChange } from "../shared.ts";
-import { answerWithin } from "../shared.ts";
+import { answerWithin, SHARED_ANSWER_MS } from "../shared.ts";
 import { StoreError } from "../types.ts";
 
 /** The NOTIFY channel every instance listens on. */
@@ -38,6 +38,8 @@ const MAX_OUTBOX = 100_000;
 
 /** How long the outage probe's `SELECT 1` may go unanswered before that probe counts as failed, ms. */
 export const PROBE_ANSWER_MS = 5_000;
+/** `GET /health` sends a stall check ({@link PgContext.checkNow}) at most this often, ms. */
+export const HEALTH_CHECK_MS = 3_000;
 /** Unanswered probe statements outstanding at most; while that many wait, no probe is sent. */
 const MAX_STALLED_PROBES = 2;
 /** First and longest wait before the listening connection is taken again after it closed, ms (doubling, ±25 %). */
@@ -81,6 +83,15 @@ export class PgContext {
   reachable = true;
   /** Write-through calls dropped because the outbox overflowed during an outage. */
   outboxDropped = 0;
+  /**
+   * How long a read ({@link read}) may go unanswered, ms: the caller then gets StoreError `unavailable`
+   * (the admin API's 503) and {@link checkStall} runs. Default {@link SHARED_ANSWER_MS} (10 s).
+   */
+  answerMs = SHARED_ANSWER_MS;
+  /** A stall check ({@link checkStall}) is on its way. */
+  private stallCheck = false;
+  /** When the last stall check was sent (ms since the epoch, `Date.now`), for {@link checkNow}'s rate. */
+  private lastCheckAt = 0;
   private outbox: Write[] = [];
   private probeTimer: ReturnType<typeof setInterval> | undefined;
   private readonly listeners = new Set<(change: StoreChange) => void>();
@@ -129,7 +140,12 @@ export class PgContext {
     this.assertOpen();
     if (!this.reachable) throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
     try {
-      return await fn(this.sql);
+      const got = await answerWithin(fn(this.sql), this.answerMs, () => {});
+      if (got) return got.value;
+      // A stalled database (connections open, no answer; a pool whose connections all wait on one):
+      // the caller hears "cannot be reached" now, and a bounded SELECT 1 tells a stall from a slow statement.
+      this.checkStall(`the database did not answer a statement within ${this.answerMs} ms`);
+      throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
     } catch (err) {
       if (isUnavailable(err)) {
         this.degrade(err);
@@ -267,6 +283,48 @@ export class PgContext {
       );
     }, delayMs * (0.75 + Math.random() * 0.5));
     this.relistenTimer.unref?.();
+  }
+
+  /**
+   * Tells a stalled database (sockets open, nothing answers: a paused server, a network partition, a
+   * pool whose connections all wait) from a slow statement: a `SELECT 1` unanswered within
+   * {@link PROBE_ANSWER_MS} (or failing for want of the database) enters degraded mode with `why`.
+   * One at a time; never throws.
+   */
+  checkStall(why: string): void {
+    if (this.stallCheck || !this.reachable || this.closed) return;
+    this.stallCheck = true;
+    this.lastCheckAt = Date.now();
+    let ping: Promise<unknown>;
+    try {
+      ping = Promise.resolve(this.sql`SELECT 1`);
+    } catch (err) {
+      this.stallCheck = false;
+      if (isUnavailable(err)) this.degrade(err);
+      return;
+    }
+    void answerWithin(ping, PROBE_ANSWER_MS, () => {})
+      .then(
+        (got) => {
+          if (!got) this.degrade(new StoreError("unavailable", `${why}, nor a SELECT 1 within ${PROBE_ANSWER_MS} ms`));
+        },
+        (err) => {
+          if (isUnavailable(err)) this.degrade(err);
+        },
+      )
+      .finally(() => {
+        this.stallCheck = false;
+      });
+  }
+
+  /**
+   * A stall check ({@link checkStall}) for `GET /health`, at most one every {@link HEALTH_CHECK_MS}:
+   * an idle instance (no flush, no query) notices a stalled database within that and
+   * {@link PROBE_ANSWER_MS}. Never throws.
+   */
+  checkNow(): void {
+    if (Date.now() - this.lastCheckAt < HEALTH_CHECK_MS) return;
+    this.checkStall("the database did not answer");
   }
 
   /** Enters degraded mode (once per outage): a warning, then a probe every second until it answers. */

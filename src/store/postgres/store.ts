@@ -433,8 +433,14 @@ export class PostgresStore implements Store {
     };
   }
 
-  /** Whether the database answered the last statement (false while serving from memory). Never throws. */
+  /**
+   * Whether the database answered the last statement (false while serving from memory). Also sends a
+   * stall check, at most every few seconds (PgContext.checkNow): a stalled database reads as unreachable
+   * within those and 5 s. Never throws.
+   */
   health(): boolean {
+    // a stalled database is noticed without a flush or a query: a bounded SELECT 1 now and then (PgContext.checkNow)
+    if (!this.ctx.closed && this.ctx.reachable) this.ctx.checkNow();
     return !this.ctx.closed && this.ctx.reachable;
   }
 
