@@ -133,19 +133,17 @@ export class PgContext {
   }
 
   /**
-   * Runs a read. @throws StoreError `unavailable` when the database cannot be reached (and enters
-   * degraded mode), the statement's error otherwise.
+   * Runs a read (or a change the caller waits for: the admin API's). @throws StoreError `unavailable`
+   * when the database cannot be reached (and enters degraded mode) or leaves the statement unanswered
+   * for {@link answerMs} (then {@link checkStall}; the statement may still complete later), the
+   * statement's error otherwise.
    */
   async read<T>(fn: (sql: SQL) => Promise<T>): Promise<T> {
     this.assertOpen();
     if (!this.reachable) throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
+    let got: { value: T } | undefined;
     try {
-      const got = await answerWithin(fn(this.sql), this.answerMs, () => {});
-      if (got) return got.value;
-      // A stalled database (connections open, no answer; a pool whose connections all wait on one):
-      // the caller hears "cannot be reached" now, and a bounded SELECT 1 tells a stall from a slow statement.
-      this.checkStall(`the database did not answer a statement within ${this.answerMs} ms`);
-      throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
+      got = await answerWithin(fn(this.sql), this.answerMs, () => {});
     } catch (err) {
       if (isUnavailable(err)) {
         this.degrade(err);
@@ -153,6 +151,12 @@ export class PgContext {
       }
       throw err;
     }
+    if (got) return got.value;
+    // A stalled database (connections open, no answer; a pool whose connections all wait on one): the
+    // caller hears "cannot be reached" now, and a bounded SELECT 1 tells a stall (degraded mode) from a
+    // slow statement (nothing more).
+    this.checkStall(`the database did not answer a statement within ${this.answerMs} ms`);
+    throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
   }
 
   /**

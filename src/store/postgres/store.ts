@@ -87,6 +87,11 @@ export interface PostgresStoreOptions {
   beforeFlush?: () => void;
   /** How long a flush statement may go unanswered before the database counts as away, ms. Default `FLUSH_ANSWER_MS` (10 s). */
   flushAnswerMs?: number;
+  /**
+   * How long a query the caller waits for (the admin API's reads and changes) may go unanswered before
+   * it throws StoreError `unavailable` and a `SELECT 1` checks for a stalled database, ms. Default 10 s.
+   */
+  queryAnswerMs?: number;
   /** This process's instance id (leases, notifications, `instance_configs`); default a new UUID. */
   instanceId?: string;
   /**
@@ -129,6 +134,7 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   let ctx: PgContext | undefined;
   const listenSql = new SQL(options.url, { max: 1, connectionTimeout: 10, onclose: (err) => ctx?.connectionClosed(err) });
   ctx = new PgContext(sql, now, onError, options.instanceId, listenSql);
+  if (options.queryAnswerMs !== undefined) ctx.answerMs = Math.max(1, options.queryAnswerMs);
   const store = new PostgresStore(ctx, options);
   store.readKeptRows();
   store.upgrade = schemaUpgrade(applied);

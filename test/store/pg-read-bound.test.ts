@@ -1,0 +1,47 @@
+/**
+ * A query the caller waits for (the admin API's) is bounded (a team-operator tryout: with PostgreSQL
+ * stalled, `GET /admin/api/keys` never answered): unanswered within the store's bound it throws
+ * StoreError `unavailable` (the admin API's 503), and a `SELECT 1` then tells a stalled database from a
+ * slow statement: a statement held by a lock while the database answers leaves the instance in normal
+ * operation (no "database unreachable", health true), and the statement completes once the lock goes.
+ */
+import { expect, test } from "bun:test";
+import { SQL } from "bun";
+import { openPostgresStore } from "../../src/store/postgres/store.ts";
+import { StoreError } from "../../src/store/types.ts";
+import { postgresForFile } from "./helpers.ts";
+
+const pg = postgresForFile();
+
+test("a read held by a lock past the bound throws unavailable; the database still answers, so the store stays healthy and the next read answers", async () => {
+  const url = await pg.database("read_bound");
+  const errors: string[] = [];
+  const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: (m) => errors.push(m) });
+  const locker = new SQL(url, { max: 1 });
+  let release: () => void = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  const lock = locker.begin(async (tx) => {
+    await tx`LOCK TABLE stored_combos IN ACCESS EXCLUSIVE MODE`;
+    await Promise.race([held, Bun.sleep(5_000)]); // released by the test, at the latest after 5 s
+  });
+  try {
+    await Bun.sleep(200);
+    const t0 = Date.now();
+    const err = await s.listCombos().then(
+      () => undefined,
+      (e) => e,
+    );
+    expect(err).toBeInstanceOf(StoreError);
+    expect((err as StoreError).code).toBe("unavailable");
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    await Bun.sleep(1_000); // the stall check's SELECT 1 answers
+    expect(s.health()).toBe(true);
+    expect(errors.filter((m) => m.includes("database unreachable"))).toEqual([]);
+  } finally {
+    release();
+    await lock.catch(() => {});
+    await locker.close();
+  }
+  expect(await s.listCombos()).toEqual([]);
+  await s.close();
+}, 60_000);
