@@ -45,3 +45,35 @@ test("a read held by a lock past the bound throws unavailable; the database stil
   expect(await s.listCombos()).toEqual([]);
   await s.close();
 }, 60_000);
+
+test("a write-through change held by a lock past the bound resolves (kept, degraded mode); once the lock goes the probe writes it and the database counts as back", async () => {
+  const url = await pg.database("write_bound");
+  const errors: string[] = [];
+  const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: (m) => errors.push(m) });
+  const locker = new SQL(url, { max: 1 });
+  let release: () => void = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  const lock = locker.begin(async (tx) => {
+    await tx`LOCK TABLE cooldowns IN ACCESS EXCLUSIVE MODE`;
+    await Promise.race([held, Bun.sleep(5_000)]); // released by the test, at the latest after 5 s
+  });
+  const until = Date.now() + 3_600_000;
+  try {
+    await Bun.sleep(200);
+    const t0 = Date.now();
+    await s.setCooldown({ accountId: "acct-1", model: "*", until, reason: "429 rate limit", level: 0 });
+    expect(Date.now() - t0).toBeLessThan(3_000);
+    expect(s.health()).toBe(false);
+    expect(errors.some((m) => m.includes("database unreachable") && m.includes("did not answer a write"))).toBe(true);
+  } finally {
+    release();
+    await lock.catch(() => {});
+  }
+  const deadline = Date.now() + 15_000;
+  while (!s.health() && Date.now() < deadline) await Bun.sleep(100);
+  expect(s.health()).toBe(true);
+  const rows = await locker`SELECT account_id, until FROM cooldowns`;
+  expect(rows.map((r: { account_id: string; until: unknown }) => [r.account_id, Number(r.until)])).toEqual([["acct-1", until]]);
+  await locker.close();
+  await s.close();
+}, 60_000);

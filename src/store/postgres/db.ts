@@ -162,7 +162,8 @@ export class PgContext {
   /**
    * Runs a write-through statement and announces `change` to the other instances. While the database
    * cannot be reached the statement is kept (in order) and replayed when it returns; the call then
-   * resolves at once (memory already holds the state). A rejected statement throws.
+   * resolves at once (memory already holds the state). A statement unanswered for {@link answerMs}
+   * enters degraded mode and is kept likewise. A rejected statement throws.
    */
   async write(change: StoreChange | undefined, fn: Write): Promise<void> {
     this.assertOpen();
@@ -170,11 +171,20 @@ export class PgContext {
       this.keep(fn, change);
       return;
     }
+    let got: { value: unknown } | undefined;
     try {
-      await fn(this.sql);
+      got = await answerWithin(fn(this.sql), this.answerMs, () => {});
     } catch (err) {
       if (!isUnavailable(err)) throw err;
       this.degrade(err);
+      this.keep(fn, change);
+      return;
+    }
+    if (!got) {
+      // Unanswered (a stalled database): away, as for a flush. The statement may still commit; it is
+      // kept and replayed after it (in order: a stalled server runs what it had received first), which
+      // writes the same values again.
+      this.degrade(new StoreError("unavailable", `the database did not answer a write within ${this.answerMs} ms`));
       this.keep(fn, change);
       return;
     }
