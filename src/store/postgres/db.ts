@@ -135,15 +135,16 @@ export class PgContext {
   /**
    * Runs a read (or a change the caller waits for: the admin API's). @throws StoreError `unavailable`
    * when the database cannot be reached (and enters degraded mode) or leaves the statement unanswered
-   * for {@link answerMs} (then {@link checkStall}; the statement may still complete later), the
+   * for {@link answerMs} (then {@link checkStall}; the statement may still complete later: `late`
+   * then receives what it returned, e.g. to give back a lease granted after the caller gave up), the
    * statement's error otherwise.
    */
-  async read<T>(fn: (sql: SQL) => Promise<T>): Promise<T> {
+  async read<T>(fn: (sql: SQL) => Promise<T>, late: (value: T) => void = () => {}): Promise<T> {
     this.assertOpen();
     if (!this.reachable) throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
     let got: { value: T } | undefined;
     try {
-      got = await answerWithin(fn(this.sql), this.answerMs, () => {});
+      got = await answerWithin(fn(this.sql), this.answerMs, late);
     } catch (err) {
       if (isUnavailable(err)) {
         this.degrade(err);

@@ -66,6 +66,10 @@ export class PgShared implements SharedStore {
         );
         return rows.length > 0;
       }),
+      // granted after the caller was told "unavailable" (a stalled database): nobody holds it, so it goes
+      (late) => {
+        if (late) void this.ctx.write("leases", (sql) => sql`DELETE FROM leases WHERE id = ${id}`).catch(() => {});
+      },
     );
     if (!got) return undefined;
     this.held.add(id);
