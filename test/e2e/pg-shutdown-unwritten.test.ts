@@ -11,37 +11,24 @@
  * written) is lost, counted in an error line, exit 1. A real gateway process on a real PostgreSQL that
  * the test stops and starts.
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { SQL } from "bun";
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
-import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { startInstance, type Instance } from "../support/instance.ts";
+import { usePostgresAndUpstream } from "../support/postgres-and-upstream.ts";
 import { until } from "../support/until.ts";
 
 const ENV = { UP_KEY: "sk-upstream-shutdown-unwritten", DEV: "sy-shutdown-unwritten-dev-key-01", OPS: "sy-shutdown-unwritten-ops-key-02" };
 
-let pg: TestPostgres;
-let upstream: FakeUpstream;
-const started: Instance[] = [];
+const h = usePostgresAndUpstream();
 
-beforeAll(async () => {
-  pg = await startPostgres();
-  upstream = await startFakeUpstream();
-  upstream.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream));
-}, 120_000);
 
-afterAll(async () => {
-  await Promise.all(started.map((i) => stopInstance(i)));
-  await upstream?.stop();
-  await pg?.destroy();
-}, 60_000);
 
 /** The config of the instances: shutdown grace `graceMs`; key dev1 with a daily token budget unless `limits` is false (or with these limits), key ops with a 5h token budget. */
 const configYaml = (graceMs: number, limits: boolean | string = true) => `server: { require_api_key: true, shutdown_grace_ms: ${graceMs} }
 providers:
-  - { id: up, kind: openai, base_url: "${upstream.url}/v1" }
+  - { id: up, kind: openai, base_url: "${h.upstream.url}/v1" }
 accounts:
   - { id: up-1, provider: up, api_key: env:UP_KEY }
 keys:
@@ -65,11 +52,11 @@ async function chat(inst: Instance, key: string, text: string): Promise<void> {
 
 /** An instance on database `db` with shutdown grace `graceMs`, and the database stopped once it has said so (after `before`); then 3 requests of dev1 served. */
 async function servedWhileAway(db: string, graceMs: number, limits: boolean | string = true, before?: (inst: Instance, dbUrl: string) => Promise<void>): Promise<{ inst: Instance; dbUrl: string }> {
-  const dbUrl = await pg.createDatabase(db);
+  const dbUrl = await h.pg.createDatabase(db);
   const inst = await startInstance({ yaml: configYaml(graceMs, limits), env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
-  started.push(inst);
+  h.started.push(inst);
   await before?.(inst, dbUrl);
-  await pg.stop();
+  await h.pg.stop();
   await until(() => [...inst.stdout, ...inst.stderr].some((l) => l.includes("database unreachable")), 30_000, "the instance to see the database away", 100);
   for (let i = 0; i < 3; i++) await chat(inst, ENV.DEV, `hi ${i}`);
   return { inst, dbUrl };
@@ -91,7 +78,7 @@ test("SIGTERM with the database away past the grace period: the rows are kept in
   const { inst, dbUrl } = await servedWhileAway("unwritten_kept", 3000, false);
   inst.kill("SIGTERM");
   const code = await inst.exited;
-  await pg.start();
+  await h.pg.start();
   expect(code).toBe(0);
   const file = keptFile(inst);
   const lines = [...inst.stdout, ...inst.stderr].filter((l) => l.includes("were not written within the shutdown grace period"));
@@ -106,7 +93,7 @@ test("SIGTERM with the database away past the grace period: the rows are kept in
   expect(await rowsIn(dbUrl)).toEqual({ usage: 0, traces: 0 });
 
   const next = await startInstance({ yaml: configYaml(3000, false), env: ENV, dataDir: inst.dataDir, args: ["--database", dbUrl], timeoutMs: 90_000 });
-  started.push(next);
+  h.started.push(next);
   await until(() => !existsSync(file), 20_000, "the next start to write the kept rows and remove the file", 100);
   expect(await rowsIn(dbUrl)).toEqual({ usage: 3, traces: 3 });
   expect([...next.stdout, ...next.stderr].some((l) => l.includes("store: written: the 3 usage rows, 3 route traces"))).toBe(true);
@@ -126,7 +113,7 @@ test("SIGTERM with the database away past the grace period and key limits: the r
   const { inst, dbUrl } = await servedWhileAway("unwritten_lost", 3000, "{ rpm: 1000, budgets: [{ window: 1d, tokens: 1000000 }] }");
   inst.kill("SIGTERM");
   const code = await inst.exited;
-  await pg.start();
+  await h.pg.start();
   expect(code).toBe(0);
   const lines = [...inst.stdout, ...inst.stderr].filter((l) => l.includes("were not written within the shutdown grace period"));
   expect(lines).toHaveLength(1);
@@ -146,7 +133,7 @@ test("SIGTERM with the database away past the grace period and the data director
   mkdirSync(join(keptFile(inst), "in-the-way"), { recursive: true }); // a directory where the file would go
   inst.kill("SIGTERM");
   const code = await inst.exited;
-  await pg.start();
+  await h.pg.start();
   expect(code).toBe(1);
   const out = [...inst.stdout, ...inst.stderr];
   const lines = out.filter((l) => l.includes("were not written within the shutdown grace period"));
@@ -164,7 +151,7 @@ test("SIGTERM with the database back within the grace period: every usage row an
   await until(() => inst.stderr.some((l) => l.includes("shutting down")), 10_000, "the instance to start its shutdown", 50);
   await Bun.sleep(1500); // the last flush fails at least once
   expect(inst.proc.exitCode).toBeNull();
-  await pg.start();
+  await h.pg.start();
   expect(await inst.exited).toBe(0);
   expect([...inst.stdout, ...inst.stderr].filter((l) => l.includes("were not written"))).toEqual([]);
   expect(await rowsIn(dbUrl)).toEqual({ usage: 3, traces: 3 });
@@ -180,7 +167,7 @@ test("a second SIGTERM while the database is away ends the last flush's retries 
   expect(inst.proc.exitCode).toBeNull();
   inst.kill("SIGTERM");
   expect(await inst.exited).toBe(143);
-  await pg.start();
+  await h.pg.start();
   // the line says the second signal ended the stop, not the grace period (try22 P5)
   const lines = [...inst.stdout, ...inst.stderr].filter((l) => l.includes("before a second signal ended the stop"));
   expect(lines).toHaveLength(1);
@@ -223,7 +210,7 @@ test("the key budget use a stop could not report while the database was away is 
   await chat(inst, ENV.OPS, "ops while away");
   inst.kill("SIGTERM");
   expect(await inst.exited).toBe(0);
-  await pg.start();
+  await h.pg.start();
   const line = JSON.parse([...inst.stdout, ...inst.stderr].find((l) => l.includes("were not written within the shutdown grace period"))!);
   expect(line).toMatchObject({ level: "warn", keyLimitWindows: 0, keptUsage: 4, keptKeyLimitWindows: 2 });
   expect(line.msg).toContain("and the key budget use of 2 windows were not written within the shutdown grace period (server.shutdown_grace_ms) and are kept in");
@@ -234,7 +221,7 @@ test("the key budget use a stop could not report while the database was away is 
   /** Starts on the data directory, waits for the kept file to be written and removed, and reads both keys' budget use once the reports have gone round. */
   const startAgain = async () => {
     const next = await startInstance({ yaml: configYaml(3000, five), env: ENV, dataDir: inst.dataDir, args: ["--database", dbUrl], timeoutMs: 90_000 });
-    started.push(next);
+    h.started.push(next);
     await until(() => !existsSync(file), 20_000, "the next start to write the kept rows and remove the file", 100);
     await until(async () => (await budgetUsed(next, "dev1")).used >= 4 * 18 && (await budgetUsed(next, "ops")).used >= 18, 10_000, "the counted-back use to be read", 200).catch(() => {});
     await Bun.sleep(2500); // another report or two: nothing more comes

@@ -7,37 +7,22 @@
  * resumed the admin API answers again without a restart. A real instance on a real PostgreSQL, whose
  * postmaster and backends the test pauses (and always resumes in a `finally`).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { expect, test } from "bun:test";
 import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
-import { stallPostgres, type Stall } from "../support/stall-postgres.ts";
+import { usePostgresAndUpstream } from "../support/postgres-and-upstream.ts";
+import { stallPostgres } from "../support/stall-postgres.ts";
 import { until } from "../support/until.ts";
 
 const ENV = { UP_KEY: "sk-upstream-pg-stall-admin", DEV: "sy-pg-stall-admin-dev-key-01", OPS: "sy-pg-stall-admin-ops-key-02" };
 
-let pg: TestPostgres;
-let upstream: FakeUpstream;
-const started: Instance[] = [];
+const h = usePostgresAndUpstream();
 
-beforeAll(async () => {
-  pg = await startPostgres();
-  upstream = await startFakeUpstream();
-  upstream.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream));
-}, 120_000);
 
-let stall: Stall | undefined;
 
-afterAll(async () => {
-  stall?.resume();
-  await Promise.all(started.map((i) => stopInstance(i)));
-  await upstream?.stop();
-  await pg?.destroy();
-}, 60_000);
 
 const yaml = () => `server: { require_api_key: true, shutdown_grace_ms: 3000 }
 providers:
-  - { id: up, kind: openai, base_url: "${upstream.url}/v1" }
+  - { id: up, kind: openai, base_url: "${h.upstream.url}/v1" }
 accounts:
   - { id: up-1, provider: up, api_key: env:UP_KEY }
 keys:
@@ -69,16 +54,16 @@ async function healthSays(inst: Instance, want: string, ms: number): Promise<num
 }
 
 test("an idle instance's /health says db unreachable within seconds of a stall, and ok again after SIGCONT", async () => {
-  const dbUrl = await pg.createDatabase("stall_health");
+  const dbUrl = await h.pg.createDatabase("stall_health");
   const inst = await startInstance({ yaml: yaml(), env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
-  started.push(inst);
+  h.started.push(inst);
   expect((await admin(inst, "/health", 5_000)).body.db).toBe("ok");
   let tookMs: number;
   try {
-    stall = stallPostgres(pg);
+    h.stall = stallPostgres(h.pg);
     tookMs = await healthSays(inst, "unreachable", 20_000);
   } finally {
-    stall?.resume();
+    h.stall?.resume();
   }
   expect(tookMs).toBeLessThan(12_000);
   await healthSays(inst, "ok", 30_000);
@@ -86,12 +71,12 @@ test("an idle instance's /health says db unreachable within seconds of a stall, 
 }, 180_000);
 
 test("with the database stalled: the admin API answers 503 in its error shape within 10 s, the CLI prints that 503's message (not \"no running instance\"); after SIGCONT the admin API answers 200 again without a restart", async () => {
-  const dbUrl = await pg.createDatabase("stall_admin");
+  const dbUrl = await h.pg.createDatabase("stall_admin");
   const inst = await startInstance({ yaml: yaml(), env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
-  started.push(inst);
+  h.started.push(inst);
   expect((await admin(inst, "/admin/api/keys", 10_000)).status).toBe(200);
   try {
-    stall = stallPostgres(pg);
+    h.stall = stallPostgres(h.pg);
     const keys = await admin(inst, "/admin/api/keys", 30_000);
     expect(keys.status).toBe(503);
     expect(keys.tookMs).toBeLessThan(12_000);
@@ -107,7 +92,7 @@ test("with the database stalled: the admin API answers 503 in its error shape wi
     expect(out).not.toContain("no running switchyard instance answers");
     expect(out).toContain("error 503: the database cannot be reached");
   } finally {
-    stall?.resume();
+    h.stall?.resume();
   }
   await until(async () => (await admin(inst, "/admin/api/keys", 10_000)).status === 200, 40_000, "the admin API to answer again after SIGCONT", 500);
   await stopInstance(inst);

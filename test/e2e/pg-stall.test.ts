@@ -6,42 +6,27 @@
  * last flush waited for answers past the grace period. A real instance on a real PostgreSQL, whose
  * postmaster and backends the test pauses (and always resumes in a `finally`).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import { SQL } from "bun";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { simpleReply, startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
-import { stallPostgres, type Stall } from "../support/stall-postgres.ts";
+import { usePostgresAndUpstream } from "../support/postgres-and-upstream.ts";
+import { stallPostgres } from "../support/stall-postgres.ts";
 import { until } from "../support/until.ts";
 
 const ENV = { UP_KEY: "sk-upstream-pg-stall", DEV: "sy-pg-stall-dev-key-000001", OPS: "sy-pg-stall-ops-key-000002" };
 /** The grace period of the instances, ms (short: the stop's bound is what is tested). */
 const GRACE_MS = 3000;
 
-let pg: TestPostgres;
-let upstream: FakeUpstream;
-const started: Instance[] = [];
+const h = usePostgresAndUpstream();
 
-beforeAll(async () => {
-  pg = await startPostgres();
-  upstream = await startFakeUpstream();
-  upstream.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream));
-}, 120_000);
 
-let stall: Stall | undefined;
 
-afterAll(async () => {
-  stall?.resume();
-  await Promise.all(started.map((i) => stopInstance(i)));
-  await upstream?.stop();
-  await pg?.destroy();
-}, 60_000);
 
 const yaml = () => `server: { require_api_key: true, shutdown_grace_ms: ${GRACE_MS} }
 providers:
-  - { id: up, kind: openai, base_url: "${upstream.url}/v1" }
+  - { id: up, kind: openai, base_url: "${h.upstream.url}/v1" }
 accounts:
   - { id: up-1, provider: up, api_key: env:UP_KEY }
 keys:
@@ -70,13 +55,13 @@ async function usageRows(dbUrl: string): Promise<number> {
 }
 
 test("SIGTERM with the database stalled after a request: the instance exits within the grace period and a few seconds, its rows kept in unwritten-rows.jsonl; the next start writes them once", async () => {
-  const dbUrl = await pg.createDatabase("stall_stop");
+  const dbUrl = await h.pg.createDatabase("stall_stop");
   const inst = await startInstance({ yaml: yaml(), env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
-  started.push(inst);
+  h.started.push(inst);
   let code: number;
   let tookMs: number;
   try {
-    stall = stallPostgres(pg);
+    h.stall = stallPostgres(h.pg);
     await chat(inst, "hi during the stall");
     await Bun.sleep(1500); // a flush is sent and stalls
     const t0 = Date.now();
@@ -84,7 +69,7 @@ test("SIGTERM with the database stalled after a request: the instance exits with
     code = await Promise.race([inst.exited, Bun.sleep(60_000).then(() => -1)]);
     tookMs = Date.now() - t0;
   } finally {
-    stall?.resume();
+    h.stall?.resume();
   }
   expect({ code, tookMs }).toEqual({ code: 0, tookMs: expect.any(Number) });
   expect(tookMs).toBeLessThan(GRACE_MS + 6000);
@@ -93,7 +78,7 @@ test("SIGTERM with the database stalled after a request: the instance exits with
   expect(readFileSync(file, "utf8")).toContain("up-1");
 
   const next = await startInstance({ yaml: yaml(), env: ENV, dataDir: inst.dataDir, args: ["--database", dbUrl], timeoutMs: 90_000 });
-  started.push(next);
+  h.started.push(next);
   await until(() => !existsSync(file), 30_000, "the next start to write the kept rows and remove the file", 100);
   // once: the stalled statement may have committed when the database resumed; its flush id then writes nothing again
   expect(await usageRows(dbUrl)).toBe(1);

@@ -71,26 +71,62 @@ test("a first target skipped for want of a free account that would refuse the bo
   expect(JSON.stringify(trace.decisions)).toContain("not called; its translation would refuse the body too");
 }, 30_000);
 
-test("a first target skipped for want of a free account that would take the body, and a second refusing it: the first's 429 with Retry-After, an error of the first target", async () => {
-  const yaml = `
+/**
+ * A config whose combo `mix` is `first` (provider `first.id` of `first.kind` at `{{FAKE}}/<id>`, with
+ * `first.accounts` API-key accounts) then `c/gpt-demo`, an `openai-compatible` provider with one
+ * account: normalised through the hub, it refuses a Chat `n: 2` and a `content` that is a number.
+ */
+function mixYaml(first: { id: string; kind: string; path: string; model: string; accounts: number }): string {
+  return `
 providers:
-  - { id: o, kind: openai, base_url: "{{FAKE}}/o/v1" }
+  - { id: ${first.id}, kind: ${first.kind}, base_url: "{{FAKE}}/${first.id}${first.path}" }
   - { id: c, kind: openai-compatible, base_url: "{{FAKE}}/c/v1" }
 accounts:
-  - { id: o1, provider: o, api_key: env:FAKE_KEY }
+${Array.from({ length: first.accounts }, (_, i) => `  - { id: ${first.id}${i + 1}, provider: ${first.id}, api_key: env:FAKE_KEY }`).join("\n")}
   - { id: c1, provider: c, api_key: env:FAKE_KEY }
 combos:
   - name: mix
     targets:
-      - model: o/gpt-x
+      - model: ${first.id}/${first.model}
       - model: c/gpt-demo
 `;
+}
+
+/** What {@link withMix} hands a test: its gateway, a Chat request for `mix` and the admin API. */
+interface Mix {
+  own: TestGateway;
+  /** POSTs `{model: "mix", messages: [{role: "user", content: "hi"}], ...extra}` to /v1/chat/completions. */
+  ask(extra?: Record<string, unknown>): Promise<Response>;
+  /** GETs /admin/api<path> with the admin token; the JSON answer. */
+  admin(path: string): Promise<any>;
+  /** The circuit state of provider `id`. */
+  circuit(id: string): Promise<string>;
+}
+
+/** Starts a gateway of its own on `yaml` and a fake upstream, runs `body`, then stops it. */
+async function withMix(yaml: string, body: (mix: Mix) => Promise<void>): Promise<void> {
   const own = await startGateway(yaml, { fake: await startFakeUpstream() });
+  const admin = async (path: string) => (await (await fetch(`${own.url}/admin/api${path}`, { headers: { authorization: `Bearer ${own.app.adminToken}` } })).json()) as any;
   try {
+    await body({
+      own,
+      ask: (extra = {}) => fetch(`${own.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "mix", messages: [{ role: "user", content: "hi" }], ...extra }) }),
+      admin,
+      circuit: async (id) => (await admin("/providers")).providers.find((p: any) => p.id === id).circuit.state,
+    });
+  } finally {
+    await own.stop();
+  }
+}
+
+/** The fake upstream's answer: `failure` for requests under `/<prefix>/`, a short reply for the rest. */
+const failingUnder = (prefix: string, failure: Record<string, unknown>) => (r: any) => (r.path.startsWith(`/${prefix}/`) ? failure : simpleReply(r.format!, { text: "ok", model: r.model }, r.stream));
+
+test("a first target skipped for want of a free account that would take the body, and a second refusing it: the first's 429 with Retry-After, an error of the first target", async () => {
+  await withMix(mixYaml({ id: "o", kind: "openai", path: "/v1", model: "gpt-x", accounts: 1 }), async ({ own, ask, admin }) => {
     // o's only account is rate-limited for 100 s; c serves meanwhile.
-    own.fake.handle((r) => (r.path.startsWith("/o/") ? { status: 429, headers: { "retry-after": "100" }, json: { error: { type: "rate_limit_error", message: "Rate limited" } } } : simpleReply(r.format!, { text: "ok", model: r.model }, r.stream)));
-    const ask = (extra: Record<string, unknown>) => fetch(`${own.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "mix", messages: [{ role: "user", content: "hi" }], ...extra }) });
-    expect((await ask({})).status).toBe(200); // served by c
+    own.fake.handle(failingUnder("o", { status: 429, headers: { "retry-after": "100" }, json: { error: { type: "rate_limit_error", message: "Rate limited" } } }));
+    expect((await ask()).status).toBe(200); // served by c
     const seen = own.fake.requests.length;
     // n=2 is served only by the OpenAI API itself (o, a native pair); c, normalised through the hub, refuses it.
     const res = await ask({ n: 2 });
@@ -100,66 +136,30 @@ combos:
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(90);
     expect(own.fake.requests.length).toBe(seen); // no call was made
     own.app.settle();
-    const calls: any[] = ((await (await fetch(`${own.url}/admin/api/calls`, { headers: { authorization: `Bearer ${own.app.adminToken}` } })).json()) as any).calls;
+    const calls: any[] = (await admin("/calls")).calls;
     expect(calls.filter((c) => c.status !== 200).map((c) => [c.outcome, c.status, c.attempts, c.providerId, c.fallback])).toEqual([["error", 429, 0, "o", false]]);
-  } finally {
-    await own.stop();
-  }
+  });
 }, 60_000);
 
 test("a first target skipped for its open circuit that would refuse the body too, and a second refusing it: the 400, recorded as the gateway's refusal", async () => {
   // SPEC 6.3: 10 consecutive 5xx open a provider's circuit; ten accounts, so one request makes them all.
-  const yaml = `
-providers:
-  - { id: r, kind: anthropic, base_url: "{{FAKE}}/r" }
-  - { id: c, kind: openai-compatible, base_url: "{{FAKE}}/v1" }
-accounts:
-${Array.from({ length: 10 }, (_, i) => `  - { id: r${i + 1}, provider: r, api_key: env:FAKE_KEY }`).join("\n")}
-combos:
-  - name: mix
-    targets:
-      - model: r/claude-x
-      - model: c/gpt-demo
-`;
-  const own = await startGateway(yaml, { fake: await startFakeUpstream() });
-  try {
-    own.fake.handle((r) => (r.path.startsWith("/r/") ? { status: 500, json: { type: "error", error: { type: "api_error", message: "boom" } } } : simpleReply(r.format!, { text: "ok", model: r.model }, r.stream)));
-    const ask = (content: unknown) => fetch(`${own.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "mix", messages: [{ role: "user", content }] }) });
-    const state = async () => ((await (await fetch(`${own.url}/admin/api/providers`, { headers: { authorization: `Bearer ${own.app.adminToken}` } })).json()) as any).providers.find((p: any) => p.id === "r").circuit.state;
-    for (let i = 0; i < 3 && (await state()) !== "open"; i++) expect([200, 500]).toContain((await ask("hi")).status); // c serves, or the attempts ran out on r
-    expect(await state()).toBe("open");
-    const res = await ask(123);
+  await withMix(mixYaml({ id: "r", kind: "anthropic", path: "", model: "claude-x", accounts: 10 }), async ({ own, ask, admin, circuit }) => {
+    own.fake.handle(failingUnder("r", { status: 500, json: { type: "error", error: { type: "api_error", message: "boom" } } }));
+    for (let i = 0; i < 3 && (await circuit("r")) !== "open"; i++) expect([200, 500]).toContain((await ask()).status); // c serves, or the attempts ran out on r
+    expect(await circuit("r")).toBe("open");
+    const res = await ask({ messages: [{ role: "user", content: 123 }] });
     expect(res.status).toBe(400);
     own.app.settle();
-    const calls: any[] = ((await (await fetch(`${own.url}/admin/api/calls`, { headers: { authorization: `Bearer ${own.app.adminToken}` } })).json()) as any).calls;
+    const calls: any[] = (await admin("/calls")).calls;
     expect(calls.filter((c) => c.status === 400).map((c) => [c.outcome, c.attempts, c.model ?? null])).toEqual([["rejected", 0, null]]);
-  } finally {
-    await own.stop();
-  }
+  });
 }, 60_000);
 
 test("a first target skipped for its open circuit that would take the body, and a second refusing it: the circuit's 503 with Retry-After, an error of the first target", async () => {
-  const yaml = `
-providers:
-  - { id: o, kind: openai, base_url: "{{FAKE}}/o/v1" }
-  - { id: c, kind: openai-compatible, base_url: "{{FAKE}}/c/v1" }
-accounts:
-${Array.from({ length: 10 }, (_, i) => `  - { id: o${i + 1}, provider: o, api_key: env:FAKE_KEY }`).join("\n")}
-  - { id: c1, provider: c, api_key: env:FAKE_KEY }
-combos:
-  - name: mix
-    targets:
-      - model: o/gpt-x
-      - model: c/gpt-demo
-`;
-  const own = await startGateway(yaml, { fake: await startFakeUpstream() });
-  try {
-    own.fake.handle((r) => (r.path.startsWith("/o/") ? { status: 500, json: { error: { type: "server_error", message: "boom" } } } : simpleReply(r.format!, { text: "ok", model: r.model }, r.stream)));
-    const ask = (extra: Record<string, unknown>) => fetch(`${own.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "mix", messages: [{ role: "user", content: "hi" }], ...extra }) });
-    const admin = async (path: string) => (await (await fetch(`${own.url}/admin/api${path}`, { headers: { authorization: `Bearer ${own.app.adminToken}` } })).json()) as any;
-    const state = async () => (await admin("/providers")).providers.find((p: any) => p.id === "o").circuit.state;
-    for (let i = 0; i < 3 && (await state()) !== "open"; i++) expect([200, 500]).toContain((await ask({})).status);
-    expect(await state()).toBe("open");
+  await withMix(mixYaml({ id: "o", kind: "openai", path: "/v1", model: "gpt-x", accounts: 10 }), async ({ own, ask, admin, circuit }) => {
+    own.fake.handle(failingUnder("o", { status: 500, json: { error: { type: "server_error", message: "boom" } } }));
+    for (let i = 0; i < 3 && (await circuit("o")) !== "open"; i++) expect([200, 500]).toContain((await ask()).status);
+    expect(await circuit("o")).toBe("open");
     own.app.settle();
     const before = ((await admin("/calls")).calls as any[]).length;
     const res = await ask({ n: 2 });
@@ -171,39 +171,21 @@ combos:
     expect(calls.length).toBe(before + 1);
     const row = calls.find((c) => c.status === 503);
     expect([row?.outcome, row?.attempts, row?.providerId]).toEqual(["error", 0, "o"]);
-  } finally {
-    await own.stop();
-  }
+  });
 }, 60_000);
 
 test("a first target called and failing (a 5xx), and a second refusing the body: the first's failure, not the refusal's 400", async () => {
-  const yaml = `
-providers:
-  - { id: o, kind: openai, base_url: "{{FAKE}}/o/v1" }
-  - { id: c, kind: openai-compatible, base_url: "{{FAKE}}/c/v1" }
-accounts:
-  - { id: o1, provider: o, api_key: env:FAKE_KEY }
-  - { id: c1, provider: c, api_key: env:FAKE_KEY }
-combos:
-  - name: mix
-    targets:
-      - model: o/gpt-x
-      - model: c/gpt-demo
-`;
-  const own = await startGateway(yaml, { fake: await startFakeUpstream() });
-  try {
-    own.fake.handle((r) => (r.path.startsWith("/o/") ? { status: 500, json: { error: { type: "server_error", message: "boom" } } } : simpleReply(r.format!, { text: "ok", model: r.model }, r.stream)));
+  await withMix(mixYaml({ id: "o", kind: "openai", path: "/v1", model: "gpt-x", accounts: 1 }), async ({ own, ask, admin }) => {
+    own.fake.handle(failingUnder("o", { status: 500, json: { error: { type: "server_error", message: "boom" } } }));
     // n=2: o (the OpenAI API itself) takes the body and fails with a 500; c refuses it before any call.
-    const res = await fetch(`${own.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "mix", n: 2, messages: [{ role: "user", content: "hi" }] }) });
+    const res = await ask({ n: 2 });
     const body = (await res.json()) as any;
     expect(res.status).toBeGreaterThanOrEqual(500); // retryable: the body was fine for o
     expect(body.error.message).toContain("boom"); // the upstream's own error, passed on
     expect(own.fake.requests.filter((r) => r.path.startsWith("/o/")).length).toBeGreaterThan(0);
     expect(own.fake.requests.filter((r) => r.path.startsWith("/c/")).length).toBe(0);
     own.app.settle();
-    const calls: any[] = ((await (await fetch(`${own.url}/admin/api/calls`, { headers: { authorization: `Bearer ${own.app.adminToken}` } })).json()) as any).calls;
+    const calls: any[] = (await admin("/calls")).calls;
     expect(calls.map((c) => [c.outcome, c.status, c.providerId])).toEqual([["error", res.status, "o"]]);
-  } finally {
-    await own.stop();
-  }
+  });
 }, 60_000);
