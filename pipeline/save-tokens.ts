@@ -34,6 +34,7 @@
 import { KIND_TRAITS } from "../formats/codec.ts";
 import type { ProviderKind, ToolResultSlot } from "../formats/codec.ts";
 import { codecFor } from "../formats/index.ts";
+import { indexOfBytes } from "../formats/index-of-bytes.ts";
 import { bodyBytes, clientHeadersOf, type RequestContext } from "./context.ts";
 import type { HeaderReader } from "./client-headers.ts";
 import type { TokenSaverTrace } from "./ports.ts";
@@ -108,15 +109,11 @@ function holdsCacheControl(value: unknown, depth = 0): boolean {
 export function lastCacheMarkerIndex(format: string, body: Record<string, unknown>, raw: Uint8Array): number {
   const key = MESSAGES_KEY[format];
   const items = key ? body[key] : undefined;
-  if (!Array.isArray(items) || !bytesInclude(raw, CACHE_CONTROL)) return -1;
+  if (!Array.isArray(items) || indexOfBytes(raw, CACHE_CONTROL) === -1) return -1;
   for (let i = items.length - 1; i >= 0; i--) if (holdsCacheControl(items[i])) return i;
   return -1;
 }
 
-/** Whether `hay` contains `needle` (native search over the raw body; no decode). */
-function bytesInclude(hay: Uint8Array, needle: Uint8Array): boolean {
-  return Buffer.from(hay.buffer, hay.byteOffset, hay.byteLength).indexOf(needle) !== -1;
-}
 
 /** Adds each result's texts (every part, and the non-empty parts joined by `\n`, as a translation may join them). */
 function addTexts(into: Set<string>, texts: string[]): void {

@@ -27,6 +27,7 @@ import { codecFor } from "../formats/index.ts";
 import { bodyJson } from "../formats/write-body-json.ts";
 import { hasClaudeCodeIdentity } from "../formats/anthropic-messages/index.ts";
 import { bodyBytes, hubOf, requestTextOf, type RequestContext } from "./context.ts";
+import { indexOfBytes } from "../formats/index-of-bytes.ts";
 import { conversationLeft, emptyConversationError } from "./empty-conversation.ts";
 import type { ProviderInfo } from "./ports.ts";
 import type { Target } from "./resolve.ts";
@@ -94,13 +95,6 @@ const ENCRYPTED_CONTENT_KEY = new TextEncoder().encode('"encrypted_content"');
 const TAG_OPENING = Buffer.from('"sy|');
 
 /**
- * `Buffer#indexOf`, called with a plain `Uint8Array` as its receiver (Bun's takes one, as its
- * `utf8Slice` does, item 265): no `Buffer` view of the body, nor the `ArrayBuffer` object that reading
- * `raw.buffer` makes, per request (docs/performance.md item 294).
- */
-const indexOfBytes = Buffer.prototype.indexOf as (this: Uint8Array, value: Uint8Array, byteOffset: number) => number;
-
-/**
  * Whether a JSON body has a `"signature"`, `"thoughtSignature"`, `"data"` or `"encrypted_content"` value that starts with the
  * gateway's tag `sy|` (`"signature": "sy|gemini|…"`). Text that merely contains `"sy|` (escaped inside a string) does not
  * count. A byte scan: no decoding or parsing of the body; the tag's occurrences are found with the
@@ -108,7 +102,7 @@ const indexOfBytes = Buffer.prototype.indexOf as (this: Uint8Array, value: Uint8
  * and only they are looked at.
  */
 export function hasTaggedValue(raw: Uint8Array): boolean {
-  for (let i = indexOfBytes.call(raw, TAG_OPENING, 1); i > 0; i = indexOfBytes.call(raw, TAG_OPENING, i + 1)) {
+  for (let i = indexOfBytes(raw, TAG_OPENING, 1); i > 0; i = indexOfBytes(raw, TAG_OPENING, i + 1)) {
     if (raw[i - 1] === 0x5c) continue; // \"sy| inside a string
     let j = i - 1;
     while (j >= 0 && (raw[j] === 0x20 || raw[j] === 0x0a || raw[j] === 0x0d || raw[j] === 0x09)) j--;

@@ -29,6 +29,7 @@ import { TRUNCATED_ERROR } from "../normalize.ts";
 import { errorEventNotJson, HeldEvent, lastEventBoundary, MAX_SSE_EVENT_BYTES, SseReader, wholeEvents, type SseEvent } from "../sse.ts";
 import { errorFrame, errorFromObject } from "./errors.ts";
 import { serverToolStep, stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
+import { indexOfBytes } from "../index-of-bytes.ts";
 
 const EMPTY = new Uint8Array(0);
 const utf8 = new TextEncoder();
@@ -121,7 +122,6 @@ function isEmptyDeltaText(data: string): boolean {
 /** What the start of a server tool's call or result holds (their types do): only such a start is read for its type. */
 const SERVER_TOOL_HINT = "_tool_";
 const SERVER_TOOL_HINT_BYTES = Buffer.from(SERVER_TOOL_HINT);
-const bufferIndexOf = Buffer.prototype.indexOf;
 const utf8Decoder = new TextDecoder();
 /** `"content_block":{"type":"…"` in any spacing: the started block's type, its first member in Anthropic's events. */
 const BLOCK_TYPE = /"content_block"\s*:\s*\{\s*"type"\s*:\s*"([^"\\]*)"/;
@@ -284,7 +284,7 @@ export class AnthropicTap implements PassthroughTap {
           // A block's start skipped unread: a server tool's call or result moves the count of those in flight.
           if (kind === SKIPPED_START) {
             const event = out.subarray(ev, to);
-            if ((bufferIndexOf.call(event, SERVER_TOOL_HINT_BYTES) as number) !== -1) this.blockStarted(dataOf(utf8Decoder.decode(event)));
+            if (indexOfBytes(event, SERVER_TOOL_HINT_BYTES) !== -1) this.blockStarted(dataOf(utf8Decoder.decode(event)));
           }
         }
       }

@@ -53,6 +53,7 @@ import { finishIsFailure, promptFiltered, stopFromChat, usageFromChat } from "./
 import { EMPTY_REPLY_ERROR } from "./decoder.ts";
 import { isObj } from "../json.ts";
 import { checkEventDepth, DEPTH_CHECKED_BYTES, nestsDeeperThan, upstreamNestedTooDeep } from "../json-depth.ts";
+import { indexOfBytes } from "../index-of-bytes.ts";
 
 const LF = 10;
 const CR = 13;
@@ -185,7 +186,6 @@ function callsCarry(calls: unknown[]): boolean {
   return false;
 }
 
-const bufferIndexOf = Buffer.prototype.indexOf;
 /** `Buffer#copy` over plain byte arrays: copies a range of one into another without a view of the range. */
 const bufferCopy = Buffer.prototype.copy as unknown as (this: Uint8Array, target: Uint8Array, targetStart: number, sourceStart: number, sourceEnd: number) => number;
 const ERROR_KEY = Buffer.from('"error"');
@@ -534,7 +534,7 @@ export class ChatTap implements PassthroughTap {
   private nextHit(chunk: Uint8Array, hits: Int32Array, k: number, needle: Buffer, from: number): number {
     let at = hits[k];
     if (at < from) {
-      const i = bufferIndexOf.call(chunk, needle, from) as number;
+      const i = indexOfBytes(chunk, needle, from);
       at = i === -1 ? chunk.length : i;
       hits[k] = at;
     }
