@@ -37,28 +37,23 @@ export function noAnswerLine(url: string, ms: number): string {
 export async function askAdmin(url: string, token: string | undefined, method: string, path: string, body?: unknown, answerMs = ADMIN_ANSWER_MS): Promise<AdminAnswer | NoAnswer | undefined> {
   let res: Response;
   let text: string;
-  const ask = new AbortController();
-  const timer = setTimeout(() => ask.abort(), answerMs);
+  const signal = AbortSignal.timeout(answerMs);
   try {
-    try {
-      res = await fetch(`${url.replace(/\/+$/, "")}/admin/api${path}`, {
-        method,
-        headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: ask.signal,
-      });
-    } catch {
-      // connected and then silent: it runs but does not answer (not "nothing answers")
-      return ask.signal.aborted ? new NoAnswer(answerMs) : undefined;
-    }
-    try {
-      text = await res.text();
-    } catch (err) {
-      if (ask.signal.aborted) return new NoAnswer(answerMs);
-      throw err;
-    }
-  } finally {
-    clearTimeout(timer);
+    res = await fetch(`${url.replace(/\/+$/, "")}/admin/api${path}`, {
+      method,
+      headers: { "content-type": "application/json", ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
+    });
+  } catch {
+    // connected and then silent: it runs but does not answer (not "nothing answers")
+    return signal.aborted ? new NoAnswer(answerMs) : undefined;
+  }
+  try {
+    text = await res.text();
+  } catch (err) {
+    if (signal.aborted) return new NoAnswer(answerMs);
+    throw err;
   }
   let data: unknown = text;
   try {
