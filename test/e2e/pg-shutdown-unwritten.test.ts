@@ -23,8 +23,6 @@ const ENV = { UP_KEY: "sk-upstream-shutdown-unwritten", DEV: "sy-shutdown-unwrit
 
 const h = usePostgresAndUpstream();
 
-
-
 /** The config of the instances: shutdown grace `graceMs`; key dev1 with a daily token budget unless `limits` is false (or with these limits), key ops with a 5h token budget. */
 const configYaml = (graceMs: number, limits: boolean | string = true) => `server: { require_api_key: true, shutdown_grace_ms: ${graceMs} }
 providers:

@@ -9,7 +9,7 @@
  */
 import { expect, test } from "bun:test";
 import { SOURCE_CLI, startInstance, stopInstance, type Instance } from "../support/instance.ts";
-import { usePostgresAndUpstream } from "../support/postgres-and-upstream.ts";
+import { budgetKeyConfig, usePostgresAndUpstream } from "../support/postgres-and-upstream.ts";
 import { stallPostgres } from "../support/stall-postgres.ts";
 import { until } from "../support/until.ts";
 
@@ -17,18 +17,7 @@ const ENV = { UP_KEY: "sk-upstream-pg-stall-admin", DEV: "sy-pg-stall-admin-dev-
 
 const h = usePostgresAndUpstream();
 
-
-
-
-const yaml = () => `server: { require_api_key: true, shutdown_grace_ms: 3000 }
-providers:
-  - { id: up, kind: openai, base_url: "${h.upstream.url}/v1" }
-accounts:
-  - { id: up-1, provider: up, api_key: env:UP_KEY }
-keys:
-  - { name: dev1, key: env:DEV, limits: { budgets: [{ window: 1d, tokens: 1000000 }] } }
-  - { name: ops, key: env:OPS, scopes: [admin] }
-`;
+const yaml = () => budgetKeyConfig(h.upstream.url, 3000);
 
 /** An admin API GET with the admin key, given at most `ms`: its status, body and how long it took. */
 async function admin(inst: Instance, path: string, ms: number): Promise<{ status: number; body: any; tookMs: number }> {

@@ -11,7 +11,7 @@ import { SQL } from "bun";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
-import { usePostgresAndUpstream } from "../support/postgres-and-upstream.ts";
+import { budgetKeyConfig, usePostgresAndUpstream } from "../support/postgres-and-upstream.ts";
 import { stallPostgres } from "../support/stall-postgres.ts";
 import { until } from "../support/until.ts";
 
@@ -21,18 +21,7 @@ const GRACE_MS = 3000;
 
 const h = usePostgresAndUpstream();
 
-
-
-
-const yaml = () => `server: { require_api_key: true, shutdown_grace_ms: ${GRACE_MS} }
-providers:
-  - { id: up, kind: openai, base_url: "${h.upstream.url}/v1" }
-accounts:
-  - { id: up-1, provider: up, api_key: env:UP_KEY }
-keys:
-  - { name: dev1, key: env:DEV, limits: { budgets: [{ window: 1d, tokens: 1000000 }] } }
-  - { name: ops, key: env:OPS, scopes: [admin] }
-`;
+const yaml = () => budgetKeyConfig(h.upstream.url, GRACE_MS);
 
 async function chat(inst: Instance, text: string): Promise<void> {
   const res = await fetch(`${inst.url}/v1/chat/completions`, {

@@ -37,3 +37,20 @@ export function usePostgresAndUpstream(): PostgresAndUpstream {
   }, 60_000);
   return h;
 }
+
+/**
+ * The config the stall tests start their instances with: keys required, shutdown grace `graceMs`, one
+ * OpenAI account at `upstreamUrl` (`env:UP_KEY`), key `dev1` (`env:DEV`) with a daily budget of 1M
+ * tokens (so a stop has key-limit use to report) and admin key `ops` (`env:OPS`).
+ */
+export function budgetKeyConfig(upstreamUrl: string, graceMs: number): string {
+  return `server: { require_api_key: true, shutdown_grace_ms: ${graceMs} }
+providers:
+  - { id: up, kind: openai, base_url: "${upstreamUrl}/v1" }
+accounts:
+  - { id: up-1, provider: up, api_key: env:UP_KEY }
+keys:
+  - { name: dev1, key: env:DEV, limits: { budgets: [{ window: 1d, tokens: 1000000 }] } }
+  - { name: ops, key: env:OPS, scopes: [admin] }
+`;
+}
