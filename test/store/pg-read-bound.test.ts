@@ -13,19 +13,38 @@ import { postgresForFile } from "./helpers.ts";
 
 const pg = postgresForFile();
 
+/**
+ * Holds an ACCESS EXCLUSIVE lock on `table` from a connection of its own (the lock is taken before this
+ * resolves) until `release()` or, at the latest, 5 s later. `locker` stays open for the caller's own
+ * queries; the caller closes it.
+ */
+async function holdTableLock(url: string, table: string): Promise<{ locker: SQL; release: () => Promise<void> }> {
+  const locker = new SQL(url, { max: 1 });
+  let free: () => void = () => {};
+  const held = new Promise<void>((r) => (free = r));
+  let taken: () => void = () => {};
+  const locked = new Promise<void>((r) => (taken = r));
+  const lock = locker.begin(async (tx) => {
+    await tx.unsafe(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+    taken();
+    await Promise.race([held, Bun.sleep(5_000)]);
+  });
+  await Promise.race([locked, lock]);
+  return {
+    locker,
+    release: async () => {
+      free();
+      await lock.catch(() => {});
+    },
+  };
+}
+
 test("a read held by a lock past the bound throws unavailable; the database still answers, so the store stays healthy and the next read answers", async () => {
   const url = await pg.database("read_bound");
   const errors: string[] = [];
   const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: (m) => errors.push(m) });
-  const locker = new SQL(url, { max: 1 });
-  let release: () => void = () => {};
-  const held = new Promise<void>((r) => (release = r));
-  const lock = locker.begin(async (tx) => {
-    await tx`LOCK TABLE stored_combos IN ACCESS EXCLUSIVE MODE`;
-    await Promise.race([held, Bun.sleep(5_000)]); // released by the test, at the latest after 5 s
-  });
+  const { locker, release } = await holdTableLock(url, "stored_combos");
   try {
-    await Bun.sleep(200);
     const t0 = Date.now();
     const err = await s.listCombos().then(
       () => undefined,
@@ -38,8 +57,7 @@ test("a read held by a lock past the bound throws unavailable; the database stil
     expect(s.health()).toBe(true);
     expect(errors.filter((m) => m.includes("database unreachable"))).toEqual([]);
   } finally {
-    release();
-    await lock.catch(() => {});
+    await release();
     await locker.close();
   }
   expect(await s.listCombos()).toEqual([]);
@@ -50,24 +68,16 @@ test("a write-through change held by a lock past the bound resolves (kept, degra
   const url = await pg.database("write_bound");
   const errors: string[] = [];
   const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: (m) => errors.push(m) });
-  const locker = new SQL(url, { max: 1 });
-  let release: () => void = () => {};
-  const held = new Promise<void>((r) => (release = r));
-  const lock = locker.begin(async (tx) => {
-    await tx`LOCK TABLE cooldowns IN ACCESS EXCLUSIVE MODE`;
-    await Promise.race([held, Bun.sleep(5_000)]); // released by the test, at the latest after 5 s
-  });
+  const { locker, release } = await holdTableLock(url, "cooldowns");
   const until = Date.now() + 3_600_000;
   try {
-    await Bun.sleep(200);
     const t0 = Date.now();
     await s.setCooldown({ accountId: "acct-1", model: "*", until, reason: "429 rate limit", level: 0 });
     expect(Date.now() - t0).toBeLessThan(3_000);
     expect(s.health()).toBe(false);
     expect(errors.some((m) => m.includes("database unreachable") && m.includes("did not answer a write"))).toBe(true);
   } finally {
-    release();
-    await lock.catch(() => {});
+    await release();
   }
   const deadline = Date.now() + 15_000;
   while (!s.health() && Date.now() < deadline) await Bun.sleep(100);
