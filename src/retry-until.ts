@@ -31,8 +31,9 @@ export function endOf(until: RetryEnd): number {
 /**
  * Waits for `work` until it settles or `until` (ms since the epoch, or a function read again every
  * 0.1 s: a second signal moves it to now) has passed: whether it settled by then. A database that stopped
- * answering (sockets open, nothing answers) must not hold a stop past its grace period. Never throws
- * (a rejection counts as settled).
+ * answering (sockets open, nothing answers) must not hold a stop past its grace period. Work that has
+ * already settled counts as settled even when `until` has passed (its callbacks get one turn of the
+ * event loop). Never throws (a rejection counts as settled).
  */
 export async function settledBy(work: Promise<unknown>, until: RetryEnd): Promise<boolean> {
   let done = false;
@@ -44,6 +45,7 @@ export async function settledBy(work: Promise<unknown>, until: RetryEnd): Promis
       done = true;
     },
   );
+  await Promise.race([settled, Bun.sleep(0)]);
   while (!done) {
     const left = endOf(until) - Date.now();
     if (left <= 0) return false;

@@ -11,6 +11,7 @@ import { SQL } from "bun";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
 import { budgetKeyConfig, usePostgresAndUpstream } from "../support/postgres-and-upstream.ts";
 import { stallPostgres } from "../support/stall-postgres.ts";
 import { until } from "../support/until.ts";
@@ -74,3 +75,40 @@ test("SIGTERM with the database stalled after a request: the instance exits with
   await stopInstance(next);
 }, 180_000);
 
+
+for (const second of [false, true]) {
+  test(`SIGTERM${second ? " twice" : ""} with the database answering while a stream outlives the grace period: the stream is cut, the instance exits ${second ? 143 : 0}, its usage row reaches the database, no unwritten-rows.jsonl`, async () => {
+    const dbUrl = await h.pg.createDatabase(second ? "second_signal_healthy" : "grace_over_healthy");
+    const chunk = (delta: object) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", model: "gpt-x", choices: [{ index: 0, delta }] })}\n\n`;
+    h.upstream.handle(() => ({ headers: { "content-type": "text/event-stream" }, sse: chunk({ role: "assistant", content: "hi" }), endless: chunk({ content: "." }), endless_every_ms: 200 }));
+    const inst = await startInstance({ yaml: yaml(), env: ENV, args: ["--database", dbUrl], timeoutMs: 90_000 });
+    h.started.push(inst);
+    try {
+      const res = await fetch(`${inst.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${ENV.DEV}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: "up/gpt-x", stream: true, messages: [{ role: "user", content: "a long answer" }] }),
+      });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      await reader.read();
+      const t0 = Date.now();
+      inst.kill("SIGTERM");
+      if (second) {
+        await Bun.sleep(500);
+        inst.kill("SIGTERM"); // the end of the grace period moved to now: the last flush too
+      }
+      const drained = (async () => {
+        for (;;) if ((await reader.read().catch(() => ({ done: true }))).done) return;
+      })();
+      const code = await Promise.race([inst.exited, Bun.sleep(60_000).then(() => -1)]);
+      await drained;
+      expect({ code, tookMs: Date.now() - t0 < GRACE_MS + 4000 }).toEqual({ code: second ? 143 : 0, tookMs: true });
+    } finally {
+      h.upstream.handle((r) => simpleReply(r.format!, { text: "ok", model: r.model, usage: { input: 10, output: 8 } }, r.stream));
+    }
+    expect(existsSync(join(inst.dataDir, "unwritten-rows.jsonl"))).toBe(false);
+    expect(inst.stderr.join("\n")).not.toContain("did not answer the last flush");
+    expect(await usageRows(dbUrl)).toBe(1);
+  }, 180_000);
+}

@@ -1,5 +1,6 @@
 /** Shared helpers for the store tests: temp dirs on the real file system, raw reads, sample rows. */
 import { Database } from "bun:sqlite";
+import type { SQL } from "bun";
 import { afterAll, beforeAll } from "bun:test";
 import { mkdtempSync, readFileSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -132,4 +133,28 @@ export function postgresForFile(): { database(prefix: string): Promise<string> }
     cleanupTempDirs();
   }, 60_000);
   return { database: (prefix) => pg!.createDatabase(`${prefix}_${++seq}`) };
+}
+
+/**
+ * `table` locked ACCESS EXCLUSIVE by a transaction on `sql` (taken before this resolves) until
+ * `release`: the store's statements on it go unanswered while the database answers others, as with a
+ * slow statement or, for the store's flushes, a stalled database.
+ */
+export async function lockTable(sql: SQL, table: string): Promise<{ release: () => Promise<void> }> {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let locked!: () => void;
+  const isLocked = new Promise<void>((r) => (locked = r));
+  const holder = sql.begin(async (tx) => {
+    await tx.unsafe(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
+    locked();
+    await released;
+  });
+  await Promise.race([isLocked, holder]);
+  return {
+    release: async () => {
+      release();
+      await holder.catch(() => {});
+    },
+  };
 }

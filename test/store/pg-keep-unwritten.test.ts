@@ -15,29 +15,9 @@ import { GatewayMetrics } from "../../src/http/metrics.ts";
 import { emptyBatch, UNWRITTEN_FILE, writeKept } from "../../src/store/postgres/keep-unwritten.ts";
 import { usageParams } from "../../src/store/rows.ts";
 import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/store.ts";
-import { postgresForFile, tempDir, trace, usage } from "./helpers.ts";
+import { lockTable, postgresForFile, tempDir, trace, usage } from "./helpers.ts";
 
 const pg = postgresForFile();
-
-/** The usage table locked by another connection until `release`: the store's flushes to it go unanswered. */
-async function lockUsage(sql: SQL): Promise<{ release: () => Promise<void> }> {
-  let release!: () => void;
-  const released = new Promise<void>((r) => (release = r));
-  let locked!: () => void;
-  const isLocked = new Promise<void>((r) => (locked = r));
-  const holder = sql.begin(async (tx) => {
-    await tx`LOCK TABLE usage IN ACCESS EXCLUSIVE MODE`;
-    locked();
-    await released;
-  });
-  await isLocked;
-  return {
-    release: async () => {
-      release();
-      await holder.catch(() => {});
-    },
-  };
-}
 
 /**
  * A store whose flush of 3 usage rows and 3 traces is in the air (unanswered: the usage table is locked
@@ -45,7 +25,7 @@ async function lockUsage(sql: SQL): Promise<{ release: () => Promise<void> }> {
  */
 async function storeWithRowsInTheAir(url: string, file: string, errors: string[], sql: SQL): Promise<{ s: PostgresStore; lock: { release: () => Promise<void> } }> {
   const s = await openPostgresStore({ url, flushIntervalMs: 60_000, flushAnswerMs: 300, unwrittenFile: file, onError: (m) => errors.push(m) });
-  const lock = await lockUsage(sql);
+  const lock = await lockTable(sql, "usage");
   for (let i = 0; i < 3; i++) {
     s.record(usage({ requestId: `air-${i}` }));
     s.save(trace(i, { requestId: `air-${i}` }));
@@ -157,7 +137,7 @@ describe("a stop while the database does not answer", () => {
       // dev's window is open in the database with 18 tokens of this instance's reported before the outage
       const w = await s.openBudgetWindow(tokens, FIVE_H);
       await s.setQuotaShare({ name: tokens, windowStart: w.start, windowEnd: w.end, limit: 1000, target: 125, used: 18 });
-      t.lock = await lockUsage(sql);
+      t.lock = await lockTable(sql, "usage");
       s.record(usage({ requestId: "in-the-air" }));
       await s.flush();
       expect(s.health()).toBe(false);
@@ -254,7 +234,7 @@ describe("a stop while the database does not answer", () => {
       writeKept(t.file, [{ id: "batch-lapsed", batch: lapsed }, { id: "batch-live", batch: live }], Date.now());
       // the schema first, then the usage table locked: the start's write of the file goes unanswered
       await (await openPostgresStore({ url: t.url, flushIntervalMs: 60_000 })).close(Date.now() + 200);
-      t.lock = await lockUsage(t.sql);
+      t.lock = await lockTable(t.sql, "usage");
       const infos: string[] = [];
       const s = await openPostgresStore({ url: t.url, flushIntervalMs: 60_000, flushAnswerMs: 300, unwrittenFile: t.file, onError: (m) => t.errors.push(m), onInfo: (m) => infos.push(m) });
       await s.flush();
@@ -334,4 +314,27 @@ describe("a stop while the database does not answer", () => {
       await t.done();
     }
   }, 60_000);
+});
+
+describe("a stop with the database answering", () => {
+  for (const [when, until] of [
+    ["the grace period already over (a stream used it up)", () => Date.now() - 1_000],
+    ["a second signal (the end moved to now)", () => () => 0],
+  ] as const) {
+    test(`${when}: the last flush still writes its rows; no unwritten file, no "did not answer" line`, async () => {
+      const t = await setUp();
+      try {
+        const s = await openPostgresStore({ url: t.url, flushIntervalMs: 60_000, unwrittenFile: t.file, onError: (m) => t.errors.push(m) });
+        for (let i = 0; i < 3; i++) s.record(usage({ requestId: `late-${i}` }));
+        const t0 = Date.now();
+        expect(await s.close(until())).toBeUndefined();
+        expect(Date.now() - t0).toBeLessThan(2_500);
+        expect(await count(t.sql, "request_id LIKE 'late-%'")).toBe(3);
+        expect(existsSync(t.file)).toBe(false);
+        expect(t.errors).toEqual([]);
+      } finally {
+        await t.done();
+      }
+    });
+  }
 });

@@ -9,41 +9,16 @@ import { expect, test } from "bun:test";
 import { SQL } from "bun";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { StoreError } from "../../src/store/types.ts";
-import { postgresForFile } from "./helpers.ts";
+import { lockTable, postgresForFile } from "./helpers.ts";
 
 const pg = postgresForFile();
-
-/**
- * Holds an ACCESS EXCLUSIVE lock on `table` from a connection of its own (the lock is taken before this
- * resolves) until `release()` or, at the latest, 5 s later. `locker` stays open for the caller's own
- * queries; the caller closes it.
- */
-async function holdTableLock(url: string, table: string): Promise<{ locker: SQL; release: () => Promise<void> }> {
-  const locker = new SQL(url, { max: 1 });
-  let free: () => void = () => {};
-  const held = new Promise<void>((r) => (free = r));
-  let taken: () => void = () => {};
-  const locked = new Promise<void>((r) => (taken = r));
-  const lock = locker.begin(async (tx) => {
-    await tx.unsafe(`LOCK TABLE ${table} IN ACCESS EXCLUSIVE MODE`);
-    taken();
-    await Promise.race([held, Bun.sleep(5_000)]);
-  });
-  await Promise.race([locked, lock]);
-  return {
-    locker,
-    release: async () => {
-      free();
-      await lock.catch(() => {});
-    },
-  };
-}
 
 test("a read held by a lock past the bound throws unavailable; the database still answers, so the store stays healthy and the next read answers", async () => {
   const url = await pg.database("read_bound");
   const errors: string[] = [];
   const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: (m) => errors.push(m) });
-  const { locker, release } = await holdTableLock(url, "stored_combos");
+  const locker = new SQL(url, { max: 1 });
+  const { release } = await lockTable(locker, "stored_combos");
   try {
     const t0 = Date.now();
     const err = await s.listCombos().then(
@@ -68,7 +43,8 @@ test("a write-through change held by a lock past the bound resolves (kept, degra
   const url = await pg.database("write_bound");
   const errors: string[] = [];
   const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: (m) => errors.push(m) });
-  const { locker, release } = await holdTableLock(url, "cooldowns");
+  const locker = new SQL(url, { max: 1 });
+  const { release } = await lockTable(locker, "cooldowns");
   const until = Date.now() + 3_600_000;
   try {
     const t0 = Date.now();

@@ -60,6 +60,13 @@ import { countRows, emptyBatch, type IdentifiedBatch, readKept, removeKept, type
 
 export { EARLY_FLUSH_AT };
 
+/**
+ * How long (ms) a database that answered so far gets for the last flush at close when the grace period
+ * is already over or a second signal asked to stop now: a healthy database answers within ms; a stalled
+ * one holds the stop this much past the grace period at most.
+ */
+const LAST_FLUSH_MIN_MS = 2_000;
+
 /** Options of `openPostgresStore`. */
 export interface PostgresStoreOptions {
   /** `postgres://user:password@host:port/database` (also `postgresql://`). */
@@ -470,8 +477,13 @@ export class PostgresStore implements Store {
       // The last flush ends with the grace period even while a statement of it waits for its answer (a
       // stalled database): its batch is kept with its flush id like the buffers' rows (keepUnwritten).
       const lastFlush = retryUntil(end, async () => (await this.flusher.flush(), this.unwritten() ? 1 : 0));
-      // Without `until` (one try), that try gets its statement's answer bound (10 s) and a moment.
-      const by = until === undefined ? Date.now() + FLUSH_ANSWER_MS + 1_000 : () => endOf(until) + 200;
+      // Without `until` (one try), that try gets its statement's answer bound (10 s) and a moment. With
+      // it, a database that answered so far gets LAST_FLUSH_MIN_MS for its one try even when the grace
+      // period is over (streams used it up) or a second signal moved its end to now: a healthy database
+      // answers within ms, and its rows belong in it, not in the unwritten file (review25: every stop whose
+      // stream outlived the grace period kept its rows in the file and gave no leases back).
+      const floor = this.ctx.reachable ? Date.now() + LAST_FLUSH_MIN_MS : 0;
+      const by = until === undefined ? Date.now() + FLUSH_ANSWER_MS + 1_000 : () => Math.max(endOf(until) + 200, floor);
       if (!(await settledBy(lastFlush, by))) this.ctx.onError("closing the store: the database did not answer the last flush by the end of the shutdown grace period; going on", undefined);
       const lost = this.keepUnwritten();
       // A database that did not answer (degraded mode: a stall) gets no more statements: they would wait too.
