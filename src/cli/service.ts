@@ -48,8 +48,9 @@ export const MIMALLOC_PURGE_DELAY_MS = 1000;
  * so the JS heap's blocks were faulted in again right after (mi-scavenger 12–58 → 1.5–12 µs of CPU
  * per request under wrk, chat JSON and stream, 2026-12-01 on a busy machine). The idle trim still
  * returns everything: the compiled binary's idle RSS 33 s after 1,000 requests is the same (73.3–73.9
- * vs 73.4–74.0 MB). Turning hole purging off instead (`MIMALLOC_PURGE_HOLES=0`) kept ~10 MB more after
- * the trim. docs/performance.md, "What was changed".
+ * vs 73.4–74.0 MB). Hole purging is now off as well ({@link MIMALLOC_PURGE_HOLES}, item 297: ~10 MB more
+ * after the trim, within the 60 MB target); this interval still applies where it is turned back on.
+ * docs/performance.md, "What was changed".
  */
 export const MIMALLOC_PURGE_HOLES_MIN_INTERVAL_MS = 1000;
 

@@ -25,7 +25,8 @@ const escapeOne = (c: string) => SHORT[c] ?? `\\u${c.charCodeAt(0).toString(16).
  * control character, bidi control and U+2028/2029 escaped visibly (`\u001b`, `\r`, `\n`, `\t`,
  * `\u009b`, `\u202e`…), so it stays on one line, reads in its own order and cannot drive the terminal.
  * Other characters (and backslashes) are kept as they are. Every string a client, an upstream or the
- * store chose goes through it before {@link out} or {@link fail}, which keep line breaks and tabs.
+ * store chose goes through it before {@link out}, which keeps line breaks and tabs ({@link fail} escapes
+ * its whole message, line breaks included).
  */
 export function visible(value: string): string {
   return value.replace(CONTROL, escapeOne);
