@@ -8,18 +8,21 @@
  * created it, and the SHA-256 of what setup last wrote. Later runs still copy the file to
  * `<file>.switchyard-backup-<ms>` before they change it.
  *
- * Undo, per file: unchanged since setup last wrote it → the original is moved back (byte for byte), or
- * the file removed when setup created it; changed since (a user edit, noticed at undo or by a later
- * setup run) → left as it is, with a line saying how to go back by hand (copy the original over it,
+ * Undo, per file, decided from its bytes now: unchanged since setup last wrote it → the original is
+ * moved back (byte for byte, with the mode it had before the first setup), or the file removed when
+ * setup created it; the same bytes as the original (the user copied it back) → the original's copy is
+ * removed and the mode put back; changed since (a user edit, noticed at undo or by a later setup run
+ * that wrote over it) → left as it is, with a line saying how to go back by hand (copy the original over it,
  * or remove it, or remove setup's settings, named); removed since → the original is put back. A file
- * put back loses the later runs' backups of it too (each a state setup wrote, with the client key).
+ * put back loses the later runs' backups of it too (each a state setup wrote, with the client key, or
+ * the original); a backup that may hold an edit of the user's is kept and named.
  * The record keeps what was left, and goes when nothing is. A file setup created that a file left as
  * it is still names (Codex's model catalog, named by its `config.toml`) is left too. A file whose
  * original is unknown (it already pointed at the gateway) is left, saying so; an original put back that
  * itself sets a gateway URL (an older switchyard's run, a by-hand edit) is named, and undo is not done.
  */
 import { createHash } from "node:crypto";
-import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
 
 /** The record's file name, in the directory of the files setup writes for a CLI. */
@@ -31,8 +34,20 @@ export interface SetupRecordEntry {
   original: string | null;
   /** SHA-256 (hex) of what setup last wrote to the file. */
   written: string;
-  /** A later setup run found the file changed since setup had written it (a user edit that undo must keep). */
+  /**
+   * What setup last wrote holds a user edit: a later setup run found the file changed since setup had
+   * written it (and not put back as it was before the first setup), so it wrote over the edit, keeping
+   * it. Decided again by each run: cleared when the run finds the original's bytes (the user copied it
+   * back) or no file; kept when it finds what setup last wrote. Undo then leaves a file that still
+   * holds what setup last wrote (the edit would be lost).
+   */
   edited?: boolean;
+  /**
+   * The file's permission bits before the first setup (e.g. 0o644 = 420), put back by undo with the
+   * original (setup's own writes are 0600: they hold the key). Absent: setup created the file, or a
+   * switchyard from before 2026-12-06 recorded it (undo then leaves it 0600).
+   */
+  mode?: number;
   /** The settings setup wrote in the file (`env.ANTHROPIC_BASE_URL`, `[model_providers.switchyard]`, …), for removing them by hand. */
   keys: string[];
   /**
@@ -40,7 +55,11 @@ export interface SetupRecordEntry {
    * no record and no backup, or a by-hand edit): what it was before is unknown, so undo leaves it.
    */
   originalUnknown?: boolean;
-  /** The backups later runs made (`<file>.switchyard-backup-<ms>`, names in the same directory): each a state setup wrote. */
+  /**
+   * The backups later runs made (`<file>.switchyard-backup-<ms>`, names in the same directory) of a
+   * state setup wrote, or of the original put back: undo removes them with the file put back (unless
+   * `edited`). A backup of a file the user had changed is not listed: undo keeps and names it.
+   */
   backups?: string[];
 }
 
@@ -120,7 +139,10 @@ export interface WriteOutcome {
  * Writes `after` to `path` for a setup run, keeping the record of `path`'s directory: before the first
  * setup of the file, a file that exists is copied to `<file>.switchyard-original` (or that name with
  * `-<ms>` when such a file is already there: nothing is overwritten); later, to
- * `<file>.switchyard-backup-<ms>`. A file that differs from what setup last wrote is marked edited.
+ * `<file>.switchyard-backup-<ms>`; a file that differs both from what setup last wrote and from the
+ * original is marked edited, and its backup (holding the edit) is not listed; a file equal to the
+ * original, or gone, is not edited any more (see {@link SetupRecordEntry.edited}). The first run
+ * records the mode of a file that exists ({@link SetupRecordEntry.mode}).
  * A file with no record but backups from an older switchyard (`<file>.switchyard-backup-<ms>`, no
  * record): the oldest of them becomes the original (the file before that switchyard's first run); the
  * others and a copy of the file as it is now stay on disk, not listed as later backups (they may hold
@@ -144,6 +166,7 @@ export function writeRecorded(path: string, before: string | undefined, after: s
   let entry = record.files[name];
   const out: WriteOutcome = {};
   if (entry === undefined) {
+    const mode = before !== undefined ? statSync(path).mode & 0o7777 : undefined;
     let original: string | null = null;
     let originalUnknown = false;
     // an older switchyard kept only <file>.switchyard-backup-<ms>: the oldest is the file before its first run
@@ -164,15 +187,17 @@ export function writeRecorded(path: string, before: string | undefined, after: s
       out.original = true;
       originalUnknown = gatewaySettingsIn(before, after).length > 0;
     } else out.created = true;
-    entry = { original, written: "", keys: [] };
+    entry = { original, written: "", keys: [], ...(mode !== undefined ? { mode } : {}) };
     if (originalUnknown) entry.originalUnknown = out.pointedAlready = true;
+  } else if (before === undefined) {
+    delete entry.edited; // the file was gone: what setup writes now holds no edit
   } else {
-    if (before !== undefined) {
-      out.backup = `${path}.switchyard-backup-${now}`;
-      privateCopy(path, out.backup);
-      entry.backups = [...(entry.backups ?? []), basename(out.backup)];
-      if (sha256(before) !== entry.written) entry.edited = true;
-    }
+    out.backup = `${path}.switchyard-backup-${now}`;
+    privateCopy(path, out.backup);
+    const asBefore = entry.original !== null && sameBytes(path, join(dir, entry.original));
+    if (asBefore) delete entry.edited; // the user put the original back: setup writes over it afresh
+    else if (sha256(before) !== entry.written) entry.edited = true; // an edit: its backup stays off the list
+    if (asBefore || sha256(before) === entry.written) entry.backups = [...(entry.backups ?? []), basename(out.backup)];
   }
   // `mode` applies only to a file the write creates: an existing file (0644 as editors and the CLIs make
   // them) is made private before the client key goes into it, so no other local user can read it.
@@ -184,6 +209,15 @@ export function writeRecorded(path: string, before: string | undefined, after: s
   record.files[name] = entry;
   writeRecord(dir, record);
   return out;
+}
+
+/** Whether the files `a` and `b` both exist and hold the same bytes. */
+function sameBytes(a: string, b: string): boolean {
+  try {
+    return readFileSync(a).equals(readFileSync(b));
+  } catch {
+    return false;
+  }
 }
 
 /** Copies `from` to `to` readable by its owner alone (`copyFileSync` copies the mode: a 0644 file holding a key stayed 0644). */
@@ -250,15 +284,8 @@ export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult
     return { lines, done: false };
   }
   const will = (now: string, later: string) => (dryRun ? later : now);
-  /** Whether undo leaves `name` as it is (the refusals below, in the same order). */
-  const leftAsIs = (name: string): boolean => {
-    const entry = record.files[name]!;
-    const path = join(dir, name);
-    if (entry.originalUnknown) return true;
-    if (entry.original !== null && !existsSync(join(dir, entry.original))) return true;
-    return existsSync(path) && (entry.edited === true || sha256(readFileSync(path, "utf8")) !== entry.written);
-  };
-  const left = new Set(names.filter(leftAsIs));
+  const states = new Map(names.map((n) => [n, fileState(dir, n, record.files[n]!)]));
+  const left = new Set(names.filter((n) => ["unknown", "originalGone", "changed"].includes(states.get(n)!)));
   const restored: string[] = [];
   /** Paths undo removes (or, in a dry run, would remove): the files setup created, the originals moved back, the backups. */
   const gone = new Set<string>([join(dir, SETUP_RECORD_FILE)]);
@@ -268,7 +295,8 @@ export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult
     const current = existsSync(path) ? readFileSync(path, "utf8") : undefined;
     const original = entry.original === null ? null : join(dir, entry.original);
     const keys = entry.keys.join(", ");
-    if (entry.originalUnknown) {
+    const state = states.get(name)!;
+    if (state === "unknown") {
       lines.push(`${path} already pointed at the gateway when switchyard setup first kept a record of it (an older switchyard with no backup, or an edit by hand), so what it was before is unknown and --undo leaves it as it is: remove setup's settings from it by hand: ${keys}`);
       continue;
     }
@@ -279,11 +307,11 @@ export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult
       lines.push(`${path} was created by switchyard setup, but ${namedBy.map((n) => join(dir, n)).join(", ")}, which --undo leaves as it is, still names it, so --undo leaves it too: remove it by hand (rm ${path}) once you have removed setup's settings from ${namedBy.map((n) => join(dir, n)).join(", ")}`);
       continue;
     }
-    if (original !== null && !existsSync(original)) {
+    if (state === "originalGone") {
       lines.push(`${path}: its copy from before the first setup (${original}) is gone, so --undo leaves the file as it is; remove setup's settings from it by hand: ${keys}`);
       continue;
     }
-    if (current !== undefined && (entry.edited || sha256(current) !== entry.written)) {
+    if (state === "changed") {
       lines.push(
         original !== null
           ? `${path} changed since switchyard setup wrote it, so --undo leaves it as it is (your edits stay): to go back to the file as it was before the first setup, copy ${original} over it (cp ${original} ${path}), or remove setup's settings from it: ${keys}`
@@ -291,27 +319,41 @@ export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult
       );
       continue;
     }
-    if (original !== null) {
+    const modeNote = original !== null && entry.mode === undefined ? ` (the switchyard that first set it up did not record its mode: it stays 0600, readable by you alone)` : "";
+    if (original !== null && state === "asBefore") {
+      // the user put the original back (what the refusal above says to do): nothing to restore but the mode
       gone.add(original);
-      if (!dryRun) renameSync(original, path);
+      if (!dryRun) {
+        rmSync(original);
+        restoreMode(path, entry);
+      }
+      restored.push(path);
+      lines.push(`${path} is as it was before the first setup already (the same bytes as ${original}): ${will("removed", "would remove")} that copy${modeNote}`);
+    } else if (original !== null) {
+      gone.add(original);
+      if (!dryRun) {
+        renameSync(original, path);
+        restoreMode(path, entry);
+      }
       restored.push(dryRun ? original : path);
-      lines.push(`${will("restored", "would restore")} ${path} as it was before the first setup (from ${original})`);
+      lines.push(`${will("restored", "would restore")} ${path} as it was before the first setup (from ${original})${modeNote}`);
     } else if (current !== undefined) {
       gone.add(path);
       if (!dryRun) rmSync(path);
       lines.push(`${will("removed", "would remove")} ${path} (switchyard setup created it)`);
     } else lines.push(`${path}: already gone (switchyard setup had created it)`);
-    // unedited since the first setup, so each later backup is a state setup wrote (it holds the client key): gone with it
-    const later = (entry.backups ?? []).map((b) => join(dir, b)).filter((b) => existsSync(b));
+    // each listed backup is a state setup wrote (it holds the client key) or the original: gone with the
+    // file, unless what setup last wrote held an edit of the user's (then so may they)
+    const later = entry.edited ? [] : (entry.backups ?? []).map((b) => join(dir, b)).filter((b) => existsSync(b));
     for (const b of later) gone.add(b);
     if (later.length > 0) {
       if (!dryRun) for (const b of later) rmSync(b);
-      lines.push(`  ${will("removed", "would remove")} the backups later setup runs made of it (each a state setup wrote): ${later.join(", ")}`);
+      lines.push(`  ${will("removed", "would remove")} the backups later setup runs made of it (each a state setup wrote, or the file as it was before the first setup): ${later.join(", ")}`);
     }
-    // an older switchyard's backups (and the copy of the file made when this version first recorded it)
-    // may hold the user's own edits: left, and named
+    // an older switchyard's backups (and the copy of the file made when this version first recorded it),
+    // and a later run's backup of the file the user had changed, may hold the user's own edits: left, and named
     const kept = laterBackups(dir, name).filter((b) => !later.includes(b));
-    if (kept.length > 0) lines.push(`  kept (an older switchyard's backups of it, which may hold your own edits; remove them when you no longer need them): ${kept.join(", ")}`);
+    if (kept.length > 0) lines.push(`  kept (backups of it that may hold your own edits: an older switchyard's, or a setup run's of the file as you had changed it; remove them when you no longer need them): ${kept.join(", ")}`);
     delete record.files[name];
   }
   const leftCount = Object.keys(record.files).length;
@@ -323,6 +365,27 @@ export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult
   else if (leftCount === 0) lines.push(`${cli}'s settings ${dryRun ? "would be" : "are"} back as they were before the first switchyard setup${dryRun ? " (dry run: nothing was changed)" : ""}, but they already pointed at the gateway then: ${still.join("; ")}; remove that by hand for ${cli} to stop using the gateway`);
   else lines.push(`${leftCount} of ${names.length} files left as they are (above)${dryRun ? "; dry run: nothing was changed" : `: ${cli} may still point at the gateway until you change them`}`);
   return { lines, done: leftCount === 0 && still.length === 0 };
+}
+
+/**
+ * What undo finds of one recorded file, from its bytes now: `unknown` (its original already pointed at
+ * the gateway), `originalGone` (its copy from before the first setup is missing), `gone` (no file),
+ * `asBefore` (the same bytes as its original: the user put it back), `asWritten` (what setup last
+ * wrote, holding no edit of the user's: see {@link SetupRecordEntry.edited}), else `changed`.
+ */
+function fileState(dir: string, name: string, entry: SetupRecordEntry): "unknown" | "originalGone" | "gone" | "asBefore" | "asWritten" | "changed" {
+  const path = join(dir, name);
+  const original = entry.original === null ? null : join(dir, entry.original);
+  if (entry.originalUnknown) return "unknown";
+  if (original !== null && !existsSync(original)) return "originalGone";
+  if (!existsSync(path)) return "gone";
+  if (original !== null && sameBytes(path, original)) return "asBefore";
+  return !entry.edited && sha256(readFileSync(path, "utf8")) === entry.written ? "asWritten" : "changed";
+}
+
+/** Gives `path` back the mode it had before the first setup, when the record has it. */
+function restoreMode(path: string, entry: SetupRecordEntry): void {
+  if (typeof entry.mode === "number" && Number.isInteger(entry.mode)) chmodSync(path, entry.mode & 0o7777);
 }
 
 /**

@@ -2,13 +2,15 @@
  * `switchyard setup CLI --undo` (src/cli/setup-undo.ts): in a scratch HOME with real-looking settings
  * of the three CLIs (and with none), setup run twice (a second model: later backups) then undone
  * leaves every file byte for byte as before, and removes every file setup created; a file the user
- * changed after setup is never overwritten or removed, and the lines say what to do by hand. Before,
+ * changed after setup is never overwritten or removed, and the lines say what to do by hand; one the
+ * user copied the original back over is undone (until 2026-12-06 refused for good), and each file gets
+ * its mode from before setup back (it came back 0600). Before,
  * setup had no --undo ("setup does not take --undo", exit 2), kept no backup of a file it created and
  * named its first backup like every later one. Also setup's help and usage (--undo, --utility-model),
  * `setup cursor`, and no internal review ids in what the command line prints.
  */
 import { afterEach, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PLACEHOLDER_KEY, runSetup, type SetupOptions } from "../../src/cli/setup.ts";
@@ -160,6 +162,71 @@ describe("setup --undo", () => {
     expect(readFileSync(env, "utf8")).toContain("MY_NEW_SETTING=1");
     expect(r.stdout).toContain(`${env} changed since switchyard setup wrote it`);
     expect(r.stdout).toContain("remove setup's settings from it: GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY, GEMINI_MODEL");
+  });
+
+  test("a file the user put back as it was before setup (cp of the original, what undo's refusal says), with or without a setup run after: undo finishes, exit 0", () => {
+    const codexSetup = (home: string, now: number) =>
+      runSetup({ target: "codex", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: false, model: { id: "oai/gpt-fake", contextWindow: 200_000 }, catalog: [{ id: "oai/gpt-fake", contextWindow: 200_000 }], codexInstructions: PROMPT, now: () => now });
+    for (const setupAgain of [false, true]) {
+      const home = scratchHome();
+      const before = snapshot(home);
+      const config = join(home, ".codex", "config.toml");
+      codexSetup(home, 1);
+      writeFileSync(config, readFileSync(config, "utf8") + "hide_agent_reasoning = true\n");
+      const refused = cli(home, "setup", "codex", "--undo");
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toContain(`(cp ${config}.switchyard-original ${config})`);
+      copyFileSync(`${config}.switchyard-original`, config);
+      if (setupAgain) codexSetup(home, 2);
+      const r = cli(home, "setup", "codex", "--undo");
+      expect({ setupAgain, code: r.code, stderr: r.stderr }).toEqual({ setupAgain, code: 0, stderr: "" });
+      expect(r.stdout).toContain("codex's settings are back as they were before the first switchyard setup");
+      if (!setupAgain) expect(r.stdout).toContain(`${config} is as it was before the first setup already (the same bytes as ${config}.switchyard-original): removed that copy`);
+      // no original, backup, catalog or record left
+      expect(snapshot(home)).toEqual(before);
+    }
+  });
+
+  test("an edit kept through a later setup run is still kept after another run; once the user copies the original back, undo finishes and keeps the backup that holds the edit", () => {
+    const home = scratchHome();
+    const env = join(home, ".gemini", ".env");
+    const mine = readFileSync(env, "utf8");
+    const o = { target: "gemini", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: false } as const;
+    runSetup({ ...o, now: () => 1 });
+    writeFileSync(env, readFileSync(env, "utf8") + "MY_NEW_SETTING=1\n");
+    runSetup({ ...o, model: { id: "coding" }, now: () => 2 });
+    runSetup({ ...o, model: { id: "other" }, now: () => 3 });
+    expect(cli(home, "setup", "gemini", "--undo").code).toBe(1);
+    expect(readFileSync(env, "utf8")).toContain("MY_NEW_SETTING=1");
+    copyFileSync(`${env}.switchyard-original`, env);
+    const r = cli(home, "setup", "gemini", "--undo");
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(readFileSync(env, "utf8")).toBe(mine);
+    expect(readFileSync(`${env}.switchyard-backup-2`, "utf8")).toContain("MY_NEW_SETTING=1");
+    expect(r.stdout).toContain(`${env}.switchyard-backup-2`);
+  });
+
+  test("undo gives each file back the mode it had before the first setup (0644 here); setup's own writes are 0600", () => {
+    const home = scratchHome();
+    const files = [".claude/settings.json", ".codex/config.toml", ".gemini/.env", ".gemini/settings.json"].map((f) => join(home, f));
+    for (const f of files) chmodSync(f, 0o644);
+    chmodSync(files[2]!, 0o640);
+    const modes = () => files.map((f) => (statSync(f).mode & 0o777).toString(8));
+    const before = modes();
+    expect(before).toEqual(["644", "644", "640", "644"]);
+    setupAll(home);
+    expect(modes()).toEqual(["600", "600", "600", "600"]);
+    for (const t of ["claude-code", "codex", "gemini"]) expect(cli(home, "setup", t, "--undo").code).toBe(0);
+    expect(modes()).toEqual(before);
+
+    // put back by the user (cp keeps the 0600 of the file it copies over): undo gives the mode back too
+    const home2 = scratchHome();
+    const claude = join(home2, ".claude", "settings.json");
+    chmodSync(claude, 0o644);
+    runSetup({ target: "claude-code", gatewayUrl: GW, key: PLACEHOLDER_KEY, home: home2, dryRun: false, now: () => 1 });
+    copyFileSync(`${claude}.switchyard-original`, claude);
+    expect(cli(home2, "setup", "claude-code", "--undo").code).toBe(0);
+    expect((statSync(claude).mode & 0o777).toString(8)).toBe("644");
   });
 
   test("a backup from before the first setup is never overwritten by a later run", () => {
