@@ -221,7 +221,10 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   }
 
   if (ctx.signal.aborted) {
-    deps.finish(ctx, { outcome: "client_closed", status: 499, attempts, fallback });
+    // Named after the last attempt that reached an account (the one in flight when the client left): its
+    // usage row counts under that model and account, as `calls inspect` shows it (it said "(none)" and "–").
+    const reached = last?.account !== undefined ? last : undefined;
+    deps.finish(ctx, { outcome: "client_closed", status: 499, attempts, fallback, target: reached?.target, account: reached?.account });
     return new Response(null, { status: 499 });
   }
   if (deps.graceOver?.over) {

@@ -46,9 +46,9 @@ export const INPUT_MEANS =
 
 /** What the `(none)` row counts, per grouping. */
 const NO_GROUP_MEANS: Record<UsageGrouping, string> = {
-  model: "requests no model served (refused, e.g. by a key limit, failed before reaching one, or closed by the client first)",
-  account: "requests no account served (refused, e.g. by a key limit, failed before reaching one, closed by the client first, or answered by switchyard itself: Claude Code's probes)",
-  provider: "requests no provider served (refused, e.g. by a key limit, failed before reaching one, or closed by the client first)",
+  model: "requests no model served (refused, e.g. by a key limit, failed before reaching one, or closed by the client before an attempt reached one)",
+  account: "requests no account served (refused, e.g. by a key limit, failed before reaching one, closed by the client before an attempt reached one, or answered by switchyard itself: Claude Code's probes)",
+  provider: "requests no provider served (refused, e.g. by a key limit, failed before reaching one, or closed by the client before an attempt reached one)",
   instance: "requests recorded before switchyard kept which instance served them",
   key: "requests without a valid client key: sent without one (allowed from this machine while keys are not required) or refused for a wrong or revoked one",
 };
@@ -72,11 +72,15 @@ export function costCell(costUsd: unknown, unpriced: unknown, served = 0): strin
 /**
  * The requests of usage row `x` that a model served and that could have a price, for {@link costCell}:
  * those that did not fail nor were refused; none in the `(none)` row of `--by model`, `account` or
- * `provider`, whose requests reached no provider (one a client closed first, one answered by switchyard
- * itself), so that its cost reads "-" in each of the three, not "$0.00" by provider and account.
+ * `provider`, whose requests reached no provider (one a client closed before an attempt reached one,
+ * one answered by switchyard itself), so that its cost reads "-" in each of the three, not "$0.00" by
+ * provider and account; none either in a row that used no tokens of any kind (requests whose client
+ * left before the reply began), whose cost reads "-" as on the dashboard's Usage page.
  */
 function servedAndPriceable(x: Record<string, unknown>, by: UsageGrouping): number {
   if ((x.group === null || x.group === undefined) && by !== "key" && by !== "instance") return 0;
+  const tokens = Number(x.inputTokens ?? 0) + Number(x.outputTokens ?? 0) + Number(x.cacheReadTokens ?? 0) + Number(x.cacheWriteTokens ?? 0);
+  if (tokens === 0) return 0;
   return Number(x.requests ?? 0) - Number(x.errors ?? 0) - Number(x.refused ?? 0);
 }
 

@@ -36,7 +36,7 @@ describe("usage table", () => {
         "(none)\t2\t0\t2\t10\t5\t0\t0\t0\t0\t-",
       ].join("\n"),
       "",
-      "(none): requests no model served (refused, e.g. by a key limit, failed before reaching one, or closed by the client first)",
+      "(none): requests no model served (refused, e.g. by a key limit, failed before reaching one, or closed by the client before an attempt reached one)",
       "unpriced: requests served by a model that has no price; the cost leaves them out (give the model a settings.pricing entry)",
     ]);
   });
@@ -77,7 +77,9 @@ describe("usage table", () => {
   test("a model priced at nothing (settings.pricing of 0, a local model) costs $0.00, as on the dashboard, not \"-\"", () => {
     // Found by a new operator: `usage` printed "-" for it, the mark of a row without any cost, while the dashboard read $0.00.
     expect([costCell(0, 0, 4), costCell(0, 0, 0), costCell(undefined, 0, 4)]).toEqual(["$0.00", "-", "-"]);
-    expect(usageLines([{ group: "ollama/qwen3", requests: 4, errors: 0, costUsd: 0, unpriced: 0 }], "model", (_h, rows) => rows.map((r) => r.join("\t")).join("\n"))[0]).toEndWith("\t$0.00");
+    expect(usageLines([{ group: "ollama/qwen3", requests: 4, errors: 0, inputTokens: 40, outputTokens: 20, costUsd: 0, unpriced: 0 }], "model", (_h, rows) => rows.map((r) => r.join("\t")).join("\n"))[0]).toEndWith("\t$0.00");
+    // ... while requests that used no tokens at all (their client left before the reply began) cost nothing that was priced: "-", as on the dashboard
+    expect(usageLines([{ group: "anth-1", requests: 1, errors: 0, clientClosed: 1, inputTokens: 0, outputTokens: 0, costUsd: 0, unpriced: 0 }], "account", (_h, rows) => rows.map((r) => r.join("\t")).join("\n"))[0]).toEndWith("\t-");
   });
 
   test("a cost of a few thousandths of a cent keeps its leading digits (it read $0.0000)", () => {
