@@ -49,6 +49,8 @@ export function requestReporter(d: ReportDeps): (ctx: RequestContext, f: Finishe
       streamed: ctx.stream,
       traceparent: ctx.request.headers.get("traceparent") ?? undefined,
       providerKind: d.providerKind,
+      // the class of the in-band error a reply that began ended with (`error.type`; it read "200")
+      errorCode: f.code ?? (f.outcome === "upstream_error" ? (f.reply?.lateError?.code ?? f.reply?.lateError?.kind) : undefined),
     });
     // SPEC 9.4 live events: built only while somebody listens (the dashboard, GET /admin/api/events).
     if (bus.wants("request_finished")) bus.publish(requestFinishedEvent(ctx, rec, now, f.target?.label));

@@ -57,6 +57,26 @@ export interface FinishedRequest {
   traceparent?: string;
   /** A provider's kind by its id (for `gen_ai.provider.name`, {@link genAiProviderName}). */
   providerKind?: (providerId: string) => ProviderKind | undefined;
+  /**
+   * The class of the error a reply that began (status 200) ended with, for `error.type`: the code of
+   * the in-band error its client got (SPEC 6.4: `upstream_connection_lost` for a connection that broke
+   * mid-reply, `upstream_truncated`, `upstream_idle_timeout`, `upstream_malformed`, the provider's own
+   * code for its in-band error) or `gateway_stopping` for a stream a shutdown ended (SPEC D-3). Absent
+   * otherwise; {@link errorType} then uses the HTTP status or the outcome.
+   */
+  errorCode?: string;
+}
+
+/**
+ * The `error.type` of a failed request's span (OpenTelemetry's general and GenAI conventions: a
+ * low-cardinality class of the error, an HTTP status code for an HTTP failure): the status when the
+ * client was answered with one ≥ 400; else — a reply that began with 200 and then broke, or a client
+ * that left (its 499 is no answer anyone got) — the failure's class, `errorCode`, else the outcome
+ * (`upstream_error`, `client_closed`, `error`). It said "200" for a stream cut mid-reply (a new-user tryout).
+ */
+export function errorType(status: number | undefined, outcome: string | undefined, errorCode: string | undefined): string {
+  if (status !== undefined && status >= 400 && outcome !== "client_closed") return String(status);
+  return errorCode ?? (outcome !== undefined && outcome !== "ok" ? outcome : "error");
 }
 
 /**
@@ -338,7 +358,7 @@ function recordSpans(tracer: Tracer, ids: PreparedIds, req: FinishedRequest): vo
   if (u?.usage.cacheWriteTokens !== undefined) attrs["gen_ai.usage.cache_creation.input_tokens"] = u.usage.cacheWriteTokens;
   if (u?.costUsd !== undefined) attrs["switchyard.cost_usd"] = u.costUsd;
   const failed = t.outcome !== undefined && t.outcome !== "ok";
-  if (failed) attrs["error.type"] = t.status ? String(t.status) : t.outcome!;
+  if (failed) attrs["error.type"] = errorType(t.status, t.outcome, req.errorCode);
   // The caller's trace, when the request carried a traceparent (exported whatever its sampled flag says).
   const caller = remoteParent(req.traceparent);
   const outer = caller ? trace.setSpanContext(context.active(), caller) : context.active();
@@ -351,13 +371,18 @@ function recordSpans(tracer: Tracer, ids: PreparedIds, req: FinishedRequest): vo
     const a = attempts[i]!;
     // A streamed reply's serving attempt (the last, answered < 400) lasted until the stream ended or was
     // cut: its span ends with the request, not at the upstream's headers (newuser15 N6).
-    const streamedToEnd = req.streamed === true && i === attempts.length - 1 && a.status !== undefined && a.status < 400;
-    attemptSpan(tracer, ids, parent, op, req, a, streamedToEnd);
+    const served = i === attempts.length - 1 && a.status !== undefined && a.status < 400;
+    attemptSpan(tracer, ids, parent, op, req, a, req.streamed === true && served, served);
   }
   span.end(req.endedAt);
 }
 
-function attemptSpan(tracer: Tracer, ids: PreparedIds, parent: ReturnType<typeof trace.setSpan>, op: string, req: FinishedRequest, a: AttemptTrace, streamedToEnd: boolean): void {
+/**
+ * One attempt's CLIENT span. `served`: the attempt whose reply began (the last, answered < 400); an
+ * error of its own is the one its reply ended with, of the request's class ({@link errorType}). A
+ * failed attempt's `error.type` is its classification row (SPEC 6.3: `transport`, `rate_limit`, …).
+ */
+function attemptSpan(tracer: Tracer, ids: PreparedIds, parent: ReturnType<typeof trace.setSpan>, op: string, req: FinishedRequest, a: AttemptTrace, streamedToEnd: boolean, served: boolean): void {
   const { startedAt, endedAt } = req;
   const attrs: Attributes = {
     "gen_ai.operation.name": op,
@@ -371,11 +396,11 @@ function attemptSpan(tracer: Tracer, ids: PreparedIds, parent: ReturnType<typeof
   if (a.classification) attrs["switchyard.classification"] = a.classification;
   if (a.effect) attrs["switchyard.effect"] = a.effect;
   const ok = a.error === undefined && (a.status === undefined || a.status < 400);
-  if (!ok) attrs["error.type"] = a.classification ?? (a.status !== undefined ? String(a.status) : "error");
+  if (!ok) attrs["error.type"] = a.classification ?? (served ? errorType(undefined, req.trace.outcome, req.errorCode) : errorType(a.status, undefined, undefined));
   const start = startedAt + a.startMs;
   const end = streamedToEnd || a.durationMs === undefined ? endedAt : start + a.durationMs;
   ids.spanId = a.spanId; // the span id its upstream call's traceparent named
   const span = tracer.startSpan(`${op} ${a.model}`, { kind: SpanKind.CLIENT, startTime: start, attributes: attrs }, parent);
-  if (!ok) span.setStatus({ code: SpanStatusCode.ERROR, message: a.classification });
+  if (!ok) span.setStatus({ code: SpanStatusCode.ERROR, message: attrs["error.type"] as string });
   span.end(end);
 }

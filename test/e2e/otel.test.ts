@@ -223,6 +223,38 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     expect([ra["gen_ai.request.model"], ra["gen_ai.response.model"], ra["error.type"] !== undefined]).toEqual(["p/claude-x", undefined, true]);
   });
 
+  test("a stream the upstream cut mid-reply (a connection reset): the request and attempt spans' error.type names the failure (the client's in-band error code), not the 200 the reply began with", async () => {
+    const sse = simpleReply("anthropic-messages", { text: "one two three four five six seven eight nine ten", model: "claude-x" }, true).sse!;
+    // A gateway of its own: the earlier tests left this file's accounts cooling down.
+    const g = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100" } });
+    // The reset comes once the client has the stream's headers (the commit), after some of its text.
+    const committed = Promise.withResolvers<void>();
+    g.fake.handle(() => ({ sse, reset_after_bytes: sse.indexOf("four") + 20, reset_when: committed.promise }));
+    try {
+      const res = await fetch(`${g.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, stream: true, messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(res.status).toBe(200);
+      committed.resolve();
+      expect(await res.text()).toContain("The upstream connection broke mid-reply (ECONNRESET)");
+      const root = await requestSpan(res);
+      const [child] = (await attemptSpans(root, 1)) as [OtlpSpan];
+      const ra = attrs(root.attributes);
+      const ca = attrs(child.attributes);
+      expect([ra["switchyard.outcome"], ra["http.response.status_code"], ra["error.type"], root.status?.code]).toEqual(["upstream_error", 200, "upstream_connection_lost", 2]);
+      expect([ca["http.response.status_code"], ca["error.type"], child.status?.code]).toEqual([200, "upstream_connection_lost", 2]);
+      // what the route trace says of that attempt
+      g.app.settle();
+      const trace = (await g.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+      expect(trace.attempts.at(-1)!.error).toContain("ECONNRESET");
+    } finally {
+      committed.resolve();
+      await g.stop();
+    }
+  });
+
   test("without OTEL_EXPORTER_OTLP_ENDPOINT the SDK is not even loaded (with it, it is)", () => {
     const loaded = (env: Record<string, string>) => {
       const proc = Bun.spawnSync(
