@@ -3,6 +3,7 @@
  * key's secret; `lookup` answers from the in-memory {@link KeyCache}, re-read when this instance changes
  * a key and when another instance announces "keys" (within about a second).
  */
+import type { SQL } from "bun";
 import { FIRST_STORED_GENERATION, keyIdFor } from "../../../pipeline/index.ts";
 import type { KeyLimits } from "../../../pipeline/ports.ts";
 import { CachedKeys, type KeyRow } from "../key-cache.ts";
@@ -11,6 +12,15 @@ import { generateKeySecret, keyPrefix, sha256Hex } from "../secrets.ts";
 import { type CreatedKey, type KeyChange, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
+
+/** What `rotateKey`'s statement returns besides the row: the secret columns as they were before it. */
+interface PriorSecret {
+  old_hash: string;
+  old_prev_hash: string | null;
+  old_prev_until: number | string | null;
+  old_prefix: string | null;
+  old_rotated_at: number | string | null;
+}
 
 /** The `KeyStore` role of the PostgreSQL store. */
 export class PgKeys extends CachedKeys implements KeyStore {
@@ -36,21 +46,27 @@ export class PgKeys extends CachedKeys implements KeyStore {
     const limJson = lim ? JSON.stringify(lim) : null;
     this.refuseConfigName(n);
     const secret = generateKeySecret();
+    const hash = sha256Hex(secret);
     const createdAt = Math.round(this.ctx.now());
-    const generation = await this.ctx.read((sql) =>
-      sql.begin(async (tx) => {
-        // One at a time per name (two instances creating the same name at once: the second sees the first).
-        await tx`SELECT pg_advisory_xact_lock(hashtext(${"client_key:" + n}))`;
-        const [row] = await tx`SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL)::int AS active, MAX(generation) AS generation FROM client_keys WHERE name = ${n}`;
-        if (Number(row?.active ?? 0) > 0) throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
-        // A name's first stored key is generation 1 (FIRST_STORED_GENERATION): never counted under the
-        // bare name, which a config key of that name may have counted under. A revoked key's row stays
-        // (its dates in `keys list`); the new key is the next generation, its own row.
-        const generation = row?.generation == null ? FIRST_STORED_GENERATION : Number(row.generation) + 1;
-        await tx`INSERT INTO client_keys (name, generation, hash, scopes, tag, created_at, revoked_at, limits, prefix)
-                 VALUES (${n}, ${generation}, ${sha256Hex(secret)}, ${JSON.stringify(sc)}, ${tg ?? null}, ${createdAt}, NULL, ${limJson}, ${keyPrefix(secret) ?? null})`;
-        return generation;
-      }),
+    const generation = await this.ctx.read(
+      (sql) =>
+        sql.begin(async (tx) => {
+          // One at a time per name (two instances creating the same name at once: the second sees the first).
+          await tx`SELECT pg_advisory_xact_lock(hashtext(${"client_key:" + n}))`;
+          const [row] = await tx`SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL)::int AS active, MAX(generation) AS generation FROM client_keys WHERE name = ${n}`;
+          if (Number(row?.active ?? 0) > 0) throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
+          // A name's first stored key is generation 1 (FIRST_STORED_GENERATION): never counted under the
+          // bare name, which a config key of that name may have counted under. A revoked key's row stays
+          // (its dates in `keys list`); the new key is the next generation, its own row.
+          const generation = row?.generation == null ? FIRST_STORED_GENERATION : Number(row.generation) + 1;
+          await tx`INSERT INTO client_keys (name, generation, hash, scopes, tag, created_at, revoked_at, limits, prefix)
+                   VALUES (${n}, ${generation}, ${hash}, ${JSON.stringify(sc)}, ${tg ?? null}, ${createdAt}, NULL, ${limJson}, ${keyPrefix(secret) ?? null})`;
+          return generation;
+        }),
+      // Committed after the caller was told "the database cannot be reached, so this was not done" (a
+      // stalled or slow database): nobody was shown its secret, so the key goes (else nobody could use
+      // it and creating it again would be refused as a duplicate name).
+      () => this.undoLate((sql) => sql`DELETE FROM client_keys WHERE name = ${n} AND hash = ${hash}`),
     );
     await this.reloadKeys();
     this.ctx.announce("keys");
@@ -111,11 +127,26 @@ export class PgKeys extends CachedKeys implements KeyStore {
     this.ctx.assertOpen();
     const grace = checkGrace(graceMs);
     const secret = generateKeySecret();
+    const hash = sha256Hex(secret);
     const now = Math.round(this.ctx.now());
     const until = grace > 0 ? now + grace : null;
+    // The row's secret columns as they were (`old`) come back too, for the undo below.
     const rows = await this.ctx.read(
-      (sql) => sql`UPDATE client_keys SET prev_hash = CASE WHEN ${until}::bigint IS NULL THEN NULL ELSE hash END, prev_until = ${until}, hash = ${sha256Hex(secret)}, prefix = ${keyPrefix(secret) ?? null}, rotated_at = ${now}
-                   WHERE name = ${String(name)} AND revoked_at IS NULL RETURNING name, scopes, tag, created_at, limits, generation`,
+      (sql) => sql`WITH old AS (SELECT name, generation, hash, prev_hash, prev_until, prefix, rotated_at FROM client_keys WHERE name = ${String(name)} AND revoked_at IS NULL FOR UPDATE)
+                   UPDATE client_keys c SET prev_hash = CASE WHEN ${until}::bigint IS NULL THEN NULL ELSE c.hash END, prev_until = ${until}, hash = ${hash}, prefix = ${keyPrefix(secret) ?? null}, rotated_at = ${now}
+                   FROM old WHERE c.name = old.name AND c.generation = old.generation
+                   RETURNING c.name, c.scopes, c.tag, c.created_at, c.limits, c.generation,
+                             old.hash AS old_hash, old.prev_hash AS old_prev_hash, old.prev_until AS old_prev_until, old.prefix AS old_prefix, old.rotated_at AS old_rotated_at`,
+      // Committed after the caller was told "the database cannot be reached, so this was not done": nobody
+      // was shown the new secret, so the old one is put back (unless the key was rotated again since).
+      (late) => {
+        const was = (late as Array<RotatedRow & PriorSecret>)[0];
+        if (!was) return;
+        this.undoLate(
+          (sql) => sql`UPDATE client_keys SET hash = ${was.old_hash}, prev_hash = ${was.old_prev_hash}, prev_until = ${was.old_prev_until}, prefix = ${was.old_prefix}, rotated_at = ${was.old_rotated_at}
+                       WHERE name = ${was.name} AND generation = ${was.generation} AND hash = ${hash}`,
+        );
+      },
     );
     const row = (rows as RotatedRow[])[0];
     // The stored key of the name first (see setKeyDisabled); a config key alone is read-only.
@@ -156,6 +187,18 @@ export class PgKeys extends CachedKeys implements KeyStore {
     await this.reloadKeys(n); // its caller raises the change's alerts (src/admin/key-change.ts)
     this.ctx.announce("keys");
     return (await this.listKeys()).find((k) => k.name === n && k.source === "db" && k.revokedAt === undefined)!;
+  }
+
+  /**
+   * Undoes a key change that committed after its caller was told it was not done (see `PgContext.read`):
+   * `fn` is written through (kept and replayed while the database is away), then this instance's key
+   * cache is re-read; other instances hear "keys". Never throws.
+   */
+  private undoLate(fn: (sql: SQL) => Promise<unknown>): void {
+    void this.ctx
+      .write("keys", fn)
+      .then(() => this.reloadKeys())
+      .catch(() => {});
   }
 
   /** Re-reads the stored keys into the lookup cache. */

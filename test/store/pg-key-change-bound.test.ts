@@ -1,0 +1,93 @@
+/**
+ * `keys create` / `keys rotate` whose statement outlives the store's bound (a reviewer's finding: the
+ * admin API answers 503 "the database cannot be reached, so this was not done", but the statement was
+ * not stopped and committed later, leaving a key nobody has the secret for: a rotated key whose old
+ * secret is refused, a created key whose name a retry is refused). Held by a table lock past the bound,
+ * then the lock goes and the statement commits: the change is undone, so "not done" stays true.
+ */
+import { expect, test } from "bun:test";
+import { SQL } from "bun";
+import { sha256Hex } from "../../src/store/secrets.ts";
+import { openPostgresStore } from "../../src/store/postgres/store.ts";
+import { StoreError } from "../../src/store/types.ts";
+import { until } from "../support/until.ts";
+import { postgresForFile } from "./helpers.ts";
+
+const pg = postgresForFile();
+
+/** Locks `client_keys` on a connection of its own until `release()` (at the latest after 5 s). */
+function lockKeys(url: string): { locker: SQL; release(): Promise<void> } {
+  const locker = new SQL(url, { max: 2 });
+  let done: () => void = () => {};
+  const held = new Promise<void>((r) => (done = r));
+  const lock = locker.begin(async (tx) => {
+    await tx`LOCK TABLE client_keys IN ACCESS EXCLUSIVE MODE`;
+    await Promise.race([held, Bun.sleep(5_000)]);
+  });
+  return {
+    locker,
+    async release() {
+      done();
+      await lock.catch(() => {});
+    },
+  };
+}
+
+/** What the call threw (undefined when it resolved). */
+async function thrown(p: Promise<unknown>): Promise<unknown> {
+  return p.then(
+    () => undefined,
+    (e) => e,
+  );
+}
+
+test("a rotate (no grace) unanswered within the bound and committed later is undone: the old secret is still accepted, here and in the database", async () => {
+  const url = await pg.database("rotate_late");
+  const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: () => {} });
+  const made = await s.createKey("ci");
+  const { locker, release } = lockKeys(url);
+  let err: unknown;
+  try {
+    await Bun.sleep(200);
+    err = await thrown(s.rotateKey("ci", 0));
+  } finally {
+    await release();
+  }
+  expect(err).toBeInstanceOf(StoreError);
+  expect((err as StoreError).code).toBe("unavailable");
+  // the statement commits once the lock goes; its undo follows
+  await Bun.sleep(300);
+  await until(async () => (await locker`SELECT hash FROM client_keys WHERE name = 'ci'`)[0]?.hash === sha256Hex(made.secret), 5_000, "the old secret's hash back in the row", 100);
+  const [row] = await locker`SELECT prev_hash, rotated_at FROM client_keys WHERE name = 'ci'`;
+  expect(row).toEqual({ prev_hash: null, rotated_at: null });
+  await s.refreshKeys();
+  expect(s.lookup(made.secret)?.name).toBe("ci");
+  // and it rotates when the database answers
+  const next = await s.rotateKey("ci", 0);
+  expect(s.lookup(next.secret)?.name).toBe("ci");
+  expect(s.lookup(made.secret)).toBeUndefined();
+  await locker.close();
+  await s.close();
+}, 60_000);
+
+test("a create unanswered within the bound and committed later is undone: no key of that name is left, and creating it again works", async () => {
+  const url = await pg.database("create_late");
+  const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: () => {} });
+  const { locker, release } = lockKeys(url);
+  let err: unknown;
+  try {
+    await Bun.sleep(200);
+    err = await thrown(s.createKey("laptop"));
+  } finally {
+    await release();
+  }
+  expect(err).toBeInstanceOf(StoreError);
+  expect((err as StoreError).code).toBe("unavailable");
+  await Bun.sleep(300);
+  await until(async () => (await locker`SELECT count(*)::int AS n FROM client_keys WHERE name = 'laptop'`)[0]?.n === 0, 5_000, "no row named laptop", 100);
+  const again = await s.createKey("laptop");
+  expect(s.lookup(again.secret)?.name).toBe("laptop");
+  expect((await s.listKeys()).filter((k) => k.name === "laptop").map((k) => k.revokedAt)).toEqual([undefined]);
+  await locker.close();
+  await s.close();
+}, 60_000);
