@@ -39,6 +39,36 @@ test("a read held by a lock past the bound throws unavailable; the database stil
   await s.close();
 }, 60_000);
 
+test("more slow reads than the pool has connections, held by a lock: the database still answers, so no \"database unreachable\" and the store stays healthy", async () => {
+  const url = await pg.database("read_bound_pool");
+  const errors: string[] = [];
+  const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, maxConnections: 4, onError: (m) => errors.push(m) });
+  const locker = new SQL(url, { max: 1 });
+  let release: () => void = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  const lock = locker.begin(async (tx) => {
+    await tx`LOCK TABLE stored_combos IN ACCESS EXCLUSIVE MODE`;
+    await Promise.race([held, Bun.sleep(12_000)]); // released by the test, at the latest after 12 s
+  });
+  let reads: Array<Promise<unknown>> = [];
+  try {
+    await Bun.sleep(200);
+    // 6 reads on a pool of 4: every pool connection waits on the lock until it goes
+    reads = Array.from({ length: 6 }, () => s.listCombos().then(() => "answered", (e) => (e as StoreError).code));
+    expect(await Promise.all(reads)).toEqual(Array(6).fill("unavailable"));
+    // past the stall check's bound (PROBE_ANSWER_MS, 5 s) with every pool connection still waiting
+    await Bun.sleep(6_500);
+    expect(s.health()).toBe(true);
+    expect(errors.filter((m) => m.includes("database unreachable"))).toEqual([]);
+  } finally {
+    release();
+    await lock.catch(() => {});
+    await locker.close();
+  }
+  expect(await s.listCombos()).toEqual([]);
+  await s.close();
+}, 60_000);
+
 test("a write-through change held by a lock past the bound resolves (kept, degraded mode); once the lock goes the probe writes it and the database counts as back", async () => {
   const url = await pg.database("write_bound");
   const errors: string[] = [];

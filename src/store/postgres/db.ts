@@ -116,6 +116,9 @@ export class PgContext {
    * @param instanceId this process's id (the gateway's, also OpenTelemetry's `service.instance.id`); default a new UUID
    * @param listenSql the client holding the LISTEN (its `onclose` calls {@link connectionClosed}; only its
    *   dedicated listening connection ever opens); default `sql`
+   * @param checkSql the client of {@link checkStall}'s `SELECT 1` (one connection of its own, so that the
+   *   check measures the database, not a pool whose connections wait on slow statements); closed by
+   *   {@link stopProbe} once the store is closed; default `sql`
    */
   constructor(
     readonly sql: SQL,
@@ -123,6 +126,7 @@ export class PgContext {
     readonly onError: (message: string, error: unknown) => void,
     instanceId?: string,
     readonly listenSql: SQL = sql,
+    readonly checkSql: SQL = sql,
   ) {
     this.instanceId = instanceId ?? crypto.randomUUID();
   }
@@ -153,9 +157,11 @@ export class PgContext {
       throw err;
     }
     if (got) return got.value;
-    // A stalled database (connections open, no answer; a pool whose connections all wait on one): the
-    // caller hears "cannot be reached" now, and a bounded SELECT 1 tells a stall (degraded mode) from a
-    // slow statement (nothing more).
+    // A stalled database (connections open, no answer) or a slow statement (a lock, a busy server): the
+    // caller hears "cannot be reached" now, and a bounded SELECT 1 on a connection of its own tells a
+    // stall (degraded mode) from a slow statement (nothing more). The statement is not cancelled (a
+    // PostgreSQL cancel request stops whatever its connection runs when it arrives, possibly the pool's
+    // next statement); it keeps its pool connection until it completes, and `late` may undo it.
     this.checkStall(`the database did not answer a statement within ${this.answerMs} ms`);
     throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
   }
@@ -301,10 +307,12 @@ export class PgContext {
   }
 
   /**
-   * Tells a stalled database (sockets open, nothing answers: a paused server, a network partition, a
-   * pool whose connections all wait) from a slow statement: a `SELECT 1` unanswered within
-   * {@link PROBE_ANSWER_MS} (or failing for want of the database) enters degraded mode with `why`.
-   * One at a time; never throws.
+   * Tells a stalled database (sockets open, nothing answers: a paused server, a network partition) from
+   * a slow statement: a `SELECT 1` unanswered within {@link PROBE_ANSWER_MS} (or failing for want of the
+   * database) enters degraded mode with `why`. It runs on {@link checkSql}'s connection, not the pool's:
+   * slow statements holding every pool connection (a table lock; each keeps its connection until it
+   * completes) would keep it waiting for a connection although the database answers. One at a time;
+   * never throws.
    */
   checkStall(why: string): void {
     if (this.stallCheck || !this.reachable || this.closed) return;
@@ -312,7 +320,7 @@ export class PgContext {
     this.lastCheckAt = Date.now();
     let ping: Promise<unknown>;
     try {
-      ping = Promise.resolve(this.sql`SELECT 1`);
+      ping = Promise.resolve(this.checkSql`SELECT 1`);
     } catch (err) {
       this.stallCheck = false;
       if (isUnavailable(err)) this.degrade(err);
@@ -351,12 +359,16 @@ export class PgContext {
     this.probeTimer.unref?.();
   }
 
-  /** Stops the probe and a pending re-LISTEN (close). */
+  /**
+   * Stops the probe and a pending re-LISTEN (recovery, close); once {@link closed}, also closes
+   * {@link checkSql}'s connection (when it is a client of its own; a check on its way then fails quietly).
+   */
   stopProbe(): void {
     if (this.probeTimer) clearInterval(this.probeTimer);
     this.probeTimer = undefined;
     if (this.relistenTimer) clearTimeout(this.relistenTimer);
     this.relistenTimer = undefined;
+    if (this.closed && this.checkSql !== this.sql) void this.checkSql.close({ timeout: 0 }).catch(() => {});
   }
 
   /** Unsubscribes from the change channel. Never throws. */

@@ -140,7 +140,9 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // (connectionClosed: Bun's logs lines that are not JSON). No query runs on it: no other connection opens.
   let ctx: PgContext | undefined;
   const listenSql = new SQL(options.url, { max: 1, connectionTimeout: 10, onclose: (err) => ctx?.connectionClosed(err) });
-  ctx = new PgContext(sql, now, onError, options.instanceId, listenSql);
+  // The stall check's SELECT 1 on a connection of its own (PgContext.checkStall): it measures the database, not the pool.
+  const checkSql = new SQL(options.url, { max: 1, idleTimeout: 60, connectionTimeout: 10 });
+  ctx = new PgContext(sql, now, onError, options.instanceId, listenSql, checkSql);
   if (options.queryAnswerMs !== undefined) ctx.answerMs = Math.max(1, options.queryAnswerMs);
   const store = new PostgresStore(ctx, options);
   store.readKeptRows();
