@@ -95,7 +95,7 @@ export async function admin(values: Record<string, unknown>, dataDir: string, me
   }
   const answer = await askAdmin(url!, token, method, path, body);
   if (answer === undefined) fail(notAnswering(values, dataDir, url!));
-  if (answer instanceof NoAnswer) fail(noAnswerLine(url!, answer.ms));
+  if (answer instanceof NoAnswer) fail(noAnswerLine(url!, answer));
   const { status, data } = answer;
   if (status < 200 || status > 299) {
     // the gateway's (or a proxy's) words, which may quote a name a client chose: escaped, one line

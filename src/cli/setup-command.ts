@@ -63,7 +63,7 @@ function adminAsker(url: string, dataDir: string, io: SetupIo): (method: string,
   const token = adminTokenFor(url, dataDir);
   return async (method, path, body) => {
     const answer = (await askAdmin(url, token, method, path, body)) ?? io.fail(io.notAnswering(url));
-    return answer instanceof NoAnswer ? io.fail(noAnswerLine(url, answer.ms)) : answer;
+    return answer instanceof NoAnswer ? io.fail(noAnswerLine(url, answer)) : answer;
   };
 }
 
