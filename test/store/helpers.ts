@@ -119,9 +119,10 @@ export async function code(call: () => unknown): Promise<string | undefined> {
 /**
  * One throwaway PostgreSQL server for the test file that calls this at its top level (started in
  * beforeAll, destroyed in afterAll with the file's temp dirs): `database(prefix)` makes a fresh,
- * empty database on it and returns its URL (`prefix_1`, `prefix_2`, …).
+ * empty database on it and returns its URL (`prefix_1`, `prefix_2`, …); `server()` is the running
+ * server itself (to pause it: test/support/stall-postgres.ts).
  */
-export function postgresForFile(): { database(prefix: string): Promise<string> } {
+export function postgresForFile(): { database(prefix: string): Promise<string>; server(): TestPostgres } {
   let pg: TestPostgres | undefined;
   let seq = 0;
   beforeAll(async () => {
@@ -132,7 +133,7 @@ export function postgresForFile(): { database(prefix: string): Promise<string> }
     await pg?.destroy();
     cleanupTempDirs();
   }, 60_000);
-  return { database: (prefix) => pg!.createDatabase(`${prefix}_${++seq}`) };
+  return { database: (prefix) => pg!.createDatabase(`${prefix}_${++seq}`), server: () => pg! };
 }
 
 /**

@@ -3,11 +3,14 @@
  * admin API answers 503 "the database cannot be reached, so this was not done", but the statement was
  * not stopped and committed later, leaving a key nobody has the secret for: a rotated key whose old
  * secret is refused, a created key whose name a retry is refused). Held by a table lock past the bound,
- * then the lock goes and the statement commits: the change is undone, so "not done" stays true.
+ * then the lock goes and the statement commits: the change is undone, so "not done" stays true. With
+ * the database stalled (its processes paused), the rotate's statement commits when it is resumed,
+ * while the instance counts it as away: the undo is kept and written when the database is back.
  */
 import { expect, test } from "bun:test";
 import { SQL } from "bun";
 import { sha256Hex } from "../../src/store/secrets.ts";
+import { stallPostgres } from "../support/stall-postgres.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { StoreError } from "../../src/store/types.ts";
 import { until } from "../support/until.ts";
@@ -91,3 +94,26 @@ test("a create unanswered within the bound and committed later is undone: no key
   await locker.close();
   await s.close();
 }, 60_000);
+
+test("a rotate (no grace) sent to a stalled database, answered 503, committing when it is resumed: undone once the database counts as back; the old secret is still accepted", async () => {
+  const url = await pg.database("rotate_stall");
+  const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 1_000, onError: () => {} });
+  const made = await s.createKey("ci");
+  const stall = stallPostgres(pg.server());
+  let err: unknown;
+  try {
+    err = await thrown(s.rotateKey("ci", 0));
+    // the stall check's SELECT 1 goes unanswered too: degraded mode
+    await until(() => !s.health(), 10_000, "the store to count the database as away", 100);
+  } finally {
+    stall.resume();
+  }
+  expect((err as StoreError).code).toBe("unavailable");
+  await until(() => s.health(), 20_000, "the database to count as back", 100);
+  const reader = new SQL(url, { max: 1 });
+  await until(async () => (await reader`SELECT hash FROM client_keys WHERE name = 'ci'`)[0]?.hash === sha256Hex(made.secret), 5_000, "the old secret's hash back in the row", 100);
+  await s.refreshKeys();
+  expect(s.lookup(made.secret)?.name).toBe("ci");
+  await reader.close();
+  await s.close();
+}, 90_000);
