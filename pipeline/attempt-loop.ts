@@ -243,10 +243,15 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     // Translation is pure: a skipped target's is tried here, without a call, to know.
     fallback = false; // nothing was served or called
     // A target built the body but got no concurrency slot in time: it is in no list (`skipped` holds the
-    // targets passed over before their body was built), so the answer is the first of those, else no
-    // target's: the gateway's 503 "No target could serve this request.", as a request whose only target
-    // gets no slot in time is answered.
-    if (bodyBuilt) last = skipped?.[0];
+    // targets passed over before their body was built), so the answer is the first of those that would
+    // take the body, else no target's: the gateway's 503 "No target could serve this request.", as a
+    // request whose only target gets no slot in time is answered (never a skipped target's 429 whose
+    // Retry-After sends the client back for a 400).
+    if (bodyBuilt) {
+      last = skipped ? firstTaker(ctx, skipped, route.portability) : undefined;
+      // When a skipped target frees up says nothing about the slot a target that takes the body waits for.
+      if (last === undefined) firstFreeAt = undefined;
+    }
     else if (skipped) last = firstTaker(ctx, skipped, route.portability) ?? last;
   }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });

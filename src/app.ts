@@ -109,6 +109,8 @@ export interface AppOptions {
    * JIT's compiled code in the middle of a measurement.
    */
   idleTrimMs?: number;
+  /** How long a request waits for an account's concurrency slot (SPEC A-4), ms; default 15 s (SLOT_WAIT_MS; tests shorten it). */
+  slotWaitMs?: number;
 }
 
 /** A running instance. */
@@ -234,6 +236,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   const recorder = new FlightRecorder(() => cfg.settings.flightRecorder, () => secrets());
   const registry = new AccountRegistry(store, clock, {
     strategy: () => cfg.settings.accountStrategy,
+    slotWaitMs: opts.slotWaitMs,
     bus,
     // alerts are claimed across instances only on a shared store (the webhook's `claim` below)
     episodeEnded: store.shared ? (id) => endAlertEpisode(store, id, ["account_locked", "account_quarantined"]) : undefined,

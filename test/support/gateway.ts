@@ -38,6 +38,8 @@ export async function startGateway(
     /** Options of the fake started when `fake` is not given (e.g. `inProcess` for timer scenarios). */
     fakeOptions?: FakeUpstreamOptions;
     responsesSocketIdleMs?: number;
+    /** How long a request waits for an account's concurrency slot, ms (default 15 s). */
+    slotWaitMs?: number;
     onResponsesSocketHeldBack?: () => void;
   } = {},
 ): Promise<TestGateway> {
@@ -57,6 +59,7 @@ export async function startGateway(
     fetchImpl: fake.fetch,
     log: (l) => logs.push(l),
     responsesSocketIdleMs: opts.responsesSocketIdleMs,
+    slotWaitMs: opts.slotWaitMs,
     onResponsesSocketHeldBack: opts.onResponsesSocketHeldBack,
   });
   return {

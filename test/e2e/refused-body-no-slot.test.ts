@@ -1,0 +1,68 @@
+/**
+ * A body one target refuses (its translation, before any call), in a combo whose other targets were
+ * passed over for capacity before their body was built (an account cooling down) and a later target
+ * built it but got no concurrency slot in time (SPEC A-4): the answer is a capacity failure, never the
+ * refusal's 400 (a target takes the body), and never the capacity failure of a skipped target that
+ * would refuse the body too (its Retry-After would send the client back for a 400: the review of
+ * session 37's mixed refusal). Through the real gateway; the slot wait shortened to 300 ms.
+ */
+import { expect, test } from "bun:test";
+import { simpleReply, startFakeUpstream } from "../support/fake-upstream.ts";
+import { startGateway } from "../support/gateway.ts";
+
+/**
+ * Combo `mix`: `a/claude-x` (Anthropic, one account), `c/gpt-demo` (OpenAI-compatible, normalised through
+ * the hub: refuses a Chat `n: 2`), `o/gpt-x` (OpenAI, one account with one concurrency slot: a native
+ * pair, it takes `n: 2`).
+ */
+const yaml = `
+providers:
+  - { id: a, kind: anthropic, base_url: "{{FAKE}}/a" }
+  - { id: c, kind: openai-compatible, base_url: "{{FAKE}}/c/v1" }
+  - { id: o, kind: openai, base_url: "{{FAKE}}/o/v1" }
+accounts:
+  - { id: a1, provider: a, api_key: env:FAKE_KEY }
+  - { id: c1, provider: c, api_key: env:FAKE_KEY }
+  - { id: o1, provider: o, api_key: env:FAKE_KEY, max_concurrency: 1 }
+combos:
+  - name: mix
+    targets:
+      - model: a/claude-x
+      - model: c/gpt-demo
+      - model: o/gpt-x
+`;
+
+const chunk = (delta: object) => `data: ${JSON.stringify({ id: "c", object: "chat.completion.chunk", model: "gpt-x", choices: [{ index: 0, delta }] })}\n\n`;
+
+test("a skipped target that would refuse the body too, a refusing one, and one that takes it but gets no slot: the gateway's 503, not the skipped target's 429 nor the 400", async () => {
+  const fake = await startFakeUpstream();
+  const gw = await startGateway(yaml, { fake, slotWaitMs: 300 });
+  const post = (body: Record<string, unknown>) => fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ messages: [{ role: "user", content: "hi" }], ...body }) });
+  try {
+    fake.handle((r) => {
+      if (r.path.startsWith("/a/")) return { status: 429, headers: { "retry-after": "100" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } };
+      if (r.path.startsWith("/o/")) return { headers: { "content-type": "text/event-stream" }, sse: chunk({ role: "assistant", content: "hi" }), endless: chunk({ content: "." }), endless_every_ms: 200 };
+      return simpleReply(r.format!, { text: "ok", model: r.model }, r.stream);
+    });
+    expect((await post({ model: "mix" })).status).toBe(200); // a's only account cools down for 100 s; c serves
+    // o's only slot, held by a stream
+    const held = await post({ model: "o/gpt-x", stream: true });
+    expect(held.status).toBe(200);
+    const reader = held.body!.getReader();
+    await reader.read();
+    const seen = fake.requests.length;
+
+    const res = await post({ model: "mix", n: 2 });
+    const body = (await res.json()) as { error: { message: string; code?: string } };
+    expect(res.status).toBe(503);
+    expect(res.headers.get("retry-after")).toBeNull(); // not a's 100 s: a would refuse the body anyway
+    expect(body.error.message).toContain("No target could serve this request.");
+    expect(body.error.message).not.toContain("No account of a");
+    expect(fake.requests.length).toBe(seen); // no call was made
+    const trace = (await (await fetch(`${gw.url}/admin/api/route-traces/${res.headers.get("x-switchyard-route-id")}`, { headers: { authorization: `Bearer ${gw.app.adminToken}` } })).json()) as { decisions: unknown };
+    expect(JSON.stringify(trace.decisions)).toContain("not called; its translation would refuse the body too");
+    await reader.cancel();
+  } finally {
+    await gw.stop();
+  }
+}, 60_000);
