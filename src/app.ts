@@ -73,6 +73,7 @@ import { stdoutLineBuffer } from "./log-lines.ts";
 import { stopGateway, type StopProgress } from "./stop-gateway.ts";
 import { claimDataDir, dataDirId, markStopping, newNonce, releaseDataDir, writtenBy } from "./instance-file.ts";
 import type { KernelLock } from "./kernel-lock.ts";
+import { clearExitStatus, leaveExitStatus as writeExitStatus } from "./exit-status.ts";
 import { publishReloadRejected } from "./events/config-reloaded.ts";
 import { followSharedChanges } from "./shared-changes.ts";
 import { requestReporter } from "./request-report.ts";
@@ -157,6 +158,12 @@ export interface App {
   shutdown(graceMs?: number): Promise<boolean>; // false: writes were lost while the database was away (logged)
   /** What the stop has done so far (its lifecycle lines, src/main.ts); undefined until `shutdown` is called. */
   stopProgress(): StopProgress | undefined;
+  /**
+   * Leaves the process's exit status in the data directory's last-exit.json for `switchyard stop`
+   * (src/exit-status.ts): `exitCode`, and for a failure `why` (one sentence). Called just before the
+   * process exits (src/main.ts); nothing when the app writes no instance.json (`writeInstanceFile: false`).
+   */
+  leaveExitStatus(exitCode: number, why?: string): void;
 }
 
 /**
@@ -200,6 +207,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   if (opts.writeInstanceFile !== false) {
     const c = claimDataDir(opts.dataDir, opts.kernelLock); // before anything else: of two starts at once one gets it
     claim.held = c.claimed;
+    if (c.claimed) clearExitStatus(opts.dataDir); // the previous instance's exit status is not this one's
     for (const msg of c.warnings) log(JSON.stringify({ level: "warn", time: clock.now(), msg }));
   }
   // This process's id: its usage rows and traces, its OpenTelemetry spans' service.instance.id, the shared store's leases.
@@ -527,6 +535,9 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
       return (stopped ??= stop(graceMs));
     },
     stopProgress: () => progress,
+    leaveExitStatus(exitCode, why) {
+      if (opts.writeInstanceFile !== false) writeExitStatus(opts.dataDir, { pid: process.pid, nonce, exitCode, time: Date.now(), ...(why ? { why } : {}) });
+    },
   };
 
   function stop(graceMs: number): Promise<boolean> {

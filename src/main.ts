@@ -55,7 +55,7 @@ switchyard COMMAND --help says what a command does.`;
 /** What each command does, for `switchyard COMMAND --help` (README "Command line" says more). */
 const COMMAND_HELP: Record<string, string> = {
   start: "Runs the gateway in the foreground: one JSON log line per request on stdout. Without --config it reads $SWITCHYARD_HOME/config.yaml (default ~/.switchyard/config.yaml) when it exists, else a built-in default with one account per ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY found in the environment. --database postgres://… shares state with other instances.",
-  stop: "Stops the instance running with the data directory (--data-dir DIR, default $SWITCHYARD_HOME, else ~/.switchyard) as SIGTERM does: requests in flight finish within the grace period (server.shutdown_grace_ms, default 30 s), the last usage is written and instance.json removed; then waits until its process has exited and prints one line, exit 0. Only the process that holds the data directory's instance.lock, and that its instance.json names, is signalled: a lock held from another container or PID namespace is refused (stop it there), exit 1. An instance stopping already is not signalled again (that would end its grace period): stop says so and waits for it. Nothing running there: says so, exit 0 (as systemctl stop of a stopped unit); an earlier version's instance.json or lock naming a live process: says how to stop it, exit 1. Not exited within --timeout SECONDS (default 60): says so, exit 1, and leaves it stopping (stop again only waits); with --force it is then killed (SIGKILL: its last requests and usage may be lost), exit 1.",
+  stop: "Stops the instance running with the data directory (--data-dir DIR, default $SWITCHYARD_HOME, else ~/.switchyard) as SIGTERM does: requests in flight finish within the grace period (server.shutdown_grace_ms, default 30 s), the last usage is written and instance.json removed; then waits until its process has exited and prints one line with the exit code the instance left in the data directory (last-exit.json): (exit code 0), exit 0; another code is a failure, said with what made the stop fail, exit 1; an instance killed or crashed meanwhile leaves none, and stop says its exit code is not known, exit 0. Only the process that holds the data directory's instance.lock, and that its instance.json names, is signalled: a lock held from another container or PID namespace is refused (stop it there), exit 1. An instance stopping already is not signalled again (that would end its grace period): stop says so and waits for it. Nothing running there: says so, exit 0 (as systemctl stop of a stopped unit); an earlier version's instance.json or lock naming a live process: says how to stop it, exit 1. Not exited within --timeout SECONDS (default 60): says so, exit 1, and leaves it stopping (stop again only waits); with --force it is then killed (SIGKILL: its last requests and usage may be lost), exit 1.",
   "check-config": "Validates a config file (FILE, or --config FILE) without starting anything: each problem names its path in the file (combos[1].targets[0].model: …); a good file gets one ok: line. Exit 1 when the file cannot be used.",
   keys: "Client keys callers present as Authorization: Bearer KEY or x-api-key. create prints the secret once, alone on the last line; --rpm, --tpm, --concurrency, --budget (repeatable, e.g. 1d:usd:25 or 5h:tokens:3000000) and --models (comma-separated names or provider/* patterns; repeatable, the lists add up) set its limits; --scope admin lets it use the admin API and dashboard. list shows this minute's use and budget use; set changes a key's limits, tag or scopes with the same flags (none clears a limit: --rpm none; --budget replaces its budgets, --models its list; --tag '' removes the tag; --scope none takes the admin scope away), keeping its secret and the use of its limits so far (a budget raised keeps what was spent in its window), the next request checked against them; revoke stops the key at once, its requests refused (401 invalid_api_key), except from this machine while server.require_api_key is off: a key the gateway does not accept is taken there for a placeholder, so a revoked key's requests from loopback are still served, counted under no key and outside its limits (set server.require_api_key: true to refuse them); rotate gives it a new secret (printed once) keeping its limits and their use, the old secret accepted for --grace more (e.g. 10m; default 0); disable refuses its requests for a while (403 key_disabled) keeping everything, enable serves them again.",
   usage: "Token usage, request counts and cost (USD) per model (the provider/model that served it), account, key, provider or instance (which of several on one store served it) over --since (e.g. 30m, 24h, 7d); --by key adds budget use; quota windows of the accounts follow.",
@@ -506,6 +506,7 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
     if (forcedBy) {
       const code = signal === "SIGINT" ? 130 : 143;
       process.stderr.write(thirdSignalLine(signal, code, app.stopProgress(), Date.now()) + "\n");
+      app.leaveExitStatus(code, `a third signal (${signal}) during its stop made it exit at once, without its last writes: the requests it answered since the stop began may have no log line or usage row`);
       process.exit(code);
     }
     if (stopping) {
@@ -521,6 +522,15 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
     // 130 / 143 after a second signal; 1: writes were lost (logged); else 0. The closing line says which and how it went.
     const code = forcedBy ? (forcedBy === "SIGINT" ? 130 : 143) : written ? 0 : 1;
     process.stderr.write(stoppedLine(app.stopProgress()!, code, forcedBy, Date.now()) + "\n");
+    // for `switchyard stop`, which is not this process's parent (src/exit-status.ts)
+    app.leaveExitStatus(
+      code,
+      forcedBy
+        ? `a second ${forcedBy} ended its shutdown grace period early: the requests still open then were ended (a stream with its in-band error, a request waiting on its upstream with a 503)`
+        : code !== 0
+          ? "writes were lost while the database was away (its log line \"stopping while the database is away\" says which)"
+          : undefined,
+    );
     process.exit(code);
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));

@@ -1,7 +1,8 @@
 /**
  * `switchyard stop` (SPEC 2.2, D-3): stops the instance running with a data directory the way a
  * supervisor does: SIGTERM, the graceful stop (`server.shutdown_grace_ms` for the requests in flight,
- * the last usage flushed, instance.json removed), then waits until its process has exited. The only
+ * the last usage flushed, instance.json removed), then waits until its process has exited and says the
+ * exit code it left in the data directory's last-exit.json (src/exit-status.ts). The only
  * process it signals is the one that holds the data directory's `instance.lock` (the kernel's flock,
  * src/instance-file.ts) and that its `instance.json` names: never a pid read from a file alone, which may
  * be a crashed instance's reused by another program or a process of another container.
@@ -10,6 +11,7 @@ import { closeSync, constants, existsSync, openSync, readFileSync, statSync } fr
 import { join } from "node:path";
 import { earlierVersionLock, INSTANCE_LOCK_FILE, liveInstance } from "../instance-file.ts";
 import { kernelLock } from "../kernel-lock.ts";
+import { EXIT_STATUS_FILE, readExitStatus } from "../exit-status.ts";
 
 /** How long `stop` waits for the process to exit by default, seconds: the default grace period (30 s) and the last flush. */
 export const DEFAULT_STOP_TIMEOUT_S = 60;
@@ -19,7 +21,7 @@ export const DEFAULT_STOP_TIMEOUT_S = 60;
  * began, ms since the epoch, when it is stopping already: it is waited for, not signalled), nothing
  * running, or a pid it must not signal (why).
  */
-export type StopTarget = { pid: number; url?: string; stopping?: number } | { none: string } | { refuse: string };
+export type StopTarget = { pid: number; url?: string; stopping?: number; nonce?: string } | { none: string } | { refuse: string };
 
 /** What {@link stopCommand} prints with, signals with and waits with (tests give their own). */
 export interface StopIo {
@@ -32,8 +34,9 @@ export interface StopIo {
 }
 
 /**
- * `switchyard stop [--data-dir DIR] [--timeout SECONDS] [--force]`: one line and exit 0 once the
- * instance has exited; nothing running: one line, exit 0 (as `systemctl stop` of a stopped unit); not
+ * `switchyard stop [--data-dir DIR] [--timeout SECONDS] [--force]`: one line once the instance has
+ * exited, with the exit code it left in the data directory (exit 0; a code other than 0 is a failure,
+ * exit 1; none left: said, exit 0, see {@link exitedWith}); nothing running: one line, exit 0 (as `systemctl stop` of a stopped unit); not
  * exited within `timeoutS`: one line, exit 1, and with `force` SIGKILL then (exit 1 all the same: its
  * last requests and usage may be lost). An instance stopping already (its instance.json's `stopping`)
  * is not signalled again, which would end its grace period: it is waited for, said in a first line. A
@@ -58,7 +61,7 @@ export async function stopCommand(dataDir: string, timeoutS: number, force: bool
     try {
       io.kill(pid, "SIGTERM");
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ESRCH") return io.out(`stopped ${what}: it had exited already`);
+      if ((e as NodeJS.ErrnoException).code === "ESRCH") return exitedWith(`stopped ${what}: it had exited already`, dataDir, target, io);
       io.fail(`cannot signal ${what}: ${(e as Error).message}`);
     }
   }
@@ -81,7 +84,21 @@ export async function stopCommand(dataDir: string, timeoutS: number, force: bool
     }
     await io.sleep(50);
   }
-  io.out(`stopped ${what} in ${((io.now() - started) / 1000).toFixed(1)} s`);
+  exitedWith(`stopped ${what} in ${((io.now() - started) / 1000).toFixed(1)} s`, dataDir, target, io);
+}
+
+/**
+ * Ends a stop whose instance has exited: `stopped` and the exit code the instance left in the data
+ * directory's last-exit.json (src/exit-status.ts) when it names that instance (its pid, and its start's
+ * nonce when its instance.json had one): 0 is said on the line (exit 0), any other code is a failure
+ * (exit 1) with what the instance said made it fail. No such file (killed or crashed, or an earlier
+ * version's instance, which leave none): says so, exit 0, without guessing the code.
+ */
+function exitedWith(stopped: string, dataDir: string, target: { pid: number; nonce?: string }, io: StopIo): void {
+  const status = readExitStatus(dataDir, target.pid, target.nonce);
+  if (!status) return io.out(`${stopped}; its exit code is not known: it left no ${join(dataDir, EXIT_STATUS_FILE)} (an instance killed or crashed leaves none, and so does a switchyard version before 2026-12-06; its log's last lines say how it ended)`);
+  if (status.exitCode === 0) return io.out(`${stopped} (exit code 0)`);
+  io.fail(`${stopped}, but it failed: exit code ${status.exitCode}${status.why ? ` (${status.why})` : ""}`);
 }
 
 /** Whether `pid` has exited: no such process, or a zombie its parent has not reaped yet (Linux: state Z). */
@@ -137,7 +154,8 @@ export function findTarget(dataDir: string): StopTarget {
     return { refuse: `not signalling anything: ${lock} is held by pid ${holder.pid} but ${file} names pid ${String(inst.pid)} (another start is under way, or the file is not this instance's); run switchyard stop again in a moment` };
   }
   const stopping = typeof inst?.stopping === "number" ? inst.stopping : undefined;
-  return { pid: holder.pid, ...(url ? { url } : {}), ...(stopping !== undefined ? { stopping } : {}) };
+  const nonce = typeof inst?.nonce === "string" ? inst.nonce : undefined; // its start's: the exit status it leaves names it
+  return { pid: holder.pid, ...(url ? { url } : {}), ...(stopping !== undefined ? { stopping } : {}), ...(nonce !== undefined ? { nonce } : {}) };
 }
 
 /**

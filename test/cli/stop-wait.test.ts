@@ -52,5 +52,40 @@ test.skipIf(process.platform !== "linux")("the lock let go while the pid still a
   await holder.exited;
   expect(signals).toEqual(["SIGTERM"]);
   expect(out).toHaveLength(1);
-  expect(out[0]).toMatch(new RegExp(`^stopped switchyard \\(pid ${holder.pid}, http://127\\.0\\.0\\.1:9, data directory .*\\) in [01]\\.\\d s$`));
+  expect(out[0]).toMatch(new RegExp(`^stopped switchyard \\(pid ${holder.pid}, http://127\\.0\\.0\\.1:9, data directory .*\\) in [01]\\.\\d s; its exit code is not known: it left no .*last-exit\\.json \\(an instance killed or crashed leaves none`));
 }, 20_000);
+
+test.skipIf(process.platform !== "linux")("the exit status the instance left: 0 said on the line (exit 0); another code is a failure with its reason (exit 1); a file of another start of that pid is not read", async () => {
+  const cases: Array<{ left: Record<string, unknown>; out?: RegExp; fail?: RegExp }> = [
+    { left: { exitCode: 0 }, out: / in [01]\.\d s \(exit code 0\)$/ },
+    { left: { exitCode: 1, why: "writes were lost while the database was away" }, fail: / in [01]\.\d s, but it failed: exit code 1 \(writes were lost while the database was away\)$/ },
+    { left: { exitCode: 1, nonce: "b".repeat(32) }, out: /; its exit code is not known: it left no / },
+  ];
+  for (const c of cases) {
+    const { dir, holder } = await heldDir();
+    // the holder stands for the instance; the file is what the instance writes just before it exits (src/exit-status.ts), here at once
+    const status = { pid: holder.pid, nonce: "a".repeat(32), time: Date.now(), ...c.left };
+    const out: string[] = [];
+    const io: StopIo = {
+      ...reusedPidIo([], out),
+      kill: (pid, signal) => {
+        if (signal === 0) return; // its pid answers on (another program's): the lock let go tells
+        writeFileSync(join(dir, "last-exit.json"), JSON.stringify(status));
+        process.kill(pid, signal);
+      },
+    };
+    const failed = await stopCommand(dir, 5, false, io).then(
+      () => undefined,
+      (e: Error) => e.message,
+    );
+    if (c.out) {
+      expect(failed).toBeUndefined();
+      expect(out).toHaveLength(1);
+      expect(out[0]).toMatch(c.out);
+    } else {
+      expect(out).toEqual([]);
+      expect(failed).toMatch(c.fail!);
+    }
+  }
+}, 30_000);
+

@@ -61,7 +61,7 @@ describe("switchyard stop", () => {
     const { pid, url } = inst.instance();
     const r = await stop(inst.dataDir);
     expect({ code: r.code, err: r.err }).toEqual({ code: 0, err: "" });
-    expect(r.out).toMatch(new RegExp(`^stopped switchyard \\(pid ${pid}, ${url.replace(/[.]/g, "\\.")}, data directory ${inst.dataDir}\\) in \\d+\\.\\d s$`));
+    expect(r.out).toMatch(new RegExp(`^stopped switchyard \\(pid ${pid}, ${url.replace(/[.]/g, "\\.")}, data directory ${inst.dataDir}\\) in \\d+\\.\\d s \\(exit code 0\\)$`));
     // it has exited by the time stop returns: its exit code is there at once, the graceful stop's 0
     expect(await Promise.race([inst.exited, Bun.sleep(2000).then(() => "still running")])).toBe(0);
     expect(inst.stderr.some((l) => l.includes('"shutting down"') && l.includes('"SIGTERM"'))).toBe(true);
@@ -118,8 +118,45 @@ describe("switchyard stop", () => {
     const lines = r2.out.split("\n");
     expect(lines[0]).toMatch(/^switchyard \(pid \d+, .*\) is stopping already \(its stop began \d+\.\d s ago\): waiting for it to exit, without signalling it again/);
     expect(lines[1]).toStartWith(`stopped switchyard (pid ${pid}`);
+    expect(lines[1]).toEndWith("(exit code 0)");
     expect(await inst.exited).toBe(0);
     expect(inst.stderr.filter((l) => l.includes("second SIGTERM"))).toEqual([]);
+  }, 60_000);
+
+  test("a second SIGTERM ends the grace period while stop waits: the instance's exit code 143 is said as a failure, exit 1", async () => {
+    const inst = await instances.start();
+    const { pid } = inst.instance();
+    const { resume, rest } = await heldStream(inst);
+    const r = stop(inst.dataDir, "--timeout", "30");
+    // the instance has begun its stop (instance.json says so) and is held by the stream: a supervisor's second SIGTERM
+    for (let i = 0; i < 100 && !readFileSync(join(inst.dataDir, "instance.json"), "utf8").includes('"stopping"'); i++) await Bun.sleep(50);
+    inst.proc.kill("SIGTERM");
+    const got = await r;
+    resume();
+    expect(await rest()).toContain("The gateway is shutting down"); // the stream ended with its in-band error
+    expect(await inst.exited).toBe(143);
+    expect(got.code).toBe(1);
+    expect(got.out).toBe("");
+    expect(got.err).toMatch(new RegExp(`^stopped switchyard \\(pid ${pid}, .*\\) in \\d+\\.\\d s, but it failed: exit code 143 \\(a second SIGTERM ended its shutdown grace period early: the requests still open then were ended`));
+  }, 60_000);
+
+  test("an instance killed while stop waits leaves no exit status: said, not guessed; an earlier instance's file (removed at start, or of the same pid but another start) is never read as its own", async () => {
+    const dir = instances.scratch("stop");
+    const file = join(dir, "last-exit.json");
+    writeFileSync(file, JSON.stringify({ pid: 1, nonce: "0".repeat(32), exitCode: 1, time: 1, why: "an earlier instance's" }));
+    const inst = await instances.start(dir);
+    expect(existsSync(file)).toBe(false); // the start removed the previous instance's
+    const { pid } = inst.instance();
+    // one its pid had in an earlier start (another container's pid 1, say): its nonce is not this start's
+    writeFileSync(file, JSON.stringify({ pid, nonce: "0".repeat(32), exitCode: 1, time: 1, why: "an earlier start's" }));
+    const { resume } = await heldStream(inst);
+    const r = stop(dir, "--timeout", "30");
+    for (let i = 0; i < 100 && !readFileSync(join(dir, "instance.json"), "utf8").includes('"stopping"'); i++) await Bun.sleep(50);
+    inst.proc.kill("SIGKILL");
+    const got = await r;
+    resume();
+    expect({ code: got.code, err: got.err }).toEqual({ code: 0, err: "" });
+    expect(got.out).toMatch(new RegExp(`^stopped switchyard \\(pid ${pid}, .*\\) in \\d+\\.\\d s; its exit code is not known: it left no ${file.replace(/[.]/g, "\\.")} \\(an instance killed or crashed leaves none`));
   }, 60_000);
 
   test("--force kills the instance when --timeout runs out: exit 1, said", async () => {
