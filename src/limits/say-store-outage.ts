@@ -1,48 +1,49 @@
 /**
  * The two lines the shared key-limit counters (src/limits/shared-counters.ts) log about the shared
  * store, once per outage: `shared store unreachable: …` when it first fails, `shared store reachable
- * again: …` once it has answered for a hold without failing again. The counters themselves switch at
- * once either way (they count alone from the first failure and across instances from the first
- * answer); only the lines wait. Without the hold, statements that were already waiting when a stall
- * ended failed one after another while others were answered, and the pair was logged four times each
- * in 3 s (team-operator tryout, session 37), where README says an outage is logged once.
+ * again: …` as soon as a statement sent after that answers. Statements are told apart by when they were
+ * sent: one sent before the outage began that answers late (a stalled database resumed) does not end
+ * it, and one sent before the store came back that fails late does not begin another. As a stall ended
+ * those late answers and failures came one after another, and each flip logged a line (four of each in
+ * 3 s, team-operator tryout, session 37); until session 38 a hold of 10 s of answers stood in for that,
+ * so the second line came 10 s late (and a stop within those 10 s had none). The counters themselves
+ * still switch at once either way (they count alone from the first failure and across instances from
+ * the first answer); only the lines are kept to one pair per outage.
  */
-import { SHARED_ANSWER_MS } from "../store/shared.ts";
-
-/** How long the store must answer without a failure before "reachable again" is logged, ms (a statement's longest wait, `SHARED_ANSWER_MS`). */
-export const BACK_HOLD_MS = SHARED_ANSWER_MS;
+import { monoNow } from "./quota-share.ts";
 
 /** The unreachable / reachable-again lines of one store, logged once per outage; see the module comment. */
 export class StoreOutageLines {
-  /** Whether the unreachable line was logged and its reachable-again line not yet. */
-  private away = false;
-  /** When the store answered first since its last failure (ms, `now`'s clock); undefined while it fails or is fine. */
-  private backSince: number | undefined;
+  /** When the unreachable line of the outage still running was logged (ms, `now`'s clock); undefined while the store answers. */
+  private awaySince: number | undefined;
+  /** When the last outage ended (its reachable-again line, ms, `now`'s clock); -Infinity before the first. */
+  private backAt = -Infinity;
 
   constructor(
     private readonly log: (line: string) => void,
-    private readonly holdMs = BACK_HOLD_MS,
-    private readonly now: () => number = Date.now,
+    private readonly now: () => number = monoNow,
   ) {}
 
-  /** The store failed (could not be reached, or did not answer in time): logs the unreachable line unless this outage's was logged already. */
-  down(): void {
-    this.backSince = undefined;
-    if (this.away) return;
-    this.away = true;
+  /**
+   * A statement sent at `sentAt` (ms, `now`'s clock) failed (could not be reached, or did not answer in
+   * time): logs the unreachable line, unless this outage's was logged already or the statement was sent
+   * before the store last came back (a late failure of the outage that ended).
+   */
+  down(sentAt: number): void {
+    if (this.awaySince !== undefined || sentAt < this.backAt) return;
+    this.awaySince = this.now();
     this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "shared store unreachable: client key limits are counted by this instance alone until it is back" }));
   }
 
-  /** The store answered: the hold starts (when it is not running already). */
-  up(): void {
-    if (this.away && this.backSince === undefined) this.backSince = this.now();
-  }
-
-  /** Logs the reachable-again line once the store has answered for the hold without failing; call it regularly (each report tick). */
-  check(): void {
-    if (!this.away || this.backSince === undefined || this.now() - this.backSince < this.holdMs) return;
-    this.away = false;
-    this.backSince = undefined;
+  /**
+   * A statement sent at `sentAt` (ms, `now`'s clock) was answered: logs the reachable-again line when
+   * the store was away and the statement was sent after the outage began (a late answer to one sent
+   * before says nothing about the store now).
+   */
+  up(sentAt: number): void {
+    if (this.awaySince === undefined || sentAt < this.awaySince) return;
+    this.awaySince = undefined;
+    this.backAt = this.now();
     this.log(JSON.stringify({ level: "info", time: Date.now(), msg: "shared store reachable again: client key limits count across instances; the use counted meanwhile is reported" }));
   }
 }

@@ -100,8 +100,6 @@ export interface SharedCountersOptions {
   answerMs?: number;
   /** The keys to watch (every active key; those without limits are skipped), read at each report. */
   keys?: () => Iterable<Pick<ClientKey, "name" | "id" | "limits">>;
-  /** How long the store must answer without failing before "reachable again" is logged, ms (default `BACK_HOLD_MS`, 10 s). */
-  backHoldMs?: number;
 }
 
 const budgetName = (key: string, b: KeyBudget) => `key:${key}:budget:${b.window}:${b.usd !== undefined ? "usd" : "tokens"}`;
@@ -145,7 +143,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     this.idleMs = options.idleMs ?? IDLE_MS;
     this.answerMs = options.answerMs ?? SHARED_ANSWER_MS;
     this.keys = options.keys;
-    this.outage = new StoreOutageLines(log, options.backHoldMs);
+    this.outage = new StoreOutageLines(log);
     this.timer = setInterval(() => void this.tick(), options.reportMs ?? REPORT_MS);
     this.timer.unref?.();
   }
@@ -183,13 +181,14 @@ export class SharedKeyCounters implements KeyLimitCounters {
           s.waiting++;
           s.waitingAmount += n;
         }
+        const sent = monoNow();
         try {
           // Bounded: a database that does not answer in time counts as away (the refills go on and
           // apply their answers when they come; the key is counted here alone until the probe answers).
           const answered = await answerWithin(Promise.all(waitFor.map(([s]) => this.sync(s, true))), this.answerMs, () => {});
           if (!answered) throw new StoreError("unavailable", `the shared store did not answer within ${this.answerMs} ms`);
         } catch (err) {
-          if (!this.unavailable(err)) throw err;
+          if (!this.unavailable(err, sent)) throw err;
           return this.decide(key, this.sharesOf(key, limits, want));
         } finally {
           for (const [s, , n] of waitFor) {
@@ -216,11 +215,12 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private async recheckElsewhere(key: string, limits: KeyLimits, want: { tokens: number; usd: number }, first: { ok: false; refusal: LimitRefusal }) {
     const stale = this.sharesOf(key, limits, want).filter(([s]) => s.windowEnd !== 0 && !isRequests(s) && monoNow() - (s.readAt ?? 0) > SHORT_RETRY_MS / 4).map(([s]) => s);
     if (stale.length === 0) return first;
-    for (const s of stale) s.readAt = monoNow();
+    const sent = monoNow();
+    for (const s of stale) s.readAt = sent;
     try {
       if (!(await answerWithin(this.refresh(stale), Math.min(2000, this.answerMs), () => {}))) return first;
     } catch (err) {
-      if (!this.unavailable(err)) throw err;
+      if (!this.unavailable(err, sent)) throw err;
     }
     return this.decide(key, this.sharesOf(key, limits, want));
   }
@@ -262,12 +262,13 @@ export class SharedKeyCounters implements KeyLimitCounters {
       touched.push(s);
       return { budget: b, before, after: usedAll(s), resetsAt: s.windowEnd };
     });
+    const sent = monoNow();
     try {
       // Background work (the reply has ended): an overrun is reported at once, a low share refilled,
       // a slot beyond the spare given back (degraded: all of it when the database is back).
       if (!this.degraded) await Promise.all(touched.filter((s) => needsSync(s)).map((s) => this.sync(s, false)));
     } catch (err) {
-      if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "settling a key's limits failed", error: err instanceof Error ? err.message : String(err) }));
+      if (!this.unavailable(err, sent)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "settling a key's limits failed", error: err instanceof Error ? err.message : String(err) }));
     }
     return changes;
   }
@@ -285,10 +286,11 @@ export class SharedKeyCounters implements KeyLimitCounters {
     const shares = budgets.map((b) => this.budgetShare(key, b, false));
     const unknownUse = shares.filter((s): s is Share => s !== undefined && !s.learned && !this.windows.pending(s, this.dbNow()));
     if (unknownUse.length && !this.degraded) {
+      const sent = monoNow();
       try {
         await answerWithin(this.refresh(unknownUse), Math.min(2000, this.answerMs), () => {});
       } catch (err) {
-        if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reading a key's budget use failed", error: err instanceof Error ? err.message : String(err) }));
+        if (!this.unavailable(err, sent)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reading a key's budget use failed", error: err instanceof Error ? err.message : String(err) }));
       }
     }
     return budgets.map((b, i) => {
@@ -302,13 +304,14 @@ export class SharedKeyCounters implements KeyLimitCounters {
 
   /** Learns the open windows of these budget pools from the database (at most 2 s; a failure leaves them unknown). */
   private async readWindows(names: string[]): Promise<void> {
+    const sent = monoNow();
     try {
       const got = await answerWithin(Promise.resolve(this.store.readBudgetWindows(names)), Math.min(2000, this.answerMs), () => {});
       if (!got) return;
       for (const w of got.value.windows) this.windows.learn(w, got.value.now);
-      this.recovered();
+      this.recovered(sent);
     } catch (err) {
-      if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reading a key's budget windows failed", error: err instanceof Error ? err.message : String(err) }));
+      if (!this.unavailable(err, sent)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reading a key's budget windows failed", error: err instanceof Error ? err.message : String(err) }));
     }
   }
 
@@ -387,7 +390,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   private decide(key: string, shares: Need[]): { ok: true; ticket: Ticket } | { ok: false; refusal: LimitRefusal } {
     const d = decideAdmission(shares, this.degraded, this.inFlightHere.get(key));
     if (!d.ok) return d;
-    for (const [s] of shares) if (!this.degraded && needsSync(s)) void this.sync(s, false).catch((err) => void this.unavailable(err));
+    for (const [s] of shares) if (!this.degraded && needsSync(s)) void this.sync(s, false).catch(this.failedFrom(monoNow()));
     this.track(key, 1);
     return d;
   }
@@ -480,7 +483,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
       s.reported = used;
       // Short also when a waiting admission's expected spend cannot fit under the limit at all.
       s.shortAt = got.granted < target || (!counted && need > 0 && used + reserved + need > s.limit) ? monoNow() : 0;
-      this.recovered();
+      this.recovered(sentAt);
     })();
     s.syncing = run;
     try {
@@ -489,7 +492,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
       s.syncing = undefined;
     }
     // What changed while it ran (a request ended, another was admitted) may need another turn.
-    if (needsSync(s)) void this.sync(s, false).catch((err) => void this.unavailable(err));
+    if (needsSync(s)) void this.sync(s, false).catch(this.failedFrom(monoNow()));
   }
 
   private async reportNow(): Promise<void> {
@@ -519,7 +522,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
       }
       if (unreported(s) && !s.stored) {
         // Counted while the database was away in a pool this instance has no row of: the row is made with it.
-        if (!s.syncing) work.push(this.sync(s, false).catch((err) => void this.unavailable(err)));
+        if (!s.syncing) work.push(this.sync(s, false).catch(this.failedFrom(monoNow())));
       } else {
         if (unreported(s)) rows.push(s);
         if (s.windowEnd !== 0 && !ended && !this.windows.pending(s, this.dbNow())) read.push(s); // the others' use (idle, watched too)
@@ -528,10 +531,11 @@ export class SharedKeyCounters implements KeyLimitCounters {
       const ahead = Math.min(AHEAD_MS, (s.windowEnd - s.windowStart) / 12);
       if (s.windowEnd !== 0 && !s.budgetOf && !idle && !ended && s.windowEnd - dbNow < ahead) {
         const next = shareAt(this.shares, s.name, s.windowEnd, 2 * s.windowEnd - s.windowStart, s.limit, s.block);
-        if (next.granted === 0 && !next.syncing && !knownShort(next)) work.push(this.sync(next, false).catch((err) => void this.unavailable(err)));
+        if (next.granted === 0 && !next.syncing && !knownShort(next)) work.push(this.sync(next, false).catch(this.failedFrom(monoNow())));
       }
     }
     if (rows.length || read.length || unknown.size) {
+      const asked = monoNow();
       work.push(
         (async () => {
           // One statement: the changed rows in, the pools the others use out (a watched key nobody
@@ -553,9 +557,9 @@ export class SharedKeyCounters implements KeyLimitCounters {
             if (!s.learned) s.quiet = this.pass === 1; // read at start: known, not crossed here
             this.learnOthers(s, of(s)?.used ?? 0, of(s)?.unpriced ?? 0);
           }
-          this.recovered();
+          this.recovered(asked);
         })().catch((err) => {
-          if (!this.unavailable(err)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reporting key limit use failed", error: err instanceof Error ? err.message : String(err) }));
+          if (!this.unavailable(err, asked)) this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: "reporting key limit use failed", error: err instanceof Error ? err.message : String(err) }));
         }),
       );
     }
@@ -591,9 +595,10 @@ export class SharedKeyCounters implements KeyLimitCounters {
 
   /** Reads the other instances' use of these shares now (telling nothing new). @throws StoreError `unavailable` */
   private async refresh(shares: Share[]): Promise<void> {
+    const asked = monoNow();
     const others = await this.store.reportQuotaUse(shares.map((s) => ({ name: s.name, windowStart: s.windowStart, used: s.reported })));
     shares.forEach((s, i) => others[i] !== undefined && this.learnOthers(s, others[i]!));
-    this.recovered();
+    this.recovered(asked);
   }
 
   /**
@@ -615,6 +620,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
   }
 
   private async giveBack(s: Share): Promise<void> {
+    const asked = monoNow();
     const run = (async () => {
       const used = s.used;
       const keep = used + s.reserved; // requests in flight here keep their reservations
@@ -624,29 +630,29 @@ export class SharedKeyCounters implements KeyLimitCounters {
       s.stored = true;
       this.learnOthers(s, got.othersUsed);
       s.reported = used;
-      this.recovered();
+      this.recovered(asked);
     })();
     s.syncing = run;
     try {
       await run;
     } catch (err) {
-      void this.unavailable(err);
+      void this.unavailable(err, asked);
     } finally {
       s.syncing = undefined;
     }
   }
 
   private async tick(): Promise<void> {
-    this.outage.check();
     // One tick at a time: a database that stopped answering must not collect a statement per second.
     if (this.ticking) return;
     this.ticking = true;
     try {
       if (this.degraded) {
         // Degraded: one harmless statement tells whether the database is back.
+        const asked = monoNow();
         try {
           await this.store.reportQuotaUse([{ name: "switchyard:probe", windowStart: 0, used: 0 }]);
-          this.recovered();
+          this.recovered(asked);
         } catch {
           return;
         }
@@ -659,17 +665,30 @@ export class SharedKeyCounters implements KeyLimitCounters {
 
   // -- degraded mode ----------------------------------------------------------------------------
 
-  private unavailable(err: unknown): boolean {
+  /**
+   * A statement sent at `sent` (ms, {@link monoNow}) failed with `err`: when it means the store cannot
+   * be reached (StoreError `unavailable`), the instance counts alone from now on, and the outage's line
+   * is logged unless the statement was sent before the store last came back. @returns whether it did
+   */
+  private unavailable(err: unknown, sent: number): boolean {
     if (!(err instanceof StoreError && err.code === "unavailable")) return false;
     this.degraded = true;
-    this.outage.down();
+    this.outage.down(sent);
     return true;
   }
 
-  private recovered(): void {
-    if (!this.degraded) return;
+  /** The background handler of a statement sent at `sent` (ms, {@link monoNow}): its failure as {@link unavailable}'s. */
+  private failedFrom(sent: number): (err: unknown) => void {
+    return (err) => void this.unavailable(err, sent);
+  }
+
+  /**
+   * A statement sent at `sent` (ms, {@link monoNow}) was answered: the instance counts across instances
+   * again, and the outage ends in the log when the statement was sent after it began.
+   */
+  private recovered(sent: number): void {
+    this.outage.up(sent);
     this.degraded = false;
-    this.outage.up();
   }
 
   private track(key: string, d: number): void {
