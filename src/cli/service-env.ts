@@ -8,8 +8,13 @@
  *
  * File format (systemd.exec "EnvironmentFile="): one `KEY=value` per line; a value with spaces,
  * quotes, `\`, `$` or `#` is written in double quotes with `\` and `"` escaped.
+ *
+ * Beside it, `service.env.written` (mode 0600) holds a SHA-256 of each line install wrote (no value),
+ * so that `service uninstall` can tell the lines a user added or changed by hand (the install output
+ * asks for some) and keep them: {@link removeServiceEnv}.
  */
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { OTEL_VARIABLES } from "../telemetry/otel-env.ts";
 import { dirname } from "node:path";
 import { ENV_ACCOUNTS } from "../config/builtins.ts";
@@ -105,11 +110,79 @@ export function writeServiceEnv(path: string, names: string[], env: Record<strin
   }
   if (lines.length > 0 || !existsSync(path)) {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    const head = existing === "" ? "# Secrets for the switchyard service (KEY=value lines); read by its systemd unit (macOS: copied into its launchd agent by service install).\n" : existing.endsWith("\n") ? existing : existing + "\n";
+    const header = "# Secrets for the switchyard service (KEY=value lines); read by its systemd unit (macOS: copied into its launchd agent by service install).";
+    const head = existing === "" ? header + "\n" : existing.endsWith("\n") ? existing : existing + "\n";
     writeFileSync(path, head + lines.map((l) => l + "\n").join(""), { mode: 0o600 });
     chmodSync(path, 0o600);
+    noteWritten(path, existing === "" ? [header, ...lines] : lines, existing.trim() !== "");
   }
   return result;
+}
+
+/** The file beside `path` that lists what install wrote into it (see the module comment). */
+const writtenFile = (path: string) => `${path}.written`;
+
+/** A line's digest in {@link writtenFile}: SHA-256 of its text, hex (no value can be read back from it). */
+const lineSum = (line: string) => createHash("sha256").update(line).digest("hex");
+
+/**
+ * The digests of the lines install wrote into `path`, and whether the record began on a file that held
+ * lines already (`before`: written by hand, or by an install before session 38, which kept no record);
+ * undefined when there is no record.
+ */
+function writtenSums(path: string): { sums: Set<string>; before: boolean } | undefined {
+  try {
+    const j = JSON.parse(readFileSync(writtenFile(path), "utf8")) as { lines?: unknown; before?: unknown };
+    return Array.isArray(j.lines) ? { sums: new Set(j.lines.filter((x): x is string => typeof x === "string")), before: j.before === true } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Adds `lines`, just written into `path` by install, to its record (mode 0600); `before`: the file held
+ * lines before this write. A record that cannot be written leaves uninstall keeping a copy.
+ */
+function noteWritten(path: string, lines: string[], before: boolean): void {
+  const had = writtenSums(path);
+  const sums = had?.sums ?? new Set<string>();
+  for (const l of lines) sums.add(lineSum(l));
+  const earlier = had ? had.before : before;
+  try {
+    writeFileSync(writtenFile(path), JSON.stringify({ about: "SHA-256 of each line switchyard service install wrote into service.env; service uninstall keeps a copy of the file when it holds others", lines: [...sums], ...(earlier ? { before: true } : {}) }) + "\n", { mode: 0o600 });
+    chmodSync(writtenFile(path), 0o600);
+  } catch {
+    // no record: uninstall keeps the file as a copy rather than guess
+  }
+}
+
+/**
+ * What {@link removeServiceEnv} did: the file removed (nothing in it but what install wrote), or kept
+ * renamed to `keptAs` since it held `byHand` lines install did not write (added or changed by hand), or
+ * `unknown`: the lines install wrote cannot all be told (no record, or one begun on a file that held
+ * lines already: written by hand, or by an install before session 38, which kept none).
+ */
+export type ServiceEnvRemoval = { removed: true } | { keptAs: string; byHand: number; unknown: boolean };
+
+/**
+ * Uninstall's removal of the service.env at `path` (it exists): removed, with its record, when every
+ * non-blank line is one install wrote; otherwise renamed to `path.bak` (`path.bak-<ms>` when that
+ * exists already: an earlier copy is never overwritten), mode kept (0600), so the lines a user added
+ * by hand survive. @throws the file system's error when it can be neither removed nor renamed.
+ */
+export function removeServiceEnv(path: string): ServiceEnvRemoval {
+  const record = writtenSums(path);
+  const lines = readFileSync(path, "utf8").split("\n").filter((l) => l.trim() !== "");
+  const byHand = record ? lines.filter((l) => !record.sums.has(lineSum(l))).length : lines.length;
+  if (byHand === 0) {
+    rmSync(path, { force: true });
+    rmSync(writtenFile(path), { force: true });
+    return { removed: true };
+  }
+  const bak = existsSync(`${path}.bak`) ? `${path}.bak-${Date.now()}` : `${path}.bak`;
+  renameSync(path, bak);
+  rmSync(writtenFile(path), { force: true });
+  return { keptAs: bak, byHand, unknown: record === undefined || record.before };
 }
 
 /**

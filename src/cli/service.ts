@@ -27,7 +27,7 @@ import { checkConfig } from "../config/check.ts";
 import { loadConfigFile } from "../config/load.ts";
 import { liveInstance } from "../instance-file.ts";
 import type { CliIo } from "./routing.ts";
-import { readServiceEnv, serviceEnvNames, shellTelemetry, writeServiceEnv } from "./service-env.ts";
+import { readServiceEnv, removeServiceEnv, serviceEnvNames, shellTelemetry, writeServiceEnv } from "./service-env.ts";
 
 /** The systemd unit name. */
 export const SYSTEMD_UNIT = "switchyard.service";
@@ -452,14 +452,21 @@ function plistDataDir(plist: string): string | undefined {
 /**
  * Uninstall's last step: removes `DATA_DIR/service.env`, the secrets install kept for the service
  * (database URL, API keys: nothing else reads the file), and says so; no file, nothing said. A file
- * that cannot be removed is named, with the reason, as still holding secrets.
+ * holding lines install did not write (added or changed by hand, as install's output asks for a
+ * missing secret) is renamed to `service.env.bak` instead (service-env.ts removeServiceEnv), and said
+ * so, as still holding secrets. A file that can be neither is named, with the reason, likewise.
  */
 function removeSecrets(dataDir: string, io: CliIo): void {
   const file = join(dataDir, "service.env");
   if (!existsSync(file)) return;
   try {
-    rmSync(file, { force: true });
-    io.out(`removed ${file} (the secrets install kept for the service)`);
+    const r = removeServiceEnv(file);
+    if ("removed" in r) return io.out(`removed ${file} (the secrets install kept for the service)`);
+    const lines = r.byHand === 1 ? "1 line" : `${r.byHand} lines`;
+    const why = r.unknown
+      ? `it holds ${lines} that service install did not record writing (added by hand, or written by an install before 2026-12-06, which kept no record)`
+      : `it holds ${lines} that service install did not write (added or changed by hand)`;
+    io.out(`kept ${file} as ${r.keptAs}: ${why}; it still holds secrets: remove it once you no longer need those lines (or rename it back before service install, which keeps them)`);
   } catch (e) {
     io.out(`could not remove ${file} (${e instanceof Error ? e.message : String(e)}): it still holds the service's secrets; remove it by hand`);
   }

@@ -287,6 +287,8 @@ describe("Linux: systemd user unit", () => {
     await h.run("uninstall");
     expect(existsSync(systemdUnitPath(h.home))).toBe(false);
     expect(existsSync(envFile)).toBe(false);
+    expect(existsSync(`${envFile}.written`)).toBe(false); // install's record of its lines goes with it
+    expect(existsSync(`${envFile}.bak`)).toBe(false);
     expect(h.out).toEqual([`switchyard service stopped and removed (${systemdUnitPath(h.home)})`, `removed ${envFile} (the secrets install kept for the service)`]);
     expect(h.commands).toEqual(["systemctl --user disable --now switchyard.service", "systemctl --user daemon-reload"]);
     h.commands.length = 0;
@@ -294,6 +296,68 @@ describe("Linux: systemd user unit", () => {
     await h.run("uninstall");
     expect(h.out).toEqual([`switchyard service is not installed (no ${systemdUnitPath(h.home)})`]);
     expect(h.commands).toEqual([]);
+  });
+
+  test("uninstall keeps a service.env with lines added or changed by hand: renamed to service.env.bak (mode 0600, byte for byte) and said, values never printed; a later one never overwrites it", async () => {
+    const dir = tempDir("switchyard-svc-hand-");
+    const config = join(dir, "switchyard.yaml");
+    writeFileSync(config, "accounts:\n  - { id: a, provider: openai, api_key: env:KEY_ONE }\n  - { id: b, provider: anthropic, api_key: env:KEY_TWO }\n");
+    const h = harness({ env: { USER: "dev", KEY_ONE: "sk-one-from-the-shell" } });
+    await h.run("install", { config });
+    const envFile = join(h.home, ".switchyard", "service.env");
+    expect(h.out).toContain(`${envFile}: KEY_TWO is not set in this shell; add a line KEY_TWO=… there before the service needs it`);
+    // as install asked: the missing secret added by hand
+    const edited = readFileSync(envFile, "utf8") + "KEY_TWO=sk-two-added-by-hand\n";
+    writeFileSync(envFile, edited);
+    h.out.length = 0;
+    await h.run("uninstall");
+    expect(existsSync(envFile)).toBe(false);
+    expect(readFileSync(`${envFile}.bak`, "utf8")).toBe(edited);
+    expect(statSync(`${envFile}.bak`).mode & 0o777).toBe(0o600);
+    expect(existsSync(`${envFile}.written`)).toBe(false);
+    expect(h.out).toEqual([
+      `switchyard service stopped and removed (${systemdUnitPath(h.home)})`,
+      `kept ${envFile} as ${envFile}.bak: it holds 1 line that service install did not write (added or changed by hand); it still holds secrets: remove it once you no longer need those lines (or rename it back before service install, which keeps them)`,
+    ]);
+    expect(h.out.join("\n")).not.toContain("sk-");
+
+    // again, with a value changed by hand: a line install did not write either; the first copy stays as it was
+    await h.run("install", { config });
+    writeFileSync(envFile, readFileSync(envFile, "utf8").replace("KEY_ONE=sk-one-from-the-shell", "KEY_ONE=sk-one-rotated"));
+    h.out.length = 0;
+    await h.run("uninstall");
+    expect(readFileSync(`${envFile}.bak`, "utf8")).toBe(edited);
+    const later = h.out.at(-1)!;
+    expect(later).toMatch(new RegExp(`^kept ${envFile.replace(/[.]/g, "\\.")} as ${envFile.replace(/[.]/g, "\\.")}\\.bak-\\d+: it holds 1 line that service install did not write`));
+    expect(readFileSync(later.split(" as ")[1]!.split(":")[0]!, "utf8")).toContain("KEY_ONE=sk-one-rotated");
+  });
+
+  test("lines a second install added (a secret set in the shell since) are install's too: uninstall removes the file", async () => {
+    const dir = tempDir("switchyard-svc-again-");
+    const config = join(dir, "switchyard.yaml");
+    writeFileSync(config, "accounts:\n  - { id: a, provider: openai, api_key: env:KEY_ONE }\n  - { id: b, provider: anthropic, api_key: env:KEY_TWO }\n");
+    const h = harness({ env: { USER: "dev", KEY_ONE: "sk-one" } });
+    await h.run("install", { config });
+    h.host.env.KEY_TWO = "sk-two";
+    await h.run("install", { config });
+    const envFile = join(h.home, ".switchyard", "service.env");
+    expect(readFileSync(envFile, "utf8")).toContain("KEY_TWO=sk-two");
+    h.out.length = 0;
+    await h.run("uninstall");
+    expect([existsSync(envFile), existsSync(`${envFile}.bak`), existsSync(`${envFile}.written`)]).toEqual([false, false, false]);
+    expect(h.out.at(-1)).toBe(`removed ${envFile} (the secrets install kept for the service)`);
+  });
+
+  test("a service.env install kept no record of (an install before session 38): kept as service.env.bak, said so", async () => {
+    const h = harness({ env: { USER: "dev", ANTHROPIC_API_KEY: "sk-ant-earlier-install" } });
+    await h.run("install");
+    const envFile = join(h.home, ".switchyard", "service.env");
+    rmSync(`${envFile}.written`);
+    h.out.length = 0;
+    await h.run("uninstall");
+    expect(existsSync(envFile)).toBe(false);
+    expect(readFileSync(`${envFile}.bak`, "utf8")).toContain("ANTHROPIC_API_KEY=sk-ant-earlier-install");
+    expect(h.out.at(-1)).toBe(`kept ${envFile} as ${envFile}.bak: it holds 2 lines that service install did not record writing (added by hand, or written by an install before 2026-12-06, which kept no record); it still holds secrets: remove it once you no longer need those lines (or rename it back before service install, which keeps them)`);
   });
 
   test("uninstall with no unit installed names a service.env left in the data directory and does not remove it (a supervisor of the user's own may read it)", async () => {
@@ -477,6 +541,14 @@ describe("macOS: launchd agent", () => {
     expect(readFileSync(join(dataDir, "service.env"), "utf8")).toContain("gm-kept");
     await h.run("uninstall");
     expect(existsSync(join(dataDir, "service.env"))).toBe(false);
+    // a line added by hand (then copied into the plist by a second install): kept as service.env.bak
+    await h.run("install", { dataDir });
+    writeFileSync(join(dataDir, "service.env"), readFileSync(join(dataDir, "service.env"), "utf8") + "EXTRA_BY_HAND=1\n");
+    await h.run("install", { dataDir });
+    await h.run("uninstall");
+    expect(existsSync(join(dataDir, "service.env"))).toBe(false);
+    expect(readFileSync(join(dataDir, "service.env.bak"), "utf8")).toContain("EXTRA_BY_HAND=1");
+    expect(h.out.at(-1)).toStartWith(`kept ${join(dataDir, "service.env")} as ${join(dataDir, "service.env.bak")}: it holds 1 line that service install did not write`);
   });
 
   test("other platforms are told so in one line", async () => {
