@@ -464,7 +464,7 @@ function removeSecrets(dataDir: string, io: CliIo): void {
     if ("removed" in r) return io.out(`removed ${file} (the secrets install kept for the service)`);
     const lines = r.byHand === 1 ? "1 line" : `${r.byHand} lines`;
     const why = r.unknown
-      ? `it holds ${lines} that service install did not record writing (added by hand, or written by an install before 2026-12-06, which kept no record)`
+      ? `it holds ${lines} that service install did not record writing (added by hand, or written by an earlier switchyard version's install, which kept no record)`
       : `it holds ${lines} that service install did not write (added or changed by hand)`;
     io.out(`kept ${file} as ${r.keptAs}: ${why}; it still holds secrets: remove it once you no longer need those lines (or rename it back before service install, which keeps them)`);
   } catch (e) {

@@ -96,7 +96,7 @@ export async function stopCommand(dataDir: string, timeoutS: number, force: bool
  */
 function exitedWith(stopped: string, dataDir: string, target: { pid: number; nonce?: string }, io: StopIo): void {
   const status = readExitStatus(dataDir, target.pid, target.nonce);
-  if (!status) return io.out(`${stopped}; its exit code is not known: it left no ${join(dataDir, EXIT_STATUS_FILE)} (an instance killed or crashed leaves none, and so does a switchyard version before 2026-12-06; its log's last lines say how it ended)`);
+  if (!status) return io.out(`${stopped}; its exit code is not known: it left no ${join(dataDir, EXIT_STATUS_FILE)} (an instance killed or crashed leaves none, and so does one of an earlier switchyard version; its log's last lines say how it ended)`);
   if (status.exitCode === 0) return io.out(`${stopped} (exit code 0)`);
   io.fail(`${stopped}, but it failed: exit code ${status.exitCode}${status.why ? ` (${status.why})` : ""}`);
 }

@@ -357,7 +357,7 @@ describe("Linux: systemd user unit", () => {
     await h.run("uninstall");
     expect(existsSync(envFile)).toBe(false);
     expect(readFileSync(`${envFile}.bak`, "utf8")).toContain("ANTHROPIC_API_KEY=sk-ant-earlier-install");
-    expect(h.out.at(-1)).toBe(`kept ${envFile} as ${envFile}.bak: it holds 2 lines that service install did not record writing (added by hand, or written by an install before 2026-12-06, which kept no record); it still holds secrets: remove it once you no longer need those lines (or rename it back before service install, which keeps them)`);
+    expect(h.out.at(-1)).toBe(`kept ${envFile} as ${envFile}.bak: it holds 2 lines that service install did not record writing (added by hand, or written by an earlier switchyard version's install, which kept no record); it still holds secrets: remove it once you no longer need those lines (or rename it back before service install, which keeps them)`);
   });
 
   test("uninstall with no unit installed names a service.env left in the data directory and does not remove it (a supervisor of the user's own may read it)", async () => {
