@@ -520,6 +520,16 @@ export const ERROR_STATUS: Record<ErrorKind, number> = {
   api_error: 500,
 };
 
+/**
+ * The HTTP status an error goes out with to a client of `format`, before its stream starts and in
+ * the status a stream's in-band error carries (Gemini's `error.code`): Anthropic's 529 (overloaded),
+ * a status OpenAI's and Gemini's APIs never use, is 503 for every client but an Anthropic Messages
+ * one (REFERENCE §5.2; the native lane keeps 529); any other status as it is.
+ */
+export function clientErrorStatus(format: WireFormat, status: number): number {
+  return status === 529 && format !== "anthropic-messages" ? 503 : status;
+}
+
 /** Builds a {@link HubError} with the kind's default status. */
 export function hubError(kind: ErrorKind, message: string, extra: Partial<HubError> = {}): HubError {
   return { kind, message, status: ERROR_STATUS[kind], ...extra };

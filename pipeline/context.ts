@@ -3,7 +3,7 @@
  * uses to answer with an error in the client's own format.
  */
 import { RandomText } from "../formats/random-text.ts";
-import { Warnings, type HubError, type HubRequest, type StopReason, type Usage, type Warning, type WireFormat } from "../formats/hub.ts";
+import { clientErrorStatus, Warnings, type HubError, type HubRequest, type StopReason, type Usage, type Warning, type WireFormat } from "../formats/hub.ts";
 import type { Restoration } from "./restore-placeholders.ts";
 import { codecFor } from "../formats/index.ts";
 import type { Account, ClientKey, FlightRecording, Outcome, ReplyEventSink, RouteTrace } from "./ports.ts";
@@ -444,15 +444,6 @@ export function errorAnswer(ctx: RequestContext, err: HubError, headers: Headers
   if (err.param !== undefined) t.param = err.param;
   ctx.trace.error = t;
   return errorResponse(ctx.clientFormat, err, headers);
-}
-
-/**
- * The HTTP status an error goes out with to a client of `format`: Anthropic's 529 (overloaded), a
- * status OpenAI's and Gemini's APIs never use, is 503 for every client but an Anthropic Messages one
- * (the native lane keeps 529; sdk16 S4); any other status as it is.
- */
-export function clientErrorStatus(format: WireFormat, status: number): number {
-  return status === 529 && format !== "anthropic-messages" ? 503 : status;
 }
 
 /**

@@ -4,7 +4,7 @@
  * "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": "34.4s"}, …]}}`.
  */
 import * as v from "valibot";
-import { ERROR_STATUS, type ErrorKind, type HubError } from "../hub.ts";
+import { clientErrorStatus, ERROR_STATUS, type ErrorKind, type HubError } from "../hub.ts";
 import { rawErrorText } from "../raw-error-text.ts";
 import { retryAfterSeconds } from "../retry-after.ts";
 import { ErrorBodySchema } from "./schema.ts";
@@ -30,12 +30,14 @@ const STATUS_OF_KIND: Record<ErrorKind, string> = {
 
 /**
  * Hub error → Gemini error body `{"error": {code, message, status, details?}}` (REFERENCE §4.4).
- * `code` is `err.status` (the HTTP status the body is sent with); a `retryAfterSeconds` becomes a
- * `google.rpc.RetryInfo` detail, as Google sends it. Also the payload of an in-band error chunk.
+ * `code` is the HTTP status a Gemini client gets for `err` (`err.status`, Anthropic's 529 as 503:
+ * hub.ts clientErrorStatus), the status the body is sent with before a stream starts, and the same in
+ * the payload of an in-band error chunk after it started (the SDK raises `ApiError` with that status);
+ * a `retryAfterSeconds` becomes a `google.rpc.RetryInfo` detail, as Google sends it.
  */
 export function errorBody(err: HubError): { error: Record<string, unknown> } {
   const error: Record<string, unknown> = {
-    code: err.status,
+    code: clientErrorStatus("gemini", err.status),
     message: err.message,
     status: STATUS_OF_KIND[err.kind] ?? "INTERNAL",
   };

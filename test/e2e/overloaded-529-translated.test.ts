@@ -44,3 +44,42 @@ test("a Chat client gets 503 without Retry-After when the upstream named no wait
   expect(((await gemini.json()) as { error: { code: number; status: string } }).error).toMatchObject({ code: 503, status: "UNAVAILABLE" });
   expect(gw.fake.requests.map((r) => r.model)).toEqual(["claude-sonnet-4-5", "claude-opus-4-5", "claude-haiku-4-5"]);
 });
+
+/** An Anthropic stream that sends some text, then an in-band `overloaded_error` (after commit). */
+const MID_STREAM_OVERLOADED =
+  'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"m","content":[],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":1}}}\n\n' +
+  'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n' +
+  'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"partial "}}\n\n' +
+  'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n';
+
+/** The JSON of each `data:` line of an SSE body. */
+const dataLines = (text: string) =>
+  text
+    .split("\n")
+    .filter((l) => l.startsWith("data: ") && l !== "data: [DONE]")
+    .map((l) => JSON.parse(l.slice(6)) as Record<string, any>);
+
+// (models of their own: a model's account backs off after the 529s above)
+test("an overloaded error mid-stream reaches a Gemini client as code 503 UNAVAILABLE, as before the stream starts (not 529)", async () => {
+  const { gw } = suite;
+  gw.fake.handle(() => ({ sse: MID_STREAM_OVERLOADED }));
+  const res = await post("/v1beta/models/anth%2Fmid-stream-gemini:streamGenerateContent?alt=sse", { contents: [{ role: "user", parts: [{ text: "x" }] }] });
+  expect(res.status).toBe(200);
+  const chunks = dataLines(await res.text());
+  expect(chunks[0]!.candidates[0].content.parts[0].text).toBe("partial ");
+  expect(chunks.at(-1)).toEqual({ error: { code: 503, message: "Overloaded", status: "UNAVAILABLE" } });
+});
+
+test("an overloaded error mid-stream: a Chat client's in-band error has the code its 503 answer has; a Responses client's server_error; an Anthropic client's overloaded_error", async () => {
+  const { gw } = suite;
+  gw.fake.handle(() => ({ sse: MID_STREAM_OVERLOADED }));
+  const chat = await post("/v1/chat/completions", { model: "anth/mid-stream-chat", stream: true, messages: [{ role: "user", content: "x" }] });
+  expect(chat.status).toBe(200);
+  expect(dataLines(await chat.text()).at(-1)).toEqual({ error: { message: "Overloaded", type: "server_error", param: null, code: "overloaded_error" } });
+  const responses = await post("/v1/responses", { model: "anth/mid-stream-responses", stream: true, input: "x" });
+  const failed = dataLines(await responses.text()).at(-1)!;
+  expect(failed.type).toBe("response.failed");
+  expect(failed.response.error).toEqual({ code: "server_error", message: "Overloaded" });
+  const anthropic = await post("/v1/messages", { model: "anth/mid-stream-anthropic", stream: true, max_tokens: 10, messages: [{ role: "user", content: "x" }] });
+  expect(dataLines(await anthropic.text()).at(-1)).toEqual({ type: "error", error: { type: "overloaded_error", message: "Overloaded" } });
+});

@@ -195,7 +195,8 @@ describe("stream encoder", () => {
       { type: "block_delta", index: 0, delta: { type: "text", text: "Hi" } },
       { type: "error", error: { kind: "overloaded", status: 529, message: "busy" } },
     ]);
-    expect(failed.at(-1)).toEqual({ error: { code: 529, message: "busy", status: "UNAVAILABLE" } });
+    // Anthropic's 529 is 503 here, the code a Gemini client gets for it before the stream starts too
+    expect(failed.at(-1)).toEqual({ error: { code: 503, message: "busy", status: "UNAVAILABLE" } });
     expect(failed).toHaveLength(2);
     const closed = encode([{ type: "message_start" }, { type: "finish", reason: "max_tokens" }, { type: "error", error: { kind: "api_error", status: 502, message: "late" } }]);
     expect(closed).toHaveLength(1);

@@ -120,8 +120,10 @@ describe("gemini errorBody", () => {
     ];
     for (const [kind, status] of names) {
       const err = hubError(kind, "m");
-      expect(gemini.errorBody(err)).toEqual({ error: { code: err.status, message: "m", status } });
+      expect(gemini.errorBody(err)).toEqual({ error: { code: kind === "overloaded" ? 503 : err.status, message: "m", status } });
     }
+    // Anthropic's 529, a status Gemini never uses, is written as Gemini's 503, in-band as before a stream
+    expect(gemini.errorBody(hubError("overloaded", "busy", { status: 529 })).error.code).toBe(503);
   });
 
   test("parseError reads back what errorBody writes", () => {
