@@ -123,7 +123,7 @@ describe("gemini errorBody", () => {
       expect(gemini.errorBody(err)).toEqual({ error: { code: kind === "overloaded" ? 503 : err.status, message: "m", status } });
     }
     // Anthropic's 529, a status Gemini never uses, is written as Gemini's 503, in-band as before a stream
-    expect(gemini.errorBody(hubError("overloaded", "busy", { status: 529 })).error.code).toBe(503);
+    expect(gemini.errorBody(hubError("overloaded", "busy", { status: 529 }))).toEqual({ error: { code: 503, message: "busy", status: "UNAVAILABLE" } });
   });
 
   test("parseError reads back what errorBody writes", () => {
