@@ -359,6 +359,12 @@ export interface FormatCodec {
    * requests). Read through {@link encodeResponseJson}.
    */
   encodeResponseText?(resp: HubResponse, opts: EncoderOptions): string;
+  /**
+   * Optional: what {@link encodeResponse} leaves out of or changes in `resp`, as warnings for
+   * `X-Switchyard-Warning` (SPEC F-2; Anthropic: arguments that are not JSON written as `input: {}`).
+   * Absent or empty: nothing.
+   */
+  responseWarnings?(resp: HubResponse): Warning[];
   /** Gateway or upstream error → HTTP error body in this format (status is `err.status`). */
   errorBody(err: HubError): unknown;
 

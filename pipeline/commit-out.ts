@@ -191,6 +191,9 @@ export function committedReply<Out>(
   const dropped = driver.dropped;
   const droppedAtCommit = dropped?.length ?? 0;
   if (dropped !== undefined && droppedAtCommit > 0) warnDropped(ctx, provider.id, dropped);
+  // What a reply sent whole changed in the client's format (an Anthropic call's cut arguments as `{}`).
+  const changed = driver.replyWarnings;
+  if (changed !== undefined && changed.length > 0) new Warnings(ctx.warnings).addAll(changed);
   // A record for `new Response`: no Headers of our own, its sets and its copy (docs/performance.md item 177).
   const headers: Record<string, string> = { "x-request-id": ctx.requestId, "x-switchyard-route-id": ctx.routeId };
   const warning = warningHeader(ctx.warnings);

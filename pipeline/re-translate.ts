@@ -18,7 +18,7 @@
 import { encodeResponseJson, type DecoderOptions, type EncoderOptions, type FormatCodec, type PassthroughTap, type StreamDecoder, type StreamEncoder } from "../formats/codec.ts";
 import { Accumulator, responseToEvents } from "../formats/accumulate.ts";
 import { concatBytes, SseReader } from "../formats/sse.ts";
-import { FormatError, hubError, mergeUsage, type HubError, type HubEvent, type HubResponse, type ProviderFamily, type StopReason, type Usage } from "../formats/hub.ts";
+import { FormatError, hubError, mergeUsage, type HubError, type HubEvent, type HubResponse, type ProviderFamily, type StopReason, type Usage, type Warning } from "../formats/hub.ts";
 import { cutToolCallOf, EventNormalizer, isContentDelta, unusableFinishError } from "../formats/normalize.ts";
 import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
 import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, replyTooLarge, tooDeepToParse } from "./whole-reply-bound.ts";
@@ -410,6 +410,9 @@ export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
   get dropped() {
     return this.driver.dropped;
   }
+  get replyWarnings() {
+    return this.driver.replyWarnings;
+  }
   get serverToolRunning() {
     return this.driver.serverToolRunning;
   }
@@ -424,6 +427,8 @@ export class AccumulatedDriver extends DecodingDriver {
   readonly buffered = true;
   readonly gathers = true;
   private readonly acc = new Accumulator();
+  /** {@link ReplyDriver.replyWarnings} (set by `end`). */
+  replyWarnings: readonly Warning[] | undefined;
 
   /** `restoration`, `secrets` as for {@link TranslatedStreamDriver}; `maxChars` is {@link MAX_WHOLE_REPLY_BYTES} unless a test passes less. */
   constructor(
@@ -466,6 +471,7 @@ export class AccumulatedDriver extends DecodingDriver {
       return EMPTY;
     }
     this.empty = !hasUsableContent(r.response.content, r.response.stopReason);
+    this.replyWarnings = this.client.responseWarnings?.(r.response);
     return encodeResponseJson(this.client, r.response, this.encoderOptions);
   }
 }
@@ -481,6 +487,8 @@ export class WholeBodyDriver extends HubDriver {
   readonly buffered = true;
   /** What the upstream's reply held that the client's reply, written from the hub, leaves out (set by `end`). */
   dropped: readonly string[] | undefined;
+  /** {@link ReplyDriver.replyWarnings} (set by `end`). */
+  replyWarnings: readonly Warning[] | undefined;
   /**
    * The reply's first chunk; {@link rest} holds every chunk (this one first) once a second came. A JSON
    * reply mostly arrives in one read: no array per reply for it (docs/performance.md item 290).
@@ -592,6 +600,7 @@ export class WholeBodyDriver extends HubDriver {
       return out;
     }
     if (this.opts.native && !restored) return bytes;
+    this.replyWarnings = this.client.responseWarnings?.(resp);
     return encodeResponseJson(this.client, resp, this.encoderOptions);
   }
 }

@@ -3,7 +3,7 @@
  * stream and the event pump (pipeline/commit.ts, re-translate.ts, pump-events.ts) read of a reply
  * while it is driven. The drivers themselves are in re-translate.ts and passthrough-driver.ts.
  */
-import type { HubError, StopReason, Usage } from "../formats/hub.ts";
+import type { HubError, StopReason, Usage, Warning } from "../formats/hub.ts";
 
 /**
  * Per-attempt reply state machine. `push` takes one read of upstream bytes and returns the client's
@@ -61,6 +61,13 @@ export interface ReplyDriver<Out = Uint8Array> {
    * ({@link StreamDecoder.dropped}); the commit point warns of it (SPEC F-2).
    */
   readonly dropped?: readonly string[];
+  /**
+   * Optional, for a reply sent whole (set by `end`): what the client's JSON body, written from the hub,
+   * changed of the upstream's reply, as the client format says it (codec `responseWarnings`: an
+   * Anthropic call's cut arguments written as `input: {}`); the commit point adds them to the request's
+   * warnings (SPEC F-2).
+   */
+  readonly replyWarnings?: readonly Warning[];
   /** For whole replies: the reply had nothing usable (no text, tool call, reasoning or finish). */
   readonly empty: boolean;
   /**

@@ -11,7 +11,7 @@ import { errorBody, parseError } from "./errors.ts";
 import { buildRequest } from "./build.ts";
 import { parseRequest } from "./parse.ts";
 import { tidyRequest } from "./tidy.ts";
-import { decodeResponse, encodeResponse, plainReplyFacts } from "./response.ts";
+import { decodeResponse, encodeResponse, plainReplyFacts, responseWarnings } from "./response.ts";
 import { createTap } from "./tap.ts";
 import { promptText, toolResults } from "./tool-results.ts";
 
@@ -30,6 +30,7 @@ export const anthropicMessages: FormatCodec = {
   parseRequest,
   createEncoder,
   encodeResponse,
+  responseWarnings,
   errorBody,
   buildRequest,
   tidyRequest,

@@ -2,12 +2,13 @@
  * Non-streamed Anthropic Messages replies ↔ hub (REFERENCE §1.2).
  */
 import { countsTokens, type DecoderOptions, type EncoderOptions, type PlainReplyFacts } from "../codec.ts";
-import { FormatError, hubError, noteDropped, type HubPart, type HubResponse } from "../hub.ts";
+import { FormatError, hubError, noteDropped, type HubPart, type HubResponse, type Warning } from "../hub.ts";
 import { promoteStopReason } from "../normalize.ts";
 import { defaultNewId } from "./encoder.ts";
 import { errorFromObject } from "./errors.ts";
 import { argumentsText, checkArgumentsDepth } from "../json-depth.ts";
 import { jsonLength } from "../json.ts";
+import { tryParseJson } from "../sse.ts";
 import { cacheCreationOf, stopExplanationOf, stopFromAnthropic, stopToAnthropic, usageFromAnthropic, writeOpaque } from "./mapping.ts";
 import { check, ResponseSchema } from "./schema.ts";
 
@@ -157,8 +158,9 @@ export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
  * {@link HubResponse} → non-streamed Anthropic reply for a client (REFERENCE §1.2): `id` (the reply's
  * when it is a `msg_` id, else minted), `model` = `opts.model`, content blocks (empty text skipped;
  * thinking signatures and redacted data tagged when foreign, mapping.ts; tool-call arguments parsed,
- * "" → `{}`), `stop_reason` (mapped; null only for a reply that never said why it stopped, which the
- * pipeline should answer as an error instead), `stop_sequence`, usage with input, both cache counts
+ * "" → `{}`, arguments that are not JSON → `{}`, said by {@link responseWarnings}), `stop_reason`
+ * (mapped; null only for a reply that never said why it stopped, which the pipeline should answer as
+ * an error instead), `stop_sequence`, usage with input, both cache counts
  * and output always present (0 when unknown, as Anthropic sends them).
  */
 export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<string, unknown> {
@@ -211,4 +213,36 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<
     stop_sequence: typeof resp.stopSequence === "string" ? resp.stopSequence : null,
     usage,
   };
+}
+
+/** `Warning.code` of a call whose arguments a token limit cut, sent with `input: {}` ({@link responseWarnings}). */
+export const TOOL_ARGUMENTS_CUT = "tool_arguments_cut";
+
+/**
+ * What {@link encodeResponse} cannot carry of `resp`, as warnings (codec `responseWarnings`; SPEC F-2):
+ * a tool call whose arguments are not JSON text goes out with `input: {}`, an object being all a
+ * non-streamed reply's `input` can be (a streamed one sends the text as it came, `input_json_delta`).
+ * The reply's last part at a token-limit finish is a call the limit cut ({@link TOOL_ARGUMENTS_CUT},
+ * as Anthropic's own API, which keeps in `input` only the parameters that were complete: here none);
+ * any other is `tool_arguments_invalid`. Each names the tool and how many characters (UTF-16 code
+ * units) were left out, never the text. Empty arguments (`{}` in both modes) give none.
+ */
+export function responseWarnings(resp: HubResponse): Warning[] {
+  const out: Warning[] = [];
+  const limit = resp.stopReason === "max_tokens" ? "output token limit" : resp.stopReason === "context_window_exceeded" ? "context window" : undefined;
+  const last = resp.content.at(-1);
+  for (const p of resp.content) {
+    if (p.type !== "tool_call" || p.arguments.trim().length === 0 || tryParseJson(p.arguments) !== undefined) continue;
+    const name = p.name || "a tool";
+    const form = "a reply that is not streamed carries a call's input only as a JSON object, so its input is {}.";
+    if (limit && p === last) {
+      out.push({
+        code: TOOL_ARGUMENTS_CUT,
+        message: `The upstream's ${limit} cut the arguments of a call to ${name} (${p.arguments.length} characters so far, not complete JSON); ${form} Allow more output tokens, or stream the request to get the arguments so far.`,
+      });
+    } else {
+      out.push({ code: "tool_arguments_invalid", message: `The arguments of a call to ${name} from the upstream (${p.arguments.length} characters) are not valid JSON; ${form}` });
+    }
+  }
+  return out;
 }

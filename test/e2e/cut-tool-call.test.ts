@@ -147,10 +147,52 @@ describe("a tool call cut by the token limit, for a non-streaming client", () =>
     expect(accounts.accounts.filter((a) => a.providerId === "chat").flatMap((a) => a.cooldowns)).toEqual([]);
   });
 
-  test("a Chat client still gets the reply as its provider sent it (finish_reason length, the arguments so far)", async () => {
+  test("a Chat client gets the reply as its provider sent it: finish_reason length, the arguments so far", async () => {
     suite.gw.fake.handle(() => ({ json: chatJson('{"city": "Os', "length") }));
-    const res = await post("/v1/messages", { model: "chat/gpt-x", max_tokens: 20, messages: [{ role: "user", content: "weather in Oslo?" }] });
+    const res = await post("/v1/chat/completions", { model: "chat/gpt-x", messages: [{ role: "user", content: "weather in Oslo?" }] });
     expect(res.status).toBe(200);
-    expect(((await res.json()) as { stop_reason: string }).stop_reason).toBe("max_tokens");
+    const body = (await res.json()) as { choices: Array<{ finish_reason: string; message: { tool_calls: Array<{ function: { arguments: string } }> } }> };
+    expect(body.choices[0]!.finish_reason).toBe("length");
+    expect(body.choices[0]!.message.tool_calls[0]!.function.arguments).toBe('{"city": "Os');
+  });
+
+  // An Anthropic reply that is not streamed carries a call's input only as a JSON object, which the
+  // arguments so far are not: the call comes with `input: {}` (as Anthropic's own API, which keeps only
+  // the parameters that were complete), and X-Switchyard-Warning says its arguments were cut (until
+  // session 38 nothing said so: an agent could read `{}` as a call without arguments).
+  const CUT_WARNING = {
+    code: "tool_arguments_cut",
+    message:
+      "The upstream's output token limit cut the arguments of a call to get_weather (12 characters so far, not complete JSON); a reply that is not streamed carries a call's input only as a JSON object, so its input is {}. Allow more output tokens, or stream the request to get the arguments so far.",
+  };
+  const warnings = (res: Response) => JSON.parse(res.headers.get("x-switchyard-warning") ?? "[]") as Array<{ code: string; message: string }>;
+
+  for (const [lane, reply] of [
+    ["a JSON reply", () => ({ json: chatJson('{"city": "Os', "length") })],
+    ["a streamed reply", () => ({ sse: CUT })],
+  ] as const) {
+    test(`an Anthropic client: the call with input {}, max_tokens, and a warning that its arguments were cut (upstream ${lane})`, async () => {
+      suite.gw.fake.handle(reply);
+      const res = await post("/v1/messages", { model: "chat/gpt-x", max_tokens: 20, messages: [{ role: "user", content: "weather in Oslo?" }] });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { stop_reason: string; content: Array<Record<string, unknown>> };
+      expect(body.stop_reason).toBe("max_tokens");
+      expect(body.content).toEqual([
+        { type: "text", text: "Checking." },
+        { type: "tool_use", id: "call_w", name: "get_weather", input: {} },
+      ]);
+      expect(warnings(res)).toContainEqual(CUT_WARNING);
+    });
+  }
+
+  test("an Anthropic client: no such warning for complete arguments at the limit, nor for a call the limit cut right after its name (both modes give it as {})", async () => {
+    suite.gw.fake.handle(() => ({ json: chatJson('{"city": "Oslo"}', "length") }));
+    const whole = await post("/v1/messages", { model: "chat/gpt-x", max_tokens: 20, messages: [{ role: "user", content: "weather in Oslo?" }] });
+    expect(((await whole.json()) as { content: Array<{ input?: unknown }> }).content[1]!.input).toEqual({ city: "Oslo" });
+    expect(warnings(whole).map((w) => w.code)).not.toContain("tool_arguments_cut");
+    suite.gw.fake.handle(() => ({ json: chatJson("", "length") }));
+    const empty = await post("/v1/messages", { model: "chat/gpt-x", max_tokens: 20, messages: [{ role: "user", content: "weather in Oslo?" }] });
+    expect(((await empty.json()) as { content: Array<{ input?: unknown }> }).content[1]!.input).toEqual({});
+    expect(warnings(empty).map((w) => w.code)).not.toContain("tool_arguments_cut");
   });
 });

@@ -105,3 +105,33 @@ describe("encodeResponse", () => {
     expect(mk(null).stop_reason).toBeNull();
   });
 });
+
+describe("responseWarnings: what encodeResponse writes as input {}", () => {
+  const reply = (args: string[], stopReason: HubResponse["stopReason"]): HubResponse => ({
+    content: [{ type: "text", text: "Checking." }, ...args.map((a, i) => ({ type: "tool_call" as const, id: `call_${i}`, name: `t${i}`, arguments: a }))],
+    stopReason,
+    usage: {},
+  });
+  const warn = (r: HubResponse) => anthropicMessages.responseWarnings!(r);
+
+  test("the last call cut by the output token limit or the context window: tool_arguments_cut, naming the tool and the characters left out", () => {
+    const cut = reply(['{"city":"Pa'], "max_tokens");
+    expect((anthropicMessages.encodeResponse!(cut, OPTS) as Anthropic.Message).content[1]).toEqual({ type: "tool_use", id: "call_0", name: "t0", input: {} } as never);
+    expect(warn(cut)).toEqual([
+      {
+        code: "tool_arguments_cut",
+        message:
+          "The upstream's output token limit cut the arguments of a call to t0 (11 characters so far, not complete JSON); a reply that is not streamed carries a call's input only as a JSON object, so its input is {}. Allow more output tokens, or stream the request to get the arguments so far.",
+      },
+    ]);
+    expect(warn(reply(['{"a":', '{"b":1'], "context_window_exceeded")).map((w) => [w.code, w.message.slice(0, 50)])).toEqual([
+      ["tool_arguments_invalid", "The arguments of a call to t0 from the upstream (5"],
+      ["tool_arguments_cut", "The upstream's context window cut the arguments of"],
+    ]);
+  });
+
+  test("broken arguments at any other finish are tool_arguments_invalid; whole, empty or cut-after-name arguments warn of nothing", () => {
+    expect(warn(reply(['{"a":'], "tool_use")).map((w) => w.code)).toEqual(["tool_arguments_invalid"]);
+    expect(warn(reply(['{"a":1}', "", "  "], "max_tokens"))).toEqual([]);
+  });
+});
