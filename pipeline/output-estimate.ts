@@ -32,7 +32,12 @@ export function estimateOutputTokens(chars: number): number {
  * kept outputs, which are views of the upstream's reads (no copy).
  */
 export class OutputSample<Out> {
-  private readonly parts: Out[] = [];
+  /**
+   * The first kept output, and the list of all of them once there is a second: a reply sent whole at
+   * the commit point has one output (its first read's), so it makes no list (docs/performance.md item 298).
+   */
+  private first: Out | undefined;
+  private parts: Out[] | undefined;
   private kept = 0;
   private seen = 0;
   private counted = -1;
@@ -52,7 +57,9 @@ export class OutputSample<Out> {
     if (n === 0) return;
     this.seen += n;
     if (this.kept < this.limit) {
-      this.parts.push(out);
+      if (this.first === undefined) this.first = out;
+      else if (this.parts === undefined) this.parts = [this.first, out];
+      else this.parts.push(out);
       this.kept += n;
     }
   }
@@ -62,7 +69,7 @@ export class OutputSample<Out> {
     if (this.counted >= 0) return this.counted;
     let n = 0;
     if (this.kept > 0) {
-      n = this.chars(this.codec, this.options, this.parts);
+      n = this.chars(this.codec, this.options, this.parts ?? [this.first!]);
       if (this.seen > this.kept) n = Math.round((n * this.seen) / this.kept);
     }
     this.counted = n;

@@ -128,8 +128,21 @@ function keyFollowedBy(text: string, key: string, open: number): boolean {
  */
 const CONTENT_NAME_ENDS = ['content"', 'reasoning"', 'reasoning_details"', 'refusal"', '"audio"'];
 const CONTENT_NEEDLES = CONTENT_NAME_ENDS.map((k) => Buffer.from(k));
-/** The first of the {@link ChatTap}'s `hits` slots kept for {@link CONTENT_NEEDLES}. */
+/** The first of the {@link HITS} slots kept for {@link CONTENT_NEEDLES}. */
 const CONTENT_HITS = 4;
+
+/**
+ * Scratch of one {@link ChatTap.push}, shared by every tap: a push runs to its end without yielding and
+ * no tap's push runs inside another's, so one of each serves the process instead of one per reply
+ * (docs/performance.md item 298). Both are reset when a push starts.
+ * - `HITS`: the next position of each byte pattern `observeBytes` looks for in the push's chunk (-1:
+ *   not searched yet), then of {@link CONTENT_NEEDLES}.
+ * - `OUTS`: the output's parts in order: a byte array (an event completed from pending bytes), or two
+ *   numbers, the start and end of a run of the push's chunk (no view made of it until the output is put
+ *   together, and none when the run is the whole chunk: docs/performance.md item 266).
+ */
+const HITS = new Int32Array(CONTENT_HITS + CONTENT_NEEDLES.length);
+const OUTS: Array<Uint8Array | number> = [];
 
 /**
  * Whether the value after the member name ending at `j` of `b` (spaces, a colon, spaces, the value;
@@ -217,8 +230,8 @@ export class ChatTap implements PassthroughTap {
   private readonly includeUsage: boolean;
   private readonly decoder = DECODER;
   private readonly encoder = ENCODER;
-  /** Bytes of the current, incomplete event (copies). */
-  private pending: Uint8Array[] = [];
+  /** Bytes of the current, incomplete event (copies); made when a read ends inside an event (most replies never do). */
+  private pending: Uint8Array[] | undefined;
   private pendingLen = 0;
   private lineHasChars = false;
   /** Lines of the current event counted by the LF-only framing (reset at each event; approximate after CR framing, which never uses it). */
@@ -229,16 +242,8 @@ export class ChatTap implements PassthroughTap {
   private sawTool = false;
   private finishRaw: string | undefined;
   private ended = false;
-  /**
-   * Per push, the output's parts in order: a byte array (an event completed from pending bytes), or two
-   * numbers, the start and end of a run of the push's chunk (no view made of it until the output is put
-   * together, and none when the run is the whole chunk: docs/performance.md item 266).
-   */
-  private outs: Array<Uint8Array | number> = [];
   private outLen = 0;
   private runStart = -1;
-  /** Per push: the next position of each byte pattern {@link observeBytes} looks for (-1: not searched yet), then of {@link CONTENT_NEEDLES}. */
-  private readonly hits = new Int32Array(CONTENT_HITS + CONTENT_NEEDLES.length);
   /** The data of the event {@link observe} reads, once parsed ({@link payload}). */
   private parsed: unknown = NOT_PARSED;
   /** Before the first content: no chunk read yet, only `choices: []` chunks, or a chunk with a choice. */
@@ -252,10 +257,10 @@ export class ChatTap implements PassthroughTap {
 
   push(chunk: Uint8Array): Uint8Array {
     if (this.ended || chunk.length === 0) return EMPTY;
-    this.outs.length = 0;
+    OUTS.length = 0;
     this.outLen = 0;
     this.runStart = -1;
-    this.hits.fill(-1);
+    HITS.fill(-1);
     let segStart = 0;
     const n = chunk.length;
     if (!this.prevCR && !this.cutAtCR && chunk.indexOf(CR) === -1) {
@@ -332,22 +337,22 @@ export class ChatTap implements PassthroughTap {
     if (segStart < n) {
       if (this.pendingLen + (n - segStart) > MAX_SSE_EVENT_BYTES) {
         // One event without end past the bound (sse.ts): dropped, and the reply fails.
-        this.pending = [];
+        this.pending = undefined;
         this.pendingLen = 0;
         throw eventTooLarge();
       }
       const rest = chunk.slice(segStart);
-      this.pending.push(rest);
+      (this.pending ??= []).push(rest);
       this.pendingLen += rest.length;
     }
     const result = this.output(chunk);
-    this.outs.length = 0;
+    OUTS.length = 0;
     return result;
   }
 
   /** The push's output from {@link outs}: the chunk itself for a run over all of it, else a view or a copy. */
   private output(chunk: Uint8Array): Uint8Array {
-    const outs = this.outs;
+    const outs = OUTS;
     const k = outs.length;
     if (k === 0) return EMPTY;
     const first = outs[0]!;
@@ -384,10 +389,12 @@ export class ChatTap implements PassthroughTap {
   end(failure?: HubError): Uint8Array {
     if (this.ended) return EMPTY;
     this.ended = true;
+    // The usual end: nothing held, `[DONE]` read after the finish: nothing to add (and no list made).
+    if (this.pendingLen === 0 && this.state.terminal) return EMPTY;
     const parts: Uint8Array[] = [];
     if (this.pendingLen > 0) {
-      const bytes = concatBytes(this.pending, this.pendingLen);
-      this.pending = [];
+      const bytes = concatBytes(this.pending!, this.pendingLen);
+      this.pending = undefined;
       this.pendingLen = 0;
       const text = this.decoder.decode(bytes);
       const { data, event } = parseEventText(text);
@@ -425,14 +432,14 @@ export class ChatTap implements PassthroughTap {
 
   private out(bytes: Uint8Array): void {
     if (bytes.length === 0) return;
-    this.outs.push(bytes);
+    OUTS.push(bytes);
     this.outLen += bytes.length;
   }
 
   /** Forwards [start, end) of the push's chunk ({@link outs}). */
   private outRun(start: number, end: number): void {
     if (end <= start) return;
-    this.outs.push(start, end);
+    OUTS.push(start, end);
     this.outLen += end - start;
   }
 
@@ -442,10 +449,10 @@ export class ChatTap implements PassthroughTap {
    */
   private complete(chunk: Uint8Array, from: number, to: number, singleLine?: boolean): void {
     if (this.pendingLen > 0) {
-      this.pending.push(chunk.subarray(from, to));
-      const bytes = concatBytes(this.pending, this.pendingLen + (to - from));
+      this.pending!.push(chunk.subarray(from, to));
+      const bytes = concatBytes(this.pending!, this.pendingLen + (to - from));
       // Emptied first: an event refused while read (observe throws) is not held for end() either.
-      this.pending = [];
+      this.pending = undefined;
       this.pendingLen = 0;
       const forward = this.observeText(bytes);
       if (this.runStart >= 0) this.outRun(this.runStart, from);
@@ -498,7 +505,7 @@ export class ChatTap implements PassthroughTap {
     // Before the first content every event is read; a plain one as its payload's text (what parseEventText would take of it).
     if (!st.sawContent) return this.observePayload(chunk, start, end);
     if (end - start === 6 && isDone(chunk, start)) return this.done();
-    const hits = this.hits;
+    const hits = HITS;
     if (
       this.nextHit(chunk, hits, 0, ERROR_KEY, start) < end ||
       this.keyHit(chunk, hits, 1, TOOL_CALLS_KEY, start, end, LBRACKET) ||
