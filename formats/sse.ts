@@ -92,18 +92,22 @@ function isEventField(s: string, i: number): boolean {
  * `end()` flushes a final event that lacked its blank-line terminator (some servers close right after
  * the last `data:` line) — callers decide whether that counts as a complete stream.
  *
- * Two readers, one result. While the stream's text has only LF line ends and starts with no BOM, the
- * reader splits it itself (docs/performance.md item 132): it holds the text of the event in progress,
+ * Two readers, one result. While the stream's text has only LF (or only CRLF) line ends and starts
+ * with no BOM, the reader splits it itself (docs/performance.md item 132): it holds the text of the event in progress,
  * and each complete event (up to its blank line) that is one `data:` line, or an `event:` line then one
  * `data:` line, is dispatched from the read's text directly (the common shapes: no parser state, no
  * closures per stream). Any other complete event (comments, `id:`, `retry:`, several data lines,
  * lines that are no field) is handed whole, with its blank line, to eventsource-parser, made then. At
- * the first CR, a BOM at the start, or an event in progress longer than {@link SPLITTER_MAX_PENDING},
+ * the first CR that does not start a CRLF, a BOM at the start, or an event in progress longer than {@link SPLITTER_MAX_PENDING},
  * the held text and everything after go to eventsource-parser for good. That is exact: between complete
  * LF-framed events the parser holds nothing (a blank line dispatches and resets the event's fields,
  * `id` included), so it reads each complete event as it would have read it in the whole stream; a
  * parser made after the start is first fed a line end, which settles its BOM rule (a BOM is stripped
- * only at the stream's start).
+ * only at the stream's start). A read whose every CR starts a CRLF (Gemini frames its events with
+ * CRLF) is split as the same text with LF line ends (`replaceAll`: one string per read): the same
+ * lines, so the same events; a CRLF cannot straddle two such reads, as a read that ends in a CR goes
+ * to the parser (docs/performance.md item 300). The splitter then holds the event in progress with LF
+ * line ends, so an event handed to the parser counts one character fewer per line end held.
  *
  * The event in progress (its partial line plus its data lines so far) is bounded by `maxEventSize`
  * characters (eventsource-parser's `maxBufferSize`): past it the parser drops the event and stops, and
@@ -215,7 +219,12 @@ export class SseReader {
         // A BOM (decoded, or its bytes read as Latin-1) at the start: the parser's rule strips it.
         if (c === 0xfeff || c === 0xef) this.parsing = true;
       }
-      if (!this.parsing && text.indexOf("\r") < 0) return this.split(text);
+      if (!this.parsing) {
+        if (text.indexOf("\r") < 0) return this.split(text);
+        // CRLF line ends only (Gemini's framing): the same lines with LF ends, split the same way.
+        const lf = text.replaceAll("\r\n", "\n");
+        if (lf.indexOf("\r") < 0) return this.split(lf);
+      }
       this.parsing = true;
       const held = this.pending;
       this.pending = "";
@@ -403,7 +412,11 @@ function lastBytes(parts: readonly Uint8Array[], k: number): Uint8Array {
  * {@link eventTooLarge} when the held event would exceed `maxEventSize` bytes, and holds nothing after.
  */
 export class HeldEvent {
-  private parts: Uint8Array[] = [];
+  /**
+   * The held reads, in order; undefined while nothing is held (most reads end on an event boundary: no
+   * list is made for them, nor to empty one: docs/performance.md item 299).
+   */
+  private parts: Uint8Array[] | undefined;
   private len = 0;
 
   /**
@@ -427,21 +440,24 @@ export class HeldEvent {
   push(chunk: Uint8Array): Uint8Array {
     let data = chunk;
     let cut: number;
-    if (this.len > 0) {
-      const tail = lastBytes(this.parts, this.lookBack);
+    const parts = this.parts;
+    if (this.len > 0 && parts !== undefined) {
+      const tail = lastBytes(parts, this.lookBack);
       const probe = new Uint8Array(tail.length + chunk.length);
       probe.set(tail, 0);
       probe.set(chunk, tail.length);
       const at = this.lastEnd(probe, tail.length);
       if (at < 0) {
         if (this.len + chunk.length > this.maxEventSize) this.overflow();
-        this.parts.push(chunk.slice());
+        parts.push(chunk.slice());
         this.len += chunk.length;
         return EMPTY_BYTES;
       }
-      this.parts.push(chunk);
-      data = concatBytes(this.parts, this.len + chunk.length);
+      parts.push(chunk);
+      data = concatBytes(parts, this.len + chunk.length);
       cut = this.len - tail.length + at;
+      this.parts = undefined;
+      this.len = 0;
     } else {
       cut = this.lastEnd(chunk, 0);
       if (cut < 0) {
@@ -451,8 +467,6 @@ export class HeldEvent {
         return EMPTY_BYTES;
       }
     }
-    this.parts = [];
-    this.len = 0;
     if (cut < data.length) {
       if (data.length - cut > this.maxEventSize) this.overflow();
       const rest = data.slice(cut);
@@ -464,15 +478,17 @@ export class HeldEvent {
 
   /** Drops what is held and throws {@link eventTooLarge}. */
   private overflow(): never {
-    this.parts = [];
+    this.parts = undefined;
     this.len = 0;
     throw eventTooLarge(this.maxEventSize);
   }
 
   /** Everything held, joined (empty when nothing is), and nothing held after. */
   takeAll(): Uint8Array {
-    const all = this.len > 0 ? concatBytes(this.parts, this.len) : EMPTY_BYTES;
-    this.parts = [];
+    const parts = this.parts;
+    if (parts === undefined || this.len === 0) return EMPTY_BYTES;
+    const all = concatBytes(parts, this.len);
+    this.parts = undefined;
     this.len = 0;
     return all;
   }

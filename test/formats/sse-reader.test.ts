@@ -46,6 +46,9 @@ const STREAMS: Record<string, Uint8Array> = {
   "BOM inside the stream": join(utf8("data: 1\n\ndata: x"), BOM, utf8("y\n\n")),
   "invalid bytes": join(utf8("data: a"), new Uint8Array([0xff, 0x80]), utf8("b\n\ndata: c"), new Uint8Array([0xe6, 0x97]), utf8("\n\n")),
   "ends inside a character": join(utf8("data: 1\n\ndata: é"), new Uint8Array([0xe6, 0x97])),
+  // Gemini frames its events with CRLF: split by the reader itself as the same lines with LF ends.
+  "CRLF framing": utf8('data: {"candidates":[{"content":{"parts":[{"text":"日本"}]}}]}\r\n\r\nevent: x\r\ndata: 2\r\n\r\n: note\r\ndata: 3\r\ndata: 4\r\n\r\ndata: 5\r\n\r\n'),
+  "CRLF, then a lone CR": utf8("data: 1\r\n\r\ndata: 2\r\rdata: 3\r\n\r\n"),
 };
 
 describe("SseReader decodes reads as one UTF-8 stream", () => {
