@@ -75,6 +75,13 @@ const SPLITTER_MAX_PENDING = 16 * 1024;
 const LF = 10;
 const CR = 13;
 
+/** Whether every CR of `s` starts a CRLF and every LF ends one. */
+function crlfOnly(s: string): boolean {
+  for (let i = s.indexOf("\r"); i !== -1; i = s.indexOf("\r", i + 2)) if (s.charCodeAt(i + 1) !== LF) return false;
+  for (let i = s.indexOf("\n"); i !== -1; i = s.indexOf("\n", i + 1)) if (s.charCodeAt(i - 1) !== CR) return false;
+  return true;
+}
+
 /** Whether `s` has the field name `data:` at `i`. */
 function isDataField(s: string, i: number): boolean {
   return s.charCodeAt(i) === 100 && s.charCodeAt(i + 1) === 97 && s.charCodeAt(i + 2) === 116 && s.charCodeAt(i + 3) === 97 && s.charCodeAt(i + 4) === 58;
@@ -103,11 +110,10 @@ function isEventField(s: string, i: number): boolean {
  * LF-framed events the parser holds nothing (a blank line dispatches and resets the event's fields,
  * `id` included), so it reads each complete event as it would have read it in the whole stream; a
  * parser made after the start is first fed a line end, which settles its BOM rule (a BOM is stripped
- * only at the stream's start). A read whose every CR starts a CRLF (Gemini frames its events with
- * CRLF) is split as the same text with LF line ends (`replaceAll`: one string per read): the same
- * lines, so the same events; a CRLF cannot straddle two such reads, as a read that ends in a CR goes
- * to the parser (docs/performance.md item 300). The splitter then holds the event in progress with LF
- * line ends, so an event handed to the parser counts one character fewer per line end held.
+ * only at the stream's start). A stream whose first CR comes between events is read by the splitter as
+ * CRLF-framed (Gemini frames its events with CRLF; {@link SseReader.splitCrlf}, docs/performance.md
+ * item 300): events end at `\r\n\r\n`, and any line end of another kind hands what holds it to the
+ * parser, as does a read that ends in a CR (a CRLF may straddle two reads).
  *
  * The event in progress (its partial line plus its data lines so far) is bounded by `maxEventSize`
  * characters (eventsource-parser's `maxBufferSize`): past it the parser drops the event and stops, and
@@ -137,6 +143,8 @@ export class SseReader {
   private textBegan = false;
   /** An event past a bound (its size, or its nesting) stopped the reader: it takes nothing more. */
   private overflowed = false;
+  /** The stream's first CR came with no LF-framed event in progress: the splitter reads it as CRLF-framed ({@link splitCrlf}). */
+  private crlf = false;
   /** Characters fed in all: the parser cannot have overflowed before this exceeds the bound. */
   private fed = 0;
 
@@ -220,10 +228,12 @@ export class SseReader {
         if (c === 0xfeff || c === 0xef) this.parsing = true;
       }
       if (!this.parsing) {
-        if (text.indexOf("\r") < 0) return this.split(text);
-        // CRLF line ends only (Gemini's framing): the same lines with LF ends, split the same way.
-        const lf = text.replaceAll("\r\n", "\n");
-        if (lf.indexOf("\r") < 0) return this.split(lf);
+        if (!this.crlf) {
+          if (text.indexOf("\r") < 0) return this.split(text);
+          // The stream's first CR: CRLF framing (Gemini's) is split here too, unless an LF-framed event is in progress.
+          if (this.pending.length === 0) this.crlf = true;
+        }
+        if (this.crlf && this.splitCrlf(text)) return;
       }
       this.parsing = true;
       const held = this.pending;
@@ -231,6 +241,75 @@ export class SseReader {
       if (held.length > 0) this.parse(held);
     }
     this.parse(text);
+  }
+
+  /**
+   * The splitter's read of `text` in a CRLF-framed stream ({@link crlf}; docs/performance.md item 300):
+   * events end at `\r\n\r\n` (always an empty line, whatever came before it, so the text after it
+   * starts a new event); one whose lines all end in CRLF is dispatched as {@link event} dispatches an
+   * LF-framed one, any other (other fields, a lone CR or LF in it) is handed whole, with its blank line,
+   * to the parser. The rest after the last such event is held when its line ends are all CRLF (so it
+   * holds no empty line of any framing: nothing in it could be dispatched yet), else it and everything
+   * after go to the parser. Returns false, having read nothing, for a text that ends in a CR (a CRLF
+   * may straddle two reads): the caller hands the stream to the parser then.
+   */
+  private splitCrlf(text: string): boolean {
+    if (text.charCodeAt(text.length - 1) === CR) return false;
+    const held = this.pending;
+    let s = text;
+    let from = 0;
+    if (held.length > 0) {
+      s = held + text;
+      // The held text ends in CRLF at most: an empty line may start 2 characters back.
+      from = held.length >= 2 ? held.length - 2 : 0;
+    }
+    const n = s.length;
+    let pos = 0;
+    for (;;) {
+      // Empty lines between events dispatch nothing.
+      for (let c = s.charCodeAt(pos); pos < n && (c === CR || c === LF); c = s.charCodeAt(++pos));
+      if (pos >= n) {
+        this.pending = "";
+        this.pendingLf = false;
+        return true;
+      }
+      const end = s.indexOf("\r\n\r\n", pos > from ? pos : from);
+      if (end < 0) break;
+      this.eventCrlf(s, pos, end);
+      if (this.overflowed) return true;
+      pos = end + 4;
+    }
+    const rest = pos === 0 ? s : s.slice(pos);
+    if (crlfOnly(rest)) {
+      this.hold(rest, text);
+      return true;
+    }
+    this.pending = "";
+    this.parsing = true;
+    this.parse(rest);
+    return true;
+  }
+
+  /** {@link event} of a CRLF-framed event, `s[start, end)` (its lines without the CRLF that ends the last one). */
+  private eventCrlf(s: string, start: number, end: number): void {
+    const cr = s.indexOf("\r", start);
+    if (cr === end) {
+      if (s.indexOf("\n", start) === end + 1 && isDataField(s, start)) {
+        const value = s.charCodeAt(start + 5) === 32 ? start + 6 : start + 5;
+        if (end - value > DEPTH_CHECKED_BYTES) this.checkDepth(s.slice(value, end));
+        if (this.quick !== undefined && this.quick(s, value, end)) return;
+        this.onEvent({ id: undefined, event: undefined, data: s.slice(value, end) });
+        return;
+      }
+    } else if (s.charCodeAt(cr + 1) === LF && s.indexOf("\n", start) === cr + 1 && isEventField(s, start) && isDataField(s, cr + 2) && s.indexOf("\r", cr + 2) === end && s.indexOf("\n", cr + 2) === end + 1) {
+      const name = s.slice(s.charCodeAt(start + 6) === 32 ? start + 7 : start + 6, cr);
+      const value = s.charCodeAt(cr + 7) === 32 ? cr + 8 : cr + 7;
+      const data = s.slice(value, end);
+      if (data.length > DEPTH_CHECKED_BYTES) this.checkDepth(data);
+      this.onEvent({ id: undefined, event: name.length > 0 ? name : undefined, data });
+      return;
+    }
+    this.parse(s.slice(start, end + 4));
   }
 
   /** The splitter's read of `text` (LF line ends only; see the class comment). */

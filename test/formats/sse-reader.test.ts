@@ -154,6 +154,28 @@ describe("SseReader's own splitter reads as eventsource-parser does", () => {
     }
   });
 
+  test("400 generated CRLF-framed streams (Gemini's framing; some with a line end of another kind), each read whole and in random reads", () => {
+    const next = rng(300);
+    const crlfPieces = PIECES.filter((p) => !p.includes("\r") && !p.includes("\uFEFF")).map((p) => p.replaceAll("\n", "\r\n"));
+    const others = ["data: lf\n\n", "data: cr\r\r", "data: mixed\r\n\n", "\n", "\r", ": x\r\n\n"];
+    for (let k = 0; k < 400; k++) {
+      const count = 1 + next(8);
+      let text = "";
+      for (let i = 0; i < count; i++) text += k % 4 === 3 && next(4) === 0 ? others[next(others.length)] : crlfPieces[next(crlfPieces.length)];
+      const want = reference(text);
+      expect(readText([text], false)).toEqual(want);
+      expect(readText([text], true)).toEqual(want);
+      const reads: string[] = [];
+      for (let at = 0; at < text.length; ) {
+        const len = 1 + next(next(2) === 0 ? 5 : 400);
+        reads.push(text.slice(at, at + len));
+        at += len;
+      }
+      expect(readText(reads, true)).toEqual(want);
+      expect(readText(reads, false)).toEqual(want);
+    }
+  });
+
   test("a BOM later in the stream is text, also where the parser takes over", () => {
     expect(readText(["data: 1\n\n", "\uFEFF: c\n\n", "\uFEFFdata: 2\n\ndata: 3\n\n"], false)).toEqual(reference("data: 1\n\n\uFEFF: c\n\n\uFEFFdata: 2\n\ndata: 3\n\n"));
     expect(readText(["data: 1\n\n", "\uFEFFdata: 2\r\n\r\n"], false)).toEqual(["|1"]);
