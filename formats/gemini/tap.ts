@@ -1,6 +1,6 @@
 /**
- * Native passthrough observer for Gemini (FormatCodec.createTap, SPEC F-3). There is no Gemini client
- * endpoint yet, so no native Gemini pair exists; this is the minimal correct tap for when one does:
+ * Native passthrough observer for Gemini (FormatCodec.createTap, SPEC F-3): a Gemini client's stream
+ * served by a Gemini provider.
  *
  * - the upstream bytes are forwarded unchanged, each event once its blank line has arrived: a read is
  *   forwarded up to the end of its last complete event and the rest is held ({@link HeldEvent}), so a
