@@ -66,6 +66,12 @@ export function eventTooLarge(limit: number = MAX_SSE_EVENT_BYTES): FormatError 
 export type SseQuickLook = (text: string, start: number, end: number) => boolean;
 
 /**
+ * {@link SseQuickLook} of an `event:` line with a name then one `data:` line: `text[nameStart, nameEnd)`
+ * is the event's name (never empty), `text[start, end)` its data. Returns true when it took the event.
+ */
+export type SseNamedQuickLook = (text: string, nameStart: number, nameEnd: number, start: number, end: number) => boolean;
+
+/**
  * The most characters of an event in progress that {@link SseReader}'s own splitter holds; an event
  * that grows past it (or past the reader's bound, when smaller) goes to eventsource-parser, which holds
  * a long event without copying it per read.
@@ -152,12 +158,14 @@ export class SseReader {
    * `onEvent` gets an event object it must not keep past the call's purpose (the parser's own, or
    * one made for it). `maxEventSize` (characters) is {@link MAX_SSE_EVENT_BYTES} unless a test passes
    * less. `quick`, when given, is offered every one-line unnamed `data:` event the splitter reads
-   * ({@link SseQuickLook}) before an event object is made for it.
+   * ({@link SseQuickLook}) before an event object is made for it; `quickNamed` every named one with one
+   * `data:` line ({@link SseNamedQuickLook}), before its name, data and event object are made.
    */
   constructor(
     private readonly onEvent: (ev: SseEvent) => void,
     private readonly maxEventSize: number = MAX_SSE_EVENT_BYTES,
     private readonly quick?: SseQuickLook,
+    private readonly quickNamed?: SseNamedQuickLook,
   ) {}
 
   /**
@@ -302,11 +310,7 @@ export class SseReader {
         return;
       }
     } else if (s.charCodeAt(cr + 1) === LF && s.indexOf("\n", start) === cr + 1 && isEventField(s, start) && isDataField(s, cr + 2) && s.indexOf("\r", cr + 2) === end && s.indexOf("\n", cr + 2) === end + 1) {
-      const name = s.slice(s.charCodeAt(start + 6) === 32 ? start + 7 : start + 6, cr);
-      const value = s.charCodeAt(cr + 7) === 32 ? cr + 8 : cr + 7;
-      const data = s.slice(value, end);
-      if (data.length > DEPTH_CHECKED_BYTES) this.checkDepth(data);
-      this.onEvent({ id: undefined, event: name.length > 0 ? name : undefined, data });
+      this.named(s, s.charCodeAt(start + 6) === 32 ? start + 7 : start + 6, cr, s.charCodeAt(cr + 7) === 32 ? cr + 8 : cr + 7, end);
       return;
     }
     this.parse(s.slice(start, end + 4));
@@ -366,14 +370,18 @@ export class SseReader {
         return;
       }
     } else if (isEventField(s, start) && isDataField(s, nl + 1) && s.indexOf("\n", nl + 1) === end) {
-      const name = s.slice(s.charCodeAt(start + 6) === 32 ? start + 7 : start + 6, nl);
-      const value = s.charCodeAt(nl + 6) === 32 ? nl + 7 : nl + 6;
-      const data = s.slice(value, end);
-      if (data.length > DEPTH_CHECKED_BYTES) this.checkDepth(data);
-      this.onEvent({ id: undefined, event: name.length > 0 ? name : undefined, data });
+      this.named(s, s.charCodeAt(start + 6) === 32 ? start + 7 : start + 6, nl, s.charCodeAt(nl + 6) === 32 ? nl + 7 : nl + 6, end);
       return;
     }
     this.parse(s.slice(start, end + 2));
+  }
+
+  /** An `event:` line then one `data:` line: name `s[nameStart, nameEnd)`, data `s[value, end)`; offered to {@link quickNamed} first (a name at all). */
+  private named(s: string, nameStart: number, nameEnd: number, value: number, end: number): void {
+    if (end - value > DEPTH_CHECKED_BYTES) this.checkDepth(s.slice(value, end));
+    if (nameEnd > nameStart && this.quickNamed !== undefined && this.quickNamed(s, nameStart, nameEnd, value, end)) return;
+    const name = s.slice(nameStart, nameEnd);
+    this.onEvent({ id: undefined, event: name.length > 0 ? name : undefined, data: s.slice(value, end) });
   }
 
   /** {@link checkEventDepth} of a long event's data: its FormatError stops the reader first. */

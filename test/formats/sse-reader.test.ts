@@ -129,6 +129,8 @@ describe("SseReader's own splitter reads as eventsource-parser does", () => {
       (ev) => out.push(`${ev.event ?? ""}|${ev.data}`),
       undefined,
       quick ? (s, a, b) => (s.charCodeAt(a) === 123 ? (out.push(`|${s.slice(a, b)}`), true) : false) : undefined,
+      // The named look takes the events whose name starts with "m" (message_start among the pieces), as the Messages tap does.
+      quick ? (s, n, m, a, b) => (s.charCodeAt(n) === 109 ? (out.push(`${s.slice(n, m)}|${s.slice(a, b)}`), true) : false) : undefined,
     );
     for (const r of reads) reader.pushText(r);
     reader.end();
@@ -156,7 +158,7 @@ describe("SseReader's own splitter reads as eventsource-parser does", () => {
 
   test("400 generated CRLF-framed streams (Gemini's framing; some with a line end of another kind), each read whole and in random reads", () => {
     const next = rng(300);
-    const crlfPieces = PIECES.filter((p) => !p.includes("\r") && !p.includes("\uFEFF")).map((p) => p.replaceAll("\n", "\r\n"));
+    const crlfPieces = [...PIECES, "event: message_delta\ndata: {}\n\n", "event:m\ndata: short name\n\n"].filter((p) => !p.includes("\r") && !p.includes("\uFEFF")).map((p) => p.replaceAll("\n", "\r\n"));
     const others = ["data: lf\n\n", "data: cr\r\r", "data: mixed\r\n\n", "\n", "\r", ": x\r\n\n"];
     for (let k = 0; k < 400; k++) {
       const count = 1 + next(8);
