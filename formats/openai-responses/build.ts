@@ -332,6 +332,23 @@ function buildTextFormat(rf: ResponseFormat): Record<string, unknown> {
   return out;
 }
 
+/** The `include` entry that makes OpenAI return a reasoning item's `encrypted_content` (Responses create, `include`). */
+const ENCRYPTED_INCLUDE = "reasoning.encrypted_content";
+
+/**
+ * Whether a translated request (another client format) turns reasoning on: then the upstream is asked
+ * for `reasoning.encrypted_content` (REFERENCE §3: reasoning goes back with it), since OpenAI sends it
+ * only when asked, whatever `store` is, and the client's thinking would otherwise come back unsigned and
+ * be dropped on the next turn of a tool loop. Reasoning switched off (`enabled: false`, effort `none`)
+ * asks for nothing: a model that does not reason may refuse the include. A Responses client's own
+ * request is sent as it wrote it.
+ */
+function asksForReasoning(req: HubRequest, sent: unknown): boolean {
+  if (req.source.format === FORMAT || !req.reasoning || req.reasoning.enabled === false) return false;
+  const effort = (sent as { effort?: unknown } | undefined)?.effort;
+  return sent !== undefined && effort !== "none";
+}
+
 /** Minimum `max_output_tokens` OpenAI accepts on reasoning models (REFERENCE §3.1, §3.4). */
 const MIN_OUTPUT_TOKENS = 16;
 
@@ -358,7 +375,9 @@ const MIN_OUTPUT_TOKENS = 16;
  * - an error tool result (`isError`) says `Error: …` in its output text (no flag in Responses).
  * Kind `codex` forces `store:false` up front (so id-only reasoning is dropped) and ends with
  * {@link applyCodexFixes} (SPEC P-2; the Codex CLI's headers are the executor's). With `store:false`
- * from the client `reasoning.encrypted_content` is added to `include` too, so reasoning can round-trip.
+ * from the client `reasoning.encrypted_content` is added to `include` too, so reasoning can round-trip;
+ * so is it when a client of another format turns reasoning on (an Anthropic thinking budget, a Chat
+ * `reasoning_effort`, a Gemini `thinkingConfig`), keeping the include it gave.
  * Asked-for logprobs (`logprobs: true`) add `message.output_text.logprobs` to `include`; `topLogprobs`
  * → `top_logprobs`.
  *
@@ -421,8 +440,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (store !== undefined) body.store = store;
   let include = req.include ? [...req.include] : undefined;
   if (req.logprobs === true && !include?.includes(LOGPROBS_INCLUDE)) include = [...(include ?? []), LOGPROBS_INCLUDE];
-  if (store === false && !include?.includes("reasoning.encrypted_content")) {
-    include = [...(include ?? []), "reasoning.encrypted_content"];
+  if ((store === false || asksForReasoning(req, body.reasoning)) && !include?.includes(ENCRYPTED_INCLUDE)) {
+    include = [...(include ?? []), ENCRYPTED_INCLUDE];
   }
   if (include) body.include = include;
   if (req.promptCacheKey !== undefined) body.prompt_cache_key = req.promptCacheKey;

@@ -409,6 +409,23 @@ describe("buildRequest details", () => {
     expect(body.text).toEqual({ format: { type: "json_schema", name: "out", schema: { type: "object" }, strict: true } });
   });
 
+  test("reasoning turned on by another format's client asks for encrypted reasoning (so it comes back signed); off, or a Responses client's own body, does not", () => {
+    const user = [{ role: "user" as const, content: [{ type: "text" as const, text: "x" }] }];
+    const include = (over: Partial<HubRequest>) => (buildRequest(base({ messages: user, ...over }), OPENAI).body as any).include;
+    // Anthropic thinking budget, Chat reasoning_effort, Gemini thinkingConfig
+    expect(include({ reasoning: { enabled: true, budgetTokens: 2000 } })).toEqual(["reasoning.encrypted_content"]);
+    expect(include({ reasoning: { effort: "medium" }, source: { format: "openai-chat", extra: {} } })).toEqual(["reasoning.encrypted_content"]);
+    expect(include({ reasoning: { budgetTokens: 1024, includeThoughts: true }, source: { format: "gemini", extra: {} } })).toEqual(["reasoning.encrypted_content"]);
+    // the client's own include entries are kept
+    expect(include({ reasoning: { effort: "low" }, logprobs: true, source: { format: "openai-chat", extra: {} } })).toEqual(["message.output_text.logprobs", "reasoning.encrypted_content"]);
+    // no reasoning, reasoning off, effort none: nothing asked
+    expect(include({})).toBeUndefined();
+    expect(include({ reasoning: { enabled: false } })).toBeUndefined();
+    expect(include({ reasoning: { effort: "none" }, source: { format: "openai-chat", extra: {} } })).toBeUndefined();
+    // a Responses client's request goes as it wrote it
+    expect(include({ reasoning: { effort: "low" }, source: { format: "openai-responses", extra: {} } })).toBeUndefined();
+  });
+
   test("provider tools of another format are dropped with a warning; Responses ones are kept", () => {
     const built = buildRequest(
       base({
