@@ -11,8 +11,10 @@
  *   token log probabilities; no `logprobs` member otherwise), a refusal block's text → `delta.refusal` (the finish is then `stop`, as
  *   OpenAI ends a refusal, not `content_filter`); thinking → `delta.reasoning_content` (the DeepSeek/LiteLLM vendor field;
  *   judgement, REFERENCE §6.2 step 2: never merged into `content`); a new reasoning summary part is
- *   separated from the previous one by a blank line; signatures and redacted thinking have no Chat
- *   slot and are not sent;
+ *   separated from the previous one by a blank line; a signed thinking block, when it stops, also
+ *   goes out whole in one `delta.reasoning_details` entry with its signature tagged, and redacted
+ *   thinking as a `reasoning.encrypted` entry (reasoning-details.ts: Chat has no slot of its own, and
+ *   the client sends them back);
  * - each tool call's `id`, `type` and `function.name` once, in its first fragment with
  *   `arguments: ""`, later fragments only `index` + `function.arguments`; `index` is the tool slot
  *   (0, 1, 2… in output order, whatever the upstream used); a call that got no argument text gets one
@@ -29,7 +31,8 @@
  * serialisation beyond the delta's own strings).
  */
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
-import type { HubError, HubEvent, Usage } from "../hub.ts";
+import type { HubError, HubEvent, Opaque, RedactedThinkingPart, ThinkingPart, Usage } from "../hub.ts";
+import { reasoningDetail } from "./reasoning-details.ts";
 import { mergeUsage } from "../hub.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { SSE_DONE } from "../sse.ts";
@@ -64,6 +67,12 @@ export class ChatEncoder implements StreamEncoder {
   private nextSlot = 0;
   private thinkingSent = false;
   private thinkingSep = false;
+  /** The open thinking block (-1: none), its whole text and its signature, for `reasoning_details`. */
+  private thinkingBlock = -1;
+  private thinkingText = "";
+  private thinkingSig: Opaque | undefined;
+  /** `index` of the next `reasoning_details` entry. */
+  private detailIndex = 0;
   /** Output index of the open refusal block (its text goes to `delta.refusal`), and whether one was sent. */
   private refusalBlock = -1;
   private refusalSent = false;
@@ -84,6 +93,14 @@ export class ChatEncoder implements StreamEncoder {
   private delta(deltaJson: string): void {
     if (!this.roleSent) this.sendRole();
     this.write(this.head + deltaJson + `,"finish_reason":null}]}\n\n`);
+  }
+
+  /** One `reasoning_details` delta for a signed thinking block or redacted thinking (reasoning-details.ts). */
+  private sendDetail(part: ThinkingPart | RedactedThinkingPart): void {
+    const detail = reasoningDetail(part, this.detailIndex);
+    if (!detail) return;
+    this.detailIndex++;
+    this.delta(`{"reasoning_details":[${JSON.stringify(detail)}]}`);
   }
 
   private sendRole(): void {
@@ -115,6 +132,11 @@ export class ChatEncoder implements StreamEncoder {
         } else if (ev.block.type === "thinking") {
           // A second reasoning block reads as a new paragraph of the same reasoning_content.
           this.thinkingSep = this.thinkingSent;
+          this.thinkingBlock = ev.index;
+          this.thinkingText = "";
+          this.thinkingSig = undefined;
+        } else if (ev.block.type === "redacted_thinking") {
+          this.sendDetail({ type: "redacted_thinking", data: ev.block.data });
         }
         return;
       case "block_delta": {
@@ -135,6 +157,8 @@ export class ChatEncoder implements StreamEncoder {
             const text = this.thinkingSep ? "\n\n" + d.text : d.text;
             this.thinkingSep = false;
             this.thinkingSent = true;
+            // The block's own text: a separator before its first text belongs to the previous block.
+            if (ev.index === this.thinkingBlock) this.thinkingText += this.thinkingText.length > 0 ? text : d.text;
             this.delta(`{"reasoning_content":${JSON.stringify(text)}}`);
             return;
           }
@@ -147,12 +171,19 @@ export class ChatEncoder implements StreamEncoder {
             this.delta(`{"tool_calls":[{"index":${this.toolSlot},"function":{"arguments":${JSON.stringify(d.json)}}}]}`);
             return;
           case "signature":
-            return; // no Chat slot for opaque reasoning state
+            // No Chat slot for opaque reasoning state: a thinking block's goes out in `reasoning_details` when it stops.
+            if (ev.index === this.thinkingBlock) this.thinkingSig = d.signature;
+            return;
         }
         return;
       }
       case "block_stop":
         if (this.finished) return;
+        if (ev.index === this.thinkingBlock) {
+          this.thinkingBlock = -1;
+          if (this.thinkingSig) this.sendDetail({ type: "thinking", text: this.thinkingText, signature: this.thinkingSig });
+          this.thinkingText = "";
+        }
         if (ev.index === this.toolBlock) {
           if (!this.toolArgsSent) this.delta(`{"tool_calls":[{"index":${this.toolSlot},"function":{"arguments":"{}"}}]}`);
           this.toolBlock = -1;

@@ -24,6 +24,7 @@ import {
 import { shortHash } from "./mapping.ts";
 import { ChatRequestSchema, type ChatContentPart, type ChatMessage } from "./schema.ts";
 import { isObj } from "../json.ts";
+import { readReasoningDetails } from "./reasoning-details.ts";
 
 const EFFORTS = new Set<string>(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
 
@@ -197,7 +198,9 @@ export function checkedRequest(body: unknown): v.InferOutput<typeof ChatRequestS
  * - user parts: `text`, `image_url` (data URL → base64 source, else URL; `detail` kept),
  *   `input_audio`, `file` (`file_data` data URL → base64 document, `file_id` → file id). Empty text is
  *   dropped (B34: no empty text blocks downstream).
- * - assistant: `reasoning_content` (vendor field) → a thinking part first; text → text; refusal parts
+ * - assistant: `reasoning_content` (vendor field) → a thinking part first, or instead the signed
+ *   thinking and redacted thinking of the `reasoning_details` this gateway tagged (reasoning-details.ts);
+ *   text → text; refusal parts
  *   and the message's `refusal` field → text marked `refusal` (builders send it as text);
  *   `tool_calls` → tool-call parts (`arguments` kept as the JSON text; an object is serialised); the
  *   legacy `function_call` → a tool call with a minted id that the following `function` message pairs with.
@@ -267,7 +270,11 @@ export function parseRequest(body: unknown): HubRequest {
         break;
       }
       case "assistant": {
-        if (typeof m.reasoning_content === "string" && m.reasoning_content.length > 0) {
+        // Signed reasoning this gateway handed out in `reasoning_details` (reasoning-details.ts) replaces
+        // the same text in `reasoning_content`.
+        const signed = readReasoningDetails(m.reasoning_details);
+        if (signed.length > 0) msg.content.push(...signed);
+        else if (typeof m.reasoning_content === "string" && m.reasoning_content.length > 0) {
           msg.content.push({ type: "thinking", text: m.reasoning_content });
         }
         msg.content.push(...textParts(m.content, where));

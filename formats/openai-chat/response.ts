@@ -12,6 +12,7 @@ import { defaultChatId } from "./encoder.ts";
 import { promptFiltered, shortHash, stopFromChat, stopToChat, usageFromChat, usageToChat, type ChatUsage } from "./mapping.ts";
 import { argumentsText } from "../json-depth.ts";
 import { isObj, jsonLength } from "../json.ts";
+import { reasoningDetail } from "./reasoning-details.ts";
 
 /** Text of a Chat `content` that is a string or an array of `{type:"text"|"output_text", text}` parts. */
 function contentText(content: unknown): string {
@@ -189,6 +190,8 @@ export interface ChatCompletionBody {
       content: string | null;
       refusal: string | null;
       reasoning_content?: string;
+      /** Signed and redacted thinking, tagged (reasoning-details.ts). */
+      reasoning_details?: Array<Record<string, unknown>>;
       tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
     };
     finish_reason: "stop" | "length" | "tool_calls" | "content_filter" | null;
@@ -203,7 +206,8 @@ export interface ChatCompletionBody {
  * into `message.content` (`null` when there is none), refusal parts into `message.refusal` (else a
  * refusal stop's explanation, `finish_reason` then `content_filter`); thinking → `message.reasoning_content` (same
  * vendor field as the stream encoder); tool calls → `message.tool_calls` with `arguments` `"{}"` when the
- * call had none; signatures and redacted thinking are not sent (no Chat slot). `finish_reason` from
+ * call had none; signed and redacted thinking also in `message.reasoning_details`, signatures tagged
+ * (reasoning-details.ts: Chat has no slot of its own; the client sends them back). `finish_reason` from
  * {@link stopToChat}, `null` only for a reply that never said why it stopped (the pipeline answers such
  * a reply with an error instead). `usage` always has every counter ({@link usageToChat}). `logprobs`:
  * the text parts' token log probabilities as `{content, refusal: null}`, `null` when they carry none.
@@ -215,6 +219,7 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCom
   let reasoning = "";
   const toolCalls: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }> = [];
   let logprobs: TokenLogprob[] | undefined;
+  const details: Array<Record<string, unknown>> = [];
   for (const p of resp.content) {
     if (p.type === "text" && p.refusal) {
       refusal = (refusal ?? "") + p.text;
@@ -222,8 +227,10 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCom
       text += p.text;
       hasText = true;
       if (p.logprobs) logprobs = logprobs ? logprobs.concat(p.logprobs) : p.logprobs;
-    } else if (p.type === "thinking") {
-      reasoning += reasoning.length > 0 && p.text.length > 0 ? "\n\n" + p.text : p.text;
+    } else if (p.type === "thinking" || p.type === "redacted_thinking") {
+      if (p.type === "thinking") reasoning += reasoning.length > 0 && p.text.length > 0 ? "\n\n" + p.text : p.text;
+      const detail = reasoningDetail(p, details.length);
+      if (detail) details.push(detail);
     } else if (p.type === "tool_call") {
       toolCalls.push({ id: p.id, type: "function", function: { name: p.name, arguments: p.arguments.length > 0 ? p.arguments : "{}" } });
     }
@@ -234,6 +241,7 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCom
     refusal,
   };
   if (reasoning.length > 0) message.reasoning_content = reasoning;
+  if (details.length > 0) message.reasoning_details = details;
   if (toolCalls.length > 0) message.tool_calls = toolCalls;
   let finish: ChatCompletionBody["choices"][0]["finish_reason"] = resp.stopReason ? stopToChat(resp.stopReason, refusal !== null) : null;
   if (toolCalls.length > 0 && finish === "stop") finish = "tool_calls";

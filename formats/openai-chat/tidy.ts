@@ -7,6 +7,7 @@ import { sendableStops, Warnings } from "../hub.ts";
 import { isObj, type JsonObject as Json } from "../json.ts";
 import { checkedRequest } from "./parse.ts";
 import { chatBodyAccepted } from "./request-shape.ts";
+import { untaggedDetails } from "./reasoning-details.ts";
 
 /** Copy of a content part without `cache_control`. */
 function stripPart(p: unknown): unknown {
@@ -31,7 +32,8 @@ function hasContent(content: unknown): boolean {
  *   strict OpenAI-compatible servers 400 on it (B33, new-api#5982).
  * - null-valued optional fields omitted (top level, messages, tool definitions: a null `description`
  *   is removed, B35); an assistant `content: null` next to `tool_calls` is omitted; `tool_calls: []`
- *   is omitted.
+ *   is omitted; `reasoning_details` entries whose signature or data this gateway tagged
+ *   (`sy|<family>|…`, reasoning-details.ts: another provider's state) are left out.
  * - an assistant message with only a `refusal` gets it as its content; empty messages dropped
  *   (system/developer/user/assistant with no content and no tool calls); tool
  *   messages are kept (they pair with a call) with `content: ""` when they had none.
@@ -78,6 +80,12 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       }
       if (Array.isArray(msg.content)) msg.content = msg.content.map(stripPart);
       if (Array.isArray(msg.tool_calls) && msg.tool_calls.length === 0) delete msg.tool_calls;
+      if (Array.isArray(msg.reasoning_details)) {
+        // Another provider's signed reasoning this gateway handed out (reasoning-details.ts) stays here.
+        const kept = untaggedDetails(msg.reasoning_details);
+        if (kept) msg.reasoning_details = kept;
+        else delete msg.reasoning_details;
+      }
       if (msg.role === "assistant" && typeof msg.refusal === "string" && msg.refusal.length > 0 && !hasContent(msg.content)) {
         // A refused reply appended back as the SDK returned it (`content: null, refusal: "…"`): its text
         // is the turn, sent as content (third-party servers may not read `refusal`), never dropped as empty.

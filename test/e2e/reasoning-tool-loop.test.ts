@@ -6,12 +6,18 @@
  * - Anthropic client → Responses provider: the fake answers like OpenAI, with `encrypted_content` on
  *   its reasoning items only when the request's `include` asks for `reasoning.encrypted_content`
  *   (recorded `openai-responses/reasoning-summary-encrypted-function-call.sse`, stripped otherwise).
+ * - Chat client → Anthropic provider with `reasoning_effort`: the signed thinking reaches the app in
+ *   `reasoning_details` (tagged), which the openai SDK keeps on the message; the app appends the
+ *   assistant message as the SDK returned it plus the tool result, and the upstream gets the signed
+ *   thinking block back with thinking on (recorded `anthropic-messages/thinking-signature.sse`'s
+ *   thinking block, then a tool call).
  */
 import { describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
 import { gatewaySuite } from "../support/gateway-suite.ts";
 import { recordedBytes } from "../support/fixtures.ts";
-import type { FakeReply, ReceivedRequest } from "../support/fake-upstream.ts";
+import { simpleReply, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 
 const suite = gatewaySuite();
 
@@ -74,5 +80,108 @@ describe("Anthropic client → Responses provider, thinking enabled", () => {
     const input = suite.gw.fake.requests.at(-1)!.body.input as Array<Record<string, unknown>>;
     expect(input.filter((i) => i.type === "reasoning").map((i) => i.encrypted_content)).toEqual([ENCRYPTED]);
     expect(second.response.headers.get("x-switchyard-warning") ?? "").not.toContain("dropped_reasoning");
+  });
+});
+
+const ANTHROPIC_SSE = new TextDecoder().decode(await recordedBytes("anthropic-messages/thinking-signature.sse"));
+const ANTHROPIC_EVENTS = ANTHROPIC_SSE.split(/\n\n/)
+  .filter((f) => f.includes("data: "))
+  .map((f) => JSON.parse(f.slice(f.indexOf("data: ") + 6)));
+const THINKING_TEXT: string = ANTHROPIC_EVENTS.filter((e) => e.delta?.type === "thinking_delta").map((e) => e.delta.thinking).join("");
+const SIGNATURE: string = ANTHROPIC_EVENTS.find((e) => e.delta?.type === "signature_delta").delta.signature;
+
+/** The recorded reply's message start and thinking block (four text deltas, a signature), then a call to get_weather. */
+function thinkingThenToolUse(): string {
+  const ev = (data: Record<string, unknown>) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+  const thinkingEnd = ANTHROPIC_EVENTS.findIndex((e) => e.type === "content_block_stop" && e.index === 0);
+  return (
+    ANTHROPIC_EVENTS.slice(0, thinkingEnd + 1).map(ev).join("") +
+    ev({ type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_01A", name: "get_weather", input: {} } }) +
+    ev({ type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: '{"city":"SF"}' } }) +
+    ev({ type: "content_block_stop", index: 1 }) +
+    ev({ type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 40 } }) +
+    ev({ type: "message_stop" })
+  );
+}
+
+/** Turn 1: thinking + tool_use (streamed or as JSON); later turns: a short text answer. */
+function anthropicLoop(r: ReceivedRequest): FakeReply {
+  const turn2 = (r.body.messages as Array<{ role: string }>).some((m) => m.role === "assistant");
+  if (turn2) return simpleReply("anthropic-messages", { text: "sunny" }, r.stream);
+  if (r.stream) return { sse: thinkingThenToolUse() };
+  return {
+    json: {
+      id: "msg_1",
+      type: "message",
+      role: "assistant",
+      model: "claude-sonnet-4-5",
+      content: [
+        { type: "thinking", thinking: THINKING_TEXT, signature: SIGNATURE },
+        { type: "tool_use", id: "toolu_01A", name: "get_weather", input: { city: "SF" } },
+      ],
+      stop_reason: "tool_use",
+      stop_sequence: null,
+      usage: { input_tokens: 10, output_tokens: 40 },
+    },
+  };
+}
+
+describe("Chat client → Anthropic provider, reasoning_effort, a tool loop", () => {
+  const tools = [{ type: "function" as const, function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } }];
+  const MODEL = "anth/claude-sonnet-4-5";
+
+  /** Turn 2 as an app writes it: the assistant message as the SDK returned it, then the tool result. */
+  async function secondTurn(chat: OpenAI, assistant: OpenAI.Chat.ChatCompletionMessage) {
+    const res = await chat.chat.completions
+      .create({
+        model: MODEL,
+        reasoning_effort: "medium",
+        tools,
+        messages: [{ role: "user", content: "weather SF" }, assistant as OpenAI.Chat.ChatCompletionAssistantMessageParam, { role: "tool", tool_call_id: assistant.tool_calls![0]!.id, content: "20C" }],
+      })
+      .withResponse();
+    const up = suite.gw.fake.requests.at(-1)!.body;
+    return { up, warning: res.response.headers.get("x-switchyard-warning") ?? "" };
+  }
+
+  for (const stream of [true, false]) {
+    test(`${stream ? "streamed (the SDK's stream helper)" : "JSON"}: turn 2's upstream body has the signed thinking block and thinking on, no dropped_thinking warning`, async () => {
+      suite.gw.fake.handle(anthropicLoop);
+      const chat = new OpenAI({ apiKey: "placeholder", baseURL: `${suite.gw.url}/v1`, maxRetries: 0 });
+      const first = { model: MODEL, reasoning_effort: "medium" as const, tools, messages: [{ role: "user" as const, content: "weather SF" }] };
+      const reply = stream ? await chat.chat.completions.stream(first).finalChatCompletion() : await chat.chat.completions.create(first);
+      const assistant = reply.choices[0]!.message;
+      expect((assistant as any).reasoning_details).toEqual([{ type: "reasoning.text", text: THINKING_TEXT, signature: "sy|anthropic|" + SIGNATURE, index: 0 }]);
+      const { up, warning } = await secondTurn(chat, assistant);
+      expect(up.thinking).toBeDefined();
+      expect(up.thinking.type).not.toBe("disabled");
+      expect(up.messages[1].content).toEqual([
+        { type: "thinking", thinking: THINKING_TEXT, signature: SIGNATURE },
+        { type: "tool_use", id: "toolu_01A", name: "get_weather", input: { city: "SF" } },
+      ]);
+      expect(warning).not.toContain("dropped_thinking");
+    });
+  }
+});
+
+describe("Chat client → Responses provider, reasoning_effort, a tool loop", () => {
+  test("the encrypted reasoning reaches the app in reasoning_details and goes back as the reasoning item's encrypted_content", async () => {
+    suite.gw.fake.handle(openaiLike);
+    const chat = new OpenAI({ apiKey: "placeholder", baseURL: `${suite.gw.url}/v1`, maxRetries: 0 });
+    const tools = [{ type: "function" as const, function: { name: "calculator", parameters: { type: "object", properties: {} } } }];
+    const first = await chat.chat.completions.stream({ model: "resp/o4", reasoning_effort: "low", tools, messages: [{ role: "user", content: "12+7" }] }).finalChatCompletion();
+    expect(suite.gw.fake.requests[0]!.body.include).toEqual(["reasoning.encrypted_content"]);
+    const assistant = first.choices[0]!.message;
+    const res = await chat.chat.completions
+      .create({
+        model: "resp/o4",
+        reasoning_effort: "low",
+        tools,
+        messages: [{ role: "user", content: "12+7" }, assistant as OpenAI.Chat.ChatCompletionAssistantMessageParam, { role: "tool", tool_call_id: assistant.tool_calls![0]!.id, content: "19" }],
+      })
+      .withResponse();
+    const input = suite.gw.fake.requests.at(-1)!.body.input as Array<Record<string, unknown>>;
+    expect(input.filter((i) => i.type === "reasoning").map((i) => i.encrypted_content)).toEqual([ENCRYPTED]);
+    expect(res.response.headers.get("x-switchyard-warning") ?? "").not.toContain("dropped_reasoning");
   });
 });

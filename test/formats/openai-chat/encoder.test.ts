@@ -187,7 +187,7 @@ describe("encoder details", () => {
     expect(done.choices[0].finish_reason).toBe("tool_calls");
   });
 
-  test("thinking → reasoning_content with summary parts separated; signatures and redacted thinking not sent", () => {
+  test("thinking → reasoning_content with summary parts separated; each signed block whole, and redacted thinking, in one reasoning_details delta with the state tagged", () => {
     const sig = { family: "anthropic" as const, value: "sig" };
     const sse = encodeChat([
       start,
@@ -207,7 +207,29 @@ describe("encoder details", () => {
     const deltas = ssePayloads(sse).slice(0, -1).map((c) => c.choices[0]?.delta);
     expect(deltas.map((d) => d.reasoning_content).filter((x) => x !== undefined).join("")).toBe("First.\n\nSecond.");
     expect(deltas.map((d) => d.content).filter((x) => x).join("")).toBe("Answer");
-    expect(sse).not.toContain("sig");
+    expect(deltas.filter((d) => d.reasoning_details).map((d) => d.reasoning_details)).toEqual([
+      [{ type: "reasoning.text", text: "First.\n\nSecond.", signature: "sy|anthropic|sig", index: 0 }],
+      [{ type: "reasoning.encrypted", data: "sy|anthropic|sig", index: 1 }],
+    ]);
+    expect(sse).not.toContain('"sig"'); // never untagged
+  });
+
+  test("reasoning_details: a block's own text (not the blank line before a second block); an unsigned block gets none", () => {
+    const sse = encodeChat([
+      start,
+      { type: "block_start", index: 0, block: { type: "thinking" } },
+      { type: "block_delta", index: 0, delta: { type: "thinking", text: "Unsigned." } },
+      { type: "block_stop", index: 0 },
+      { type: "block_start", index: 1, block: { type: "thinking" } },
+      { type: "block_delta", index: 1, delta: { type: "thinking", text: "Signed " } },
+      { type: "block_delta", index: 1, delta: { type: "thinking", text: "one." } },
+      { type: "block_delta", index: 1, delta: { type: "signature", signature: { family: "gemini", value: "g1" } } },
+      { type: "block_stop", index: 1 },
+      { type: "finish", reason: "end_turn" },
+    ]);
+    const deltas = ssePayloads(sse).slice(0, -1).map((c) => c.choices[0]?.delta);
+    expect(deltas.map((d) => d.reasoning_content).filter((x) => x !== undefined).join("")).toBe("Unsigned.\n\nSigned one.");
+    expect(deltas.filter((d) => d.reasoning_details).map((d) => d.reasoning_details)).toEqual([[{ type: "reasoning.text", text: "Signed one.", signature: "sy|gemini|g1", index: 0 }]]);
   });
 
   test("usage chunk maps hub usage back: prompt = input + cache read + cache write", () => {

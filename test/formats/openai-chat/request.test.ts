@@ -51,6 +51,33 @@ describe("parseRequest", () => {
     expect(h.stream).toBe(true);
   });
 
+  test("reasoning_details this gateway tagged → signed (and redacted) thinking in place of reasoning_content; untagged entries are not read", () => {
+    const h = parse({
+      model: "m",
+      messages: [
+        { role: "user", content: "go" },
+        {
+          role: "assistant",
+          content: null,
+          reasoning_content: "last fragment only",
+          reasoning_details: [
+            { type: "reasoning.text", text: "Whole thought.", signature: "sy|anthropic|SIG", index: 0 },
+            { type: "reasoning.encrypted", data: "sy|anthropic|RED", index: 1 },
+          ],
+          tool_calls: [{ id: "a", type: "function", function: { name: "f", arguments: "{}" } }],
+        },
+        { role: "tool", tool_call_id: "a", content: "A" },
+        { role: "assistant", content: "ok", reasoning_content: "plain", reasoning_details: [{ type: "reasoning.text", text: "x", signature: "OPENROUTER_OWN", index: 0 }] },
+      ],
+    });
+    expect(h.messages[1]!.content).toEqual([
+      { type: "thinking", text: "Whole thought.", signature: { family: "anthropic", value: "SIG" } },
+      { type: "redacted_thinking", data: { family: "anthropic", value: "RED" } },
+      { type: "tool_call", id: "a", name: "f", arguments: "{}" },
+    ]);
+    expect(h.messages[3]!.content).toEqual([{ type: "thinking", text: "plain" }, { type: "text", text: "ok" }]);
+  });
+
   test("consecutive tool messages become ONE user turn, in order; a following user message stays separate", () => {
     const h = parse({
       model: "m",
@@ -446,6 +473,25 @@ describe("tidyRequest (openai-compatible)", () => {
     expect(out).toMatchObject({ model: "up-model", max_tokens: 64, stream_options: { include_usage: true } });
     expect("max_completion_tokens" in out || "temperature" in out).toBe(false);
     expect(warnings.map((w) => w.code)).toEqual(["dropped_empty_message", "reordered_tool_results"]);
+  });
+
+  test("reasoning_details entries this gateway tagged (another provider's state) are not sent; a provider's own are", () => {
+    const own = { type: "reasoning.text", text: "t", signature: "OWN", index: 0 };
+    const out = openaiChat.tidyRequest!(
+      {
+        model: "x",
+        messages: [
+          { role: "user", content: "hi" },
+          { role: "assistant", content: "a", reasoning_details: [{ type: "reasoning.text", text: "t", signature: "sy|anthropic|S", index: 0 }] },
+          { role: "user", content: "more" },
+          { role: "assistant", content: "b", reasoning_details: [own, { type: "reasoning.encrypted", data: "sy|gemini|G", index: 1 }] },
+          { role: "user", content: "again" },
+        ],
+      },
+      target("openai-compatible", false),
+    ).body as any;
+    expect(out.messages[1]).toEqual({ role: "assistant", content: "a" });
+    expect(out.messages[3]).toEqual({ role: "assistant", content: "b", reasoning_details: [own] });
   });
 
   test("kind openai keeps the limit as max_completion_tokens; non-streaming bodies get no stream_options", () => {

@@ -87,11 +87,13 @@ describe("encodeResponse", () => {
       model: "gpt-test",
       choices: [{ index: 0, logprobs: null, finish_reason: "tool_calls", message: {
         role: "assistant", content: "Calling.", refusal: null, reasoning_content: "plan",
+        // the signed thinking again, with its signature tagged, for the client to send back (reasoning-details.ts)
+        reasoning_details: [{ type: "reasoning.text", text: "plan", signature: "sy|anthropic|sig", index: 0 }],
         tool_calls: [{ id: "toolu_1", type: "function", function: { name: "ls", arguments: "{}" } }],
       } }],
       usage: { prompt_tokens: 105, completion_tokens: 7, total_tokens: 112, prompt_tokens_details: { cached_tokens: 90, cache_write_tokens: 5 }, completion_tokens_details: { reasoning_tokens: 3 } },
     });
-    expect(JSON.stringify(body)).not.toContain("sig");
+    expect(JSON.stringify(body)).not.toContain('"sig"'); // never untagged
     const client = new OpenAI({
       apiKey: "t",
       baseURL: "http://127.0.0.1:1",
