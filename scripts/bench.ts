@@ -31,6 +31,9 @@
  * (min–max over rounds) in the JSON.
  *
  * Usage: scripts/bench [--quick] [--json out.json] [--rounds N] [--no-binary] [--body-kb N]
+ *        [--prewarm N]               (seconds of unmeasured concurrency-1 requests to the raw pipe and
+ *                                     switchyard over every lane before the latency section; default 60,
+ *                                     --quick 10, --smoke 0.2; 0: none)
  *        [--database postgres://…]   (switchyard on the PostgreSQL store instead of SQLite, SPEC D-2)
  *        [--lanes responses,gemini]  (only lanes whose name contains one of the words)
  *        [--smoke]                   (one round of a few requests per lane: proves every lane runs,
@@ -73,6 +76,17 @@ const LAT_N = SMOKE ? 10 : QUICK ? 150 : 400;
  * traffic, docs/performance.md "JIT compilation, the idle trim and allocation churn").
  */
 const LAT_WARM = SMOKE ? 2 : QUICK ? 100 : 300;
+/**
+ * `--prewarm N`: seconds of unmeasured requests at concurrency 1 over every lane and mode, to the raw pipe
+ * and switchyard in turn (the upstream serves both), before the latency section. A gateway in use has
+ * served its lanes for minutes; a server just started is still compiling its code for tens of seconds,
+ * and on 2 cores each compile burst takes a core from the client, the upstream or the proxy's own
+ * threads: slow requests enough to set the p99 at concurrency 1 (docs/performance.md items 304 and 306:
+ * added p99 0.94–1.92 ms after 60 s of such traffic against 2.34–3.55 for a server started with it).
+ * Every proxy gets the same warm-up; LAT_WARM still warms each lane's connection right before it is
+ * measured.
+ */
+const LAT_PREWARM_SECONDS = Number(opt("--prewarm") ?? (SMOKE ? 0.2 : QUICK ? 10 : 60));
 const RPS_SECONDS = SMOKE ? 1 : QUICK ? 2 : 4;
 /**
  * Seconds of unmeasured load (the same lane, target and concurrency) right before each measured
@@ -191,6 +205,28 @@ async function latency(): Promise<LatencyRow[]> {
     process.stderr.write(`latency round ${r + 1}/${ROUNDS} done\n`);
   }
   return rows;
+}
+
+/**
+ * {@link LAT_PREWARM_SECONDS} of unmeasured requests at concurrency 1: 20 at a time per lane, mode and
+ * proxy (raw pipe, switchyard), round-robin until the time is up (at least one pass). Returns the
+ * requests sent to each proxy.
+ */
+async function prewarm(): Promise<Record<TargetName, number>> {
+  const sent: Record<TargetName, number> = { direct: 0, raw: 0, switchyard: 0 };
+  const calls: { t: TargetName; call: Call }[] = [];
+  for (const lane of LANES) for (const mode of modesOf(lane)) for (const t of targetsOf(lane)) if (t !== "direct") calls.push({ t, call: callFor(lane, t, mode === "stream") });
+  const until = performance.now() + LAT_PREWARM_SECONDS * 1000;
+  do {
+    for (const { t, call } of calls) {
+      for (let k = 0; k < 20; k++) {
+        const x = await timedCall(call);
+        if (x.status !== 200) throw new Error(`prewarm ${t} ${call.url}: HTTP ${x.status}`);
+      }
+      sent[t] += 20;
+    }
+  } while (performance.now() < until);
+  return sent;
 }
 
 // ---- 2. requests/s at concurrency 32, CPU per request, peak RSS -------------------------------------
@@ -394,6 +430,8 @@ async function main() {
     const idle = { direct: rssMb(upstream.pid), raw: rssMb(pipe.pid), switchyard: rssMb(sy.pid) };
     process.stderr.write(`bench: upstream ${upstream.url}, raw pipe ${pipe.url}, switchyard ${sy.url}; ${WRK ? "wrk" : "Bun load client"}; ${QUICK ? "quick" : "full"} run\n`);
 
+    const prewarmed = run("latency") && LAT_PREWARM_SECONDS > 0 ? await prewarm() : undefined;
+    if (prewarmed) process.stderr.write(`prewarm: ${prewarmed.raw} requests to the raw pipe, ${prewarmed.switchyard} to switchyard\n`);
     const lat = run("latency") ? await latency() : [];
     const peak: Record<TargetName, number> = { direct: 0, raw: 0, switchyard: 0 };
     const rps = run("throughput") ? await throughput(dir, peak) : [];
@@ -447,7 +485,7 @@ async function main() {
       command: `scripts/bench ${argv.join(" ").replace(/(:\/\/[^:/@\s]+):[^@\s]*@/g, "$1:***@")}`.trim(),
       machine: { cores: navigator.hardwareConcurrency, bun: Bun.version, loadClient: WRK ? "wrk -t1 -c32" : "bun fetch x32" },
       lanes: LANES.map((l) => ({ name: l.name, kind: l.kind, transport: l.transport ?? "http", modes: modesOf(l), targets: targetsOf(l) })),
-      settings: { rounds: ROUNDS, latencyRequestsPerRound: LAT_N, latencyWarmRequests: LAT_WARM, rpsSeconds: RPS_SECONDS, rpsWarmSeconds: RPS_WARM_SECONDS, rpsRounds: RPS_ROUNDS, concurrency: CONCURRENCY, bodyBytes: bodyFor(ALL_LANES[0], "switchyard", false).length, bigEvents: BIG_EVENTS, openStreams: OPEN_STREAMS },
+      settings: { rounds: ROUNDS, latencyRequestsPerRound: LAT_N, latencyWarmRequests: LAT_WARM, latencyPrewarmSeconds: LAT_PREWARM_SECONDS, latencyPrewarmRequests: prewarmed ?? null, rpsSeconds: RPS_SECONDS, rpsWarmSeconds: RPS_WARM_SECONDS, rpsRounds: RPS_ROUNDS, concurrency: CONCURRENCY, bodyBytes: bodyFor(ALL_LANES[0], "switchyard", false).length, bigEvents: BIG_EVENTS, openStreams: OPEN_STREAMS },
       latency: latRows,
       throughput: rpsRows,
       streamThroughput: strRows,

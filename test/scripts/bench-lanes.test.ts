@@ -56,6 +56,11 @@ test("bench --smoke runs the Gemini and WebSocket lanes beside HTTP Responses, w
       if (r.lane === "responses-ws→chat") expect([r.rps.raw, r.cpuUsPerRequest.raw], label).toEqual([null, null]);
       else expect(r.cpuUsPerRequest.raw!.median, label).toBeGreaterThan(0);
     }
+    // Before the latency section the raw pipe and switchyard got unmeasured requests over every lane
+    // (--prewarm; 0.2 s in --smoke), and the JSON says how many.
+    expect(result.settings.latencyPrewarmSeconds).toBe(0.2);
+    expect(result.settings.latencyPrewarmRequests.raw).toBeGreaterThan(0);
+    expect(result.settings.latencyPrewarmRequests.switchyard).toBeGreaterThan(0);
     const latency = result.latency as { lane: string; mode: string; raw: unknown; switchyard: { addedP50Ms: Spread } }[];
     expect(latency.map((r) => [r.lane, r.mode])).toEqual(ROWS);
     for (const r of latency) expect(Number.isFinite(r.switchyard.addedP50Ms.median), `${r.lane} ${r.mode}`).toBe(true);
