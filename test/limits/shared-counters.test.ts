@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { BUDGET_WINDOW_MS } from "../../pipeline/key-limits.ts";
+import { monoNow } from "../../src/limits/quota-share.ts";
 import { SharedKeyCounters } from "../../src/limits/shared-counters.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import type { SharedStore } from "../../src/store/shared.ts";
@@ -407,5 +408,31 @@ describe("when the shared database cannot be reached", () => {
     expect((await c.admit("k", l, Date.now())).ok).toBe(false);
     expect(logs).toHaveLength(1);
     expect(JSON.parse(logs[0]).msg).toContain("counted by this instance alone");
+  });
+
+  test("an outage that begins right after a recovery, while a late failure of a statement sent before it left the counters degraded, is logged when the tick's probe fails", async () => {
+    let away = false;
+    const probe = async () => {
+      if (away) throw new StoreError("unavailable", "database unreachable");
+    };
+    const store = { shared: true, reportQuotaUse: probe } as unknown as SharedStore;
+    const logs: string[] = [];
+    const c = new SharedKeyCounters(store, (l) => logs.push(l), { reportMs: 20 });
+    // The state the counters' statements leave (their senders are private): an outage, its end, then
+    // a late failure of a statement sent before that end (degraded again, no line: not a new outage).
+    const inner = c as unknown as { unavailable(err: unknown, sent: number): boolean; recovered(sent: number): void };
+    const before = monoNow();
+    await Bun.sleep(2);
+    expect(inner.unavailable(new StoreError("unavailable", "database unreachable"), monoNow())).toBe(true);
+    await Bun.sleep(2);
+    inner.recovered(monoNow());
+    inner.unavailable(new StoreError("unavailable", "database unreachable"), before);
+    expect(logs.map((l) => JSON.parse(l).msg)).toEqual([expect.stringContaining("counted by this instance alone"), expect.stringContaining("reachable again")]);
+    // Now the database really goes away: the degraded tick's probe fails, and that outage is said.
+    away = true;
+    const deadline = Date.now() + 2_000;
+    while (logs.length < 3 && Date.now() < deadline) await Bun.sleep(20);
+    expect(logs.map((l) => JSON.parse(l).msg)).toEqual([expect.stringContaining("counted by this instance alone"), expect.stringContaining("reachable again"), expect.stringContaining("counted by this instance alone")]);
+    await c.close(Date.now());
   });
 });
