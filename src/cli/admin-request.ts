@@ -67,6 +67,9 @@ export async function askAdmin(url: string, token: string | undefined, method: s
       // silent past the bound: it may run but does not answer (not "nothing answers")
       return abort.signal.aborted ? new NoAnswer(answerMs) : undefined;
     }
+    // the body's first piece gets a bound of its own from the status, not what the status left of one
+    clearTimeout(timer);
+    timer = setTimeout(() => abort.abort(), answerMs);
     let text = "";
     try {
       const decoder = new TextDecoder();

@@ -41,14 +41,15 @@ test("nothing listening: undefined (no instance answers), at once", async () => 
 
 /**
  * A server on 127.0.0.1 that answers every connection with `head` (an HTTP/1.1 status line and
- * headers) at once, then `pieces` of body `everyMs` apart, then ends (`end`) or drops (`drop`) the
- * connection, or holds it (`hold`).
+ * headers) at once (or `headAfterMs` later), then `pieces` of body `everyMs` apart, then ends (`end`) or
+ * drops (`drop`) the connection, or holds it (`hold`).
  */
-async function replying(head: string, pieces: string[], everyMs: number, then: "end" | "drop" | "hold"): Promise<{ url: string; close(): void }> {
+async function replying(head: string, pieces: string[], everyMs: number, then: "end" | "drop" | "hold", headAfterMs = 0): Promise<{ url: string; close(): void }> {
   const sockets: Socket[] = [];
   const srv = createServer((s) => {
     sockets.push(s);
     s.once("data", async () => {
+      if (headAfterMs) await Bun.sleep(headAfterMs);
       s.write(head);
       for (const p of pieces) {
         await Bun.sleep(everyMs);
@@ -75,6 +76,17 @@ test("a reply whose status comes at once and whose body takes longer than the bo
   try {
     const got = await askAdmin(srv.url, "k", "GET", "/usage", undefined, 500); // 8 × 150 ms: 1.2 s in all
     expect(got).toEqual({ status: 200, data: JSON.parse(json) });
+  } finally {
+    srv.close();
+  }
+});
+
+test("a status that comes late in the bound, and a first piece of body within the bound after it: read (the bound restarts at the status)", async () => {
+  const json = JSON.stringify({ ok: true });
+  const srv = await replying(`HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: ${json.length}\r\n\r\n`, [json], 350, "end", 350);
+  try {
+    const got = await askAdmin(srv.url, "k", "GET", "/usage", undefined, 500); // status at 350 ms, body at 700 ms
+    expect(got).toEqual({ status: 200, data: { ok: true } });
   } finally {
     srv.close();
   }
