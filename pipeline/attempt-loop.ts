@@ -48,6 +48,8 @@ interface Failed extends AttemptFailure {
   sentWith?: Credential;
   /** The target's translation refused the client's body (no call was made for it). */
   refused?: true;
+  /** A target passed over for capacity: when it may serve again (ms since the epoch), when known. */
+  freeAt?: number;
 }
 
 /** What {@link pickAccount} is given before a target's first account was tried (read only). */
@@ -90,7 +92,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
       ctx.trace.decisions.push({ subject: target.label, verdict: "out", reason: `provider ${target.provider.id} circuit open` });
       const until = deps.health.circuitOpenUntil?.(target.provider.id);
       if (until !== undefined && (firstFreeAt === undefined || until < firstFreeAt)) firstFreeAt = until;
-      const open: Failed = { target, error: circuitOpenError(target, until, deps.clock.now()), classification: { row: "server_error", account: { type: "none" }, loop: "next_target" } };
+      const open: Failed = { target, error: circuitOpenError(target, until, deps.clock.now()), classification: { row: "server_error", account: { type: "none" }, loop: "next_target" }, freeAt: until };
       (skipped ??= []).push(open);
       last ??= open;
       continue;
@@ -119,7 +121,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           const gone = modelGone(target, picked);
           const none = gone ? undefined : noAccountError(target, picked);
           if (none) (unserved ??= []).push({ target, ...none });
-          const failed = gone ?? { target, error: none!.error, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" } };
+          const failed = gone ?? { target, error: none!.error, classification: { row: "client_error", account: { type: "none" }, loop: "next_target" }, freeAt: picked.firstFreeAt };
           if (gone) goneSkipped = true;
           else (skipped ??= []).push(failed);
           last ??= failed;
@@ -247,12 +249,14 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     // take the body, else no target's: the gateway's 503 "No target could serve this request.", as a
     // request whose only target gets no slot in time is answered (never a skipped target's 429 whose
     // Retry-After sends the client back for a 400).
-    if (bodyBuilt) {
-      last = skipped ? firstTaker(ctx, skipped, route.portability) : undefined;
-      // When a skipped target frees up says nothing about the slot a target that takes the body waits for.
-      if (last === undefined) firstFreeAt = undefined;
-    }
-    else if (skipped) last = firstTaker(ctx, skipped, route.portability) ?? last;
+    const taker = skipped ? firstTaker(ctx, skipped, route.portability) : undefined;
+    if (bodyBuilt) last = taker;
+    else last = taker ?? last;
+    // Retry-After is when the target that would take the body frees up, not one that would refuse it
+    // (review26); with none, when a skipped target frees up says nothing about the slot a target that
+    // took the body waits for.
+    if (taker) firstFreeAt = taker.freeAt;
+    else if (bodyBuilt) firstFreeAt = undefined;
   }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
   if (unserved && unserved.length > 1 && last && namesError(unserved, last.error)) err = allUnserved(unserved);

@@ -360,7 +360,7 @@ export class AnthropicTap implements PassthroughTap {
 
   /**
    * The reader's first look at a named event with one data line (SseNamedQuickLook): a name
-   * {@link readEvent} acts on is matched in place ({@link NAMES}) and its data cut out only when read;
+   * {@link readEvent} acts on is matched in place ({@link knownName}) and its data cut out only when read;
    * any other name (a ping, a block's stop) is done with. Takes every one.
    */
   private quickNamed(text: string, nameStart: number, nameEnd: number, start: number, end: number): boolean {

@@ -654,9 +654,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
           await this.store.reportQuotaUse([{ name: "switchyard:probe", windowStart: 0, used: 0 }]);
           this.recovered(asked);
         } catch (err) {
-          // Degraded by a late failure of a statement sent before the last recovery (no line), the
-          // database may really have gone since: this probe was sent after that recovery, so its
-          // failure is an outage of its own, said once (review26).
+          // sent after the last recovery: a failure is an outage of its own, said once (review26)
           this.unavailable(err, asked);
           return;
         }

@@ -4,7 +4,9 @@
  * built it but got no concurrency slot in time (SPEC A-4): the answer is a capacity failure, never the
  * refusal's 400 (a target takes the body), and never the capacity failure of a skipped target that
  * would refuse the body too (its Retry-After would send the client back for a 400: the review of
- * session 37's mixed refusal). Through the real gateway; the slot wait shortened to 300 ms.
+ * session 37's mixed refusal). Through the real gateway; the slot wait shortened to 300 ms. And the
+ * Retry-After of a capacity answer given for a body another target refused is when the target that
+ * would take the body frees up, not an earlier one that would refuse it.
  */
 import { expect, test } from "bun:test";
 import { simpleReply, startFakeUpstream } from "../support/fake-upstream.ts";
@@ -62,6 +64,45 @@ test("a skipped target that would refuse the body too, a refusing one, and one t
     const trace = (await (await fetch(`${gw.url}/admin/api/route-traces/${res.headers.get("x-switchyard-route-id")}`, { headers: { authorization: `Bearer ${gw.app.adminToken}` } })).json()) as { decisions: unknown };
     expect(JSON.stringify(trace.decisions)).toContain("not called; its translation would refuse the body too");
     await reader.cancel();
+  } finally {
+    await gw.stop();
+  }
+}, 60_000);
+
+test("two targets passed over for capacity, the one that frees up first would refuse the body, the other would take it, a third refuses it: the taker's 429 with its own Retry-After", async () => {
+  const fake = await startFakeUpstream();
+  const gw = await startGateway(
+    `
+providers:
+  - { id: a, kind: anthropic, base_url: "{{FAKE}}/a" }
+  - { id: o, kind: openai, base_url: "{{FAKE}}/o/v1" }
+  - { id: c, kind: openai-compatible, base_url: "{{FAKE}}/c/v1" }
+accounts:
+  - { id: a1, provider: a, api_key: env:FAKE_KEY }
+  - { id: o1, provider: o, api_key: env:FAKE_KEY }
+  - { id: c1, provider: c, api_key: env:FAKE_KEY }
+combos:
+  - name: mix
+    targets:
+      - model: a/claude-x
+      - model: o/gpt-x
+      - model: c/gpt-demo
+`,
+    { fake },
+  );
+  const post = (body: Record<string, unknown>) => fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "mix", messages: [{ role: "user", content: "hi" }], ...body }) });
+  try {
+    fake.handle((r) => {
+      if (r.path.startsWith("/a/")) return { status: 429, headers: { "retry-after": "20" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } };
+      if (r.path.startsWith("/o/")) return { status: 429, headers: { "retry-after": "300" }, json: { error: { type: "rate_limit_error", message: "Rate limited" } } };
+      return simpleReply(r.format!, { text: "ok", model: r.model }, r.stream);
+    });
+    expect((await post({})).status).toBe(200); // a cools down for 20 s, o for 300 s; c serves
+    const res = await post({ n: 2 }); // only o (OpenAI itself) takes n: 2
+    const body = (await res.json()) as { error: { message: string } };
+    expect(res.status).toBe(429);
+    expect(body.error.message).toContain("o/gpt-x: cooling down");
+    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(200); // o's, not a's 20 s
   } finally {
     await gw.stop();
   }
