@@ -654,8 +654,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
           await this.store.reportQuotaUse([{ name: "switchyard:probe", windowStart: 0, used: 0 }]);
           this.recovered(asked);
         } catch (err) {
-          // sent after the last recovery: a failure is an outage of its own, said once (review26)
-          this.unavailable(err, asked);
+          this.unavailable(err, asked); // sent after the last recovery: an outage of its own, said once
           return;
         }
       }
