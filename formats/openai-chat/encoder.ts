@@ -11,10 +11,13 @@
  *   token log probabilities; no `logprobs` member otherwise), a refusal block's text → `delta.refusal` (the finish is then `stop`, as
  *   OpenAI ends a refusal, not `content_filter`); thinking → `delta.reasoning_content` (the DeepSeek/LiteLLM vendor field;
  *   judgement, REFERENCE §6.2 step 2: never merged into `content`); a new reasoning summary part is
- *   separated from the previous one by a blank line; a signed thinking block, when it stops, also
- *   goes out whole in one `delta.reasoning_details` entry with its signature tagged, and redacted
- *   thinking as a `reasoning.encrypted` entry (reasoning-details.ts: Chat has no slot of its own, and
- *   the client sends them back);
+ *   separated from the previous one by a blank line; each signed thinking block also goes out whole
+ *   as a `reasoning_details` entry with its signature tagged, and redacted thinking as a
+ *   `reasoning.encrypted` entry (reasoning-details.ts: Chat has no slot of its own, and the client
+ *   sends them back), all entries in stream order in ONE `delta.reasoning_details` just before the
+ *   finish chunk: the openai SDK's stream helper assigns a delta's fields onto the message (a later
+ *   `reasoning_details` delta would replace the array), and a client that concatenates deltas must not
+ *   get an entry twice;
  * - each tool call's `id`, `type` and `function.name` once, in its first fragment with
  *   `arguments: ""`, later fragments only `index` + `function.arguments`; `index` is the tool slot
  *   (0, 1, 2… in output order, whatever the upstream used); a call that got no argument text gets one
@@ -71,8 +74,8 @@ export class ChatEncoder implements StreamEncoder {
   private thinkingBlock = -1;
   private thinkingText = "";
   private thinkingSig: Opaque | undefined;
-  /** `index` of the next `reasoning_details` entry. */
-  private detailIndex = 0;
+  /** The `reasoning_details` entries so far (JSON text, in stream order; `index` = position), sent at the finish. */
+  private readonly details: string[] = [];
   /** Output index of the open refusal block (its text goes to `delta.refusal`), and whether one was sent. */
   private refusalBlock = -1;
   private refusalSent = false;
@@ -95,12 +98,10 @@ export class ChatEncoder implements StreamEncoder {
     this.write(this.head + deltaJson + `,"finish_reason":null}]}\n\n`);
   }
 
-  /** One `reasoning_details` delta for a signed thinking block or redacted thinking (reasoning-details.ts). */
-  private sendDetail(part: ThinkingPart | RedactedThinkingPart): void {
-    const detail = reasoningDetail(part, this.detailIndex);
-    if (!detail) return;
-    this.detailIndex++;
-    this.delta(`{"reasoning_details":[${JSON.stringify(detail)}]}`);
+  /** Keeps the `reasoning_details` entry of a signed thinking block or redacted thinking (reasoning-details.ts) for the finish. */
+  private addDetail(part: ThinkingPart | RedactedThinkingPart): void {
+    const detail = reasoningDetail(part, this.details.length);
+    if (detail) this.details.push(JSON.stringify(detail));
   }
 
   private sendRole(): void {
@@ -136,7 +137,7 @@ export class ChatEncoder implements StreamEncoder {
           this.thinkingText = "";
           this.thinkingSig = undefined;
         } else if (ev.block.type === "redacted_thinking") {
-          this.sendDetail({ type: "redacted_thinking", data: ev.block.data });
+          this.addDetail({ type: "redacted_thinking", data: ev.block.data });
         }
         return;
       case "block_delta": {
@@ -171,7 +172,7 @@ export class ChatEncoder implements StreamEncoder {
             this.delta(`{"tool_calls":[{"index":${this.toolSlot},"function":{"arguments":${JSON.stringify(d.json)}}}]}`);
             return;
           case "signature":
-            // No Chat slot for opaque reasoning state: a thinking block's goes out in `reasoning_details` when it stops.
+            // No Chat slot for opaque reasoning state: a thinking block's goes in `reasoning_details` (sent at the finish).
             if (ev.index === this.thinkingBlock) this.thinkingSig = d.signature;
             return;
         }
@@ -181,7 +182,7 @@ export class ChatEncoder implements StreamEncoder {
         if (this.finished) return;
         if (ev.index === this.thinkingBlock) {
           this.thinkingBlock = -1;
-          if (this.thinkingSig) this.sendDetail({ type: "thinking", text: this.thinkingText, signature: this.thinkingSig });
+          if (this.thinkingSig) this.addDetail({ type: "thinking", text: this.thinkingText, signature: this.thinkingSig });
           this.thinkingText = "";
         }
         if (ev.index === this.toolBlock) {
@@ -192,6 +193,8 @@ export class ChatEncoder implements StreamEncoder {
       case "finish":
         if (this.finished) return;
         if (!this.roleSent) this.sendRole();
+        // All entries in one delta, once: the SDK's stream helper would keep only the last delta's array.
+        if (this.details.length > 0) this.delta(`{"reasoning_details":[${this.details.join(",")}]}`);
         // A provider's refusal explained but not worded as refusal text (Anthropic `stop_details`): the
         // explanation as `delta.refusal`; the finish stays `content_filter` (not `refusalSent`).
         if (ev.reason === "refusal" && ev.explanation !== undefined && !this.refusalSent) this.delta(`{"refusal":${JSON.stringify(ev.explanation)}}`);

@@ -3,7 +3,7 @@
  * rules: "for Chat clients `reasoning_details`/opaque field"). Chat has no slot of its own for a
  * thinking signature, so a translated reply whose thinking is signed (an Anthropic signature, a Gemini
  * thought signature, a Responses `encrypted_content`) also carries, on the assistant message (JSON) or
- * in one delta when the block ends (stream), `reasoning_details: [{type: "reasoning.text", text,
+ * all in one delta just before the finish chunk (stream), `reasoning_details: [{type: "reasoning.text", text,
  * signature, index}]` with the block's whole text and its signature tagged `sy|<family>|…`
  * ({@link OPAQUE_TAG}); redacted thinking is `{type: "reasoning.encrypted", data, index}`. The openai
  * SDK keeps a message's unknown fields (its stream helper assigns a delta's unknown fields onto the

@@ -9,6 +9,7 @@ import { describe, expect, test } from "bun:test";
 import { APIError } from "openai";
 import type { HubEvent } from "../../../formats/hub.ts";
 import { TRUNCATED_ERROR } from "../../../formats/normalize.ts";
+import { parseRequest } from "../../../formats/openai-chat/parse.ts";
 import { manifest, recordedBytes } from "../../support/fixtures.ts";
 import { encodeChat, reencodeChat, sdkChunks, sdkFinalChatCompletion, ssePayloads } from "../../support/openai-chat-helpers.ts";
 
@@ -187,7 +188,7 @@ describe("encoder details", () => {
     expect(done.choices[0].finish_reason).toBe("tool_calls");
   });
 
-  test("thinking → reasoning_content with summary parts separated; each signed block whole, and redacted thinking, in one reasoning_details delta with the state tagged", () => {
+  test("thinking → reasoning_content with summary parts separated; each signed block whole, and redacted thinking, in one reasoning_details delta before the finish with the state tagged", () => {
     const sig = { family: "anthropic" as const, value: "sig" };
     const sse = encodeChat([
       start,
@@ -208,10 +209,45 @@ describe("encoder details", () => {
     expect(deltas.map((d) => d.reasoning_content).filter((x) => x !== undefined).join("")).toBe("First.\n\nSecond.");
     expect(deltas.map((d) => d.content).filter((x) => x).join("")).toBe("Answer");
     expect(deltas.filter((d) => d.reasoning_details).map((d) => d.reasoning_details)).toEqual([
-      [{ type: "reasoning.text", text: "First.\n\nSecond.", signature: "sy|anthropic|sig", index: 0 }],
-      [{ type: "reasoning.encrypted", data: "sy|anthropic|sig", index: 1 }],
+      [
+        { type: "reasoning.text", text: "First.\n\nSecond.", signature: "sy|anthropic|sig", index: 0 },
+        { type: "reasoning.encrypted", data: "sy|anthropic|sig", index: 1 },
+      ],
     ]);
+    // Once, right before the finish chunk.
+    expect(deltas.at(-2).reasoning_details).toBeDefined();
     expect(sse).not.toContain('"sig"'); // never untagged
+  });
+
+  test("signed thinking + redacted thinking + a tool call through the SDK's stream helper: the final message keeps both entries, and the next turn's parse gives both blocks in order", async () => {
+    const sse = encodeChat([
+      start,
+      { type: "block_start", index: 0, block: { type: "thinking" } },
+      { type: "block_delta", index: 0, delta: { type: "thinking", text: "First." } },
+      { type: "block_delta", index: 0, delta: { type: "signature", signature: { family: "anthropic", value: "sig" } } },
+      { type: "block_stop", index: 0 },
+      { type: "block_start", index: 1, block: { type: "redacted_thinking", data: { family: "anthropic", value: "red" } } },
+      { type: "block_stop", index: 1 },
+      { type: "block_start", index: 2, block: { type: "tool_call", id: "call_1", name: "f" } },
+      { type: "block_delta", index: 2, delta: { type: "tool_args", json: '{"a":1}' } },
+      { type: "block_stop", index: 2 },
+      { type: "finish", reason: "tool_use" },
+    ]);
+    const done = await sdkFinalChatCompletion(sse);
+    const message = done.choices[0].message;
+    expect((message as any).reasoning_details).toEqual([
+      { type: "reasoning.text", text: "First.", signature: "sy|anthropic|sig", index: 0 },
+      { type: "reasoning.encrypted", data: "sy|anthropic|red", index: 1 },
+    ]);
+    const next = parseRequest({
+      model: "m",
+      messages: [{ role: "user", content: "q" }, message as never, { role: "tool", tool_call_id: "call_1", content: "r" }],
+    });
+    expect(next.messages[1].content).toEqual([
+      { type: "thinking", text: "First.", signature: { family: "anthropic", value: "sig" } },
+      { type: "redacted_thinking", data: { family: "anthropic", value: "red" } },
+      { type: "tool_call", id: "call_1", name: "f", arguments: '{"a":1}' },
+    ]);
   });
 
   test("reasoning_details: a block's own text (not the blank line before a second block); an unsigned block gets none", () => {
