@@ -117,3 +117,55 @@ test("a rotate (no grace) sent to a stalled database, answered 503, committing w
   await reader.close();
   await s.close();
 }, 90_000);
+
+/** Locks the active row of key `name` (SELECT … FOR UPDATE) on a connection of its own until `release()`. */
+function lockKeyRow(url: string, name: string): { locker: SQL; release(): Promise<void> } {
+  const locker = new SQL(url, { max: 2 });
+  let done: () => void = () => {};
+  const held = new Promise<void>((r) => (done = r));
+  const lock = locker.begin(async (tx) => {
+    await tx`SELECT hash FROM client_keys WHERE name = ${name} AND revoked_at IS NULL FOR UPDATE`;
+    await Promise.race([held, Bun.sleep(10_000)]);
+  });
+  return {
+    locker,
+    async release() {
+      done();
+      await lock.catch(() => {});
+    },
+  };
+}
+
+// A user retries a rotate answered 503: both statements wait on the row (in the order sent), both
+// commit late, the second reading the first's new secret as its old one; the first's undo waits behind
+// the second (so it finds the row rotated again) and the second's undo runs last. Undoing "the
+// columns my statement replaced" put back the first rotate's secret, which nobody was shown: every
+// client got 401 (at once with no grace; with a grace, once it ended).
+for (const grace of [0, 600_000]) {
+  test(`a rotate (grace ${grace} ms) retried after its 503, both committing late: both are undone, the key keeps the secret from before both`, async () => {
+    const url = await pg.database(`rotate_twice_${grace}`);
+    const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: () => {} });
+    const made = await s.createKey("ci");
+    const old = sha256Hex(made.secret);
+    const { locker, release } = lockKeyRow(url, "ci");
+    let first: unknown;
+    let retry: unknown;
+    try {
+      await Bun.sleep(200);
+      first = await thrown(s.rotateKey("ci", grace));
+      retry = await thrown(s.rotateKey("ci", grace));
+    } finally {
+      await release();
+    }
+    expect([(first as StoreError).code, (retry as StoreError).code]).toEqual(["unavailable", "unavailable"]);
+    // both rotates commit, then both undos land; the row then stays as it is
+    await until(async () => (await locker`SELECT hash FROM client_keys WHERE name = 'ci'`)[0]?.hash === old, 5_000, "the first secret's hash back in the row", 100);
+    await Bun.sleep(1_000);
+    const [row] = await locker`SELECT hash, prev_hash, prev_until, rotated_at FROM client_keys WHERE name = 'ci'`;
+    expect(row).toEqual({ hash: old, prev_hash: null, prev_until: null, rotated_at: null });
+    await s.refreshKeys();
+    expect(s.lookup(made.secret)?.name).toBe("ci");
+    await locker.close();
+    await s.close();
+  }, 60_000);
+}

@@ -11,6 +11,7 @@ import { changedLimits, checkGrace, checkLimits, checkName, checkScopes, checkTa
 import { generateKeySecret, keyPrefix, sha256Hex } from "../secrets.ts";
 import { type CreatedKey, type KeyChange, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { PgContext } from "./db.ts";
+import { UndoneRotates } from "./undo-rotates.ts";
 import { num, numOrNull } from "./values.ts";
 
 /** What `rotateKey`'s statement returns besides the row: the secret columns as they were before it. */
@@ -27,6 +28,10 @@ export class PgKeys extends CachedKeys implements KeyStore {
   /** Key re-reads started / the newest one applied (see `reloadKeys`). */
   private reloadSeq = 0;
   private appliedSeq = 0;
+  /** Rotates of this instance that committed after their 503 (see `rotateKey`). */
+  private readonly undoneRotates = new UndoneRotates();
+  /** Names whose create committed after its 503 and whose undo has not landed yet. */
+  private readonly lateCreates = new Set<string>();
 
   constructor(private readonly ctx: PgContext) {
     super(() => ctx.now());
@@ -54,7 +59,10 @@ export class PgKeys extends CachedKeys implements KeyStore {
           // One at a time per name (two instances creating the same name at once: the second sees the first).
           await tx`SELECT pg_advisory_xact_lock(hashtext(${"client_key:" + n}))`;
           const [row] = await tx`SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL)::int AS active, MAX(generation) AS generation FROM client_keys WHERE name = ${n}`;
-          if (Number(row?.active ?? 0) > 0) throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
+          if (Number(row?.active ?? 0) > 0) {
+            const late = this.lateCreates.has(n) ? ` (it may be a create of that name answered "not done" whose late write is being undone: try again in a few seconds)` : "";
+            throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists${late}`);
+          }
           // A name's first stored key is generation 1 (FIRST_STORED_GENERATION): never counted under the
           // bare name, which a config key of that name may have counted under. A revoked key's row stays
           // (its dates in `keys list`); the new key is the next generation, its own row.
@@ -66,7 +74,13 @@ export class PgKeys extends CachedKeys implements KeyStore {
       // Committed after the caller was told "the database cannot be reached, so this was not done" (a
       // stalled or slow database): nobody was shown its secret, so the key goes (else nobody could use
       // it and creating it again would be refused as a duplicate name).
-      () => this.undoLate((sql) => sql`DELETE FROM client_keys WHERE name = ${n} AND hash = ${hash}`),
+      () => {
+        this.lateCreates.add(n);
+        this.undoLate(
+          (sql) => sql`DELETE FROM client_keys WHERE name = ${n} AND hash = ${hash}`,
+          () => this.lateCreates.delete(n),
+        );
+      },
     );
     await this.reloadKeys();
     this.ctx.announce("keys");
@@ -138,13 +152,21 @@ export class PgKeys extends CachedKeys implements KeyStore {
                    RETURNING c.name, c.scopes, c.tag, c.created_at, c.limits, c.generation,
                              old.hash AS old_hash, old.prev_hash AS old_prev_hash, old.prev_until AS old_prev_until, old.prefix AS old_prefix, old.rotated_at AS old_rotated_at`,
       // Committed after the caller was told "the database cannot be reached, so this was not done": nobody
-      // was shown the new secret, so the old one is put back (unless the key was rotated again since).
+      // was shown the new secret, so the secret before is put back. A retried rotate may have committed
+      // late too, after this one (reading this one's secret as its old one), and the undos may land in
+      // any order: each reads the row and undoes every late rotate recorded (undo-rotates.ts).
       (late) => {
         const was = (late as Array<RotatedRow & PriorSecret>)[0];
         if (!was) return;
-        this.undoLate(
-          (sql) => sql`UPDATE client_keys SET hash = ${was.old_hash}, prev_hash = ${was.old_prev_hash}, prev_until = ${was.old_prev_until}, prefix = ${was.old_prefix}, rotated_at = ${was.old_rotated_at}
-                       WHERE name = ${was.name} AND generation = ${was.generation} AND hash = ${hash}`,
+        this.undoneRotates.add(hash, { hash: was.old_hash, prev_hash: was.old_prev_hash, prev_until: was.old_prev_until, prefix: was.old_prefix, rotated_at: was.old_rotated_at });
+        this.undoLate((sql) =>
+          sql.begin(async (tx) => {
+            const [now] = await tx`SELECT hash, prev_hash, prev_until, prefix, rotated_at FROM client_keys WHERE name = ${was.name} AND generation = ${was.generation} FOR UPDATE`;
+            const to = now ? this.undoneRotates.undone(now) : undefined;
+            if (!to) return;
+            await tx`UPDATE client_keys SET hash = ${to.hash}, prev_hash = ${to.prev_hash}, prev_until = ${to.prev_until}, prefix = ${to.prefix}, rotated_at = ${to.rotated_at}
+                     WHERE name = ${was.name} AND generation = ${was.generation}`;
+          }),
         );
       },
     );
@@ -192,11 +214,12 @@ export class PgKeys extends CachedKeys implements KeyStore {
   /**
    * Undoes a key change that committed after its caller was told it was not done (see `PgContext.read`):
    * `fn` is written through (kept and replayed while the database is away), then this instance's key
-   * cache is re-read; other instances hear "keys". Never throws.
+   * cache is re-read; other instances hear "keys". `written` runs once it is written or kept. Never throws.
    */
-  private undoLate(fn: (sql: SQL) => Promise<unknown>): void {
+  private undoLate(fn: (sql: SQL) => Promise<unknown>, written: () => void = () => {}): void {
     void this.ctx
       .write("keys", fn)
+      .finally(written)
       .then(() => this.reloadKeys())
       .catch(() => {});
   }

@@ -1,0 +1,49 @@
+/**
+ * The undo of rotates that committed after their 503 (src/store/postgres/undo-rotates.ts), in every
+ * order: a rotate retried after its 503 reads the first one's secret as its old one; each undo reads the
+ * row as it is when it runs. Whatever the order, the row ends with the secret from before both (and a
+ * rotate shown in between keeps, as its previous secret, the one the clients hold).
+ */
+import { expect, test } from "bun:test";
+import { type SecretColumns, UndoneRotates } from "../../src/store/postgres/undo-rotates.ts";
+
+const start: SecretColumns = { hash: "h0", prev_hash: null, prev_until: null, prefix: "p0", rotated_at: null };
+
+/** The row after a rotate to `hash` (with a grace: the secret before stays until 1000). */
+function rotate(row: SecretColumns, hash: string, grace: boolean): SecretColumns {
+  return { hash, prev_hash: grace ? row.hash : null, prev_until: grace ? 1000 : null, prefix: "p-" + hash, rotated_at: 1 };
+}
+
+for (const grace of [false, true]) {
+  for (const order of [
+    ["r1", "r2", "u1", "u2"],
+    ["r1", "r2", "u2", "u1"],
+    ["r1", "u1", "r2", "u2"],
+  ]) {
+    test(`two late rotates (grace ${grace}), steps ${order.join(" ")}: the first secret is back, nothing of either rotate left`, () => {
+      const undone = new UndoneRotates();
+      let row = start;
+      const before: Record<string, SecretColumns> = {};
+      for (const step of order) {
+        if (step[0] === "r") {
+          // the rotate commits (late), recorded at once with what it replaced
+          before[step] = row;
+          row = rotate(row, "h" + step[1], grace);
+          undone.add("h" + step[1], before[step]!);
+        } else {
+          row = undone.undone(row) ?? row;
+        }
+      }
+      expect(row).toEqual(start);
+    });
+  }
+
+  test(`a late rotate, then one shown (grace ${grace}), then the late one's undo: the shown secret stays, its previous secret is the one the clients held`, () => {
+    const undone = new UndoneRotates();
+    const late = rotate(start, "h1", true);
+    undone.add("h1", start);
+    const shown = rotate(late, "h2", grace);
+    const row = undone.undone(shown) ?? shown;
+    expect(row).toEqual({ ...shown, prev_hash: grace ? "h0" : null });
+  });
+}
