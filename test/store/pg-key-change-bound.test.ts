@@ -118,17 +118,24 @@ test("a rotate (no grace) sent to a stalled database, answered 503, committing w
   await s.close();
 }, 90_000);
 
-/** Locks the active row of key `name` (SELECT … FOR UPDATE) on a connection of its own until `release()`. */
-function lockKeyRow(url: string, name: string): { locker: SQL; release(): Promise<void> } {
+/**
+ * Locks the active row of key `name` (SELECT … FOR UPDATE) on a connection of its own until `release()`;
+ * `locked` resolves once the lock is held.
+ */
+function lockKeyRow(url: string, name: string): { locker: SQL; locked: Promise<void>; release(): Promise<void> } {
   const locker = new SQL(url, { max: 2 });
   let done: () => void = () => {};
+  let isLocked: () => void = () => {};
   const held = new Promise<void>((r) => (done = r));
+  const locked = new Promise<void>((r) => (isLocked = r));
   const lock = locker.begin(async (tx) => {
     await tx`SELECT hash FROM client_keys WHERE name = ${name} AND revoked_at IS NULL FOR UPDATE`;
+    isLocked();
     await Promise.race([held, Bun.sleep(10_000)]);
   });
   return {
     locker,
+    locked,
     async release() {
       done();
       await lock.catch(() => {});
@@ -147,11 +154,11 @@ for (const grace of [0, 600_000]) {
     const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: () => {} });
     const made = await s.createKey("ci");
     const old = sha256Hex(made.secret);
-    const { locker, release } = lockKeyRow(url, "ci");
+    const { locker, locked, release } = lockKeyRow(url, "ci");
     let first: unknown;
     let retry: unknown;
     try {
-      await Bun.sleep(200);
+      await locked;
       first = await thrown(s.rotateKey("ci", grace));
       retry = await thrown(s.rotateKey("ci", grace));
     } finally {
