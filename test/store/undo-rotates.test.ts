@@ -15,21 +15,26 @@ function rotate(row: SecretColumns, hash: string, grace: boolean): SecretColumns
 }
 
 for (const grace of [false, true]) {
+  // cN: rotate N commits (late); aN: its late answer reaches the store, which records it and sends its
+  // undo; uN: that undo runs (each after its own aN; the row lock orders them with the commits)
   for (const order of [
-    ["r1", "r2", "u1", "u2"],
-    ["r1", "r2", "u2", "u1"],
-    ["r1", "u1", "r2", "u2"],
+    ["c1", "a1", "c2", "a2", "u1", "u2"],
+    ["c1", "a1", "c2", "a2", "u2", "u1"],
+    ["c1", "a1", "c2", "u1", "a2", "u2"],
+    ["c1", "a1", "u1", "c2", "a2", "u2"],
+    ["c1", "c2", "a2", "u2", "a1", "u1"],
   ]) {
     test(`two late rotates (grace ${grace}), steps ${order.join(" ")}: the first secret is back, nothing of either rotate left`, () => {
       const undone = new UndoneRotates();
       let row = start;
       const before: Record<string, SecretColumns> = {};
       for (const step of order) {
-        if (step[0] === "r") {
-          // the rotate commits (late), recorded at once with what it replaced
-          before[step] = row;
-          row = rotate(row, "h" + step[1], grace);
-          undone.add("h" + step[1], before[step]!);
+        const n = step[1]!;
+        if (step[0] === "c") {
+          before[n] = row;
+          row = rotate(row, "h" + n, grace);
+        } else if (step[0] === "a") {
+          undone.add("h" + n, before[n]!);
         } else {
           row = undone.undone(row) ?? row;
         }
