@@ -5,7 +5,9 @@
  * secret is refused, a created key whose name a retry is refused). Held by a table lock past the bound,
  * then the lock goes and the statement commits: the change is undone, so "not done" stays true. With
  * the database stalled (its processes paused), the rotate's statement commits when it is resumed,
- * while the instance counts it as away: the undo is kept and written when the database is back.
+ * while the instance counts it as away: the undo is kept and written when the database is back. A user
+ * retrying: a second rotate committing late after the first is undone too (the secret from before both
+ * comes back), and a second create while the first's undo is on its way is refused saying so.
  */
 import { expect, test } from "bun:test";
 import { SQL } from "bun";
@@ -176,3 +178,34 @@ for (const grace of [0, 600_000]) {
     await s.close();
   }, 60_000);
 }
+
+test("a create retried while the late write of the first (answered 503) is still being undone is refused saying so: try again in a few seconds", async () => {
+  const url = await pg.database("create_twice");
+  const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 1_500, onError: () => {} });
+  // the undo's DELETE waits while the test holds advisory lock 4242 (a trigger takes it)
+  const holder = new SQL(url, { max: 1 });
+  await holder.unsafe(`CREATE FUNCTION hold_delete() RETURNS trigger AS $$ BEGIN PERFORM pg_advisory_xact_lock(4242); RETURN OLD; END $$ LANGUAGE plpgsql;
+                       CREATE TRIGGER hold_delete BEFORE DELETE ON client_keys FOR EACH ROW EXECUTE FUNCTION hold_delete();`);
+  await holder`SELECT pg_advisory_lock(4242)`;
+  const { locker, release } = lockKeys(url);
+  let err: unknown;
+  try {
+    await Bun.sleep(200);
+    err = await thrown(s.createKey("laptop"));
+  } finally {
+    await release();
+  }
+  expect((err as StoreError).code).toBe("unavailable");
+  await until(async () => (await locker`SELECT count(*)::int AS n FROM client_keys WHERE name = 'laptop'`)[0]?.n === 1, 5_000, "the late create committed", 20);
+  const dup = await thrown(s.createKey("laptop"));
+  expect((dup as StoreError).code).toBe("conflict");
+  expect((dup as StoreError).message).toContain("this is its late write, being undone: try again in a few seconds");
+  await holder`SELECT pg_advisory_unlock(4242)`;
+  await until(async () => (await locker`SELECT count(*)::int AS n FROM client_keys WHERE name = 'laptop'`)[0]?.n === 0, 20_000, "no row named laptop", 100);
+  await until(() => s.health(), 20_000, "the store to count the database as reachable", 100);
+  const again = await s.createKey("laptop");
+  expect(s.lookup(again.secret)?.name).toBe("laptop");
+  await holder.close();
+  await locker.close();
+  await s.close();
+}, 60_000);

@@ -60,7 +60,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
           await tx`SELECT pg_advisory_xact_lock(hashtext(${"client_key:" + n}))`;
           const [row] = await tx`SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL)::int AS active, MAX(generation) AS generation FROM client_keys WHERE name = ${n}`;
           if (Number(row?.active ?? 0) > 0) {
-            const late = this.lateCreates.has(n) ? ` (it may be a create of that name answered "not done" whose late write is being undone: try again in a few seconds)` : "";
+            const late = this.lateCreates.has(n) ? ` (if a create of that name was just answered "not done", this is its late write, being undone: try again in a few seconds)` : "";
             throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists${late}`);
           }
           // A name's first stored key is generation 1 (FIRST_STORED_GENERATION): never counted under the
