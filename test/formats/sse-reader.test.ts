@@ -78,6 +78,17 @@ describe("SseReader decodes reads as one UTF-8 stream", () => {
  * the quick look saw them) are the parser's for the whole stream.
  */
 describe("SseReader's own splitter reads as eventsource-parser does", () => {
+  /** `text` cut into reads of random length (half 1–5 characters, half 1–400), as a socket may hand them. */
+  function randomReads(text: string, next: (n: number) => number): string[] {
+    const reads: string[] = [];
+    for (let at = 0; at < text.length; ) {
+      const len = 1 + next(next(2) === 0 ? 5 : 400);
+      reads.push(text.slice(at, at + len));
+      at += len;
+    }
+    return reads;
+  }
+
   /** A deterministic generator (the same streams every run). */
   function rng(seed: number) {
     let x = seed >>> 0 || 1;
@@ -146,12 +157,7 @@ describe("SseReader's own splitter reads as eventsource-parser does", () => {
       const want = reference(text);
       expect(readText([text], false)).toEqual(want);
       expect(readText([text], true)).toEqual(want);
-      const reads: string[] = [];
-      for (let at = 0; at < text.length; ) {
-        const len = 1 + next(next(2) === 0 ? 5 : 400);
-        reads.push(text.slice(at, at + len));
-        at += len;
-      }
+      const reads = randomReads(text, next);
       expect(readText(reads, true)).toEqual(want);
     }
   });
@@ -167,12 +173,7 @@ describe("SseReader's own splitter reads as eventsource-parser does", () => {
       const want = reference(text);
       expect(readText([text], false)).toEqual(want);
       expect(readText([text], true)).toEqual(want);
-      const reads: string[] = [];
-      for (let at = 0; at < text.length; ) {
-        const len = 1 + next(next(2) === 0 ? 5 : 400);
-        reads.push(text.slice(at, at + len));
-        at += len;
-      }
+      const reads = randomReads(text, next);
       expect(readText(reads, true)).toEqual(want);
       expect(readText(reads, false)).toEqual(want);
     }
