@@ -225,6 +225,8 @@ export function TimeChart({ times, series, height = 200, bucketMs }: { times: nu
       width,
       height,
       legend: { live: true },
+      // room on the right for half a time label: a tick at the chart's right edge ("10:25 PM") was cut
+      padding: [null, 32, null, null],
       cursor: { drag: { x: false, y: false } },
       // Bars side by side stand beside their bucket's time: half a bucket more at each end keeps the first's and the last's in the chart.
       scales: { x: pair && times.length > 1 ? { time: true, range: (_u, min, max) => [min - (times[1]! - times[0]!) / 2000, max + (times[1]! - times[0]!) / 2000] } : { time: true } },
