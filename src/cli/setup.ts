@@ -38,7 +38,8 @@
  * else the placeholder `switchyard` (enough from loopback while `require_api_key` is off).
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
-import { describeFailure, jsonFailure, tomlFailure } from "./parse-position.ts";
+import { describeFailure, tomlFailure } from "./parse-position.ts";
+import { editJson, isObj, parseJsonFile } from "./edit-json.ts";
 import { dirname, join } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { CODEX_PROVIDER_ID, codexProviderTable } from "../codex-provider.ts";
@@ -222,82 +223,6 @@ function readText(path: string): string | undefined {
   return existsSync(path) ? readFileSync(path, "utf8") : undefined;
 }
 
-type Obj = Record<string, unknown>;
-const isObj = (x: unknown): x is Obj => typeof x === "object" && x !== null && !Array.isArray(x);
-
-/**
- * `text` with its `//` and `/* … *\/` comments outside strings blanked (newlines kept), as Gemini CLI
- * reads its settings.json (strip-json-comments, Gemini CLI 0.61's settings loader).
- */
-export function stripJsonComments(text: string): string {
-  let out = "";
-  let i = 0;
-  while (i < text.length) {
-    const c = text[i];
-    if (c === '"') {
-      let j = i + 1;
-      while (j < text.length && text[j] !== '"') j += text[j] === "\\" ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j + 1;
-    } else if (c === "/" && text[i + 1] === "/") {
-      // blanked, not cut: what follows keeps its column for an error's position (parse-position.ts)
-      const start = i;
-      while (i < text.length && text[i] !== "\n") i++;
-      out += " ".repeat(i - start);
-    } else if (c === "/" && text[i + 1] === "*") {
-      const end = text.indexOf("*/", i + 2);
-      const stop = end < 0 ? text.length : end + 2;
-      out += text.slice(i, stop).replace(/[^\n]/g, " ");
-      i = stop;
-    } else {
-      out += c;
-      i++;
-    }
-  }
-  return out;
-}
-
-/** The JSON object in `text` (empty for no file); with `comments`, read as JSON with comments (Gemini CLI's settings.json). */
-function parseJsonFile(path: string, text: string | undefined, comments = false): Obj {
-  if (text === undefined || text.trim() === "") return {};
-  let v: unknown;
-  const json = comments ? stripJsonComments(text) : text;
-  try {
-    v = JSON.parse(json);
-  } catch {
-    const where = jsonFailure(json);
-    throw new Error(`${path} is not valid JSON${comments ? " (comments aside)" : ""}${where ? ` at ${describeFailure(where)}` : ""}; nothing was written: fix or move it, then run setup again`);
-  }
-  if (!isObj(v)) throw new Error(`${path} does not hold a JSON object`);
-  return v;
-}
-
-/** Sets `obj.a.b.c = value`, creating objects on the way; refuses to replace a non-object. Answers whether the value changed. */
-function setPath(path: string, obj: Obj, keys: string[], value: unknown): boolean {
-  let cur = obj;
-  for (const k of keys.slice(0, -1)) {
-    const next = cur[k];
-    if (next === undefined) cur[k] = {};
-    else if (!isObj(next)) throw new Error(`${path}: ${keys.join(".")} cannot be set because ${k} is not an object`);
-    cur = cur[k] as Obj;
-  }
-  const changed = JSON.stringify(cur[keys.at(-1)!]) !== JSON.stringify(value);
-  cur[keys.at(-1)!] = value;
-  return changed;
-}
-
-/**
- * JSON file with `sets` applied (other members untouched), formatted with two spaces; the file as it
- * was when every value is already set (its own formatting, and comments, kept). With `comments` the
- * file may hold comments (Gemini CLI's settings.json): a rewrite leaves them out, and `dropped` says so.
- */
-function editJson(path: string, before: string | undefined, sets: Array<[string[], unknown]>, comments = false): { after: string; dropped: boolean } {
-  const obj = parseJsonFile(path, before, comments);
-  let changed = before === undefined || before.trim() === "";
-  for (const [keys, value] of sets) if (setPath(path, obj, keys, value)) changed = true;
-  if (!changed) return { after: before!, dropped: false };
-  return { after: JSON.stringify(obj, null, 2) + "\n", dropped: comments && before !== undefined && stripJsonComments(before) !== before };
-}
 
 // ---------------------------------------------------------------------------------------------
 // .env (KEY=value lines)
@@ -420,7 +345,7 @@ function claudeCode(o: SetupOptions): FileChange[] {
   const sets: Array<[string[], unknown]> = env.map(([k, v]) => [["env", k], v]);
   const claudeId = m ? claudeModelBehind(m.id) : undefined;
   if (claudeId !== undefined) sets.push([["modelOverrides", claudeId], m!.id]);
-  return [{ path, before, after: editJson(path, before, sets).after, keys: sets.map(([k]) => k.join(".")) }];
+  return [{ path, before, after: editJson(path, before, sets), keys: sets.map(([k]) => k.join(".")) }];
 }
 
 function codex(o: SetupOptions): FileChange[] {
@@ -475,17 +400,16 @@ function gemini(o: SetupOptions): FileChange[] {
     const overrides = isObj(existing) ? existing.customOverrides : undefined;
     sets.push([["modelConfigs", "customOverrides"], geminiUtilityOverrides(overrides, utility, settingsPath)]);
   }
-  // Gemini CLI reads its settings.json with comments (strip-json-comments): so does setup. A rewrite
-  // cannot keep them: the backup has them, and a note says so.
+  // Gemini CLI reads its settings.json with comments (strip-json-comments): so does setup, and its
+  // edit keeps them.
   const settings = editJson(settingsPath, settingsBefore, sets, true);
   return [
     { path: envPath, before: envBefore, after: editDotenv(envBefore, env), keys: env.map(([k]) => k) },
     {
       path: settingsPath,
       before: settingsBefore,
-      after: settings.after,
+      after: settings,
       keys: sets.map(([k]) => k.join(".")),
-      ...(settings.dropped ? { note: `note: ${settingsPath} held comments (Gemini CLI allows them); setup's rewrite leaves them out: they are in its backup (printed below)` } : {}),
     },
   ];
 }

@@ -433,7 +433,8 @@ experimental_bearer_token = "${KEY}"
       const proc = Bun.spawn(["bun", MAIN, "setup", "gemini", "--model", "fast", "--dry-run", "--data-dir", demo.dataDir], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
       const [stdout, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
       expect(code).toBe(0);
-      expect(stdout.split("\n")).toContain("-  // hi \\u001b]0;pwned\\u0007 \\u202eyrt");
+      // the comment is kept (an unchanged line of the diff), its control characters shown escaped
+      expect(stdout.split("\n")).toContain("   // hi \\u001b]0;pwned\\u0007 \\u202eyrt");
       expect(stdout).not.toMatch(/[\u001b\u0007\u202e]/);
       expect(stdout.split("\n")).toContain('-  "theme": "dark"'); // its own lines kept
     } finally {
