@@ -16,27 +16,9 @@ import { stallPostgres } from "../support/stall-postgres.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { StoreError } from "../../src/store/types.ts";
 import { until } from "../support/until.ts";
-import { postgresForFile } from "./helpers.ts";
+import { lockTable, postgresForFile } from "./helpers.ts";
 
 const pg = postgresForFile();
-
-/** Locks `client_keys` on a connection of its own until `release()` (at the latest after 5 s). */
-function lockKeys(url: string): { locker: SQL; release(): Promise<void> } {
-  const locker = new SQL(url, { max: 2 });
-  let done: () => void = () => {};
-  const held = new Promise<void>((r) => (done = r));
-  const lock = locker.begin(async (tx) => {
-    await tx`LOCK TABLE client_keys IN ACCESS EXCLUSIVE MODE`;
-    await Promise.race([held, Bun.sleep(5_000)]);
-  });
-  return {
-    locker,
-    async release() {
-      done();
-      await lock.catch(() => {});
-    },
-  };
-}
 
 /** What the call threw (undefined when it resolved). */
 async function thrown(p: Promise<unknown>): Promise<unknown> {
@@ -46,18 +28,25 @@ async function thrown(p: Promise<unknown>): Promise<unknown> {
   );
 }
 
+/**
+ * What `call()` threw (undefined when it resolved), called once `client_keys` is locked on a connection
+ * of `db` (so its statement waits on the lock past the store's bound); the lock goes once it settled.
+ */
+async function thrownWhileKeysLocked(db: SQL, call: () => Promise<unknown>): Promise<unknown> {
+  const lock = await lockTable(db, "client_keys");
+  try {
+    return await thrown(call());
+  } finally {
+    await lock.release();
+  }
+}
+
 test("a rotate (no grace) unanswered within the bound and committed later is undone: the old secret is still accepted, here and in the database", async () => {
   const url = await pg.database("rotate_late");
   const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: () => {} });
   const made = await s.createKey("ci");
-  const { locker, release } = lockKeys(url);
-  let err: unknown;
-  try {
-    await Bun.sleep(200);
-    err = await thrown(s.rotateKey("ci", 0));
-  } finally {
-    await release();
-  }
+  const locker = new SQL(url, { max: 2 });
+  const err = await thrownWhileKeysLocked(locker, () => s.rotateKey("ci", 0));
   expect(err).toBeInstanceOf(StoreError);
   expect((err as StoreError).code).toBe("unavailable");
   // the statement commits once the lock goes; its undo follows
@@ -78,14 +67,8 @@ test("a rotate (no grace) unanswered within the bound and committed later is und
 test("a create unanswered within the bound and committed later is undone: no key of that name is left, and creating it again works", async () => {
   const url = await pg.database("create_late");
   const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: () => {} });
-  const { locker, release } = lockKeys(url);
-  let err: unknown;
-  try {
-    await Bun.sleep(200);
-    err = await thrown(s.createKey("laptop"));
-  } finally {
-    await release();
-  }
+  const locker = new SQL(url, { max: 2 });
+  const err = await thrownWhileKeysLocked(locker, () => s.createKey("laptop"));
   expect(err).toBeInstanceOf(StoreError);
   expect((err as StoreError).code).toBe("unavailable");
   await Bun.sleep(300);
@@ -187,14 +170,8 @@ test("a create retried while the late write of the first (answered 503) is still
   await holder.unsafe(`CREATE FUNCTION hold_delete() RETURNS trigger AS $$ BEGIN PERFORM pg_advisory_xact_lock(4242); RETURN OLD; END $$ LANGUAGE plpgsql;
                        CREATE TRIGGER hold_delete BEFORE DELETE ON client_keys FOR EACH ROW EXECUTE FUNCTION hold_delete();`);
   await holder`SELECT pg_advisory_lock(4242)`;
-  const { locker, release } = lockKeys(url);
-  let err: unknown;
-  try {
-    await Bun.sleep(200);
-    err = await thrown(s.createKey("laptop"));
-  } finally {
-    await release();
-  }
+  const locker = new SQL(url, { max: 2 });
+  const err = await thrownWhileKeysLocked(locker, () => s.createKey("laptop"));
   expect((err as StoreError).code).toBe("unavailable");
   await until(async () => (await locker`SELECT count(*)::int AS n FROM client_keys WHERE name = 'laptop'`)[0]?.n === 1, 5_000, "the late create committed", 20);
   const dup = await thrown(s.createKey("laptop"));
