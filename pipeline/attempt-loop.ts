@@ -249,13 +249,14 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     // take the body, else no target's: the gateway's 503 "No target could serve this request.", as a
     // request whose only target gets no slot in time is answered (never a skipped target's 429 whose
     // Retry-After sends the client back for a 400).
-    const taker = skipped ? firstTaker(ctx, skipped, route.portability) : undefined;
+    const takers = skipped ? takersOf(ctx, skipped, route.portability) : undefined;
+    const taker = takers?.[0];
     if (bodyBuilt) last = taker;
     else last = taker ?? last;
-    // Retry-After is when the target that would take the body frees up, not one that would refuse it
-    // (review26); with none, when a skipped target frees up says nothing about the slot a target that
-    // took the body waits for.
-    if (taker) firstFreeAt = taker.freeAt;
+    // Retry-After is when the first of the targets that would take the body frees up, not one that
+    // would refuse it; with none, when a skipped target frees up says nothing about the slot a target
+    // that took the body waits for.
+    if (takers) firstFreeAt = earliestFreeAt(takers);
     else if (bodyBuilt) firstFreeAt = undefined;
   }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
@@ -320,17 +321,25 @@ function namesError(unserved: readonly Unserved[], error: HubError): boolean {
 }
 
 /**
- * The first of the targets passed over for capacity (`skipped`, in the order tried) whose translation
- * builds the request's body, i.e. that would have taken it had it been free; undefined when each would
- * refuse it too (each such target gets a trace decision saying so). No call is made.
+ * The targets passed over for capacity (`skipped`, in the order tried) whose translation builds the
+ * request's body, i.e. that would have taken it had they been free; undefined when each would refuse it
+ * too (each such target gets a trace decision saying so). No call is made.
  */
-function firstTaker(ctx: RequestContext, skipped: readonly Failed[], portability: AttemptRoute["portability"]): Failed | undefined {
+function takersOf(ctx: RequestContext, skipped: readonly Failed[], portability: AttemptRoute["portability"]): Failed[] | undefined {
+  let takers: Failed[] | undefined;
   for (const s of skipped) {
     const built = translate(ctx, s.target!, portability);
-    if (!("kind" in built)) return s;
-    ctx.trace.decisions.push({ subject: s.target!.label, verdict: "out", reason: `not called; its translation would refuse the body too: ${built.message}` });
+    if (!("kind" in built)) (takers ??= []).push(s);
+    else ctx.trace.decisions.push({ subject: s.target!.label, verdict: "out", reason: `not called; its translation would refuse the body too: ${built.message}` });
   }
-  return undefined;
+  return takers;
+}
+
+/** The earliest `freeAt` (epoch ms) of `failed`, undefined when none says when it frees up. */
+function earliestFreeAt(failed: readonly Failed[]): number | undefined {
+  let at: number | undefined;
+  for (const f of failed) if (f.freeAt !== undefined && (at === undefined || f.freeAt < at)) at = f.freeAt;
+  return at;
 }
 
 /** A refresh's token-endpoint calls for the route trace, their start in ms after the request's (`startedAt`). */

@@ -5,8 +5,8 @@
  * refusal's 400 (a target takes the body), and never the capacity failure of a skipped target that
  * would refuse the body too (its Retry-After would send the client back for a 400: the review of
  * session 37's mixed refusal). Through the real gateway; the slot wait shortened to 300 ms. And the
- * Retry-After of a capacity answer given for a body another target refused is when the target that
- * would take the body frees up, not an earlier one that would refuse it.
+ * Retry-After of a capacity answer given for a body another target refused is when the first of the
+ * targets that would take the body frees up, not an earlier one that would refuse it.
  */
 import { expect, test } from "bun:test";
 import { simpleReply, startFakeUpstream } from "../support/fake-upstream.ts";
@@ -103,6 +103,49 @@ combos:
     expect(res.status).toBe(429);
     expect(body.error.message).toContain("o/gpt-x: cooling down");
     expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(200); // o's, not a's 20 s
+  } finally {
+    await gw.stop();
+  }
+}, 60_000);
+
+test("two targets passed over for capacity that would both take the body (the first frees up in 300 s, the second in 20 s), a third refuses it: Retry-After is the earlier of the two", async () => {
+  // review27: the first taker's 300 s was sent, though the second takes the body 280 s sooner.
+  const fake = await startFakeUpstream();
+  const gw = await startGateway(
+    `
+providers:
+  - { id: o, kind: openai, base_url: "{{FAKE}}/o/v1" }
+  - { id: p, kind: openai, base_url: "{{FAKE}}/p/v1" }
+  - { id: c, kind: openai-compatible, base_url: "{{FAKE}}/c/v1" }
+accounts:
+  - { id: o1, provider: o, api_key: env:FAKE_KEY }
+  - { id: p1, provider: p, api_key: env:FAKE_KEY }
+  - { id: c1, provider: c, api_key: env:FAKE_KEY }
+combos:
+  - name: mix
+    targets:
+      - model: o/gpt-x
+      - model: p/gpt-x
+      - model: c/gpt-demo
+`,
+    { fake },
+  );
+  const post = (body: Record<string, unknown>) => fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "mix", messages: [{ role: "user", content: "hi" }], ...body }) });
+  try {
+    fake.handle((r) => {
+      if (r.path.startsWith("/o/")) return { status: 429, headers: { "retry-after": "300" }, json: { error: { type: "rate_limit_error", message: "Rate limited" } } };
+      if (r.path.startsWith("/p/")) return { status: 429, headers: { "retry-after": "20" }, json: { error: { type: "rate_limit_error", message: "Rate limited" } } };
+      return simpleReply(r.format!, { text: "ok", model: r.model }, r.stream);
+    });
+    expect((await post({})).status).toBe(200); // o cools down for 300 s, p for 20 s; c serves
+    const res = await post({ n: 2 }); // o and p (OpenAI itself) take n: 2, c refuses it
+    const body = (await res.json()) as { error: { message: string } };
+    expect(res.status).toBe(429);
+    expect(body.error.message).toContain("o/gpt-x: cooling down");
+    expect(body.error.message).toContain("p/gpt-x: cooling down");
+    const after = Number(res.headers.get("retry-after"));
+    expect(after).toBeGreaterThan(0);
+    expect(after).toBeLessThanOrEqual(20); // p's, not o's 300 s
   } finally {
     await gw.stop();
   }
