@@ -52,3 +52,16 @@ for (const grace of [false, true]) {
     expect(row).toEqual({ ...shown, prev_hash: grace ? "h0" : null });
   });
 }
+
+test("two late rotates (c1 a1 c2 u1 a2), then one shown with a grace, then the second's undo: the shown one's previous secret walks back through both to the one the clients held", () => {
+  // review27: only the first step of that walk back was tested (a `break` after it passed every test).
+  const undone = new UndoneRotates();
+  const r1 = rotate(start, "h1", true);
+  undone.add("h1", start); // c1 a1
+  let row = rotate(r1, "h2", true); // c2
+  row = undone.undone(row) ?? row; // u1
+  undone.add("h2", r1); // a2
+  const shown = rotate(row, "h3", true);
+  row = undone.undone(shown) ?? shown; // u2
+  expect(row).toEqual({ ...shown, prev_hash: "h0" });
+});
