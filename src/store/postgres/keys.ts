@@ -7,7 +7,7 @@ import type { SQL } from "bun";
 import { FIRST_STORED_GENERATION, keyIdFor } from "../../../pipeline/index.ts";
 import type { KeyLimits } from "../../../pipeline/ports.ts";
 import { CachedKeys, type KeyRow } from "../key-cache.ts";
-import { changedLimits, checkGrace, checkLimits, checkName, checkScopes, checkTag, freezeKey, parseLimits, rotated, type RotatedRow } from "../rows.ts";
+import { changedLimits, checkGrace, checkLimits, checkName, checkScopes, checkTag, errMessage, freezeKey, parseLimits, rotated, type RotatedRow } from "../rows.ts";
 import { generateKeySecret, keyPrefix, sha256Hex } from "../secrets.ts";
 import { type CreatedKey, type KeyChange, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { PgContext } from "./db.ts";
@@ -30,7 +30,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
   private appliedSeq = 0;
   /** Rotates of this instance that committed after their 503 (see `rotateKey`). */
   private readonly undoneRotates = new UndoneRotates();
-  /** Names whose create committed after its 503 and whose undo has not landed yet. */
+  /** Names whose create committed after its 503 and whose undo is not yet written, kept for later, or failed. */
   private readonly lateCreates = new Set<string>();
 
   constructor(private readonly ctx: PgContext) {
@@ -214,13 +214,17 @@ export class PgKeys extends CachedKeys implements KeyStore {
   /**
    * Undoes a key change that committed after its caller was told it was not done (see `PgContext.read`):
    * `fn` is written through (kept and replayed while the database is away), then this instance's key
-   * cache is re-read; other instances hear "keys". `written` runs once it is written or kept. Never throws.
+   * cache is re-read; other instances hear "keys". `written` runs once it is written, kept, or failed; a
+   * failed undo (the store closed, a statement error) is logged through `onError`. Never throws.
    */
   private undoLate(fn: (sql: SQL) => Promise<unknown>, written: () => void = () => {}): void {
     void this.ctx
       .write("keys", fn)
       .finally(written)
-      .then(() => this.reloadKeys())
+      .then(
+        () => this.reloadKeys(),
+        (err) => this.ctx.onError(`undoing a key change that committed after it was answered "not done" failed, so the change stays: ${errMessage(err)}`, err),
+      )
       .catch(() => {});
   }
 

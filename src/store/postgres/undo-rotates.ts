@@ -5,7 +5,8 @@
  * would then restore the first rotate's secret, which nobody was shown. Instead each undo reads the row
  * and walks back through every undone rotate: while the row's secret is one an undone rotate wrote, its
  * columns before that rotate; a previous secret (grace) that an undone rotate wrote becomes the one that
- * rotate replaced. So whichever undo runs last leaves the state as if no undone rotate had happened.
+ * rotate replaced. So whichever undo runs last leaves the state as if no undone rotate of this instance
+ * had happened (a retry sent to another instance is not covered: each remembers only its own).
  */
 
 /** A key's secret columns (`client_keys`): hashes are SHA-256 hex; times ms since the epoch. */
