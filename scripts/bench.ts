@@ -82,7 +82,8 @@ const LAT_WARM = SMOKE ? 2 : QUICK ? 100 : 300;
  * served its lanes for minutes; a server just started is still compiling its code for tens of seconds,
  * and on 2 cores each compile burst takes a core from the client, the upstream or the proxy's own
  * threads: slow requests enough to set the p99 at concurrency 1 (docs/performance.md items 304 and 306:
- * added p99 0.94–1.92 ms after 60 s of such traffic against 2.34–3.55 for a server started with it).
+ * after 60 s of such traffic the added p99 was lower on 8 of 10 lane pairs in two interleaved runs,
+ * 0.43–3.20 ms against 1.67–3.55 for a server started with it).
  * Every proxy gets the same warm-up; LAT_WARM still warms each lane's connection right before it is
  * measured.
  */
