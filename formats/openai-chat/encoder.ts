@@ -13,8 +13,9 @@
  *   judgement, REFERENCE §6.2 step 2: never merged into `content`); a new reasoning summary part is
  *   separated from the previous one by a blank line; each signed thinking block also goes out whole
  *   as a `reasoning_details` entry with its signature tagged, and redacted thinking as a
- *   `reasoning.encrypted` entry (reasoning-details.ts: Chat has no slot of its own, and the client
- *   sends them back), all entries in stream order in ONE `delta.reasoning_details` just before the
+ *   `reasoning.encrypted` entry, and a tool call's signature (Gemini's on a functionCall part) as a
+ *   `reasoning.encrypted` entry with the call's `id` (reasoning-details.ts: Chat has no slot of its
+ *   own, and the client sends them back), all entries in stream order in ONE `delta.reasoning_details` just before the
  *   finish chunk: the openai SDK's stream helper assigns a delta's fields onto the message (a later
  *   `reasoning_details` delta would replace the array), and a client that concatenates deltas must not
  *   get an entry twice;
@@ -34,7 +35,7 @@
  * serialisation beyond the delta's own strings).
  */
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
-import type { HubError, HubEvent, Opaque, RedactedThinkingPart, ThinkingPart, Usage } from "../hub.ts";
+import type { HubError, HubEvent, Opaque, RedactedThinkingPart, ThinkingPart, ToolCallPart, Usage } from "../hub.ts";
 import { reasoningDetail } from "./reasoning-details.ts";
 import { mergeUsage } from "../hub.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
@@ -67,6 +68,9 @@ export class ChatEncoder implements StreamEncoder {
   private toolSlot = -1;
   private toolArgsSent = false;
   private toolBlock = -1;
+  /** The open tool call's id and signature (Gemini), for its `reasoning_details` entry at its stop. */
+  private toolId = "";
+  private toolSig: Opaque | undefined;
   private nextSlot = 0;
   private thinkingSent = false;
   private thinkingSep = false;
@@ -98,8 +102,8 @@ export class ChatEncoder implements StreamEncoder {
     this.write(this.head + deltaJson + `,"finish_reason":null}]}\n\n`);
   }
 
-  /** Keeps the `reasoning_details` entry of a signed thinking block or redacted thinking (reasoning-details.ts) for the finish. */
-  private addDetail(part: ThinkingPart | RedactedThinkingPart): void {
+  /** Keeps the `reasoning_details` entry of a signed thinking block, redacted thinking or a signed tool call (reasoning-details.ts) for the finish. */
+  private addDetail(part: ThinkingPart | RedactedThinkingPart | Pick<ToolCallPart, "type" | "id" | "signature">): void {
     const detail = reasoningDetail(part, this.details.length);
     if (detail) this.details.push(JSON.stringify(detail));
   }
@@ -125,6 +129,8 @@ export class ChatEncoder implements StreamEncoder {
           this.toolBlock = ev.index;
           this.toolSlot = this.nextSlot++;
           this.toolArgsSent = false;
+          this.toolId = b.id;
+          this.toolSig = b.signature;
           this.delta(
             `{"tool_calls":[{"index":${this.toolSlot},"id":${JSON.stringify(b.id)},"type":"function","function":{"name":${JSON.stringify(b.name)},"arguments":""}}]}`,
           );
@@ -172,8 +178,10 @@ export class ChatEncoder implements StreamEncoder {
             this.delta(`{"tool_calls":[{"index":${this.toolSlot},"function":{"arguments":${JSON.stringify(d.json)}}}]}`);
             return;
           case "signature":
-            // No Chat slot for opaque reasoning state: a thinking block's goes in `reasoning_details` (sent at the finish).
+            // No Chat slot for opaque reasoning state: a thinking block's or a tool call's goes in
+            // `reasoning_details` (sent at the finish).
             if (ev.index === this.thinkingBlock) this.thinkingSig = d.signature;
+            else if (ev.index === this.toolBlock) this.toolSig = d.signature;
             return;
         }
         return;
@@ -187,7 +195,9 @@ export class ChatEncoder implements StreamEncoder {
         }
         if (ev.index === this.toolBlock) {
           if (!this.toolArgsSent) this.delta(`{"tool_calls":[{"index":${this.toolSlot},"function":{"arguments":"{}"}}]}`);
+          if (this.toolSig) this.addDetail({ type: "tool_call", id: this.toolId, signature: this.toolSig });
           this.toolBlock = -1;
+          this.toolSig = undefined;
         }
         return;
       case "finish":

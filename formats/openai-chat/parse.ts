@@ -18,13 +18,14 @@ import {
   type ReasoningEffort,
   type ResponseFormat,
   type TextPart,
+  type ToolCallPart,
   type ToolChoice,
   type ToolResultPart,
 } from "../hub.ts";
 import { shortHash } from "./mapping.ts";
 import { ChatRequestSchema, type ChatContentPart, type ChatMessage } from "./schema.ts";
 import { isObj } from "../json.ts";
-import { readReasoningDetails } from "./reasoning-details.ts";
+import { readCallSignatures, readReasoningDetails } from "./reasoning-details.ts";
 
 const EFFORTS = new Set<string>(["none", "minimal", "low", "medium", "high", "xhigh", "max"]);
 
@@ -200,6 +201,7 @@ export function checkedRequest(body: unknown): v.InferOutput<typeof ChatRequestS
  *   dropped (B34: no empty text blocks downstream).
  * - assistant: `reasoning_content` (vendor field) → a thinking part first, or instead the signed
  *   thinking and redacted thinking of the `reasoning_details` this gateway tagged (reasoning-details.ts);
+ *   a tagged `reasoning.encrypted` entry with a tool call's `id` → that call's signature;
  *   text → text; refusal parts
  *   and the message's `refusal` field → text marked `refusal` (builders send it as text);
  *   `tool_calls` → tool-call parts (`arguments` kept as the JSON text; an object is serialised); the
@@ -280,9 +282,13 @@ export function parseRequest(body: unknown): HubRequest {
         msg.content.push(...textParts(m.content, where));
         // A reply appended back to history as the SDK returned it: `content: null, refusal: "…"`.
         if (typeof m.refusal === "string" && m.refusal.length > 0) msg.content.push({ type: "text", text: m.refusal, refusal: true });
+        const callSigs = m.tool_calls && m.tool_calls.length > 0 ? readCallSignatures(m.reasoning_details) : undefined;
         (m.tool_calls ?? []).forEach((tc, j) => {
           const id = tc.id || `call_${shortHash(`${i}:${j}:${tc.function.name}`)}`;
-          msg.content.push({ type: "tool_call", id, name: tc.function.name, arguments: argumentsText(tc.function.arguments) });
+          const call: ToolCallPart = { type: "tool_call", id, name: tc.function.name, arguments: argumentsText(tc.function.arguments) };
+          const signature = tc.id ? callSigs?.get(tc.id) : undefined;
+          if (signature) call.signature = signature;
+          msg.content.push(call);
         });
         if (m.function_call) {
           const id = `call_${shortHash(`legacy:${i}:${m.function_call.name}`)}`;

@@ -190,7 +190,7 @@ export interface ChatCompletionBody {
       content: string | null;
       refusal: string | null;
       reasoning_content?: string;
-      /** Signed and redacted thinking, tagged (reasoning-details.ts). */
+      /** Signed and redacted thinking and tool calls' signatures, tagged (reasoning-details.ts). */
       reasoning_details?: Array<Record<string, unknown>>;
       tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
     };
@@ -206,7 +206,8 @@ export interface ChatCompletionBody {
  * into `message.content` (`null` when there is none), refusal parts into `message.refusal` (else a
  * refusal stop's explanation, `finish_reason` then `content_filter`); thinking → `message.reasoning_content` (same
  * vendor field as the stream encoder); tool calls → `message.tool_calls` with `arguments` `"{}"` when the
- * call had none; signed and redacted thinking also in `message.reasoning_details`, signatures tagged
+ * call had none; signed and redacted thinking, and each signed tool call's signature (Gemini, with the
+ * call's `id`), also in `message.reasoning_details`, signatures tagged
  * (reasoning-details.ts: Chat has no slot of its own; the client sends them back). `finish_reason` from
  * {@link stopToChat}, `null` only for a reply that never said why it stopped (the pipeline answers such
  * a reply with an error instead). `usage` always has every counter ({@link usageToChat}). `logprobs`:
@@ -233,6 +234,8 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCom
       if (detail) details.push(detail);
     } else if (p.type === "tool_call") {
       toolCalls.push({ id: p.id, type: "function", function: { name: p.name, arguments: p.arguments.length > 0 ? p.arguments : "{}" } });
+      const detail = reasoningDetail(p, details.length);
+      if (detail) details.push(detail);
     }
   }
   const message: ChatCompletionBody["choices"][0]["message"] = {

@@ -11,6 +11,10 @@
  *   assistant message as the SDK returned it plus the tool result, and the upstream gets the signed
  *   thinking block back with thinking on (recorded `anthropic-messages/thinking-signature.sse`'s
  *   thinking block, then a tool call).
+ * - Chat client → Gemini provider (Gemini 3): the signed functionCall (recorded `gemini/function-call.sse`
+ *   / `.json`) reaches the app with its signature in `reasoning_details` (tagged, with the call's id);
+ *   the app appends the assistant message as the SDK returned it, and the upstream gets that signature
+ *   back on the functionCall part instead of Google's placeholder.
  */
 import { describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
@@ -184,4 +188,41 @@ describe("Chat client → Responses provider, reasoning_effort, a tool loop", ()
     expect(input.filter((i) => i.type === "reasoning").map((i) => i.encrypted_content)).toEqual([ENCRYPTED]);
     expect(res.response.headers.get("x-switchyard-warning") ?? "").not.toContain("dropped_reasoning");
   });
+});
+
+const GEMINI_SSE = new TextDecoder().decode(await recordedBytes("gemini/function-call.sse"));
+const GEMINI_JSON = JSON.parse(new TextDecoder().decode(await recordedBytes("gemini/function-call.json")));
+const GEMINI_CHUNKS = GEMINI_SSE.split(/\r?\n\r?\n/)
+  .filter((l) => l.startsWith("data: "))
+  .map((l) => JSON.parse(l.slice(6)));
+
+describe("Chat client → Gemini provider (Gemini 3), a tool loop", () => {
+  const tools = [{ type: "function" as const, function: { name: "weather", parameters: { type: "object", properties: { location: { type: "string" } } } } }];
+  const MODEL = "gem/gemini-3-pro-preview";
+
+  for (const stream of [true, false]) {
+    const recorded = stream ? GEMINI_CHUNKS[0] : GEMINI_JSON;
+    const signature: string = recorded.candidates[0].content.parts[0].thoughtSignature;
+    test(`${stream ? "streamed (the SDK's stream helper)" : "JSON"}: the functionCall's signature reaches the app in reasoning_details and goes back on that functionCall part, not Google's placeholder`, async () => {
+      suite.gw.fake.handle((r) => {
+        const answered = (r.body.contents as Array<{ parts: Array<Record<string, unknown>> }>).some((c) => c.parts.some((p) => p.functionResponse));
+        if (answered) return simpleReply("gemini", { text: "sunny" }, r.stream);
+        return stream ? { sse: GEMINI_SSE } : { json: GEMINI_JSON };
+      });
+      const chat = new OpenAI({ apiKey: "placeholder", baseURL: `${suite.gw.url}/v1`, maxRetries: 0 });
+      const first = { model: MODEL, tools, messages: [{ role: "user" as const, content: "weather in SF?" }] };
+      const reply = stream ? await chat.chat.completions.stream(first).finalChatCompletion() : await chat.chat.completions.create(first);
+      const assistant = reply.choices[0]!.message;
+      const call = assistant.tool_calls![0]!;
+      expect((assistant as any).reasoning_details).toEqual([{ type: "reasoning.encrypted", data: "sy|gemini|" + signature, id: call.id, format: "google-gemini-v1", index: 0 }]);
+      const second = await chat.chat.completions.create({
+        model: MODEL,
+        tools,
+        messages: [{ role: "user", content: "weather in SF?" }, assistant as OpenAI.Chat.ChatCompletionAssistantMessageParam, { role: "tool", tool_call_id: call.id, content: "20C" }],
+      });
+      expect(second.choices[0]!.message.content).toBe("sunny");
+      const contents = suite.gw.fake.requests.at(-1)!.body.contents as Array<{ role: string; parts: Array<Record<string, unknown>> }>;
+      expect(contents[1]).toEqual({ role: "model", parts: [{ functionCall: { name: "weather", args: { location: "San Francisco" } }, thoughtSignature: signature }] });
+    });
+  }
 });

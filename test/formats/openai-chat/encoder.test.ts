@@ -10,6 +10,7 @@ import { APIError } from "openai";
 import type { HubEvent } from "../../../formats/hub.ts";
 import { TRUNCATED_ERROR } from "../../../formats/normalize.ts";
 import { parseRequest } from "../../../formats/openai-chat/parse.ts";
+import { DUMMY_THOUGHT_SIGNATURE, gemini } from "../../../formats/gemini/index.ts";
 import { manifest, recordedBytes } from "../../support/fixtures.ts";
 import { encodeChat, reencodeChat, sdkChunks, sdkFinalChatCompletion, ssePayloads } from "../../support/openai-chat-helpers.ts";
 
@@ -248,6 +249,63 @@ describe("encoder details", () => {
       { type: "redacted_thinking", data: { family: "anthropic", value: "red" } },
       { type: "tool_call", id: "call_1", name: "f", arguments: '{"a":1}' },
     ]);
+  });
+
+  test("Gemini function-call signatures: each signed call's in reasoning_details with its id (from the block start or a later signature delta), after the thinking, in the one delta before the finish; through the SDK's stream helper the next turn's parse puts each back on its call and Gemini gets it instead of the placeholder", async () => {
+    const g = (value: string) => ({ family: "gemini" as const, value });
+    const sse = encodeChat([
+      start,
+      { type: "block_start", index: 0, block: { type: "thinking" } },
+      { type: "block_delta", index: 0, delta: { type: "thinking", text: "Plan." } },
+      { type: "block_delta", index: 0, delta: { type: "signature", signature: g("T1") } },
+      { type: "block_stop", index: 0 },
+      { type: "block_start", index: 1, block: { type: "tool_call", id: "call_a", name: "f", signature: g("S1") } },
+      { type: "block_delta", index: 1, delta: { type: "tool_args", json: '{"a":1}' } },
+      { type: "block_stop", index: 1 },
+      { type: "block_start", index: 2, block: { type: "tool_call", id: "call_b", name: "f" } },
+      { type: "block_delta", index: 2, delta: { type: "tool_args", json: '{"a":2}' } },
+      { type: "block_stop", index: 2 },
+      { type: "block_start", index: 3, block: { type: "tool_call", id: "call_c", name: "g" } },
+      { type: "block_delta", index: 3, delta: { type: "signature", signature: g("S3") } },
+      { type: "block_delta", index: 3, delta: { type: "tool_args", json: "{}" } },
+      { type: "block_stop", index: 3 },
+      { type: "finish", reason: "tool_use" },
+    ]);
+    checkGrammar(sse, false);
+    const deltas = ssePayloads(sse).slice(0, -1).map((c) => c.choices[0]?.delta);
+    const details = [
+      { type: "reasoning.text", text: "Plan.", signature: "sy|gemini|T1", index: 0 },
+      { type: "reasoning.encrypted", data: "sy|gemini|S1", id: "call_a", format: "google-gemini-v1", index: 1 },
+      { type: "reasoning.encrypted", data: "sy|gemini|S3", id: "call_c", format: "google-gemini-v1", index: 2 },
+    ];
+    expect(deltas.filter((d) => d.reasoning_details).map((d) => d.reasoning_details)).toEqual([details]);
+    expect(deltas.at(-2).reasoning_details).toBeDefined();
+    const message = (await sdkFinalChatCompletion(sse)).choices[0].message;
+    expect((message as any).reasoning_details).toEqual(details);
+    const next = parseRequest({
+      model: "m",
+      messages: [
+        { role: "user", content: "q" },
+        message as never,
+        { role: "tool", tool_call_id: "call_a", content: "1" },
+        { role: "tool", tool_call_id: "call_b", content: "2" },
+        { role: "tool", tool_call_id: "call_c", content: "3" },
+      ],
+    });
+    expect(next.messages[1].content).toEqual([
+      { type: "thinking", text: "Plan.", signature: g("T1") },
+      { type: "tool_call", id: "call_a", name: "f", arguments: '{"a":1}', signature: g("S1") },
+      { type: "tool_call", id: "call_b", name: "f", arguments: '{"a":2}' },
+      { type: "tool_call", id: "call_c", name: "g", arguments: "{}", signature: g("S3") },
+    ]);
+    const body = gemini.buildRequest(next, { model: "gemini-3-pro-preview", kind: "gemini", family: "gemini", stream: true }).body as any;
+    expect(body.contents[1].parts.map((p: any) => [p.functionCall?.name ?? "thought", p.thoughtSignature])).toEqual([
+      ["thought", "T1"],
+      ["f", "S1"],
+      ["f", undefined],
+      ["g", "S3"],
+    ]);
+    expect(JSON.stringify(body)).not.toContain(DUMMY_THOUGHT_SIGNATURE);
   });
 
   test("reasoning_details: a block's own text (not the blank line before a second block); an unsigned block gets none", () => {

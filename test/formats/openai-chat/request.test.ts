@@ -78,6 +78,34 @@ describe("parseRequest", () => {
     expect(h.messages[3]!.content).toEqual([{ type: "thinking", text: "plain" }, { type: "text", text: "ok" }]);
   });
 
+  test("a tagged reasoning.encrypted entry with a tool call's id → that call's signature, not redacted thinking; untagged or unknown ids are not read", () => {
+    const h = parse({
+      model: "m",
+      messages: [
+        { role: "user", content: "go" },
+        {
+          role: "assistant",
+          content: null,
+          reasoning_details: [
+            { type: "reasoning.encrypted", data: "sy|gemini|SB", id: "b", format: "google-gemini-v1", index: 0 },
+            { type: "reasoning.encrypted", data: "OPENROUTER_OWN", id: "a", format: "google-gemini-v1", index: 1 },
+            { type: "reasoning.encrypted", data: "sy|gemini|SZ", id: "z", index: 2 },
+          ],
+          tool_calls: [
+            { id: "a", type: "function", function: { name: "f", arguments: "{}" } },
+            { id: "b", type: "function", function: { name: "g", arguments: "{}" } },
+          ],
+        },
+        { role: "tool", tool_call_id: "a", content: "A" },
+        { role: "tool", tool_call_id: "b", content: "B" },
+      ],
+    });
+    expect(h.messages[1]!.content).toEqual([
+      { type: "tool_call", id: "a", name: "f", arguments: "{}" },
+      { type: "tool_call", id: "b", name: "g", arguments: "{}", signature: { family: "gemini", value: "SB" } },
+    ]);
+  });
+
   test("consecutive tool messages become ONE user turn, in order; a following user message stays separate", () => {
     const h = parse({
       model: "m",

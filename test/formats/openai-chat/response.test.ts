@@ -106,6 +106,22 @@ describe("encodeResponse", () => {
     expect(got.usage?.prompt_tokens).toBe(105);
   });
 
+  test("a Gemini-signed tool call: its signature in message.reasoning_details with the call's id and OpenRouter's format, tagged; an unsigned call has none", () => {
+    const body = openaiChat.encodeResponse!(
+      {
+        content: [
+          { type: "tool_call", id: "call_a", name: "f", arguments: "{}", signature: { family: "gemini", value: "S1" } },
+          { type: "tool_call", id: "call_b", name: "f", arguments: "{}" },
+        ],
+        stopReason: "tool_use",
+        usage: {},
+      },
+      enc,
+    );
+    expect((body as any).choices[0].message.reasoning_details).toEqual([{ type: "reasoning.encrypted", data: "sy|gemini|S1", id: "call_a", format: "google-gemini-v1", index: 0 }]);
+    expect(JSON.stringify(body)).not.toContain('"S1"');
+  });
+
   test("decode → encode of the recorded body keeps text, finish and token counts", () => {
     const body = openaiChat.encodeResponse!(openaiChat.decodeResponse(textJson, opts), enc) as any;
     expect(body.choices[0].message.content).toBe(textJson.choices[0].message.content);
