@@ -17,16 +17,19 @@
  *   the message normally (SPEC 6.4 exception, case B12).
  *
  * Opaque values from a family other than `anthropic` are tagged (mapping.ts `writeOpaque`) so they come
- * back recognisable. Signatures on text and tool-call blocks (Gemini) have no Anthropic slot and are
- * not sent.
+ * back recognisable. Signatures on text blocks (Gemini) have no Anthropic slot and are not sent; a
+ * tool call's Gemini signature goes out as a signature-only thinking block just before its `tool_use`
+ * (formats/call-signatures.ts), every later block's index one higher, so the client sends it back and
+ * Gemini gets it on that functionCall part.
  */
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
-import { mergeUsage, type HubError, type HubEvent, type StopReason, type Usage } from "../hub.ts";
+import { mergeUsage, type HubError, type HubEvent, type Opaque, type StopReason, type Usage } from "../hub.ts";
 import { flat, isPlainJsonText } from "../json-text.ts";
 import { RandomText } from "../random-text.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { errorFrame } from "./errors.ts";
 import { stopToAnthropic, usageJson, writeOpaque } from "./mapping.ts";
+import { isCallSignatureShown } from "../call-signatures.ts";
 
 /** The random part of a Messages id: 24 hex characters (12 random bytes), drawn for many ids at once. */
 const MESSAGE_ID_RANDOM = new RandomText(12, 24, "hex");
@@ -66,6 +69,8 @@ export class AnthropicEncoder implements StreamEncoder {
   private textHead = "";
   private textHeadQ = "";
   private textHeadIndex = -1;
+  /** Blocks added before the hub's (a tool call's signature as thinking): added to every hub block index. */
+  private shift = 0;
 
   constructor(
     private readonly opts: EncoderOptions,
@@ -102,7 +107,7 @@ export class AnthropicEncoder implements StreamEncoder {
         return;
       case "block_stop":
         this.open = null;
-        this.write(`event: content_block_stop\ndata: {"type":"content_block_stop","index":${ev.index}}\n\n`);
+        this.write(`event: content_block_stop\ndata: {"type":"content_block_stop","index":${ev.index + this.shift}}\n\n`);
         return;
     }
   }
@@ -150,12 +155,23 @@ export class AnthropicEncoder implements StreamEncoder {
         shell = '{"type":"redacted_thinking","data":' + JSON.stringify(writeOpaque(b.data)) + "}";
         break;
       case "tool_call":
+        if (isCallSignatureShown(b.signature)) this.signatureBlock(ev.index + this.shift++, b.signature);
         this.open = "tool";
         shell = '{"type":"tool_use","id":' + JSON.stringify(b.id) + ',"name":' + JSON.stringify(b.name) + ',"input":{}}';
         break;
     }
     this.write(
-      'event: content_block_start\ndata: {"type":"content_block_start","index":' + ev.index + ',"content_block":' + shell + "}\n\n",
+      'event: content_block_start\ndata: {"type":"content_block_start","index":' + (ev.index + this.shift) + ',"content_block":' + shell + "}\n\n",
+    );
+  }
+
+  /** A whole signature-only thinking block at client index `index` (a tool call's Gemini signature, formats/call-signatures.ts). */
+  private signatureBlock(index: number, signature: Opaque): void {
+    const head = 'data: {"type":"content_block_';
+    this.write(
+      `event: content_block_start\n${head}start","index":${index},"content_block":{"type":"thinking","thinking":"","signature":""}}\n\n` +
+        `event: content_block_delta\n${head}delta","index":${index},"delta":{"type":"signature_delta","signature":${JSON.stringify(writeOpaque(signature))}}}\n\n` +
+        `event: content_block_stop\n${head}stop","index":${index}}\n\n`,
     );
   }
 
@@ -164,7 +180,7 @@ export class AnthropicEncoder implements StreamEncoder {
     let delta: string;
     switch (d.type) {
       case "text":
-        this.textDelta(ev.index, d.text, false);
+        this.textDelta(ev.index + this.shift, d.text, false);
         return;
       case "thinking":
         if (this.open !== "thinking" || d.text.length === 0) return;
@@ -185,12 +201,12 @@ export class AnthropicEncoder implements StreamEncoder {
         delta = '{"type":"input_json_delta","partial_json":' + JSON.stringify(d.json) + "}";
         break;
     }
-    this.write('event: content_block_delta\ndata: {"type":"content_block_delta","index":' + ev.index + ',"delta":' + delta + "}\n\n");
+    this.write('event: content_block_delta\ndata: {"type":"content_block_delta","index":' + (ev.index + this.shift) + ',"delta":' + delta + "}\n\n");
   }
 
   /** {@link StreamEncoder.text}: a text delta without its event objects. */
   text(index: number, text: string, plain: boolean): void {
-    if (!this.done) this.textDelta(index, text, plain);
+    if (!this.done) this.textDelta(index + this.shift, text, plain);
   }
 
   private textDelta(index: number, text: string, plain: boolean): void {

@@ -23,6 +23,7 @@ import { isObj, leftover, type JsonObject as Json } from "../json.ts";
 import { ITEM_FIELDS_KEY, readCacheControl, readOpaque, type ItemFields } from "./mapping.ts";
 import { acceptedEnvelope } from "./request-shape.ts";
 import { check, RequestSchema, type RequestBody } from "./schema.ts";
+import { signaturesOntoCalls } from "../call-signatures.ts";
 
 const TOP_LEVEL_KNOWN = new Set([
   "model",
@@ -215,7 +216,8 @@ function parseToolChoice(tc: Json): ToolChoice | undefined {
  * turns); blocks text/image/document/tool_use/tool_result/thinking/redacted_thinking; server-tool
  * blocks have no hub slot and are left out, named in `droppedItemTypes` (a message left with no block
  * by that is counted in `emptiedTurns`, not as an empty message). Signatures: an untagged value is Anthropic's, a
- * `sy|<family>|…` value (mapping.ts) gets its family back. `tools` (function tools; server tools as
+ * `sy|<family>|…` value (mapping.ts) gets its family back; a thinking block with no text and a Gemini
+ * signature right before a `tool_use` is that call's signature (formats/call-signatures.ts). `tools` (function tools; server tools as
  * provider tools), `tool_choice` (+ `disable_parallel_tool_use` → `parallelToolCalls: false`),
  * `max_tokens`, sampling, `stop_sequences`, `thinking` (enabled → budget, adaptive, disabled; `display`),
  * `output_config.effort`/`.format`, `metadata.user_id` → `user`, `stream`. Any other top-level field (and
@@ -267,6 +269,8 @@ export function parseEnvelope(b: Json & RequestBody): HubRequest {
     if (rest) (fields.messages ??= {})[String(i)] = rest;
     return { role, content: parseContent(m.content as string | Json[], `messages.${i}.content`, left) };
   });
+  // A tool call's Gemini signature came as a signature-only thinking block before its tool_use (encoder.ts).
+  signaturesOntoCalls(messages);
 
   const tools: HubTool[] = (b.tools ?? []).map((t, i) => parseTool(t as Json, i, fields));
 

@@ -11,6 +11,7 @@ import { jsonLength } from "../json.ts";
 import { tryParseJson } from "../sse.ts";
 import { cacheCreationOf, stopExplanationOf, stopFromAnthropic, stopToAnthropic, usageFromAnthropic, writeOpaque } from "./mapping.ts";
 import { check, ResponseSchema } from "./schema.ts";
+import { callSignaturesAsThinking } from "../call-signatures.ts";
 
 /**
  * Provider reply body (`{"type":"message", content, stop_reason, usage, …}`) → {@link HubResponse}.
@@ -165,7 +166,8 @@ export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
  */
 export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<string, unknown> {
   const content: Record<string, unknown>[] = [];
-  for (const p of resp.content) {
+  // A tool call's Gemini signature as a signature-only thinking block before it (formats/call-signatures.ts).
+  for (const p of callSignaturesAsThinking(resp.content)) {
     switch (p.type) {
       case "text":
         if (p.text.length > 0) content.push({ type: "text", text: p.text });

@@ -22,6 +22,8 @@
  *   the client's tool list says so), `function_call_arguments.delta`*, `.done`; no-argument calls are
  *   sent as `{}` (judgement, REFERENCE §6.2 step 3); calls to the client's `custom` tools become
  *   `custom_tool_call` items with the raw input;
+ * - a tool call's Gemini signature (no slot on a `function_call` item) → a reasoning item of its own just
+ *   before the call, no summary, the signature tagged in `encrypted_content` (formats/call-signatures.ts);
  * - redacted thinking (Anthropic-only opaque state) has no Responses form and is skipped;
  * - the terminal waits for `end()` (usage follows the finish in the canonical stream) and carries the
  *   full `output` and a usage object whose counters are all integers; `max_tokens` /
@@ -52,6 +54,7 @@ import { hasItemPrefix, mintId, responsesUsageJson, terminalForStop, writeEncryp
 import { failedCodeForKind } from "./errors.ts";
 import { clientTools, customInputOf, responseEcho, type ClientTools } from "./response.ts";
 import { echoMembers } from "./echo-memo.ts";
+import { isCallSignatureShown } from "../call-signatures.ts";
 
 type Json = Record<string, any>;
 
@@ -245,6 +248,12 @@ class ResponsesEncoder implements StreamEncoder {
   }
 
   private open(b: BlockStart): void {
+    // A tool call's Gemini signature: a reasoning item of its own just before the call, with the
+    // signature as its encrypted_content (formats/call-signatures.ts), which the client sends back.
+    if (b.type === "tool_call" && isCallSignatureShown(b.signature)) {
+      this.open({ type: "thinking" });
+      this.cur!.encrypted = writeEncryptedContent(b.signature);
+    }
     if (this.cur) this.close();
     const outputIndex = this.output.length;
     const base = { outputIndex, text: "", summaries: [] as string[], partOpen: false, callId: "", name: "" };

@@ -14,7 +14,8 @@
  *   every format can carry it); rebuilt as `custom_tool_call` for Responses targets.
  * - `reasoning` → thinking part: summary texts (joined by a blank line) or raw `reasoning_text`,
  *   `itemId`, and `encrypted_content` as an `openai`-family signature (a tagged `sy|<family>|…` value,
- *   common.ts, gets its family back).
+ *   common.ts, gets its family back); a reasoning item with no text and a Gemini signature right before
+ *   a `function_call` is that call's signature (formats/call-signatures.ts).
  * - tools: `function` → FunctionTool; `namespace` → one ProviderTool holding the namespace shell
  *   (name, description, non-function members) followed by its function members flattened with
  *   `namespace` set; any other type → ProviderTool (kept for Responses targets only).
@@ -67,6 +68,7 @@ import {
   ResponsesRequestSchema,
 } from "./schema.ts";
 import { LOGPROBS_INCLUDE, TOOL_FIELDS_KEY, mediaTypeForFilename, parseDataUrl, readEncryptedContent } from "./common.ts";
+import { signaturesOntoCalls } from "../call-signatures.ts";
 import {
   acceptedRequest,
   plainCustomToolCall,
@@ -462,7 +464,7 @@ function parseWith(body: unknown, hand: boolean): HubRequest {
   const req: HubRequest = {
     model: b.model,
     system,
-    messages: parseInput(b.input as string | Array<Record<string, any>> | null | undefined, hand, dropped),
+    messages: signaturesOntoCalls(parseInput(b.input as string | Array<Record<string, any>> | null | undefined, hand, dropped)),
     tools: parseTools(b.tools as Array<Record<string, any>> | null | undefined, extra, hand),
     stream: b.stream === true,
     source: { format: FORMAT, extra },

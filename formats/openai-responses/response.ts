@@ -24,6 +24,7 @@ import { fromResponsesUsage, hasItemPrefix, incompleteDetails, mintId, responses
 import { hubErrorFromOpenAi } from "./errors.ts";
 import { buildTools } from "./build.ts";
 import { echoMembers } from "./echo-memo.ts";
+import { callSignaturesAsThinking } from "../call-signatures.ts";
 
 type Json = Record<string, any>;
 
@@ -129,7 +130,8 @@ export function responseEcho(req: HubRequest | undefined): Json {
 /** Output items of a finished reply, for the non-streaming body (ids minted as in the stream). */
 function outputItems(content: HubPart[], opts: EncoderOptions, tools: ClientTools): Json[] {
   const out: Json[] = [];
-  for (const p of content) {
+  // A tool call's Gemini signature as a reasoning item of its own before it (formats/call-signatures.ts).
+  for (const p of callSignaturesAsThinking(content)) {
     switch (p.type) {
       case "text": {
         if (p.text.length === 0) break;

@@ -15,6 +15,9 @@
  *   / `.json`) reaches the app with its signature in `reasoning_details` (tagged, with the call's id);
  *   the app appends the assistant message as the SDK returned it, and the upstream gets that signature
  *   back on the functionCall part instead of Google's placeholder.
+ * - Anthropic Messages and Responses clients → the same Gemini provider: the signature comes as a
+ *   signature-only thinking block / reasoning item just before the call (no slot on `tool_use` /
+ *   `function_call`), and goes back on the functionCall part the same way.
  */
 import { describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
@@ -223,6 +226,52 @@ describe("Chat client → Gemini provider (Gemini 3), a tool loop", () => {
       expect(second.choices[0]!.message.content).toBe("sunny");
       const contents = suite.gw.fake.requests.at(-1)!.body.contents as Array<{ role: string; parts: Array<Record<string, unknown>> }>;
       expect(contents[1]).toEqual({ role: "model", parts: [{ functionCall: { name: "weather", args: { location: "San Francisco" } }, thoughtSignature: signature }] });
+    });
+  }
+});
+
+describe("Anthropic Messages and Responses clients → Gemini provider (Gemini 3), a tool loop", () => {
+  const MODEL = "gem/gemini-3-pro-preview";
+  const geminiLoop = (stream: boolean) => (r: ReceivedRequest): FakeReply => {
+    const answered = (r.body.contents as Array<{ parts: Array<Record<string, unknown>> }>).some((c) => c.parts.some((p) => p.functionResponse));
+    if (answered) return simpleReply("gemini", { text: "sunny" }, r.stream);
+    return stream ? { sse: GEMINI_SSE } : { json: GEMINI_JSON };
+  };
+  /** The model turn of the last upstream request: the call with its own signature, no placeholder, no empty part. */
+  const expectSignedCall = (signature: string) =>
+    expect((suite.gw.fake.requests.at(-1)!.body.contents as unknown[])[1]).toEqual({ role: "model", parts: [{ functionCall: { name: "weather", args: { location: "San Francisco" } }, thoughtSignature: signature }] });
+
+  for (const stream of [true, false]) {
+    const signature: string = (stream ? GEMINI_CHUNKS[0] : GEMINI_JSON).candidates[0].content.parts[0].thoughtSignature;
+    const how = stream ? "streamed" : "JSON";
+
+    test(`Messages, ${how}: a signature-only thinking block before the tool_use; sent back, the signature is on the functionCall part`, async () => {
+      suite.gw.fake.handle(geminiLoop(stream));
+      const anthropic = new Anthropic({ apiKey: "placeholder", baseURL: suite.gw.url, maxRetries: 0 });
+      const tools = [{ name: "weather", input_schema: { type: "object" as const, properties: { location: { type: "string" } } } }];
+      const first = { model: MODEL, max_tokens: 100, tools, messages: [{ role: "user" as const, content: "weather in SF?" }] };
+      const reply = stream ? await anthropic.messages.stream(first).finalMessage() : await anthropic.messages.create(first);
+      expect(reply.content.map((b) => b.type)).toEqual(["thinking", "tool_use"]);
+      expect(reply.content[0]).toEqual({ type: "thinking", thinking: "", signature: "sy|gemini|" + signature });
+      const call = reply.content[1] as { id: string };
+      await anthropic.messages.create({
+        ...first,
+        messages: [...first.messages, { role: "assistant", content: reply.content }, { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: "20C" }] }],
+      });
+      expectSignedCall(signature);
+    });
+
+    test(`Responses, ${how}: a reasoning item carrying the signature before the function_call; sent back, the signature is on the functionCall part`, async () => {
+      suite.gw.fake.handle(geminiLoop(stream));
+      const openai = new OpenAI({ apiKey: "placeholder", baseURL: `${suite.gw.url}/v1`, maxRetries: 0 });
+      const tools = [{ type: "function" as const, name: "weather", strict: false, parameters: { type: "object", properties: { location: { type: "string" } } } }];
+      const first = { model: MODEL, input: "weather in SF?", tools, store: false };
+      const reply = stream ? await openai.responses.stream(first).finalResponse() : await openai.responses.create(first);
+      expect(reply.output.map((o) => o.type)).toEqual(["reasoning", "function_call"]);
+      expect((reply.output[0] as { encrypted_content?: string }).encrypted_content).toBe("sy|gemini|" + signature);
+      const call = reply.output[1] as { call_id: string };
+      await openai.responses.create({ ...first, input: [{ role: "user", content: "weather in SF?" }, ...(reply.output as any[]), { type: "function_call_output", call_id: call.call_id, output: "20C" }] });
+      expectSignedCall(signature);
     });
   }
 });
