@@ -31,7 +31,11 @@
  *   wire, from the floor file, minus the same in process, measured by scripts/lib/budget-measure.ts beside
  *   the in-process raw pipe; within [0, the whole row]), a Bun limit for the mandatory work; and the rest,
  *   switchyard's own ({@link WIRE_OWN_ROW}, target 0). Without a floor file, or on a lane the floor did not
- *   run (messages→chat JSON, Responses), the row is printed whole, and the table's first line says so.
+ *   run (messages→chat JSON, Responses, Gemini→Chat; a floor file from before 2026-12-07 also lacks
+ *   messages→messages JSON and the Gemini native lanes), the row is printed whole, and the first line says so.
+ * - The lanes: every lane scripts/bench judges against the CPU target (scripts/lib/budget-measure.ts
+ *   `BUDGET_LANES`: each HTTP lane × mode), printed as two tables, the native lanes' and the translated
+ *   lanes', each between its own markers in docs/performance.md; the profile likewise.
  * - The profile: `bun --cpu-prof scripts/bench-pipeline.ts --window` per lane, its samples inside the
  *   measured window grouped by scripts/lib/profile-groups.ts.
  *
@@ -67,7 +71,14 @@ if (floorAt >= 0 && (!argv[floorAt + 1] || argv[floorAt + 1]!.startsWith("--")))
 /** The floor run (scripts/bench-floor.ts --json) that splits {@link WIRE_ROW}: `--floor FILE`, else the newest in docs/bench/, none with `--no-floor`. */
 const FLOOR_FILE = argv.includes("--no-floor") ? undefined : floorAt >= 0 ? argv[floorAt + 1]! : newestFloorFile(join(ROOT, "docs", "bench"));
 const FLOOR = FLOOR_FILE ? readFloorJson(FLOOR_FILE) : undefined;
-const MARKS = { budget: ["<!-- bench-budget:start -->", "<!-- bench-budget:end -->"], missed: ["<!-- bench-budget-missed:start -->", "<!-- bench-budget-missed:end -->"], profile: ["<!-- bench-budget-profile:start -->", "<!-- bench-budget-profile:end -->"] } as const;
+/** The marked sections of docs/performance.md that `--write` fills: the budget and the profile, native and translated lanes apart, and the missed table. */
+const MARKS = {
+  budgetNative: ["<!-- bench-budget-native:start -->", "<!-- bench-budget-native:end -->"],
+  budgetTranslated: ["<!-- bench-budget-translated:start -->", "<!-- bench-budget-translated:end -->"],
+  missed: ["<!-- bench-budget-missed:start -->", "<!-- bench-budget-missed:end -->"],
+  profileNative: ["<!-- bench-budget-profile-native:start -->", "<!-- bench-budget-profile-native:end -->"],
+  profileTranslated: ["<!-- bench-budget-profile-translated:start -->", "<!-- bench-budget-profile-translated:end -->"],
+} as const;
 
 /** The named rows, in print order (the raw pipe baseline and the whole-request rows frame them). */
 export const ROWS = [
@@ -284,13 +295,6 @@ const wireRows = (r: Result): Array<{ row: WireRow; measured: number }> => {
 };
 const rel = (file: string) => (file.startsWith(ROOT + "/") ? file.slice(ROOT.length + 1) : file);
 const benchName = rel(BENCH);
-const lines: string[] = [];
-lines.push(`| part (µs per request: measured in process, "${WIRE_ROW}" rows from the bench file (and the floor file) / target, its share of the lane's allowance) | ${results.map((r) => r.name).join(" | ")} |`);
-lines.push(`|---|${results.map(() => "---").join("|")}|`);
-lines.push(`| raw Bun pipe in process (baseline) | ${results.map((r) => n(r.f.raw)).join(" | ")} |`);
-lines.push(`| raw Bun pipe over the wire (CPU, from the bench file) | ${results.map((r) => n(wireRaw(r))).join(" | ")} |`);
-for (const row of ROWS) lines.push(`| ${row} | ${results.map((r) => cell(r.f[row], target(r, row))).join(" | ")} |`);
-const splitAny = results.some((r) => split(r));
 /** Why a lane given a floor run is not split (unsplitWhy); undefined where it is, or no floor run was given. */
 const whyWhole = (r: Result) => (FLOOR ? unsplitWhy(FLOOR.lanes.some((l) => l.name === r.name), r.f.floorIn !== undefined) : undefined);
 /** What the floor's part is computed from, printed beside it (not a budget row: no target). */
@@ -299,17 +303,34 @@ const wireCell = (r: Result, row: WireRow) => {
   const w = wireRows(r).find((x) => x.row === row);
   return w ? cell(w.measured, target(r, row)) : "-";
 };
-if (splitAny) {
-  lines.push(`| ${WIRE_FLOOR_ROW} ((top rung − raw over the wire, from the floor file) − (top rung − raw in process), within [0, the whole row]) | ${results.map((r) => wireCell(r, WIRE_FLOOR_ROW)).join(" | ")} |`);
-  lines.push(`| ${WIRE_OWN_ROW} (switchyard − raw over the wire, from the bench file, − the in-process whole request above − the floor's part) | ${results.map((r) => wireCell(r, WIRE_OWN_ROW)).join(" | ")} |`);
-  lines.push(`| ${FLOOR_ABOVE_ROW} | ${results.map((r) => (split(r) ? `${n(split(r)!.floorWire)} / ${n(r.f.floorIn!)}` : "-")).join(" | ")} |`);
+/**
+ * The budget table of `rs` (one kind of lane: the native lanes' table and the translated lanes' are
+ * printed apart, each ≤ 6 lanes wide): the baselines, every row's measured / target per lane, the row not
+ * seen in process (split where it can be, whole where not), and the whole request in process, over the
+ * wire and the verdict.
+ */
+function budgetTable(kind: Result["kind"], rs: Result[]): string {
+  const lines: string[] = [];
+  lines.push(`| part (${kind} lanes, target ≤ ${kind === "native" ? 2 : 3}× the raw pipe; µs per request: measured in process, "${WIRE_ROW}" rows from the bench file (and the floor file) / target, its share of the lane's allowance) | ${rs.map((r) => r.name).join(" | ")} |`);
+  lines.push(`|---|${rs.map(() => "---").join("|")}|`);
+  lines.push(`| raw Bun pipe in process (baseline) | ${rs.map((r) => n(r.f.raw)).join(" | ")} |`);
+  lines.push(`| raw Bun pipe over the wire (CPU, from the bench file) | ${rs.map((r) => n(wireRaw(r))).join(" | ")} |`);
+  for (const row of ROWS) lines.push(`| ${row} | ${rs.map((r) => cell(r.f[row], target(r, row))).join(" | ")} |`);
+  const splitAny = rs.some((r) => split(r));
+  if (splitAny) {
+    lines.push(`| ${WIRE_FLOOR_ROW} ((top rung − raw over the wire, from the floor file) − (top rung − raw in process), within [0, the whole row]) | ${rs.map((r) => wireCell(r, WIRE_FLOOR_ROW)).join(" | ")} |`);
+    lines.push(`| ${WIRE_OWN_ROW} (switchyard − raw over the wire, from the bench file, − the in-process whole request above − the floor's part) | ${rs.map((r) => wireCell(r, WIRE_OWN_ROW)).join(" | ")} |`);
+    lines.push(`| ${FLOOR_ABOVE_ROW} | ${rs.map((r) => (split(r) ? `${n(split(r)!.floorWire)} / ${n(r.f.floorIn!)}` : "-")).join(" | ")} |`);
+  }
+  if (rs.some((r) => !split(r)))
+    lines.push(`| ${WIRE_ROW}${splitAny ? `, not split (${unsplitRowNote(rs.map(whyWhole))})` : ""} (switchyard − raw over the wire, from the bench file, − the in-process whole request above) | ${rs.map((r) => wireCell(r, WIRE_ROW)).join(" | ")} |`);
+  lines.push(`| in process: whole request above the in-process raw pipe (framework + pipeline, all threads) / the in-process rows' part of the allowance | ${rs.map((r) => cell(above(r), (1 - WIRE_SHARE[r.kind]) * allowance(r))).join(" | ")} |`);
+  lines.push(`| over the wire: switchyard − raw pipe CPU (the bench file; the in-process whole request + ${WIRE_ROW}) / allowance ((ratio target − 1) × raw over the wire) | ${rs.map((r) => cell(wireAbove(r), allowance(r))).join(" | ")} |`);
+  lines.push(`| switchyard × raw pipe over the wire, measured (the bench file): the lane's verdict / target | ${rs.map((r) => `${wire(r).ratio.toFixed(2)}× / ${ratioTarget(r)}×`).join(" | ")} |`);
+  return lines.join("\n");
 }
-if (results.some((r) => !split(r)))
-  lines.push(`| ${WIRE_ROW}${splitAny ? `, not split (${unsplitRowNote(results.map(whyWhole))})` : ""} (switchyard − raw over the wire, from the bench file, − the in-process whole request above) | ${results.map((r) => wireCell(r, WIRE_ROW)).join(" | ")} |`);
-lines.push(`| in process: whole request above the in-process raw pipe (framework + pipeline, all threads) / the in-process rows' part of the allowance | ${results.map((r) => cell(above(r), (1 - WIRE_SHARE[r.kind]) * allowance(r))).join(" | ")} |`);
-lines.push(`| over the wire: switchyard − raw pipe CPU (the bench file; the in-process whole request + ${WIRE_ROW}) / allowance ((ratio target − 1) × raw over the wire) | ${results.map((r) => cell(wireAbove(r), allowance(r))).join(" | ")} |`);
-lines.push(`| switchyard × raw pipe over the wire, measured (the bench file): the lane's verdict / target | ${results.map((r) => `${wire(r).ratio.toFixed(2)}× / ${ratioTarget(r)}×`).join(" | ")} |`);
-const budgetTable = lines.join("\n");
+/** The native lanes' budget table (target 2×) and the translated lanes' (3×), each between its own markers. */
+const budgetTables = { native: budgetTable("native", results.filter((r) => r.kind === "native")), translated: budgetTable("translated", results.filter((r) => r.kind === "translated")) };
 
 // ---- where a target is missed: the rows holding it and their floors in Bun -------------------------------
 const missedTable = missedTargetsTable(
@@ -326,28 +347,32 @@ const missedTable = missedTargetsTable(
 );
 
 // ---- the profile table -----------------------------------------------------------------------------------
-let profileTable = "";
+/** The profile's share tables, native lanes and translated lanes apart (as the budget's); empty with --no-profile. */
+const profileTables = { native: "", translated: "" };
 if (PROFILE) {
   const requests = QUICK ? 300 : 5000;
-  const profiles: Array<{ name: string; p: ProfileGroups }> = [];
-  for (const bl of BUDGET_LANES) profiles.push({ name: bl.name, p: await profileLane(bl.lane, bl.stream, requests) });
-  const share = (p: (typeof profiles)[number]["p"], us: number) => (p.total > 0 ? (100 * us) / p.total : 0);
-  const groups = new Map<string, number>();
-  for (const { p } of profiles) for (const [g, us] of p.groups) groups.set(g, (groups.get(g) ?? 0) + share(p, us) / profiles.length);
-  const TOP = 16;
-  const top = [...groups].sort((a, b) => b[1] - a[1]).slice(0, TOP).map(([g]) => g);
-  const pl: string[] = [];
-  pl.push(`| module (share of the pipeline's sampled self time) | ${profiles.map((x) => x.name).join(" | ")} |`);
-  pl.push(`|---|${profiles.map(() => "---").join("|")}|`);
-  for (const g of top) pl.push(`| ${g} | ${profiles.map(({ p }) => `${share(p, p.groups.find(([k]) => k === g)?.[1] ?? 0).toFixed(1)} %`).join(" | ")} |`);
-  pl.push(`| everything else | ${profiles.map(({ p }) => `${share(p, p.groups.filter(([k]) => !top.includes(k)).reduce((s, [, us]) => s + us, 0)).toFixed(1)} %`).join(" | ")} |`);
-  pl.push(`| of all the above: native functions (charged to their caller) | ${profiles.map(({ p }) => `${share(p, p.native).toFixed(1)} %`).join(" | ")} |`);
-  pl.push(`| samples (ms of the measured window) | ${profiles.map(({ p }) => (p.total / 1000).toFixed(0)).join(" | ")} |`);
-  profileTable = pl.join("\n");
+  const profiles: Array<{ name: string; kind: Result["kind"]; p: ProfileGroups }> = [];
+  for (const bl of BUDGET_LANES) profiles.push({ name: bl.name, kind: bl.kind, p: await profileLane(bl.lane, bl.stream, requests) });
+  const share = (p: ProfileGroups, us: number) => (p.total > 0 ? (100 * us) / p.total : 0);
+  for (const kind of ["native", "translated"] as const) {
+    const ps = profiles.filter((x) => x.kind === kind);
+    const groups = new Map<string, number>();
+    for (const { p } of ps) for (const [g, us] of p.groups) groups.set(g, (groups.get(g) ?? 0) + share(p, us) / ps.length);
+    const TOP = 16;
+    const top = [...groups].sort((a, b) => b[1] - a[1]).slice(0, TOP).map(([g]) => g);
+    const pl: string[] = [];
+    pl.push(`| module (${kind} lanes; share of the pipeline's sampled self time) | ${ps.map((x) => x.name).join(" | ")} |`);
+    pl.push(`|---|${ps.map(() => "---").join("|")}|`);
+    for (const g of top) pl.push(`| ${g} | ${ps.map(({ p }) => `${share(p, p.groups.find(([k]) => k === g)?.[1] ?? 0).toFixed(1)} %`).join(" | ")} |`);
+    pl.push(`| everything else | ${ps.map(({ p }) => `${share(p, p.groups.filter(([k]) => !top.includes(k)).reduce((s, [, us]) => s + us, 0)).toFixed(1)} %`).join(" | ")} |`);
+    pl.push(`| of all the above: native functions (charged to their caller) | ${ps.map(({ p }) => `${share(p, p.native).toFixed(1)} %`).join(" | ")} |`);
+    pl.push(`| samples (ms of the measured window) | ${ps.map(({ p }) => (p.total / 1000).toFixed(0)).join(" | ")} |`);
+    profileTables[kind] = pl.join("\n");
+  }
 }
 
 const stamp = `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, \`bun scripts/bench-budget.ts${QUICK ? " --quick" : ""}${WRITE ? " --write" : ""}${benchAt >= 0 ? ` --bench ${BENCH}` : ""}${floorAt >= 0 ? ` --floor ${FLOOR_FILE}` : ""}${argv.includes("--no-floor") ? " --no-floor" : ""}\`, Bun ${Bun.version}, ${out.rounds} round(s) of ${out.iterations} iterations per microbenchmark, ${out.pipelineRequests} pipeline requests per round, raw pipe over the wire from ${benchName}; ${FLOOR_FILE ? `"${WIRE_ROW}" split with the floor run ${rel(FLOOR_FILE)} (${FLOOR!.when.slice(0, 16).replace("T", " ")} UTC)${results.some((r) => !split(r)) ? `, whole on ${unsplitLanes(results.map((r) => ({ name: r.name, why: whyWhole(r) })))}` : ""}` : `"${WIRE_ROW}" not split (no floor run's JSON: scripts/bench-floor.ts --json)`}`;
-console.log(`Produced ${stamp}.\n\n` + budgetTable + "\n\n" + missedTable + (profileTable ? "\n\n" + profileTable : ""));
+console.log(`Produced ${stamp}.\n\n` + [budgetTables.native, budgetTables.translated, missedTable, profileTables.native, profileTables.translated].filter((t) => t).join("\n\n"));
 
 if (WRITE) {
   let doc = readFileSync(DOC, "utf8");
@@ -358,9 +383,13 @@ if (WRITE) {
     if (a < 0 || b < a) throw new Error(`${DOC} has no ${start} … ${end} section`);
     doc = doc.slice(0, a) + `${start}\nProduced ${stamp}.\n\n${text}\n${end}` + doc.slice(b + end.length);
   };
-  put("budget", budgetTable);
+  put("budgetNative", budgetTables.native);
+  put("budgetTranslated", budgetTables.translated);
   put("missed", missedTable);
-  if (profileTable) put("profile", profileTable);
+  if (PROFILE) {
+    put("profileNative", profileTables.native);
+    put("profileTranslated", profileTables.translated);
+  }
   writeFileSync(DOC, doc);
   console.log(`\nwrote the tables into ${DOC}`);
 }

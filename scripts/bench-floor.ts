@@ -31,9 +31,17 @@
  * round and lane); a cell is the median over rounds of the CPU µs per request and of its ratio to the raw
  * pipe of the same round and lane.
  *
- * Usage: bun scripts/bench-floor.ts [--smoke] [--rounds N] [--seconds N] [--write] [--json FILE]
+ * Lanes (columns): the native lanes scripts/bench judges against 2× (chat→chat, messages→messages and
+ * gemini→gemini, JSON and stream) and messages→chat stream (translated; rung 6 translates Messages to
+ * Chat only, so the other translated lanes have no floor yet).
+ *
+ * Usage: bun scripts/bench-floor.ts [--smoke] [--rounds N] [--seconds N] [--lanes A,B] [--write] [--json FILE]
  *   --smoke: one 1 s run per server and lane (proves it runs; figures mean nothing; CI's mode,
  *            test/scripts/bench-floor.test.ts)
+ *   --lanes: only these columns, named as the table names them ("gemini→gemini stream,messages→messages json");
+ *            not with --write (the doc's table keeps every lane). A subset's --json file is not one to keep
+ *            in docs/bench/: scripts/bench-budget.ts reads the newest there, and the lanes it lacks would lose
+ *            their split
  *   --write: the table and its stamp between the bench-floor markers of docs/performance.md
  *   --json FILE: the run's figures as JSON (scripts/lib/floor-json.ts `FloorJson`: per lane, CPU µs per
  *            request and ratio to the raw pipe of every server, medians; when, commit, command). A real
@@ -87,20 +95,31 @@ const ROW_LABELS: Record<string, string> = {
 export const TARGETS: Target[] = Object.entries(ROW_LABELS).map(([key, what]) => ({ key, what, translatedOnly: key === String(TOP_RUNG) }));
 if (TARGETS.filter((t) => /^\d$/.test(t.key)).length !== TOP_RUNG + 1) throw new Error("the rows and scripts/lib/floor-server.ts's rungs disagree");
 
-/** The lanes measured (columns): the bench's chat→chat and messages→messages (native), messages→chat (translated). */
+/** The lanes measured (columns): the bench's native lanes, JSON and stream, and messages→chat stream (translated). */
 interface Column {
   lane: Lane;
   mode: Mode;
 }
 const LANES = benchLanes(2);
 const lane = (name: string) => LANES.find((l) => l.name === name)!;
-const COLUMNS: Column[] = [
+const ALL_COLUMNS: Column[] = [
   { lane: lane("chat→chat"), mode: "json" },
   { lane: lane("chat→chat"), mode: "stream" },
+  { lane: lane("messages→messages"), mode: "json" },
   { lane: lane("messages→messages"), mode: "stream" },
+  { lane: lane("gemini→gemini"), mode: "json" },
+  { lane: lane("gemini→gemini"), mode: "stream" },
   { lane: lane("messages→chat"), mode: "stream" },
 ];
 const colName = (c: Column) => `${c.lane.name} ${c.mode}`;
+/** The columns of this run: every lane, or those `--lanes` names (in the table's order). */
+export const COLUMN_NAMES = ALL_COLUMNS.map(colName);
+const LANES_ARG = opt("--lanes");
+if (argv.includes("--lanes") && (!LANES_ARG || LANES_ARG.startsWith("--"))) throw new Error(`--lanes needs names, e.g. "gemini→gemini stream,messages→messages json": of ${COLUMN_NAMES.join(", ")}`);
+const picked = LANES_ARG?.split(",").map((x) => x.trim());
+for (const name of picked ?? []) if (!COLUMN_NAMES.includes(name)) throw new Error(`--lanes: no lane "${name}": one of ${COLUMN_NAMES.join(", ")}`);
+if (picked && WRITE) throw new Error("--lanes with --write: the table in docs/performance.md keeps every lane; run without --lanes to write it");
+const COLUMNS = picked ? ALL_COLUMNS.filter((c) => picked.includes(colName(c))) : ALL_COLUMNS;
 const runsOn = (t: Target, c: Column) => !t.translatedOnly || c.lane.kind === "translated";
 
 /**

@@ -70,17 +70,25 @@ export interface MeasureOutput {
 }
 
 /**
- * The lanes of the budget: scripts/bench-pipeline.ts lane name, stream flag, native or translated, and
- * the floor's top rung on the lane (scripts/lib/floor-server.ts: 5 native, 6 translated; null where the
- * floor has no server for the client's format: Responses).
+ * The lanes of the budget: every lane scripts/bench judges against the CPU target (each HTTP lane × mode
+ * with a raw pipe; the WebSocket lane has none), native first. scripts/bench-pipeline.ts lane name, stream
+ * flag, native or translated, and the floor's top rung on the lane (scripts/lib/floor-server.ts: 5 native,
+ * 6 translated; null where the floor has no server for the lane: Responses, and Gemini translated to Chat,
+ * whose rung 6 would need a translation of its own).
  */
 export const BUDGET_LANES = [
   { name: "chat→chat json", lane: "chat", stream: false, kind: "native", floor: 5 },
   { name: "chat→chat stream", lane: "chat", stream: true, kind: "native", floor: 5 },
+  { name: "messages→messages json", lane: "messages", stream: false, kind: "native", floor: 5 },
   { name: "messages→messages stream", lane: "messages", stream: true, kind: "native", floor: 5 },
+  { name: "gemini→gemini json", lane: "gemini", stream: false, kind: "native", floor: 5 },
+  { name: "gemini→gemini stream", lane: "gemini", stream: true, kind: "native", floor: 5 },
   { name: "messages→chat json", lane: "messages-chat", stream: false, kind: "translated", floor: 6 },
   { name: "messages→chat stream", lane: "messages-chat", stream: true, kind: "translated", floor: 6 },
+  { name: "responses→chat json", lane: "responses-chat", stream: false, kind: "translated", floor: null },
   { name: "responses→chat stream", lane: "responses-chat", stream: true, kind: "translated", floor: null },
+  { name: "gemini→chat json", lane: "gemini-chat", stream: false, kind: "translated", floor: null },
+  { name: "gemini→chat stream", lane: "gemini-chat", stream: true, kind: "translated", floor: null },
 ] as const;
 
 const mark = (id: string, what: "start" | "end") => process.stderr.write(`@@budget ${id} ${what}\n`);
@@ -231,7 +239,11 @@ async function main() {
     const lane = LANES[bl.lane]!;
     const body = lane.body(bl.stream) as Record<string, unknown>;
     const text = JSON.stringify(body);
-    const url = "http://127.0.0.1" + lane.path;
+    // Gemini names the model and the stream mode in the URL (SPEC 2.1), as scripts/bench-pipeline.ts sends it.
+    const url = "http://127.0.0.1" + lane.path + (lane.gemini ? (bl.stream ? ":streamGenerateContent?alt=sse" : ":generateContent") : "");
+    const inURL = lane.gemini ? { pathModel: lane.path.slice(lane.path.lastIndexOf("/") + 1), pathStream: bl.stream } : {};
+    /** What the server hands the gateway for a request of this lane. */
+    const incoming = (request: Request) => ({ request, endpoint: lane.endpoint, peer: "127.0.0.1", ...inURL });
     // Content-Length as scripts/bench-pipeline.ts's requests carry it: the guard reads such a body natively
     // (readBody), without one through a JS stream reader (before 2026-12-02 the body row measured that path).
     const headers = { "content-type": "application/json", "anthropic-version": "2023-06-01", host: "127.0.0.1", "content-length": String(Buffer.byteLength(text)) };
@@ -282,7 +294,7 @@ async function main() {
     };
     runs.bodyRead = await cpuPerCall(k("bodyRead"), bodyRead);
     const guarded = async (): Promise<RequestContext> => {
-      const ctx = newContext({ request: request(), endpoint: lane.endpoint, peer: "127.0.0.1" }, Date.now());
+      const ctx = newContext(incoming(request()), Date.now());
       const g = await guard(ctx, guardDeps);
       if (g instanceof Response) throw new Error(`the guard refused the ${bl.name} request: ${g.status}`);
       return g;
@@ -308,7 +320,7 @@ async function main() {
     if (!picked.account) throw new Error(`no account picked for ${bl.name}`);
     const account = picked.account;
 
-    const freshCtx = () => guardedContext(lane.endpoint, body, { path: lane.path }, undefined, Date.now());
+    const freshCtx = () => guardedContext(lane.endpoint, body, { path: lane.path, ...inURL }, undefined, Date.now());
     // The affinity key (SPEC 2.4 X-Switchyard-Cache: session header, else the conversation fingerprint) is
     // read once per request, after translate as in the attempt loop (a translated lane's hub is parsed then).
     // Timed on its own over contexts made and translated untimed (each call new pick hints, so the key is
@@ -328,7 +340,7 @@ async function main() {
     const translated = translate(ctx0, target!, "strip_with_warning");
     if ("kind" in translated) throw new Error(translated.message);
 
-    const upstreamPath = translated.upstreamFormat === "anthropic-messages" ? "/v1/messages" : "/v1/chat/completions";
+    const upstreamPath = { "anthropic-messages": "/v1/messages", gemini: `/v1beta/models/${target!.model}:${translated.upstreamStream ? "streamGenerateContent" : "generateContent"}`, "openai-responses": "/v1/responses", "openai-chat": "/v1/chat/completions" }[translated.upstreamFormat];
     const upstreamBody = typeof translated.body === "string" ? translated.body : new TextDecoder().decode(translated.body);
     const replyNow = async (): Promise<UpstreamReply> => {
       const res = await fakeFetch("http://bench.invalid" + upstreamPath, { method: "POST", body: upstreamBody });
@@ -438,15 +450,15 @@ async function main() {
     Object.assign(timed, {
       oneByHand: () =>
         oneRequest(async (request) => {
-          const ctx = newContext({ request, endpoint: lane.endpoint, peer: "127.0.0.1" }, Date.now());
+          const ctx = newContext(incoming(request), Date.now());
           const g = await guard(ctx, guardDeps);
           if (g instanceof Response) return g;
           const res = resolveModel(ctx.requestedModel, table);
           if ("kind" in res) throw new Error(res.message);
           return runAttempts(ctx, app.order.forRequest(ctx, res), { portability: "strip_with_warning", cacheAffinity: true }, byHandDeps);
         }),
-      oneViaGateway: () => oneRequest((request) => gatewayOnly.handle({ request, endpoint: lane.endpoint, peer: "127.0.0.1" })),
-      oneViaApp: () => oneRequest((request) => app.gateway.handle({ request, endpoint: lane.endpoint, peer: "127.0.0.1" })),
+      oneViaGateway: () => oneRequest((request) => gatewayOnly.handle(incoming(request))),
+      oneViaApp: () => oneRequest((request) => app.gateway.handle(incoming(request))),
     });
 
     // ---- bookkeeping: what the app's `finish` does with a finished request (src/app.ts) ----------------

@@ -7,11 +7,11 @@
  *
  * | rung | adds | SPEC |
  * |---|---|---|
- * | 1 | the peer address checked (loopback passes without a key), the body read and `JSON.parse`d, `model` and `stream` read (400 on malformed JSON), the client's bytes forwarded; a streaming Chat body gets `"stream_options":{"include_usage":true},` spliced in front | G-1, G-3, G-4, R-2, F-3 |
+ * | 1 | the peer address checked (loopback passes without a key), the body read and `JSON.parse`d, `model` and `stream` read (400 on malformed JSON; on Gemini's `…/models/{model}:generateContent` and `:streamGenerateContent?alt=sse` both from the path), the client's bytes forwarded; a streaming Chat body gets `"stream_options":{"include_usage":true},` spliced in front | G-1, G-3, G-4, R-2, F-3, 2.1 |
  * | 2 | the upstream call as an executor makes it: a credential header, an `AbortController` per request wired to the client's `signal`, a header timer (`setTimeout`, cleared on the headers) | 6.4 (a client that leaves cancels the upstream call), 6.3 (timeout before headers), R-7 |
- * | 3 | the reply through JavaScript: the first chunk peeked before the status is sent; what already arrived after it taken without waiting (a stream whose end was already there is answered whole, as switchyard's commit point does), the rest through a pull `ReadableStream` (`highWaterMark: 0`); every chunk seen (native byte searches for usage and errors, the usage event parsed), the idle timer re-armed per chunk, a broken stream ended with the format's in-band error; JSON replies read chunk by chunk under the same timer, parsed for usage, answered as bytes | R-8, R-9, 6.4, O-1 |
+ * | 3 | the reply through JavaScript: the first chunk peeked before the status is sent; what already arrived after it taken without waiting (a stream whose end was already there is answered whole, as switchyard's commit point does), the rest through a pull `ReadableStream` (`highWaterMark: 0`); every chunk seen (native byte searches for usage (Gemini's `usageMetadata`) and errors, the usage event parsed), the idle timer re-armed per chunk, a broken stream ended with the format's in-band error; JSON replies read chunk by chunk under the same timer, parsed for usage, answered as bytes | R-8, R-9, 6.4, O-1 |
  * | 4 | per-request bookkeeping: a request id and a route id in the reply headers, a usage row and a route trace (JSON) buffered and written to bun:sqlite (WAL, `synchronous=NORMAL`) in one transaction every 100 ms (or at 256 rows) with the trace ring trimmed, a counter and a latency histogram updated, one JSON log line per request appended to a file with the flush | 2.4, O-1, O-2, O-3, O-4, D-1 |
- * | 5 | Elysia (the stack's HTTP framework) instead of bare `Bun.serve`, the same handler on its static routes (`parse: "none"`) | the developers' guide |
+ * | 5 | Elysia (the stack's HTTP framework) instead of bare `Bun.serve`, the same handler on its static routes and Gemini's `/v1beta/models/*` (`parse: "none"`) | the developers' guide |
  * | 6 | translation, the least of it (only on the translated lane): a Messages request rebuilt as a Chat body (`JSON.stringify`), each Chat SSE event of the reply `JSON.parse`d and re-encoded as Messages events (`JSON.stringify`), with the opening and closing events | F-2, R-5, R-9 |
  *
  * Usage: `UPSTREAM=http://127.0.0.1:PORT bun scripts/lib/floor-server.ts RUNG DIR` — listens on
@@ -34,9 +34,11 @@ const IDLE_TIMEOUT_MS = 60_000;
 /** `{"stream_options":{"include_usage":true},` : put in front of a streaming Chat body's own bytes (after its `{`). */
 const INCLUDE_USAGE = enc.encode('{"stream_options":{"include_usage":true},');
 const USAGE = Buffer.from('"usage"');
+/** Gemini's usage key (SPEC 2.1: every streamed Gemini chunk may carry it). */
+const GEMINI_USAGE = Buffer.from('"usageMetadata"');
 const ERROR = Buffer.from('"error"');
 
-type Format = "chat" | "messages";
+type Format = "chat" | "messages" | "gemini";
 /** What rung 3 saw of a reply: usage tokens, an error event, the time of the first byte. */
 interface Seen {
   input: number;
@@ -52,8 +54,16 @@ const inBandError = (f: Format) =>
   enc.encode(
     f === "messages"
       ? 'event: error\ndata: {"type":"error","error":{"type":"api_error","message":"upstream stream broken"}}\n\n'
-      : 'data: {"error":{"message":"upstream stream broken","type":"api_error"}}\n\ndata: [DONE]\n\n',
+      : f === "gemini"
+        ? 'data: {"error":{"code":502,"message":"upstream stream broken","status":"UNAVAILABLE"}}\n\n'
+        : 'data: {"error":{"message":"upstream stream broken","type":"api_error"}}\n\ndata: [DONE]\n\n',
   );
+
+/** Gemini's method path (SPEC 2.1): `…/models/{model}:generateContent` or `:streamGenerateContent`; undefined for another path. */
+function geminiCall(path: string): { model: string; stream: boolean } | undefined {
+  const m = /\/models\/([^/:]+):(generateContent|streamGenerateContent)$/.exec(path);
+  return m ? { model: m[1]!, stream: m[2] === "streamGenerateContent" } : undefined;
+}
 
 /** Reads the usage of one SSE event containing `"usage"` at `at` (its `data:` line parsed). */
 function usageAt(buf: Buffer, at: number, seen: Seen): void {
@@ -63,10 +73,10 @@ function usageAt(buf: Buffer, at: number, seen: Seen): void {
   if (start < 0) return;
   try {
     const ev = JSON.parse(buf.toString("utf8", start + 5, end));
-    const u = ev.usage ?? ev.message?.usage;
+    const u = ev.usage ?? ev.message?.usage ?? ev.usageMetadata;
     if (u) {
-      seen.input = u.prompt_tokens ?? u.input_tokens ?? seen.input;
-      seen.output = u.completion_tokens ?? u.output_tokens ?? seen.output;
+      seen.input = u.prompt_tokens ?? u.input_tokens ?? u.promptTokenCount ?? seen.input;
+      seen.output = u.completion_tokens ?? u.output_tokens ?? u.candidatesTokenCount ?? seen.output;
     }
   } catch {
     // an event split across reads: the usage is read from the next event that carries it
@@ -74,9 +84,10 @@ function usageAt(buf: Buffer, at: number, seen: Seen): void {
 }
 
 /** Rung 3's tap: native searches over a chunk for usage and errors; usage events parsed. */
-function tap(chunk: Uint8Array, seen: Seen): void {
+function tap(chunk: Uint8Array, seen: Seen, format: Format): void {
   const buf = Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
-  for (let at = buf.indexOf(USAGE); at >= 0; at = buf.indexOf(USAGE, at + 1)) usageAt(buf, at, seen);
+  const key = format === "gemini" ? GEMINI_USAGE : USAGE;
+  for (let at = buf.indexOf(key); at >= 0; at = buf.indexOf(key, at + 1)) usageAt(buf, at, seen);
   if (buf.indexOf(ERROR) >= 0) seen.error = true;
 }
 
@@ -251,8 +262,10 @@ export function floorHandler(rung: number, upstream: string, dir: string): (req:
 
   return async (req, peer) => {
     const startedAt = performance.now();
-    const path = new URL(req.url).pathname;
-    const format: Format = path.endsWith("/messages") ? "messages" : "chat";
+    const url = new URL(req.url);
+    const path = url.pathname;
+    const gemini = geminiCall(path);
+    const format: Format = gemini ? "gemini" : path.endsWith("/messages") ? "messages" : "chat";
     // rung 1 — guard (G-1, G-3: the socket's peer; G-4: malformed JSON is a 400) and routing's inputs (R-2)
     if (peer !== "127.0.0.1" && peer !== "::1" && peer !== "::ffff:127.0.0.1" && !req.headers.get("authorization")) return fail(401, "a client key is required");
     const bytes = new Uint8Array(await req.arrayBuffer());
@@ -262,11 +275,12 @@ export function floorHandler(rung: number, upstream: string, dir: string): (req:
     } catch {
       return fail(400, "the body is not JSON");
     }
-    if (typeof body !== "object" || body === null || typeof body.model !== "string") return fail(400, "model is required");
-    const model = body.model;
-    const stream = body.stream === true;
+    if (typeof body !== "object" || body === null || (!gemini && typeof body.model !== "string")) return fail(400, "model is required");
+    const model = gemini ? gemini.model : (body.model as string);
+    const stream = gemini ? gemini.stream : body.stream === true;
     const translate = rung >= 6 && format === "messages";
-    let upstreamPath = path;
+    // Gemini's query (`?alt=sse`) goes upstream with the path, as the raw pipe forwards it.
+    let upstreamPath = gemini ? path + url.search : path;
     let out: Uint8Array | string = bytes;
     if (translate) {
       upstreamPath = "/v1/chat/completions";
@@ -339,15 +353,16 @@ export function floorHandler(rung: number, upstream: string, dir: string): (req:
       } catch {
         // an error page that is not JSON: no usage, passed on as it came
       }
-      seen.input = reply.usage?.prompt_tokens ?? reply.usage?.input_tokens ?? 0;
-      seen.output = reply.usage?.completion_tokens ?? reply.usage?.output_tokens ?? 0;
+      const u = reply.usage ?? (reply.usageMetadata as Record<string, number> | undefined);
+      seen.input = u?.prompt_tokens ?? u?.input_tokens ?? u?.promptTokenCount ?? 0;
+      seen.output = u?.completion_tokens ?? u?.output_tokens ?? u?.candidatesTokenCount ?? 0;
       finish(res.ok ? "ok" : "upstream_error");
       return new Response(translate && res.ok ? chatReplyToMessages(reply as never) : whole, { status: res.status, headers: { ...JSON_H, ...headers } });
     }
     const translator = translate ? new ChatToMessages(model, seen) : undefined;
     const pass = (chunk: Uint8Array) => {
       if (translator) return translator.push(chunk);
-      tap(chunk, seen);
+      tap(chunk, seen, format);
       return chunk;
     };
     // What the upstream already delivered after the first chunk is taken without waiting (a read that
@@ -417,15 +432,15 @@ export function floorHandler(rung: number, upstream: string, dir: string): (req:
 type RouteCtx = { request: Request; server: { requestIP(r: Request): { address: string } | null } | null };
 
 /**
- * Rung 5's framework: `handle` on Elysia's static routes for /v1/chat/completions and /v1/messages
- * (`parse: "none"`), not listening. `peer` gives the client's address from the route's context: the
+ * Rung 5's framework: `handle` on Elysia's static routes for /v1/chat/completions and /v1/messages and
+ * on Gemini's `/v1beta/models/*` (`parse: "none"`), not listening. `peer` gives the client's address from the route's context: the
  * socket's over the wire (startFloorServer); scripts/lib/budget-measure.ts calls the app's `handle` in
  * process and gives loopback.
  */
 export async function floorApp(handle: (req: Request, peer: string | undefined) => Promise<Response>, peer: (ctx: RouteCtx) => string | undefined) {
   const { Elysia } = await import("elysia");
   const route = (ctx: RouteCtx) => handle(ctx.request, peer(ctx));
-  return new Elysia().post("/v1/chat/completions", route as never, { parse: "none" }).post("/v1/messages", route as never, { parse: "none" });
+  return new Elysia().post("/v1/chat/completions", route as never, { parse: "none" }).post("/v1/messages", route as never, { parse: "none" }).post("/v1beta/models/*", route as never, { parse: "none" });
 }
 
 /** Starts rung `rung` (1–6) in front of `upstream`; rung 5 and up on Elysia. Returns its port. */

@@ -1,6 +1,7 @@
 /**
  * scripts/bench-budget.ts in its quick mode (as CI runs it, issue 17): it must run to the end and print
- * every named row of the budget with a figure for every lane, the over-the-wire raw pipe its targets are
+ * every named row of the budget with a figure for every lane scripts/bench judges against the CPU target
+ * (native lanes and translated lanes in two tables), the over-the-wire raw pipe its targets are
  * sized from (and which bench file that came from), and the `bun --cpu-prof` attribution by module beside
  * it. Given a floor run's JSON (scripts/bench-floor.ts --json; here a small fixture), the row the
  * in-process run does not see is split into what the floor's top rung pays too and switchyard's own;
@@ -56,10 +57,13 @@ const ROWS = [
   OVER_THE_WIRE,
   VERDICT,
 ];
-const LANES = ["chat→chat json", "chat→chat stream", "messages→messages stream", "messages→chat json", "messages→chat stream", "responses→chat stream"];
+/** Every lane scripts/bench judges against the CPU target (each HTTP lane × mode of docs/bench/2026-12-06-r42.json): the native table's, then the translated table's. */
+const NATIVE = ["chat→chat json", "chat→chat stream", "messages→messages json", "messages→messages stream", "gemini→gemini json", "gemini→gemini stream"];
+const TRANSLATED = ["messages→chat json", "messages→chat stream", "responses→chat json", "responses→chat stream", "gemini→chat json", "gemini→chat stream"];
+const LANES = [...NATIVE, ...TRANSLATED];
 
-// A floor run's JSON as scripts/bench-floor.ts --json writes it, for its four lanes (messages→chat JSON and
-// Responses are not in it). Its figures are made up: chat→chat json's top rung costs far more than the raw
+// A floor run's JSON as scripts/bench-floor.ts --json writes it, for six lanes (gemini→gemini JSON, messages→chat
+// JSON, Responses and gemini→chat are not in it). Its figures are made up: chat→chat json's top rung costs far more than the raw
 // pipe over the wire (so its part is the whole row, when that is positive), chat→chat stream's less (its
 // part is 0), the others like a real run.
 const dir = mkdtempSync(join(tmpdir(), "switchyard-budget-test-"));
@@ -80,15 +84,32 @@ writeFileSync(
     lanes: [
       floorLane("chat→chat json", "native", "5", 60, 100_000),
       floorLane("chat→chat stream", "native", "5", 2000, 1000),
+      floorLane("messages→messages json", "native", "5", 60, 101),
       floorLane("messages→messages stream", "native", "5", 65, 118),
+      floorLane("gemini→gemini stream", "native", "5", 55, 112),
       floorLane("messages→chat stream", "translated", "6", 62, 140),
     ],
   }),
 );
-const SPLIT_LANES = ["chat→chat json", "chat→chat stream", "messages→messages stream", "messages→chat stream"];
-/** A row's cells as [measured, target] numbers ("-" as undefined). */
-const cellsOf = (out: string, row: string) =>
-  out.split("\n").find((l) => l.startsWith(`| ${row} |`))?.split("|").slice(2, -1).map((c) => (c.trim() === "-" ? undefined : c.trim().split(" / ").map((x) => parseFloat(x))));
+const SPLIT_LANES = ["chat→chat json", "chat→chat stream", "messages→messages json", "messages→messages stream", "gemini→gemini stream", "messages→chat stream"];
+/** The budget tables' lines (native, then translated), each from its header line to its last row. */
+const budgetTables = (out: string) => {
+  const lines = out.split("\n");
+  return lines.flatMap((l, i) => (l.startsWith("| part (") ? [lines.slice(i, i + lines.slice(i).findIndex((x) => !x.startsWith("|")))] : []));
+};
+/**
+ * A row's cells over both budget tables, in {@link LANES}' order, as [measured, target] numbers ("-", or
+ * a table without the row, as undefined); undefined when neither table has the row.
+ */
+const cellsOf = (out: string, row: string) => {
+  const tables = budgetTables(out);
+  if (!tables.some((t) => t.some((l) => l.startsWith(`| ${row} |`)))) return undefined;
+  return tables.flatMap((t) => {
+    const width = t[0]!.split("|").length - 3;
+    const line = t.find((l) => l.startsWith(`| ${row} |`));
+    return line ? line.split("|").slice(2, -1).map((c) => (c.trim() === "-" ? undefined : c.trim().split(" / ").map((x) => parseFloat(x)))) : Array.from({ length: width }, () => undefined);
+  });
+};
 
 async function run(...args: string[]) {
   const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../../scripts/bench-budget.ts"), "--quick", ...args], { stdout: "pipe", stderr: "pipe" });
@@ -104,13 +125,15 @@ test("bench-budget --quick prints every row of the budget with a number per lane
   const newest = newestBenchFile(join(import.meta.dir, "../../docs/bench")).split("/").at(-1);
   expect(lines[0]).toStartWith("Produced ");
   expect(lines[0]).toContain(`raw pipe over the wire from docs/bench/${newest}`);
-  expect(lines[0]).toContain(`"${UNSEEN}" split with the floor run ${FLOOR} (2026-12-06 14:00 UTC), whole on messages→chat json, responses→chat stream (not in that run)`);
-  const header = lines.find((l) => l.startsWith("| part"));
-  expect(header?.split("|").slice(2, -1).map((c) => c.trim())).toEqual(LANES);
+  expect(lines[0]).toContain(`"${UNSEEN}" split with the floor run ${FLOOR} (2026-12-06 14:00 UTC), whole on gemini→gemini json, messages→chat json, responses→chat json, responses→chat stream, gemini→chat json, gemini→chat stream (not in that run)`);
+  // Two tables: the native lanes' (target 2×) and the translated lanes' (3×), every judged lane a column of one.
+  const tables = budgetTables(out);
+  expect(tables.map((t) => t[0]!.split("|").slice(2, -1).map((c) => c.trim()))).toEqual([NATIVE, TRANSLATED]);
+  expect(tables.map((t) => t[0]!.split("|")[1]!.trim().split(";")[0])).toEqual(["part (native lanes, target ≤ 2× the raw pipe", "part (translated lanes, target ≤ 3× the raw pipe"]);
   for (const row of ROWS) {
-    const line = out.split("\n").find((l) => l.startsWith(`| ${row} |`));
-    expect(line, row).toBeDefined();
-    const cells = line!.split("|").slice(2, -1).map((c) => c.trim());
+    const rowLines = tables.map((t) => t.find((l) => l.startsWith(`| ${row} |`)));
+    expect(rowLines.every((l) => l !== undefined), row).toBe(true);
+    const cells = rowLines.flatMap((l) => l!.split("|").slice(2, -1).map((c) => c.trim()));
     expect(cells).toHaveLength(LANES.length);
     // "12.3" (baseline), "12.3 / 4.5" (measured / target), "3.10× / 2×" (ratio / target ratio)
     for (const c of cells) expect(c, `${row}: ${c}`).toMatch(/^-?\d+(\.\d+)?×?( \/ -?\d+(\.\d+)?×?)?$/);
@@ -123,7 +146,7 @@ test("bench-budget --quick prints every row of the budget with a number per lane
   // beside them what the floor's part is made of: its top rung above the raw pipe over the wire (the
   // fixture's figures) and in process (this run)
   const floorAbove = cellsOf(out, "the floor's top rung − raw pipe, CPU µs per request: over the wire (the floor file) / in process (this run)")!;
-  expect(floorAbove.map((c) => c?.[0])).toEqual([99_940, -1000, 53, undefined, 78, undefined]);
+  expect(floorAbove.map((c) => c?.[0])).toEqual([99_940, -1000, 41, 53, undefined, 57, undefined, 78, undefined, undefined, undefined, undefined]);
   LANES.forEach((lane, i) => {
     const split = SPLIT_LANES.includes(lane);
     expect([floorPart![i], own![i], rest![i]].map((c) => c !== undefined), lane).toEqual([split, split, !split]);
@@ -164,13 +187,16 @@ test("bench-budget --quick prints every row of the budget with a number per lane
     expect([...ROWS, ...short].some((r) => row!.startsWith(`${r} (+`)), row).toBe(true);
     expect(rung!.length > 0 && why!.length > 20, l).toBe(true);
   }
-  // The profile's share table: the same lanes, shares in per cent, the pipeline's own stage modules among the rows.
-  const profileHeader = lines.find((l) => l.startsWith("| module (share"));
-  expect(profileHeader?.split("|").slice(2, -1).map((c) => c.trim())).toEqual(LANES);
-  const start = lines.indexOf(profileHeader!);
-  const rows = lines.slice(start + 2).filter((l) => l.startsWith("| ") && !l.startsWith("| samples"));
-  expect(rows.some((l) => l.startsWith("| pipeline/"))).toBe(true);
-  for (const l of rows) for (const c of l.split("|").slice(2, -1)) expect(c.trim(), l).toMatch(/^\d+\.\d %$/);
+  // The profile's share tables: the same lanes (native, then translated), shares in per cent, the pipeline's
+  // own stage modules among the rows.
+  const profileHeaders = lines.filter((l) => l.startsWith("| module ("));
+  expect(profileHeaders.map((h) => h.split("|").slice(2, -1).map((c) => c.trim()))).toEqual([NATIVE, TRANSLATED]);
+  for (const header of profileHeaders) {
+    const start = lines.indexOf(header);
+    const rows = lines.slice(start + 2, start + 2 + lines.slice(start + 2).findIndex((l) => !l.startsWith("| "))).filter((l) => !l.startsWith("| samples"));
+    expect(rows.some((l) => l.startsWith("| pipeline/")), header).toBe(true);
+    for (const l of rows) for (const c of l.split("|").slice(2, -1)) expect(c.trim(), l).toMatch(/^\d+\.\d %$/);
+  }
 }, 180_000);
 
 test("bench-budget --quick without a floor run prints the row not seen in process whole, and says so", async () => {

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { TARGETS } from "../../scripts/bench-floor.ts";
 import { floorFileName, newestFloorFile, readFloorJson } from "../../scripts/lib/floor-json.ts";
 
-const COLUMNS = ["chat→chat json", "chat→chat stream", "messages→messages stream", "messages→chat stream"];
+const COLUMNS = ["chat→chat json", "chat→chat stream", "messages→messages json", "messages→messages stream", "gemini→gemini json", "gemini→gemini stream", "messages→chat stream"];
 
 test("bench-floor --smoke prints every rung, switchyard and the gap above the floor, per lane, and writes them as JSON with --json", async () => {
   const dir = mkdtempSync(join(tmpdir(), "switchyard-floor-test-"));
@@ -31,7 +31,10 @@ test("bench-floor --smoke prints every rung, switchyard and the gap above the fl
     expect(json.lanes.map((l) => [l.name, l.kind, l.topRung])).toEqual([
       ["chat→chat json", "native", "5"],
       ["chat→chat stream", "native", "5"],
+      ["messages→messages json", "native", "5"],
       ["messages→messages stream", "native", "5"],
+      ["gemini→gemini json", "native", "5"],
+      ["gemini→gemini stream", "native", "5"],
       ["messages→chat stream", "translated", "6"],
     ]);
     for (const l of json.lanes) {
@@ -60,7 +63,7 @@ test("bench-floor --smoke prints every rung, switchyard and the gap above the fl
       cs.forEach((c, i) => {
         // the raw pipe: µs; every other server: µs and its ratio to the raw pipe; rung 6 runs on the translated lane only
         if (label.startsWith("0 ")) expect(c, `${label} / ${COLUMNS[i]}`).toMatch(/^\d+$/);
-        else if (label.startsWith("6 ") && i < 3) expect(c, `${label} / ${COLUMNS[i]}`).toBe("-");
+        else if (label.startsWith("6 ") && i < COLUMNS.length - 1) expect(c, `${label} / ${COLUMNS[i]}`).toBe("-");
         else expect(c, `${label} / ${COLUMNS[i]}`).toMatch(/^-?\d+ \(\d+\.\d\d×\)$/);
       });
     }
@@ -68,3 +71,17 @@ test("bench-floor --smoke prints every rung, switchyard and the gap above the fl
     rmSync(dir, { recursive: true, force: true });
   }
 }, 180_000);
+
+test("bench-floor --lanes names lanes of the table only, and is refused with --write (the doc's table keeps every lane)", async () => {
+  const run = async (...args: string[]) => {
+    const proc = Bun.spawn([process.execPath, join(import.meta.dir, "../../scripts/bench-floor.ts"), "--smoke", ...args], { stdout: "pipe", stderr: "pipe" });
+    const [err, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+    return { code, err };
+  };
+  const unknown = await run("--lanes", "gemini→gemini sse");
+  expect(unknown.code).not.toBe(0);
+  expect(unknown.err).toContain('--lanes: no lane "gemini→gemini sse": one of chat→chat json, chat→chat stream, messages→messages json');
+  const written = await run("--lanes", "gemini→gemini stream", "--write");
+  expect(written.code).not.toBe(0);
+  expect(written.err).toContain("--lanes with --write: the table in docs/performance.md keeps every lane");
+});
