@@ -25,9 +25,9 @@
  *   in-process raw pipe is not the verdict: the row {@link WIRE_ROW} is (switchyard − raw CPU over the wire,
  *   from the bench file) − that in-process cost, charged to the allowance ({@link WIRE_SHARE} of it), so the
  *   rows add up to what the bench measured; the in-process rows split the rest ({@link SHARES}).
- * - That row is split in two where a floor run (scripts/bench-floor.ts `--json`; default the newest
- *   docs/bench/YYYY-MM-DD-floor-HHMM.json, `--floor FILE` to choose, `--no-floor` for none) measured the
- *   lane: what the floor's top rung pays too ({@link WIRE_FLOOR_ROW}: its CPU above the raw pipe over the
+ * - That row is split in two where a floor run (scripts/bench-floor.ts `--json`; by default each lane from
+ *   the newest docs/bench/YYYY-MM-DD-floor-HHMM.json that ran it, so a run of a few lanes (`--lanes`) adds
+ *   to an older full one; `--floor FILE` to use one file, `--no-floor` for none) measured the lane: what the floor's top rung pays too ({@link WIRE_FLOOR_ROW}: its CPU above the raw pipe over the
  *   wire, from the floor file, minus the same in process, measured by scripts/lib/budget-measure.ts beside
  *   the in-process raw pipe; within [0, the whole row]), a Bun limit for the mandatory work; and the rest,
  *   switchyard's own ({@link WIRE_OWN_ROW}, target 0). Without a floor file, or on a lane the floor did not
@@ -53,7 +53,7 @@ import { pairedDifference } from "./lib/paired-difference.ts";
 import { profileGroups, type CpuProfile, type ProfileGroups } from "./lib/profile-groups.ts";
 import { missedTargetsTable, readFloorTable, WIRE_FLOOR_ROW, WIRE_OWN_ROW, WIRE_ROW } from "./lib/budget-floors.ts";
 import { newestBenchFile, readWireRaw } from "./lib/read-wire-raw.ts";
-import { newestFloorFile, readFloorJson, unsplitLanes, unsplitRowNote, unsplitWhy } from "./lib/floor-json.ts";
+import { floorFilesNewestFirst, mergeFloorRuns, type SourcedFloorLane, unsplitLanes, unsplitRowNote, unsplitWhy } from "./lib/floor-json.ts";
 
 const ROOT = join(import.meta.dir, "..");
 const argv = process.argv.slice(2);
@@ -68,9 +68,13 @@ const BENCH = benchAt >= 0 ? argv[benchAt + 1]! : newestBenchFile(join(ROOT, "do
 const WIRE = readWireRaw(BENCH, BUDGET_LANES.map((l) => l.name));
 const floorAt = argv.indexOf("--floor");
 if (floorAt >= 0 && (!argv[floorAt + 1] || argv[floorAt + 1]!.startsWith("--"))) throw new Error("--floor needs a file: a `scripts/bench-floor.ts --json` output such as docs/bench/2026-12-06-floor-1512.json");
-/** The floor run (scripts/bench-floor.ts --json) that splits {@link WIRE_ROW}: `--floor FILE`, else the newest in docs/bench/, none with `--no-floor`. */
-const FLOOR_FILE = argv.includes("--no-floor") ? undefined : floorAt >= 0 ? argv[floorAt + 1]! : newestFloorFile(join(ROOT, "docs", "bench"));
-const FLOOR = FLOOR_FILE ? readFloorJson(FLOOR_FILE) : undefined;
+/**
+ * The floor runs (scripts/bench-floor.ts --json) that split {@link WIRE_ROW}: `--floor FILE`, else each
+ * lane from the newest run in docs/bench/ that has it (a run of a few lanes, `--lanes`, adds to an older
+ * full one); none with `--no-floor`.
+ */
+const FLOOR_FILES = argv.includes("--no-floor") ? [] : floorAt >= 0 ? [argv[floorAt + 1]!] : floorFilesNewestFirst(join(ROOT, "docs", "bench"));
+const FLOOR = FLOOR_FILES.length > 0 ? { lanes: mergeFloorRuns(FLOOR_FILES) } : undefined;
 /** The marked sections of docs/performance.md that `--write` fills: the budget and the profile, native and translated lanes apart, and the missed table. */
 const MARKS = {
   budgetNative: ["<!-- bench-budget-native:start -->", "<!-- bench-budget-native:end -->"],
@@ -294,6 +298,20 @@ const wireRows = (r: Result): Array<{ row: WireRow; measured: number }> => {
   return s ? [{ row: WIRE_FLOOR_ROW, measured: s.floor }, { row: WIRE_OWN_ROW, measured: s.own }] : [{ row: WIRE_ROW, measured: unseen(r) }];
 };
 const rel = (file: string) => (file.startsWith(ROOT + "/") ? file.slice(ROOT.length + 1) : file);
+/**
+ * The floor runs the split lanes came from, for the "Produced" line: "the floor run FILE (WHEN UTC)" for
+ * one run, else each run with the lanes taken from it, newest first.
+ */
+function floorSources(lanes: readonly SourcedFloorLane[]): string {
+  const byFile = new Map<string, { when: string; names: string[] }>();
+  for (const l of lanes) byFile.set(l.file, { when: l.when, names: [...(byFile.get(l.file)?.names ?? []), l.name] });
+  const at = (when: string) => `${when.slice(0, 16).replace("T", " ")} UTC`;
+  if (byFile.size === 1) {
+    const [[file, { when }]] = [...byFile];
+    return `the floor run ${rel(file)} (${at(when)})`;
+  }
+  return `the floor runs ${[...byFile].map(([file, { when, names }]) => `${rel(file)} (${at(when)}: ${names.join(", ")})`).join("; ")}`;
+}
 const benchName = rel(BENCH);
 /** Why a lane given a floor run is not split (unsplitWhy); undefined where it is, or no floor run was given. */
 const whyWhole = (r: Result) => (FLOOR ? unsplitWhy(FLOOR.lanes.some((l) => l.name === r.name), r.f.floorIn !== undefined) : undefined);
@@ -371,7 +389,7 @@ if (PROFILE) {
   }
 }
 
-const stamp = `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, \`bun scripts/bench-budget.ts${QUICK ? " --quick" : ""}${WRITE ? " --write" : ""}${benchAt >= 0 ? ` --bench ${BENCH}` : ""}${floorAt >= 0 ? ` --floor ${FLOOR_FILE}` : ""}${argv.includes("--no-floor") ? " --no-floor" : ""}\`, Bun ${Bun.version}, ${out.rounds} round(s) of ${out.iterations} iterations per microbenchmark, ${out.pipelineRequests} pipeline requests per round, raw pipe over the wire from ${benchName}; ${FLOOR_FILE ? `"${WIRE_ROW}" split with the floor run ${rel(FLOOR_FILE)} (${FLOOR!.when.slice(0, 16).replace("T", " ")} UTC)${results.some((r) => !split(r)) ? `, whole on ${unsplitLanes(results.map((r) => ({ name: r.name, why: whyWhole(r) })))}` : ""}` : `"${WIRE_ROW}" not split (no floor run's JSON: scripts/bench-floor.ts --json)`}`;
+const stamp = `${new Date().toISOString().slice(0, 16).replace("T", " ")} UTC, \`bun scripts/bench-budget.ts${QUICK ? " --quick" : ""}${WRITE ? " --write" : ""}${benchAt >= 0 ? ` --bench ${BENCH}` : ""}${floorAt >= 0 ? ` --floor ${FLOOR_FILES[0]}` : ""}${argv.includes("--no-floor") ? " --no-floor" : ""}\`, Bun ${Bun.version}, ${out.rounds} round(s) of ${out.iterations} iterations per microbenchmark, ${out.pipelineRequests} pipeline requests per round, raw pipe over the wire from ${benchName}; ${FLOOR ? `"${WIRE_ROW}" split with ${floorSources(FLOOR.lanes)}${results.some((r) => !split(r)) ? `, whole on ${unsplitLanes(results.map((r) => ({ name: r.name, why: whyWhole(r) })))}` : ""}` : `"${WIRE_ROW}" not split (no floor run's JSON: scripts/bench-floor.ts --json)`}`;
 console.log(`Produced ${stamp}.\n\n` + [budgetTables.native, budgetTables.translated, missedTable, profileTables.native, profileTables.translated].filter((t) => t).join("\n\n"));
 
 if (WRITE) {

@@ -56,6 +56,28 @@ export function newestFloorFile(dir: string): string | undefined {
   return last ? join(dir, last) : undefined;
 }
 
+/** Every `YYYY-MM-DD-floor-HHMM.json` in `dir`, joined to `dir`, newest first (by name). */
+export function floorFilesNewestFirst(dir: string): string[] {
+  return readdirSync(dir).filter((f) => /^\d{4}-\d\d-\d\d-floor-\d{4}\.json$/.test(f)).sort().reverse().map((f) => join(dir, f));
+}
+
+/** A floor lane with the run it was taken from (see {@link mergeFloorRuns}). */
+export type SourcedFloorLane = FloorLane & { file: string; when: string };
+
+/**
+ * Each lane from the newest of `files` (newest first) that ran it: a run of a few lanes
+ * (`scripts/bench-floor.ts --lanes`) adds or renews those lanes without losing the others of an older full
+ * run. Throws as {@link readFloorJson} does.
+ */
+export function mergeFloorRuns(files: readonly string[]): SourcedFloorLane[] {
+  const lanes: SourcedFloorLane[] = [];
+  for (const file of files) {
+    const run = readFloorJson(file);
+    for (const l of run.lanes) if (!lanes.some((m) => m.name === l.name)) lanes.push({ ...l, file, when: run.when });
+  }
+  return lanes;
+}
+
 /**
  * Reads a floor run's JSON. Throws when the file is not JSON or a lane lacks the raw pipe's or its top
  * rung's CPU figure.
