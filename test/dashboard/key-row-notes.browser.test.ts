@@ -43,9 +43,15 @@ test("a Rotate whose answer the page never got: after a reload the row says when
     await state.locator(".key-rotated").waitFor({ timeout: 30_000 });
     const key = await listed("ci");
     expect(key.previousUntil).toBe(key.rotatedAt + 600_000);
-    // the times as the page writes them (local time, today's without a date)
+    // the times as the page writes them (local time, today's without a date: a grace that ends after
+    // midnight has its date, so a run at 23:50 reads "Dec 7 12:00 AM")
     const [at, until10] = await w.page.evaluate(
-      ([a, b]) => [a, b].map((ms) => new Date(ms).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })),
+      ([a, b]) =>
+        [a, b].map((ms) => {
+          const d = new Date(ms);
+          const hm = d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+          return d.toDateString() === new Date().toDateString() ? hm : `${d.toLocaleDateString([], { month: "short", day: "numeric" })} ${hm}`;
+        }),
       [key.rotatedAt as number, key.previousUntil as number],
     );
     expect((await state.innerText()).replace(/\s+/g, " ").trim()).toBe(`active rotated ${at} old secret works until ${until10}`);
