@@ -575,6 +575,11 @@ describe("keys", () => {
       // Amounts under $1 with four decimals, as keys list writes them (cents read "$0.01 of $0" here)
       expect(await overRow.locator(".budget").innerText()).toContain(`$${used.toFixed(4)} of $0.0010`);
       expect(await overRow.locator(".budget-share").innerText()).toBe(`${Math.round((used / 0.001) * 1000) / 10} %`);
+      // Its every request is refused until the window resets: its State says so, not a green "active" (tryout5)
+      const state = overRow.locator('td[data-label="State"] .pill');
+      await state.filter({ hasText: "budget used up" }).waitFor({ timeout: 10_000 });
+      expect({ text: (await state.innerText()).replace(/\s+/g, " "), tone: await state.getAttribute("class") }).toEqual({ text: expect.stringMatching(/^budget used up · until ([A-Z][a-z]{2} \d{1,2} )?\d{1,2}:\d{2}( [AP]M)?$/), tone: "pill pill-bad" });
+      expect(await row.locator('td[data-label="State"] .pill').innerText()).toBe("active");
       expect(await stillMarked(w.page)).toBe(true);
       expect(w.errors).toEqual([]);
     } finally {

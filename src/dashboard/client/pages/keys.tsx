@@ -15,6 +15,7 @@ import { useLive } from "../live.ts";
 import { ConfirmAction } from "../confirm-action.tsx";
 import { announce } from "../announce.ts";
 import { KeyRotationNote, UnpricedBudgetNote } from "./key-row-notes.tsx";
+import { keyState } from "../key-state.ts";
 import { EditLimits } from "./key-limits-edit.tsx";
 import type { BudgetUse, KeyInfo, KeyLimits, MinuteUse } from "../types.ts";
 
@@ -372,6 +373,36 @@ function RevokeButton({ name, done, noted }: { name: string; done: () => void; n
   );
 }
 
+/**
+ * The State column's label ({@link keyState}): revoked, disabled, "budget used up · until 11:20 PM" in
+ * the refusal colour for a key refused until its budget window resets, or a green "active".
+ */
+function KeyStatePill({ k, now }: { k: KeyInfo; now: number }) {
+  const state = keyState(k, Math.max(now, Date.now()));
+  switch (state.kind) {
+    case "revoked":
+      return (
+        <Pill tone="off">
+          revoked <span class="nowrap">{clock(state.at)}</span>
+        </Pill>
+      );
+    case "disabled":
+      return (
+        <Pill tone="warn" title="Its requests are refused (403 key_disabled) until it is enabled">
+          disabled <span class="nowrap">{clock(state.at)}</span>
+        </Pill>
+      );
+    case "budget_used_up":
+      return (
+        <Pill tone="bad" title={`Its ${state.windows.join(" and ")} budget is used up: every request is refused (429 key_budget_exceeded) until the window resets at ${clock(state.until)}`}>
+          budget used up <span class="nowrap">· until {clock(state.until)}</span>
+        </Pill>
+      );
+    case "active":
+      return <Pill tone="ok">active</Pill>;
+  }
+}
+
 /** A tag of at most this many characters is never broken inside (a longer one breaks where it must, so the table fits). */
 const SHORT_TAG = 16;
 
@@ -470,17 +501,7 @@ export function KeysPage() {
                       <UnpricedBudgetNote k={k} />
                     </td>
                     <td data-label="State">
-                      {k.revokedAt ? (
-                        <Pill tone="off">
-                          revoked <span class="nowrap">{clock(k.revokedAt)}</span>
-                        </Pill>
-                      ) : k.disabledAt ? (
-                        <Pill tone="warn" title="Its requests are refused (403 key_disabled) until it is enabled">
-                          disabled <span class="nowrap">{clock(k.disabledAt)}</span>
-                        </Pill>
-                      ) : (
-                        <Pill tone="ok">active</Pill>
-                      )}
+                      <KeyStatePill k={k} now={now} />
                       <KeyRotationNote k={k} now={now} />
                     </td>
                     <td class="key-actions">
