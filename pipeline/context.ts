@@ -443,7 +443,16 @@ export function errorAnswer(ctx: RequestContext, err: HubError, headers: Headers
   if (err.code !== undefined) t.code = err.code;
   if (err.param !== undefined) t.param = err.param;
   ctx.trace.error = t;
-  return errorResponse(ctx.clientFormat, err, headers);
+  const { response, body } = errorReply(ctx.clientFormat, err, headers);
+  // What the client read: its format's type and code, not the hub kind (tryout5 saw "500 api_error" for a Chat client's server_error).
+  const e = (body as { error?: unknown } | undefined)?.error;
+  if (e && typeof e === "object") {
+    const o = e as Record<string, unknown>;
+    const type = typeof o.type === "string" ? o.type : typeof o.status === "string" ? o.status : undefined;
+    if (type !== undefined) t.clientType = type;
+    if (typeof o.code === "string") t.clientCode = o.code;
+  }
+  return response;
 }
 
 /**
@@ -454,6 +463,11 @@ export function errorAnswer(ctx: RequestContext, err: HubError, headers: Headers
  * it, so no binding was used (SPEC 2.4, every response).
  */
 export function errorResponse(format: WireFormat, err: HubError, headers?: Headers): Response {
+  return errorReply(format, err, headers).response;
+}
+
+/** {@link errorResponse} with the body object it sent (for the route trace's record of what the client read). */
+function errorReply(format: WireFormat, err: HubError, headers?: Headers): { response: Response; body: unknown } {
   const status = clientErrorStatus(format, err.status);
   if (status !== err.status) err = { ...err, status };
   const h = new Headers(headers);
@@ -463,7 +477,7 @@ export function errorResponse(format: WireFormat, err: HubError, headers?: Heade
     h.set("retry-after", String(Math.ceil(err.retryAfterSeconds)));
   }
   const body = codecFor(format).errorBody(err);
-  return new Response(JSON.stringify(body), { status: err.status, headers: h });
+  return { response: new Response(JSON.stringify(body), { status: err.status, headers: h }), body };
 }
 
 /** Lazily parses the hub form of the client body. Throws FormatError on invalid input. */

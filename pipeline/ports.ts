@@ -482,8 +482,9 @@ export interface RouteTrace {
 
 /**
  * The error answer of a request as its client read it (SPEC O-2, the dashboard's call view): HTTP
- * status, the hub error kind (`invalid_request`, `rate_limit`, `model_not_found`, …), the provider or
- * gateway code and offending parameter when known, and the message.
+ * status, the hub error kind (`invalid_request`, `rate_limit`, `model_not_found`, …: the gateway's own
+ * word, which no client reads), the provider or gateway code and offending parameter when known, the
+ * message, and the type and code the client's format wrote in the body it got.
  */
 export interface TraceError {
   status: number;
@@ -491,6 +492,15 @@ export interface TraceError {
   message: string;
   code?: string;
   param?: string;
+  /**
+   * The error's type as the client's body carried it (each format's errors.ts `errorBody`, e.g. formats/openai-chat/errors.ts): Chat's and
+   * Responses' `error.type` (`server_error`, `rate_limit_error`, `usage_limit_reached`), Anthropic's
+   * `error.type` (`rate_limit_error`), Gemini's `error.status` (`RESOURCE_EXHAUSTED`). Absent in traces
+   * recorded before 2026-12-06, which kept the hub kind alone.
+   */
+  clientType?: string;
+  /** The body's `error.code` when it is a string (Chat and Responses: `key_budget_exceeded`, `model_not_found`); absent otherwise. */
+  clientCode?: string;
 }
 
 /**

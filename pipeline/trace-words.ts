@@ -2,11 +2,11 @@
  * Parts of the route trace in plain words, for `switchyard calls inspect` and the dashboard's call view
  * (one wording for both; bundled into the browser code: at run time it imports only the savers'
  * thresholds and formats/wait-words.ts, both pure): the token-saver outcome (pipeline/ports.ts
- * TokenSaverTrace, SPEC S-1, S-2, S-4) as one sentence, and a failed attempt's token refresh
- * (RefreshTrace, SPEC 6.2/P-7) as lines.
+ * TokenSaverTrace, SPEC S-1, S-2, S-4) as one sentence, a failed attempt's token refresh
+ * (RefreshTrace, SPEC 6.2/P-7) as lines, and the head of the error answer a client got.
  */
 import { formatMs } from "../formats/wait-words.ts";
-import type { RefreshTrace, TokenCallTrace, TokenSaverTrace } from "./ports.ts";
+import type { RefreshTrace, TokenCallTrace, TokenSaverTrace, TraceError } from "./ports.ts";
 import { MIN_CHARS, MIN_SAVING } from "./savers/thresholds.ts";
 
 /** "1 tool result" / "3 tool results". */
@@ -54,4 +54,17 @@ function callLine(c: TokenCallTrace): string {
 export function refreshLines(r: RefreshTrace): string[] {
   const then = r.ok ? "the same account is tried again" : "not refreshed";
   return [`refresh: ${r.note}; waited ${formatMs(r.waitedMs)}; ${then}`, ...r.calls.map(callLine)];
+}
+
+/**
+ * The head of the error answer a client got (RouteTrace.error), in the words of the body it read: its
+ * status and its format's type, then the code when the body carried one that says more — "500
+ * server_error" (Chat), "429 rate_limit_error" (Anthropic), "429 usage_limit_reached ·
+ * key_budget_exceeded" (Responses, HTTP or WebSocket), "429 RESOURCE_EXHAUSTED" (Gemini). A trace
+ * recorded before the client's type was kept (2026-12-06) has only the gateway's own kind, which no
+ * client reads: said as such, "500 · gateway error kind api_error", never as what the client got.
+ */
+export function answeredErrorHead(e: TraceError): string {
+  if (e.clientType !== undefined) return `${e.status} ${e.clientType}${e.clientCode !== undefined && e.clientCode !== e.clientType ? ` · ${e.clientCode}` : ""}`;
+  return `${e.status} · gateway error kind ${e.kind}${e.code !== undefined && e.code !== e.kind ? `, code ${e.code}` : ""} (the type the client read was not recorded)`;
 }

@@ -229,7 +229,15 @@ const RouteTraceReply = v.looseObject({
   ),
   error: v.optional(
     v.pipe(
-      v.looseObject({ status: v.number(), kind: v.string(), message: v.string(), code: v.optional(v.string()), param: v.optional(v.string()) }),
+      v.looseObject({
+        status: v.number(),
+        kind: v.pipe(v.string(), v.description("The gateway's own error kind (invalid_request, rate_limit, api_error, …); no client reads it.")),
+        message: v.string(),
+        code: v.optional(v.string()),
+        param: v.optional(v.string()),
+        clientType: v.optional(v.pipe(v.string(), v.description("The error type the client's body carried: Chat and Responses error.type (server_error, usage_limit_reached), Anthropic error.type (rate_limit_error), Gemini error.status (RESOURCE_EXHAUSTED); absent in traces recorded before 2026-12-06."))),
+        clientCode: v.optional(v.pipe(v.string(), v.description("The body's error.code when a string (Chat and Responses)."))),
+      }),
       v.description("The error the client got when no reply was served."),
     ),
   ),

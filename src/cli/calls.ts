@@ -6,7 +6,7 @@
  * (`GET /admin/api/route-traces/{id}`, `GET /admin/api/calls/{id}/recording`).
  */
 import type { RouteTrace } from "../../pipeline/ports.ts";
-import { refreshLines, tokenSaverSentence } from "../../pipeline/trace-words.ts";
+import { answeredErrorHead, refreshLines, tokenSaverSentence } from "../../pipeline/trace-words.ts";
 import type { RecordedBody, RecordingView } from "../admin/flight-recorder.ts";
 import { AdminNotFound, type AdminCall, type CliIo } from "./routing.ts";
 import { visible } from "./terminal.ts";
@@ -68,7 +68,7 @@ export function traceLines(t: RouteTrace): string[] {
   // How it came (try17's tryout); a trace of an earlier version names none: unknown, never guessed.
   lines.push(`transport   ${transportWords(t.transport)}`);
   // The error answer the client got (a refusal, or the last error after every target failed).
-  if (t.error) lines.push(`error       ${t.error.status} ${t.error.kind}${t.error.param ? ` (${t.error.param})` : ""}: ${t.error.message}`);
+  if (t.error) lines.push(`error       ${answeredErrorHead(t.error)}${t.error.param ? ` (${t.error.param})` : ""}: ${t.error.message}`);
   lines.push(`candidates  ${t.candidates.length ? t.candidates.join(" → ") : "none"}`);
   if (t.decisions.length) {
     lines.push("decisions");

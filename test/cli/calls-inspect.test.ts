@@ -78,20 +78,23 @@ test("a request refused before routing says no upstream call was made", () => {
   expect(traceLines({ ...refused, transport: "websocket" })[3]).toBe("transport   websocket (Codex's Responses WebSocket: one response.create frame in, the reply's events out as JSON frames)");
 });
 
-test("a refused request's trace names the status, kind, field and message the client got", () => {
+test("a refused request's trace names the status, the error type the client's body carried, the field and the message the client got", () => {
   const refused: RouteTrace = {
     routeId: "sy_m", requestId: "req_m", ts: 0, clientFormat: "anthropic-messages", requestedModel: "cluade", candidates: [], decisions: [], attempts: [], warnings: [], outcome: "rejected", status: 404, totalMs: 1,
-    error: { status: 404, kind: "model_not_found", code: "model_not_found", param: "model", message: "The model `cluade` is not an alias or combo." },
+    error: { status: 404, kind: "model_not_found", code: "model_not_found", param: "model", message: "The model `cluade` is not an alias or combo.", clientType: "not_found_error" },
   };
   expect(traceLines(refused)).toEqual([
     "sy_m  1970-01-01T00:00:00.000Z",
     "requested   cluade (anthropic-messages)",
     "outcome     rejected 404, 1 ms",
     "transport   unknown (recorded before switchyard kept how a call came)",
-    "error       404 model_not_found (model): The model `cluade` is not an alias or combo.",
+    "error       404 not_found_error (model): The model `cluade` is not an alias or combo.",
     "candidates  none",
     "attempts    none (refused before any upstream call)",
   ]);
+  // A trace recorded before the client's type was kept has the gateway's own kind only: said as such (tryout5)
+  const { clientType: _, ...old } = refused.error!;
+  expect(traceLines({ ...refused, error: old })[4]).toBe("error       404 · gateway error kind model_not_found (the type the client read was not recorded) (model): The model `cluade` is not an alias or combo.");
 });
 
 test("inspect prints those lines; with --json the admin API's object", async () => {

@@ -1,7 +1,7 @@
 /**
  * The operator's side of the dashboard in a real browser (SPEC 9.4), what a new operator would trip
- * over: a refused call says why in its trace view (the status and the message the client got, no
- * secret); the open Keys page follows keys created or revoked elsewhere (the CLI, another tab);
+ * over: a refused call says why in its trace view (the status, the error type and the message the
+ * client got, no secret); the open Keys page follows keys created or revoked elsewhere (the CLI, another tab);
  * Overview's stat tiles fit one row at 1280 and 1440 px; a bad key name gets the API's 400 message in
  * the Keys form. Screenshots go to test-results/dashboard/.
  */
@@ -25,11 +25,11 @@ const stillMarked = (page: Page) => page.evaluate("window.__kept === 42");
 /** Waits until the live event stream said hello (the badge reads Live). */
 const live = (page: Page) => page.locator(".live-live").waitFor({ timeout: 10_000 });
 
-/** POSTs `body` to `path`; the status, the route id and the error message the client read. */
-async function call(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; routeId: string; message: string }> {
+/** POSTs `body` to `path`; the status, the route id, and the error message, type and code the client read. */
+async function call(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; routeId: string; message: string; type?: string; code?: unknown }> {
   const res = await fetch(`${suite.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
-  const json = (await res.json()) as { error?: { message?: string } };
-  return { status: res.status, routeId: res.headers.get("x-switchyard-route-id")!, message: json.error?.message ?? "" };
+  const json = (await res.json()) as { error?: { message?: string; type?: string; code?: unknown } };
+  return { status: res.status, routeId: res.headers.get("x-switchyard-route-id")!, message: json.error?.message ?? "", type: json.error?.type, code: json.error?.code };
 }
 
 /** Creates a key through the admin API; its secret. */
@@ -76,6 +76,10 @@ describe("calls refused before routing", () => {
         const text = await box.innerText();
         expect({ label: r.label, text }).toEqual({ label: r.label, text: expect.stringContaining(String(r.status)) });
         expect(await box.locator(".answered-error-message").innerText()).toBe(r.message);
+        // the type (and code) the client's body carried, not the gateway's own kind (tryout5: "500 api_error" for a Chat client's server_error)
+        // (then the field at fault when the gateway knows it, "· field model", whether or not the client's format has a slot for it)
+        const head = `${r.status} ${r.type}${typeof r.code === "string" ? ` · ${r.code}` : ""}`;
+        expect({ label: r.label, head: (await box.locator(".answered-error-head").innerText()).replace(/ · field \S+$/, "") }).toEqual({ label: r.label, head });
         await w.page.screenshot({ path: join(SHOTS, `calls-refused-${r.label}.png`), fullPage: true });
       }
       expect(await w.page.content()).not.toContain(secret);

@@ -58,7 +58,8 @@ test("a refused request's trace holds the error answer the client got (status, k
     gw.app.settle();
     const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
     expect(trace.outcome).toBe("rejected");
-    expect(trace.error).toEqual({ status: r.status, kind: r.kind, message: told, param: r.param, ...(r.kind === "model_not_found" ? { code: "model_not_found" } : {}) });
+    // with the type (and code) the Chat body carried: what the client read, beside the gateway's own kind
+    expect(trace.error).toEqual({ status: r.status, kind: r.kind, message: told, param: r.param, clientType: "invalid_request_error", ...(r.kind === "model_not_found" ? { code: "model_not_found", clientCode: "model_not_found" } : {}) });
     expect(JSON.stringify(trace)).not.toContain(presented);
   }
 });

@@ -15,7 +15,7 @@ import { ActionButton, Breakable, Card, Empty, ErrorLine, Pill, useData, useDebo
 import { clockSeconds, count, dateIfNotToday, ms, usd } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { CallRow, Recording, RouteTrace } from "../types.ts";
-import { refreshLines, tokenSaverSentence } from "../../../../pipeline/trace-words.ts";
+import { answeredErrorHead, refreshLines, tokenSaverSentence } from "../../../../pipeline/trace-words.ts";
 import { SetupSnippets } from "./setup.tsx";
 import { TRANSPORTS, TransportBadge, transportText } from "./call-transport.tsx";
 import { CallIdSearch, callIdOf, EmptyFilterNote, FilterLists, focusRowOf, isCall, type KeptSettings, NoSuchCall, onPick, useCallById, useKnownNames, useTraceFocus } from "./calls-find.tsx";
@@ -210,10 +210,7 @@ function TraceView({ call, recorder, recorderChanged, onSince, onClose }: { call
         <div class="answered-error" data-error-status={t.error.status}>
           <h3>{call.outcome === "rejected" ? "Refused: what the client was told" : "The error the client got"}</h3>
           <div class="answered-error-head">
-            <span class="mono">
-              {t.error.status} {t.error.kind}
-            </span>
-            {t.error.code && t.error.code !== t.error.kind && <span class="mono muted"> · {t.error.code}</span>}
+            <span class="mono">{answeredErrorHead(t.error)}</span>
             {t.error.param && <span class="muted"> · field <code>{t.error.param}</code></span>}
           </div>
           <p class="answered-error-message">{t.error.message}</p>
