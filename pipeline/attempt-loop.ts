@@ -387,7 +387,7 @@ function withSiblings(targets: Target[], planned: Target[], ti: number, failed: 
   const out = targets === planned ? planned.slice() : targets;
   missing.set(target.label, failed);
   out.splice(ti + 1, 0, ...siblings);
-  for (const s of siblings) ctx.trace.decisions.push({ subject: s.label, verdict: "in", reason: `sibling of ${target.model} (R-10): the upstream said ${target.model} does not exist` });
+  for (const s of siblings) ctx.trace.decisions.push({ subject: s.label, verdict: "in", reason: `sibling of ${target.model}: the upstream said ${target.model} does not exist` });
   return out;
 }
 

@@ -437,7 +437,7 @@ function guardBody(ctx: RequestContext, deps: GuardDeps, body: Record<string, un
     const probe = recogniseProbe(body, clientHeadersOf(ctx));
     if (probe) {
       ctx.probe = probe;
-      ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `Claude Code ${probe} probe answered locally (G-5)` });
+      ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `Claude Code ${probe} probe answered locally` });
       return probeResponse(ctx, probe);
     }
   }

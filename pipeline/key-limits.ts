@@ -223,7 +223,7 @@ export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCoun
   if (!key || !limits) return undefined;
   if (!modelAllowed(limits, ctx.requestedModel)) {
     const err = hubError("permission", modelNotAllowedMessage(key.name, ctx.requestedModel, limits), { code: "model_not_allowed", param: "model" });
-    ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `key ${key.name}: model not in its allow-list (9.6)` });
+    ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `key ${key.name}: model not in its allow-list` });
     return errorAnswer(ctx, err);
   }
   if (!counters || !hasCountedLimits(limits)) return undefined;
@@ -239,7 +239,7 @@ export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCoun
     return undefined;
   }
   const err = refusalError(key.name, verdict.refusal, now);
-  ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `key ${key.name}: ${verdict.refusal.limit === "budget" ? `${verdict.refusal.budget!.window} budget` : verdict.refusal.limit} limit (9.6)` });
+  ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `key ${key.name}: ${verdict.refusal.limit === "budget" ? `${verdict.refusal.budget!.window} budget` : verdict.refusal.limit} limit` });
   const headers = responseHeaders(ctx);
   if (refusalNotRetryable(err)) headers.set(NO_RETRY_HEADER, "false");
   return errorAnswer(ctx, err, headers);

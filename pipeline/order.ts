@@ -556,7 +556,7 @@ export function planRoute(
     const pt: PlannedTarget = { target: targetSubject(t), providerId: t.provider.id, model: t.model, verdict: "in", accounts: [] };
     if (t.siblingOf) {
       pt.siblingOf = t.siblingOf;
-      pt.reason = `sibling of ${t.siblingOf} (R-10)`;
+      pt.reason = `sibling of ${t.siblingOf}`;
     }
     targets.push(pt);
     if (deps.circuitOpen(t.provider.id)) {
@@ -588,9 +588,9 @@ export function planRoute(
         const siblings = t.siblingOf ? [] : siblingTargets(t);
         queue.splice(ti + 1, 0, ...siblings);
         if (siblings.length > 0 && decisions === plan.decisions) decisions = plan.decisions.slice();
-        for (const s of siblings) decisions.push({ subject: s.label, verdict: "in", reason: `sibling of ${t.model} (R-10): the upstream said ${t.model} does not exist` });
+        for (const s of siblings) decisions.push({ subject: s.label, verdict: "in", reason: `sibling of ${t.model}: the upstream said ${t.model} does not exist` });
         const gone = `the upstream said ${t.model} does not exist for every account of ${t.provider.id} (removed pairing, 404 model_not_found)`;
-        const next = siblings.length > 0 ? `its siblings come next: ${siblings.map((s) => s.model).join(", ")}` : t.siblingOf ? "no further siblings" : "no sibling known (R-10)";
+        const next = siblings.length > 0 ? `its siblings come next: ${siblings.map((s) => s.model).join(", ")}` : t.siblingOf ? "no further siblings" : "no sibling known";
         pt.reason = `${pt.reason ? `${pt.reason}; ` : ""}${gone}; ${next}`;
       } else {
         // No account at all (rather than none eligible now): the request would fail the same way, so say how to add one.

@@ -402,11 +402,11 @@ export const CONTROL_ROUTE_DOCS = {
   },
   "GET /admin/api/alerts": {
     summary:
-      "The alerts this instance raised lately (SPEC 9.7), newest first, at most 100, as the webhook POSTs them: `{event, at, subject, detail}` with `at` in ms since the epoch. `quota_threshold` is a key budget's or an account quota window's share crossed (`detail.threshold`); a key budget used up is its share 1 with `detail.exhausted: true`, raised once per window whether or not 1 is configured. Kept in memory (lost at a restart); with several instances, each one's own. New ones arrive live as `alert` events on GET /admin/api/events.",
+      "The alerts this instance raised lately, newest first, at most 100, as the webhook POSTs them: `{event, at, subject, detail}` with `at` in ms since the epoch. `quota_threshold` is a key budget's or an account quota window's share crossed (`detail.threshold`); a key budget used up is its share 1 with `detail.exhausted: true`, raised once per window whether or not 1 is configured. Kept in memory (lost at a restart); with several instances, each one's own. New ones arrive live as `alert` events on GET /admin/api/events.",
     response: v.object({ alerts: v.array(v.object({ event: v.string(), at: v.number(), subject: v.string(), detail: v.record(v.string(), v.unknown()) })) }),
   },
   "GET /admin/api/providers": { summary: "Providers: ids, kinds, formats, base URLs, models, account ids (a *-compatible provider without accounts: its implicit <provider>-keyless one), circuit state; never credentials.", response: ProvidersReply },
-  "GET /admin/api/calls/:id/recording": { summary: "The flight recording of one request (SPEC O-6): client body, upstream bodies and replies per attempt, the reply sent; secrets scrubbed.", response: RecordingReply },
+  "GET /admin/api/calls/:id/recording": { summary: "The flight recording of one request: client body, upstream bodies and replies per attempt, the reply sent; secrets scrubbed.", response: RecordingReply },
   "POST /admin/api/accounts/:id/test": {
     summary:
       "One minimal upstream call with this account; writes no cooldown. Without `model`, the provider's first configured or discovered model, else one a combo or alias routes to it, else the model the account last served (in the last 30 days; `model_from` says which); a 400 with code `model_required` when none is known, whose error carries `models`, the models the account's upstream lists now (its models endpoint, asked then; up to 200, sorted), or an empty `models` and `models_error`, why that list could not be read.",
@@ -415,18 +415,18 @@ export const CONTROL_ROUTE_DOCS = {
   },
   "POST /admin/api/accounts/:id/restore": {
     summary:
-      "Restore the account's removed account/model pairings now (SPEC 6.3: a model-scoped 403 or a 404 model not found removes one for 24 h): `model`'s, or all of them; in memory and in the store; publishes account_state model_restored per pairing.",
+      "Restore the account's removed account/model pairings now (a model-scoped 403 or a 404 model not found removes one for 24 h): `model`'s, or all of them; in memory and in the store; publishes account_state model_restored per pairing.",
     body: AccountRestoreBody,
     response: AccountRestoreReply,
   },
   "POST /admin/api/providers/:id/close-circuit": {
     summary:
-      "Close the provider's circuit now (SPEC 6.3: 10 consecutive 5xx open it for 5 minutes, then one probe passes), in memory and in the store (other instances of a shared store drop it within about a second); its count of consecutive 5xx starts again; publishes account_state circuit_closed \"circuit (REASON) closed by hand\" per account of the provider. `closed` is the circuit as it was, null when none was open. 404 for an unknown provider.",
+      "Close the provider's circuit now (10 consecutive 5xx open it for 5 minutes, then one probe passes), in memory and in the store (other instances of a shared store drop it within about a second); its count of consecutive 5xx starts again; publishes account_state circuit_closed \"circuit (REASON) closed by hand\" per account of the provider. `closed` is the circuit as it was, null when none was open. 404 for an unknown provider.",
     response: CircuitCloseReply,
   },
   "POST /admin/api/accounts/:id/unlock": {
     summary:
-      "Clear the account's whole-account lock now (SPEC 6.3: a 401 or credential 403 on an API key, quota exhausted, a ban, a 402), in memory and in the store; publishes account_state unlock \"lock (REASON) cleared by hand\". A lock until changed also ends when the account's API key changes (a reload or restart with another key). 404 for an unknown id.",
+      "Clear the account's whole-account lock now (a 401 or credential 403 on an API key, quota exhausted, a ban, a 402), in memory and in the store; publishes account_state unlock \"lock (REASON) cleared by hand\". A lock until changed also ends when the account's API key changes (a reload or restart with another key). 404 for an unknown id.",
     response: AccountUnlockReply,
   },
 };

@@ -130,7 +130,7 @@ const UsageReply = v.object({
 const TransportReply = v.pipe(
   v.picklist(["http", "websocket", "unknown"]),
   v.description(
-    "How the request reached the gateway: http (an HTTP request of its own), websocket (a response.create frame on Codex's Responses WebSocket, SPEC 2.5, whose reply went back as JSON frames, one per event), or unknown (recorded before switchyard kept it, or by an instance of an earlier version on an upgraded shared store).",
+    "How the request reached the gateway: http (an HTTP request of its own), websocket (a response.create frame on Codex's Responses WebSocket, whose reply went back as JSON frames, one per event), or unknown (recorded before switchyard kept it, or by an instance of an earlier version on an upgraded shared store).",
   ),
 );
 
@@ -186,7 +186,7 @@ const RouteTraceReply = v.looseObject({
       classification: v.optional(v.string()),
       error: v.optional(v.string()),
       effect: v.optional(v.string()),
-      spanId: v.optional(v.pipe(v.string(), v.description("OpenTelemetry span id of this attempt (16 hex), sent upstream in its traceparent; only while spans are exported (SPEC O-5)."))),
+      spanId: v.optional(v.pipe(v.string(), v.description("OpenTelemetry span id of this attempt (16 hex), sent upstream in its traceparent; only while spans are exported."))),
       refresh: v.optional(
         v.pipe(
           v.object({
@@ -202,7 +202,7 @@ const RouteTraceReply = v.looseObject({
               }),
             ),
           }),
-          v.description("The token refresh this attempt's rejected credential led to (SPEC 6.2/P-7): ok when the same account is tried again with a new token, what happened in words, how long the request waited and the token-endpoint calls. Never a token."),
+          v.description("The token refresh this attempt's rejected credential led to: ok when the same account is tried again with a new token, what happened in words, how long the request waited and the token-endpoint calls. Never a token."),
         ),
       ),
     }),
@@ -214,7 +214,7 @@ const RouteTraceReply = v.looseObject({
   instance: v.optional(v.pipe(v.string(), v.description("Name of the instance that served the request (server.instance_name, else host:port)."))),
   instanceId: v.optional(v.pipe(v.string(), v.description("Id of that instance (a UUID per process, OpenTelemetry's service.instance.id)."))),
   transport: TransportReply,
-  otelTraceId: v.optional(v.pipe(v.string(), v.description("OpenTelemetry trace id of the request's spans (32 hex: the caller's from its traceparent, or a new one); only while spans are exported (SPEC O-5)."))),
+  otelTraceId: v.optional(v.pipe(v.string(), v.description("OpenTelemetry trace id of the request's spans (32 hex: the caller's from its traceparent, or a new one); only while spans are exported."))),
   redactions: v.optional(v.pipe(v.record(v.string(), v.number()), v.description("Redactions by kind (never the values)."))),
   restored: v.optional(v.pipe(v.record(v.string(), v.number()), v.description("Placeholders mapped back in the reply, by kind."))),
   tokenSaver: v.optional(
@@ -337,7 +337,7 @@ const RoutePlanReply = v.looseObject({
         v.array(v.looseObject({ accountId: v.string(), verdict: v.picklist(["in", "out"]), reason: v.string(), until: v.optional(ms("exclusion ends")) })),
         v.description("Eligible accounts in the order attempts would use them, then the excluded ones."),
       ),
-      siblingOf: v.optional(v.pipe(v.string(), v.description("SPEC R-10: this target is a sibling of that model, which every account of the target before it has had removed."))),
+      siblingOf: v.optional(v.pipe(v.string(), v.description("This target is a sibling of that model, which every account of the target before it has had removed."))),
     }),
   ),
   attempts: v.array(v.object({ target: v.string(), accountId: v.string() })),

@@ -234,7 +234,7 @@ export class GatewayMetrics {
   );
   private readonly attempts = new LabelledCounter<"endpoint" | "provider" | "result">(
     "switchyard_upstream_attempts_total",
-    "Upstream attempts (every retry and fallback counts), by the provider tried and the result: ok, or the classification row (SPEC 6.3) of the failure.",
+    "Upstream attempts (every retry and fallback counts), by the provider tried and the result: ok, or the classification row of the failure.",
   );
   private readonly fallbacks = new LabelledCounter<"endpoint" | "provider">("switchyard_fallbacks_total", "Requests served by a fallback (not the first choice of target or account).");
   private readonly tokens = new LabelledCounter<"provider" | "model" | "kind">(
@@ -278,7 +278,7 @@ export class GatewayMetrics {
     });
     new Gauge({
       name: "switchyard_circuit_open",
-      help: "1 while a provider's circuit is open or half-open (SPEC 6.3), else 0.",
+      help: "1 while a provider's circuit is open or half-open, else 0.",
       labelNames: ["provider"],
       registers,
       collect() {
@@ -318,7 +318,7 @@ export class GatewayMetrics {
     new Counter({
       name: "switchyard_alert_deliveries_total",
       help:
-        "Alerts at the webhook (SPEC 9.7), by event and result: delivered (a 2xx), dropped (queue full, refused with a 4xx, every try failed, or the webhook removed before its next try), " +
+        "Alerts at the webhook, by event and result: delivered (a 2xx), dropped (queue full, refused with a 4xx, every try failed, or the webhook removed before its next try), " +
         "claimed_elsewhere (another instance on the shared store took it and finished with it: delivered, or out of tries); retried counts the tries made again after a failed one.",
       labelNames: ["event", "result"],
       registers,

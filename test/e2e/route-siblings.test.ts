@@ -86,8 +86,8 @@ describe("the dry run of a target whose model was removed from every account", (
       "the upstream said claude-opus-4-1-20250805 does not exist for every account of p (removed pairing, 404 model_not_found); its siblings come next: claude-opus-4-1, claude-opus-4-2, claude-opus-4",
     );
     expect(plan.targets[0].accounts).toEqual([expect.objectContaining({ accountId: "a1", verdict: "out" })]);
-    expect(plan.targets[1].reason).toBe("sibling of claude-opus-4-1-20250805 (R-10)");
-    expect(plan.decisions).toContainEqual({ subject: "p/claude-opus-4-1", verdict: "in", reason: "sibling of claude-opus-4-1-20250805 (R-10): the upstream said claude-opus-4-1-20250805 does not exist" });
+    expect(plan.targets[1].reason).toBe("sibling of claude-opus-4-1-20250805");
+    expect(plan.decisions).toContainEqual({ subject: "p/claude-opus-4-1", verdict: "in", reason: "sibling of claude-opus-4-1-20250805: the upstream said claude-opus-4-1-20250805 does not exist" });
     expect(plan.attempts.slice(0, 2)).toEqual([
       { target: "p/claude-opus-4-1", accountId: "a1" },
       { target: "p/claude-opus-4-2", accountId: "a1" },
@@ -100,7 +100,7 @@ describe("the dry run of a target whose model was removed from every account", (
     const r = await cli(["route", "missing-then-q"]);
     expect(r.code).toBe(0);
     expect(r.out).toContain("  1. p/claude-opus-4-1-20250805  out: the upstream said claude-opus-4-1-20250805 does not exist for every account of p");
-    expect(r.out).toContain("  2. p/claude-opus-4-1  in: sibling of claude-opus-4-1-20250805 (R-10)");
+    expect(r.out).toContain("  2. p/claude-opus-4-1  in: sibling of claude-opus-4-1-20250805");
     expect(r.out).toContain("attempt order: p/claude-opus-4-1 @ a1 → p/claude-opus-4-2 @ a1 → p/claude-opus-4 @ a1 → q/glm-x @ q-keyless");
   });
 
@@ -111,7 +111,7 @@ describe("the dry run of a target whose model was removed from every account", (
       ["p/llama-unknown", "out"],
       ["q/glm-x", "in"],
     ]);
-    expect(plan.targets[0].reason).toBe("the upstream said llama-unknown does not exist for every account of p (removed pairing, 404 model_not_found); no sibling known (R-10)");
+    expect(plan.targets[0].reason).toBe("the upstream said llama-unknown does not exist for every account of p (removed pairing, 404 model_not_found); no sibling known");
     expect(plan.attempts).toEqual([{ target: "q/glm-x", accountId: "q-keyless" }]);
     expect(await upstreamModels("unknown-then-q")).toEqual(["glm-x"]);
   });

@@ -86,7 +86,7 @@ function RecorderSwitch({ settings, changed }: { settings?: RecorderSettings; ch
   }
   return (
     <div class="recorder-off">
-      <p class="muted small">Bodies are not recorded. The flight recorder keeps the last requests' client body, upstream bodies and events, secrets scrubbed (SPEC O-6).</p>
+      <p class="muted small">Bodies are not recorded. The flight recorder keeps the last requests' client body, upstream bodies and events, secrets scrubbed.</p>
       <ActionButton
         small
         onClick={() =>
