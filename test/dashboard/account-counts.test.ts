@@ -38,3 +38,21 @@ test("held back: quarantined, locked or behind an open circuit; a whole-account 
   expect(c).toEqual({ ready: 2, cooling: 1, held: 3, disabled: 0, implicit: 1 });
   expect(c.ready + c.cooling + c.held + c.disabled).toBe(accounts.length);
 });
+
+test("an open circuit counts as held back, as the card's first label says, though a model of the account also cools down (tryout5: 11 cards 'Circuit open', header '10 cooling down · 1 held back')", () => {
+  const open = { state: "open" as const, openUntil: now + 273_000, consecutive5xx: 10 };
+  const cooling = { model: "gpt-demo", reason: "upstream 500", until: now + 3000, level: 0 };
+  const accounts = [
+    account({ id: "fa-1" }),
+    account({ id: "fa-2" }),
+    account({ id: "fc-1", circuit: open, eligible: false }),
+    ...Array.from({ length: 10 }, (_, i) => account({ id: `fc-${i + 2}`, circuit: open, eligible: false, cooldowns: [cooling] })),
+  ];
+  expect(accountCounts(accounts, now)).toEqual({ ready: 2, cooling: 0, held: 11, disabled: 0, implicit: 0 });
+  // a half-open circuit likewise; a locked account whose model cools down is held back (its card says "Locked" first)
+  const locked = account({ id: "l", eligible: false, lock: { reason: "401 unauthorized", until: null, advice: "" }, cooldowns: [cooling] });
+  const half = account({ id: "h", circuit: { state: "half-open", consecutive5xx: 10 }, cooldowns: [cooling] });
+  // a whole-account cooldown is said before the circuit on the card: cooling down
+  const whole = account({ id: "w", eligible: false, circuit: open, cooldowns: [{ model: "*", reason: "overloaded", until: now + 5000, level: 1 }] });
+  expect(accountCounts([locked, half, whole], now)).toEqual({ ready: 0, cooling: 1, held: 2, disabled: 0, implicit: 0 });
+});
