@@ -49,3 +49,13 @@ export class SignInThrottle {
     return times;
   }
 }
+
+/**
+ * The sign-in refusal's message for a wait of `seconds` (the `Retry-After` beside it): "try again in
+ * 40 s" up to 90 s, above that in minutes, rounded up, "try again in about 15 minutes" (it read "in
+ * 895 s", tryout5).
+ */
+export function signInRefusal(seconds: number): string {
+  const when = seconds <= 90 ? `in ${seconds} s` : `in about ${Math.ceil(seconds / 60)} minutes`;
+  return `Too many wrong keys from this address; try again ${when}.`;
+}

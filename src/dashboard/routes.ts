@@ -22,7 +22,7 @@
 import { Elysia } from "elysia";
 import { isRemote, presentedKey } from "../../pipeline/index.ts";
 import { adminAccess, type AdminAuth } from "../admin/access.ts";
-import { SignInThrottle } from "../admin/sign-in-throttle.ts";
+import { SignInThrottle, signInRefusal } from "../admin/sign-in-throttle.ts";
 import { clearedSessionCookies, CSRF_HEADER, safeEqual, sessionCookie, type Session, type SessionBook } from "../admin/sessions.ts";
 
 /** The pages of the app (each is also a path under /dashboard). */
@@ -204,7 +204,7 @@ export function dashboardRoutes(deps: DashboardDeps) {
         const peer = peerOf(server, request) ?? "unknown";
         const wait = throttle.retryAfterSeconds(peer);
         if (wait > 0) {
-          const res = jsonError(429, `Too many wrong keys from this address; try again in ${wait} s.`, "rate_limit_error");
+          const res = jsonError(429, signInRefusal(wait), "rate_limit_error");
           res.headers.set("retry-after", String(wait));
           return res;
         }

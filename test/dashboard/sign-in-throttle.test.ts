@@ -4,7 +4,7 @@
  * until the oldest failure leaves the 15-minute window; other addresses are not affected.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { MAX_FAILURES, SignInThrottle, WINDOW_MS } from "../../src/admin/sign-in-throttle.ts";
+import { MAX_FAILURES, SignInThrottle, signInRefusal, WINDOW_MS } from "../../src/admin/sign-in-throttle.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { providersAtFake } from "../support/configs.ts";
 
@@ -32,6 +32,16 @@ describe("SignInThrottle", () => {
   });
 });
 
+test("the refusal says a wait of up to 90 s in seconds, a longer one in minutes rounded up", () => {
+  expect([40, 90, 91, 895, 900].map(signInRefusal)).toEqual([
+    "Too many wrong keys from this address; try again in 40 s.",
+    "Too many wrong keys from this address; try again in 90 s.",
+    "Too many wrong keys from this address; try again in about 2 minutes.",
+    "Too many wrong keys from this address; try again in about 15 minutes.",
+    "Too many wrong keys from this address; try again in about 15 minutes.",
+  ]);
+});
+
 describe("POST /dashboard/login", () => {
   let gw: TestGateway;
   beforeAll(async () => {
@@ -57,7 +67,8 @@ keys:
       expect(retry).toBeLessThanOrEqual(WINDOW_MS / 1000);
       const body = (await res.json()) as { error: { type: string; message: string } };
       expect(body.error.type).toBe("rate_limit_error");
-      expect(body.error.message).toContain(`try again in ${retry} s`);
+      // about 15 minutes: said in minutes, not "895 s" (tryout5)
+      expect(body.error.message).toBe(`Too many wrong keys from this address; try again in about ${Math.ceil(retry / 60)} minutes.`);
       expect(res.headers.get("set-cookie")).toBeNull();
     }
   });
