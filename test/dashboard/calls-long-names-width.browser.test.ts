@@ -57,6 +57,11 @@ function layout(page: Page, wrap: string) {
   });
 }
 
+/** The Calls table's column headings a reader sees (hidden ones left out). */
+function shownHeadings(page: Page): Promise<string[]> {
+  return page.locator("table.calls thead th").evaluateAll((ths: any[]) => ths.filter((th) => th.getClientRects().length > 0).map((th) => th.innerText.trim()));
+}
+
 /** Each cut name in the long call's row: its title, the text a selection of it copies, and whether it is cut with "…". */
 function cutNames(page: Page) {
   return page.locator("table.calls tbody tr", { hasText: ALIAS }).evaluate((tr: any) =>
@@ -98,6 +103,8 @@ test("Calls at 1280 px: a row with a long requested name and a long served name 
     // each keeps room for more than the 15 characters a wrapped name's part gets
     for (const n of names) expect(n.width).toBeGreaterThan(120);
     expect(await layout(w.page, ".table-wrap")).toEqual({ scrolls: false, totalInView: true, pageFits: true });
+    // every column shown (README, Dashboard → Calls)
+    expect(await shownHeadings(w.page)).toEqual(["Time", "Model", "Served by", "Account", "Key", "Outcome", "Tokens in/out", "Cost", "Total"]);
 
     // beside an open trace (the table's optional columns hidden): the same, and the trace names them whole in their titles
     await w.page.locator("table.calls tbody tr", { hasText: ALIAS }).locator("button.call-open").click();
@@ -106,6 +113,8 @@ test("Calls at 1280 px: a row with a long requested name and a long served name 
     await w.settled();
     await w.page.screenshot({ path: join(SHOTS, "calls-long-names-trace-1280.png") });
     expect(await layout(w.page, ".split .table-wrap")).toEqual({ scrolls: false, totalInView: true, pageFits: true });
+    // the list keeps four columns beside the trace, as README says (it said every column stayed in view)
+    expect(await shownHeadings(w.page)).toEqual(["Time", "Model", "Outcome", "Total"]);
     expect(await w.page.locator(".trace .kv .name-cut").evaluateAll((els: any[]) => els.map((e) => e.title))).toEqual([ALIAS, SERVED]);
     expect(w.errors).toEqual([]);
   } finally {
