@@ -159,3 +159,41 @@ export async function lockTable(sql: SQL, table: string): Promise<{ release: () 
     },
   };
 }
+
+/**
+ * A statement that outlives the store's cancel: a trigger on `table` (BEFORE `event`, for each row)
+ * holds the statement until `release()` and, when a cancel comes, catches it (`query_canceled`) and
+ * waits again, as a statement whose commit wins the race against the cancel (or that a stalled server
+ * runs before it reads the cancel). `cancelled()`: whether a cancel came (the trigger then holds
+ * advisory lock 4345, shared, until its transaction ends). The hold is advisory lock 4343, taken on a
+ * connection reserved from `sql` before this resolves.
+ */
+export async function holdPastCancel(sql: SQL, table: string, event: "INSERT" | "UPDATE" | "DELETE"): Promise<{ cancelled(): Promise<boolean>; release(): Promise<void> }> {
+  const fn = `hold_past_cancel_${table}_${event.toLowerCase()}`;
+  await sql.unsafe(`CREATE FUNCTION ${fn}() RETURNS trigger AS $$
+                    BEGIN
+                      LOOP
+                        BEGIN
+                          PERFORM pg_advisory_xact_lock_shared(4343);
+                          EXIT;
+                        EXCEPTION WHEN query_canceled THEN
+                          PERFORM pg_advisory_xact_lock_shared(4345);
+                        END;
+                      END LOOP;
+                      IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+                      RETURN NEW;
+                    END $$ LANGUAGE plpgsql;
+                    CREATE TRIGGER ${fn} BEFORE ${event} ON ${table} FOR EACH ROW EXECUTE FUNCTION ${fn}();`);
+  const holder = await sql.reserve();
+  await holder`SELECT pg_advisory_lock(4343)`;
+  return {
+    async cancelled() {
+      const [row] = await sql`SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND objid = 4345 AND granted) AS yes`;
+      return Boolean(row?.yes);
+    },
+    async release() {
+      await holder`SELECT pg_advisory_unlock(4343)`.catch(() => {});
+      holder.release();
+    },
+  };
+}

@@ -1,13 +1,15 @@
 /**
- * `keys create` / `keys rotate` whose statement outlives the store's bound (a reviewer's finding: the
- * admin API answers 503 "the database cannot be reached, so this was not done", but the statement was
- * not stopped and committed later, leaving a key nobody has the secret for: a rotated key whose old
- * secret is refused, a created key whose name a retry is refused). Held by a table lock past the bound,
- * then the lock goes and the statement commits: the change is undone, so "not done" stays true. With
- * the database stalled (its processes paused), the rotate's statement commits when it is resumed,
- * while the instance counts it as away: the undo is kept and written when the database is back. A user
- * retrying: a second rotate committing late after the first is undone too (the secret from before both
- * comes back), and a second create while the first's undo is on its way is refused saying so.
+ * `keys create` / `keys rotate` whose statement commits after the admin API answered 503 "the database
+ * cannot be reached, so this was not done" (a reviewer's finding: it left a key nobody has the secret
+ * for: a rotated key whose old secret is refused, a created key whose name a retry is refused). The
+ * store cancels a change's statement when its bound passes (pg-change-cancel.test.ts), so this is left
+ * for a statement that commits before the cancel lands after the caller stopped waiting for it (here:
+ * one held in a trigger that outlives the cancel, then let go) and for a stalled database (its
+ * processes paused: nothing reads the cancel; the rotate commits when it is resumed, while the instance
+ * counts it as away): the change is undone, so "not done" stays true; with the database away the undo
+ * is kept and written when it is back. A user retrying: a second rotate waiting behind the first is
+ * stopped by its cancel, the first undone (the secret from before both stays), and a second create
+ * while the first's undo is on its way is refused saying so.
  */
 import { expect, test } from "bun:test";
 import { SQL } from "bun";
@@ -16,7 +18,7 @@ import { stallPostgres } from "../support/stall-postgres.ts";
 import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import { StoreError } from "../../src/store/types.ts";
 import { until } from "../support/until.ts";
-import { lockTable, postgresForFile } from "./helpers.ts";
+import { holdPastCancel, postgresForFile } from "./helpers.ts";
 
 const pg = postgresForFile();
 
@@ -29,24 +31,26 @@ async function thrown(p: Promise<unknown>): Promise<unknown> {
 }
 
 /**
- * What `call()` threw (undefined when it resolved), called once `client_keys` is locked on a connection
- * of `db` (so its statement waits on the lock past the store's bound); the lock goes once it settled.
+ * What `call()` threw (undefined when it resolved), called while its `event` on `client_keys` is held
+ * past the store's cancel (the commit wins the race); the statement goes on (and commits) once the
+ * call settled.
  */
-async function thrownWhileKeysLocked(db: SQL, call: () => Promise<unknown>): Promise<unknown> {
-  const lock = await lockTable(db, "client_keys");
+async function thrownPastCancel(db: SQL, event: "INSERT" | "UPDATE", call: () => Promise<unknown>): Promise<unknown> {
+  const hold = await holdPastCancel(db, "client_keys", event);
   try {
     return await thrown(call());
   } finally {
-    await lock.release();
+    expect(await hold.cancelled()).toBe(true);
+    await hold.release();
   }
 }
 
-test("a rotate (no grace) unanswered within the bound and committed later is undone: the old secret is still accepted, here and in the database", async () => {
+test("a rotate (no grace) whose statement outlives its cancel and commits after the 503 is undone: the old secret is still accepted, here and in the database", async () => {
   const url = await pg.database("rotate_late");
   const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: () => {} });
   const made = await s.createKey("ci");
   const locker = new SQL(url, { max: 2 });
-  const err = await thrownWhileKeysLocked(locker, () => s.rotateKey("ci", 0));
+  const err = await thrownPastCancel(locker, "UPDATE", () => s.rotateKey("ci", 0));
   expect(err).toBeInstanceOf(StoreError);
   expect((err as StoreError).code).toBe("unavailable");
   // the statement commits once the lock goes; its undo follows
@@ -64,11 +68,11 @@ test("a rotate (no grace) unanswered within the bound and committed later is und
   await s.close();
 }, 60_000);
 
-test("a create unanswered within the bound and committed later is undone: no key of that name is left, and creating it again works", async () => {
+test("a create whose statement outlives its cancel and commits after the 503 is undone: no key of that name is left, and creating it again works", async () => {
   const url = await pg.database("create_late");
   const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: () => {} });
   const locker = new SQL(url, { max: 2 });
-  const err = await thrownWhileKeysLocked(locker, () => s.createKey("laptop"));
+  const err = await thrownPastCancel(locker, "INSERT", () => s.createKey("laptop"));
   expect(err).toBeInstanceOf(StoreError);
   expect((err as StoreError).code).toBe("unavailable");
   await Bun.sleep(300);
@@ -103,54 +107,29 @@ test("a rotate (no grace) sent to a stalled database, answered 503, committing w
   await s.close();
 }, 90_000);
 
-/**
- * Locks the active row of key `name` (SELECT … FOR UPDATE) on a connection of its own until `release()`;
- * `locked` resolves once the lock is held.
- */
-function lockKeyRow(url: string, name: string): { locker: SQL; locked: Promise<void>; release(): Promise<void> } {
-  const locker = new SQL(url, { max: 2 });
-  let done: () => void = () => {};
-  let isLocked: () => void = () => {};
-  const held = new Promise<void>((r) => (done = r));
-  const locked = new Promise<void>((r) => (isLocked = r));
-  const lock = locker.begin(async (tx) => {
-    await tx`SELECT hash FROM client_keys WHERE name = ${name} AND revoked_at IS NULL FOR UPDATE`;
-    isLocked();
-    await Promise.race([held, Bun.sleep(10_000)]);
-  });
-  return {
-    locker,
-    locked,
-    async release() {
-      done();
-      await lock.catch(() => {});
-    },
-  };
-}
-
-// A user retries a rotate answered 503: both statements wait on the row (in the order sent), both
-// commit late, the second reading the first's new secret as its old one; the first's undo waits behind
-// the second (so it finds the row rotated again) and the second's undo runs last. Undoing "the
-// columns my statement replaced" put back the first rotate's secret, which nobody was shown: every
-// client got 401 (at once with no grace; with a grace, once it ended).
+// A user retries a rotate answered 503 while the first one's statement, which outlived its cancel, still
+// holds the row: the retry waits on the row lock past its own bound and is stopped by its cancel; the
+// first commits once let go and is undone, so the key keeps the secret from before both (and the
+// first one's secret, which nobody was shown, is not left as the previous one). Both committing late
+// (two commits that win their races) is left to undo-rotates.test.ts.
 for (const grace of [0, 600_000]) {
-  test(`a rotate (grace ${grace} ms) retried after its 503, both committing late: both are undone, the key keeps the secret from before both`, async () => {
+  test(`a rotate (grace ${grace} ms) retried after its 503 while the first outlives its cancel: the retry is stopped, the first undone; the key keeps the secret from before both`, async () => {
     const url = await pg.database(`rotate_twice_${grace}`);
     const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, onError: () => {} });
     const made = await s.createKey("ci");
     const old = sha256Hex(made.secret);
-    const { locker, locked, release } = lockKeyRow(url, "ci");
+    const locker = new SQL(url, { max: 2 });
+    const hold = await holdPastCancel(locker, "client_keys", "UPDATE");
     let first: unknown;
     let retry: unknown;
     try {
-      await locked;
       first = await thrown(s.rotateKey("ci", grace));
       retry = await thrown(s.rotateKey("ci", grace));
     } finally {
-      await release();
+      await hold.release();
     }
     expect([(first as StoreError).code, (retry as StoreError).code]).toEqual(["unavailable", "unavailable"]);
-    // both rotates commit, then both undos land; the row then stays as it is
+    // the first commits, then its undo lands; the row then stays as it is
     await until(async () => (await locker`SELECT hash FROM client_keys WHERE name = 'ci'`)[0]?.hash === old, 5_000, "the first secret's hash back in the row", 100);
     await Bun.sleep(1_000);
     const [row] = await locker`SELECT hash, prev_hash, prev_until, rotated_at FROM client_keys WHERE name = 'ci'`;
@@ -171,7 +150,7 @@ test("a create retried while the late write of the first (answered 503) is still
                        CREATE TRIGGER hold_delete BEFORE DELETE ON client_keys FOR EACH ROW EXECUTE FUNCTION hold_delete();`);
   await holder`SELECT pg_advisory_lock(4242)`;
   const locker = new SQL(url, { max: 2 });
-  const err = await thrownWhileKeysLocked(locker, () => s.createKey("laptop"));
+  const err = await thrownPastCancel(locker, "INSERT", () => s.createKey("laptop"));
   expect((err as StoreError).code).toBe("unavailable");
   await until(async () => (await locker`SELECT count(*)::int AS n FROM client_keys WHERE name = 'laptop'`)[0]?.n === 1, 5_000, "the late create committed", 20);
   const dup = await thrown(s.createKey("laptop"));

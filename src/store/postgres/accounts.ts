@@ -47,7 +47,7 @@ export class PgAccounts implements AccountStore {
     const maxConcurrency = intOrNull(account.maxConcurrency);
     const proxy = typeof account.proxy === "string" && account.proxy ? account.proxy : null;
     const disabled = Boolean(account.disabled);
-    await this.ctx.read(
+    await this.ctx.change(
       (sql) => sql`INSERT INTO accounts (id, provider_id, credential, priority, max_concurrency, proxy, disabled, created_at, updated_at)
                    VALUES (${id}, ${providerId}, ${credential}, ${priority}, ${maxConcurrency}, ${proxy}, ${disabled}, ${now}, ${now})
                    ON CONFLICT (id) DO UPDATE SET provider_id = excluded.provider_id, credential = excluded.credential,
@@ -106,7 +106,7 @@ export class PgAccounts implements AccountStore {
   /** Enables or disables a stored account. @throws StoreError `not_found`, `closed`, `unavailable`. */
   async setAccountDisabled(id: string, disabled: boolean): Promise<void> {
     const now = Math.round(this.ctx.now());
-    const res = await this.ctx.read((sql) => sql`UPDATE accounts SET disabled = ${Boolean(disabled)}, updated_at = ${now} WHERE id = ${String(id)}`);
+    const res = await this.ctx.change((sql) => sql`UPDATE accounts SET disabled = ${Boolean(disabled)}, updated_at = ${now} WHERE id = ${String(id)}`);
     if (res.count === 0) throw new StoreError("not_found", `no stored account ${JSON.stringify(id)}`);
     this.ctx.announce("accounts");
   }
@@ -116,7 +116,7 @@ export class PgAccounts implements AccountStore {
     this.ctx.assertOpen();
     const key = String(id);
     this.forgetPending(key);
-    const existed = await this.ctx.read((sql) =>
+    const existed = await this.ctx.change((sql) =>
       sql.begin(async (tx) => {
         const res = await tx`DELETE FROM accounts WHERE id = ${key}`;
         await tx`DELETE FROM account_models WHERE account_id = ${key}`;

@@ -26,6 +26,7 @@ import { errMessage } from "../rows.ts";
 import type { StoreChange } from "../shared.ts";
 import { answerWithin, SHARED_ANSWER_MS } from "../shared.ts";
 import { StoreError } from "../types.ts";
+import { trackStatements, type TrackedStatements } from "./track-statements.ts";
 
 /** The NOTIFY channel every instance listens on. */
 export const CHANNEL = "switchyard_changes";
@@ -38,6 +39,12 @@ const MAX_OUTBOX = 100_000;
 
 /** How long the outage probe's `SELECT 1` may go unanswered before that probe counts as failed, ms. */
 export const PROBE_ANSWER_MS = 5_000;
+/**
+ * How long a change ({@link PgContext.change}) whose bound passed waits, at most, for its cancelled
+ * statement's outcome (never longer than the bound itself), ms: a cancel request is one more
+ * connection to the server; a stalled server answers neither.
+ */
+export const CANCEL_ANSWER_MS = 2_000;
 /** `GET /health` sends a stall check ({@link PgContext.checkNow}) at most this often, ms. */
 export const HEALTH_CHECK_MS = 3_000;
 /** Unanswered probe statements outstanding at most; while that many wait, no probe is sent. */
@@ -71,6 +78,19 @@ export function isUnavailable(err: unknown): boolean {
   // database cannot serve this instance now; it serves from memory and keeps its writes until it can.
   if (state.startsWith("53")) return true;
   return false;
+}
+
+/** The reason a change's reservation is given up with when its bound passes ({@link PgContext.change}). */
+const STOPPED = new StoreError("unavailable", "the change was stopped: its bound passed");
+
+/**
+ * Whether a change's error is its stop's doing: the reservation given up, a statement never sent
+ * (`ERR_POSTGRES_QUERY_CANCELLED`) or cancelled by the server (SQLSTATE 57014, query_canceled).
+ */
+function wasStopped(err: unknown): boolean {
+  if (err === STOPPED) return true;
+  const e = err as { code?: unknown; errno?: unknown } | null;
+  return e?.code === "ERR_POSTGRES_QUERY_CANCELLED" || e?.errno === "57014";
 }
 
 /** What every PostgreSQL role holds: the pool, the instance id, the clock, degraded-mode state. */
@@ -137,7 +157,9 @@ export class PgContext {
   }
 
   /**
-   * Runs a read (or a change the caller waits for: the admin API's). @throws StoreError `unavailable`
+   * Runs a read (or a statement the caller waits for that is not stopped at the bound: leases, claims,
+   * counters, whose `late` gives back what was granted late; the admin API's changes use {@link change}).
+   * @throws StoreError `unavailable`
    * when the database cannot be reached (and enters degraded mode) or leaves the statement unanswered
    * for {@link answerMs} (then {@link checkStall}; the statement may still complete later: `late`
    * then receives what it returned, e.g. to give back a lease granted after the caller gave up), the
@@ -159,11 +181,71 @@ export class PgContext {
     if (got) return got.value;
     // A stalled database (connections open, no answer) or a slow statement (a lock, a busy server): the
     // caller hears "cannot be reached" now, and a bounded SELECT 1 on a connection of its own tells a
-    // stall (degraded mode) from a slow statement (nothing more). The statement is not cancelled (a
-    // PostgreSQL cancel request stops whatever its connection runs when it arrives, possibly the pool's
-    // next statement); it keeps its pool connection until it completes, and `late` may undo it.
+    // stall (degraded mode) from a slow statement (nothing more). A read is not cancelled (a change is:
+    // see `change`); it keeps its pool connection until it completes, and `late` may undo it.
     this.checkStall(`the database did not answer a statement within ${this.answerMs} ms`);
     throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
+  }
+
+  /**
+   * Runs a change the caller waits for (the admin API's: keys, accounts, routing objects, settings,
+   * dashboard sessions, usage prune, the instance's config), bounded like {@link read}, but stopped
+   * when the bound passes, so that the caller's "not done" is true: `fn`'s statements run on a
+   * connection reserved for them (no other statement is pipelined with them, so Bun sends the server
+   * a cancel for the running one), and when {@link answerMs} passes the reservation is given up if
+   * still waiting, the running statement is cancelled (PostgreSQL rolls it back, and the transaction
+   * it runs in: `sql.begin` then rolls back) and a statement the change would send next is never
+   * sent. It then waits for the outcome, at most {@link CANCEL_ANSWER_MS}: a statement cancelled (or
+   * never sent) throws StoreError `unavailable` ("not done", and it was not); one that ended first
+   * (committed just before the cancel landed) returns its value, as if answered in time; no outcome
+   * (a stalled server: the cancel request is not read either, and may still land or not when it
+   * resumes) throws `unavailable` too, and `late` receives the value if it commits after all (the
+   * keys' undo). {@link checkStall} runs when the bound passes, as for a read.
+   * @throws StoreError `closed`, `unavailable`; the statement's own error otherwise.
+   */
+  async change<T>(fn: (sql: SQL) => Promise<T>, late: (value: T) => void = () => {}): Promise<T> {
+    this.assertOpen();
+    if (!this.reachable) throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
+    const stop = new AbortController();
+    let tracked: TrackedStatements | undefined;
+    const work = (async () => {
+      const conn = await this.sql.reserve({ signal: stop.signal });
+      try {
+        if (stop.signal.aborted) throw stop.signal.reason; // reserved just as the bound passed: nothing sent
+        tracked = trackStatements(conn);
+        return await fn(tracked.sql);
+      } finally {
+        void conn.release().catch(() => {});
+      }
+    })();
+    const settled = work.then(
+      (value): { value: T } | { error: unknown } => ({ value }),
+      (error: unknown): { value: T } | { error: unknown } => ({ error }),
+    );
+    let got = (await answerWithin(settled, this.answerMs, () => {}))?.value;
+    let stopped = false;
+    if (!got) {
+      stopped = true;
+      stop.abort(STOPPED);
+      tracked?.cancel();
+      this.checkStall(`the database did not answer a statement within ${this.answerMs} ms`);
+      got = (await answerWithin(settled, Math.min(CANCEL_ANSWER_MS, this.answerMs), () => {}))?.value;
+      if (!got) {
+        // No outcome (a stalled server): it may still commit; `late` then hears of it.
+        void settled.then((o) => {
+          if ("value" in o) late(o.value);
+        });
+        throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
+      }
+    }
+    if ("value" in got) return got.value;
+    const err = got.error;
+    if (stopped && wasStopped(err)) throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
+    if (isUnavailable(err)) {
+      this.degrade(err);
+      throw new StoreError("unavailable", UNAVAILABLE_MESSAGE);
+    }
+    throw err;
   }
 
   /**

@@ -25,7 +25,7 @@ export class PgInstanceConfigs {
    * otherwise ({@link others}' `saltedPerDatabase`). @throws StoreError `unavailable`, `closed`.
    */
   async publish(label: string, parts: Record<string, string>, origin?: string): Promise<void> {
-    await this.ctx.read(async (sql) => {
+    await this.ctx.change(async (sql) => {
       if (origin) await sql`DELETE FROM instance_configs WHERE origin = ${origin} AND instance_id <> ${this.ctx.instanceId}`;
       await sql.unsafe(
         `INSERT INTO instance_configs (instance_id, label, parts, updated_at, origin) VALUES ($1, $2, $3, ${DB_NOW_MS}, $4)

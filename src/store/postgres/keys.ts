@@ -53,7 +53,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
     const secret = generateKeySecret();
     const hash = sha256Hex(secret);
     const createdAt = Math.round(this.ctx.now());
-    const generation = await this.ctx.read(
+    const generation = await this.ctx.change(
       (sql) =>
         sql.begin(async (tx) => {
           // One at a time per name (two instances creating the same name at once: the second sees the first).
@@ -71,8 +71,8 @@ export class PgKeys extends CachedKeys implements KeyStore {
                    VALUES (${n}, ${generation}, ${hash}, ${JSON.stringify(sc)}, ${tg ?? null}, ${createdAt}, NULL, ${limJson}, ${keyPrefix(secret) ?? null})`;
           return generation;
         }),
-      // Committed after the caller was told "the database cannot be reached, so this was not done" (a
-      // stalled or slow database): nobody was shown its secret, so the key goes (else nobody could use
+      // Committed after the caller was told "the database cannot be reached, so this was not done" (its
+      // cancel, PgContext.change, came too late: a stalled server, or a commit that won the race): nobody was shown its secret, so the key goes (else nobody could use
       // it and creating it again would be refused as a duplicate name).
       () => {
         this.lateCreates.add(n);
@@ -99,7 +99,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
   async revokeKey(name: string): Promise<boolean> {
     this.ctx.assertOpen();
     const now = Math.round(this.ctx.now());
-    const res = await this.ctx.read((sql) => sql`UPDATE client_keys SET revoked_at = ${now} WHERE name = ${String(name)} AND revoked_at IS NULL`);
+    const res = await this.ctx.change((sql) => sql`UPDATE client_keys SET revoked_at = ${now} WHERE name = ${String(name)} AND revoked_at IS NULL`);
     if (res.count > 0) {
       await this.reloadKeys();
       this.ctx.announce("keys");
@@ -117,7 +117,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
   async setKeyDisabled(name: string, disabled: boolean): Promise<boolean> {
     this.ctx.assertOpen();
     const now = Math.round(this.ctx.now());
-    const res = await this.ctx.read((sql) =>
+    const res = await this.ctx.change((sql) =>
       disabled
         ? sql`UPDATE client_keys SET disabled_at = COALESCE(disabled_at, ${now}) WHERE name = ${String(name)} AND revoked_at IS NULL`
         : sql`UPDATE client_keys SET disabled_at = NULL WHERE name = ${String(name)} AND revoked_at IS NULL`,
@@ -145,14 +145,14 @@ export class PgKeys extends CachedKeys implements KeyStore {
     const now = Math.round(this.ctx.now());
     const until = grace > 0 ? now + grace : null;
     // The row's secret columns as they were (`old`) come back too, for the undo below.
-    const rows = await this.ctx.read(
+    const rows = await this.ctx.change(
       (sql) => sql`WITH old AS (SELECT name, generation, hash, prev_hash, prev_until, prefix, rotated_at FROM client_keys WHERE name = ${String(name)} AND revoked_at IS NULL FOR UPDATE)
                    UPDATE client_keys c SET prev_hash = CASE WHEN ${until}::bigint IS NULL THEN NULL ELSE c.hash END, prev_until = ${until}, hash = ${hash}, prefix = ${keyPrefix(secret) ?? null}, rotated_at = ${now}
                    FROM old WHERE c.name = old.name AND c.generation = old.generation
                    RETURNING c.name, c.scopes, c.tag, c.created_at, c.limits, c.generation,
                              old.hash AS old_hash, old.prev_hash AS old_prev_hash, old.prev_until AS old_prev_until, old.prefix AS old_prefix, old.rotated_at AS old_rotated_at`,
-      // Committed after the caller was told "the database cannot be reached, so this was not done": nobody
-      // was shown the new secret, so the secret before is put back. A retried rotate may have committed
+      // Committed after the caller was told "the database cannot be reached, so this was not done" (its
+      // cancel came too late, as for createKey): nobody was shown the new secret, so the secret before is put back. A retried rotate may have committed
       // late too, after this one (reading this one's secret as its old one), and the undos may land in
       // any order: each reads the row and undoes every late rotate recorded (undo-rotates.ts).
       (late) => {
@@ -192,7 +192,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
     const tag = change.tag === undefined ? undefined : (checkTag(change.tag) ?? null);
     const scopes = change.scopes === undefined ? undefined : JSON.stringify(checkScopes(change.scopes));
     // read, change and write in one transaction (the row locked): two changes of different fields at once both hold
-    const found = await this.ctx.read((sql) =>
+    const found = await this.ctx.change((sql) =>
       sql.begin(async (tx) => {
         const [row] = await tx`SELECT tag, limits, scopes FROM client_keys WHERE name = ${n} AND revoked_at IS NULL FOR UPDATE`;
         if (!row) return false;
@@ -212,7 +212,7 @@ export class PgKeys extends CachedKeys implements KeyStore {
   }
 
   /**
-   * Undoes a key change that committed after its caller was told it was not done (see `PgContext.read`):
+   * Undoes a key change that committed after its caller was told it was not done (see `PgContext.change`):
    * `fn` is written through (kept and replayed while the database is away), then this instance's key
    * cache is re-read; other instances hear "keys". `written` runs once it is written, kept, or failed; a
    * failed undo (the store closed, a statement error) is logged through `onError`. Never throws.

@@ -31,7 +31,7 @@ export class PgRoutingObjects implements RoutingObjectStore {
     const n = nonEmpty("combo name", name);
     const now = Math.round(this.ctx.now());
     const json = JSON.stringify(spec);
-    await this.ctx.read(
+    await this.ctx.change(
       (sql) => sql`INSERT INTO stored_combos (name, spec, created_at, updated_at) VALUES (${n}, ${json}, ${now}, ${now})
                    ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, updated_at = excluded.updated_at`,
     );
@@ -53,7 +53,7 @@ export class PgRoutingObjects implements RoutingObjectStore {
    */
   private createIn(kind: "combo" | "alias", n: string, value: string): Promise<boolean> {
     const now = Math.round(this.ctx.now());
-    return this.ctx.read((sql) =>
+    return this.ctx.change((sql) =>
       sql.begin(async (tx) => {
         await tx`SELECT pg_advisory_xact_lock(hashtext(${"routing_name:" + n}))`;
         const [taken] = await tx`SELECT (EXISTS (SELECT 1 FROM stored_combos WHERE name = ${n}) OR EXISTS (SELECT 1 FROM stored_aliases WHERE name = ${n})) AS taken`;
@@ -66,7 +66,7 @@ export class PgRoutingObjects implements RoutingObjectStore {
   }
 
   async deleteCombo(name: string): Promise<boolean> {
-    const res = await this.ctx.read((sql) => sql`DELETE FROM stored_combos WHERE name = ${String(name)}`);
+    const res = await this.ctx.change((sql) => sql`DELETE FROM stored_combos WHERE name = ${String(name)}`);
     this.ctx.announce("accounts");
     return (res as { count: number }).count > 0;
   }
@@ -86,7 +86,7 @@ export class PgRoutingObjects implements RoutingObjectStore {
     const n = nonEmpty("alias name", name);
     const t = nonEmpty("alias target", target);
     const now = Math.round(this.ctx.now());
-    await this.ctx.read(
+    await this.ctx.change(
       (sql) => sql`INSERT INTO stored_aliases (name, target, created_at, updated_at) VALUES (${n}, ${t}, ${now}, ${now})
                    ON CONFLICT (name) DO UPDATE SET target = excluded.target, updated_at = excluded.updated_at`,
     );
@@ -101,7 +101,7 @@ export class PgRoutingObjects implements RoutingObjectStore {
   }
 
   async deleteAlias(name: string): Promise<boolean> {
-    const res = await this.ctx.read((sql) => sql`DELETE FROM stored_aliases WHERE name = ${String(name)}`);
+    const res = await this.ctx.change((sql) => sql`DELETE FROM stored_aliases WHERE name = ${String(name)}`);
     this.ctx.announce("accounts");
     return (res as { count: number }).count > 0;
   }
@@ -117,11 +117,11 @@ export class PgRoutingObjects implements RoutingObjectStore {
     this.ctx.assertOpen();
     const k = nonEmpty("settings key", key);
     if (value === null || value === undefined) {
-      await this.ctx.read((sql) => sql`DELETE FROM stored_settings WHERE key = ${k}`);
+      await this.ctx.change((sql) => sql`DELETE FROM stored_settings WHERE key = ${k}`);
     } else {
       const json = JSON.stringify(value);
       const now = Math.round(this.ctx.now());
-      await this.ctx.read(
+      await this.ctx.change(
         (sql) => sql`INSERT INTO stored_settings (key, value, updated_at) VALUES (${k}, ${json}, ${now})
                      ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
       );
@@ -139,12 +139,12 @@ export class PgRoutingObjects implements RoutingObjectStore {
     const id = nonEmpty("account id", accountId);
     const now = Math.round(this.ctx.now());
     if (disabled) {
-      await this.ctx.read(
+      await this.ctx.change(
         (sql) => sql`INSERT INTO account_flags (account_id, disabled, updated_at) VALUES (${id}, TRUE, ${now})
                      ON CONFLICT (account_id) DO UPDATE SET disabled = TRUE, updated_at = excluded.updated_at`,
       );
     } else {
-      await this.ctx.read((sql) => sql`DELETE FROM account_flags WHERE account_id = ${id}`);
+      await this.ctx.change((sql) => sql`DELETE FROM account_flags WHERE account_id = ${id}`);
     }
     this.ctx.announce("accounts");
   }

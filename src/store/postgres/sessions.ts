@@ -23,7 +23,7 @@ export class PgSessions implements SessionStore {
     const now = Math.round(row.createdAt);
     const keyless = row.keyHash === null;
     const max = Math.max(1, Math.floor(maxOfKind));
-    await this.ctx.read((sql) =>
+    await this.ctx.change((sql) =>
       sql.begin(async (tx) => {
         await tx`DELETE FROM dashboard_sessions WHERE expires_at <= ${now}`;
         await tx`INSERT INTO dashboard_sessions (token_hash, subject, key_hash, created_at, expires_at)
@@ -45,11 +45,11 @@ export class PgSessions implements SessionStore {
   }
 
   async deleteSession(tokenHash: string): Promise<void> {
-    await this.ctx.read((sql) => sql`DELETE FROM dashboard_sessions WHERE token_hash = ${tokenHash}`);
+    await this.ctx.change((sql) => sql`DELETE FROM dashboard_sessions WHERE token_hash = ${tokenHash}`);
   }
 
   async deleteSessionsOfKeys(keyHashes: string[]): Promise<void> {
     if (keyHashes.length === 0) return;
-    await this.ctx.read((sql) => sql`DELETE FROM dashboard_sessions WHERE key_hash IN ${sql(keyHashes.map(String))}`);
+    await this.ctx.change((sql) => sql`DELETE FROM dashboard_sessions WHERE key_hash IN ${sql(keyHashes.map(String))}`);
   }
 }

@@ -216,7 +216,7 @@ export class PgUsage implements UsageStore {
     await this.flush();
     const before = Math.floor(Number(beforeMs));
     const n = limit === undefined ? null : Math.max(0, Math.floor(Number(limit))); // LIMIT NULL: no limit
-    const res = await this.ctx.read((sql) => sql`DELETE FROM usage WHERE id IN (SELECT id FROM usage WHERE ts < ${before} ORDER BY ts LIMIT ${n})`);
+    const res = await this.ctx.change((sql) => sql`DELETE FROM usage WHERE id IN (SELECT id FROM usage WHERE ts < ${before} ORDER BY ts LIMIT ${n})`);
     return res.count;
   }
 
