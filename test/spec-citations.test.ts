@@ -16,6 +16,19 @@ const CITATION = /\bSPEC\b|REFERENCE\s*§|\((?:SPEC )?\d+\.\d+[a-z]?\)|\([A-Z]-\
 /** Files whose literals are not shown to users: the migrations' SQL (its `--` comments cite the SPEC). */
 const SKIP = /\/migrations\.ts$/;
 
+const TSX = new Bun.Transpiler({ loader: "tsx" });
+
+/**
+ * The literals of a source file, as {@link literalsOf}; in a .tsx file also those of its compiled form,
+ * where the text between JSX tags (no literal in the source: `<p>… (9.6)</p>`) is a string (their
+ * line 0: the compiled module's lines are not the file's).
+ */
+function literalsOfFile(path: string, text: string): Array<{ line: number; text: string }> {
+  const own = literalsOf(text);
+  if (!path.endsWith(".tsx")) return own;
+  return [...own, ...literalsOf(TSX.transformSync(text)).map((l) => ({ line: 0, text: l.text }))];
+}
+
 /** The .ts and .tsx files under `dir` (relative to the repository). */
 function sources(dir: string): string[] {
   const found: string[] = [];
@@ -45,11 +58,17 @@ test("the scanner finds a citation in a string or a template, not in a comment o
   ]);
 });
 
+test("in a .tsx file, text between JSX tags is scanned too (review28: the scanner saw only attributes)", () => {
+  const src = '// SPEC 9.6: a comment\nexport const P = (a: string) => <p title="x">Over the key limit (9.6) see {a}</p>;';
+  expect(literalsOfFile("page.tsx", src).filter((l) => CITATION.test(l.text)).map((l) => l.text)).toEqual(["Over the key limit (9.6) see "]);
+  expect(literalsOf(src).filter((l) => CITATION.test(l.text))).toEqual([]);
+});
+
 test("no string or template literal in src/, pipeline/ or formats/ cites a SPEC section", () => {
   const found: string[] = [];
   for (const f of ["src", "pipeline", "formats"].flatMap(sources)) {
     if (SKIP.test(f)) continue;
-    for (const l of literalsOf(readFileSync(join(ROOT, f), "utf8"))) if (CITATION.test(l.text)) found.push(`${f}:${l.line}: ${l.text.slice(0, 120)}`);
+    for (const l of literalsOfFile(f, readFileSync(join(ROOT, f), "utf8"))) if (CITATION.test(l.text)) found.push(`${f}:${l.line}: ${l.text.slice(0, 120)}`);
   }
   expect(found).toEqual([]);
 });
