@@ -76,6 +76,20 @@ describe("Anthropic Messages client", () => {
     expect(message.content[3]).toMatchObject({ id: "call_b", input: { a: 2 } });
     const starts = [...sse.matchAll(/"type":"content_block_start","index":(\d+)/g)].map((m) => Number(m[1]));
     expect(starts).toEqual([0, 1, 2, 3]);
+    // every delta and stop names a block that is open then; each block stops once (review28: a stop
+    // index without the shift passed)
+    const open = new Set<number>();
+    const stops: number[] = [];
+    for (const m of sse.matchAll(/"type":"content_block_(start|delta|stop)","index":(\d+)/g)) {
+      const index = Number(m[2]);
+      if (m[1] === "start") open.add(index);
+      else expect([m[1], index, open.has(index)]).toEqual([m[1]!, index, true]);
+      if (m[1] === "stop") {
+        open.delete(index);
+        stops.push(index);
+      }
+    }
+    expect(stops).toEqual([0, 1, 2, 3]);
     const hub = anthropicMessages.parseRequest!({ model: "m", max_tokens: 10, messages: [{ role: "user", content: "q" }, { role: "assistant", content: message.content }] });
     expect(hub.messages[1]!.content).toEqual([
       { type: "text", text: "Checking." },
