@@ -25,14 +25,17 @@ export class PgInstanceConfigs {
    * otherwise ({@link others}' `saltedPerDatabase`). @throws StoreError `unavailable`, `closed`.
    */
   async publish(label: string, parts: Record<string, string>, origin?: string): Promise<void> {
-    await this.ctx.change(async (sql) => {
-      if (origin) await sql`DELETE FROM instance_configs WHERE origin = ${origin} AND instance_id <> ${this.ctx.instanceId}`;
-      await sql.unsafe(
-        `INSERT INTO instance_configs (instance_id, label, parts, updated_at, origin) VALUES ($1, $2, $3, ${DB_NOW_MS}, $4)
-         ON CONFLICT (instance_id) DO UPDATE SET label = excluded.label, parts = excluded.parts, updated_at = excluded.updated_at, origin = excluded.origin`,
-        [this.ctx.instanceId, String(label), JSON.stringify(parts), origin || this.ctx.instanceId],
-      );
-    });
+    // one transaction: a change stopped at its bound leaves neither the delete nor the insert done
+    await this.ctx.change((sql) =>
+      sql.begin(async (tx) => {
+        if (origin) await tx`DELETE FROM instance_configs WHERE origin = ${origin} AND instance_id <> ${this.ctx.instanceId}`;
+        await tx.unsafe(
+          `INSERT INTO instance_configs (instance_id, label, parts, updated_at, origin) VALUES ($1, $2, $3, ${DB_NOW_MS}, $4)
+           ON CONFLICT (instance_id) DO UPDATE SET label = excluded.label, parts = excluded.parts, updated_at = excluded.updated_at, origin = excluded.origin`,
+          [this.ctx.instanceId, String(label), JSON.stringify(parts), origin || this.ctx.instanceId],
+        );
+      }),
+    );
   }
 
   /**
