@@ -5,7 +5,7 @@
  * and a one-line file stays on one line. The edits are jsonc-parser's (`modify` + `applyEdits`, the
  * library VS Code uses for the same job), so only the edited members' text changes.
  */
-import { applyEdits, modify, type FormattingOptions } from "jsonc-parser";
+import { applyEdits, modify, parseTree, type FormattingOptions, type Node } from "jsonc-parser";
 import { describeFailure, jsonFailure } from "./parse-position.ts";
 
 /** A JSON object as parsed. */
@@ -79,6 +79,20 @@ function setPath(path: string, obj: Obj, keys: string[], value: unknown): boolea
 }
 
 /**
+ * Throws (naming `path` and the member) when a member on `keys`' path is written twice in one object of
+ * `text`: `JSON.parse`, like the CLIs, keeps the last, while an edit in place would change the first,
+ * so the setting would not apply (or the edit would meet a value of another type).
+ */
+function refuseRepeatedMember(path: string, text: string, keys: readonly string[]): void {
+  let node: Node | undefined = parseTree(text);
+  for (let i = 0; i < keys.length && node?.type === "object"; i++) {
+    const named: Node[] = (node.children ?? []).filter((p) => p.children?.[0]?.value === keys[i]);
+    if (named.length > 1) throw new Error(`${path}: "${keys.slice(0, i + 1).join(".")}" is written ${named.length} times (the last one counts); keep one, then run setup again; nothing was written`);
+    node = named[0]?.children?.[1];
+  }
+}
+
+/**
  * How new members are laid out in `text`: its line end (CRLF or LF) and its indentation (a tab, or the
  * number of spaces of its first indented line); undefined for a file on one line, whose edits stay on
  * that line.
@@ -95,7 +109,8 @@ export function jsonFormatting(text: string): FormattingOptions | undefined {
  * The file as it was when every value is already set; a new or empty file (or one holding only `{}`)
  * written with two spaces and a final newline; a file on one line without comments written on one line
  * (`JSON.stringify`, its final newline kept); otherwise only the changed members' text is edited (see
- * the module's docstring). Throws as {@link parseJsonFile} does, or when a path crosses a non-object.
+ * the module's docstring). Throws as {@link parseJsonFile} does, when a path crosses a non-object, or
+ * when a member on an edited path is written twice in one object (nothing is written then).
  */
 export function editJson(path: string, before: string | undefined, sets: Array<[string[], unknown]>, comments = false): string {
   const obj = parseJsonFile(path, before, comments);
@@ -106,6 +121,7 @@ export function editJson(path: string, before: string | undefined, sets: Array<[
   // One line without comments: the object on one line again (jsonc-parser's inserts put a space after
   // each new member's colon, the rest of the line has none), with the file's final newline if it had one.
   if (formattingOptions === undefined && stripJsonComments(before) === before) return JSON.stringify(obj) + (/\r?\n$/.exec(before)?.[0] ?? "");
+  for (const [keys] of changed) refuseRepeatedMember(path, before, keys);
   let text = before;
   for (const [keys, value] of changed) text = applyEdits(text, modify(text, keys, value, { formattingOptions }));
   return text;

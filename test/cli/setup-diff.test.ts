@@ -143,6 +143,25 @@ describe("a settings file setup cannot read: refused saying where and what was e
     expect(filesIn(home)).toEqual([".claude/settings.json"]);
   });
 
+  // review28: JSON.parse (and the CLI) keep the last of two members of one name, an edit in place the
+  // first: the setting would not apply, or the edit met a string where it wanted an object.
+  for (const [name, text, member] of [
+    ["an env object written twice", '{\n  "env": { "A": "1" },\n  "theme": "dark",\n  "env": { "B": "2" }\n}\n', "env"],
+    ["env a string, then an object", '{\n  "env": "x",\n  "env": { "B": "2" }\n}\n', "env"],
+    ["a key inside env written twice", '{\n  "env": {\n    "ANTHROPIC_BASE_URL": "a",\n    "ANTHROPIC_BASE_URL": "b"\n  }\n}\n', "env.ANTHROPIC_BASE_URL"],
+  ] as const) {
+    test(`claude-code: ${name} is refused naming it, nothing written`, () => {
+      const home = scratch();
+      mkdirSync(join(home, ".claude"));
+      const path = join(home, ".claude", "settings.json");
+      writeFileSync(path, text);
+      const m = refusal(() => runSetup({ target: "claude-code", gatewayUrl: GW, key: PLACEHOLDER_KEY, home, dryRun: false, now: () => 1 }));
+      expect(m).toBe(`${path}: "${member}" is written 2 times (the last one counts); keep one, then run setup again; nothing was written`);
+      expect(readFileSync(path, "utf8")).toBe(text);
+      expect(filesIn(home)).toEqual([".claude/settings.json"]);
+    });
+  }
+
   test("gemini: the column counts the comments Gemini CLI allows; the .env beside it is not written either", () => {
     const home = scratch();
     mkdirSync(join(home, ".gemini"));
