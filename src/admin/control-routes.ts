@@ -402,7 +402,7 @@ export const CONTROL_ROUTE_DOCS = {
   },
   "GET /admin/api/alerts": {
     summary:
-      "The alerts this instance raised lately, newest first, at most 100, as the webhook POSTs them: `{event, at, subject, detail}` with `at` in ms since the epoch. `quota_threshold` is a key budget's or an account quota window's share crossed (`detail.threshold`); a key budget used up is its share 1 with `detail.exhausted: true`, raised once per window whether or not 1 is configured. Kept in memory (lost at a restart); with several instances, each one's own. New ones arrive live as `alert` events on GET /admin/api/events.",
+      "The alerts this instance raised lately, newest first, at most 100, as the webhook POSTs them: `{event, at, subject, detail}` with `at` in ms since the epoch. `quota_threshold` is a key budget's or an account quota window's share crossed (`detail.threshold`); a key budget used up is its share 1 with `detail.exhausted: true`, raised once per window whether or not 1 is configured; one step past several shares raises the highest, the lower ones in `detail.passed`. Kept in memory (lost at a restart); with several instances, each one's own. New ones arrive live as `alert` events on GET /admin/api/events.",
     response: v.object({ alerts: v.array(v.object({ event: v.string(), at: v.number(), subject: v.string(), detail: v.record(v.string(), v.unknown()) })) }),
   },
   "GET /admin/api/providers": { summary: "Providers: ids, kinds, formats, base URLs, models, account ids (a *-compatible provider without accounts: its implicit <provider>-keyless one), circuit state; never credentials.", response: ProvidersReply },

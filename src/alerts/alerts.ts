@@ -12,6 +12,12 @@
  * A budget used up has no event of its own: SPEC 9.7 names the events, and `quota_threshold` is the
  * one for "a key's budget crossed a share" (SPEC 2.3: shares in (0, 1]); the whole budget is share 1.
  *
+ * One step past several thresholds at once (a request that spends past 50 %, 80 % and the whole of a
+ * small budget; a lowered budget; a quota window first read at 92 %) raises one alert, the highest
+ * threshold crossed (the share 1 when the budget is used up), its `detail.passed` listing the lower ones
+ * crossed with it (ascending); until 2026-12-07 each was its own alert, three webhook POSTs for one
+ * request (tryout5). A step past one threshold raises that one, as before.
+ *
  * Each crossing is raised once: a budget's threshold once per budget window and amount (a budget an
  * operator changed is judged against its new amount: a lowered one raises at the change the thresholds
  * the window's use is then past and was not under the old amount, the share 1 too when it is used up,
@@ -133,12 +139,13 @@ export class Alerts {
   }
 
   /**
-   * A key's request was settled (src/limits/accounting.ts): raises `quota_threshold` for each budget
-   * share crossed ({@link budgetShare}), and for the share 1 when the budget is used up, configured or
-   * not (after the lower shares, once per window like them). `key` is the key's id (pipeline/key-id.ts): the subject is
+   * A key's request was settled (src/limits/accounting.ts): raises `quota_threshold` for the highest budget
+   * share crossed ({@link budgetShare}), the share 1 when the budget is used up, configured or
+   * not (once per window like them); the lower shares crossed in the same step are its `passed`. `key` is the key's id (pipeline/key-id.ts): the subject is
    * `key:NAME`, and a key created with a revoked key's name carries its id as `subjectId`. Detail: `window`, `unit` (`tokens` | `usd`), `limit`, `used`
    * (as the counters sum it: 12 significant digits, $0.054, not 0.05399999999999999), `threshold`, `resets_at` (to the second);
-   * `exhausted: true` on the share 1's (the key's requests are refused until `resets_at`).
+   * `exhausted: true` on the share 1's (the key's requests are refused until `resets_at`); `passed`
+   * (ascending shares) when the step crossed lower thresholds too, absent otherwise.
    */
   budgetChanged(key: string, changes: readonly BudgetChange[], now: number): void {
     for (const c of changes) {
@@ -150,8 +157,8 @@ export class Alerts {
   /**
    * An operator changed a key's budgets (`PATCH /admin/api/keys/{name}`, `switchyard keys set`, the
    * dashboard's Edit limits, or a config reload for a key of the file: src/alerts/budget-change-alerts.ts):
-   * raises `quota_threshold` for each threshold the window's use is past under the new amount and was
-   * not under the previous one (`previous`: absent for a budget the key did not have), and the share 1
+   * raises `quota_threshold` for the highest threshold the window's use is past under the new amount and was
+   * not under the previous one (the others as its `passed`) (`previous`: absent for a budget the key did not have), and the share 1
    * when the new amount is used up, as {@link budgetChanged} does when use grows. A lowered budget so
    * raises the thresholds it is now past, once: use growing later starts past them; a raised one raises
    * nothing. Same subject and detail as {@link budgetChanged} (`used`: the window's use at the change).
@@ -183,15 +190,22 @@ export class Alerts {
     return out;
   }
 
-  /** Raises the budget thresholds crossed going from share `before` to `after` (the share 1 too when it is reached); see {@link budgetChanged}. */
+  /**
+   * Raises the highest budget threshold crossed going from share `before` to `after` (the share 1 when
+   * it is reached), with the lower ones crossed in the same step as its `passed`; see {@link budgetChanged}.
+   */
   private raiseBudget(key: string, budget: KeyBudget, before: number, after: number, used: number, resetsAt: number, now: number): void {
     const shares = this.crossed(before, after);
     if (before < 1 && after >= 1 && !shares.includes(1)) shares.push(1);
-    for (const t of shares) this.bus.publish(this.budgetAlert(key, budget, t, used, resetsAt, now));
+    const t = shares.pop();
+    if (t !== undefined) this.bus.publish(this.budgetAlert(key, budget, t, used, resetsAt, now, shares));
   }
 
-  /** A key budget's `quota_threshold` alert of threshold `t`; see {@link budgetChanged} for its subject and detail. */
-  private budgetAlert(key: string, budget: KeyBudget, t: number, used: number, resetsAt: number, now: number): AlertEvent {
+  /**
+   * A key budget's `quota_threshold` alert of threshold `t` (`passed`: the lower thresholds crossed in
+   * the same step, raised with it, ascending); see {@link budgetChanged} for its subject and detail.
+   */
+  private budgetAlert(key: string, budget: KeyBudget, t: number, used: number, resetsAt: number, now: number, passed: readonly number[] = []): AlertEvent {
     const name = keyNameOfId(key);
     const detail: Record<string, unknown> = {
       kind: "key_budget",
@@ -205,12 +219,14 @@ export class Alerts {
       resets_at: new Date(Math.floor(resetsAt / 1000) * 1000).toISOString(),
     };
     if (t === 1) detail.exhausted = true;
+    if (passed.length > 0) detail.passed = [...passed];
     return this.alertOf("quota_threshold", `key:${name}`, detail, now, undefined, key === name ? undefined : `key:${key}`);
   }
 
   /**
-   * Compares every account quota window with what was last seen and raises `quota_threshold` for each
-   * share crossed. Detail: `window`, `model`, `used_share`, `threshold`, `resets_at` (when known).
+   * Compares every account quota window with what was last seen and raises `quota_threshold` for the
+   * highest share crossed since. Detail: `window`, `model`, `used_share`, `threshold`, `passed` (the lower
+   * shares crossed since, ascending, when any), `resets_at` (when known).
    *
    * A threshold is raised once per period of a window. The period is the one in force when the window
    * was first seen (or last began a period): it ends at that reading's reset time. Providers whose
@@ -242,11 +258,14 @@ export class Alerts {
         periodEnd = w.resetAt;
       }
       this.seen.set(id, { raised: Math.max(raised, share), periodEnd });
-      for (const t of this.crossed(raised, share)) {
-        const detail: Record<string, unknown> = { kind: "account_quota", window: w.window, model: w.model, used_share: Math.round(share * 1000) / 1000, threshold: t };
-        if (w.resetAt !== undefined) detail.resets_at = new Date(w.resetAt).toISOString();
-        this.raise("quota_threshold", `account:${w.accountId}`, detail, now, periodEnd);
-      }
+      // one alert per scan step: the highest threshold crossed, the lower ones crossed with it as `passed`
+      const shares = this.crossed(raised, share);
+      const t = shares.pop();
+      if (t === undefined) continue;
+      const detail: Record<string, unknown> = { kind: "account_quota", window: w.window, model: w.model, used_share: Math.round(share * 1000) / 1000, threshold: t };
+      if (shares.length > 0) detail.passed = shares;
+      if (w.resetAt !== undefined) detail.resets_at = new Date(w.resetAt).toISOString();
+      this.raise("quota_threshold", `account:${w.accountId}`, detail, now, periodEnd);
     }
   }
 

@@ -66,7 +66,7 @@ export interface AccountStateEvent {
 /** An alert (SPEC 9.7), also POSTed to `settings.alerts.webhook`. */
 export interface AlertEvent {
   type: "alert";
-  /** `quota_threshold` (a key budget used up too: `detail.threshold` 1, `detail.exhausted` true) | `account_quarantined` | `account_locked` | `circuit_open` | `circuit_closed`. */
+  /** `quota_threshold` (a key budget used up too: `detail.threshold` 1, `detail.exhausted` true; one step past several thresholds raises the highest, the others in `detail.passed`) | `account_quarantined` | `account_locked` | `circuit_open` | `circuit_closed`. */
   event: string;
   /** Epoch ms. */
   at: number;

@@ -411,7 +411,7 @@ describe("alert events", () => {
     ]);
   });
 
-  test("key budgets: each configured share is raised once, when crossed", () => {
+  test("key budgets: each configured share is raised once, when crossed; one step past several, only the highest (the others as passed)", () => {
     const bus = new EventBus();
     const got = collect(bus);
     const alerts = new Alerts(bus, { thresholds: () => [0.5, 0.8, 0.95], now: () => T });
@@ -420,11 +420,11 @@ describe("alert events", () => {
     alerts.budgetChanged("ci", [{ budget, before: 0, after: 4, resetsAt: T + 86_400_000 }], T);
     alerts.budgetChanged("ci", [{ budget, before: 4, after: 8.5, resetsAt: T + 86_400_000 }], T);
     alerts.budgetChanged("ci", [{ budget, before: 8.5, after: 9, resetsAt: T + 86_400_000 }], T);
-    expect(got.map((a) => [a.subject, a.detail.threshold, a.detail.used])).toEqual([
-      ["key:ci", 0.5, 8.5],
-      ["key:ci", 0.8, 8.5],
-    ]);
-    expect(got[0].detail).toEqual({ kind: "key_budget", window: "1d", unit: "usd", limit: 10, used: 8.5, threshold: 0.5, resets_at: "2026-12-02T12:00:00.000Z" });
+    expect(got.map((a) => [a.subject, a.detail.threshold, a.detail.used])).toEqual([["key:ci", 0.8, 8.5]]);
+    expect(got[0].detail).toEqual({ kind: "key_budget", window: "1d", unit: "usd", limit: 10, used: 8.5, threshold: 0.8, passed: [0.5], resets_at: "2026-12-02T12:00:00.000Z" });
+    // one threshold crossed: one alert, no `passed`
+    alerts.budgetChanged("ci", [{ budget, before: 9, after: 9.6, resetsAt: T + 86_400_000 }], T);
+    expect(got.at(-1)!.detail).toEqual({ kind: "key_budget", window: "1d", unit: "usd", limit: 10, used: 9.6, threshold: 0.95, resets_at: "2026-12-02T12:00:00.000Z" });
   });
 
   test("one budget window's alerts name one reset time, to the second, as the client's 429 does", () => {
@@ -439,7 +439,6 @@ describe("alert events", () => {
     alerts.budgetChanged("ci", [{ budget, before: 90, after: 108, resetsAt: Date.parse("2026-12-06T01:45:30.377Z") }], T);
     expect(got.map((a) => [a.detail.threshold, a.detail.resets_at])).toEqual([
       [0.8, "2026-12-06T01:45:30.000Z"],
-      [0.95, "2026-12-06T01:45:30.000Z"],
       [1, "2026-12-06T01:45:30.000Z"],
     ]);
   });
@@ -454,13 +453,16 @@ describe("alert events", () => {
       const day1 = T + 86_400_000;
       // newuser11's tryout: $0.028 then $0.035 of $0.03 (the 95 % alert said it, nothing said "used up")
       alerts.budgetChanged("bud", [{ budget, before: 0, after: 0.028, resetsAt: day1 }], T);
-      alerts.budgetChanged("bud", [{ budget, before: 0.028, after: 0.035, resetsAt: day1 }], T);
+      alerts.budgetChanged("bud", [{ budget, before: 0.028, after: 0.035, resetsAt: day1 }], T); // past 0.95 and all of it: the share 1 alone
       alerts.budgetChanged("bud", [{ budget, before: 0.035, after: 0.04, resetsAt: day1 }], T); // over it still: nothing new
       alerts.budgetChanged("bud", [{ budget, before: 0, after: 0.03, resetsAt: day1 + 86_400_000 }], T + 86_400_000); // the next window, reached exactly
-      const wanted = configured.includes(0.95) ? [[0.8, 0.028, null], [0.95, 0.035, null], [1, 0.035, true]] : [[0.8, 0.028, null], [1, 0.035, true]];
+      const wanted = [[0.8, 0.028, null], [1, 0.035, true]];
       expect(got.map((a) => [a.detail.threshold, a.detail.used, a.detail.exhausted ?? null]).slice(0, wanted.length), String(configured)).toEqual(wanted);
       expect(got.slice(wanted.length).map((a) => [a.detail.threshold, a.detail.exhausted ?? null]).at(-1), String(configured)).toEqual([1, true]);
       expect(got.filter((a) => a.detail.threshold === 1), String(configured)).toHaveLength(2);
+      expect(got[1]!.detail.passed ?? null, String(configured)).toEqual(configured.includes(0.95) ? [0.95] : null);
+      // the next window's 0 to 0.03: past 0.8 (and 0.95) and all of it, said once
+      expect(got.at(-1)!.detail.passed, String(configured)).toEqual([0.8, ...(configured.includes(0.95) ? [0.95] : [])]);
     }
   });
 
@@ -473,11 +475,10 @@ describe("alert events", () => {
     // The changes the counters give for three requests of $0.02 and one of $0.018 (seen with scripts/demo and a USD budget)
     const counters = new MemoryKeyCounters();
     for (const cost of [0.02, 0.02, 0.018]) alerts.budgetChanged("ci", counters.settle("ci", { budgets: [budget] }, { tokens: 10, usd: cost }, T), T);
-    // 0.02 + 0.02 is 80 % of $0.05 exactly: both thresholds then, not 0.8 one request later; $0.058 used it up
-    expect(got.map((a) => [a.detail.threshold, a.detail.used])).toEqual([
-      [0.5, 0.04],
-      [0.8, 0.04],
-      [1, 0.058],
+    // 0.02 + 0.02 is 80 % of $0.05 exactly: 0.8 then (0.5 passed with it), not one request later; $0.058 used it up
+    expect(got.map((a) => [a.detail.threshold, a.detail.used, a.detail.passed])).toEqual([
+      [0.8, 0.04, [0.5]],
+      [1, 0.058, undefined],
     ]);
     // the counters sum $0.036 + $0.018 as $0.054 (binary floating point: 0.054000000000000006), so the alert reads it
     expect(0.036 + 0.018).not.toBe(0.054);
@@ -526,26 +527,59 @@ describe("alert events", () => {
     const alerts = new Alerts(bus, { thresholds: () => [0.8, 0.95], quotaWindows: windows, now: () => now, quotaScanMs: 3_600_000 });
     cleanups.push(() => alerts.close());
     alerts.scanQuotas();
-    expect(got.map((a) => a.detail.threshold)).toEqual([0.8, 0.95]);
+    // past 0.8 and 0.95 at the first reading: the highest, 0.8 passed with it
+    expect(got.map((a) => [a.detail.threshold, a.detail.passed])).toEqual([[0.95, [0.8]]]);
     // busy above both thresholds for 15 s, scanned every 5 s, the reset 20 s ahead each time
     for (let i = 1; i <= 3; i++) {
       now = T + i * 5000;
       alerts.scanQuotas();
     }
-    expect(got).toHaveLength(2);
+    expect(got).toHaveLength(1);
     // flapping around 0.8 inside the period raises nothing more
     for (const share of [79, 81, 79, 81]) {
       used = share;
       now += 1000;
       alerts.scanQuotas();
     }
-    expect(got).toHaveLength(2);
+    expect(got).toHaveLength(1);
     // past the first reading's reset time (T + 20 s) the period is over: a share still past 0.8 is raised again, once
     now = T + 20_000;
     alerts.scanQuotas();
     now += 5000;
     alerts.scanQuotas();
-    expect(got.map((a) => a.detail.threshold)).toEqual([0.8, 0.95, 0.8]);
+    expect(got.map((a) => a.detail.threshold)).toEqual([0.95, 0.8]);
+  });
+});
+
+describe("one request past several shares of a budget at once (tryout5)", () => {
+  test("past 50 %, 80 % and the whole budget in one request: one event and one webhook POST, the used-up one, naming the shares it passed; a later window's single crossing is one alert as before", async () => {
+    // tryout5: a 10-token budget, one request of 18 tokens: three alerts (50 %, 80 %, used up), each
+    // saying the key's requests were refused until the window reset
+    const r = receiver();
+    cleanups.push(r.stop);
+    const bus = new EventBus();
+    const events: AlertEvent[] = [];
+    bus.subscribe((e) => void (e.type === "alert" && events.push(e)), ["alert"]);
+    const alerts = new Alerts(bus, { thresholds: () => [0.5, 0.8], now: () => T });
+    const hook = new AlertWebhook(bus, { url: () => r.url });
+    cleanups.push(() => alerts.close(), () => hook.close());
+    const counters = new MemoryKeyCounters();
+    const limits = { budgets: [{ window: "1d" as const, tokens: 10 }] };
+    alerts.budgetChanged("small", counters.settle("small", limits, { tokens: 18, usd: 0 }, T), T);
+    await until(() => hook.delivered === 1 && hook.pending() === 0);
+    expect(events.map((e) => [e.event, e.subject, e.detail.threshold, e.detail.exhausted, e.detail.passed])).toEqual([["quota_threshold", "key:small", 1, true, [0.5, 0.8]]]);
+    expect(r.hits).toBe(1);
+    expect(r.got[0]!.detail).toMatchObject({ kind: "key_budget", window: "1d", unit: "tokens", limit: 10, used: 18, threshold: 1, exhausted: true, passed: [0.5, 0.8] });
+    // another key's budget crossing one share at a time: one alert each, no `passed`
+    const big = { budgets: [{ window: "1d" as const, tokens: 100 }] };
+    for (const tokens of [60, 25, 20]) alerts.budgetChanged("big", counters.settle("big", big, { tokens, usd: 0 }, T), T);
+    await until(() => hook.delivered === 4 && hook.pending() === 0);
+    expect(events.slice(1).map((e) => [e.subject, e.detail.threshold, e.detail.used, e.detail.passed ?? null])).toEqual([
+      ["key:big", 0.5, 60, null],
+      ["key:big", 0.8, 85, null],
+      ["key:big", 1, 105, null],
+    ]);
+    expect(r.hits).toBe(4);
   });
 });
 

@@ -81,11 +81,9 @@ describe("a key budget changed by an operator", () => {
     const k = spent850(undefined, async () => {
       throw new Error("connection reset (test)");
     }, (line) => void logged.push(line));
-    await k.changes.changed("ci", usd(10), usd(8)); // 8.5 of 8: used up
-    expect(shown(k.got).slice(1)).toEqual([
-      ["key:ci", 0.95, 8, 8.5, false],
-      ["key:ci", 1, 8, 8.5, true],
-    ]);
+    await k.changes.changed("ci", usd(10), usd(8)); // 8.5 of 8: used up (0.95 passed with it: one alert)
+    expect(shown(k.got).slice(1)).toEqual([["key:ci", 1, 8, 8.5, true]]);
+    expect(k.got.at(-1)!.detail.passed).toEqual([0.95]);
     expect(logged.map((l) => JSON.parse(l))).toEqual([expect.objectContaining({ level: "warn", key: "ci", failed: 1, error: "connection reset (test)" })]);
     k.close();
   });

@@ -79,7 +79,7 @@ settings:
     expect(recent.alerts[0]).toMatchObject({ event: "quota_threshold", subject: "key:b", detail: { threshold: 1, exhausted: true } });
   });
 
-  test("an account's quota window from the provider's rate-limit headers: 0.5 and 0.9 crossed, raised once", async () => {
+  test("an account's quota window from the provider's rate-limit headers: 0.5 and 0.9 crossed at one reading, raised once as 0.9 (0.5 passed with it)", async () => {
     const reset = new Date(Date.now() + 3_600_000).toISOString();
     const headers = { "anthropic-ratelimit-requests-limit": "100", "anthropic-ratelimit-requests-remaining": "8", "anthropic-ratelimit-requests-reset": reset };
     gw.fake.handle((req) => (req.format === "anthropic-messages" ? { headers, json: { id: "msg_1", type: "message", role: "assistant", model: "claude-test", content: [{ type: "text", text: "ok" }], stop_reason: "end_turn", stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } } } : undefined));
@@ -92,10 +92,7 @@ settings:
     gw.app.alerts.scanQuotas();
     await until(allDelivered);
     const got = events().filter((e) => e.subject === "account:anth-1");
-    expect(got.map((e) => [e.event, e.detail.window, e.detail.threshold, e.detail.used_share])).toEqual([
-      ["quota_threshold", "requests", 0.5, 0.92],
-      ["quota_threshold", "requests", 0.9, 0.92],
-    ]);
+    expect(got.map((e) => [e.event, e.detail.window, e.detail.threshold, e.detail.used_share, e.detail.passed])).toEqual([["quota_threshold", "requests", 0.9, 0.92, [0.5]]]);
   });
 
   test("a 402 locks the account: account_locked once, no credential in the payload; the same alert on /admin/api/events", async () => {
