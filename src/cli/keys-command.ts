@@ -3,6 +3,7 @@
  * API. Loaded by that command only.
  */
 import type { BudgetUse, MinuteUse } from "../../pipeline/ports.ts";
+import type { KeyStateInput } from "../limits/key-state.ts";
 import { admin } from "./instance.ts";
 import { table } from "./table.ts";
 import { fail, out, visible } from "./terminal.ts";
@@ -36,10 +37,18 @@ export async function keysCommand(sub: string | undefined, name: string | undefi
       const describeLimits = (k: Record<string, unknown>) => limitsCell(k, describeBudgetUse, dollars);
       if (r.keys.length === 0) return out("no client keys yet: switchyard keys create NAME makes one (callers on this machine need none unless server.require_api_key is set)");
       const iso = (t: unknown) => new Date(Number(t)).toISOString();
-      const state = (k: Record<string, unknown>) => (k.revokedAt ? `revoked ${iso(k.revokedAt)}` : k.disabledAt ? `disabled ${iso(k.disabledAt)}` : "active");
       // try18 D16: when the key was last rotated (a rotation whose secret was lost shows here), and while its
       // old secret still works until when; to the second, so that both fit the table's cell
       const sec = (t: unknown) => iso(t).replace(/\.\d{3}Z$/, "Z");
+      // as the Keys page's State (src/limits/key-state.ts): a key whose budget is used up is refused until
+      // its window resets; until 2026-12-07 its row said "active" (tryout5)
+      const { keyState } = await import("../limits/key-state.ts");
+      const now = Date.now();
+      const state = (k: Record<string, unknown>) => {
+        const s = keyState(k as KeyStateInput, now);
+        if (s.kind === "revoked" || s.kind === "disabled") return `${s.kind} ${iso(s.at)}`;
+        return s.kind === "budget_used_up" ? `budget used up (${s.windows.join(", ")}) until ${sec(s.until)}` : "active";
+      };
       const rotation = (k: Record<string, unknown>) => (k.rotatedAt ? `${sec(k.rotatedAt)}${!k.revokedAt && k.previousUntil ? `, old secret until ${sec(k.previousUntil)}` : ""}` : "-");
       // the secret's first characters (a pasted secret starts with them); "-" for a key stored before they were kept
       const rows = r.keys.map((k) => [k.name, k.prefix ? `${k.prefix}…` : "-", k.source, ((k.scopes as string[]) ?? []).join(","), k.createdAt ? iso(k.createdAt) : "-", state(k), rotation(k), describeMinuteUse((k.use as { minute?: MinuteUse } | undefined)?.minute), describeLimits(k)]);
