@@ -5,8 +5,8 @@
  * key's requests were refused from the change on (try19's tryout). Now the change itself is a step:
  * for each budget whose amount went down (or that the key did not have in that window and unit), the
  * window's use now is read ({@link KeyLimitCounters.budgetUse}) and {@link Alerts.budgetAmountChanged}
- * raises each threshold that use is past under the new amount and was not under the old one, and the
- * share 1 when it is used up. The window's use only grows, so a threshold raised at the change is not
+ * raises the highest threshold that use is past under the new amount and was not under the old one (the
+ * share 1 when it is used up), the others as its `passed` (one alert per change since 2026-12-07). The window's use only grows, so a threshold raised at the change is not
  * crossed again in that window, and one raised before the change is not raised again; a raised budget
  * raises nothing. On a shared store the thresholds the window was past under both amounts are claimed
  * as delivered ({@link BudgetChangeAlertsDeps.claimPassed}), for the instances that learn the use late.

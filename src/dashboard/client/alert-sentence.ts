@@ -16,6 +16,10 @@ export interface AlertLike {
 const str = (v: unknown): string | undefined => (typeof v === "string" && v !== "" ? v : undefined);
 const num = (v: unknown): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : undefined);
 const share = (v: number) => `${Math.round(v * 100)} %`;
+/** The lower shares an alert's step passed with it (`detail.passed`, src/alerts/alerts.ts), numbers only. */
+const passedOf = (v: unknown): number[] => (Array.isArray(v) ? v.filter((x): x is number => num(x) !== undefined) : []);
+/** "50 %, 80 % and 95 %". */
+const shares = (vs: number[]) => (vs.length < 2 ? vs.map(share).join("") : `${vs.slice(0, -1).map(share).join(", ")} and ${share(vs.at(-1)!)}`);
 
 /** "key ci" / "account cc-main" / "provider openai" from `key:ci`, `account:cc-main`, `provider:openai`. */
 export function alertSubject(subject: string): string {
@@ -36,6 +40,9 @@ export function alertSentence(a: AlertLike, time: (ms: number) => string): strin
     case "quota_threshold": {
       const threshold = num(d.threshold);
       const resets = at(d.resets_at);
+      // one step past several shares is one alert, the highest, the lower ones in `passed`
+      const passed = passedOf(d.passed);
+      const crossed = threshold !== undefined ? shares([...passed, threshold]) : "a share";
       if (d.kind === "key_budget") {
         const used = num(d.used);
         const limit = num(d.limit);
@@ -44,12 +51,12 @@ export function alertSentence(a: AlertLike, time: (ms: number) => string): strin
         const over = used !== undefined && limit !== undefined && used >= limit;
         const refused = `: its requests are refused${resets ? ` until the window resets at ${resets}` : ""}`;
         // the share 1 (`exhausted`, src/alerts/alerts.ts): the budget used up, said as such
-        if (d.exhausted === true || threshold === 1) return `${who} used up its ${str(d.window) ?? ""} budget${of}${refused}.`;
-        return `${who} passed ${threshold !== undefined ? share(threshold) : "a share"} of its ${str(d.window) ?? ""} budget${of}${over ? refused : resets ? `; the window resets at ${resets}` : ""}.`;
+        if (d.exhausted === true || threshold === 1) return `${who} used up its ${str(d.window) ?? ""} budget${of}${passed.length ? `, passing ${shares(passed)} at once` : ""}${refused}.`;
+        return `${who} passed ${crossed} of its ${str(d.window) ?? ""} budget${of}${over ? refused : resets ? `; the window resets at ${resets}` : ""}.`;
       }
       const model = str(d.model);
       const used = num(d.used_share);
-      return `${who} passed ${threshold !== undefined ? share(threshold) : "a share"} of its ${str(d.window) ?? ""} quota window${model && model !== "*" ? ` for ${model}` : ""}${used !== undefined ? ` (${share(used)} used)` : ""}${resets ? `; it resets at ${resets}` : ""}.`;
+      return `${who} passed ${crossed} of its ${str(d.window) ?? ""} quota window${model && model !== "*" ? ` for ${model}` : ""}${used !== undefined ? ` (${share(used)} used)` : ""}${resets ? `; it resets at ${resets}` : ""}.`;
     }
     case "account_locked":
       // `advice`: what an operator does about it (src/accounts/lock-advice.ts), when the alert carries it
