@@ -164,8 +164,17 @@ describe("key budgets of two instances on one PostgreSQL (SPEC 9.6, D-2)", () =>
     for (const inst of [a, b]) expect((await chat(inst, ENV.SPENT)).status).toBe(429);
     // The spent key's alerts were delivered once each, for the real window (none again in the outage).
     await Bun.sleep(2000);
-    const spentAlerts = hook.got.filter((g) => g.subject === "key:spent").map((g) => `${g.detail.threshold} ${g.detail.resets_at}`);
+    // One alert per step: a request that passed 0.9 and the whole budget at once posts the share 1
+    // with 0.9 in `passed`, one that passed 0.9 alone posts it. The two instances may see the use in
+    // different steps, so 0.9 may come both as one's alert and in the other's `passed` (README, "Left
+    // from session 39's work"); no threshold's alert comes twice, and every share is said.
+    const spent = hook.got.filter((g) => g.subject === "key:spent");
     const end = new Date(Math.floor(day.end / 1000) * 1000).toISOString(); // an alert's resets_at is to the second
-    expect(spentAlerts.sort()).toEqual([`0.5 ${end}`, `0.9 ${end}`, `1 ${end}`]);
+    expect(spent.map((g) => g.detail.resets_at)).toEqual(spent.map(() => end));
+    const alerted = spent.map((g) => g.detail.threshold as number).sort();
+    expect(alerted).toEqual([...new Set(alerted)]);
+    expect(alerted).toContain(1);
+    const said = new Set(spent.flatMap((g) => [g.detail.threshold as number, ...((g.detail.passed as number[] | undefined) ?? [])]));
+    expect([...said].sort()).toEqual([0.5, 0.9, 1]);
   }, 270_000);
 });
