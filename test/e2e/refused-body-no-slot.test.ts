@@ -69,23 +69,26 @@ test("a skipped target that would refuse the body too, a refusing one, and one t
   }
 }, 60_000);
 
-test("two targets passed over for capacity, the one that frees up first would refuse the body, the other would take it, a third refuses it: the taker's 429 with its own Retry-After", async () => {
+/**
+ * Combo `mix` of two targets that answer 429 with their own Retry-After (s), then `c/gpt-demo`, which
+ * serves and refuses a Chat `n: 2`: after a plain request cools the two down, what a request with
+ * `n: 2` gets (only the OpenAI API itself takes it).
+ */
+async function nTwoAfterCooldowns(targets: Array<{ id: string; kind: "anthropic" | "openai"; model: string; retryAfter: number }>): Promise<{ status: number; retryAfter: number; message: string }> {
   const fake = await startFakeUpstream();
+  const lines = (f: (t: (typeof targets)[number]) => string) => targets.map(f).join("\n");
   const gw = await startGateway(
     `
 providers:
-  - { id: a, kind: anthropic, base_url: "{{FAKE}}/a" }
-  - { id: o, kind: openai, base_url: "{{FAKE}}/o/v1" }
+${lines((t) => `  - { id: ${t.id}, kind: ${t.kind}, base_url: "{{FAKE}}/${t.id}${t.kind === "openai" ? "/v1" : ""}" }`)}
   - { id: c, kind: openai-compatible, base_url: "{{FAKE}}/c/v1" }
 accounts:
-  - { id: a1, provider: a, api_key: env:FAKE_KEY }
-  - { id: o1, provider: o, api_key: env:FAKE_KEY }
+${lines((t) => `  - { id: ${t.id}1, provider: ${t.id}, api_key: env:FAKE_KEY }`)}
   - { id: c1, provider: c, api_key: env:FAKE_KEY }
 combos:
   - name: mix
     targets:
-      - model: a/claude-x
-      - model: o/gpt-x
+${lines((t) => `      - model: ${t.id}/${t.model}`)}
       - model: c/gpt-demo
 `,
     { fake },
@@ -93,60 +96,39 @@ combos:
   const post = (body: Record<string, unknown>) => fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "mix", messages: [{ role: "user", content: "hi" }], ...body }) });
   try {
     fake.handle((r) => {
-      if (r.path.startsWith("/a/")) return { status: 429, headers: { "retry-after": "20" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } };
-      if (r.path.startsWith("/o/")) return { status: 429, headers: { "retry-after": "300" }, json: { error: { type: "rate_limit_error", message: "Rate limited" } } };
-      return simpleReply(r.format!, { text: "ok", model: r.model }, r.stream);
+      const t = targets.find((t) => r.path.startsWith(`/${t.id}/`));
+      if (!t) return simpleReply(r.format!, { text: "ok", model: r.model }, r.stream);
+      const error = { type: "rate_limit_error", message: "Rate limited" };
+      return { status: 429, headers: { "retry-after": String(t.retryAfter) }, json: t.kind === "anthropic" ? { type: "error", error } : { error } };
     });
-    expect((await post({})).status).toBe(200); // a cools down for 20 s, o for 300 s; c serves
-    const res = await post({ n: 2 }); // only o (OpenAI itself) takes n: 2
+    expect((await post({})).status).toBe(200); // both cool down; c serves
+    const res = await post({ n: 2 });
     const body = (await res.json()) as { error: { message: string } };
-    expect(res.status).toBe(429);
-    expect(body.error.message).toContain("o/gpt-x: cooling down");
-    expect(Number(res.headers.get("retry-after"))).toBeGreaterThan(200); // o's, not a's 20 s
+    return { status: res.status, retryAfter: Number(res.headers.get("retry-after")), message: body.error.message };
   } finally {
     await gw.stop();
   }
+}
+
+test("two targets passed over for capacity, the one that frees up first would refuse the body, the other would take it, a third refuses it: the taker's 429 with its own Retry-After", async () => {
+  const got = await nTwoAfterCooldowns([
+    { id: "a", kind: "anthropic", model: "claude-x", retryAfter: 20 },
+    { id: "o", kind: "openai", model: "gpt-x", retryAfter: 300 },
+  ]);
+  expect(got.status).toBe(429);
+  expect(got.message).toContain("o/gpt-x: cooling down");
+  expect(got.retryAfter).toBeGreaterThan(200); // o's, not a's 20 s
 }, 60_000);
 
 test("two targets passed over for capacity that would both take the body (the first frees up in 300 s, the second in 20 s), a third refuses it: Retry-After is the earlier of the two", async () => {
   // review27: the first taker's 300 s was sent, though the second takes the body 280 s sooner.
-  const fake = await startFakeUpstream();
-  const gw = await startGateway(
-    `
-providers:
-  - { id: o, kind: openai, base_url: "{{FAKE}}/o/v1" }
-  - { id: p, kind: openai, base_url: "{{FAKE}}/p/v1" }
-  - { id: c, kind: openai-compatible, base_url: "{{FAKE}}/c/v1" }
-accounts:
-  - { id: o1, provider: o, api_key: env:FAKE_KEY }
-  - { id: p1, provider: p, api_key: env:FAKE_KEY }
-  - { id: c1, provider: c, api_key: env:FAKE_KEY }
-combos:
-  - name: mix
-    targets:
-      - model: o/gpt-x
-      - model: p/gpt-x
-      - model: c/gpt-demo
-`,
-    { fake },
-  );
-  const post = (body: Record<string, unknown>) => fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "mix", messages: [{ role: "user", content: "hi" }], ...body }) });
-  try {
-    fake.handle((r) => {
-      if (r.path.startsWith("/o/")) return { status: 429, headers: { "retry-after": "300" }, json: { error: { type: "rate_limit_error", message: "Rate limited" } } };
-      if (r.path.startsWith("/p/")) return { status: 429, headers: { "retry-after": "20" }, json: { error: { type: "rate_limit_error", message: "Rate limited" } } };
-      return simpleReply(r.format!, { text: "ok", model: r.model }, r.stream);
-    });
-    expect((await post({})).status).toBe(200); // o cools down for 300 s, p for 20 s; c serves
-    const res = await post({ n: 2 }); // o and p (OpenAI itself) take n: 2, c refuses it
-    const body = (await res.json()) as { error: { message: string } };
-    expect(res.status).toBe(429);
-    expect(body.error.message).toContain("o/gpt-x: cooling down");
-    expect(body.error.message).toContain("p/gpt-x: cooling down");
-    const after = Number(res.headers.get("retry-after"));
-    expect(after).toBeGreaterThan(0);
-    expect(after).toBeLessThanOrEqual(20); // p's, not o's 300 s
-  } finally {
-    await gw.stop();
-  }
+  const got = await nTwoAfterCooldowns([
+    { id: "o", kind: "openai", model: "gpt-x", retryAfter: 300 },
+    { id: "p", kind: "openai", model: "gpt-x", retryAfter: 20 },
+  ]);
+  expect(got.status).toBe(429);
+  expect(got.message).toContain("o/gpt-x: cooling down");
+  expect(got.message).toContain("p/gpt-x: cooling down");
+  expect(got.retryAfter).toBeGreaterThan(0);
+  expect(got.retryAfter).toBeLessThanOrEqual(20); // p's, not o's 300 s
 }, 60_000);
