@@ -6,12 +6,11 @@
  * library VS Code uses for the same job), so only the edited members' text changes.
  */
 import { applyEdits, modify, parseTree, type FormattingOptions, type Node } from "jsonc-parser";
+import { isObj } from "../../formats/json.ts";
 import { describeFailure, jsonFailure } from "./parse-position.ts";
 
 /** A JSON object as parsed. */
 export type Obj = Record<string, unknown>;
-/** Whether `x` is a plain JSON object (not null, not an array). */
-export const isObj = (x: unknown): x is Obj => typeof x === "object" && x !== null && !Array.isArray(x);
 
 /**
  * `text` with its `//` and `/* … *\/` comments outside strings blanked (newlines kept), as Gemini CLI

@@ -39,7 +39,8 @@
  */
 import { existsSync, mkdirSync, readFileSync } from "node:fs";
 import { describeFailure, tomlFailure } from "./parse-position.ts";
-import { editJson, isObj, parseJsonFile } from "./edit-json.ts";
+import { isObj } from "../../formats/json.ts";
+import { editJson, parseJsonFile } from "./edit-json.ts";
 import { dirname, join } from "node:path";
 import { createTwoFilesPatch } from "diff";
 import { CODEX_PROVIDER_ID, codexProviderTable } from "../codex-provider.ts";

@@ -42,6 +42,7 @@
  */
 import { isLoopback, isRemote, MAX_JSON_DEPTH, nestsDeeperThan, vouchForOrigin, type Gateway, type ReceivedBody, type RequestHead } from "../../pipeline/index.ts";
 import type { ReplyEvent, ReplyEventSink } from "../../pipeline/ports.ts";
+import { isObj } from "../../formats/json.ts";
 import { RequestText } from "../../formats/write-body-json.ts";
 
 /**
@@ -122,8 +123,6 @@ const READ_EVENTS = new Set(["response.created", "response.queued", "response.in
 
 /** Whether an event's data must be parsed: its `event:` name is one of {@link READ_EVENTS}, not a `response.*` name, or absent. */
 const mustRead = (event: string | undefined): boolean => event === undefined || !event.startsWith("response.") || READ_EVENTS.has(event);
-
-const isObj = (x: unknown): x is Obj => typeof x === "object" && x !== null && !Array.isArray(x);
 
 /**
  * How the gateway's Responses encoder (formats/openai-responses/encoder.ts) and OpenAI begin a lifecycle
