@@ -33,6 +33,22 @@
  * own scan: the claim lasts the period of the instance that claimed first, and an instance that sees
  * the crossing only after that period ended (its scan or the database's news came late) delivers it
  * once more, which then holds for its own period.
+ *
+ * Passed shares. One step past several shares raises one `quota_threshold` alert, the highest, the
+ * lower ones in `detail.passed`; instances that learn a pair's use in different steps raise different
+ * alerts for it (one 0.5, then 0.9; another 0.9 with 0.5 passed). So an instance about to deliver an
+ * alert also claims each passed share ({@link passedClaims}: the claim that share's own alert would
+ * have), leased and settled with the alert's own: a share another instance already said (its claim
+ * settled, as an alert or as someone's passed) is left out of the POSTed `passed`, and an alert whose
+ * own share was said in another's `passed` is not delivered (its claim is held, as for a delivered
+ * alert). A passed share another instance is still delivering (its lease holds) is left out too, and
+ * kept as an alert of its own, claimed again when that lease ends: if its holder died before its POST
+ * succeeded, this instance POSTs it alone (the alert's detail with that share as its `threshold`, no
+ * `passed`). So each share reaches the webhook once, wherever it was folded; until 2026-12-07 (later)
+ * the passed shares were not claimed, and a share one instance posted as an alert another posted in
+ * its alert's `passed` (test/e2e/multi-instance-alerts.test.ts allowed it). The alerts each instance
+ * shows (its `/admin/api/events`, `GET /admin/api/alerts`, the dashboard's Recent alerts) are the ones
+ * it raised, with `passed` as it saw the step: they are per instance, the webhook's are the gateway's.
  */
 import type { AlertEvent } from "../events/bus.ts";
 import type { ClaimAnswer, SharedStore } from "../store/shared.ts";
@@ -67,6 +83,25 @@ export function alertClaim(e: AlertEvent): AlertClaim {
     default:
       return { name: base, until: e.at + MINUTE };
   }
+}
+
+/** A share in a `quota_threshold` alert's `detail.passed` and its claim ({@link passedClaims}). */
+export interface PassedClaim {
+  /** The share (e.g. 0.5), as in `detail.passed`. */
+  share: number;
+  claim: AlertClaim;
+}
+
+/**
+ * The claims of the shares in `e.detail.passed` (a `quota_threshold` alert that passed lower shares in
+ * the same step), each named and ending as {@link alertClaim} names the alert of that share alone, so
+ * that a share is said once across instances whether it reaches the webhook as an alert of its own or
+ * in another alert's `passed` (see "Passed shares" in the module comment). Empty for other alerts.
+ */
+export function passedClaims(e: AlertEvent): PassedClaim[] {
+  const passed = e.detail.passed;
+  if (e.event !== "quota_threshold" || !Array.isArray(passed)) return [];
+  return passed.filter((s): s is number => typeof s === "number").map((share) => ({ share, claim: alertClaim({ ...e, detail: { ...e.detail, threshold: share } }) }));
 }
 
 /**

@@ -16,7 +16,9 @@
  * small budget; a lowered budget; a quota window first read at 92 %) raises one alert, the highest
  * threshold crossed (the share 1 when the budget is used up), its `detail.passed` listing the lower ones
  * crossed with it (ascending); until 2026-12-07 each was its own alert, three webhook POSTs for one
- * request (tryout5). A step past one threshold raises that one, as before.
+ * request (tryout5). A step past one threshold raises that one, as before. Instances sharing a store
+ * may see one pair's use in different steps, and so raise different alerts for it; the webhook says
+ * each share once across them, as an alert or in `passed` (src/alerts/alert-claim.ts, "Passed shares").
  *
  * Each crossing is raised once: a budget's threshold once per budget window and amount (a budget an
  * operator changed is judged against its new amount: a lowered one raises at the change the thresholds

@@ -30,6 +30,10 @@
  * An instance that stops cleanly ({@link AlertWebhook.close}) gives up the leases of the alerts it had
  * not delivered yet, so an instance that raised them too delivers them at its next ask (≤ 5 s), where
  * until 2026-12-05 it waited for the lease's end (~3.4 min); killed, it cannot, and the lease lapses.
+ * The shares in a `quota_threshold` alert's `detail.passed` are claimed with the alert once its own
+ * claim is taken, leased and settled (or given up) with it: the POST leaves out those another instance
+ * said, and keeps as an alert of its own one another instance is still saying (src/alerts/alert-claim.ts,
+ * "Passed shares"; {@link AlertWebhook.claimPassed}).
  *
  * What became of each alert is counted by event and result ({@link AlertWebhook.deliveryCounts}), read by
  * `/metrics` as `switchyard_alert_deliveries_total` (src/http/metrics.ts): every alert published while a
@@ -43,7 +47,7 @@ import type { AlertEvent, EventBus } from "../events/bus.ts";
 import { loadEffect, type EffectModules } from "../memory/lazy-effect.ts";
 import { scrubValue } from "../../pipeline/index.ts";
 import type { ClaimAnswer } from "../store/shared.ts";
-import { alertClaim, type AlertClaim, type AlertClaimer } from "./alert-claim.ts";
+import { alertClaim, passedClaims, type AlertClaim, type AlertClaimer, type PassedClaim } from "./alert-claim.ts";
 
 /**
  * Time allowed per POST, ms (5 s). An alert is a few hundred bytes of JSON that a working receiver
@@ -142,7 +146,8 @@ export function defaultClaimLeaseMs(opts: Pick<WebhookOptions, "baseDelayMs" | "
  * leases), `claimed_elsewhere` (another instance on the shared store took it and finished with it:
  * delivered it, or ran out of tries; an alert kept while the other instance is still trying counts
  * nothing until then, and one taken over after that instance stopped counts as this instance's
- * delivery). `retried` counts tries, not alerts: one per failed try that is followed by another. A clean
+ * delivery; so does a share of another alert's `passed` kept for another instance's lease, as an alert
+ * of its own). `retried` counts tries, not alerts: one per failed try that is followed by another. A clean
  * stop counts what it ends ({@link AlertWebhook.close}): every alert still queued, kept or in delivery
  * as `dropped` (or `delivered` when its POST had succeeded).
  */
@@ -163,6 +168,10 @@ export interface AlertDeliveryCount {
 interface Pending {
   payload: WebhookPayload;
   claim?: AlertClaim;
+  /** With a claim: the claims of the shares in the payload's `detail.passed` (alert-claim.ts {@link passedClaims}). */
+  passed?: PassedClaim[];
+  /** In delivery: the claims of passed shares being taken, then those this instance holds (settled or given up with the alert's own). */
+  passedTaking?: Promise<AlertClaim[]>;
   retake?: boolean;
   /** When the lease that last refused it ends, ms since the epoch on this instance's clock. */
   leaseEndsAt?: number;
@@ -213,6 +222,22 @@ export function webhookPayload(e: AlertEvent, secrets: Iterable<string> = []): W
   return scrubValue({ event: e.event, at: new Date(e.at).toISOString(), at_ms: e.at, subject: e.subject, detail: e.detail }, secrets);
 }
 
+/** `detail` with `passed` set to `shares` (ascending), or without it when none is left. */
+function withPassed(detail: Record<string, unknown>, shares: number[]): Record<string, unknown> {
+  const { passed: _, ...rest } = detail;
+  return shares.length > 0 ? { ...rest, passed: shares } : rest;
+}
+
+/**
+ * The payload of a share passed in `p` said as an alert of its own (another instance was delivering
+ * it and may have died: {@link AlertWebhook}'s passed-share claims): `p` with `share` as its
+ * `threshold`, no `passed` and no `exhausted` (a passed share is below the alert's, so below 1).
+ */
+function saidAlone(p: WebhookPayload, share: number): WebhookPayload {
+  const { exhausted: _, ...detail } = withPassed(p.detail, []);
+  return { ...p, detail: { ...detail, threshold: share } };
+}
+
 /** Delivers alerts from the bus to the webhook; see the module comment. */
 export class AlertWebhook {
   /** Alerts dropped because the queue was full, or after every try failed. */
@@ -249,7 +274,11 @@ export class AlertWebhook {
     this.unsubscribe = bus.subscribe((e) => {
       if (e.type !== "alert" || !opts.url()) return;
       const payload: Pending = { payload: webhookPayload(e, opts.secrets?.() ?? []) };
-      if (opts.claim) payload.claim = alertClaim(e);
+      if (opts.claim) {
+        payload.claim = alertClaim(e);
+        const passed = passedClaims(e);
+        if (passed.length > 0) payload.passed = passed;
+      }
       const d = this.delivery;
       if (d) {
         if (!d.E.Effect.runSync(d.E.Queue.offer(d.queue, payload))) this.count(e.event, "dropped");
@@ -409,7 +438,7 @@ export class AlertWebhook {
         ),
         // counted and no longer in delivery in one step: a stop between the two cannot count it twice
         Effect.flatMap((record) =>
-          (claim ? settle(claim, p) : Effect.void).pipe(
+          (claim ? Effect.promise(async () => [claim, ...((await item.passedTaking) ?? [])]).pipe(Effect.flatMap((cs) => Effect.forEach(cs, (c) => settle(c, p), { discard: true }))) : Effect.void).pipe(
             Effect.zipRight(
               Effect.sync(() => {
                 this.inDelivery.delete(item);
@@ -428,7 +457,8 @@ export class AlertWebhook {
       return claimed(item).pipe(
         Effect.flatMap((answer) => {
           if (answer === "unanswered") return send(item);
-          if (answer.taken) return send(item, claim);
+          // taken: the passed shares are claimed too, and those said elsewhere left out of the POST
+          if (answer.taken) return (item.passed ? Effect.promise(() => (item.passedTaking = this.claimPassed(item, leaseMs))) : Effect.void).pipe(Effect.zipRight(Effect.suspend(() => send(item, claim))));
           this.inDelivery.delete(item);
           if (answer.holder === "trying") this.hold(item, answer.retryInMs);
           else this.count(p.event, "claimed_elsewhere");
@@ -472,11 +502,36 @@ export class AlertWebhook {
       this.held.delete(timer);
       const d = this.delivery;
       if (!d || this.closed) return;
-      const again: Pending = { payload: item.payload, claim: item.claim, retake: true, leaseEndsAt };
+      const again: Pending = { payload: item.payload, claim: item.claim, passed: item.passed, retake: true, leaseEndsAt };
       if (!d.E.Effect.runSync(d.E.Queue.offer(d.queue, again))) this.count(item.payload.event, "dropped");
     }, Math.min(Math.max(0, retryInMs) + RETAKE_AFTER_MS, this.retakeEveryMs));
     timer.unref?.();
     this.held.set(timer, item);
+  }
+
+  /**
+   * Claims the shares in `item`'s `passed` (its own claim taken; alert-claim.ts, "Passed shares"), each
+   * leased for `leaseMs`, and leaves out of its payload those another instance holds: said (`done`), or
+   * being said (`trying`: then kept as an alert of its own, {@link hold}, claimed again when that lease
+   * ends, POSTed alone if its holder died). A claim the store cannot answer keeps its share in `passed`
+   * (two sayings beat none). @returns the claims taken, settled or given up with the alert's own. Never rejects.
+   */
+  private async claimPassed(item: Pending, leaseMs: number): Promise<AlertClaim[]> {
+    const claimer = this.opts.claim!;
+    const passed = item.passed ?? [];
+    const answers = await Promise.all(passed.map((s) => Promise.resolve().then(() => claimer.take(s.claim, leaseMs, false)).catch((e: unknown) => (e instanceof Error ? e : new Error(String(e))))));
+    const kept: number[] = [];
+    const taken: AlertClaim[] = [];
+    answers.forEach((a, i) => {
+      const s = passed[i]!;
+      if (a instanceof Error || a.taken) {
+        kept.push(s.share);
+        if (a instanceof Error) this.logLine({ level: "warn", time: Date.now(), msg: "alert claim of a passed share failed (the shared store did not answer); delivering it in the alert's passed", event: item.payload.event, subject: item.payload.subject, share: s.share, error: a.message });
+        else taken.push(s.claim);
+      } else if (a.holder === "trying") this.hold({ payload: saidAlone(item.payload, s.share), claim: s.claim }, a.retryInMs);
+    });
+    if (kept.length < passed.length) item.payload = { ...item.payload, detail: withPassed(item.payload.detail, kept) };
+    return taken;
   }
 
   /** Alerts waiting for delivery: queued, and kept while another instance's lease holds. */
@@ -568,8 +623,10 @@ export class AlertWebhook {
     const claimer = this.opts.claim;
     if (!answer?.taken || !claimer || !p.claim) return;
     try {
-      if (p.posted) await claimer.settle(p.claim);
-      else await claimer.release?.(p.claim);
+      for (const c of [p.claim, ...((await p.passedTaking) ?? [])]) {
+        if (p.posted) await claimer.settle(c);
+        else await claimer.release?.(c);
+      }
     } catch (e) {
       this.logLine({ level: "warn", time: Date.now(), msg: "alert lease not given up at stop (the shared store did not answer); another instance delivers the alert once the lease ends", event: p.payload.event, subject: p.payload.subject, error: e instanceof Error ? e.message : String(e) });
     }
