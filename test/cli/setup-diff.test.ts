@@ -106,6 +106,9 @@ describe("a settings file keeps its own layout: only the members setup owns chan
     ["tabs", '{\n\t"theme": "dark"\n}\n', '{\n\t"theme": "dark",\n\t"env": {\n\t\t"ANTHROPIC_BASE_URL": "G",\n\t\t"ANTHROPIC_AUTH_TOKEN": "K"\n\t}\n}\n'],
     ["four spaces, CRLF", '{\r\n    "theme": "dark",\r\n    "env": {\r\n        "FOO": "1"\r\n    }\r\n}\r\n', '{\r\n    "theme": "dark",\r\n    "env": {\r\n        "FOO": "1",\r\n        "ANTHROPIC_BASE_URL": "G",\r\n        "ANTHROPIC_AUTH_TOKEN": "K"\r\n    }\r\n}\r\n'],
     ["only {}", "{}\n", '{\n  "env": {\n    "ANTHROPIC_BASE_URL": "G",\n    "ANTHROPIC_AUTH_TOKEN": "K"\n  }\n}\n'],
+    // Members written twice off the edited path are the user's business: only env and the two keys
+    // setup writes in it are checked (a review of session 39's refusal found no test of this side).
+    ["a member off the edited path written twice", '{\n  "theme": "a",\n  "theme": "b",\n  "hooks": [{ "env": 1 }, { "env": 2 }],\n  "other": { "env": 1, "env": 2 },\n  "env": {\n    "X": "1",\n    "X": "2"\n  }\n}\n', '{\n  "theme": "a",\n  "theme": "b",\n  "hooks": [{ "env": 1 }, { "env": 2 }],\n  "other": { "env": 1, "env": 2 },\n  "env": {\n    "X": "1",\n    "X": "2",\n    "ANTHROPIC_BASE_URL": "G",\n    "ANTHROPIC_AUTH_TOKEN": "K"\n  }\n}\n'],
   ];
   for (const [name, before, after] of layouts) {
     test(`claude-code: ${name}`, () => {
