@@ -131,3 +131,34 @@ test("a change whose statement ends just after the bound, before its cancel land
   await db.close();
   await s.close();
 }, 60_000);
+
+test("an instance config publish whose upsert is held past the bound leaves its killed predecessor's row (the delete rolls back with it)", async () => {
+  const url = await pg.database("publish_cancel");
+  const s = await openPostgresStore({ url, flushIntervalMs: 60_000, queryAnswerMs: 500, instanceId: "new-1", onError: () => {} });
+  await s.publishInstanceConfig("http://127.0.0.1:1", { "server.port": "1" }, "host-a:1");
+  const db = new SQL(url, { max: 2 });
+  // the killed predecessor's row, same origin; the live row of this instance held by another transaction
+  await db`INSERT INTO instance_configs (instance_id, label, parts, updated_at, origin) VALUES ('old-1', 'http://127.0.0.1:1', '{}', 0, 'host-a:1')`;
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  let held!: () => void;
+  const isHeld = new Promise<void>((r) => (held = r));
+  const holder = db.begin(async (tx) => {
+    await tx`SELECT instance_id FROM instance_configs WHERE instance_id = 'new-1' FOR UPDATE`;
+    held();
+    await released;
+  });
+  await isHeld;
+  // the DELETE of 'old-1' runs at once, the upsert of 'new-1' waits on the row lock until the cancel
+  const err = await thrown(s.publishInstanceConfig("http://127.0.0.1:1", { "server.port": "2" }, "host-a:1"));
+  release();
+  await holder;
+  expect((err as StoreError).code).toBe("unavailable");
+  await Bun.sleep(1_000);
+  expect(await db`SELECT instance_id, parts FROM instance_configs ORDER BY instance_id`).toEqual([
+    { instance_id: "new-1", parts: JSON.stringify({ "server.port": "1" }) },
+    { instance_id: "old-1", parts: "{}" },
+  ]);
+  await db.close();
+  await s.close();
+}, 60_000);
