@@ -32,11 +32,6 @@ export function looseCopy(o: Json, entries: readonly string[]): Json {
   return out;
 }
 
-/** A plain object (not null, not an array). */
-export function isPlainObject(x: unknown): x is Json {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
-}
-
 /** valibot's `nullish(…)`: undefined or null. */
 export function isNullish(x: unknown): x is null | undefined {
   return x === undefined || x === null;

@@ -14,6 +14,7 @@
  * text or a client's header value in clear.
  * Pure functions, and {@link affinityHints}: the pick hints of one request.
  */
+import { isObj } from "../formats/json.ts";
 import type { HubMessage, HubRequest, WireFormat } from "../formats/hub.ts";
 import { clientHeadersOf, tryHubOf, type RequestContext } from "./context.ts";
 import type { HeaderReader } from "./client-headers.ts";
@@ -254,7 +255,6 @@ export function conversationFingerprint(hub: HubRequest, model: string): string 
 }
 
 type Json = Record<string, unknown>;
-const isObj = (x: unknown): x is Json => typeof x === "object" && x !== null && !Array.isArray(x);
 /** Thrown by a body reader for a shape it does not read like the format's parser: the hub is used instead. */
 const UNREAD = Symbol("unread");
 

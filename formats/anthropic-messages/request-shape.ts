@@ -19,12 +19,12 @@
  *   the schema, as is an array where the schema wants an object (valibot's `looseObject` takes an array
  *   and copies it into an object).
  */
-import { hasLeftOutMember, isNullish, isPlainObject, looseCopy, nullishBoolean, nullishNumber, nullishString } from "../schema-copy.ts";
+import { hasLeftOutMember, isNullish, looseCopy, nullishBoolean, nullishNumber, nullishString } from "../schema-copy.ts";
+import { isObj } from "../json.ts";
 import { RequestSchema, type RequestBody } from "./schema.ts";
 
 type Json = Record<string, unknown>;
 
-const isObj = isPlainObject;
 const nullish = isNullish;
 const hasSpecialMember = hasLeftOutMember;
 

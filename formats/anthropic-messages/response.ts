@@ -7,7 +7,7 @@ import { promoteStopReason } from "../normalize.ts";
 import { defaultNewId } from "./encoder.ts";
 import { errorFromObject } from "./errors.ts";
 import { argumentsText, checkArgumentsDepth } from "../json-depth.ts";
-import { jsonLength } from "../json.ts";
+import { jsonLength, isObj } from "../json.ts";
 import { tryParseJson } from "../sse.ts";
 import { cacheCreationOf, stopExplanationOf, stopFromAnthropic, stopToAnthropic, usageFromAnthropic, writeOpaque } from "./mapping.ts";
 import { check, ResponseSchema } from "./schema.ts";
@@ -83,10 +83,6 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
 }
 
 type Obj = Record<string, unknown>;
-
-function isObj(x: unknown): x is Obj {
-  return typeof x === "object" && x !== null && !Array.isArray(x);
-}
 
 /** A member valibot's `nullish(string())` takes: absent, null or a string. */
 function nullishString(x: unknown): boolean {

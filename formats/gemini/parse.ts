@@ -47,6 +47,7 @@
  * GenerateContentRequest: no `contents` array, an empty one, a content without `parts`, a role other
  * than user/model, a function declaration without a name.
  */
+import { isObj } from "../json.ts";
 import { camelCaseRequest } from "./field-names.ts";
 import {
   FormatError,
@@ -68,8 +69,6 @@ import {
 import { readGeminiSignature } from "./mapping.ts";
 
 type Obj = Record<string, unknown>;
-
-const isObj = (x: unknown): x is Obj => typeof x === "object" && x !== null && !Array.isArray(x);
 
 function bad(message: string, param?: string): FormatError {
   return new FormatError(hubError("invalid_request", message, param ? { param } : {}));

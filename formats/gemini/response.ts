@@ -15,7 +15,7 @@ import { normalizeEvents, promoteStopReason } from "../normalize.ts";
 import { GeminiChunkDecoder, type GeminiDecoderOptions } from "./decoder.ts";
 import { errorFromStatus } from "./errors.ts";
 import { mapFinishReason, mapUsage } from "./mapping.ts";
-import { jsonLength } from "../json.ts";
+import { jsonLength, isObj } from "../json.ts";
 import { GenerateContentResponseSchema } from "./schema.ts";
 
 function notGemini(why: string): FormatError {
@@ -59,8 +59,6 @@ export function decodeResponse(body: unknown, opts: GeminiDecoderOptions): HubRe
 // ---------------------------------------------------------------------------------------------
 
 type Obj = Record<string, unknown>;
-/** An object that is not an array (valibot's `looseObject` also takes arrays: those go to valibot). */
-const isRecord = (x: unknown): x is Obj => typeof x === "object" && x !== null && !Array.isArray(x);
 const optString = (x: unknown) => x === undefined || typeof x === "string";
 const optNumber = (x: unknown) => x === undefined || (typeof x === "number" && !Number.isNaN(x));
 const optBoolean = (x: unknown) => x === undefined || typeof x === "boolean";
@@ -75,24 +73,24 @@ function optArrayOf(x: unknown, item: (v: unknown) => boolean): boolean {
 const USAGE_FIELDS = ["promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "cachedContentTokenCount", "toolUsePromptTokenCount", "totalTokenCount"] as const;
 
 function partialArg(a: unknown): boolean {
-  return isRecord(a) && optString(a.jsonPath) && optString(a.stringValue) && optNumber(a.numberValue) && optBoolean(a.boolValue) && optBoolean(a.willContinue);
+  return isObj(a) && optString(a.jsonPath) && optString(a.stringValue) && optNumber(a.numberValue) && optBoolean(a.boolValue) && optBoolean(a.willContinue);
 }
 
 function functionCall(f: unknown): boolean {
   if (f === undefined) return true;
-  if (!isRecord(f)) return false;
-  return optString(f.id) && optString(f.name) && (f.args === undefined || isRecord(f.args)) && optArrayOf(f.partialArgs, partialArg) && optBoolean(f.willContinue);
+  if (!isObj(f)) return false;
+  return optString(f.id) && optString(f.name) && (f.args === undefined || isObj(f.args)) && optArrayOf(f.partialArgs, partialArg) && optBoolean(f.willContinue);
 }
 
 function part(p: unknown): boolean {
-  return isRecord(p) && optString(p.text) && optBoolean(p.thought) && optString(p.thoughtSignature) && optString(p.thought_signature) && functionCall(p.functionCall);
+  return isObj(p) && optString(p.text) && optBoolean(p.thought) && optString(p.thoughtSignature) && optString(p.thought_signature) && functionCall(p.functionCall);
 }
 
 function candidate(c: unknown): boolean {
-  if (!isRecord(c) || !optString(c.finishReason) || !optNumber(c.index)) return false;
+  if (!isObj(c) || !optString(c.finishReason) || !optNumber(c.index)) return false;
   const content = c.content;
   if (content === undefined) return true;
-  return isRecord(content) && optString(content.role) && optArrayOf(content.parts, part);
+  return isObj(content) && optString(content.role) && optArrayOf(content.parts, part);
 }
 
 /**
@@ -105,10 +103,10 @@ function candidate(c: unknown): boolean {
 export function plainResponse(obj: Obj): boolean {
   if (!optArrayOf(obj.candidates, candidate) || !optString(obj.modelVersion) || !optString(obj.responseId)) return false;
   const fb = obj.promptFeedback;
-  if (fb !== undefined && !(isRecord(fb) && optString(fb.blockReason))) return false;
+  if (fb !== undefined && !(isObj(fb) && optString(fb.blockReason))) return false;
   const u = obj.usageMetadata;
   if (u === undefined) return true;
-  if (!isRecord(u)) return false;
+  if (!isObj(u)) return false;
   for (const f of USAGE_FIELDS) if (!optNumber(u[f])) return false;
   return true;
 }
@@ -127,7 +125,7 @@ export function plainResponse(obj: Obj): boolean {
  * the usage has no token counts ({@link PlainReplyFacts.outputChars}). Undefined otherwise.
  */
 export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
-  if (!isRecord(body) || body.error !== undefined || !plainResponse(body)) return undefined;
+  if (!isObj(body) || body.error !== undefined || !plainResponse(body)) return undefined;
   const cands = body.candidates;
   if (!Array.isArray(cands) || cands.length !== 1) return undefined;
   const c = cands[0] as Obj; // an object: plainResponse checked it

@@ -11,7 +11,8 @@
  * `optional` ones undefined only; a `looseObject` or `record` is a plain object here (valibot also
  * takes an array: left to the schema).
  */
-import { isNullish as nullish, isPlainObject as isObj, nullishBoolean, nullishNumber, nullishString } from "../schema-copy.ts";
+import { isNullish as nullish, nullishBoolean, nullishNumber, nullishString } from "../schema-copy.ts";
+import { isObj } from "../json.ts";
 
 type Json = Record<string, unknown>;
 

@@ -21,7 +21,8 @@
  *   whose fields parse.ts reads by name (a function tool's `parameters` kept as its own: valibot's
  *   `record` copy of it differs only by being a copy, and one with a left-out member is refused).
  */
-import { hasLeftOutMember, isNullish, isPlainObject, looseCopy, nullishBoolean, nullishNumber, nullishString } from "../schema-copy.ts";
+import { hasLeftOutMember, isNullish, looseCopy, nullishBoolean, nullishNumber, nullishString } from "../schema-copy.ts";
+import { isObj } from "../json.ts";
 import { ResponsesRequestSchema } from "./schema.ts";
 
 type Json = Record<string, any>;
@@ -37,7 +38,7 @@ const TEXT_KEYS = ["format"];
 function plainItems(x: unknown): boolean {
   if (isNullish(x) || typeof x === "string") return true;
   if (!Array.isArray(x)) return false;
-  for (const item of x) if (!isPlainObject(item) || (item.type !== undefined && typeof item.type !== "string")) return false;
+  for (const item of x) if (!isObj(item) || (item.type !== undefined && typeof item.type !== "string")) return false;
   return true;
 }
 
@@ -46,7 +47,7 @@ function plainItems(x: unknown): boolean {
  * accepts the body (module doc); undefined when the check is not sure, and the schema decides.
  */
 export function acceptedRequest(body: unknown): Json | undefined {
-  if (!isPlainObject(body) || typeof body.model !== "string") return undefined;
+  if (!isObj(body) || typeof body.model !== "string") return undefined;
   if (!plainItems(body.instructions) || !plainItems(body.input)) return undefined;
   if (!nullishBoolean(body.parallel_tool_calls) || !nullishNumber(body.max_output_tokens) || !nullishNumber(body.temperature) || !nullishNumber(body.top_p)) return undefined;
   if (!nullishBoolean(body.store) || !nullishString(body.prompt_cache_key) || !nullishString(body.previous_response_id) || !nullishString(body.user) || !nullishBoolean(body.stream)) return undefined;
@@ -56,14 +57,14 @@ export function acceptedRequest(body: unknown): Json | undefined {
     for (const s of include) if (typeof s !== "string") return undefined;
   }
   const tc = body.tool_choice;
-  if (!isNullish(tc) && typeof tc !== "string" && !(isPlainObject(tc) && typeof tc.type === "string")) return undefined;
+  if (!isNullish(tc) && typeof tc !== "string" && !(isObj(tc) && typeof tc.type === "string")) return undefined;
   const reasoning = body.reasoning;
-  if (!isNullish(reasoning) && !(isPlainObject(reasoning) && nullishString(reasoning.effort) && nullishString(reasoning.summary))) return undefined;
+  if (!isNullish(reasoning) && !(isObj(reasoning) && nullishString(reasoning.effort) && nullishString(reasoning.summary))) return undefined;
   const text = body.text;
   if (!isNullish(text)) {
-    if (!isPlainObject(text)) return undefined;
+    if (!isObj(text)) return undefined;
     const f = text.format;
-    if (!isNullish(f) && !(isPlainObject(f) && typeof f.type === "string")) return undefined;
+    if (!isNullish(f) && !(isObj(f) && typeof f.type === "string")) return undefined;
   }
   const tools = body.tools;
   let keptTools: unknown = tools;
@@ -72,7 +73,7 @@ export function acceptedRequest(body: unknown): Json | undefined {
     let copied: unknown[] | undefined;
     for (let i = 0; i < tools.length; i++) {
       const t = tools[i];
-      if (!isPlainObject(t) || typeof t.type !== "string" || (t.name !== undefined && typeof t.name !== "string")) return undefined;
+      if (!isObj(t) || typeof t.type !== "string" || (t.name !== undefined && typeof t.name !== "string")) return undefined;
       if (t.type === "function") {
         // parse.ts copies its members beyond the mapped ones (keepToolFields) in the tool's own order.
         if (hasLeftOutMember(t)) return undefined;
@@ -85,11 +86,11 @@ export function acceptedRequest(body: unknown): Json | undefined {
   }
   const out = looseCopy(body, REQUEST_KEYS);
   if (keptTools !== tools) out.tools = keptTools;
-  if (isPlainObject(tc)) out.tool_choice = looseCopy(tc, TYPE_KEYS);
-  if (isPlainObject(reasoning)) out.reasoning = looseCopy(reasoning, REASONING_KEYS);
-  if (isPlainObject(text)) {
+  if (isObj(tc)) out.tool_choice = looseCopy(tc, TYPE_KEYS);
+  if (isObj(reasoning)) out.reasoning = looseCopy(reasoning, REASONING_KEYS);
+  if (isObj(text)) {
     const t = looseCopy(text, TEXT_KEYS);
-    if (isPlainObject(t.format)) t.format = looseCopy(t.format, TYPE_KEYS);
+    if (isObj(t.format)) t.format = looseCopy(t.format, TYPE_KEYS);
     out.text = t;
   }
   return out;
@@ -97,13 +98,13 @@ export function acceptedRequest(body: unknown): Json | undefined {
 
 /** `ContentPartSchema`: an object with a string `type` and an absent or string `text`. */
 function plainParts(x: unknown[]): boolean {
-  for (const p of x) if (!isPlainObject(p) || typeof p.type !== "string" || (p.text !== undefined && typeof p.text !== "string")) return false;
+  for (const p of x) if (!isObj(p) || typeof p.type !== "string" || (p.text !== undefined && typeof p.text !== "string")) return false;
   return true;
 }
 
 /** `MessageItemSchema`: `type` absent or "message", a known role, content a string or parts, `id` and `phase` nullish strings. */
 export function plainMessageItem(item: Json): boolean {
-  if (!isPlainObject(item) || (item.type !== undefined && item.type !== "message")) return false;
+  if (!isObj(item) || (item.type !== undefined && item.type !== "message")) return false;
   const role = item.role;
   if (role !== "user" && role !== "assistant" && role !== "system" && role !== "developer") return false;
   if (!nullishString(item.id) || !nullishString(item.phase)) return false;
@@ -114,7 +115,7 @@ export function plainMessageItem(item: Json): boolean {
 /** `FunctionCallItemSchema`. */
 export function plainFunctionCall(item: Json): boolean {
   return (
-    isPlainObject(item) &&
+    isObj(item) &&
     item.type === "function_call" &&
     typeof item.call_id === "string" &&
     typeof item.name === "string" &&
@@ -126,43 +127,43 @@ export function plainFunctionCall(item: Json): boolean {
 
 /** `FunctionCallOutputItemSchema` with an output that is a string or parts (an object output is left to the schema, whose copy parse.ts writes). */
 export function plainFunctionCallOutput(item: Json): boolean {
-  if (!isPlainObject(item) || item.type !== "function_call_output" || typeof item.call_id !== "string") return false;
+  if (!isObj(item) || item.type !== "function_call_output" || typeof item.call_id !== "string") return false;
   const o = item.output;
   return typeof o === "string" || (Array.isArray(o) && plainParts(o));
 }
 
 /** `CustomToolCallItemSchema`. */
 export function plainCustomToolCall(item: Json): boolean {
-  return isPlainObject(item) && item.type === "custom_tool_call" && typeof item.call_id === "string" && typeof item.name === "string" && typeof item.input === "string" && nullishString(item.id);
+  return isObj(item) && item.type === "custom_tool_call" && typeof item.call_id === "string" && typeof item.name === "string" && typeof item.input === "string" && nullishString(item.id);
 }
 
 /** `CustomToolCallOutputItemSchema`. */
 export function plainCustomToolCallOutput(item: Json): boolean {
-  if (!isPlainObject(item) || item.type !== "custom_tool_call_output" || typeof item.call_id !== "string") return false;
+  if (!isObj(item) || item.type !== "custom_tool_call_output" || typeof item.call_id !== "string") return false;
   const o = item.output;
   return typeof o === "string" || (Array.isArray(o) && plainParts(o));
 }
 
 /** `ReasoningItemSchema`: `summary` nullish or objects with a string `text`, `content` nullish or objects with an absent or string `text`. */
 export function plainReasoningItem(item: Json): boolean {
-  if (!isPlainObject(item) || item.type !== "reasoning" || !nullishString(item.id) || !nullishString(item.encrypted_content)) return false;
+  if (!isObj(item) || item.type !== "reasoning" || !nullishString(item.id) || !nullishString(item.encrypted_content)) return false;
   const s = item.summary;
   if (!isNullish(s)) {
     if (!Array.isArray(s)) return false;
-    for (const p of s) if (!isPlainObject(p) || typeof p.text !== "string") return false;
+    for (const p of s) if (!isObj(p) || typeof p.text !== "string") return false;
   }
   const c = item.content;
   if (!isNullish(c)) {
     if (!Array.isArray(c)) return false;
-    for (const p of c) if (!isPlainObject(p) || (p.text !== undefined && typeof p.text !== "string")) return false;
+    for (const p of c) if (!isObj(p) || (p.text !== undefined && typeof p.text !== "string")) return false;
   }
   return true;
 }
 
 /** `FunctionToolSchema`, with `parameters` absent, null or an object without a member valibot's copy leaves out. */
 export function plainFunctionTool(t: Json): boolean {
-  if (!isPlainObject(t) || t.type !== "function" || typeof t.name !== "string") return false;
+  if (!isObj(t) || t.type !== "function" || typeof t.name !== "string") return false;
   if (!nullishString(t.description) || !nullishBoolean(t.strict) || !nullishBoolean(t.defer_loading)) return false;
   const p = t.parameters;
-  return isNullish(p) || (isPlainObject(p) && !hasLeftOutMember(p));
+  return isNullish(p) || (isObj(p) && !hasLeftOutMember(p));
 }

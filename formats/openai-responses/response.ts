@@ -3,6 +3,7 @@
  * (`decodeResponse`), and a hub reply → non-streamed client body (`encodeResponse`). Also the pieces
  * the stream encoder shares: the request echo and the client-side tool lookup.
  */
+import { isObj } from "../json.ts";
 import { readOpenAILogprobs, responsesPartLogprobs } from "../openai-common/logprobs.ts";
 import { LOCAL_SHELL_NAME, localShellAction } from "../tool-kinds.ts";
 import {
@@ -328,8 +329,6 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   if (dropped) for (const t of dropped) noteDropped(out, `${t} item`);
   return out;
 }
-
-const isObj = (x: unknown): x is Json => typeof x === "object" && x !== null && !Array.isArray(x);
 
 /**
  * The characters of a reasoning item's thinking part as {@link thinkingFrom} makes it (its summary

@@ -13,6 +13,7 @@
  * - `POST /config/reload`: re-reads the file; the answer says what changed or why it was rejected, and
  *   which changed settings wait for a restart (the address, the database: src/config/restart-only.ts).
  */
+import { isObj } from "../../formats/json.ts";
 import type { Elysia } from "elysia";
 import * as v from "valibot";
 import type { Account, Clock } from "../../pipeline/ports.ts";
@@ -182,7 +183,7 @@ const aliasParam = (i: ConfigIssue) => (/alias name|same name/.test(i.message) ?
 export function settingsView(live: LiveConfig): Record<string, unknown> {
   const cfg = live.current();
   const fileDoc = live.path ? parseYaml(readTextOf(live), live.path) : {};
-  const fileSettings = isMapping(fileDoc) && isMapping(fileDoc.settings) ? fileDoc.settings : {};
+  const fileSettings = isObj(fileDoc) && isObj(fileDoc.settings) ? fileDoc.settings : {};
   const stored = live.storedObjects().settings;
   const active = cfg.stored?.settings ?? new Set<string>();
   const merged: Record<string, unknown> = { ...Object.fromEntries([...active].map((k) => [k, stored[k]])), ...fileSettings };
@@ -197,7 +198,6 @@ export function settingsView(live: LiveConfig): Record<string, unknown> {
   return { settings, sources, file: cfg.source.path ?? null };
 }
 
-const isMapping = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
 const readTextOf = (live: LiveConfig) => live.fileText();
 
 /** Adds the configuration routes to the admin app (use inside AdminDeps.extend). */
@@ -208,7 +208,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
   const readObject = async (request: Request) => {
     const raw = await readJson(request);
     if (!raw.ok) return raw;
-    if (!isMapping(raw.value)) return { ok: false as const, response: adminError(400, "The request body must be a JSON object.") };
+    if (!isObj(raw.value)) return { ok: false as const, response: adminError(400, "The request body must be a JSON object.") };
     return { ok: true as const, value: raw.value };
   };
 
@@ -426,7 +426,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           for (const k of keys) {
             const value = patch.value[k];
             if (value === null) delete next[k];
-            else next[k] = isMapping(value) && isMapping(next[k]) ? { ...(next[k] as object), ...value } : value;
+            else next[k] = isObj(value) && isObj(next[k]) ? { ...(next[k] as object), ...value } : value;
           }
           const refusal = await storeChecked({ ...stored, settings: next }, { kind: "setting", names: keys }, (i) => rootless(i.path), async () => {
             for (const k of keys) await deps.store.setSetting(k, next[k] ?? null);

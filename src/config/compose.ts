@@ -11,6 +11,7 @@
  * `stored.rejected`, so a file edit never fails because of the database; the file's own problems
  * still reject the file.
  */
+import { isObj } from "../../formats/json.ts";
 import { dirname, resolve } from "node:path";
 import { readFileSync } from "node:fs";
 import type { StoredAlias, StoredCombo } from "../store/routing-objects.ts";
@@ -73,8 +74,6 @@ export function readConfigBase(path: string | undefined): ConfigBase {
   }
 }
 
-const isMapping = (x: unknown): x is Record<string, unknown> => typeof x === "object" && x !== null && !Array.isArray(x);
-
 type Owner = { kind: "file" } | { kind: "combo" | "alias" | "setting"; name: string; rest: string };
 
 /** Strips `prefix` and a following dot from an issue path. */
@@ -91,11 +90,11 @@ const inner = (path: string, prefix: string) => {
  */
 export function composeConfig(base: ConfigBase, stored: StoredObjects, env: Env, now: () => number = Date.now, databaseFlag = false): RuntimeConfig {
   const raw = base.path ? parseYaml(base.text, base.path) : {};
-  const doc: Record<string, unknown> = isMapping(raw) ? { ...raw } : {};
+  const doc: Record<string, unknown> = isObj(raw) ? { ...raw } : {};
   const fileCombos: unknown[] = Array.isArray(doc.combos) ? doc.combos : [];
-  const fileComboNames = new Set(fileCombos.map((c) => (isMapping(c) ? c.name : undefined)).filter((n): n is string => typeof n === "string"));
-  const fileAliases: Record<string, unknown> = isMapping(doc.aliases) ? doc.aliases : {};
-  const fileSettings: Record<string, unknown> = isMapping(doc.settings) ? doc.settings : {};
+  const fileComboNames = new Set(fileCombos.map((c) => (isObj(c) ? c.name : undefined)).filter((n): n is string => typeof n === "string"));
+  const fileAliases: Record<string, unknown> = isObj(doc.aliases) ? doc.aliases : {};
+  const fileSettings: Record<string, unknown> = isObj(doc.settings) ? doc.settings : {};
   const fileNames = new Set([...fileComboNames, ...Object.keys(fileAliases)]);
 
   const rejected: RejectedObject[] = [];
