@@ -283,6 +283,12 @@ export interface TapOptions {
 export interface TextSlot {
   readonly text: string;
   set(text: string): void;
+  /**
+   * The text is JSON as the wire carries it (Chat and Responses tool-call `arguments`, a JSON string):
+   * the model reads its decoded string values, so a rewrite works on those and must leave valid JSON
+   * (a newline there is the two characters `\n`). Absent for plain text.
+   */
+  readonly json?: true;
 }
 
 /** A text slot inside a tool result (SPEC S-1). */

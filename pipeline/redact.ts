@@ -4,7 +4,11 @@
  *
  * What is replaced, in every text the model reads (the client format's `FormatCodec.promptText`
  * accessor: system prompt, message text, tool-call arguments, tool results; never tool schemas, ids,
- * names, the model, media, or signed reasoning):
+ * names, the model, media, or signed reasoning). Tool-call arguments that travel as JSON text (Chat,
+ * Responses) are redacted on their decoded string values and stay valid JSON (pipeline/redact-json.ts);
+ * those that travel as objects (Anthropic `tool_use.input`, Gemini `functionCall.args`, and Gemini's
+ * structured `functionResponse.response`) are redacted in each string member, nested ones included.
+ * Object keys are not redacted (a tool's parameter names). What is replaced:
  *
  * | kind | placeholder | what |
  * |---|---|---|
@@ -16,8 +20,15 @@
  * | `phone` | `[PHONE_n]` | `+` and 8–15 digits (E.164, separators allowed), or North-American `(212) 555-0100` / `212-555-0100` / `212.555.0100` |
  *
  * Placeholders are stable within one request: the same value gets the same placeholder everywhere in
- * the body, numbered per kind in order of first appearance (body order), so the model can still refer
- * to them, and a conversation's earlier values keep their numbers as it grows. Each replacement is
+ * the body, so the model can still refer to them. Numbering, per kind: texts are taken in body order,
+ * and within one text the secrets go by pattern (private-key blocks, then token shapes, `Bearer`/`Basic`
+ * tokens, URL passwords, secret-named keys' values), each in text order; the other kinds have one
+ * pattern each, so in text order. A placeholder-shaped text the prompt holds literally (`[EMAIL_1]` in a
+ * template or a grep output) is skipped when it appears in the same or an earlier text; a value's
+ * number never depends on texts after it. So a growing conversation (texts only appended) keeps every
+ * earlier placeholder, its redacted prefix stays byte-identical, and a provider's prefix cache hits. A
+ * literal that appears only after its number was given out reads as that placeholder (to the model, and
+ * in the reply mapped back). Each replacement is
  * counted by kind in `ctx.trace.redactions`; values are never logged or traced. When anything was
  * replaced the body is re-serialised (`ctx.rawBody`), so native passthrough sends the redacted body.
  * The reply is mapped back (S-3): `ctx.placeholders` keeps each placeholder's original value (the text
@@ -26,6 +37,7 @@
 import { codecFor } from "../formats/index.ts";
 import { bodyBytes, type RequestContext } from "./context.ts";
 import { KEY_SHAPE_AFTER, KEY_SHAPE_BEFORE, KEY_SHAPES_SOURCE, replacePrivateKeyBlocks } from "./key-shapes.ts";
+import { redactJsonText } from "./redact-json.ts";
 import type { PlaceholderValue } from "./restore-placeholders.ts";
 
 /** Redaction settings (config `settings.redaction`, SPEC 2.3). */
@@ -164,9 +176,9 @@ const PLACEHOLDER_SHAPE = /\[(?:SECRET|EMAIL|CARD|IPV6|IPV4|PHONE)_\d+\]/g;
 
 /**
  * Replaces PII in texts with placeholders stable across every text it is given (one instance per
- * request). Counts replacements by kind. A placeholder never repeats text already in the prompt: given
- * the request's texts, a number whose placeholder the prompt holds literally (`[EMAIL_1]` in a prompt
- * about templates) is skipped, so the model can tell that text from a replaced value and the reply's
+ * request; give it the texts in body order). Counts replacements by kind. A placeholder never repeats
+ * text already in the prompt: a number whose placeholder this text or an earlier one holds literally
+ * (`[EMAIL_1]` in a prompt about templates) is skipped, so the model can tell that text from a replaced value and the reply's
  * literal `[EMAIL_1]` is not mapped back to an address (newuser11's tryout).
  */
 export class Redactor {
@@ -179,13 +191,12 @@ export class Redactor {
   /** Placeholder → the kind and the original text first replaced by it (for mapping the reply back, S-3). */
   readonly originals = new Map<string, PlaceholderValue>();
 
-  /** @param texts every text of the request that will be redacted (their literal placeholder-shaped text is skipped) */
-  constructor(texts: readonly string[] = []) {
-    for (const t of texts) if (t.includes("_")) for (const m of t.matchAll(PLACEHOLDER_SHAPE)) this.taken.add(m[0]);
-  }
-
-  /** `text` with every recognised value replaced by its placeholder. */
+  /**
+   * `text` with every recognised value replaced by its placeholder. Its own placeholder-shaped text is
+   * noted first, so neither it nor a later text is given a placeholder this text holds literally.
+   */
   redact(text: string): string {
+    if (text.includes("_")) for (const m of text.matchAll(PLACEHOLDER_SHAPE)) this.taken.add(m[0]);
     // PEM private-key blocks first, by two searches (a lazy regex across lines was quadratic, review15 R0)
     let out = replacePrivateKeyBlocks(text, (block) => this.placeholder("secret", block, block));
     for (const p of PATTERNS) {
@@ -235,8 +246,9 @@ export function redact(ctx: RequestContext, settings: RedactionSettings | undefi
 function redactBody(ctx: RequestContext): void {
   const promptText = codecFor(ctx.clientFormat).promptText;
   const slots = promptText?.(ctx.body) ?? [];
-  const r = new Redactor(slots.map((slot) => slot.text));
-  const next = slots.map((slot) => r.redact(slot.text));
+  const r = new Redactor();
+  const redactOne = (text: string) => r.redact(text);
+  const next = slots.map((slot) => (slot.json ? redactJsonText(slot.text, redactOne) : r.redact(slot.text)));
   if (next.every((text, i) => text === slots[i].text)) return;
   // SPEC O-6: the recording's client request is what the client sent, not the redacted body
   ctx.recording?.clientBody(bodyBytes(ctx));

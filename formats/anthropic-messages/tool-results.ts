@@ -12,6 +12,7 @@
  */
 import type { TextSlot, ToolResultSlot } from "../codec.ts";
 import { isObj, type JsonObject as Obj } from "../json.ts";
+import { stringLeafSlots } from "../string-leaves.ts";
 
 /** A slot over `parent[key]` (an object property or an array index) holding a string. */
 function slot(parent: Obj | unknown[], key: string | number): TextSlot {
@@ -51,22 +52,6 @@ export function toolResults(body: Obj): ToolResultSlot[] {
   return out;
 }
 
-/** Every string leaf of a JSON value (tool-call arguments), depth-first in key order. */
-function stringLeaves(value: unknown, out: TextSlot[], depth = 0): void {
-  if (depth > 64) return;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      if (typeof value[i] === "string") out.push(slot(value, i));
-      else stringLeaves(value[i], out, depth + 1);
-    }
-  } else if (isObj(value)) {
-    for (const k of Object.keys(value)) {
-      if (typeof value[k] === "string") out.push(slot(value, k));
-      else stringLeaves(value[k], out, depth + 1);
-    }
-  }
-}
-
 function blockText(b: Obj, out: TextSlot[]): void {
   switch (b.type) {
     case "text":
@@ -74,7 +59,7 @@ function blockText(b: Obj, out: TextSlot[]): void {
       break;
     case "tool_use":
     case "server_tool_use":
-      stringLeaves(b.input, out);
+      stringLeafSlots(b.input, out);
       break;
     case "tool_result":
       if (typeof b.content === "string") out.push(slot(b, "content"));

@@ -10,6 +10,7 @@
  */
 import type { ToolResultSlot } from "../codec.ts";
 import { isObj, type JsonObject as Obj } from "../json.ts";
+import { stringLeafSlots } from "../string-leaves.ts";
 
 /** The members of a function response that hold its output text, in the order they are looked for. */
 const RESULT_KEYS = ["output", "result", "content"] as const;
@@ -46,9 +47,9 @@ export function toolResults(body: Obj): ToolResultSlot[] {
 
 /**
  * Every text slot the model reads in a Gemini client body (SPEC R-1, redaction): the system
- * instruction's text parts, the text parts of `contents` (not thoughts: signed reasoning), and the
- * string members of `functionResponse.response` (tool results). Not function names, arguments objects,
- * media, or signatures. Never throws.
+ * instruction's text parts, the text parts of `contents` (not thoughts: signed reasoning), the string
+ * leaves of the model's `functionCall.args` and of `functionResponse.response` (tool results), nested
+ * members included (values, not keys). Not function names, media, or signatures. Never throws.
  */
 export function promptText(body: Obj): import("../codec.ts").TextSlot[] {
   const out: import("../codec.ts").TextSlot[] = [];
@@ -64,19 +65,9 @@ export function promptText(body: Obj): import("../codec.ts").TextSlot[] {
           },
         });
       }
-      const fr = p.functionResponse;
-      if (isObj(fr) && isObj(fr.response)) {
-        const response = fr.response;
-        for (const [k, v] of Object.entries(response)) {
-          if (typeof v !== "string" || v.length === 0) continue;
-          out.push({
-            text: v,
-            set(t: string) {
-              response[k] = t;
-            },
-          });
-        }
-      }
+      // The model's earlier calls and the tools' answers, nested members included.
+      if (isObj(p.functionCall)) stringLeafSlots(p.functionCall.args, out);
+      if (isObj(p.functionResponse)) stringLeafSlots(p.functionResponse.response, out);
     }
   };
   const si = body.systemInstruction;

@@ -4,7 +4,7 @@
  * PII in every text the model reads. Pure and lenient: anything not shaped as expected is skipped.
  *
  * Where the text lives: `messages[].content` (a string, or parts whose `type:"text"` parts carry
- * `text`); an assistant's `tool_calls[].function.arguments` (a JSON string, treated as text) and the
+ * `text`); an assistant's `tool_calls[].function.arguments` (a JSON string: a `json` slot, whose string values are the text) and the
  * legacy `function_call.arguments`; tool results are `role:"tool"` (legacy `"function"`) messages.
  * Chat has no error flag on a tool message: formats/openai-chat writes an error result as
  * `Error: <text>`, so a tool message starting with `Error:` counts as an error (and is left alone).
@@ -20,6 +20,11 @@ function slot(parent: Obj, key: string): TextSlot {
       parent[key] = t;
     },
   };
+}
+
+/** A slot over JSON text (tool-call `arguments`): {@link TextSlot.json}. */
+function jsonSlot(parent: Obj, key: string): TextSlot {
+  return { ...slot(parent, key), json: true };
 }
 
 function messagesOf(body: Obj): Obj[] {
@@ -60,10 +65,10 @@ export function promptText(body: Obj): TextSlot[] {
     contentSlots(m, out);
     if (Array.isArray(m.tool_calls)) {
       for (const tc of m.tool_calls) {
-        if (isObj(tc) && isObj(tc.function) && typeof tc.function.arguments === "string") out.push(slot(tc.function, "arguments"));
+        if (isObj(tc) && isObj(tc.function) && typeof tc.function.arguments === "string") out.push(jsonSlot(tc.function, "arguments"));
       }
     }
-    if (isObj(m.function_call) && typeof m.function_call.arguments === "string") out.push(slot(m.function_call, "arguments"));
+    if (isObj(m.function_call) && typeof m.function_call.arguments === "string") out.push(jsonSlot(m.function_call, "arguments"));
   }
   return out;
 }

@@ -23,6 +23,11 @@ function slot(parent: Obj | unknown[], key: string | number): TextSlot {
   };
 }
 
+/** A slot over JSON text (tool-call `arguments`): {@link TextSlot.json}. */
+function jsonSlot(parent: Obj, key: string): TextSlot {
+  return { ...slot(parent, key), json: true };
+}
+
 const TEXT_PARTS = new Set(["input_text", "output_text", "text"]);
 
 function partSlots(parts: unknown[], out: TextSlot[]): void {
@@ -83,7 +88,7 @@ export function promptText(body: Obj): TextSlot[] {
       if (typeof item.content === "string") out.push(slot(item, "content"));
       else if (Array.isArray(item.content)) partSlots(item.content, out);
     } else if (type === "function_call") {
-      if (typeof item.arguments === "string") out.push(slot(item, "arguments"));
+      if (typeof item.arguments === "string") out.push(jsonSlot(item, "arguments"));
     } else if (type === "custom_tool_call") {
       if (typeof item.input === "string") out.push(slot(item, "input"));
     } else if (OUTPUT_ITEMS.has(type as string)) {

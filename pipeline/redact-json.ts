@@ -1,0 +1,102 @@
+/**
+ * Redaction of JSON text (SPEC R-1, S-3): Chat and Responses tool-call `arguments` travel as a JSON
+ * string, where the model reads the decoded values. Redacting the raw text went wrong after an escape:
+ * in `"a\nbob@example.com"` the `n` of `\n` joined the address (`\[EMAIL_1]`, an invalid escape), and a
+ * key or an address right after `\n` was not recognised at all and went upstream in clear.
+ *
+ * So each string literal is decoded, redacted as the text the model reads, and written back
+ * JSON-encoded (only when something was replaced; otherwise its bytes stay as the client sent them,
+ * so the body of an unchanged turn stays byte-identical and a provider's prefix cache still hits).
+ * Object keys are left alone: they are the tool schema's parameter names, which the tool needs as they
+ * are and which carry no data. Outside strings, valid JSON holds only numbers, literals and punctuation:
+ * a number that is itself a value to replace (a card number written as a number) becomes the
+ * placeholder as a JSON string. Text that is not valid JSON (a truncated call) is handled the same way
+ * for its string literals (an unterminated last one included) and as plain text between them; text
+ * that does not start like JSON at all is plain text. The result never holds an escape JSON does not
+ * have, whatever the input held.
+ */
+
+/** `text` (JSON as the wire carries it) with every string value passed through `redact` (see the module doc). Never throws. */
+export function redactJsonText(text: string, redact: (s: string) => string): string {
+  const lead = /^\s*(.)/.exec(text)?.[1];
+  if (lead !== "{" && lead !== "[" && lead !== '"') return redact(text);
+  let valid = true;
+  try {
+    JSON.parse(text);
+  } catch {
+    valid = false;
+  }
+  const between = valid ? (seg: string) => redactNumbers(seg, redact) : redact;
+  const n = text.length;
+  let out = "";
+  let seg = 0;
+  let i = 0;
+  while (i < n) {
+    if (text.charCodeAt(i) !== 0x22 /* " */) {
+      i++;
+      continue;
+    }
+    out += between(text.slice(seg, i));
+    let j = i + 1;
+    while (j < n && text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c /* \ */ ? 2 : 1;
+    const closed = j < n;
+    const end = closed ? j + 1 : n;
+    const lit = text.slice(i, end);
+    out += isKey(text, end) ? lit : redactLiteral(lit, closed, redact);
+    i = seg = end;
+  }
+  return out + between(text.slice(seg));
+}
+
+/** Whether the string literal ending at `end` is an object key (a `:` follows it). */
+function isKey(text: string, end: number): boolean {
+  let k = end;
+  while (k < text.length && /\s/.test(text[k])) k++;
+  return text[k] === ":";
+}
+
+function redactLiteral(lit: string, closed: boolean, redact: (s: string) => string): string {
+  const decoded = decodeBody(closed ? lit.slice(1, -1) : lit.slice(1));
+  const red = redact(decoded);
+  if (red === decoded) return lit;
+  const enc = JSON.stringify(red);
+  return closed ? enc : enc.slice(0, -1);
+}
+
+/** Numbers between strings of valid JSON: one that redacts to something else becomes that text as a JSON string. */
+function redactNumbers(seg: string, redact: (s: string) => string): string {
+  if (!/\d/.test(seg)) return seg;
+  return seg.replace(/-?\d[\d.eE+-]*/g, (num) => {
+    const r = redact(num);
+    return r === num ? num : JSON.stringify(r);
+  });
+}
+
+const SIMPLE_ESCAPES: Record<string, string> = { n: "\n", t: "\t", r: "\r", b: "\b", f: "\f", '"': '"', "\\": "\\", "/": "/" };
+
+/** The text of a string literal's body; an escape JSON does not have (or a lone `\` at the end) is read as a backslash and what follows. */
+function decodeBody(body: string): string {
+  if (!body.includes("\\")) return body;
+  try {
+    return JSON.parse(`"${body}"`) as string;
+  } catch {
+    // lenient below: an invalid escape, a raw control character, or a cut-off end
+  }
+  let out = "";
+  for (let i = 0; i < body.length; i++) {
+    const c = body[i];
+    if (c !== "\\" || i + 1 >= body.length) {
+      out += c;
+      continue;
+    }
+    const e = body[i + 1];
+    if (e in SIMPLE_ESCAPES) {
+      out += SIMPLE_ESCAPES[e];
+      i++;
+    } else if (e === "u" && /^[0-9A-Fa-f]{4}$/.test(body.slice(i + 2, i + 6))) {
+      out += String.fromCharCode(parseInt(body.slice(i + 2, i + 6), 16));
+      i += 5;
+    } else out += c;
+  }
+  return out;
+}

@@ -1,0 +1,145 @@
+/**
+ * Redaction of tool-call arguments and structured tool results (SPEC R-1, S-3; pipeline/redact.ts,
+ * pipeline/redact-json.ts): Chat and Responses arguments travel as JSON text and are redacted on their
+ * decoded values, so a value right after a `\n` escape is found and the text stays valid JSON; Gemini's
+ * `functionCall.args` and nested `functionResponse.response` members are redacted like Anthropic's
+ * `tool_use.input`; one value is one placeholder wherever it appears, and restoring it into arguments
+ * gives the value back once escaped. Numbering does not depend on later texts.
+ */
+import { describe, expect, test } from "bun:test";
+import type { Endpoint, RequestContext } from "../../pipeline/context.ts";
+import { redact } from "../../pipeline/redact.ts";
+import { redactJsonText } from "../../pipeline/redact-json.ts";
+import { restoreText } from "../../pipeline/restore-placeholders.ts";
+import { guardedContext } from "../support/context.ts";
+
+const EMAIL = "bob@example.com";
+const IP = "10.20.30.40";
+const KEY = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx1234";
+const GHP = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+const PEM = "-----BEGIN PRIVATE KEY-----\nMIIBVQIBADANBgkqhkiG9w0BAQEFAASCAT8wggE7AgEAAkEAq7BFUpkGp3+XQ\n-----END PRIVATE KEY-----";
+/** The tryout's command: every value right after a newline, which JSON writes as the two characters `\n`. */
+const COMMAND = `printf 'owner:\n${EMAIL}\nhost:\n${IP}\nkey:\n${KEY}\ntoken:\t${GHP}'`;
+const WANT_COMMAND = "printf 'owner:\n[EMAIL_1]\nhost:\n[IPV4_1]\nkey:\n[SECRET_1]\ntoken:\t[SECRET_2]'";
+
+function run(endpoint: Endpoint, body: Record<string, unknown>): { ctx: RequestContext; raw: string } {
+  const ctx = guardedContext(endpoint, body);
+  redact(ctx, { enabled: true });
+  return { ctx, raw: new TextDecoder().decode(ctx.rawBody) };
+}
+
+/** The bytes sent on parse, and hold none of the values. */
+function expectClean(raw: string, values = [EMAIL, IP, KEY, GHP, "MIIBVQIB"]) {
+  expect(() => JSON.parse(raw)).not.toThrow();
+  for (const v of values) expect(raw).not.toContain(v);
+}
+
+/** No escape JSON does not have (the old `\[EMAIL_1]`). */
+const badEscape = /(?<!\\)(?:\\\\)*\\[^"\\/bfnrtu]/;
+
+describe("JSON-text arguments are redacted on their decoded values", () => {
+  test("Chat: a value right after \\n or \\t is replaced and the arguments stay valid JSON", () => {
+    const args = JSON.stringify({ command: COMMAND });
+    const { ctx, raw } = run("chat", {
+      model: "m",
+      messages: [
+        { role: "user", content: "write the file" },
+        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "shell", arguments: args } }] },
+        { role: "tool", tool_call_id: "call_1", content: "done" },
+      ],
+    });
+    expectClean(raw);
+    const sent = JSON.parse(raw).messages[1].tool_calls[0].function.arguments;
+    expect(JSON.parse(sent)).toEqual({ command: WANT_COMMAND });
+    expect(ctx.trace.redactions).toEqual({ email: 1, ipv4: 1, secret: 2 });
+    // The originals are the values, not the escaped text around them.
+    expect(restoreText(ctx.restoration!, "[EMAIL_1] [SECRET_1]")).toBe(`${EMAIL} ${KEY}`);
+  });
+
+  test("Responses: function_call arguments the same way", () => {
+    const { raw } = run("responses", {
+      model: "m",
+      input: [
+        { type: "message", role: "user", content: [{ type: "input_text", text: "write the file" }] },
+        { type: "function_call", name: "shell", arguments: JSON.stringify({ command: COMMAND }), call_id: "call_1" },
+        { type: "function_call_output", call_id: "call_1", output: "done" },
+      ],
+    });
+    expectClean(raw);
+    expect(JSON.parse(JSON.parse(raw).input[1].arguments)).toEqual({ command: WANT_COMMAND });
+  });
+
+  test("arguments that do not parse: escapes are read, none is made invalid, values are replaced", () => {
+    const r = (t: string) => t.replace(EMAIL, "[EMAIL_1]").replace(KEY, "[SECRET_1]");
+    const cut = `{"command":"owner:\\n${EMAIL}\\nkey:\\n${KEY}`; // cut off inside the string
+    const out = redactJsonText(cut, r);
+    expect(out).toBe('{"command":"owner:\\n[EMAIL_1]\\nkey:\\n[SECRET_1]');
+    expect(JSON.parse(out + '"}')).toEqual({ command: "owner:\n[EMAIL_1]\nkey:\n[SECRET_1]" });
+    const bad = `{"a":"x\\q\\n${EMAIL}"}`; // an escape JSON does not have, as a client may send
+    const out2 = redactJsonText(bad, r);
+    expect(out2).not.toContain(EMAIL);
+    expect(out2).not.toMatch(badEscape);
+    expect(JSON.parse(out2)).toEqual({ a: "x\\q\n[EMAIL_1]" });
+    // Untouched text keeps its bytes (spacing, escapes as sent); keys are not values.
+    const same = '{ "path" : "a\\/b" ,\n "n": 1 }';
+    expect(redactJsonText(same, r)).toBe(same);
+    expect(redactJsonText(`{"${EMAIL}": "${EMAIL}"}`, r)).toBe(`{"${EMAIL}": "[EMAIL_1]"}`);
+    // A card number written as a JSON number becomes the placeholder as a string; plain text stays plain text.
+    expect(JSON.parse(redactJsonText('{"card": 4111111111111111, "n": 12}', (t) => t.replace("4111111111111111", "[CARD_1]")))).toEqual({ card: "[CARD_1]", n: 12 });
+    expect(redactJsonText(`ls ${EMAIL}`, r)).toBe("ls [EMAIL_1]");
+  });
+
+  test("one key block is one placeholder in a tool result and in the client's echo of it inside arguments; restored into arguments it is escaped once", () => {
+    const { ctx, raw } = run("chat", {
+      model: "m",
+      messages: [
+        { role: "user", content: "save my key" },
+        { role: "assistant", content: null, tool_calls: [{ id: "c0", type: "function", function: { name: "shell", arguments: '{"command":"cat key.pem"}' } }] },
+        { role: "tool", tool_call_id: "c0", content: PEM },
+        { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "write", arguments: JSON.stringify({ path: "k.pem", content: PEM }) } }] },
+        { role: "tool", tool_call_id: "c1", content: "written" },
+      ],
+    });
+    expectClean(raw);
+    const b = JSON.parse(raw);
+    expect(b.messages[2].content).toBe("[SECRET_1]");
+    expect(JSON.parse(b.messages[3].tool_calls[0].function.arguments)).toEqual({ path: "k.pem", content: "[SECRET_1]" });
+    expect(ctx.trace.redactions).toEqual({ secret: 2 });
+    const back = restoreText(ctx.restoration!, '{"path":"k.pem","content":"[SECRET_1]"}', true);
+    expect(JSON.parse(back).content).toBe(PEM);
+  });
+});
+
+describe("Gemini: the model's earlier calls and structured tool results", () => {
+  test("functionCall.args and nested functionResponse members are redacted, with the placeholders the text uses", () => {
+    const { raw } = run("gemini", {
+      contents: [
+        { role: "user", parts: [{ text: `deploy as ${EMAIL}` }] },
+        { role: "model", parts: [{ functionCall: { name: "run_shell_command", args: { command: `OPENAI=${KEY} ./deploy.sh --notify ${EMAIL}`, flags: ["--host", IP] } } }] },
+        {
+          role: "user",
+          parts: [{ functionResponse: { name: "run_shell_command", response: { output: `deployed; notified ${EMAIL}`, details: { token: GHP, host: IP } } } }],
+        },
+      ],
+    });
+    expectClean(raw);
+    const b = JSON.parse(raw);
+    expect(b.contents[1].parts[0].functionCall).toEqual({ name: "run_shell_command", args: { command: "OPENAI=[SECRET_1] ./deploy.sh --notify [EMAIL_1]", flags: ["--host", "[IPV4_1]"] } });
+    expect(b.contents[2].parts[0].functionResponse.response).toEqual({ output: "deployed; notified [EMAIL_1]", details: { token: "[SECRET_2]", host: "[IPV4_1]" } });
+  });
+});
+
+describe("numbering does not depend on later texts", () => {
+  test("a later tool output holding placeholder-shaped text leaves the earlier placeholders as they were", () => {
+    const turn1 = [
+      { role: "user", content: `mail ${EMAIL} with ${KEY}` },
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "grep", arguments: '{"pattern":"EMAIL_"}' } }] },
+    ];
+    const turn2 = [...turn1, { role: "tool", tool_call_id: "c1", content: "tpl.txt:1: Dear [EMAIL_1], your key [SECRET_1] and [SECRET_2]" }];
+    const a = JSON.parse(run("chat", { model: "m", messages: turn1 }).raw);
+    const b = JSON.parse(run("chat", { model: "m", messages: turn2 }).raw);
+    expect(a.messages[0].content).toBe("mail [EMAIL_1] with [SECRET_1]");
+    expect(b.messages.slice(0, 2)).toEqual(a.messages);
+    expect(b.messages[2].content).toBe("tpl.txt:1: Dear [EMAIL_1], your key [SECRET_1] and [SECRET_2]");
+  });
+});
