@@ -1,0 +1,93 @@
+/**
+ * SPEC S-3 through the real gateway, for tool-call arguments (pipeline/redact-json.ts): a Chat client's
+ * earlier call whose JSON arguments hold values right after `\n` escapes reaches a native Chat provider
+ * and a translated Anthropic one as valid JSON (the call's input intact, not `{}`) without any of the
+ * values, and the model's new call that names their placeholders reaches the client with the values,
+ * newlines and all. A Gemini client's earlier `functionCall.args` and nested `functionResponse` members
+ * are redacted too. The fake upstream records the exact bytes it received.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { simpleReply } from "../support/fake-upstream.ts";
+import { DEFAULT_YAML, startGateway, type TestGateway } from "../support/gateway.ts";
+
+const EMAIL = "bob@example.com";
+const IP = "10.20.30.40";
+const KEY = "sk-proj-AbCdEfGhIjKlMnOpQrStUvWx1234";
+const GHP = "ghp_abcdefghijklmnopqrstuvwxyz0123456789";
+const VALUES = [EMAIL, IP, KEY, GHP];
+const COMMAND = `printf 'owner:\n${EMAIL}\nhost:\n${IP}\nkey:\n${KEY}\ntoken:\n${GHP}'`;
+const REDACTED = "printf 'owner:\n[EMAIL_1]\nhost:\n[IPV4_1]\nkey:\n[SECRET_1]\ntoken:\n[SECRET_2]'";
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(DEFAULT_YAML + "settings:\n  redaction: { enabled: true }\n");
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+/** The model calls the tool again with the placeholders, each after a newline. */
+function script() {
+  gw.fake.reset();
+  gw.fake.handle((req) => simpleReply(req.format!, { toolCalls: [{ id: "call_2", name: "shell", arguments: { command: "echo '\n[EMAIL_1]\n[SECRET_1]'" } }] }, req.stream));
+}
+
+/** The bytes the upstream received: valid JSON, none of the values. */
+function upstreamBody(): any {
+  const raw = gw.fake.requests.at(-1)!.raw;
+  for (const v of VALUES) expect(raw).not.toContain(v);
+  return JSON.parse(raw);
+}
+
+const post = (path: string, body: unknown) => fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+describe("Chat client: earlier tool-call arguments with values after \\n", () => {
+  const messages = [
+    { role: "user", content: "write the file" },
+    { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "shell", arguments: JSON.stringify({ command: COMMAND }) } }] },
+    { role: "tool", tool_call_id: "call_1", content: "done" },
+  ];
+  const tools = [{ type: "function", function: { name: "shell", parameters: { type: "object", properties: { command: { type: "string" } } } } }];
+
+  test("to a Chat provider: the arguments go as valid JSON with placeholders; the reply's call carries the values", async () => {
+    script();
+    const res = await post("/v1/chat/completions", { model: "chat/glm-test", messages, tools });
+    expect(res.status).toBe(200);
+    const up = upstreamBody();
+    expect(JSON.parse(up.messages[1].tool_calls[0].function.arguments)).toEqual({ command: REDACTED });
+    const reply: any = await res.json();
+    expect(JSON.parse(reply.choices[0].message.tool_calls[0].function.arguments)).toEqual({ command: `echo '\n${EMAIL}\n${KEY}'` });
+  });
+
+  test("to an Anthropic provider: the call's input is the redacted command, not {}", async () => {
+    script();
+    const res = await post("/v1/chat/completions", { model: "anth/claude-test", messages, tools });
+    expect(res.status).toBe(200);
+    const up = upstreamBody();
+    const use = up.messages[1].content.find((b: { type: string }) => b.type === "tool_use");
+    expect(use.input).toEqual({ command: REDACTED });
+    const reply: any = await res.json();
+    expect(JSON.parse(reply.choices[0].message.tool_calls[0].function.arguments)).toEqual({ command: `echo '\n${EMAIL}\n${KEY}'` });
+  });
+});
+
+describe("Gemini client: the model's earlier functionCall and a structured functionResponse", () => {
+  test("args and nested response members reach the Gemini provider redacted", async () => {
+    script();
+    const body = {
+      contents: [
+        { role: "user", parts: [{ text: "deploy with my key" }] },
+        { role: "model", parts: [{ functionCall: { name: "shell", args: { command: COMMAND } } }] },
+        { role: "user", parts: [{ functionResponse: { name: "shell", response: { output: `deployed; notified ${EMAIL}`, details: { token: GHP, host: IP } } } }] },
+      ],
+      tools: [{ functionDeclarations: [{ name: "shell", parameters: { type: "object", properties: { command: { type: "string" } } } }] }],
+    };
+    const res = await post("/v1beta/models/gem/gemini-test:generateContent", body);
+    expect(res.status).toBe(200);
+    const up = upstreamBody();
+    expect(up.contents[1].parts[0].functionCall.args).toEqual({ command: REDACTED });
+    expect(up.contents[2].parts[0].functionResponse.response).toEqual({ output: "deployed; notified [EMAIL_1]", details: { token: "[SECRET_2]", host: "[IPV4_1]" } });
+    const reply: any = await res.json();
+    expect(reply.candidates[0].content.parts.find((p: any) => p.functionCall).functionCall.args).toEqual({ command: `echo '\n${EMAIL}\n${KEY}'` });
+  });
+});
