@@ -9,7 +9,7 @@ import { defaultIds, errorAnswer, errorResponse, isCountTokens, newContext, type
 import { countTokens } from "./count-tokens.ts";
 import { BodyRead, guardRead, receivedTooLarge, startGuard, type GuardDeps, type GuardSettings } from "./guard.ts";
 import type { TargetOrder } from "./order.ts";
-import type { Clock } from "./ports.ts";
+import type { Clock, RestoredSecrets } from "./ports.ts";
 import { presentedSecrets, scrubErrorResponse, scrubText } from "./scrub.ts";
 import { redact, type RedactionSettings } from "./redact.ts";
 import { addAccountHint, nearAliasOrCombo, resolveModel, type RoutingTable } from "./resolve.ts";
@@ -27,6 +27,8 @@ export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDe
   ids?: Ids;
   /** PII redaction settings (SPEC R-1/S-3, config `settings.redaction`); redaction is off when absent. */
   redaction?: () => RedactionSettings;
+  /** Secret values this instance restored into replies, redacted again in later requests (SPEC S-3); none remembered when absent. */
+  restoredSecrets?: RestoredSecrets;
 }
 
 /** The gateway: one function from an incoming API request to a Response. Never throws. */
@@ -76,7 +78,7 @@ export function createGateway(deps: GatewayDeps): Gateway {
             res = guarded;
             break answered;
           }
-          redact(ctx, deps.redaction?.());
+          redact(ctx, deps.redaction?.(), deps.restoredSecrets);
           const table = deps.routing();
           const resolution = resolveModel(ctx.requestedModel, table);
           if ("kind" in resolution) {

@@ -22,6 +22,23 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
+/**
+ * Secret values this gateway instance restored into replies (SPEC S-3), so that a later request
+ * redacts them wherever they appear, also where nothing around them says they are secret: a password
+ * recognised only by `DATABASE_PASSWORD=` comes back in the model's text ("the password is …"), and
+ * the client sends that text back on its next turn. In memory only, per instance, bounded in count and
+ * in time (src/restored-secrets.ts); never logged, traced or stored.
+ */
+export interface RestoredSecrets {
+  /** Notes a value just restored as a `secret` placeholder (values too short or too long to look for are ignored). */
+  remember(value: string): void;
+  /**
+   * The values to look for now, in no particular order. The same array is returned until the set
+   * changes (a caller may cache what it builds from it by the array's identity).
+   */
+  values(): readonly string[];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Providers, models, accounts
 // ---------------------------------------------------------------------------------------------

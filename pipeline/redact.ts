@@ -20,24 +20,29 @@
  * | `phone` | `[PHONE_n]` | `+` and 8–15 digits (E.164, separators allowed), or North-American `(212) 555-0100` / `212-555-0100` / `212.555.0100` |
  *
  * Placeholders are stable within one request: the same value gets the same placeholder everywhere in
- * the body, so the model can still refer to them. Numbering, per kind: texts are taken in body order,
- * and within one text the secrets go by pattern (private-key blocks, then token shapes, `Bearer`/`Basic`
- * tokens, URL passwords, secret-named keys' values), each in text order; the other kinds have one
- * pattern each, so in text order. A placeholder-shaped text the prompt holds literally (`[EMAIL_1]` in a
- * template or a grep output) is skipped when it appears in the same or an earlier text; a value's
- * number never depends on texts after it. So a growing conversation (texts only appended) keeps every
- * earlier placeholder, its redacted prefix stays byte-identical, and a provider's prefix cache hits. A
- * literal that appears only after its number was given out reads as that placeholder (to the model, and
- * in the reply mapped back). Each replacement is
- * counted by kind in `ctx.trace.redactions`; values are never logged or traced. When anything was
- * replaced the body is re-serialised (`ctx.rawBody`), so native passthrough sends the redacted body.
- * The reply is mapped back (S-3): `ctx.placeholders` keeps each placeholder's original value (the text
- * first seen for it) for pipeline/restore-placeholders.ts, which the reply drivers apply.
+ * the body, so the model can still refer to them. Numbering, per kind, is in order of first
+ * appearance: texts in body order, and within one text in text order (whichever pattern found the
+ * value). A placeholder-shaped text the prompt holds literally (`[EMAIL_1]` in a template or a grep
+ * output) is skipped when it appears in the same or an earlier text; a value's number never depends
+ * on texts after it. So a growing conversation (texts only appended) keeps every earlier placeholder,
+ * its redacted prefix stays byte-identical, and a provider's prefix cache hits. A literal that appears
+ * only after its number was given out reads as that placeholder (to the model, and in the reply
+ * mapped back).
+ *
+ * Secrets restored into earlier replies by this instance (pipeline/ports.ts `RestoredSecrets`) are
+ * replaced wherever they stand, also without the context they were found by (`the password is …` in
+ * the assistant text a client sends back).
+ *
+ * Each replacement is counted by kind in `ctx.trace.redactions`; values are never logged or traced.
+ * When anything was replaced the body is re-serialised (`ctx.rawBody`), so native passthrough sends the
+ * redacted body. The reply is mapped back (S-3): `ctx.restoration` keeps each placeholder's original
+ * value (the text first seen for it) for pipeline/restore-placeholders.ts, which the reply drivers apply.
  */
 import { codecFor } from "../formats/index.ts";
 import { bodyBytes, type RequestContext } from "./context.ts";
 import { KEY_SHAPE_AFTER, KEY_SHAPE_BEFORE, KEY_SHAPES_SOURCE, replacePrivateKeyBlocks } from "./key-shapes.ts";
 import { redactJsonText } from "./redact-json.ts";
+import type { RestoredSecrets } from "./ports.ts";
 import type { PlaceholderValue } from "./restore-placeholders.ts";
 
 /** Redaction settings (config `settings.redaction`, SPEC 2.3). */
@@ -173,6 +178,14 @@ const PATTERNS: Pattern[] = [
 
 /** A placeholder's shape as written in a prompt, e.g. `[EMAIL_1]`. */
 const PLACEHOLDER_SHAPE = /\[(?:SECRET|EMAIL|CARD|IPV6|IPV4|PHONE)_\d+\]/g;
+const HOLDS_PLACEHOLDER = /\[(?:SECRET|EMAIL|CARD|IPV6|IPV4|PHONE)_\d+\]/;
+
+/** A found value's marker: MARK, its index in private-use digits (U+E010 is 0), MARK_END. */
+const MARK = "\uE000";
+const MARK_END = "\uE001";
+const MARKER = /\uE000([\uE010-\uE019]+)\uE001/g;
+const markDigits = (n: number) => String(n).replace(/\d/g, (d) => String.fromCharCode(0xe010 + d.charCodeAt(0) - 48));
+const readMarkDigits = (s: string) => Number(s.replace(/[\uE010-\uE019]/g, (c) => String.fromCharCode(c.charCodeAt(0) - 0xe010 + 48)));
 
 /**
  * Replaces PII in texts with placeholders stable across every text it is given (one instance per
@@ -191,22 +204,40 @@ export class Redactor {
   /** Placeholder → the kind and the original text first replaced by it (for mapping the reply back, S-3). */
   readonly originals = new Map<string, PlaceholderValue>();
 
+  /** @param known secret values restored in earlier replies (see {@link knownSecrets}), replaced wherever they stand */
+  constructor(private readonly known?: RegExp) {}
+
   /**
    * `text` with every recognised value replaced by its placeholder. Its own placeholder-shaped text is
    * noted first, so neither it nor a later text is given a placeholder this text holds literally.
    */
   redact(text: string): string {
     if (text.includes("_")) for (const m of text.matchAll(PLACEHOLDER_SHAPE)) this.taken.add(m[0]);
+    // Each value found is first a marker (private-use characters no pattern takes as part of a value),
+    // numbered afterwards in text order; a text that holds the marker character itself is numbered as found.
+    const found: Array<[RedactionKind, string, string]> = [];
+    const mark = text.includes(MARK)
+      ? (kind: RedactionKind, identity: string, value: string) => this.placeholder(kind, identity, value)
+      : (kind: RedactionKind, identity: string, value: string) => MARK + markDigits(found.push([kind, identity, value]) - 1) + MARK_END;
     // PEM private-key blocks first, by two searches (a lazy regex across lines was quadratic, review15 R0)
-    let out = replacePrivateKeyBlocks(text, (block) => this.placeholder("secret", block, block));
+    let out = replacePrivateKeyBlocks(text, (block) => mark("secret", block, block));
     for (const p of PATTERNS) {
       p.re.lastIndex = 0;
       out = out.replace(p.re, (match: string, keep: string, value: string, offset: number, whole: string) => {
+        if (value.includes(MARK) || (value.includes("[") && HOLDS_PLACEHOLDER.test(value))) return match; // already replaced (a URL password that was a token)
         if (p.accept && !p.accept(value, whole.slice(Math.max(0, offset - 24), offset))) return match;
-        return keep + this.placeholder(p.kind, p.identity ? p.identity(value) : value, value);
+        return keep + mark(p.kind, p.identity ? p.identity(value) : value, value);
       });
     }
-    return out;
+    if (this.known) {
+      this.known.lastIndex = 0;
+      out = out.replace(this.known, (value) => mark("secret", value, value));
+    }
+    if (found.length === 0) return out;
+    return out.replace(MARKER, (m: string, digits: string) => {
+      const f = found[readMarkDigits(digits)];
+      return f ? this.placeholder(f[0], f[1], f[2]) : m;
+    });
   }
 
   private placeholder(kind: RedactionKind, identity: string, value: string): string {
@@ -234,8 +265,27 @@ const encoder = new TextEncoder();
  * kind) and `ctx.restoration` (placeholders to map back in the reply, counted in `ctx.trace.restored`); drops a parsed hub form so later stages see the redacted text. `settings` undefined means off.
  * Never throws.
  */
-export function redact(ctx: RequestContext, settings: RedactionSettings | undefined): void {
-  if (settings?.enabled) redactBody(ctx);
+export function redact(ctx: RequestContext, settings: RedactionSettings | undefined, memory?: RestoredSecrets): void {
+  if (settings?.enabled) redactBody(ctx, memory);
+}
+
+let knownFor: readonly string[] | undefined;
+let knownRe: RegExp | undefined;
+
+/**
+ * One regex for the values `memory` holds (longest first, each standing alone: no letter or digit
+ * right before or after it), made again only when its set changed; undefined when it holds none.
+ * About 6 ms per MB of prompt text with 256 values.
+ */
+function knownSecrets(memory: RestoredSecrets | undefined): RegExp | undefined {
+  const values = memory?.values();
+  if (!values || values.length === 0) return undefined;
+  if (values !== knownFor) {
+    const alts = [...values].sort((a, b) => b.length - a.length).map((v) => v.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&"));
+    knownRe = new RegExp(`(?<![A-Za-z0-9])(?:${alts.join("|")})(?![A-Za-z0-9])`, "g");
+    knownFor = values;
+  }
+  return knownRe;
 }
 
 /**
@@ -243,10 +293,10 @@ export function redact(ctx: RequestContext, settings: RedactionSettings | undefi
  * variables) do not make every request allocate their scope while redaction is off (JavaScriptCore
  * makes a function's captured variables at its entry: docs/performance.md item 255).
  */
-function redactBody(ctx: RequestContext): void {
+function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): void {
   const promptText = codecFor(ctx.clientFormat).promptText;
   const slots = promptText?.(ctx.body) ?? [];
-  const r = new Redactor();
+  const r = new Redactor(knownSecrets(memory));
   const redactOne = (text: string) => r.redact(text);
   const next = slots.map((slot) => (slot.json ? redactJsonText(slot.text, redactOne) : r.redact(slot.text)));
   if (next.every((text, i) => text === slots[i].text)) return;
@@ -264,5 +314,5 @@ function redactBody(ctx: RequestContext): void {
   ctx.trace.redactions = { ...r.counts } as Record<string, number>;
   const counts: Record<string, number> = {};
   ctx.trace.restored = counts;
-  ctx.restoration = { placeholders: r.originals, counts };
+  ctx.restoration = { placeholders: r.originals, counts, memory };
 }

@@ -12,9 +12,12 @@
  * Reasoning (thinking) text is left as the model wrote it: it may be signed, and a signature covers the
  * exact text the provider produced.
  *
- * Counts of restored placeholders by kind go to the route trace (`restored`); values never do.
+ * Counts of restored placeholders by kind go to the route trace (`restored`); values never do. A
+ * restored `secret` value is noted in the instance's {@link RestoredSecrets}, so that the next turn,
+ * which sends the reply back, has it redacted again even where its context is gone.
  */
 import type { HubEvent, HubResponse } from "../formats/hub.ts";
+import type { RestoredSecrets } from "./ports.ts";
 
 /** One placeholder of a request: the redaction kind (`email`, `secret`, …) and the original text. */
 export interface PlaceholderValue {
@@ -27,6 +30,8 @@ export interface Restoration {
   placeholders: ReadonlyMap<string, PlaceholderValue>;
   /** Placeholders replaced in the reply so far, by kind (mutated as the reply streams). */
   counts: Record<string, number>;
+  /** Where a restored `secret` value is noted, for later requests to redact (absent: not noted). */
+  memory?: RestoredSecrets;
 }
 
 /** Any placeholder shape the redact stage produces. */
@@ -62,6 +67,7 @@ export class PlaceholderRestorer {
       out += buf.slice(last, m.index) + (this.json ? JSON.stringify(hit.value).slice(1, -1) : hit.value);
       last = m.index + m[0].length;
       this.r.counts[hit.kind] = (this.r.counts[hit.kind] ?? 0) + 1;
+      if (hit.kind === "secret") this.r.memory?.remember(hit.value);
     }
     const tail = buf.slice(last);
     const cut = this.heldFrom(tail);

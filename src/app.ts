@@ -63,6 +63,7 @@ import { startAlerts } from "./alerts/start-alerts.ts";
 import type { Store } from "./store/types.ts";
 import { buildSource, VERSION } from "./version.ts";
 import { realClock } from "./clock.ts";
+import { RestoredSecretMemory } from "./restored-secrets.ts";
 import { AfterReply } from "./after-reply.ts";
 import { servedByOf } from "./usage-record.ts";
 import { trackRequests } from "./track-requests.ts";
@@ -371,6 +372,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     adjust: (target, translated) => adjustReasoningEffort(target, translated, efforts),
     tokenSavers: () => cfg.settings.tokenSavers,
     redaction: () => cfg.settings.redaction,
+    restoredSecrets: new RestoredSecretMemory(clock),
     secrets: () => secrets(),
     started,
     finish,

@@ -4,7 +4,8 @@
  * and a translated Anthropic one as valid JSON (the call's input intact, not `{}`) without any of the
  * values, and the model's new call that names their placeholders reaches the client with the values,
  * newlines and all. A Gemini client's earlier `functionCall.args` and nested `functionResponse` members
- * are redacted too. The fake upstream records the exact bytes it received.
+ * are redacted too. A secret restored into a reply and sent back on the next turn goes upstream as its
+ * placeholder again. The fake upstream records the exact bytes it received.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply } from "../support/fake-upstream.ts";
@@ -89,5 +90,27 @@ describe("Gemini client: the model's earlier functionCall and a structured funct
     expect(up.contents[2].parts[0].functionResponse.response).toEqual({ output: "deployed; notified [EMAIL_1]", details: { token: "[SECRET_2]", host: "[IPV4_1]" } });
     const reply: any = await res.json();
     expect(reply.candidates[0].content.parts.find((p: any) => p.functionCall).functionCall.args).toEqual({ command: `echo '\n${EMAIL}\n${KEY}'` });
+  });
+});
+
+describe("a secret restored into a reply, sent back on the next turn", () => {
+  test("goes upstream as its placeholder again, though the text around it no longer says it is a secret", async () => {
+    const env = "DATABASE_PASSWORD=Tr0ub4dor3xyz\nAUTH=Bearer abcdef0123456789abcdef\n";
+    const messages: unknown[] = [
+      { role: "user", content: "what is in .env?" },
+      { role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "shell", arguments: '{"command":"cat .env"}' } }] },
+      { role: "tool", tool_call_id: "c1", content: env },
+    ];
+    gw.fake.reset();
+    gw.fake.handle((req) => simpleReply(req.format!, { text: "The password is [SECRET_1] and the token [SECRET_2]." }, req.stream));
+    const r1: any = await (await post("/v1/chat/completions", { model: "chat/glm-test", messages })).json();
+    const reply = r1.choices[0].message.content;
+    expect(reply).toBe("The password is Tr0ub4dor3xyz and the token abcdef0123456789abcdef.");
+    messages.push({ role: "assistant", content: reply }, { role: "user", content: "thanks, rotate it" });
+    const res = await post("/v1/chat/completions", { model: "chat/glm-test", messages });
+    expect(res.status).toBe(200);
+    const raw = gw.fake.requests.at(-1)!.raw;
+    for (const v of ["Tr0ub4dor3xyz", "abcdef0123456789abcdef"]) expect(raw).not.toContain(v);
+    expect(JSON.parse(raw).messages[3].content).toBe("The password is [SECRET_1] and the token [SECRET_2].");
   });
 });

@@ -4,13 +4,16 @@
  * decoded values, so a value right after a `\n` escape is found and the text stays valid JSON; Gemini's
  * `functionCall.args` and nested `functionResponse.response` members are redacted like Anthropic's
  * `tool_use.input`; one value is one placeholder wherever it appears, and restoring it into arguments
- * gives the value back once escaped. Numbering does not depend on later texts.
+ * gives the value back once escaped. Numbering does not depend on later texts. A secret restored into
+ * a reply is redacted again in the next request, also without the context it was found by.
  */
 import { describe, expect, test } from "bun:test";
 import type { Endpoint, RequestContext } from "../../pipeline/context.ts";
-import { redact } from "../../pipeline/redact.ts";
+import { redact, Redactor } from "../../pipeline/redact.ts";
 import { redactJsonText } from "../../pipeline/redact-json.ts";
 import { restoreText } from "../../pipeline/restore-placeholders.ts";
+import { RestoredSecretMemory } from "../../src/restored-secrets.ts";
+import { settableClock } from "../accounts/helpers.ts";
 import { guardedContext } from "../support/context.ts";
 
 const EMAIL = "bob@example.com";
@@ -129,7 +132,14 @@ describe("Gemini: the model's earlier calls and structured tool results", () => 
   });
 });
 
-describe("numbering does not depend on later texts", () => {
+describe("numbering follows the text", () => {
+  test("within one text, secrets are numbered in text order whichever pattern finds them; a token as a URL password is one placeholder", () => {
+    const r = new Redactor();
+    const out = r.redact(`DATABASE_PASSWORD=Tr0ub4dor3xyz\nAUTH=Bearer abcdef0123456789abcdef\nKEY=${KEY}\nDB=postgres://app:${GHP}@db/app`);
+    expect(out).toBe("DATABASE_PASSWORD=[SECRET_1]\nAUTH=Bearer [SECRET_2]\nKEY=[SECRET_3]\nDB=postgres://app:[SECRET_4]@db/app");
+    expect(restoreText({ placeholders: r.originals, counts: {} }, "[SECRET_4]")).toBe(GHP);
+  });
+
   test("a later tool output holding placeholder-shaped text leaves the earlier placeholders as they were", () => {
     const turn1 = [
       { role: "user", content: `mail ${EMAIL} with ${KEY}` },
@@ -141,5 +151,56 @@ describe("numbering does not depend on later texts", () => {
     expect(a.messages[0].content).toBe("mail [EMAIL_1] with [SECRET_1]");
     expect(b.messages.slice(0, 2)).toEqual(a.messages);
     expect(b.messages[2].content).toBe("tpl.txt:1: Dear [EMAIL_1], your key [SECRET_1] and [SECRET_2]");
+  });
+});
+
+describe("secrets restored into a reply are redacted in the next request", () => {
+  /** The tryout's .env: each value is a secret only by what stands before it. */
+  const ENV = "DATABASE_PASSWORD=Tr0ub4dor3xyz\nAUTH=Bearer abcdef0123456789abcdef\nDB_URL=postgres://app:hunter2pw@db.internal/app\n";
+  const PLAIN = ["Tr0ub4dor3xyz", "abcdef0123456789abcdef", "hunter2pw"];
+
+  test("the reply's values, sent back without their context, go upstream as the same placeholders", () => {
+    const clock = settableClock();
+    const memory = new RestoredSecretMemory(clock);
+    const msgs: Array<Record<string, unknown>> = [
+      { role: "user", content: "what is in .env?" },
+      { role: "tool", tool_call_id: "c1", content: ENV },
+    ];
+    const ctx1 = guardedContext("chat", { model: "m", messages: msgs });
+    redact(ctx1, { enabled: true }, memory);
+    expect(JSON.parse(new TextDecoder().decode(ctx1.rawBody)).messages[1].content).toBe("DATABASE_PASSWORD=[SECRET_1]\nAUTH=Bearer [SECRET_2]\nDB_URL=postgres://app:[SECRET_3]@db.internal/app\n");
+    const reply = restoreText(ctx1.restoration!, "The password is [SECRET_1], the token [SECRET_2], the url password [SECRET_3].");
+    expect(reply).toBe(`The password is ${PLAIN[0]}, the token ${PLAIN[1]}, the url password ${PLAIN[2]}.`);
+    // Turn 2: the client sends the reply back.
+    const ctx2 = guardedContext("chat", { model: "m", messages: [...msgs, { role: "assistant", content: reply }, { role: "user", content: `rotate ${PLAIN[0]}x and ${PLAIN[0]}` }] });
+    redact(ctx2, { enabled: true }, memory);
+    const raw = new TextDecoder().decode(ctx2.rawBody);
+    expect(raw.split(PLAIN[0]).length).toBe(2); // only inside the user's longer word below
+    for (const v of PLAIN.slice(1)) expect(raw).not.toContain(v);
+    const b = JSON.parse(raw);
+    expect(b.messages[2].content).toBe("The password is [SECRET_1], the token [SECRET_2], the url password [SECRET_3].");
+    expect(b.messages[3].content).toBe(`rotate ${PLAIN[0]}x and [SECRET_1]`);
+    // Without the memory (another instance), the values went in clear.
+    const ctx3 = guardedContext("chat", { model: "m", messages: [{ role: "assistant", content: reply }] });
+    redact(ctx3, { enabled: true });
+    expect(new TextDecoder().decode(ctx3.rawBody)).toContain(PLAIN[0]);
+  });
+
+  test("the memory keeps at most 256 values, each an hour after it was last restored, none under 8 characters", () => {
+    const clock = settableClock();
+    const memory = new RestoredSecretMemory(clock);
+    memory.remember("short7x");
+    expect(memory.values()).toEqual([]);
+    for (let i = 0; i < 300; i++) memory.remember(`value-${String(i).padStart(4, "0")}`);
+    const v = memory.values();
+    expect(v.length).toBe(256);
+    expect(v[0]).toBe("value-0044");
+    expect(memory.values()).toBe(v); // the same array until the set changes
+    clock.advance(30 * 60_000);
+    memory.remember("value-0050"); // restored again: kept an hour from now
+    clock.advance(31 * 60_000);
+    expect(memory.values()).toEqual(["value-0050"]);
+    clock.advance(30 * 60_000);
+    expect(memory.values()).toEqual([]);
   });
 });
