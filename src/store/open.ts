@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import type { Clock } from "../../pipeline/ports.ts";
 import { UNWRITTEN_FILE } from "./postgres/keep-unwritten.ts";
 import { isPostgresUrl } from "./postgres/url.ts";
+import { goBackSteps } from "./sqlite/db.ts";
 import { openSqliteStore } from "./sqlite/store.ts";
 import type { SchemaUpgrade, Store } from "./types.ts";
 
@@ -41,7 +42,7 @@ export async function openStore(database: string | undefined, dataDir: string, t
       log(JSON.stringify({
         level: "warn",
         time: clock.now(),
-        msg: `store upgraded from schema ${u.from} to ${u.to}: earlier switchyard versions refuse to open it; the file as it was is kept at ${u.backup} (to go back to an earlier version, stop switchyard and put that copy in place of ${store.path}: what this version stored since is then lost)`,
+        msg: `store upgraded from schema ${u.from} to ${u.to}: earlier switchyard versions refuse to open it; the file as it was is kept at ${u.backup} (to go back to an earlier version, ${goBackSteps(u.backup!, store.path)}: what this version stored since is then lost)`,
         path: store.path,
         backup: u.backup,
       }));

@@ -58,7 +58,13 @@ export class SqliteContext {
       // An earlier build refuses a newer schema (migrations.ts), so an upgrade keeps the file as it was.
       const backup = !memory && before > 0 && before < SCHEMA_VERSION ? copyBeforeUpgrade(this.db, this.path, before) : undefined;
       const applied = migrate(this.db, this.now);
-      if (before > 0 && applied.length > 0) this.upgrade = { from: before, to: SCHEMA_VERSION, ...(backup ? { backup } : {}) };
+      if (before > 0 && applied.length > 0) {
+        this.upgrade = { from: before, to: SCHEMA_VERSION, ...(backup ? { backup } : {}) };
+        // The migration's pages into the file now, the WAL emptied: a process killed after this leaves
+        // only its later writes in switchyard.db-wal, not the new schema (SQLite would apply a stale WAL
+        // to the copy put back in the file's place, and corrupt it: see goBackSteps).
+        if (!memory) this.db.run("PRAGMA wal_checkpoint(TRUNCATE)");
+      }
       if (!memory) tightenModes(this.path);
     } catch (err) {
       this.db.close(false);
@@ -111,6 +117,18 @@ function copyBeforeUpgrade(db: Database, path: string, version: number): string 
 }
 
 /**
+ * How to put the copy an upgrade made ({@link copyBeforeUpgrade}) back in place of the database at
+ * `path`, as the start's warning and a newer file's refusal say it: with switchyard stopped, remove the
+ * `-wal` and `-shm` files beside the database first (a process killed with SIGKILL leaves its last
+ * writes there; SQLite applies a WAL to whatever file stands at `path`, so the copy would be corrupted:
+ * "database disk image is malformed"), then copy (not move: the copy stays for another try).
+ * @returns a clause of a sentence, e.g. "stop switchyard, remove /d/switchyard.db-wal and … then cp …"
+ */
+export function goBackSteps(copy: string, path: string): string {
+  return `stop switchyard, remove ${path}-wal and ${path}-shm (left by a stop that was not clean: SQLite would apply them to the copy and corrupt it), then copy it over the file: cp ${copy} ${path}`;
+}
+
+/**
  * A newer file's `schema` error, naming the copies of it that upgrades left ({@link copyBeforeUpgrade})
  * which this build can open: the way back to this version.
  */
@@ -125,7 +143,8 @@ function withCopies(err: StoreError, path: string): StoreError {
     return err;
   }
   if (copies.length === 0) return err;
-  return new StoreError("schema", `${err.message}; or, to run this version, put ${join(dirname(path), copies[0]!)} (the file as it was before a newer version upgraded it) in place of ${path}: what was stored since is then lost`);
+  const copy = join(dirname(path), copies[0]!);
+  return new StoreError("schema", `${err.message}; or, to run this version, put ${copy} (the file as it was before a newer version upgraded it) in place of ${path} (${goBackSteps(copy, path)}): what was stored since is then lost`);
 }
 
 /** Creates the parent directory (0700) and the database file (0600) before SQLite opens it. */
