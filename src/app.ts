@@ -157,6 +157,12 @@ export interface App {
    * goes on (flush, close, instance.json removed); it resolves when the stop is done.
    */
   shutdown(graceMs?: number): Promise<boolean>; // false: writes were lost while the database was away (logged)
+  /**
+   * Writes the log lines gathered so far (stdout) and resolves once stdout took them: src/main.ts awaits
+   * it before its `switchyard listening` line on stderr, so the start's own lines (a store upgrade's
+   * warning) come before it in a log that joins both (`2>&1`, journald). Resolves at once with `opts.log`.
+   */
+  flushLog(): Promise<void>;
   /** What the stop has done so far (its lifecycle lines, src/main.ts); undefined until `shutdown` is called. */
   stopProgress(): StopProgress | undefined;
   /**
@@ -537,6 +543,12 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
       return (stopped ??= stop(graceMs));
     },
     stopProgress: () => progress,
+    flushLog: () =>
+      new Promise<void>((done) => {
+        if (!stdoutLog) return done();
+        stdoutLog.flush();
+        process.stdout.write("", () => done()); // after the bytes flush handed over
+      }),
     leaveExitStatus(exitCode, why) {
       if (opts.writeInstanceFile !== false) writeExitStatus(opts.dataDir, { pid: process.pid, nonce, exitCode, time: Date.now(), ...(why ? { why } : {}) });
     },

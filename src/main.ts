@@ -536,6 +536,7 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
   const cfg = app.config();
+  await app.flushLog(); // the start's lines on stdout (a store upgrade's warning) before "listening"
   process.stderr.write(
     JSON.stringify({ level: "info", time: Date.now(), msg: "switchyard listening", url: app.url, config: cfg.source.path ?? "(built-in default)", dataDir }) + "\n",
   );
