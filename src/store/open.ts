@@ -118,5 +118,20 @@ export function upgradeWarning(u: SchemaUpgrade): string {
   const keyDisable = steps.includes("client keys disabled") ? ": a client key disabled through an upgraded instance is still served by such an instance until it is upgraded" : "";
   // Its usage insert names its own columns: the calls it records name no transport (listed as unknown).
   const transport = steps.includes("transport per request") ? `${keyDisable ? ", and" : ":"} the calls it serves are listed with transport unknown` : "";
-  return `shared store upgraded from schema ${u.from} to ${u.to}: instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what ${u.from + 1 === u.to ? `schema ${u.to}` : `schemas ${u.from + 1}–${u.to}`} added (${steps.join(", ")})${keyDisable}${transport}; upgrade every instance that shares it now`;
+  const budgets = steps.includes(BUDGET_WINDOWS_AT_FIRST_USE) ? BUDGETS_APART : "";
+  return `shared store upgraded from schema ${u.from} to ${u.to}: instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what ${u.from + 1 === u.to ? `schema ${u.to}` : `schemas ${u.from + 1}–${u.to}`} added (${steps.join(", ")})${keyDisable}${transport}; upgrade every instance that shares it now${budgets}`;
 }
+
+/** The name of PostgreSQL schema 22's step (src/store/postgres/migrations.ts). */
+const BUDGET_WINDOWS_AT_FIRST_USE = "key budget windows open at first use";
+
+/**
+ * What {@link upgradeWarning} adds for an upgrade across PostgreSQL schema 22: an instance from before it
+ * aligns a key budget's window to multiples of its length since the epoch (a day's to midnight UTC), the
+ * upgraded ones open it at the key's first request, so a window opened while both run is two windows,
+ * each counted by its own instances (the upgrade tryout of 2026-12-07: 8 requests of 18 tokens all
+ * answered against a 100-token budget, the webhook posted 0.5 and 0.9 twice, with two `resets_at`), and
+ * the earlier instance's use is not in the upgraded instances' window once it stops (90 tokens lost).
+ */
+const BUDGETS_APART =
+  "; key budgets: an instance from before schema 22 aligns a key's budget window to multiples of its length since the epoch (a day's to midnight UTC) where upgraded ones open it at the key's first request, so a window opened while both run (a key created meanwhile, or the next window once one ends) is counted apart by each: each lets the key spend the whole budget and posts its own budget alerts (with its own resets_at), and the earlier instance's use is not in the upgraded instances' window once it stops; where budgets matter, stop every instance of an earlier version before starting the first upgraded one";

@@ -33,6 +33,7 @@ test("the instance that upgrades the shared store says from and to which schema,
   const added = PG_MIGRATIONS.filter((m) => m.version > 4).map((m) => m.name);
   expect(added).toContain("client keys disabled");
   expect(added).toContain("transport per request");
+  expect(added).toContain("key budget windows open at first use");
   const said = async () => {
     const lines: string[] = [];
     await (await openStore(url, tempDir(), undefined, (l) => lines.push(l), clock, () => {})).close();
@@ -44,7 +45,7 @@ test("the instance that upgrades the shared store says from and to which schema,
       time: clock.now(),
       // an instance of the earlier version already running keeps serving on the upgraded schema without
       // what it added: the warning names the steps and what that means for a disabled key (newuser15 N3)
-      msg: `shared store upgraded from schema 4 to ${LATEST}: instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what schemas 5–${LATEST} added (${added.join(", ")}): a client key disabled through an upgraded instance is still served by such an instance until it is upgraded, and the calls it serves are listed with transport unknown; upgrade every instance that shares it now`,
+      msg: `shared store upgraded from schema 4 to ${LATEST}: instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what schemas 5–${LATEST} added (${added.join(", ")}): a client key disabled through an upgraded instance is still served by such an instance until it is upgraded, and the calls it serves are listed with transport unknown; upgrade every instance that shares it now; key budgets: an instance from before schema 22 aligns a key's budget window to multiples of its length since the epoch (a day's to midnight UTC) where upgraded ones open it at the key's first request, so a window opened while both run (a key created meanwhile, or the next window once one ends) is counted apart by each: each lets the key spend the whole budget and posts its own budget alerts (with its own resets_at), and the earlier instance's use is not in the upgraded instances' window once it stops; where budgets matter, stop every instance of an earlier version before starting the first upgraded one`,
       database: where,
       added,
     } as never,
