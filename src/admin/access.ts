@@ -11,12 +11,12 @@
  *    a session whose key or exemption lapsed is ended;
  * 3. a local caller (loopback peer, no `X-Forwarded-For` / `X-Real-IP`) when keys are not required;
  * 4. a valid client key without the admin scope: 403 naming the key;
- * 5. anyone else: 401.
+ * 5. anyone else: 401 (saying to sign in again when a session cookie names no live session).
  */
 import { isRemote, presentedKey } from "../../pipeline/index.ts";
 import type { KeyLookup } from "../../pipeline/ports.ts";
 import type { ClientKey } from "../../pipeline/ports.ts";
-import { hashHex, safeEqual, type Session, type SessionBook } from "./sessions.ts";
+import { hashHex, safeEqual, sessionToken, type Session, type SessionBook } from "./sessions.ts";
 
 /** What the access rule reads. */
 export interface AdminAuth {
@@ -74,6 +74,10 @@ export function adminAccess(request: Request, peer: string | undefined, auth: Ad
   const surface = auth.surface ?? "the admin API";
   if (known) return { ok: false, status: 403, message: `Key ${known.name} has no admin scope; ${surface} needs a key created with --scope admin (switchyard keys create NAME --scope admin) or the instance's admin token.` };
   if (tokenChanged) return { ok: false, status: 401, message: ADMIN_TOKEN_CHANGED };
+  // A cookie that names no live session (expired, signed out, its key lapsed, or issued before an
+  // upgrade by a version that kept sessions in memory) is a browser to send to the sign-in page, not a
+  // caller lacking a key (the upgrade tryout of 2026-12-07: it read "needs a key with the admin scope").
+  if (!secret && auth.sessions && sessionToken(request)) return { ok: false, status: 401, message: SESSION_NOT_VALID };
   return { ok: false, status: 401, message: auth.surface === undefined ? "This admin API needs a key with the admin scope." : `Remote callers need a key with the admin scope for ${surface}.` };
 }
 
@@ -85,3 +89,12 @@ export function adminAccess(request: Request, peer: string | undefined, auth: Ad
  */
 export const ADMIN_TOKEN_CHANGED =
   "This dashboard session was signed in with an admin token that is not this instance's: another instance's (each has its own), or this one's before it restarted (a new one is made at every start, in instance.json in the data directory). Sign in again; a session signed in with an admin-scope key (switchyard keys create NAME --scope admin) works on every instance and outlives restarts.";
+
+/**
+ * The 401 for a request whose dashboard session cookie names no live session and that carries no key:
+ * the session expired (12 h), was signed out, its key was revoked, disabled or lost the admin scope, or
+ * it was issued by a version that kept sessions in memory only (before an upgrade). The dashboard's
+ * client shows its sign-in page on any 401 (src/dashboard/client/api.ts).
+ */
+export const SESSION_NOT_VALID =
+  "This dashboard session is no longer valid: it expired or was signed out, its key was revoked, disabled or lost the admin scope, or it was made before an upgrade by a version that kept sessions in memory. Sign in again on the dashboard.";

@@ -339,3 +339,25 @@ keys:
     }
   });
 });
+
+describe("a cookie that names no live session (the upgrade tryout of 2026-12-07)", () => {
+  test("the admin API's 401 says that the dashboard session is no longer valid and to sign in again, and the page is the sign-in view", async () => {
+    const { SESSION_NOT_VALID } = await import("../../src/admin/access.ts");
+    const refusal = async (cookie: string) => {
+      const res = await fetch(`${gw.url}/admin/api/accounts`, { headers: { ...REMOTE, cookie } });
+      return { status: res.status, error: ((await res.json()) as { error: unknown }).error };
+    };
+    const said = { status: 401, error: { type: "authentication_error", message: SESSION_NOT_VALID } };
+    // a session an earlier version kept in its memory only: unknown to the store
+    expect(await refusal("sy_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")).toMatchObject(said);
+    // one signed out
+    const cookie = cookieOf(await login(ADMIN))!;
+    const csrf = meta(await (await fetch(`${gw.url}/dashboard`, { headers: { ...REMOTE, cookie } })).text(), "csrf-token")!;
+    expect((await fetch(`${gw.url}/dashboard/logout`, { method: "POST", headers: { ...REMOTE, cookie, "x-csrf-token": csrf } })).status).toBe(200);
+    expect(await refusal(cookie)).toMatchObject(said);
+    expect(view(await (await fetch(`${gw.url}/dashboard`, { headers: { ...REMOTE, cookie } })).text())).toBe("login");
+    // no cookie at all: the admin API's own 401, as before
+    const bare = await fetch(`${gw.url}/admin/api/accounts`, { headers: REMOTE });
+    expect(((await bare.json()) as { error: { message: string } }).error.message).toBe("This admin API needs a key with the admin scope.");
+  });
+});
