@@ -45,7 +45,7 @@ Usage:
   switchyard service install|uninstall|status [--config FILE] [--data-dir DIR] [--host H] [--port P]
   ${SETUP_USAGE}
   switchyard reload [--json]
-  switchyard version (or --version)
+  switchyard version (or --version) [--data-dir DIR | --database postgres://…]
 
 Commands other than start, stop, check-config, service and version talk to the running instance
 (--data-dir DIR or --url http://127.0.0.1:PORT [--key ADMIN_KEY]); --key is always the admin key
@@ -67,7 +67,7 @@ const COMMAND_HELP: Record<string, string> = {
   service: "install writes a systemd user unit (Linux) or launchd agent (macOS) running switchyard start, with the secrets the config reads from the environment in DATA_DIR/service.env; uninstall removes it and that service.env (one holding lines added or changed by hand is kept as service.env.bak, and said so); status shows it.",
   setup: "Points that CLI at the running gateway by writing its own settings files (Claude Code's ~/.claude/settings.json, Codex's ~/.codex/config.toml, Gemini CLI's ~/.gemini/.env and settings.json), with --model's context window so the CLI compacts in time. For Gemini CLI, --model (or --utility-model NAME) also names the model its utility tasks use (session summaries, next-speaker and loop checks, chat compression), which otherwise ask for gemini-…-flash-lite and other Gemini ids even with -m. Only its own keys change and the diff is printed; --dry-run writes nothing. Before the first setup a file that exists is copied to FILE.switchyard-original (never overwritten by later runs; later runs keep FILE.switchyard-backup-<ms>), and a file setup creates is noted as such (in switchyard-setup.json beside it).\n\n--undo puts that CLI's settings back as they were before the first setup (needs no running gateway): each original is copied back byte for byte, with its mode, and each file setup created is removed; a file changed since setup wrote it is left as it is (your edits stay), with what to do by hand (once you have copied the original back over it, --undo finishes); --undo --dry-run says what it would do.\n\nsetup cursor prints what to enter in Cursor's settings (setup does not edit them).\n\n--client-key KEY is the client key the CLI will send and setup writes into its settings (default $SWITCHYARD_KEY, else a placeholder that works from this machine while keys are not required); setup checks it against the gateway first. --key is an older name for --client-key here (for every other command --key is the admin key).",
   reload: "Makes the running instance re-read its config file now (as SIGHUP does) and prints what changed, which changed settings take effect only when it is restarted (server.host, server.port, server.database) and the file's warnings. A file with errors is refused with them (exit 1) and the running configuration stays.",
-  version: "Prints the version and build.",
+  version: "Prints the version and build. With --data-dir DIR (its switchyard.db) or --database URL, also the schema the store records and what this build does with it: reads it as it is, migrates it at its next start (one way), or refuses it as newer (exit 1); it reads only, so it can check a store before an upgrade.",
 };
 
 /** Commands that talk to the running instance (every one but start, check-config, service and version). */
@@ -238,6 +238,20 @@ async function versionLine(): Promise<string> {
 }
 
 /**
+ * `switchyard version`: its line; with `--data-dir DIR` or `--database URL` a second line saying the
+ * store's schema and whether this build reads, migrates or refuses it (src/cli/read-store-schema.ts;
+ * exit 1 when it refuses it or cannot read it).
+ */
+async function versionCommand(values: Record<string, unknown>, dataDir: string): Promise<void> {
+  out(await versionLine());
+  if (values["data-dir"] === undefined && values.database === undefined) return;
+  const { readStoreSchema } = await import("./cli/read-store-schema.ts");
+  const r = await readStoreSchema({ dataDir, database: values.database as string | undefined });
+  out(visible(r.line));
+  if (r.exitCode !== 0) process.exit(r.exitCode);
+}
+
+/**
  * parseArgs' refusal as one line for the user, about the command it was given to (read from the words
  * of a lenient parse), ending with where its help is. An unknown option names what the command takes and
  * the closest of them (`setup codex --dryrun` → "did you mean --dry-run?"), as {@link optionsNotTaken}'s
@@ -286,7 +300,7 @@ async function main(argv: string[]): Promise<void> {
     if (help === undefined) fail([`unknown command: ${topic}`, "", ...USAGE.split("\n")], 2);
     return out(help);
   }
-  if (values.version) return out(await versionLine());
+  if (values.version) return versionCommand(values, dataDir);
   if (!cmd) fail(USAGE.split("\n"), 2);
   // --client-key is setup's alone: elsewhere --key is the admin key, and a client key is a request's (route --header)
   if (values["client-key"] !== undefined && cmd !== "setup") {
@@ -317,7 +331,7 @@ async function main(argv: string[]): Promise<void> {
 
   switch (cmd) {
     case "version":
-      return out(await versionLine());
+      return versionCommand(values, dataDir);
     case "check-config": {
       const file = sub ?? (values.config as string | undefined);
       if (!file) fail("usage: switchyard check-config FILE", 2);

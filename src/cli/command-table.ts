@@ -54,7 +54,7 @@ export const COMMANDS: Record<string, CommandTakes> = {
   service: { options: ["config", "data-dir", "host", "port"], words: 1 },
   setup: { options: ["data-dir", "url", "key", "client-key", "model", "utility-model", "dry-run", "codex-bin", "undo"], words: 1 },
   reload: { options: [...INSTANCE_OPTIONS, "json"], words: 0 },
-  version: { options: [], words: 0 },
+  version: { options: ["data-dir", "database"], words: 0 },
 };
 
 /**

@@ -52,7 +52,7 @@ describe("switchyard command line", () => {
     expect({ code: usage.code, err: usage.err.trim() }).toEqual({ code: 2, err: "usage does not take --limit; it takes --data-dir, --url, --key, --since, --by, --json (switchyard usage --help says more)" });
     const list = run("keys", "list", "--rpm", "3", "--data-dir", "/nonexistent-dir");
     expect({ code: list.code, err: list.err.trim() }).toEqual({ code: 2, err: "keys list does not take --rpm; it takes --data-dir, --url, --key, --json (switchyard keys --help says more)" });
-    expect(run("version", "--json").err.trim()).toBe("version does not take --json; it takes no options (switchyard version --help says more)");
+    expect(run("version", "--json").err.trim()).toBe("version does not take --json; it takes --data-dir, --database (switchyard version --help says more)");
     expect(run("check-config", "/nonexistent.yaml", "--data-dir", "x").code).toBe(2);
   });
   test("a word a command does not take is refused (exit 2), never ignored: usage 7d printed the last 24 h", () => {
