@@ -10,8 +10,15 @@
  * is collapsed only when its lines look like log lines (a timestamp, a level such as INFO/WARN/ERROR,
  * a bracketed tag or a progress verb at the start) or are exactly equal: similar lines of source code
  * (a file dump, a data table) are never collapsed, and a text that looks like a numbered file listing
- * is left alone entirely. Error lines are kept: a line of another shape ends a run, so every distinct
- * error line stays, and a repeated one keeps its first instances, its last and a count.
+ * is left alone entirely.
+ *
+ * Error lines ({@link errorLine}: an upper-case level word such as ERROR, FATAL, FAIL, PANIC, CRITICAL
+ * anywhere; `error:`, `Error:`, `TypeError:`, `fatal:`, `panic:`, `error[E0308]:` in any case; a
+ * `…Exception` word; Python's `Traceback (most recent call last)`) are never masked: each is compared
+ * as it is, so error lines that differ in anything (a shard number, a path, a timestamp) are all kept,
+ * and only a byte-for-byte repeat of an error line (the same line again, as a retry loop without
+ * timestamps prints it) is collapsed with its count. Only repeated non-error lines are collapsed as
+ * similar.
  */
 import { plural, mostly, marker, type RuleOutput, type SaverRule } from "./common.ts";
 
@@ -32,6 +39,22 @@ const LOG_START =
   /^\s*(?:\[?\d{4}[-/]\d{2}[-/]\d{2}[T ]\d{1,2}:\d{2}|\[?\d{1,2}:\d{2}:\d{2}|[A-Z][a-z]{2} +\d{1,2} \d{2}:\d{2}:\d{2}|\[[^\]\n]{1,60}\]|[IWEF]\d{4} \d{2}:\d{2}|npm (?:WARN|ERR!|notice|info)|(?:Downloading|Downloaded|Compiling|Building|Fetching|Installing|Resolving|Retrying|Waiting|Progress|Processing|Uploading|Checking|Running|Reading|Writing)\b|\d{1,3}%|[▕▏█░▒▓#=>-]{3,})/;
 const LEVEL = /\b(?:TRACE|DEBUG|INFO|NOTICE|WARN|WARNING|ERROR|ERR|FATAL|CRITICAL|PANIC|SEVERE)\b/;
 
+/** An upper-case level or outcome word: `ERROR`, `npm ERR!`, `FATAL`, `FAIL`/`FAILED`, `PANIC`, … (case-sensitive). */
+const ERROR_WORD = /\b(?:ERROR|ERRORS|ERR|FATAL|FAIL|FAILED|FAILURE|PANIC|CRITICAL|CRIT|SEVERE|EMERG|EMERGENCY|ALERT)\b/;
+/** `error:`, `Error:`, `TypeError:`, `fatal:`, `panic:`, `error[E0308]:` (any case). */
+const ERROR_TEXT = /(?:error|fatal|panic)(?:\[[\w-]+\])?:/i;
+/** A `java.io.IOException`-style word (capital E), a Python traceback's first line. */
+const EXCEPTION = /[A-Za-z]Exception\b|\bException\b|^Traceback \(most recent call last\)/;
+
+/**
+ * Whether a line reads as an error (see the module doc): such lines are never collapsed as similar,
+ * only as byte-for-byte repeats. Pure; the words `failed` or `error` in lower case without a colon (a
+ * `WARN … connect failed, retry 3/10` line) do not make an error line.
+ */
+export function errorLine(line: string): boolean {
+  return ERROR_WORD.test(line) || ERROR_TEXT.test(line) || EXCEPTION.test(line);
+}
+
 /** Whether a line looks like a log line (see the module doc). */
 export function logLike(line: string): boolean {
   return LOG_START.test(line) || LEVEL.test(line.slice(0, 60));
@@ -39,6 +62,9 @@ export function logLike(line: string): boolean {
 
 /** `   12→text`, `12:text`, `  12\ttext`: a numbered file listing (Read tool, `cat -n`, `nl`). */
 const NUMBERED_FILE = /^\s*\d+(?:→|\t|: )/;
+
+/** Put before an error line's template: it never equals a masked line's. */
+const ERROR_MARK = "\u0000";
 
 /** Longest repeating block (in lines) that is recognised: a retry loop's "failed / retrying in 2s". */
 const MAX_PERIOD = 4;
@@ -71,8 +97,9 @@ export const logRule: SaverRule = {
     if (lines.length < MIN_RUN) return undefined;
     if (mostly(lines, (l) => NUMBERED_FILE.test(l), 0.5)) return undefined;
     // Only log-like lines can be similar without being equal: others are compared as they are (and
-    // the masking is skipped for them).
-    const templates = lines.map((l) => (logLike(l) ? template(l) : l));
+    // the masking is skipped for them). Error lines are compared as they are too, behind a mark no
+    // masked line holds, so only an identical error line continues their run.
+    const templates = lines.map((l) => (errorLine(l) ? ERROR_MARK + l : logLike(l) ? template(l) : l));
     const out: string[] = [];
     let elided = 0;
     let runs = 0;

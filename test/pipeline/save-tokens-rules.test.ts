@@ -5,6 +5,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { compressToolResult, envelope, MIN_CHARS, type Compressed } from "../../pipeline/savers/index.ts";
+import { errorLine } from "../../pipeline/savers/log.ts";
 import { bigGitStatus, prose, sample, serverLog, sourceWithTable } from "./save-tokens-fixtures/samples.ts";
 
 /** Compresses and checks the properties every rule shares. */
@@ -220,6 +221,66 @@ describe("logs with repeated lines", () => {
     expect(o).toContain("attempt 60 failed");
     expect(o).toContain("… 116 similar lines elided (the 2-line block above, 58 more times)");
     expect(o).toContain("FATAL: upstream never recovered");
+  });
+
+  // A tryout's upload log (tryout7): twelve ERROR lines, each naming a different shard, used to become
+  // the first two, `… 9 similar lines elided` and the last: the agent could not tell which shards failed.
+  const shards = [3, 7, 8, 11, 15, 19, 23, 27, 31, 40, 41, 55];
+  const uploadErrors = (filler: number) =>
+    [
+      "2026-12-07T02:00:00Z INFO  upload job started (12 shards)",
+      ...shards.flatMap((n, k) => [
+        ...Array.from({ length: filler }, (_, j) => `2026-12-07T02:00:${String(k * 4 + (j % 4)).padStart(2, "0")}Z INFO  shard ${n * 10 + j} uploaded in ${40 + j}ms`),
+        `2026-12-07T02:00:${String(n).padStart(2, "0")}Z ERROR failed to upload shard ${n} to s3://bkt/part-${String(n).padStart(4, "0")}.parquet: timeout after 30000ms`,
+      ]),
+      "2026-12-07T02:01:00Z INFO  upload job finished: 12 failed",
+    ].join("\n");
+
+  test("distinct error lines are never elided: twelve ERROR lines for twelve shards all stay (tryout7)", () => {
+    const text = uploadErrors(0);
+    // Nothing but distinct errors between two lines: nothing to shorten, the result stays as it is.
+    expect(compressToolResult(text)).toBeUndefined();
+    // With repeated INFO lines between them, those collapse and every ERROR line stays.
+    const long = uploadErrors(8);
+    const o = squeeze(long, "log");
+    const errors = linesOf(long).filter((l) => l.includes(" ERROR "));
+    expect(errors).toHaveLength(12);
+    for (const l of errors) expect(linesOf(o)).toContain(l);
+    expect(o).toContain("upload job finished: 12 failed");
+  });
+
+  test("what reads as an error line: level words in capitals, `error:`/`fatal:`/`panic:` in any case, exceptions, tracebacks", () => {
+    for (const l of [
+      "2026-12-07 ERROR boom",
+      "[worker] FATAL: giving up",
+      "npm ERR! code ELIFECYCLE",
+      "[041] FAIL test/unit/parse-41.test.ts",
+      "--- FAILED test_upload",
+      "E1207 02:00:00 PANIC raft",
+      "error: could not compile `app`",
+      "error[E0308]: mismatched types",
+      "fatal: not a git repository",
+      "panic: runtime error: index out of range",
+      "Uncaught TypeError: x is undefined",
+      'Exception in thread "main" java.lang.NullPointerException',
+      "Traceback (most recent call last):",
+    ])
+      expect([l, errorLine(l)]).toEqual([l, true]);
+    for (const l of [
+      "2026-12-07 WARN  db: connect to 127.0.0.1:5432 failed (ECONNREFUSED), retry 3/10",
+      "[worker-2] attempt 4 failed: 503 Service Unavailable",
+      "INFO  0 errors, 2 warnings",
+      "INFO  request 10 took 22ms",
+    ])
+      expect([l, errorLine(l)]).toEqual([l, false]);
+  });
+
+  test("an error line repeated byte for byte is collapsed with its count; the same error at other times is not", () => {
+    const same = Array.from({ length: 40 }, () => "ERROR db: connection refused").join("\n") + "\nINFO  gave up";
+    const o = squeeze(same, "log");
+    expect(o).toContain("ERROR db: connection refused\nERROR db: connection refused\n… 37 similar lines elided\nERROR db: connection refused\nINFO  gave up");
+    const timed = Array.from({ length: 40 }, (_, i) => `2026-12-07T02:00:${String(i).padStart(2, "0")}Z ERROR db: connection refused`).join("\n");
+    expect(compressToolResult(timed)).toBeUndefined();
   });
 });
 
