@@ -525,7 +525,8 @@ export interface TraceError {
  * after in characters (UTF-16 code units), the estimated tokens saved (characters / 4, rounded) and
  * results shortened per rule; or why the savers were skipped (S-2: `header` for
  * `X-Switchyard-Token-Saver: off`, `prompt_cache` for an Anthropic-format provider with prompt caching;
- * S-4: `cache_marker` when every long tool result sits at or before the client's last `cache_control` marker);
+ * S-4: `cache_marker` when the client's conversation holds a `cache_control` marker and the provider's
+ * format carries markers to it, pipeline/save-tokens.ts `MARKERS_REACH_PROVIDER`);
  * or, when they ran and shortened nothing, `unchanged`: how many tool results long enough to shorten
  * (pipeline/savers MIN_CHARS) they looked at and left as they were (no rule recognised them, or
  * shortening would not have saved MIN_SAVING). A request without such a tool result records nothing.

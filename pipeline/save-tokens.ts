@@ -5,8 +5,11 @@
  * Tool-result compression (S-1, on by default): every tool result of the upstream body (found through
  * the provider format's `FormatCodec.toolResults` accessor) of {@link MIN_CHARS} characters or more
  * that a rule recognises is shortened (pipeline/savers/). Error results are left alone: those the
- * provider format marks (`is_error`, Gemini `error`, Chat `Error:`), and those the CLIENT marked
- * `is_error` (found by their text, since some provider formats cannot carry the flag).
+ * provider format marks (`is_error`, Gemini `error`, a legacy Responses `success: false`), and those
+ * whose text starts with `Error:` (or is `Error`): how the Chat and Responses builders carry a client's
+ * `is_error` (those formats have no flag), and how a Chat client writes a failed tool. Each result is
+ * judged by itself alone, never by matching other results' text, so a later result (an `is_error` one
+ * with the same text) cannot change how an earlier one is sent.
  *
  * Skipped (S-2) when the settings turn it off, for a request with `X-Switchyard-Token-Saver: off`, and
  * for Anthropic-format providers with prompt caching (kinds `anthropic`, `claude-code`), whose cache
@@ -14,11 +17,19 @@
  *
  * Never costing more than it saves (S-4): compression is a pure function of the tool result's text
  * (pipeline/savers/), so a result compresses to the same bytes in every later turn wherever it sits and
- * a provider's prefix cache keeps hitting. Tool results at or before the client body's last
- * Anthropic-style `cache_control` marker (whatever the provider) are left exactly as the client wrote
- * them: the client asked for that prefix to be cached. (Claude Code marks its newest message each turn,
- * so its tool results are all protected.) They are found by their text in the upstream body, like the
- * client's error results; a later result with the same text is left alone too.
+ * a provider's prefix cache keeps hitting. `cache_control` markers (S-4's "content before the last
+ * marker is never changed") count only where they reach the provider: {@link MARKERS_REACH_PROVIDER}.
+ * There, when the client's conversation holds a marker, every tool result is left exactly as the
+ * client wrote it: clients move their marker forward each turn (Claude Code marks its newest message,
+ * an Anthropic SDK client may mark the previous turn's last one), so a result shortened while after the
+ * marker would be sent whole once the marker passed it, breaking the prefix the provider cached and
+ * undoing the saving. Every other provider format drops the markers in translation (Chat builders and
+ * the Chat tidy pass remove them, strict servers reject them; Gemini drops them with a warning;
+ * Responses has none): those providers' caches are plain prefix caches that never see a marker, and the
+ * pure function alone decides, so a result is the same bytes in every turn whatever the client marks.
+ * Either way whether a result is shortened depends only on the result itself and on per-request facts
+ * that a conversation keeps from turn to turn (the provider, the header, the settings, whether the
+ * client marks its conversation), never on where a later turn puts its marker or on other results.
  *
  * Cost: a request whose client body has no tool result of {@link MIN_CHARS} characters or more costs
  * one walk over the client body's messages (cached per request) and nothing else: the upstream body is
@@ -74,12 +85,29 @@ export function skipReason(
 
 /** Per-request state kept across attempts: the client-body scan. */
 interface RequestState {
-  /** The client body has a non-error tool result of MIN_CHARS or more that no cache marker protects. */
+  /** The client body has a non-error tool result of MIN_CHARS or more. */
   candidates: boolean;
-  /** Texts of tool results the client marked as errors (each part, and the parts joined by `\n`). */
-  errored: Set<string>;
-  /** Texts of tool results at or before the client's last `cache_control` marker (each part, and joined). */
-  cached: Set<string>;
+  /** The client's conversation holds a `cache_control` marker (on a message, block or part). */
+  marked: boolean;
+}
+
+/**
+ * Provider formats whose requests carry the client's `cache_control` markers to the provider, whose
+ * cache may be keyed on them (the Anthropic Messages builders and tidy pass keep them; reached here by
+ * kind `anthropic-compatible`, since `anthropic` and `claude-code` skip the savers altogether, S-2).
+ * The others drop them: formats/openai-chat build and tidy, formats/gemini build (`dropped_cache_control`),
+ * formats/openai-responses (no such field). A Chat client's own markers passed through natively to kind
+ * `openai` reach OpenAI, whose prompt cache is an automatic prefix cache that does not read them.
+ */
+export const MARKERS_REACH_PROVIDER: ReadonlySet<string> = new Set(["anthropic-messages"]);
+
+/**
+ * Whether a tool result is left alone as an error: the format marks it (`isError`), or its first text
+ * starts with `Error:` or is `Error` (how the Chat and Responses builders carry `is_error`, and how a
+ * Chat client writes a failed tool). A pure function of the result itself.
+ */
+function errorResult(slot: ToolResultSlot): boolean {
+  return slot.isError || slot.text.startsWith("Error:") || slot.text === "Error";
 }
 
 /** Where each client format keeps its conversation (the array a `cache_control` marker can sit in). */
@@ -102,9 +130,10 @@ function holdsCacheControl(value: unknown, depth = 0): boolean {
 
 /**
  * Index of the last conversation item of `body` that holds an Anthropic-style `cache_control` marker
- * (on a block, a content part or the item itself), or -1. The client asked the provider to cache the
- * prompt up to and including that block, so everything up to it is left as the client wrote it (S-4).
- * Markers in `system` or `tools` come before every message and protect no tool result.
+ * (on a block, a content part or the item itself), or -1. A conversation with such a marker is sent
+ * with its tool results as the client wrote them where the markers reach the provider
+ * ({@link MARKERS_REACH_PROVIDER}, S-4). Markers in `system` or `tools` come before every message and
+ * protect no tool result.
  */
 export function lastCacheMarkerIndex(format: string, body: Record<string, unknown>, raw: Uint8Array): number {
   const key = MESSAGES_KEY[format];
@@ -114,12 +143,6 @@ export function lastCacheMarkerIndex(format: string, body: Record<string, unknow
   return -1;
 }
 
-
-/** Adds each result's texts (every part, and the non-empty parts joined by `\n`, as a translation may join them). */
-function addTexts(into: Set<string>, texts: string[]): void {
-  for (const t of texts) into.add(t);
-  into.add(texts.filter((t) => t.length > 0).join("\n"));
-}
 
 /**
  * Compressed tool results across requests, least recently used first out. A conversation resends its
@@ -162,19 +185,13 @@ function compressCached(text: string): Compressed | undefined {
 
 const STATE = new WeakMap<RequestContext, RequestState>();
 
-/** Groups a client body's tool-result slots by result: texts, total length, error flag. */
-function resultsOf(format: string, body: Record<string, unknown>): Map<number, { len: number; isError: boolean; texts: string[] }> {
-  return bySlotResult(codecFor(format as RequestContext["clientFormat"]).toolResults?.(body) ?? []);
-}
-
-/** {@link resultsOf} of the slots already found. */
-function bySlotResult(slots: readonly ToolResultSlot[]): Map<number, { len: number; isError: boolean; texts: string[] }> {
-  const byResult = new Map<number, { len: number; isError: boolean; texts: string[] }>();
+/** Groups a client body's tool-result slots by result: total length, error ({@link errorResult} of its first slot). */
+function bySlotResult(slots: readonly ToolResultSlot[]): Map<number, { len: number; isError: boolean }> {
+  const byResult = new Map<number, { len: number; isError: boolean }>();
   for (const slot of slots) {
     let r = byResult.get(slot.result);
-    if (!r) byResult.set(slot.result, (r = { len: 0, isError: slot.isError, texts: [] }));
+    if (!r) byResult.set(slot.result, (r = { len: 0, isError: errorResult(slot) }));
     r.len += slot.text.length;
-    r.texts.push(slot.text);
   }
   return byResult;
 }
@@ -186,38 +203,17 @@ function stateOf(ctx: RequestContext): RequestState {
   // No tool result at all (most requests): nothing to group (no map and iterator per request,
   // docs/performance.md item 257).
   if (slots === undefined || slots.length === 0) return NOTHING_TO_SAVE;
-  const all = bySlotResult(slots);
   s = NOTHING_TO_SAVE;
   let long = false;
-  for (const r of all.values()) if (!r.isError && r.len >= MIN_CHARS) long = true;
-  if (long) {
-    s = { candidates: false, errored: new Set(), cached: new Set() };
-    // Results up to the last cache marker: the same accessor over the conversation cut after it.
-    const last = lastCacheMarkerIndex(ctx.clientFormat, ctx.body, bodyBytes(ctx));
-    const key = MESSAGES_KEY[ctx.clientFormat]!;
-    const upToMarker = last < 0 ? new Map() : resultsOf(ctx.clientFormat, { ...ctx.body, [key]: (ctx.body[key] as unknown[]).slice(0, last + 1) });
-    const cachedCount = Math.max(-1, ...upToMarker.keys()) + 1;
-    for (const [n, r] of all) {
-      if (r.isError) addTexts(s.errored, r.texts);
-      else if (n < cachedCount) addTexts(s.cached, r.texts);
-      else if (r.len >= MIN_CHARS) s.candidates = true;
-    }
-    // Some protected result was long enough to shorten: say why nothing may be.
-    if (!s.candidates) s.cached.add(CACHED_ONLY);
-  }
+  for (const r of bySlotResult(slots).values()) if (!r.isError && r.len >= MIN_CHARS) long = true;
+  if (long) s = { candidates: true, marked: lastCacheMarkerIndex(ctx.clientFormat, ctx.body, bodyBytes(ctx)) >= 0 };
   // Nothing to save is cheap to find again (on a retry): no map entry per request for it.
   if (s !== NOTHING_TO_SAVE) STATE.set(ctx, s);
   return s;
 }
 
-/**
- * The state of a body without a long enough tool result (most requests): shared, never written (its
- * sets are only read once `candidates` is false and no `CACHED_ONLY` mark was needed).
- */
-const NOTHING_TO_SAVE: RequestState = { candidates: false, errored: new Set(), cached: new Set() };
-
-/** Marks a state whose only long results sit before the last cache marker. */
-const CACHED_ONLY = "\u0000cached-only";
+/** The state of a body without a long enough tool result (most requests): shared, never written. */
+const NOTHING_TO_SAVE: RequestState = { candidates: false, marked: false };
 
 const decoder = new TextDecoder();
 
@@ -238,8 +234,9 @@ export function saveTokens(ctx: RequestContext, target: Target, translated: Tran
   }
   delete ctx.trace.tokenSaver;
   const state = stateOf(ctx);
-  if (!state.candidates) {
-    if (state.cached.has(CACHED_ONLY)) ctx.trace.tokenSaver = { skipped: "cache_marker" };
+  if (!state.candidates) return;
+  if (state.marked && MARKERS_REACH_PROVIDER.has(translated.upstreamFormat)) {
+    ctx.trace.tokenSaver = { skipped: "cache_marker" };
     return;
   }
   const codec = codecFor(translated.upstreamFormat);
@@ -256,8 +253,15 @@ export function saveTokens(ctx: RequestContext, target: Target, translated: Tran
   const trace = { results: 0, charsBefore: 0, charsAfter: 0, tokensSaved: 0, rules: {} as Record<string, number> };
   /** Long results looked at and left as they were (unrecognised, or not shortened enough). */
   let unchanged = 0;
+  /** The result the slots being read belong to, and whether it is left alone as an error. */
+  let result = -1;
+  let errored = false;
   for (const slot of codec.toolResults(body)) {
-    if (slot.isError || slot.text.length < MIN_CHARS || state.errored.has(slot.text) || state.cached.has(slot.text)) continue;
+    if (slot.result !== result) {
+      result = slot.result;
+      errored = errorResult(slot);
+    }
+    if (errored || slot.text.length < MIN_CHARS) continue;
     const c = compressCached(slot.text);
     if (!c) {
       unchanged++;

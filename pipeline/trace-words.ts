@@ -26,7 +26,7 @@ export function tokenSaverSentence(ts: TokenSaverTrace): string {
       case "prompt_cache":
         return "Token savers skipped: this provider's prompt cache needs the history byte for byte (Anthropic-format providers with prompt caching).";
       case "cache_marker":
-        return "Token savers left the tool results alone: every long one sits at or before the client's last cache_control marker, the part it asked the provider to cache.";
+        return "Token savers left the tool results alone: the client marks its conversation with cache_control and this provider receives the markers, so every tool result goes as written (a marker moving forward never finds a result it passes changed).";
     }
   }
   if ("unchanged" in ts) {

@@ -59,7 +59,7 @@ test("every token-saver outcome is one sentence: shortened, skipped and why, or 
   );
   expect(last({ skipped: "header" })).toBe("Token savers skipped: the request turned them off (X-Switchyard-Token-Saver: off).");
   expect(last({ skipped: "prompt_cache" })).toBe("Token savers skipped: this provider's prompt cache needs the history byte for byte (Anthropic-format providers with prompt caching).");
-  expect(last({ skipped: "cache_marker" })).toBe("Token savers left the tool results alone: every long one sits at or before the client's last cache_control marker, the part it asked the provider to cache.");
+  expect(last({ skipped: "cache_marker" })).toBe("Token savers left the tool results alone: the client marks its conversation with cache_control and this provider receives the markers, so every tool result goes as written (a marker moving forward never finds a result it passes changed).");
   expect(last({ results: 1, charsBefore: 900, charsAfter: 300, tokensSaved: 150, rules: { git_status: 1 } })).toBe("Token savers shortened 1 tool result (1 git status): 900 → 300 characters, about 150 tokens saved.");
   expect(traceLines({ ...FALLBACK, tokenSaver: undefined }).some((l) => l.startsWith("Token savers"))).toBe(false);
 });

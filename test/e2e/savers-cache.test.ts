@@ -3,9 +3,11 @@
  * of a conversation are sent through the gateway and the bodies the fake upstream RECEIVED are compared
  * as bytes: turn 2 starts with every message of turn 1, byte for byte (longest common prefix), while
  * the tool results were shortened; the same tool output later in the conversation becomes the same
- * bytes. Results at or before the client's last `cache_control` marker stay as written (Claude Code's
- * moving marker), `X-Switchyard-Token-Saver: off` leaves them whole, anthropic and claude-code
- * providers are skipped (S-2).
+ * bytes. A client's moving `cache_control` marker never undoes a shortening: providers that never see
+ * the markers (openai-compatible) get every result shortened the same way every turn, and one that
+ * receives them (anthropic-compatible) gets a marked conversation's results as written every turn; a
+ * later `is_error` result with the same text leaves an earlier result as it was sent.
+ * `X-Switchyard-Token-Saver: off` leaves them whole, anthropic and claude-code providers are skipped (S-2).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { compressToolResult } from "../../pipeline/savers/index.ts";
@@ -15,7 +17,7 @@ import { sample, serverLog } from "../pipeline/save-tokens-fixtures/samples.ts";
 import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-${providersAtFake(["chat", "openai-compatible"], ["resp", "openai-responses"], ["anth", "anthropic"], ["cc", "claude-code"])}
+${providersAtFake(["chat", "openai-compatible"], ["resp", "openai-responses"], ["anth", "anthropic"], ["cc", "claude-code"], ["ac", "anthropic-compatible"])}
 accounts:
   - id: chat-1
     provider: chat
@@ -29,6 +31,9 @@ accounts:
   - id: cc-1
     provider: cc
     access_token: env:CC_TOKEN
+  - id: ac-1
+    provider: ac
+    api_key: env:FAKE_KEY
 `;
 
 const DIFF = sample("git-diff.txt");
@@ -138,9 +143,10 @@ describe("turn 1 → turn 2: the upstream prefix is byte-identical while results
     expect(t2.body.messages.at(-1).content).toBe(compressToolResult(LOG)!.text);
   });
 
-  test("Claude Code's moving cache_control marker: every marked-or-earlier result stays as written, turn after turn", async () => {
+  /** Claude Code's turn 1 (its marker on the newest result, a diff) and turn 2 (the marker moved to the log after it). */
+  async function claudeCodeTurns(model: string) {
     const turn1 = await clientRequest("claude-code-tool-use-2.json");
-    turn1.model = "chat/glm-5";
+    turn1.model = model;
     turn1.messages.at(-1).content[0].content = DIFF; // Claude Code marks this result
     const turn2 = structuredClone(turn1);
     delete turn2.messages.at(-1).content[0].cache_control; // the marker moves to the newest result
@@ -148,22 +154,75 @@ describe("turn 1 → turn 2: the upstream prefix is byte-identical while results
       { role: "assistant", content: [{ type: "tool_use", id: "toolu_turn2", name: "Bash", input: { command: "cat server.log" } }] },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_turn2", content: LOG, cache_control: { type: "ephemeral" } }] },
     );
+    return [turn1, turn2];
+  }
+
+  test("Claude Code's moving marker → openai-compatible (the markers never reach it): every result shortened, the same bytes every turn", async () => {
+    const [turn1, turn2] = await claudeCodeTurns("chat/glm-5");
     const t1 = await send("/v1/messages", turn1);
     const t2 = await send("/v1/messages", turn2);
-    expect(t1.body.messages.find((m: any) => m.role === "tool").content).toBe(DIFF);
-    expect(t1.trace.tokenSaver).toEqual({ skipped: "cache_marker" });
-    expect(t2.body.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content)).toEqual([DIFF, LOG]);
+    expect(t1.raw).not.toContain("cache_control");
+    expect(t1.body.messages.find((m: any) => m.role === "tool").content).toBe(compressToolResult(DIFF)!.text);
+    expect(t2.body.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content)).toEqual([compressToolResult(DIFF)!.text, compressToolResult(LOG)!.text]);
     expectTurnOneKept(t1, t2, "messages");
+  });
 
-    // A result after the last marker is shortened; the one before it is not.
-    const turn3 = structuredClone(turn2);
-    turn3.messages.push(
-      { role: "assistant", content: [{ type: "tool_use", id: "toolu_turn3", name: "Bash", input: { command: "rg -n session" } }] },
-      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_turn3", content: RG }] },
+  test("Claude Code's moving marker → anthropic-compatible (it receives the markers): every result as written, turn after turn", async () => {
+    const [turn1, turn2] = await claudeCodeTurns("ac/glm-5");
+    const t1 = await send("/v1/messages", turn1);
+    const t2 = await send("/v1/messages", turn2);
+    expect(t1.body.messages.at(-1).content[0].content).toBe(DIFF);
+    expect(t1.trace.tokenSaver).toEqual({ skipped: "cache_marker" });
+    expect(t2.body.messages.at(-3).content[0].content).toBe(DIFF);
+    expect(t2.body.messages.at(-1).content[0].content).toBe(LOG);
+    expect(t2.trace.tokenSaver).toEqual({ skipped: "cache_marker" });
+  });
+
+  test("an Anthropic client marking the previous turn's last message → openai-compatible: the result shortened in turn 1 is the same bytes in turn 2, after the marker passed it (tryout7)", async () => {
+    const turn1 = {
+      model: "chat/glm-5",
+      max_tokens: 1000,
+      messages: [
+        { role: "user", content: [{ type: "text", text: "investigate the slow requests", cache_control: { type: "ephemeral" } }] },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "Bash", input: { command: "cat server.log" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: LOG }] },
+      ] as any[],
+    };
+    const turn2 = structuredClone(turn1);
+    delete turn2.messages[0].content[0].cache_control;
+    turn2.messages[2].content[0].cache_control = { type: "ephemeral" }; // the marker moves past the log
+    turn2.messages.push(
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_2", name: "Bash", input: { command: "rg -n session" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_2", content: RG }] },
     );
-    const t3 = await send("/v1/messages", turn3);
-    expect(t3.body.messages.filter((m: any) => m.role === "tool").map((m: any) => m.content)).toEqual([DIFF, LOG, compressToolResult(RG)!.text]);
-    expect(t3.trace.tokenSaver).toMatchObject({ results: 1, rules: { search: 1 } });
+    const t1 = await send("/v1/messages", turn1);
+    const t2 = await send("/v1/messages", turn2);
+    expect(t1.body.messages.at(-1).content).toBe(compressToolResult(LOG)!.text);
+    expectTurnOneKept(t1, t2, "messages");
+    // What turn 2 records as saved is what it sent shorter: the log again and the search results.
+    expect(t2.trace.tokenSaver).toMatchObject({ results: 2, rules: { log: 1, search: 1 } });
+  });
+
+  test("a later is_error result with the same text as an earlier one → openai-compatible: the earlier result stays as turn 1 sent it (tryout7)", async () => {
+    const turn1 = {
+      model: "chat/glm-5",
+      max_tokens: 100,
+      messages: [
+        { role: "user", content: "run the tests" },
+        { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "Bash", input: { command: "bun test" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: LOG }] },
+      ] as any[],
+    };
+    const turn2 = structuredClone(turn1);
+    turn2.messages.push(
+      { role: "assistant", content: [{ type: "tool_use", id: "t2", name: "Bash", input: { command: "bun test --bail" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "t2", is_error: true, content: LOG }] },
+    );
+    const t1 = await send("/v1/messages", turn1);
+    const t2 = await send("/v1/messages", turn2);
+    expect(t1.body.messages.at(-1).content).toBe(compressToolResult(LOG)!.text);
+    expectTurnOneKept(t1, t2, "messages");
+    expect(t2.body.messages.at(-1).content).toBe(`Error: ${LOG}`);
   });
 });
 

@@ -311,37 +311,72 @@ describe("format accessors (FormatCodec.toolResults)", () => {
   });
 });
 
-describe("S-4: tool results at or before the client's last cache_control marker are left as written", () => {
-  test("Claude Code's real turn (its marker on the tool result): the openai-compatible upstream gets the whole result", async () => {
-    const ctx = ctxFor("anthropic-messages", await claudeTurn(DIFF + REMINDER, false, true));
-    const t = send(ctx, "openai-compatible", "glm-5");
-    expect(bodyOf(t).messages.find((m: any) => m.role === "tool").content).toBe(DIFF + REMINDER);
+describe("S-4: cache_control markers count where they reach the provider; elsewhere the pure function decides", () => {
+  test("Claude Code's real turn (its marker on the tool result): anthropic-compatible gets it whole; Chat, Responses and Gemini upstreams, which never see the marker, get it shortened", async () => {
+    const body = await claudeTurn(DIFF + REMINDER, false, true);
+    const ctx = ctxFor("anthropic-messages", body);
+    const anth = bodyOf(send(ctx, "anthropic-compatible", "glm-5"));
+    expect(anth.messages.at(-1).content[0].content).toBe(DIFF + REMINDER);
+    expect(anth.messages.at(-1).content[0].cache_control).toEqual({ type: "ephemeral" });
     expect(ctx.trace.tokenSaver).toEqual({ skipped: "cache_marker" });
+    const chat = send(ctx, "openai-compatible", "glm-5");
+    expect(bodyText(chat)).not.toContain("cache_control");
+    expect(bodyOf(chat).messages.find((m: any) => m.role === "tool").content).toBe(diffOut);
+    expect(ctx.trace.tokenSaver).toMatchObject({ results: 1, rules: { diff: 1 } });
+    expect(bodyOf(send(ctx, "openai-responses", "gpt-5")).input.find((i: any) => i.type === "function_call_output").output).toBe(diffOut);
+    const gem = bodyOf(send(ctx, "gemini", "gemini-3-pro"));
+    expect(gem.contents.flatMap((c: any) => c.parts).find((p: any) => p.functionResponse).functionResponse.response.result).toBe(diffOut);
   });
 
-  test("a result before the marker is kept, the one after it is shortened", async () => {
-    const body = await claudeTurn(DIFF + REMINDER);
-    const first = body.messages.at(-1);
-    first.content[0].cache_control = { type: "ephemeral" };
-    body.messages.push(
+  /**
+   * An Anthropic Messages client that marks the previous turn's last message (tryout7): turn 1's tool
+   * result sits after the marker, turn 2's marker is on it. Returns both turns' client bodies.
+   */
+  async function previousTurnMarked() {
+    const turn1 = await claudeTurn(serverLog(400));
+    turn1.messages.at(-3).content.at(-1).cache_control = { type: "ephemeral" };
+    const turn2 = structuredClone(turn1);
+    delete turn2.messages.at(-3).content.at(-1).cache_control;
+    turn2.messages.at(-1).content.at(-1).cache_control = { type: "ephemeral" };
+    turn2.messages.push(
       { role: "assistant", content: [{ type: "tool_use", id: "toolu_fake_2", name: "Bash", input: { command: "rg -n session" } }] },
       { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_fake_2", content: sample("rg.txt") }] },
     );
-    const ctx = ctxFor("anthropic-messages", body);
-    const tools = bodyOf(send(ctx, "openai-compatible", "glm-5")).messages.filter((m: any) => m.role === "tool");
-    expect(tools[0].content).toBe(DIFF + REMINDER);
-    expect(tools[1].content).toBe(compressToolResult(sample("rg.txt"))!.text);
-    expect(ctx.trace.tokenSaver).toMatchObject({ results: 1, rules: { search: 1 } });
+    return [turn1, turn2];
+  }
+
+  test("a marker moving past a shortened result (openai-compatible): turn 1's upstream messages are a byte-identical prefix of turn 2's (tryout7)", async () => {
+    const [turn1, turn2] = await previousTurnMarked();
+    const a = bodyOf(send(ctxFor("anthropic-messages", turn1), "openai-compatible", "glm-5"));
+    const ctx2 = ctxFor("anthropic-messages", turn2);
+    const b = bodyOf(send(ctx2, "openai-compatible", "glm-5"));
+    expect(a.messages.find((m: any) => m.role === "tool").content).toBe(compressToolResult(serverLog(400))!.text);
+    expect(JSON.stringify(b.messages.slice(0, a.messages.length))).toBe(JSON.stringify(a.messages));
+    // Turn 2's saving is its own: the log again (the same bytes as in turn 1) and the new search results.
+    expect(ctx2.trace.tokenSaver).toMatchObject({ results: 2, rules: { log: 1, search: 1 } });
   });
 
-  test("a marker on an earlier message protects nothing after it; markers in system protect no message", async () => {
+  test("the same moving marker to anthropic-compatible, which receives the markers: every result as written in both turns", async () => {
+    const [turn1, turn2] = await previousTurnMarked();
+    const ctx1 = ctxFor("anthropic-messages", turn1);
+    const a = bodyOf(send(ctx1, "anthropic-compatible", "glm-5"));
+    const b = bodyOf(send(ctxFor("anthropic-messages", turn2), "anthropic-compatible", "glm-5"));
+    expect(a.messages.at(-1).content[0].content).toBe(serverLog(400));
+    expect(ctx1.trace.tokenSaver).toEqual({ skipped: "cache_marker" });
+    expect(b.messages.at(-1).content[0].content).toBe(sample("rg.txt"));
+    // Turn 2 differs from turn 1 only by where the client put its marker.
+    const unmark = (m: any[]) => JSON.stringify(m).replaceAll(',"cache_control":{"type":"ephemeral"}', "");
+    expect(unmark(b.messages.slice(0, a.messages.length))).toBe(unmark(a.messages));
+  });
+
+  test("markers in system protect no message; a client that marks none is shortened on anthropic-compatible too", async () => {
     const body = await claudeTurn(DIFF + REMINDER);
-    body.messages[0].content[0].cache_control = { type: "ephemeral" };
+    body.system = [{ type: "text", text: "You are terse.", cache_control: { type: "ephemeral" } }];
     const ctx = ctxFor("anthropic-messages", body);
-    expect(bodyOf(send(ctx, "openai-compatible", "glm-5")).messages.find((m: any) => m.role === "tool").content).toBe(diffOut);
+    expect(bodyOf(send(ctx, "anthropic-compatible", "glm-5")).messages.at(-1).content[0].content).toBe(diffOut);
   });
 
-  test("a Chat client's marker on a content part (OpenRouter style) protects the tool message before it", async () => {
+  test("a Chat client's marker on a content part (OpenRouter style): kept as written for anthropic-compatible, shortened for openai-compatible (whose tidy pass drops the marker)", async () => {
     const body = {
       model: "glm-5",
       messages: [
@@ -352,12 +387,36 @@ describe("S-4: tool results at or before the client's last cache_control marker 
       ],
     };
     const ctx = ctxFor("openai-chat", structuredClone(body));
-    const t = send(ctx, "openai-compatible", "glm-5");
-    expect(bodyOf(t).messages[2].content).toBe(DIFF);
+    const anth = bodyOf(send(ctx, "anthropic-compatible", "glm-5"));
+    expect(anth.messages.flatMap((m: any) => (Array.isArray(m.content) ? m.content : [])).find((b: any) => b.type === "tool_result").content).toBe(DIFF);
     expect(ctx.trace.tokenSaver).toEqual({ skipped: "cache_marker" });
-    // Without the marker the same result is shortened.
-    delete (body.messages[3].content as any)[0].cache_control;
-    const ctx2 = ctxFor("openai-chat", body);
-    expect(bodyOf(send(ctx2, "openai-compatible", "glm-5")).messages[2].content).toBe(compressToolResult(DIFF)!.text);
+    const chat = send(ctx, "openai-compatible", "glm-5");
+    expect(bodyText(chat)).not.toContain("cache_control");
+    expect(bodyOf(chat).messages[2].content).toBe(compressToolResult(DIFF)!.text);
   });
+});
+
+describe("a result is judged by itself: a later result cannot change how an earlier one is sent", () => {
+  for (const [kind, model] of [["openai-compatible", "glm-5"], ["openai-responses", "gpt-5"], ["gemini", "gemini-3-pro"], ["anthropic-compatible", "glm-5"]] as const) {
+    test(`${kind}: a later is_error result with the same text leaves turn 1 a byte-identical prefix of turn 2, and stays whole itself (tryout7)`, async () => {
+      const log = serverLog(400);
+      const turn1 = await claudeTurn(log);
+      const turn2 = structuredClone(turn1);
+      turn2.messages.push(
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_fake_2", name: "Bash", input: { command: "bun test --bail" } }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_fake_2", is_error: true, content: log }] },
+      );
+      const key = kind === "openai-responses" ? "input" : kind === "gemini" ? "contents" : "messages";
+      const a = bodyOf(send(ctxFor("anthropic-messages", turn1), kind, model))[key];
+      const ctx2 = ctxFor("anthropic-messages", turn2);
+      const b = bodyOf(send(ctx2, kind, model))[key];
+      expect(JSON.stringify(a)).toContain(JSON.stringify(compressToolResult(log)!.text));
+      // Gemini sends a turn's function responses in one content: compare what turn 1 sent.
+      const prefix = kind === "gemini" ? a.length - 1 : a.length;
+      expect(JSON.stringify(b.slice(0, prefix))).toBe(JSON.stringify(a.slice(0, prefix)));
+      // The error result itself goes whole (as the format carries an error).
+      expect(JSON.stringify(b)).toContain(JSON.stringify(kind === "openai-compatible" || kind === "openai-responses" ? `Error: ${log}` : log));
+      expect(ctx2.trace.tokenSaver).toMatchObject({ results: 1, rules: { log: 1 } });
+    });
+  }
 });
