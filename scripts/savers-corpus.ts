@@ -20,7 +20,7 @@
  *
  * Nothing here is timed: the figures are sizes and counts.
  */
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync, appendFileSync, existsSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync, appendFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { compressToolResult, MIN_CHARS } from "../pipeline/savers/index.ts";
@@ -230,6 +230,16 @@ export async function buildCorpus(opts: { quick?: boolean } = {}): Promise<Corpu
   const lsDirs = ["node_modules", "node_modules/.bin", ".", "formats/openai-responses", ...packages(quick ? [] : ["effect/dist/esm", "elysia/dist", "typescript/lib"]).map((p) => `node_modules/${p}`)];
   for (const d of lsDirs) add("ls -la", `ls -la ${d}`, run(["ls", "-la", d]));
   add("ls -la", "ls -laR formats", run(["ls", "-laR", "formats"]));
+  // A directory of 420 generated files, one of them mode 600: the odd one an agent looks for after a
+  // permission error, past the first 200 entries the listing rule keeps.
+  const big = mkdtempSync(join(tmpdir(), "savers-ls-"));
+  try {
+    for (let i = 0; i < 420; i++) writeFileSync(join(big, `shard-${String(i).padStart(4, "0")}.parquet`), "x".repeat(i % 97));
+    chmodSync(join(big, "shard-0377.parquet"), 0o600);
+    add("ls -la", "ls -la of a directory of 420 generated files, one of them mode 600", run(["ls", "-la", big]));
+  } finally {
+    rmSync(big, { recursive: true, force: true });
+  }
 
   // Tree-like listings drawn from the file system.
   add("tree", "tree formats test/formats", drawTree(join(ROOT, "formats"), 3) + drawTree(join(ROOT, "test/formats"), 3));
@@ -357,22 +367,43 @@ const checkSearch: Check = (orig, out) => {
   return { missing, kept: { "file names": [files.size - missing.length, files.size], "matching lines": [Math.min(keptMatches, matches), matches] } };
 };
 
-/** ls -la: every name, or the names kept plus the elided count add up to all of them. */
+/**
+ * ls -la: every name, or the names kept plus the elided count add up to all of them; every kept entry
+ * keeps its mode, owner and group (a root-owned mode-600 file must still read as one); an entry whose
+ * mode and owner differ from the most common of its directory is never elided.
+ */
 const checkListing: Check = (orig, out) => {
   const missing: string[] = [];
   let total = 0;
   let present = 0;
+  let modes = 0;
+  const outLines = lines(out);
+  const entries: { key: string; name: string; full: string }[] = [];
   for (const l of lines(orig)) {
-    const m = /^[-dlcbps][rwxsStT-]{9}[.@+]?\s+\d+\s+\S+\s+\S+\s+[\d,]+\s+\S+\s+\S+\s+\S+\s+(.+)$/.exec(l);
+    const m = /^([-dlcbps][rwxsStT-]{9}[.@+]?)\s+\d+\s+(\S+)\s+(\S+)\s+[\d,]+\s+\S+\s+\S+\s+\S+\s+(.+)$/.exec(l);
     if (!m) continue;
-    const name = m[1]!.split(" -> ")[0]!;
+    const name = m[4]!.split(" -> ")[0]!;
     if (name === "." || name === "..") continue;
+    entries.push({ key: `${m[1]} ${m[2]} ${m[3]}`, name, full: m[4]! });
+  }
+  const seen = new Map<string, number>();
+  for (const e of entries) seen.set(e.key, (seen.get(e.key) ?? 0) + 1);
+  for (const e of entries) {
     total++;
-    if (out.includes(name)) present++;
+    if (out === orig) {
+      present++;
+      modes++;
+      continue;
+    }
+    const line = outLines.find((o) => o.endsWith(` ${e.full}`));
+    if (line !== undefined || out.includes(e.name)) present++;
+    if (line !== undefined && line.startsWith(`${e.key} `)) modes++;
+    else if (line !== undefined) missing.push(`mode and owner of ${e.name}`);
+    else if ((seen.get(e.key) ?? 0) <= 2) missing.push(`${e.name} (${e.key}, unlike most entries)`);
   }
   const elided = [...out.matchAll(/… (\d+) more entries elided/g)].reduce((a, m) => a + Number(m[1]), 0);
   if (present + elided < total) missing.push(`${total - present - elided} names neither kept nor counted as elided`);
-  return { missing, kept: { names: [present, total] } };
+  return { missing, kept: { names: [present, total], "modes and owners": [modes, total] } };
 };
 
 /** tree: the root line and the summary line. */

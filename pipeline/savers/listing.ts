@@ -1,41 +1,37 @@
 /**
  * Long directory listings (`ls -l`, `ls -la`, `ls -lR`, `ls -lh`) for the tool-result compressor
- * (SPEC S-1). Each entry becomes its name and size: `name/` for a directory (no size), `name*` for an
- * executable file, `name@ -> target` for a symlink, `name  1234` for a file; `.` and `..` are dropped.
- * Kept: every name (in order), sizes, directory headers of `-R` listings. Elided: permissions, link
- * counts, owners, groups, dates, `total` lines, and past {@link MANY} entries in one directory, the
- * rest (`… 412 more entries elided (12 directories, 400 files)`). A line holding a client's own cut
- * marker (Codex's `…N chars truncated…`, {@link CLIENT_CUT}) is kept as it is.
+ * (SPEC S-1). Each entry keeps what an agent reads it for, in `ls`'s own order: its mode (with an ACL
+ * or extended-attribute mark), owner and group, size (or device numbers), date and name (a symlink's
+ * `-> target` included), `.` and `..` too. So a root-owned mode-600 file among user-owned ones still
+ * stands out, as it does after a permission error. Elided: the link-count column, the padding that
+ * aligns the columns (runs of spaces become one; names are kept byte for byte), the `total` lines, and
+ * past {@link MANY} entries in one directory, the entries after the first {@link KEEP} whose mode,
+ * owner and group are the most common ones of their type in that directory, counted by that mode and
+ * owner (`… 412 more entries elided (400 -rw-r--r-- app app, 12 drwxr-xr-x app app)`); a later entry
+ * with another mode or owner is kept. Directory headers of `-R` listings are kept. A line holding a
+ * client's own cut marker (Codex's `…N chars truncated…`, {@link CLIENT_CUT}) is kept as it is.
  */
 import { CLIENT_CUT, count, marker, plural, type RuleOutput, type SaverRule } from "./common.ts";
 
 /** A directory with more entries than this is cut. */
 const MANY = 300;
-/** Entries kept in a cut directory. */
+/** Entries kept in a cut directory (besides later ones with another mode or owner). */
 const KEEP = 200;
 
-// mode, links, owner, [group], size (or device major, minor), date, name
+// mode (with its ACL / xattr mark), links, owner, [group], size (or device major, minor), date, name
 const ENTRY =
-  /^([bcdlps-])([rwxsStT-]{9})[.@+]?\s+\d+\s+(?:\S+\s+){1,2}?([\d.,]+[KMGTPE]?|\d+,\s*\d+)\s+((?:[A-Z][a-z]{2}\s+\d{1,2}|\d{1,2}\s+[A-Z][a-z]{2})\s+(?:\d{1,2}:\d{2}|\d{4})|\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?: [+-]\d{4})?)?)\s(.*)$/;
+  /^([bcdlps-][rwxsStT-]{9}[.@+]?)\s+\d+\s+((?:\S+\s+){1,2}?)([\d.,]+[KMGTPE]?|\d+,\s*\d+)\s+((?:[A-Z][a-z]{2}\s+\d{1,2}|\d{1,2}\s+[A-Z][a-z]{2})\s+(?:\d{1,2}:\d{2}|\d{4})|\d{4}-\d{2}-\d{2}(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?: [+-]\d{4})?)?)\s(.*)$/;
 const TOTAL = /^total \d+(?:[.,]\d+)?[KMGTPE]?$/;
 const HEADER = /^\S.*:$/;
 
 interface Entry {
-  type: string;
-  exec: boolean;
-  size: string;
-  name: string;
+  /** Mode, owner and group, single-spaced: what the cut compares. */
+  key: string;
+  /** The entry's line with the link count and the column padding left out. */
+  line: string;
 }
 
-function render(e: Entry): string | undefined {
-  if (e.type === "d") return e.name === "." || e.name === ".." ? undefined : `${e.name}/`;
-  if (e.type === "l") {
-    const i = e.name.indexOf(" -> ");
-    return i >= 0 ? `${e.name.slice(0, i)}@${e.name.slice(i)}` : `${e.name}@`;
-  }
-  if (e.type !== "-") return `${e.name} (${e.type === "p" ? "fifo" : e.type === "s" ? "socket" : "device"})`;
-  return `${e.name}${e.exec ? "*" : ""}  ${e.size}`;
-}
+const oneSpace = (s: string) => s.trim().replace(/\s+/g, " ");
 
 /** The directory-listing rule (see the module doc). */
 export const listingRule: SaverRule = {
@@ -52,22 +48,39 @@ export const listingRule: SaverRule = {
     const out: string[] = [];
     let block: Entry[] = [];
     let cut = 0;
+    let totals = 0;
     const flush = () => {
-      const rendered = block.map((e) => ({ e, r: render(e) })).filter((x) => x.r !== undefined);
-      if (rendered.length > MANY) {
-        for (const x of rendered.slice(0, KEEP)) out.push(x.r!);
-        const rest = rendered.slice(KEEP);
-        const dirs = rest.filter((x) => x.e.type === "d").length;
-        cut += rest.length;
-        out.push(`${marker(plural(rest.length, "more entry", "more entries"))} (${plural(dirs, "directory", "directories")}, ${plural(rest.length - dirs, "other entry", "other entries")})`);
-      } else for (const x of rendered) out.push(x.r!);
+      if (block.length > MANY) {
+        // The most common mode and owner of each type (the mode's first letter) in this directory.
+        const seen = new Map<string, number>();
+        for (const e of block) seen.set(e.key, (seen.get(e.key) ?? 0) + 1);
+        const common = new Map<string, string>();
+        for (const [key, n] of seen) {
+          const best = common.get(key[0]!);
+          if (best === undefined || n > seen.get(best)!) common.set(key[0]!, key);
+        }
+        const gone = new Map<string, number>();
+        block.forEach((e, i) => {
+          if (i < KEEP || common.get(e.key[0]!) !== e.key) out.push(e.line);
+          else gone.set(e.key, (gone.get(e.key) ?? 0) + 1);
+        });
+        const n = [...gone.values()].reduce((a, b) => a + b, 0);
+        if (n > 0) {
+          cut += n;
+          out.push(`${marker(plural(n, "more entry", "more entries"))} (${[...gone].map(([k, c]) => `${count(c)} ${k}`).join(", ")})`);
+        }
+      } else for (const e of block) out.push(e.line);
       block = [];
     };
     for (const l of lines) {
-      if (TOTAL.test(l)) continue;
+      if (TOTAL.test(l)) {
+        totals++;
+        continue;
+      }
       const m = ENTRY.exec(l);
       if (m) {
-        block.push({ type: m[1], exec: "xs".includes(m[2][2]) || "xs".includes(m[2][5]) || "xt".includes(m[2][8]), size: m[3], name: m[5] });
+        const key = `${m[1]} ${oneSpace(m[2]!)}`;
+        block.push({ key, line: `${key} ${m[3]!.replace(/\s+/g, " ")} ${oneSpace(m[4]!)} ${m[5]}` });
         continue;
       }
       flush();
@@ -75,8 +88,9 @@ export const listingRule: SaverRule = {
     }
     flush();
     while (out.length > 0 && out[out.length - 1] === "") out.pop();
-    const elided = [`permissions, owners, dates and totals of ${plural(entries, "entry", "entries")} (dir/ = directory, name* = executable, name@ = symlink, sizes in bytes unless marked)`];
-    if (cut > 0) elided.push(plural(cut, "entry", "entries") + ` past the first ${count(KEEP)} of a directory`);
+    const elided = [`link counts and column padding of ${plural(entries, "entry", "entries")}`];
+    if (totals > 0) elided.push(plural(totals, "total line"));
+    if (cut > 0) elided.push(plural(cut, "entry", "entries") + ` past the first ${count(KEEP)} of a directory with the mode and owner most of it has`);
     return { text: out.join("\n"), elided };
   },
 };

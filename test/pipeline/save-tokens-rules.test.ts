@@ -127,46 +127,62 @@ describe("search results", () => {
   });
 });
 
-describe("directory listing (real ls -la of node_modules)", () => {
-  const ls = sample("ls-la.txt");
-  const out = squeeze(ls, "listing");
+/**
+ * An `ls -la` of `n` certificates owned by app, the `odd`th root-owned and mode 600 (tryout7's listing
+ * had forty, cert-17 the odd one).
+ */
+const certs = (n: number, odd: number) =>
+  [
+    `total ${n * 12}`,
+    "drwxr-xr-x  2 app  app   4096 Dec  7 01:00 .",
+    "drwxr-xr-x 10 app  app   4096 Dec  7 01:00 ..",
+    ...Array.from({ length: n }, (_, i) => {
+      const [mode, who] = i === odd ? ["-rw-------", "root root"] : ["-rw-r--r--", "app  app "];
+      return `${mode}  1 ${who}  ${String(1000 + i * 37).padStart(5)} Dec  ${1 + (i % 6)} ${String(i % 10).padStart(2, "0")}:1${i % 6} cert-${String(i).padStart(2, "0")}.pem`;
+    }),
+  ].join("\n");
 
-  test("every name stays, directories marked, . and .. and the metadata go", () => {
-    for (const l of linesOf(ls)) {
-      const name = / \d\d:\d\d (.+)$/.exec(l)?.[1];
-      if (!name || name === "." || name === "..") continue;
-      expect(out).toContain(name);
-    }
-    expect(out).toContain("@anthropic-ai/");
-    expect(out).toContain("typescript/");
-    expect(out).not.toContain("drwxr-xr-x");
-    expect(out).not.toMatch(/^total /m);
-    expect(out).toMatch(/elided: permissions, owners, dates and totals of \d+ entries/);
-    expect(out.length).toBeLessThan(ls.length / 2);
+describe("directory listing (ls -l, ls -la)", () => {
+
+  test("permissions, owners and dates are kept: the tryout's 40-entry listing saves under 10 % without its padding, so it is left as it is (tryout7)", () => {
+    const text = certs(40, 17);
+    expect(text).toContain("-rw-------  1 root root   1629 Dec  6 07:15 cert-17.pem");
+    expect(compressToolResult(text)).toBeUndefined();
   });
 
-  test("files keep their size; executables and symlinks are marked", () => {
+  test("a real ls -la of node_modules is left as it is (nothing but padding and link counts to drop)", () => {
+    expect(compressToolResult(sample("ls-la.txt"))).toBeUndefined();
+  });
+
+  test("past 300 entries: the first 200 and every entry with another mode or owner stay whole, the rest counted by mode and owner", () => {
+    const text = certs(400, 317);
+    const out = squeeze(text, "listing");
+    const lines = linesOf(out);
+    // Kept lines keep every column but the link count; only padding is gone.
+    expect(lines).toContain("-rw-r--r-- app app 1000 Dec 1 00:10 cert-00.pem");
+    expect(lines).toContain("drwxr-xr-x app app 4096 Dec 7 01:00 .");
+    // The first 200 entries (with . and ..), then only the odd one.
+    expect(lines).toContain("-rw-r--r-- app app 8289 Dec 6 07:15 cert-197.pem");
+    expect(out).not.toContain("cert-198.pem");
+    expect(lines).toContain("-rw------- root root 12729 Dec 6 07:15 cert-317.pem");
+    expect(out).toContain("… 201 more entries elided (201 -rw-r--r-- app app)");
+    expect(out).toContain("[switchyard: directory listing shortened; elided: link counts and column padding of 402 entries, 1 total line, 201 entries past the first 200 of a directory with the mode and owner most of it has]");
+    expect(out.length).toBeLessThan(text.length / 2);
+  });
+
+  test("names (symlinks with their target, names with spaces) are kept byte for byte; devices keep their numbers", () => {
+    const many = Array.from({ length: 330 }, (_, i) => `-rw-r--r--  1 dev  staff  ${String(100 + i).padStart(5)} Nov 30 07:41 notes ${i}.md`);
     const text = [
-      "total 64",
-      "drwxr-xr-x  4 dev  staff   128 Nov 30 07:42 .",
-      "drwxr-xr-x 12 dev  staff   384 Nov 30 07:40 ..",
-      "-rw-r--r--  1 dev  staff  1834 Nov 30 07:41 README.md",
-      "-rwxr-xr-x  1 dev  staff  9120 Nov 30 07:41 build.sh",
-      "lrwxrwxrwx  1 dev  staff    14 Nov 30 07:41 latest -> releases/v1.4.2",
-      "drwxr-xr-x  3 dev  staff    96 Nov 30 07:41 releases",
-      "-rw-r--r--  1 dev  staff 20480 Nov 30 07:41 package-lock.json",
-      "-rw-------  1 dev  staff   412 Nov 30 07:41 .env",
+      "lrwxrwxrwx  1 dev  staff     14 Nov 30 07:41 latest -> releases/v1.4.2",
+      "crw-rw----+ 1 root video  226,   0 Nov 30 07:40 card0",
+      "-rwsr-xr-x  1 root root   55672 Nov 30 07:40 sudo",
+      ...many,
     ].join("\n");
-    // A short listing: below the 500-character threshold nothing happens at all.
-    expect(text.length).toBeLessThan(MIN_CHARS);
-    expect(compressToolResult(text)).toBeUndefined();
-    const long = [text, ...Array.from({ length: 10 }, (_, i) => `-rw-r--r--  1 dev  staff  ${100 + i} Nov 30 07:41 notes-${i}.md`)].join("\n");
-    const out2 = squeeze(long, "listing");
-    expect(out2).toContain("README.md  1834");
-    expect(out2).toContain("build.sh*  9120");
-    expect(out2).toContain("latest@ -> releases/v1.4.2");
-    expect(out2).toContain("releases/");
-    expect(out2).toContain(".env  412");
+    const lines = linesOf(squeeze(text, "listing"));
+    expect(lines).toContain("lrwxrwxrwx dev staff 14 Nov 30 07:41 latest -> releases/v1.4.2");
+    expect(lines).toContain("crw-rw----+ root video 226, 0 Nov 30 07:40 card0");
+    expect(lines).toContain("-rwsr-xr-x root root 55672 Nov 30 07:40 sudo");
+    expect(lines).toContain("-rw-r--r-- dev staff 100 Nov 30 07:41 notes 0.md");
   });
 });
 
@@ -326,9 +342,9 @@ describe("client wrappers are kept byte for byte", () => {
 
   test("Codex's own cut of a long ls -la (its Warning / Total output lines header and the `…N chars truncated…` line joined across the cut) is still a listing: the cut line kept as it is (newuser13 J12)", () => {
     const header = "Chunk ID: 9a1f02\nWall time: 0.0412 seconds\nProcess exited with code 0\nOriginal token count: 21973\nOutput:\nWarning: truncated output (original token count: 21973)\nTotal output lines: 1133\n\n";
-    const lines = sample("ls-la.txt").replace(/\n$/, "").split("\n");
+    const lines = certs(400, 317).split("\n");
     // cut inside the date, as in the tryout: `lrwxrwxrwx  1 root root        14 Jan  …77892 chars truncated…bxmlsec1-gcrypt.a`
-    const joined = `${lines[40]!.slice(0, lines[40]!.indexOf("Nov ") + 5)}…77892 chars truncated…${lines[60]!.slice(45)}`;
+    const joined = `${lines[40]!.slice(0, lines[40]!.indexOf("Dec ") + 5)}…77892 chars truncated…${lines[60]!.slice(45)}`;
     const output = [...lines.slice(0, 40), joined, ...lines.slice(61)].join("\n");
     const text = header + output;
     expect(envelope(text).head).toBe(header);
@@ -350,12 +366,12 @@ describe("client wrappers are kept byte for byte", () => {
   test("Gemini CLI's shell result: `<untrusted_context>` and `Output: ` before, its Exit Code / PGID lines and the closing tag after, kept (newuser13 J3)", () => {
     const head = "<untrusted_context>\nOutput: ";
     const tail = "\nExit Code: 2\nProcess Group PGID: 48213\n</untrusted_context>";
-    const listing = sample("ls-la.txt").replace(/\n$/, "");
+    const listing = certs(400, 317);
     const text = head + listing + tail;
     expect(envelope(text)).toEqual({ head, body: listing, tail });
     const c = compressToolResult(text)!;
     expect(c.rule).toBe("listing");
-    expect(c.text.startsWith(head + ".bin/\n@anthropic-ai/\n")).toBe(true);
+    expect(c.text.startsWith(head + "drwxr-xr-x app app 4096 Dec 7 01:00 .\n")).toBe(true);
     expect(c.text.endsWith("directory listing shortened; elided: " + c.text.split("directory listing shortened; elided: ")[1]!.split("]")[0] + "]" + tail)).toBe(true);
     expect(c.text.length).toBeLessThan(text.length * 0.9);
     // without the wrapper's tail lines, and an output that is not a listing, nothing changes
