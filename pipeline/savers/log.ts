@@ -14,7 +14,8 @@
  *
  * Error lines ({@link errorLine}: an upper-case level word such as ERROR, FATAL, FAIL, PANIC, CRITICAL
  * anywhere; `error:`, `Error:`, `TypeError:`, `fatal:`, `panic:`, `error[E0308]:` in any case; a
- * `…Exception` word; Python's `Traceback (most recent call last)`) are never masked: each is compared
+ * `…Exception` word; Python's `Traceback (most recent call last)`; an error level as a logfmt or JSON
+ * field, an nginx/Apache tag, a glog/klog `E`/`F` line start) are never masked: each is compared
  * as it is, so error lines that differ in anything (a shard number, a path, a timestamp) are all kept,
  * and only a byte-for-byte repeat of an error line (the same line again, as a retry loop without
  * timestamps prints it) is collapsed with its count. Only repeated non-error lines are collapsed as
@@ -45,6 +46,13 @@ const ERROR_WORD = /\b(?:ERROR|ERRORS|ERR|FATAL|FAIL|FAILED|FAILURE|PANIC|CRITIC
 const ERROR_TEXT = /(?:error|fatal|panic)(?:\[[\w-]+\])?:/i;
 /** A `java.io.IOException`-style word (capital E), a Python traceback's first line. */
 const EXCEPTION = /[A-Za-z]Exception\b|\bException\b|^Traceback \(most recent call last\)/;
+/**
+ * An error level written as a field or a tag in any case: logfmt `level=error` (Go's slog, logrus),
+ * JSON `"level":"error"` (zap, pino's text levels, bunyan's names), nginx/Apache `[error]`, `[crit]`,
+ * `[alert]`, `[emerg]`, and glog/klog's `E1207 03:00:01.123456` / `F…` line start (Kubernetes, Go).
+ */
+const ERROR_LEVEL =
+  /\b(?:level|lvl|severity)=["']?(?:error|err|fatal|panic|crit\w*|alert|emerg\w*)\b|"(?:level|lvl|severity)"\s*:\s*"(?:error|err|fatal|panic|crit\w*|alert|emerg\w*)"|\[(?:error|err|crit|critical|alert|emerg|fatal)\]|^\s*[EF]\d{4} \d{2}:\d{2}/i;
 
 /**
  * Whether a line reads as an error (see the module doc): such lines are never collapsed as similar,
@@ -52,7 +60,7 @@ const EXCEPTION = /[A-Za-z]Exception\b|\bException\b|^Traceback \(most recent ca
  * `WARN … connect failed, retry 3/10` line) do not make an error line.
  */
 export function errorLine(line: string): boolean {
-  return ERROR_WORD.test(line) || ERROR_TEXT.test(line) || EXCEPTION.test(line);
+  return ERROR_WORD.test(line) || ERROR_TEXT.test(line) || EXCEPTION.test(line) || ERROR_LEVEL.test(line);
 }
 
 /** Whether a line looks like a log line (see the module doc). */

@@ -280,6 +280,14 @@ describe("logs with repeated lines", () => {
       "Uncaught TypeError: x is undefined",
       'Exception in thread "main" java.lang.NullPointerException',
       "Traceback (most recent call last):",
+      // levels as a field or a tag, any case (review of the rule: each collapsed as similar lines)
+      '2026-12-07T03:00:01Z level=error msg="shard 1 unreachable"',
+      'time=2026-12-07T03:00:01Z level=FATAL msg="giving up"',
+      '{"level":"error","ts":1765076401,"msg":"shard 1 unreachable"}',
+      "2026/12/07 03:00:01 [error] 1234#0: *1 connect() failed (111: Connection refused) while connecting to upstream",
+      "[Sun Dec 07 03:00:01 2026] [crit] server reached MaxRequestWorkers",
+      "E1207 03:00:01.123456    1234 shard.go:42] shard 1 unreachable",
+      "F1207 03:00:01.123456    1234 main.go:10] cannot start",
     ])
       expect([l, errorLine(l)]).toEqual([l, true]);
     for (const l of [
@@ -287,8 +295,25 @@ describe("logs with repeated lines", () => {
       "[worker-2] attempt 4 failed: 503 Service Unavailable",
       "INFO  0 errors, 2 warnings",
       "INFO  request 10 took 22ms",
+      '2026-12-07T03:00:01Z level=info msg="error budget 0.1%"',
+      '{"level":"info","msg":"retrying"}',
+      "I1207 03:00:01.123456    1234 shard.go:42] shard 1 ready",
+      "2026/12/07 03:00:01 [notice] 1#1: start worker processes",
     ])
       expect([l, errorLine(l)]).toEqual([l, false]);
+  });
+
+  test("twelve error lines in logfmt, glog and nginx form, one per shard, all stay", () => {
+    for (const line of [
+      (n: number) => `2026-12-07T03:00:${String(n).padStart(2, "0")}Z level=error msg="shard ${n} unreachable"`,
+      (n: number) => `E1207 03:00:${String(n).padStart(2, "0")}.123456    1234 shard.go:42] shard ${n} unreachable`,
+      (n: number) => `2026/12/07 03:00:${String(n).padStart(2, "0")} [error] 1234#0: *${n} connect() failed (111: Connection refused) while connecting to upstream shard-${n}`,
+    ]) {
+      const errors = Array.from({ length: 12 }, (_, i) => line(i + 1));
+      const text = [...Array.from({ length: 30 }, (_, i) => `2026-12-07T02:59:${String(i).padStart(2, "0")}Z INFO  tick ${i}`), ...errors, "INFO  done"].join("\n");
+      const o = squeeze(text, "log");
+      for (const l of errors) expect(linesOf(o)).toContain(l);
+    }
   });
 
   test("an error line repeated byte for byte is collapsed with its count; the same error at other times is not", () => {
