@@ -289,6 +289,14 @@ export interface TextSlot {
    * (a newline there is the two characters `\n`). Absent for plain text.
    */
   readonly json?: true;
+  /**
+   * The text is the value of an object member with this name (a member of Anthropic `tool_use.input`,
+   * Gemini `functionCall.args` or `functionResponse.response`): redaction reads a value under a
+   * secret-named member (`password`, `api_key`) as a secret, as it does `password: …` in plain text.
+   */
+  readonly member?: string;
+  /** The text is an object member's name (formats/string-leaves.ts): `set` renames the member in place. */
+  readonly objectKey?: true;
 }
 
 /** A text slot inside a tool result (SPEC S-1). */

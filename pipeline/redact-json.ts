@@ -7,8 +7,10 @@
  * So each string literal is decoded, redacted as the text the model reads, and written back
  * JSON-encoded (only when something was replaced; otherwise its bytes stay as the client sent them,
  * so the body of an unchanged turn stays byte-identical and a provider's prefix cache still hits).
- * Object keys are left alone: they are the tool schema's parameter names, which the tool needs as they
- * are and which carry no data. Outside strings, valid JSON holds only numbers, literals and punctuation:
+ * A member's value is redacted knowing the member's name, so the value of `"password": "…"` is a
+ * secret as in `password: …` text. Object keys are mostly a tool schema's parameter names, but an
+ * address used as a key (`{"contacts": {"bob@example.com": "admin"}}`) is data: with `redactKey` they
+ * pass through it too (re-encoded only when it changed it). Outside strings, valid JSON holds only numbers, literals and punctuation:
  * a number that is itself a value to replace (a card number written as a number) becomes the
  * placeholder as a JSON string. Text that is not valid JSON (a truncated call) is handled the same way
  * for its string literals (an unterminated last one included) and as plain text between them; text
@@ -16,8 +18,12 @@
  * have, whatever the input held.
  */
 
-/** `text` (JSON as the wire carries it) with every string value passed through `redact` (see the module doc). Never throws. */
-export function redactJsonText(text: string, redact: (s: string) => string): string {
+/**
+ * `text` (JSON as the wire carries it) with every string value passed through `redact` (with the
+ * member's name, for a value right after `"name":`) and, given `redactKey`, every object key through
+ * it (see the module doc). Never throws.
+ */
+export function redactJsonText(text: string, redact: (s: string, member?: string) => string, redactKey?: (name: string) => string): string {
   const lead = /^\s*(.)/.exec(text)?.[1];
   if (lead !== "{" && lead !== "[" && lead !== '"') return redact(text);
   let valid = true;
@@ -31,6 +37,7 @@ export function redactJsonText(text: string, redact: (s: string) => string): str
   let out = "";
   let seg = 0;
   let i = 0;
+  let lastKey: string | undefined;
   while (i < n) {
     if (text.charCodeAt(i) !== 0x22 /* " */) {
       i++;
@@ -42,7 +49,10 @@ export function redactJsonText(text: string, redact: (s: string) => string): str
     const closed = j < n;
     const end = closed ? j + 1 : n;
     const lit = text.slice(i, end);
-    out += isKey(text, end) ? lit : redactLiteral(lit, closed, redact);
+    if (isKey(text, end)) {
+      lastKey = decodeBody(lit.slice(1, -1));
+      out += redactKey ? redactLiteral(lit, closed, redactKey) : lit;
+    } else out += redactLiteral(lit, closed, redact, afterColon(text, i) ? lastKey : undefined);
     i = seg = end;
   }
   return out + between(text.slice(seg));
@@ -55,9 +65,16 @@ function isKey(text: string, end: number): boolean {
   return text[k] === ":";
 }
 
-function redactLiteral(lit: string, closed: boolean, redact: (s: string) => string): string {
+/** Whether the string literal starting at `start` is a member's value (a `:` stands before it). */
+function afterColon(text: string, start: number): boolean {
+  let k = start - 1;
+  while (k >= 0 && /\s/.test(text[k])) k--;
+  return text[k] === ":";
+}
+
+function redactLiteral(lit: string, closed: boolean, redact: (s: string, member?: string) => string, member?: string): string {
   const decoded = decodeBody(closed ? lit.slice(1, -1) : lit.slice(1));
-  const red = redact(decoded);
+  const red = member === undefined ? redact(decoded) : redact(decoded, member);
   if (red === decoded) return lit;
   const enc = JSON.stringify(red);
   return closed ? enc : enc.slice(0, -1);

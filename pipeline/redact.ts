@@ -8,7 +8,9 @@
  * Responses) are redacted on their decoded string values and stay valid JSON (pipeline/redact-json.ts);
  * those that travel as objects (Anthropic `tool_use.input`, Gemini `functionCall.args`, and Gemini's
  * structured `functionResponse.response`) are redacted in each string member, nested ones included.
- * Object keys are not redacted (a tool's parameter names). What is replaced:
+ * A member's value is redacted knowing the member's name, so `{"password": "hunter2abc9"}` holds a
+ * secret as `password: hunter2abc9` does; member names (mostly a tool's parameter names) go through
+ * every pattern but that one, so an address used as a key is replaced too. What is replaced:
  *
  * | kind | placeholder | what |
  * |---|---|---|
@@ -67,6 +69,8 @@ interface Pattern {
   accept?: (value: string, before: string) => boolean;
   /** The identity of a value for placeholder reuse (a card with or without spaces is one card). */
   identity?: (value: string) => string;
+  /** Found by the name before the value (`password: …`): not looked for in an object member's name. */
+  keyed?: true;
 }
 
 const digitsOnly = (v: string) => v.replace(/\D/g, "");
@@ -154,6 +158,13 @@ function keyedOk(value: string): boolean {
   return true;
 }
 
+/** The name part of a secret-named key (`API_KEY`, `client_secret`, `dbPassword`, `tokens`). */
+const SECRET_NAME_SOURCE = "[A-Za-z0-9_.-]{0,40}?(?:api[_-]?key|apikey|secret(?:[_-]?(?:access[_-]?)?key)?|token|passw(?:or)?d|credentials?|private[_-]?key|access[_-]?key|client[_-]?secret)s?";
+/** An object member's name that is a secret-named key, as a whole. */
+const SECRET_NAME = new RegExp(`^${SECRET_NAME_SOURCE}$`, "i");
+/** The start of a value under a secret-named member: what the keyed pattern takes after `key: `. */
+const KEYED_VALUE = /^(\s*["']?)([A-Za-z0-9+/_.~=-]{8,})/;
+
 const PATTERNS: Pattern[] = [
   // The token shapes the secret scrubber knows too (pipeline/key-shapes.ts: one list for both).
   { kind: "secret", re: new RegExp(`${KEY_SHAPE_BEFORE}()(${KEY_SHAPES_SOURCE})${KEY_SHAPE_AFTER}`, "g") },
@@ -161,8 +172,9 @@ const PATTERNS: Pattern[] = [
   { kind: "secret", re: /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"'\\]+:)([^\s@/"'\\]{3,})(?=@)/gi },
   {
     kind: "secret",
-    re: /(\b[A-Za-z0-9_.-]{0,40}?(?:api[_-]?key|apikey|secret(?:[_-]?(?:access[_-]?)?key)?|token|passw(?:or)?d|credentials?|private[_-]?key|access[_-]?key|client[_-]?secret)s?(?![A-Za-z0-9_])(?:\\?["'])?\s*[:=]\s*(?:\\?["'])?)([A-Za-z0-9+/_.~=-]{8,})/gi,
+    re: new RegExp(`(\\b${SECRET_NAME_SOURCE}(?![A-Za-z0-9_])(?:\\\\?["'])?\\s*[:=]\\s*(?:\\\\?["'])?)([A-Za-z0-9+/_.~=-]{8,})`, "gi"),
     accept: keyedOk,
+    keyed: true,
   },
   {
     kind: "email",
@@ -210,8 +222,23 @@ export class Redactor {
   /**
    * `text` with every recognised value replaced by its placeholder. Its own placeholder-shaped text is
    * noted first, so neither it nor a later text is given a placeholder this text holds literally.
+   * `member`: the name of the object member whose value `text` is (a tool-call argument's parameter
+   * name, formats/codec.ts `TextSlot.member`); under a secret-named one (`password`, `api_key`) the
+   * value is a secret as after `password: ` in plain text.
    */
-  redact(text: string): string {
+  redact(text: string, member?: string): string {
+    return this.run(text, member, false);
+  }
+
+  /**
+   * An object member's name with the values in it replaced (an address used as a key), by every
+   * pattern but the ones that need a name before the value.
+   */
+  redactKey(name: string): string {
+    return this.run(name, undefined, true);
+  }
+
+  private run(text: string, member: string | undefined, isKey: boolean): string {
     if (text.includes("_")) for (const m of text.matchAll(PLACEHOLDER_SHAPE)) this.taken.add(m[0]);
     // Each value found is first a marker (private-use characters no pattern takes as part of a value),
     // numbered afterwards in text order; a text that holds the marker character itself is numbered as found.
@@ -221,7 +248,11 @@ export class Redactor {
       : (kind: RedactionKind, identity: string, value: string) => MARK + markDigits(found.push([kind, identity, value]) - 1) + MARK_END;
     // PEM private-key blocks first, by two searches (a lazy regex across lines was quadratic, review15 R0)
     let out = replacePrivateKeyBlocks(text, (block) => mark("secret", block, block));
+    if (member !== undefined && SECRET_NAME.test(member)) {
+      out = out.replace(KEYED_VALUE, (match: string, keep: string, value: string) => (keyedOk(value) ? keep + mark("secret", value, value) : match));
+    }
     for (const p of PATTERNS) {
+      if (isKey && p.keyed) continue;
       p.re.lastIndex = 0;
       out = out.replace(p.re, (match: string, keep: string, value: string, offset: number, whole: string) => {
         if (value.includes(MARK) || (value.includes("[") && HOLDS_PLACEHOLDER.test(value))) return match; // already replaced (a URL password that was a token)
@@ -297,8 +328,9 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
   const promptText = codecFor(ctx.clientFormat).promptText;
   const slots = promptText?.(ctx.body) ?? [];
   const r = new Redactor(knownSecrets(memory));
-  const redactOne = (text: string) => r.redact(text);
-  const next = slots.map((slot) => (slot.json ? redactJsonText(slot.text, redactOne) : r.redact(slot.text)));
+  const redactOne = (text: string, member?: string) => r.redact(text, member);
+  const redactKey = (name: string) => r.redactKey(name);
+  const next = slots.map((slot) => (slot.json ? redactJsonText(slot.text, redactOne, redactKey) : slot.objectKey ? r.redactKey(slot.text) : r.redact(slot.text, slot.member)));
   if (next.every((text, i) => text === slots[i].text)) return;
   // SPEC O-6: the recording's client request is what the client sent, not the redacted body
   ctx.recording?.clientBody(bodyBytes(ctx));

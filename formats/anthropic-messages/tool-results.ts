@@ -5,7 +5,7 @@
  *
  * Where the text lives:
  * - `system`: a string, or an array of `{type:"text", text}` blocks;
- * - `messages[].content`: a string, or blocks: `text.text`; `tool_use.input` (string leaves);
+ * - `messages[].content`: a string, or blocks: `text.text`; `tool_use.input` (string leaves and member names);
  *   `tool_result.content` (a string, or `text` blocks inside it), `is_error` marks an error result;
  *   `document` with a text source (`source.data`). Thinking and redacted thinking are signed and never
  *   yielded; nor are ids, names, images, cache markers.

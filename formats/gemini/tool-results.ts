@@ -49,7 +49,7 @@ export function toolResults(body: Obj): ToolResultSlot[] {
  * Every text slot the model reads in a Gemini client body (SPEC R-1, redaction): the system
  * instruction's text parts, the text parts of `contents` (not thoughts: signed reasoning), the string
  * leaves of the model's `functionCall.args` and of `functionResponse.response` (tool results), nested
- * members included (values, not keys). Not function names, media, or signatures. Never throws.
+ * members included (values, and member names: formats/string-leaves.ts). Not function names, media, or signatures. Never throws.
  */
 export function promptText(body: Obj): import("../codec.ts").TextSlot[] {
   const out: import("../codec.ts").TextSlot[] = [];

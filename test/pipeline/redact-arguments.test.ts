@@ -87,6 +87,7 @@ describe("JSON-text arguments are redacted on their decoded values", () => {
     const same = '{ "path" : "a\\/b" ,\n "n": 1 }';
     expect(redactJsonText(same, r)).toBe(same);
     expect(redactJsonText(`{"${EMAIL}": "${EMAIL}"}`, r)).toBe(`{"${EMAIL}": "[EMAIL_1]"}`);
+    expect(redactJsonText(`{"${EMAIL}": "${EMAIL}"}`, r, r)).toBe(`{"[EMAIL_1]": "[EMAIL_1]"}`);
     // A card number written as a JSON number becomes the placeholder as a string; plain text stays plain text.
     expect(JSON.parse(redactJsonText('{"card": 4111111111111111, "n": 12}', (t) => t.replace("4111111111111111", "[CARD_1]")))).toEqual({ card: "[CARD_1]", n: 12 });
     expect(redactJsonText(`ls ${EMAIL}`, r)).toBe("ls [EMAIL_1]");
@@ -110,6 +111,55 @@ describe("JSON-text arguments are redacted on their decoded values", () => {
     expect(ctx.trace.redactions).toEqual({ secret: 2 });
     const back = restoreText(ctx.restoration!, '{"path":"k.pem","content":"[SECRET_1]"}', true);
     expect(JSON.parse(back).content).toBe(PEM);
+  });
+});
+
+describe("a value under a secret-named member, and an address used as a member's name", () => {
+  /** The call's arguments: a password only its name says is one, and an address as a key. */
+  const ARGS = { user: "bob", password: "hunter2abc9", contacts: { [EMAIL]: "admin" } };
+  const WANT = { user: "bob", password: "[SECRET_1]", contacts: { "[EMAIL_1]": "admin" } };
+  const check = (raw: string, args: unknown) => {
+    expectClean(raw, ["hunter2abc9", EMAIL]);
+    expect(args).toEqual(WANT);
+    expect(Object.keys(args as object)).toEqual(["user", "password", "contacts"]); // members keep their order
+  };
+
+  test("Chat arguments", () => {
+    const { ctx, raw } = run("chat", {
+      model: "m",
+      messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "login", arguments: JSON.stringify(ARGS) } }] }],
+    });
+    check(raw, JSON.parse(JSON.parse(raw).messages[0].tool_calls[0].function.arguments));
+    expect(restoreText(ctx.restoration!, "[SECRET_1] [EMAIL_1]")).toBe(`hunter2abc9 ${EMAIL}`);
+  });
+
+  test("Responses arguments (an api_key too)", () => {
+    const { raw } = run("responses", {
+      model: "m",
+      input: [
+        { type: "function_call", name: "login", call_id: "c1", arguments: JSON.stringify(ARGS) },
+        { type: "function_call", name: "call", call_id: "c2", arguments: '{"api_key":"abcd1234efgh5678","max_tokens":"4096"}' },
+      ],
+    });
+    const b = JSON.parse(raw);
+    check(raw, JSON.parse(b.input[0].arguments));
+    expect(JSON.parse(b.input[1].arguments)).toEqual({ api_key: "[SECRET_2]", max_tokens: "4096" });
+  });
+
+  test("Anthropic tool_use.input", () => {
+    const { raw } = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "login", input: ARGS }] }] });
+    check(raw, JSON.parse(raw).messages[0].content[0].input);
+  });
+
+  test("Gemini functionCall.args", () => {
+    const { raw } = run("gemini", { contents: [{ role: "model", parts: [{ functionCall: { name: "login", args: ARGS } }] }] });
+    check(raw, JSON.parse(raw).contents[0].parts[0].functionCall.args);
+  });
+
+  test("a name that is not secret, or a value that is an identifier, is left as it is", () => {
+    const args = { tokens_used: "abc123def456", token: "token_count_v2", password_hint: "my dog 2x" };
+    const { raw } = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: args }] }] });
+    expect(JSON.parse(raw).messages[0].content[0].input).toEqual(args);
   });
 });
 
