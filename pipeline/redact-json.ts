@@ -16,6 +16,10 @@
  * for its string literals (an unterminated last one included) and as plain text between them; text
  * that does not start like JSON at all is plain text. The result never holds an escape JSON does not
  * have, whatever the input held.
+ *
+ * A plain text slot that is a whole JSON document (a tool result from an MCP server, shell output
+ * wrapped as `{"stdout": "…"}`: it starts with `{` or `[` and parses) is redacted the same way
+ * ({@link redactJsonDocument}), for the same reason.
  */
 
 /**
@@ -26,12 +30,30 @@
 export function redactJsonText(text: string, redact: (s: string, member?: string) => string, redactKey?: (name: string) => string): string {
   const lead = /^\s*(.)/.exec(text)?.[1];
   if (lead !== "{" && lead !== "[" && lead !== '"') return redact(text);
-  let valid = true;
+  return redactLiterals(text, parses(text), redact, redactKey);
+}
+
+/**
+ * A plain text that is a JSON document (a tool result from an MCP server, JSON-wrapped shell output):
+ * `text` redacted as {@link redactJsonText} does, when it starts with `{` or `[` (after whitespace) and
+ * parses; undefined otherwise (the caller redacts it as plain text). Never throws.
+ */
+export function redactJsonDocument(text: string, redact: (s: string, member?: string) => string, redactKey?: (name: string) => string): string | undefined {
+  const lead = /^\s*(.)/.exec(text)?.[1];
+  if ((lead !== "{" && lead !== "[") || !parses(text)) return undefined;
+  return redactLiterals(text, true, redact, redactKey);
+}
+
+function parses(text: string): boolean {
   try {
     JSON.parse(text);
+    return true;
   } catch {
-    valid = false;
+    return false;
   }
+}
+
+function redactLiterals(text: string, valid: boolean, redact: (s: string, member?: string) => string, redactKey?: (name: string) => string): string {
   const between = valid ? (seg: string) => redactNumbers(seg, redact) : redact;
   const n = text.length;
   let out = "";

@@ -10,7 +10,9 @@
  * structured `functionResponse.response`) are redacted in each string member, nested ones included.
  * A member's value is redacted knowing the member's name, so `{"password": "hunter2abc9"}` holds a
  * secret as `password: hunter2abc9` does; member names (mostly a tool's parameter names) go through
- * every pattern but that one, so an address used as a key is replaced too. What is replaced:
+ * every pattern but that one, so an address used as a key is replaced too. A plain text that is a
+ * JSON document (starts with `{` or `[` and parses: an MCP tool result) is redacted the same way as
+ * JSON-text arguments. What is replaced:
  *
  * | kind | placeholder | what |
  * |---|---|---|
@@ -43,7 +45,7 @@
 import { codecFor } from "../formats/index.ts";
 import { bodyBytes, type RequestContext } from "./context.ts";
 import { KEY_SHAPE_AFTER, KEY_SHAPE_BEFORE, KEY_SHAPES_SOURCE, replacePrivateKeyBlocks } from "./key-shapes.ts";
-import { redactJsonText } from "./redact-json.ts";
+import { redactJsonDocument, redactJsonText } from "./redact-json.ts";
 import type { RestoredSecrets } from "./ports.ts";
 import type { PlaceholderValue } from "./restore-placeholders.ts";
 
@@ -330,7 +332,10 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
   const r = new Redactor(knownSecrets(memory));
   const redactOne = (text: string, member?: string) => r.redact(text, member);
   const redactKey = (name: string) => r.redactKey(name);
-  const next = slots.map((slot) => (slot.json ? redactJsonText(slot.text, redactOne, redactKey) : slot.objectKey ? r.redactKey(slot.text) : r.redact(slot.text, slot.member)));
+  // A text that is a JSON document (a tool result from an MCP server) is redacted on its decoded values:
+  // as text, a value right after an escaped `\n` was missed, or the `n` joined it (`\[EMAIL_1]`).
+  const plainText = (text: string, member: string | undefined) => redactJsonDocument(text, redactOne, redactKey) ?? r.redact(text, member);
+  const next = slots.map((slot) => (slot.json ? redactJsonText(slot.text, redactOne, redactKey) : slot.objectKey ? r.redactKey(slot.text) : plainText(slot.text, slot.member)));
   if (next.every((text, i) => text === slots[i].text)) return;
   // SPEC O-6: the recording's client request is what the client sent, not the redacted body
   ctx.recording?.clientBody(bodyBytes(ctx));

@@ -114,6 +114,42 @@ describe("JSON-text arguments are redacted on their decoded values", () => {
   });
 });
 
+describe("tool results whose text is a JSON document are redacted on their decoded values", () => {
+  /** JSON-wrapped shell output: every value right after an escaped newline. */
+  const STDOUT = JSON.stringify({ stdout: `owner:\n${EMAIL}\nhost:\n${IP}\nkey:\n${KEY}`, exit: 0 });
+  const WANT = { stdout: "owner:\n[EMAIL_1]\nhost:\n[IPV4_1]\nkey:\n[SECRET_1]", exit: 0 };
+  const check = (raw: string, result: string) => {
+    expectClean(raw);
+    expect(result).not.toMatch(badEscape);
+    expect(JSON.parse(result)).toEqual(WANT);
+  };
+
+  test("Chat tool message", () => {
+    const { raw } = run("chat", { model: "m", messages: [{ role: "user", content: "run it" }, { role: "tool", tool_call_id: "c1", content: STDOUT }] });
+    check(raw, JSON.parse(raw).messages[1].content);
+  });
+
+  test("Anthropic tool_result string", () => {
+    const { raw } = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: STDOUT }] }] });
+    check(raw, JSON.parse(raw).messages[0].content[0].content);
+  });
+
+  test("Responses function_call_output", () => {
+    const { raw } = run("responses", { model: "m", input: [{ type: "function_call_output", call_id: "c1", output: `  ${STDOUT}` }] });
+    check(raw, JSON.parse(raw).input[0].output);
+  });
+
+  test("Gemini: a JSON text in a functionResponse member", () => {
+    const { raw } = run("gemini", { contents: [{ role: "user", parts: [{ functionResponse: { name: "shell", response: { output: STDOUT } } }] }] });
+    check(raw, JSON.parse(raw).contents[0].parts[0].functionResponse.response.output);
+  });
+
+  test("a text that only starts like JSON is plain text", () => {
+    const { raw } = run("chat", { model: "m", messages: [{ role: "tool", tool_call_id: "c1", content: `[warn] mail ${EMAIL}` }] });
+    expect(JSON.parse(raw).messages[0].content).toBe("[warn] mail [EMAIL_1]");
+  });
+});
+
 describe("a value under a secret-named member, and an address used as a member's name", () => {
   /** The call's arguments: a password only its name says is one, and an address as a key. */
   const ARGS = { user: "bob", password: "hunter2abc9", contacts: { [EMAIL]: "admin" } };
