@@ -30,7 +30,12 @@ export interface Clock {
  * in time (src/restored-secrets.ts); never logged, traced or stored.
  */
 export interface RestoredSecrets {
-  /** Notes a value just restored as a `secret` placeholder (values too short or too long to look for are ignored). */
+  /**
+   * Notes a value just restored as a `secret` placeholder, or just found again in a request (redaction
+   * calls it for each remembered value it replaces): its time is kept from now on, so a value a
+   * conversation keeps sending back is not forgotten while it does. Values too short or too long to look
+   * for are ignored.
+   */
   remember(value: string): void;
   /**
    * The values to look for now, in no particular order. The same array is returned until the set

@@ -35,7 +35,8 @@
  *
  * Secrets restored into earlier replies by this instance (pipeline/ports.ts `RestoredSecrets`) are
  * replaced wherever they stand, also without the context they were found by (`the password is …` in
- * the assistant text a client sends back).
+ * the assistant text a client sends back); each one found is remembered again, so the memory keeps it
+ * for as long as the conversation keeps sending it.
  *
  * Each replacement is counted by kind in `ctx.trace.redactions`; values are never logged or traced.
  * When anything was replaced the body is re-serialised (`ctx.rawBody`), so native passthrough sends the
@@ -218,8 +219,14 @@ export class Redactor {
   /** Placeholder → the kind and the original text first replaced by it (for mapping the reply back, S-3). */
   readonly originals = new Map<string, PlaceholderValue>();
 
-  /** @param known secret values restored in earlier replies (see {@link knownSecrets}), replaced wherever they stand */
-  constructor(private readonly known?: RegExp) {}
+  /**
+   * @param known secret values restored in earlier replies (see {@link knownSecrets}), replaced wherever they stand
+   * @param found called with each of those values found in a text (the memory keeps it longer: it is still in use)
+   */
+  constructor(
+    private readonly known?: RegExp,
+    private readonly found?: (value: string) => void,
+  ) {}
 
   /**
    * `text` with every recognised value replaced by its placeholder. Its own placeholder-shaped text is
@@ -264,7 +271,10 @@ export class Redactor {
     }
     if (this.known) {
       this.known.lastIndex = 0;
-      out = out.replace(this.known, (value) => mark("secret", value, value));
+      out = out.replace(this.known, (value) => {
+        this.found?.(value);
+        return mark("secret", value, value);
+      });
     }
     if (found.length === 0) return out;
     return out.replace(MARKER, (m: string, digits: string) => {
@@ -329,7 +339,8 @@ function knownSecrets(memory: RestoredSecrets | undefined): RegExp | undefined {
 function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): void {
   const promptText = codecFor(ctx.clientFormat).promptText;
   const slots = promptText?.(ctx.body) ?? [];
-  const r = new Redactor(knownSecrets(memory));
+  const known = knownSecrets(memory);
+  const r = new Redactor(known, known && ((value: string) => memory!.remember(value)));
   const redactOne = (text: string, member?: string) => r.redact(text, member);
   const redactKey = (name: string) => r.redactKey(name);
   // A text that is a JSON document (a tool result from an MCP server) is redacted on its decoded values:

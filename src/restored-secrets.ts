@@ -1,7 +1,8 @@
 /**
  * The in-memory {@link RestoredSecrets} of one gateway instance (SPEC S-3): secret values restored into
  * replies, looked for by redaction in later requests. Bounded: at most {@link MAX_VALUES} values, each
- * kept {@link KEEP_MS} after it was last restored (the oldest go first past the count); values shorter
+ * kept {@link KEEP_MS} after it was last restored or last found in a request (redaction remembers each
+ * value it replaces again; the oldest go first past the count); values shorter
  * than {@link MIN_LENGTH} (too likely to occur by chance in ordinary text) or longer than
  * {@link MAX_LENGTH} (a key block, which redaction recognises by its shape anyway) are not kept. Never
  * written anywhere: a restart forgets them, and each instance of a shared setup has its own.
@@ -10,7 +11,7 @@ import type { Clock, RestoredSecrets } from "../pipeline/ports.ts";
 
 /** Values kept at most. */
 export const MAX_VALUES = 256;
-/** How long a value is kept after it was last restored (ms): one hour. */
+/** How long a value is kept after it was last restored or found in a request (ms): one hour. */
 export const KEEP_MS = 3_600_000;
 /** Shortest value kept (characters). */
 export const MIN_LENGTH = 8;
@@ -19,7 +20,7 @@ export const MAX_LENGTH = 512;
 
 /** See the module doc. */
 export class RestoredSecretMemory implements RestoredSecrets {
-  /** value → when it was last restored (ms); insertion order is oldest first (a value restored again moves last). */
+  /** value → when it was last restored or found (ms); insertion order is oldest first (a value remembered again moves last). */
   private readonly at = new Map<string, number>();
   private list: readonly string[] = Object.freeze([]);
   private changed = false;

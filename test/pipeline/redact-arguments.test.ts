@@ -272,6 +272,30 @@ describe("secrets restored into a reply are redacted in the next request", () =>
     expect(new TextDecoder().decode(ctx3.rawBody)).toContain(PLAIN[0]);
   });
 
+  test("a value the conversation keeps sending is kept an hour after it was last sent, not forgotten an hour after the restore", () => {
+    const clock = settableClock();
+    const memory = new RestoredSecretMemory(clock);
+    const ctx1 = guardedContext("chat", { model: "m", messages: [{ role: "tool", tool_call_id: "c1", content: ENV }] });
+    redact(ctx1, { enabled: true }, memory);
+    const reply = restoreText(ctx1.restoration!, "The password is [SECRET_1]");
+    expect(reply).toBe(`The password is ${PLAIN[0]}`);
+    const sent = () => {
+      const ctx = guardedContext("chat", { model: "m", messages: [{ role: "user", content: "hi" }, { role: "assistant", content: reply }] });
+      redact(ctx, { enabled: true }, memory);
+      return ctx.rawBody ? JSON.parse(new TextDecoder().decode(ctx.rawBody)).messages[1].content : reply;
+    };
+    const start = clock.t;
+    const at = (min: number) => (clock.t = start + min * 60_000);
+    at(10);
+    expect(sent()).toBe("The password is [SECRET_1]");
+    at(60);
+    expect(sent()).toBe("The password is [SECRET_1]");
+    at(80); // 80 minutes after the restore, 20 after it was last sent
+    expect(sent()).toBe("The password is [SECRET_1]");
+    at(150); // 70 minutes without it: forgotten
+    expect(sent()).toBe(reply);
+  });
+
   test("the memory keeps at most 256 values, each an hour after it was last restored, none under 8 characters", () => {
     const clock = settableClock();
     const memory = new RestoredSecretMemory(clock);
