@@ -9,7 +9,7 @@ import { defaultIds, errorAnswer, errorResponse, isCountTokens, newContext, type
 import { countTokens } from "./count-tokens.ts";
 import { BodyRead, guardRead, receivedTooLarge, startGuard, type GuardDeps, type GuardSettings } from "./guard.ts";
 import type { TargetOrder } from "./order.ts";
-import type { Clock, RestoredSecrets } from "./ports.ts";
+import type { Clock, RestoredSecretMemories } from "./ports.ts";
 import { presentedSecrets, scrubErrorResponse, scrubText } from "./scrub.ts";
 import { redact, type RedactionSettings } from "./redact.ts";
 import { addAccountHint, nearAliasOrCombo, resolveModel, type RoutingTable } from "./resolve.ts";
@@ -27,8 +27,8 @@ export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDe
   ids?: Ids;
   /** PII redaction settings (SPEC R-1/S-3, config `settings.redaction`); redaction is off when absent. */
   redaction?: () => RedactionSettings;
-  /** Secret values this instance restored into replies, redacted again in later requests (SPEC S-3); none remembered when absent. */
-  restoredSecrets?: RestoredSecrets;
+  /** Secret values this instance restored into replies, per client key, redacted again in that key's later requests (SPEC S-3); none remembered when absent. */
+  restoredSecrets?: RestoredSecretMemories;
 }
 
 /** The gateway: one function from an incoming API request to a Response. Never throws. */

@@ -23,11 +23,11 @@ export interface Clock {
 }
 
 /**
- * Secret values this gateway instance restored into replies (SPEC S-3), so that a later request
- * redacts them wherever they appear, also where nothing around them says they are secret: a password
- * recognised only by `DATABASE_PASSWORD=` comes back in the model's text ("the password is …"), and
- * the client sends that text back on its next turn. In memory only, per instance, bounded in count and
- * in time (src/restored-secrets.ts); never logged, traced or stored.
+ * Secret values this gateway instance restored into replies to one client key (SPEC S-3), so that a
+ * later request of that key redacts them wherever they appear, also where nothing around them says they
+ * are secret: a password recognised only by `DATABASE_PASSWORD=` comes back in the model's text ("the
+ * password is …"), and the client sends that text back on its next turn. In memory only, per instance,
+ * bounded in count and in time (src/restored-secrets.ts); never logged, traced or stored.
  */
 export interface RestoredSecrets {
   /**
@@ -42,6 +42,16 @@ export interface RestoredSecrets {
    * changes (a caller may cache what it builds from it by the array's identity).
    */
   values(): readonly string[];
+}
+
+/**
+ * The {@link RestoredSecrets} of one instance, one memory per client key: a value restored for one key
+ * is never looked for in another key's requests (which could otherwise probe guesses at it by what
+ * came back redacted). Requests without a client key share one memory.
+ */
+export interface RestoredSecretMemories {
+  /** The memory of the client key with this id (pipeline/key-id.ts `keyId`); undefined: requests without a key. */
+  forKey(keyId: string | undefined): RestoredSecrets;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -33,8 +33,8 @@
  * only after its number was given out reads as that placeholder (to the model, and in the reply
  * mapped back).
  *
- * Secrets restored into earlier replies by this instance (pipeline/ports.ts `RestoredSecrets`) are
- * replaced wherever they stand, also without the context they were found by (`the password is …` in
+ * Secrets restored into earlier replies to the same client key by this instance (pipeline/ports.ts
+ * `RestoredSecretMemories`; requests without a key share one memory) are replaced wherever they stand, also without the context they were found by (`the password is …` in
  * the assistant text a client sends back); each one found is remembered again, so the memory keeps it
  * for as long as the conversation keeps sending it.
  *
@@ -47,7 +47,8 @@ import { codecFor } from "../formats/index.ts";
 import { bodyBytes, type RequestContext } from "./context.ts";
 import { KEY_SHAPE_AFTER, KEY_SHAPE_BEFORE, KEY_SHAPES_SOURCE, replacePrivateKeyBlocks } from "./key-shapes.ts";
 import { redactJsonDocument, redactJsonText } from "./redact-json.ts";
-import type { RestoredSecrets } from "./ports.ts";
+import { keyId } from "./key-id.ts";
+import type { RestoredSecretMemories, RestoredSecrets } from "./ports.ts";
 import type { PlaceholderValue } from "./restore-placeholders.ts";
 
 /** Redaction settings (config `settings.redaction`, SPEC 2.3). */
@@ -308,12 +309,12 @@ const encoder = new TextEncoder();
  * kind) and `ctx.restoration` (placeholders to map back in the reply, counted in `ctx.trace.restored`); drops a parsed hub form so later stages see the redacted text. `settings` undefined means off.
  * Never throws.
  */
-export function redact(ctx: RequestContext, settings: RedactionSettings | undefined, memory?: RestoredSecrets): void {
-  if (settings?.enabled) redactBody(ctx, memory);
+export function redact(ctx: RequestContext, settings: RedactionSettings | undefined, memories?: RestoredSecretMemories): void {
+  if (settings?.enabled) redactBody(ctx, memories?.forKey(ctx.key ? keyId(ctx.key) : undefined));
 }
 
-let knownFor: readonly string[] | undefined;
-let knownRe: RegExp | undefined;
+/** Per memory (one per client key), the regex last built and the values it was built from. */
+const knownCache = new WeakMap<RestoredSecrets, { values: readonly string[]; re: RegExp }>();
 
 /**
  * One regex for the values `memory` holds (longest first, each standing alone: no letter or digit
@@ -323,12 +324,12 @@ let knownRe: RegExp | undefined;
 function knownSecrets(memory: RestoredSecrets | undefined): RegExp | undefined {
   const values = memory?.values();
   if (!values || values.length === 0) return undefined;
-  if (values !== knownFor) {
-    const alts = [...values].sort((a, b) => b.length - a.length).map((v) => v.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&"));
-    knownRe = new RegExp(`(?<![A-Za-z0-9])(?:${alts.join("|")})(?![A-Za-z0-9])`, "g");
-    knownFor = values;
-  }
-  return knownRe;
+  const cached = knownCache.get(memory!);
+  if (cached?.values === values) return cached.re;
+  const alts = [...values].sort((a, b) => b.length - a.length).map((v) => v.replace(/[.*+?^${}()|[\]\\/-]/g, "\\$&"));
+  const re = new RegExp(`(?<![A-Za-z0-9])(?:${alts.join("|")})(?![A-Za-z0-9])`, "g");
+  knownCache.set(memory!, { values, re });
+  return re;
 }
 
 /**

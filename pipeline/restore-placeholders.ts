@@ -13,7 +13,7 @@
  * exact text the provider produced.
  *
  * Counts of restored placeholders by kind go to the route trace (`restored`); values never do. A
- * restored `secret` value is noted in the instance's {@link RestoredSecrets}, so that the next turn,
+ * restored `secret` value is noted in the client key's {@link RestoredSecrets}, so that the next turn,
  * which sends the reply back, has it redacted again even where its context is gone.
  */
 import type { HubEvent, HubResponse } from "../formats/hub.ts";

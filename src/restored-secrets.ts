@@ -1,15 +1,17 @@
 /**
- * The in-memory {@link RestoredSecrets} of one gateway instance (SPEC S-3): secret values restored into
- * replies, looked for by redaction in later requests. Bounded: at most {@link MAX_VALUES} values, each
- * kept {@link KEEP_MS} after it was last restored or last found in a request (redaction remembers each
- * value it replaces again; the oldest go first past the count); values shorter
- * than {@link MIN_LENGTH} (too likely to occur by chance in ordinary text) or longer than
+ * The in-memory {@link RestoredSecretMemories} of one gateway instance (SPEC S-3): secret values
+ * restored into replies, looked for by redaction in later requests, one memory per client key (a value
+ * restored for key A is never looked for in key B's requests, so B cannot probe guesses of A's
+ * values; requests without a client key share one memory). Bounded over all keys together: at most
+ * {@link MAX_VALUES} values, each kept {@link KEEP_MS} after it was last restored or last found in a
+ * request (redaction remembers each value it replaces again; the oldest go first past the count);
+ * values shorter than {@link MIN_LENGTH} (too likely to occur by chance in ordinary text) or longer than
  * {@link MAX_LENGTH} (a key block, which redaction recognises by its shape anyway) are not kept. Never
  * written anywhere: a restart forgets them, and each instance of a shared setup has its own.
  */
-import type { Clock, RestoredSecrets } from "../pipeline/ports.ts";
+import type { Clock, RestoredSecretMemories, RestoredSecrets } from "../pipeline/ports.ts";
 
-/** Values kept at most. */
+/** Values kept at most, over all client keys. */
 export const MAX_VALUES = 256;
 /** How long a value is kept after it was last restored or found in a request (ms): one hour. */
 export const KEEP_MS = 3_600_000;
@@ -18,31 +20,82 @@ export const MIN_LENGTH = 8;
 /** Longest value kept (characters). */
 export const MAX_LENGTH = 512;
 
+/** One remembered value of one key's memory. */
+interface Entry {
+  memory: KeyMemory;
+  value: string;
+  /** When it was last restored or found (ms). */
+  at: number;
+}
+
 /** See the module doc. */
-export class RestoredSecretMemory implements RestoredSecrets {
-  /** value → when it was last restored or found (ms); insertion order is oldest first (a value remembered again moves last). */
-  private readonly at = new Map<string, number>();
-  private list: readonly string[] = Object.freeze([]);
-  private changed = false;
+export class RestoredSecretMemory implements RestoredSecretMemories {
+  /** Every entry of every key, oldest first (an entry remembered again moves last). */
+  private readonly order = new Set<Entry>();
+  /** Client key id (undefined: no key) → its memory, while it holds a value. */
+  private readonly byKey = new Map<string | undefined, KeyMemory>();
 
   constructor(private readonly clock: Clock) {}
 
-  remember(value: string): void {
+  forKey(keyId: string | undefined): RestoredSecrets {
+    return this.byKey.get(keyId) ?? new KeyMemory(this, keyId);
+  }
+
+  /** @internal {@link KeyMemory.remember}: `memory` is registered by its first value (or another memory of its key, registered since it was handed out, takes the value). */
+  remember(memory: KeyMemory, value: string): void {
     if (value.length < MIN_LENGTH || value.length > MAX_LENGTH) return;
-    if (!this.at.delete(value)) this.changed = true;
-    this.at.set(value, this.clock.now());
-    if (this.at.size > MAX_VALUES) this.at.delete(this.at.keys().next().value!);
+    let live = this.byKey.get(memory.keyId);
+    if (!live) this.byKey.set(memory.keyId, (live = memory));
+    let e = live.entries.get(value);
+    if (e) this.order.delete(e);
+    else {
+      e = { memory: live, value, at: 0 };
+      live.entries.set(value, e);
+      live.changed = true;
+    }
+    e.at = this.clock.now();
+    this.order.add(e);
+    if (this.order.size > MAX_VALUES) this.drop(this.order.values().next().value!);
+  }
+
+  /** @internal Drops the entries older than {@link KEEP_MS}. */
+  expire(): void {
+    const cutoff = this.clock.now() - KEEP_MS;
+    for (const e of this.order) {
+      if (e.at >= cutoff) break;
+      this.drop(e);
+    }
+  }
+
+  private drop(e: Entry): void {
+    this.order.delete(e);
+    const m = e.memory;
+    m.entries.delete(e.value);
+    m.changed = true;
+    if (m.entries.size === 0 && this.byKey.get(m.keyId) === m) this.byKey.delete(m.keyId);
+  }
+}
+
+/** The memory of one client key (see the module doc). */
+class KeyMemory implements RestoredSecrets {
+  /** value → its entry. */
+  readonly entries = new Map<string, Entry>();
+  changed = false;
+  private list: readonly string[] = Object.freeze([]);
+
+  constructor(
+    private readonly all: RestoredSecretMemory,
+    readonly keyId: string | undefined,
+  ) {}
+
+  remember(value: string): void {
+    this.all.remember(this, value);
   }
 
   values(): readonly string[] {
-    const cutoff = this.clock.now() - KEEP_MS;
-    for (const [v, t] of this.at) {
-      if (t >= cutoff) break;
-      this.at.delete(v);
-      this.changed = true;
-    }
+    this.all.expire();
     if (this.changed) {
-      this.list = Object.freeze([...this.at.keys()]);
+      this.list = Object.freeze([...this.entries.keys()]);
       this.changed = false;
     }
     return this.list;

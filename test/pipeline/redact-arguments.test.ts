@@ -298,7 +298,7 @@ describe("secrets restored into a reply are redacted in the next request", () =>
 
   test("the memory keeps at most 256 values, each an hour after it was last restored, none under 8 characters", () => {
     const clock = settableClock();
-    const memory = new RestoredSecretMemory(clock);
+    const memory = new RestoredSecretMemory(clock).forKey(undefined);
     memory.remember("short7x");
     expect(memory.values()).toEqual([]);
     for (let i = 0; i < 300; i++) memory.remember(`value-${String(i).padStart(4, "0")}`);

@@ -1,0 +1,64 @@
+/**
+ * The restored-secret memory is kept per client key (SPEC S-3; src/restored-secrets.ts): a secret
+ * restored into a reply to key A is redacted again in A's later requests, but not looked for in key
+ * B's (B could otherwise probe guesses at A's values by what came back redacted) nor in requests
+ * without a key, which share a memory of their own. The bounds hold over all keys together.
+ */
+import { describe, expect, test } from "bun:test";
+import type { ClientKey } from "../../pipeline/ports.ts";
+import { redact } from "../../pipeline/redact.ts";
+import { restoreText } from "../../pipeline/restore-placeholders.ts";
+import { RestoredSecretMemory } from "../../src/restored-secrets.ts";
+import { settableClock } from "../accounts/helpers.ts";
+import { guardedContext } from "../support/context.ts";
+
+const clientKey = (name: string, id?: string): ClientKey => ({ name, id, scopes: [], source: "config" });
+
+/** One Chat request with `content` as its assistant text, for `key`; what went upstream as that text. */
+function send(memory: RestoredSecretMemory, key: ClientKey | undefined, content: string) {
+  const ctx = guardedContext("chat", { model: "m", messages: [{ role: "user", content: "hi" }, { role: "assistant", content }] });
+  ctx.key = key;
+  redact(ctx, { enabled: true }, memory);
+  return { ctx, sent: ctx.rawBody ? (JSON.parse(new TextDecoder().decode(ctx.rawBody)).messages[1].content as string) : content };
+}
+
+describe("the restored-secret memory is per client key", () => {
+  test("a value restored for key A is redacted in A's requests only, not in key B's or in requests without a key", () => {
+    const memory = new RestoredSecretMemory(settableClock());
+    const A = clientKey("alice", "alice#1");
+    const B = clientKey("bob", "bob#1");
+    // Turn 1 of A: the password is found by its context and restored into the reply.
+    const { ctx } = send(memory, A, "DATABASE_PASSWORD=Tr0ub4dor3xyz");
+    expect(restoreText(ctx.restoration!, "The password is [SECRET_1]")).toBe("The password is Tr0ub4dor3xyz");
+    // B (and a request without a key) sending the bare value: nothing says it is a secret, nothing is replaced.
+    expect(send(memory, B, "is it Tr0ub4dor3xyz?").sent).toBe("is it Tr0ub4dor3xyz?");
+    expect(send(memory, undefined, "is it Tr0ub4dor3xyz?").sent).toBe("is it Tr0ub4dor3xyz?");
+    // A's next turn: replaced again.
+    expect(send(memory, A, "The password is Tr0ub4dor3xyz").sent).toBe("The password is [SECRET_1]");
+    // A key is known by its id: another generation of the name is another key.
+    expect(send(memory, clientKey("alice", "alice#2"), "The password is Tr0ub4dor3xyz").sent).toBe("The password is Tr0ub4dor3xyz");
+  });
+
+  test("requests without a key share one memory; each key's values are looked for in its own requests, alternating", () => {
+    const memory = new RestoredSecretMemory(settableClock());
+    const A = clientKey("alice");
+    memory.forKey(undefined).remember("anon-Secret-0001");
+    memory.forKey("alice").remember("alice-Secret-0002");
+    for (let i = 0; i < 3; i++) {
+      expect(send(memory, undefined, "anon-Secret-0001 alice-Secret-0002").sent).toBe("[SECRET_1] alice-Secret-0002");
+      expect(send(memory, A, "anon-Secret-0001 alice-Secret-0002").sent).toBe("anon-Secret-0001 [SECRET_1]");
+    }
+  });
+
+  test("at most 256 values over all keys together, the oldest go first", () => {
+    const memory = new RestoredSecretMemory(settableClock());
+    const a = memory.forKey("a");
+    const b = memory.forKey("b");
+    for (let i = 0; i < 200; i++) a.remember(`a-value-${String(i).padStart(4, "0")}`);
+    for (let i = 0; i < 100; i++) b.remember(`b-value-${String(i).padStart(4, "0")}`);
+    expect(a.values().length).toBe(156);
+    expect(a.values()[0]).toBe("a-value-0044");
+    expect(b.values().length).toBe(100);
+    expect(memory.forKey("c").values()).toEqual([]);
+  });
+});
