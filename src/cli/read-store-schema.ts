@@ -44,10 +44,17 @@ async function readPostgres(url: string): Promise<StoreSchemaReport> {
   const { isPostgresUrl } = await import("../store/postgres/url.ts");
   if (!isPostgresUrl(url)) return { line: "--database must be a postgres:// (or postgresql://) URL", exitCode: 1 };
   const { PG_SCHEMA_VERSION } = await import("../store/postgres/migrations.ts");
-  const safe = new URL(url);
-  const name = `shared store postgres://${safe.host}${safe.pathname}`;
-  const { SQL } = await import("bun");
-  const sql = new SQL(url, { max: 1, connectionTimeout: 10 });
+  let name: string;
+  let sql: import("bun").SQL;
+  try {
+    const safe = new URL(url);
+    name = `shared store postgres://${safe.host}${safe.pathname}`;
+    const { SQL } = await import("bun");
+    sql = new SQL(url, { max: 1, connectionTimeout: 10 });
+  } catch {
+    // Neither the URL nor the error's message is echoed: the URL may carry a password.
+    return { line: "--database: not a valid URL", exitCode: 1 };
+  }
   let version: number;
   try {
     const [table] = await sql`SELECT to_regclass('schema_migrations') IS NOT NULL AS present`;

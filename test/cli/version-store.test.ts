@@ -61,6 +61,15 @@ test("--data-dir: the store's schema and whether this build reads it, migrates i
   expect(version([])).toEqual({ code: 0, lines: [] });
 }, 60_000); // five CLI runs from source
 
+test("--database: a URL that does not parse is said to be one, without echoing its password", () => {
+  const r = Bun.spawnSync([...SOURCE_CLI, "version", "--database", "postgres://bob:s3cretpw@[bad/db"], { stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: tmpdir() } });
+  const out = r.stdout.toString() + r.stderr.toString();
+  expect(r.exitCode).toBe(1);
+  expect(out).toContain("--database: not a valid URL");
+  expect(out).not.toContain("Invalid URL");
+  expect(out).not.toContain("s3cretpw");
+}, 30_000); // one CLI run from source
+
 test("--database: a shared store's schema, named without its user", async () => {
   const pg = await startPostgres();
   try {
