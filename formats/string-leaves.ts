@@ -33,6 +33,11 @@ export function stringLeafSlots(value: unknown, out: TextSlot[], depth = 0): voi
   }
 }
 
+/** Sets an own data property, also one named `__proto__` (which JSON.parse makes as an own member; assigning it would set the prototype). */
+function own(parent: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(parent, key, { value, writable: true, enumerable: true, configurable: true });
+}
+
 function item(parent: unknown[], i: number): TextSlot {
   return {
     text: parent[i] as string,
@@ -47,7 +52,7 @@ function memberSlot(parent: Record<string, unknown>, name: { current: string }):
     text: parent[name.current] as string,
     member: name.current,
     set(t: string) {
-      parent[name.current] = t;
+      own(parent, name.current, t);
     },
   };
 }
@@ -62,7 +67,7 @@ function keySlot(parent: Record<string, unknown>, name: { current: string }): Te
       if (t === old) return;
       const entries = Object.entries(parent);
       for (const [k] of entries) delete parent[k];
-      for (const [k, v] of entries) parent[k === old ? t : k] = v;
+      for (const [k, v] of entries) own(parent, k === old ? t : k, v);
       name.current = t;
     },
   };

@@ -192,6 +192,12 @@ describe("a value under a secret-named member, and an address used as a member's
     check(raw, JSON.parse(raw).contents[0].parts[0].functionCall.args);
   });
 
+  test("a member named __proto__ (an own member after JSON.parse) is redacted and kept when another member is renamed", () => {
+    const input = JSON.parse(`{"__proto__":"mail ${EMAIL}","${EMAIL}":1,"z":"y"}`);
+    const { raw } = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input }] }] });
+    expect(raw).toContain('"input":{"__proto__":"mail [EMAIL_1]","[EMAIL_1]":1,"z":"y"}');
+  });
+
   test("a name that is not secret, or a value that is an identifier, is left as it is", () => {
     const args = { tokens_used: "abc123def456", token: "token_count_v2", password_hint: "my dog 2x" };
     const { raw } = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: args }] }] });
