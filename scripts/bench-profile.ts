@@ -5,8 +5,10 @@
  * a warm-up, stops switchyard (SIGINT writes the profile) and prints the functions with the most self
  * and inclusive time. Start-up is excluded as far as possible by the warm-up and a long run.
  *
- * Usage: bun scripts/bench-profile.ts [--lane chat|messages|messages-chat|responses-chat|responses-ws-chat|codex-chat]
+ * Usage: bun scripts/bench-profile.ts [--lane chat|messages|gemini|messages-chat|responses-chat|responses-ws-chat|codex-chat]
  *          [--stream] [--seconds N] [--top N] [--keep DIR]
+ * `gemini` is the native Gemini lane (`POST /v1beta/models/gemini-bench:generateContent`, with `--stream`
+ * `:streamGenerateContent?alt=sse`: the model and the stream mode in the URL, as scripts/bench-lanes.ts sends it).
  * The self time is also printed grouped by module (pipeline/<stage>.ts, formats/<format>/, src/<dir>/,
  * node_modules/<package>, Bun's built-ins; scripts/lib/profile-groups.ts), over the whole profile.
  */
@@ -25,9 +27,11 @@ const seconds = Number(opt("--seconds") ?? 15);
 const top = Number(opt("--top") ?? 40);
 const keep = opt("--keep");
 
-const LANES: Record<string, { path: string; body: Record<string, unknown>; ws?: true }> = {
+const LANES: Record<string, { path: string; body: Record<string, unknown>; ws?: true; gemini?: true }> = {
   chat: { path: "/v1/chat/completions", body: { model: "gpt-bench", messages: [{ role: "user", content: "Summarise the change in one sentence." }], max_tokens: 256 } },
   messages: { path: "/v1/messages", body: { model: "claude-bench", max_tokens: 256, messages: [{ role: "user", content: "Summarise the change in one sentence." }] } },
+  // Gemini names the model and the stream mode in the path (`gemini: true`: `:generateContent` or `:streamGenerateContent?alt=sse` appended).
+  gemini: { path: "/v1beta/models/gemini-bench", gemini: true, body: { contents: [{ role: "user", parts: [{ text: "Summarise the change in one sentence." }] }], generationConfig: { maxOutputTokens: 256 } } },
   "messages-chat": { path: "/v1/messages", body: { model: "gpt-bench", max_tokens: 256, messages: [{ role: "user", content: "Summarise the change in one sentence." }] } },
   "responses-chat": { path: "/v1/responses", body: { model: "cchat/gpt-bench", input: "Summarise the change in one sentence.", max_output_tokens: 256 } },
   // Codex's transport: `response.create` frames over the Responses WebSocket (32 sockets, one frame at a time each; always streamed).
@@ -82,7 +86,7 @@ async function main() {
   const config = join(dir, "config.yaml");
   writeFileSync(
     config,
-    `providers:\n  - id: openai\n    kind: openai\n    base_url: "${upstream}/v1"\n  - id: anthropic\n    kind: anthropic\n    base_url: "${upstream}"\n  - id: cchat\n    kind: openai-compatible\n    base_url: "${upstream}/v1"\naccounts:\n  - id: openai-bench\n    provider: openai\n    api_key: env:BENCH_UPSTREAM_KEY\n  - id: anthropic-bench\n    provider: anthropic\n    api_key: env:BENCH_UPSTREAM_KEY\n  - id: cchat-bench\n    provider: cchat\n    api_key: env:BENCH_UPSTREAM_KEY\n`,
+    `providers:\n  - id: openai\n    kind: openai\n    base_url: "${upstream}/v1"\n  - id: anthropic\n    kind: anthropic\n    base_url: "${upstream}"\n  - id: cchat\n    kind: openai-compatible\n    base_url: "${upstream}/v1"\n  - id: gemini\n    kind: gemini\n    base_url: "${upstream}"\naccounts:\n  - id: openai-bench\n    provider: openai\n    api_key: env:BENCH_UPSTREAM_KEY\n  - id: anthropic-bench\n    provider: anthropic\n    api_key: env:BENCH_UPSTREAM_KEY\n  - id: cchat-bench\n    provider: cchat\n    api_key: env:BENCH_UPSTREAM_KEY\n  - id: gemini-bench\n    provider: gemini\n    api_key: env:BENCH_UPSTREAM_KEY\n`,
   );
   const port = 20000 + Math.floor(Math.random() * 20000);
   const sy = Bun.spawn(["bun", "--cpu-prof", `--cpu-prof-dir=${dir}`, join(ROOT, "src/main.ts"), "start", "--config", config, "--host", "127.0.0.1", "--port", String(port), "--data-dir", join(dir, "data")], {
@@ -91,7 +95,7 @@ async function main() {
     env: { ...process.env, BENCH_UPSTREAM_KEY: "sk-bench-not-a-secret", BUN_CONFIG_MAX_HTTP_REQUESTS: "4096" },
   });
   try {
-    const url = `http://127.0.0.1:${port}${l.path}`;
+    const url = `http://127.0.0.1:${port}${l.path}${l.gemini ? (stream ? ":streamGenerateContent?alt=sse" : ":generateContent") : ""}`;
     for (let i = 0; i < 100; i++) {
       try {
         await fetch(`http://127.0.0.1:${port}/health`);
@@ -100,7 +104,7 @@ async function main() {
         await Bun.sleep(100);
       }
     }
-    const body = JSON.stringify({ ...l.body, stream });
+    const body = JSON.stringify(l.gemini ? l.body : { ...l.body, stream });
     const run = async (secs: number) => {
       if (l.ws) {
         const r = await loadWs(url.replace(/^http/, "ws"), JSON.stringify({ type: "response.create", ...l.body }), secs);
