@@ -52,7 +52,7 @@ const EXCEPTION = /[A-Za-z]Exception\b|\bException\b|^Traceback \(most recent ca
  * `[alert]`, `[emerg]`, and glog/klog's `E1207 03:00:01.123456` / `F…` line start (Kubernetes, Go).
  */
 const ERROR_LEVEL =
-  /\b(?:level|lvl|severity)=["']?(?:error|err|fatal|panic|crit\w*|alert|emerg\w*)\b|"(?:level|lvl|severity)"\s*:\s*"(?:error|err|fatal|panic|crit\w*|alert|emerg\w*)"|\[(?:error|err|crit|critical|alert|emerg|fatal)\]|^\s*[EF]\d{4} \d{2}:\d{2}/i;
+  /\b(?:level|lvl|severity)=["']?(?:error|err|fatal|panic|crit(?:ical)?|alert|emerg(?:ency)?)\b|"(?:level|lvl|severity)"\s*:\s*"(?:error|err|fatal|panic|crit(?:ical)?|alert|emerg(?:ency)?)"|\[(?:error|err|crit|critical|alert|emerg|fatal)\]|^\s*[EF]\d{4} \d{2}:\d{2}/i;
 
 /**
  * Whether a line reads as an error (see the module doc): such lines are never collapsed as similar,

@@ -299,6 +299,7 @@ describe("logs with repeated lines", () => {
       '{"level":"info","msg":"retrying"}',
       "I1207 03:00:01.123456    1234 shard.go:42] shard 1 ready",
       "2026/12/07 03:00:01 [notice] 1#1: start worker processes",
+      'level=info severity=critical_path msg="scheduled"',
     ])
       expect([l, errorLine(l)]).toEqual([l, false]);
   });
