@@ -440,8 +440,11 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
         db = false;
       }
       // A shared store that cannot be reached is degraded operation, not an outage (SPEC D-2): the
-      // instance keeps serving from memory, so a load balancer should keep sending to it.
-      return { ok: db || store.shared === true, db };
+      // instance keeps serving from memory, so a load balancer should keep sending to it. An embedded
+      // store whose writes fail (a full disk) answers reads and serves too, its rows waiting in memory:
+      // the same, said as db "failing".
+      const failing = db && store.writesFailing?.() === true;
+      return { ok: db || store.shared === true, db: failing ? "failing" : db ? "ok" : "unreachable" };
     },
   }).use(
     wireAdminApi({ store, adminToken, config: () => cfg, keyUse, recorder, sessions, budgetChanges, recentAlerts, bus, clock, registry, credentials, discovery, refreshAccounts, order, routing, executorFor, secrets, instanceId, stopping: stopping.signal, live, startedWith: () => startedWith, sharedConfig: () => sharedConfig }),
@@ -572,7 +575,9 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
       if (writtenBy(instanceFile, nonce)) rmSync(instanceFile, { force: true }); // only its own: not another start's (also of the same pid)
       releaseDataDir(opts.dataDir);
     };
-    if (opts.writeInstanceFile !== false) markStopping(instanceFile, nonce, Date.now()); // `switchyard stop` waits for it, no second SIGTERM
+    // `switchyard stop` waits for it, no second SIGTERM; a file it cannot write (a full disk) is said
+    const unmarked = opts.writeInstanceFile !== false ? markStopping(instanceFile, nonce, Date.now()) : undefined;
+    if (unmarked) log(JSON.stringify({ level: "warn", time: Date.now(), msg: unmarked, path: instanceFile }));
     progress = { startedAt: Date.now(), inflightAtStart: inflight.size, open: () => ({ requests: inflight.size, streams: openStreams.size }) };
     return stopGateway({ halt, server, inflight, openStreams, graceOver, settle, webhook, budgetWindows, keyCounters, retention, store, log, telemetry, stdoutLog, removeInstanceFile }, graceMs, () => graceCut, progress);
   }

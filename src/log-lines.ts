@@ -100,7 +100,7 @@ export function stdoutLineBuffer(): LineBuffer {
  * kept), and with something kept `keptUsage`, `keptTraces`, `keptState`, `keptKeyLimitWindows`, `keptIn`.
  */
 export function unwrittenAtCloseLine(
-  store: { usage: number; traces: number; state: number; keyUse?: number; kept?: { file: string; usage: number; traces: number; state: number; keyUse?: number } } | undefined | void,
+  store: { usage: number; traces: number; state: number; keyUse?: number; while?: string; kept?: { file: string; usage: number; traces: number; state: number; keyUse?: number } } | undefined | void,
   minuteWindows: number,
   now: number,
   log: (line: string) => void,
@@ -112,6 +112,7 @@ export function unwrittenAtCloseLine(
   const kept = k && k.usage + k.traces + k.state + (k.keyUse ?? 0) > 0 ? { ...k, keyUse: k.keyUse ?? 0 } : undefined;
   const lostAny = lost.usage + lost.traces + lost.state + budgetsLost > 0;
   if (!lostAny && !kept && !minuteWindows) return undefined;
+  const away = `stopping while ${(store && store.while) || "the database is away"}`;
   const within = cut ? "before a second signal ended the stop" : "within the shutdown grace period (server.shutdown_grace_ms)";
   const why = [minuteWindows ? `${minuteWindows} rpm/tpm minute windows, not kept: they lapse within a minute` : "", budgetsLost ? `${budgetsLost} budget windows that could not be kept` : ""].filter(Boolean).join("; ");
   const keyLost = `the key-limit use of ${lost.keyLimitWindows} windows${why ? ` (${why})` : ""}`;
@@ -122,8 +123,8 @@ export function unwrittenAtCloseLine(
     : "";
   const where = kept ? `kept in ${kept.file}, which the next start with this data directory writes to the database${kept.keyUse ? " (counting the budget use back into each window still open then)" : ""}` : "";
   const msg = lostAny
-    ? `stopping while the database is away: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and ${keyLost} were not written ${within} and are lost${kept ? `; ${keptWhat} are ${where}` : ""}`
-    : `stopping while the database is away: ${[kept ? `${keptWhat} were not written ${within} and are ${where}` : "", minuteWindows ? `the rpm/tpm use of ${minuteWindows} minute windows was not reported ${kept ? "" : `${within} `}(not kept: a minute window lapses within a minute)` : ""].filter(Boolean).join("; ")}; nothing ${minuteWindows ? "else " : ""}is lost`;
+    ? `${away}: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and ${keyLost} were not written ${within} and are lost${kept ? `; ${keptWhat} are ${where}` : ""}`
+    : `${away}: ${[kept ? `${keptWhat} were not written ${within} and are ${where}` : "", minuteWindows ? `the rpm/tpm use of ${minuteWindows} minute windows was not reported ${kept ? "" : `${within} `}(not kept: a minute window lapses within a minute)` : ""].filter(Boolean).join("; ")}; nothing ${minuteWindows ? "else " : ""}is lost`;
   const fields = kept ? { keptUsage: kept.usage, keptTraces: kept.traces, keptState: kept.state, keptKeyLimitWindows: kept.keyUse, keptIn: kept.file } : {};
   const line = JSON.stringify({ level: lostAny ? "error" : "warn", time: now, msg, ...lost, ...fields });
   log(line);

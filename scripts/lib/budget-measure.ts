@@ -218,7 +218,7 @@ async function main() {
   const rawServer = startRawPipe("http://bench.invalid");
   // The app's HTTP framework with a gateway that answers at once, and the same gateway behind a bare fetch function.
   const instant = { handle: async () => new Response("{}", { headers: { "content-type": "application/json" } }) };
-  const framework = createServer({ gateway: instant, models: () => [], model: () => undefined, health: () => ({ ok: true, db: true }), browser: () => ({ bindHost: "127.0.0.1", allowedHosts: [], corsOrigins: [] }) });
+  const framework = createServer({ gateway: instant, models: () => [], model: () => undefined, health: () => ({ ok: true, db: "ok" }), browser: () => ({ bindHost: "127.0.0.1", allowedHosts: [], corsOrigins: [] }) });
   const bareFetch = (_request: Request) => instant.handle();
   // The floor's top rungs (scripts/lib/floor-server.ts: its handler on Elysia, as rung 5 and 6 serve it over
   // the wire), called in process like the raw pipe, with the in-process upstream as their fetch.

@@ -22,8 +22,11 @@ export interface ServerDeps {
   models: (anthropicShape: boolean, request: Request) => unknown;
   /** GET /v1/models/{id}; undefined when unknown (or outside the asking key's allow-list). */
   model: (id: string, anthropicShape: boolean, request: Request) => unknown | undefined;
-  /** Liveness + readiness (DB reachable). */
-  health: () => { ok: boolean; db: boolean };
+  /**
+   * Liveness + readiness: `ok` false makes it a 503; `db` is "ok", "unreachable" (a query fails, or
+   * PostgreSQL is away) or "failing" (the embedded store's writes fail, a full disk: rows wait in memory).
+   */
+  health: () => { ok: boolean; db: "ok" | "unreachable" | "failing" };
   /** The admin API (SPEC 9.3) mounted under /admin/api. */
   admin?: (request: Request, peer: string | undefined, path: string) => Promise<Response>;
   /**
@@ -449,7 +452,7 @@ export function createServer(deps: ServerDeps) {
     .get("/v1beta/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => geminiOne(request, server, "/v1beta/models/")) as never)
     .get("/health", () => {
       const h = deps.health();
-      return json(h.ok ? 200 : 503, { status: h.ok ? "ok" : "degraded", db: h.db ? "ok" : "unreachable" });
+      return json(h.ok ? 200 : 503, { status: h.ok ? "ok" : "degraded", db: h.db });
     })
     // Claude Code probes the base URL with HEAD /api/hello before its first request.
     .head("/api/hello", () => new Response(null, { status: 200 }))

@@ -25,7 +25,14 @@ import type { SchemaUpgrade, Store } from "./types.ts";
  */
 export async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock, beforeFlush: () => void, resyncMs?: string, instanceId?: string): Promise<Store> {
   if (database === undefined || database === "") {
-    const store = openSqliteStore({ path: join(dataDir, "switchyard.db"), traceRingSize, beforeFlush });
+    const store = openSqliteStore({
+      path: join(dataDir, "switchyard.db"),
+      traceRingSize,
+      beforeFlush,
+      // JSON lines through the app's log, as PostgreSQL's (a run of failed flushes is said once)
+      onError: (message) => log(JSON.stringify({ level: "warn", time: clock.now(), msg: `store: ${message}` })),
+      onInfo: (message) => log(JSON.stringify({ level: "info", time: clock.now(), msg: `store: ${message}` })),
+    });
     const kept = resolve(dataDir, UNWRITTEN_FILE);
     if (existsSync(kept)) {
       // written by a stop on PostgreSQL (src/store/postgres/keep-unwritten.ts): only a start on it writes them

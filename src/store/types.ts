@@ -102,6 +102,11 @@ export interface Store extends KeyStore, AccountStore, AccountStateStore, UsageS
   /** True when the backend answers a trivial query (GET /health readiness). Never throws. */
   health(): Awaitable<boolean>;
   /**
+   * The embedded store only: whether its last flush failed (a full disk, a read-only file) while its
+   * queries answer; its rows wait in memory until a flush works (GET /health: `db: "failing"`). Never throws.
+   */
+  writesFailing?(): boolean;
+  /**
    * Flushes buffered rows, checkpoints and closes. Idempotent. Afterwards `record`/`save` drop
    * silently (counted in `stats().dropped`), `lookup` still answers from memory, queries throw
    * StoreError `closed`.
@@ -126,6 +131,8 @@ export interface UnwrittenAtClose {
   state: number;
   /** Key budget windows whose use a stop could not report (`SharedStore.keepUnreportedUse`). */
   keyUse: number;
+  /** Why they were not written, after "stopping while": default "the database is away" (PostgreSQL); SQLite's names its file ("writes to PATH fail"). */
+  while?: string;
   /** Rows kept in `file` (absolute path, in the data directory), which the next start writes to the database (and the key budget use it counts back). */
   kept?: { file: string; usage: number; traces: number; state: number; keyUse: number };
 }

@@ -346,7 +346,7 @@ describe("flush failures", () => {
     });
     expect(s.stats()).toMatchObject({ pendingUsage: 1, flushErrors: 1 });
     expect(errors).toHaveLength(1);
-    expect(errors[0]).toContain("flush");
+    expect(errors[0]).toContain("database writes failing");
     s.flush();
     expect(countRows(path, "usage")).toBe(1);
     expect(s.stats().pendingUsage).toBe(0);

@@ -3,7 +3,9 @@
  * bindings, quota windows, client keys' changed budget windows) written in ONE IMMEDIATE transaction;
  * traces go into the ring as one compressed block per flush (./trace-ring.ts). A budget window is written with the
  * usage rows of the requests that spent it, so a kill -9 loses no more budget use than usage rows.
- * A failed flush puts its rows back for the next one and reports to `onError`; it never throws.
+ * A failed flush puts its rows back for the next one; the first of a run of failures is reported to
+ * `onError` (`database writes failing`), the flush that works again to `onInfo` (`database writes work
+ * again`); it never throws.
  */
 import type { PendingWrites } from "../pending.ts";
 import { errMessage, quotaParams, type TraceParams, type UsageParams } from "../rows.ts";
@@ -17,6 +19,13 @@ export class SqliteFlusher {
   flushErrors = 0;
   /** ms since the epoch of the last successful flush that wrote something; 0 = never. */
   lastFlushAt = 0;
+  /**
+   * Whether the last flush failed (a full disk, a file made read-only): set by a failed flush, cleared by
+   * the next one that writes. The store reads it as unhealthy (`SqliteStore.writesFailing`).
+   */
+  failing = false;
+  /** Flushes that failed since {@link failing} was set (said in the line of the flush that works again). */
+  private failedInRow = 0;
   private readonly s;
   private readonly ring;
 
@@ -28,6 +37,7 @@ export class SqliteFlusher {
     private readonly ctx: SqliteContext,
     private readonly pending: PendingWrites,
     public traceRingSize: number,
+    private readonly onInfo: (message: string) => void = () => {},
   ) {
     const db = ctx.db;
     this.s = {
@@ -105,10 +115,21 @@ export class SqliteFlusher {
         })
         .immediate();
       this.lastFlushAt = this.ctx.now();
+      if (this.failing) {
+        this.failing = false;
+        this.onInfo(`database writes work again: ${usage.length} usage rows and ${traces.length} route traces written after ${this.failedInRow} failed flushes`);
+        this.failedInRow = 0;
+      }
     } catch (err) {
       this.flushErrors++;
+      this.failedInRow++;
       this.pending.putBack(batch);
-      this.ctx.onError(`flush of ${usage.length} usage rows and ${traces.length} traces failed: ${errMessage(err)}`, err);
+      // Said once per outage (a full disk fails every flush, about once a second): the next line is the
+      // one of the flush that works again; the failures are counted in store_flush_errors_total.
+      if (!this.failing) {
+        this.failing = true;
+        this.ctx.onError(`database writes failing (${errMessage(err)}): ${usage.length} usage rows and ${traces.length} route traces wait in memory and are written once a write works again; /health says db "failing" until then, and a stop loses what is still unwritten`, err);
+      }
     }
   }
 

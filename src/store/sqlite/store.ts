@@ -42,6 +42,7 @@ import type {
   CallsQuery,
   CallsPageQuery,
   UsageSeriesQuery,
+  UnwrittenAtClose,
 } from "../types.ts";
 import { SqliteAccountState } from "./account-state.ts";
 import { SqliteAccounts } from "./accounts.ts";
@@ -84,8 +85,14 @@ export interface SqliteStoreOptions {
    * Default 100,000.
    */
   maxPending?: number;
-  /** Receives flush/refresh failures (messages carry no secrets). Default: one line on stderr. */
+  /**
+   * Receives flush/refresh failures (messages carry no secrets): of a run of failed flushes only the
+   * first (`database writes failing (…)`), and at close the rows it could not write. Default: one line
+   * on stderr.
+   */
   onError?: (message: string, error: unknown) => void;
+  /** Receives the line of the flush that works again after failed ones (`database writes work again: …`). Default: none. */
+  onInfo?: (message: string) => void;
   /**
    * Called before each flush takes the buffers (the flushes that reads run first included): work that
    * still has rows to hand over (src/after-reply.ts) hands them over now, so a read sees them.
@@ -147,7 +154,7 @@ export class SqliteStore implements Store {
     this.pending = new PendingWrites(maxPending, now, () => this.scheduleEarlyFlush(), options.beforeFlush, SQLITE_EARLY_FLUSH_AT);
     this.local = new LocalShared(now);
     try {
-      this.flusher = new SqliteFlusher(this.ctx, this.pending, traceRingSize);
+      this.flusher = new SqliteFlusher(this.ctx, this.pending, traceRingSize, options.onInfo);
       const flush = () => this.flusher.flush();
       this.keys = new SqliteKeys(this.ctx);
       this.state = new SqliteAccountState(this.ctx, this.pending, flush);
@@ -290,6 +297,14 @@ export class SqliteStore implements Store {
     };
   }
 
+  /**
+   * Whether the last flush failed (a full disk, a read-only file): rows wait in memory until one works.
+   * GET /health then says `db: "failing"` (src/app.ts). Never throws.
+   */
+  writesFailing(): boolean {
+    return !this.ctx.closed && this.flusher.failing;
+  }
+
   /** True when `SELECT 1` succeeds; false when closed or failing. Never throws. */
   health(): boolean {
     if (this.ctx.closed) return false;
@@ -300,11 +315,21 @@ export class SqliteStore implements Store {
     }
   }
 
-  /** Flushes, checkpoints (truncating the WAL) and closes. Idempotent; never throws for a flush failure. */
-  close(): void {
-    if (this.ctx.closed) return;
+  /**
+   * Flushes, checkpoints (truncating the WAL) and closes. Idempotent; never throws for a flush failure.
+   * @returns what the last flush could not write (a full disk): lost, counted in `stats().dropped`
+   *   (usage rows and traces; the stop's error line says so); undefined when everything was written. No
+   *   file keeps them: on a full disk it could not be written either, and a start on SQLite does not
+   *   read one.
+   */
+  close(): UnwrittenAtClose | undefined {
+    if (this.ctx.closed) return undefined;
     clearInterval(this.timer);
     this.flush();
+    this.pending.settle();
+    const lost = this.pending.empty
+      ? undefined
+      : { usage: this.pending.pendingUsage, traces: this.pending.pendingTraces, state: this.pending.pendingState, keyUse: 0, while: `writes to ${this.path} fail` };
     this.pending.discard();
     this.pending.closed = true;
     this.ctx.closed = true;
@@ -320,6 +345,7 @@ export class SqliteStore implements Store {
     this.keys.finalize();
     this.flusher.finalize();
     this.ctx.db.close(false);
+    return lost;
   }
 
   private tick(): void {
