@@ -266,16 +266,30 @@ export function earlierVersionLock(dataDir: string): { pid: number; url?: string
  * a second SIGTERM (which ends the grace period). The file is replaced whole (written beside it, mode
  * 0600, and renamed), so a reader never sees half of it. Nothing when the file is not that start's or
  * cannot be written (the mark is advice: the stop goes on without it).
+ * @returns a warning when the file could not be written (a full disk): the half-written copy beside it
+ *   is removed, and `switchyard stop` run now would not know the stop began; undefined otherwise
  */
-export function markStopping(file: string, nonce: string, now: number): void {
+export function markStopping(file: string, nonce: string, now: number): string | undefined {
+  let j: Record<string, unknown>;
   try {
-    const j = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
-    if (j.nonce !== nonce) return;
-    const tmp = `${file}.${nonce}.tmp`;
+    j = JSON.parse(readFileSync(file, "utf8")) as Record<string, unknown>;
+  } catch {
+    return undefined; // unreadable: the stop goes on unmarked
+  }
+  if (j.nonce !== nonce) return undefined;
+  const tmp = `${file}.${nonce}.tmp`;
+  try {
     writeFileSync(tmp, JSON.stringify({ ...j, stopping: now }, null, 2), { mode: 0o600 });
     renameSync(tmp, file);
-  } catch {
-    // unreadable or not writable: the stop goes on unmarked
+    return undefined;
+  } catch (err) {
+    // an empty or cut copy left beside it would stay there (the tryout's 0-byte `instance.json.<hash>.tmp`)
+    try {
+      rmSync(tmp, { force: true });
+    } catch {
+      // nothing more to do
+    }
+    return `could not mark ${file} as stopping (${err instanceof Error ? err.message : String(err)}): a \`switchyard stop\` run meanwhile sends a second signal, which ends the shutdown grace period`;
   }
 }
 
