@@ -72,10 +72,11 @@ describe("postgres flush", () => {
 });
 
 describe("postgres flush against a stalled database", () => {
-  test("a flush the database does not answer (usage locked) is bounded: the store is away, its rows kept; after the lock they are written once, not twice", async () => {
+  test("a flush the database does not answer (usage locked) is bounded: the store is away, its rows kept; after the lock they are written once, not twice; the end of the outage is an info line", async () => {
     const url = await pg.database("flush");
     const errors: string[] = [];
-    const s = await openPostgresStore({ url, flushIntervalMs: 60_000, flushAnswerMs: 300, onError: (m) => errors.push(m) });
+    const infos: string[] = [];
+    const s = await openPostgresStore({ url, flushIntervalMs: 60_000, flushAnswerMs: 300, onError: (m) => errors.push(m), onInfo: (m) => infos.push(m) });
     const sql = new SQL(url, { max: 2 });
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
@@ -103,6 +104,8 @@ describe("postgres flush against a stalled database", () => {
       const end = Date.now() + 15_000;
       while (!s.health() && Date.now() < end) await Bun.sleep(100);
       expect(s.health()).toBe(true);
+      expect(infos.filter((m) => m.startsWith("database reachable again"))).toHaveLength(1);
+      expect(errors.filter((m) => m.includes("reachable again"))).toEqual([]);
       await s.flush();
       // The stalled statement committed once the lock was gone; its replay wrote nothing.
       const [row] = await sql`SELECT count(*)::int AS n FROM usage WHERE request_id LIKE 'stall-%'`;

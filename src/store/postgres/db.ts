@@ -140,6 +140,12 @@ export class PgContext {
    *   check measures the database, not a pool whose connections wait on slow statements); closed by
    *   {@link stopProbe} once the store is closed; default `sql`
    */
+  /**
+   * Receives the `database reachable again` line (the end of an outage: info, not a failure); default
+   * {@link onError}. The store sets it to its `onInfo`.
+   */
+  sayBack: (message: string) => void;
+
   constructor(
     readonly sql: SQL,
     readonly now: () => number,
@@ -149,6 +155,7 @@ export class PgContext {
     readonly checkSql: SQL = sql,
   ) {
     this.instanceId = instanceId ?? crypto.randomUUID();
+    this.sayBack = (message) => onError(message, undefined);
   }
 
   /** @throws StoreError `closed` once the store is closed. */
@@ -504,7 +511,7 @@ export class PgContext {
       for (const check of this.probeChecks) if (!(await check())) return;
       this.stopProbe();
       this.reachable = true;
-      this.onError("database reachable again: kept writes replayed, catching up", undefined);
+      this.sayBack("database reachable again: kept writes replayed, catching up");
       // listening again now, not at the end of the re-LISTEN's back-off (stopProbe cleared its timer)
       this.relistenMs = RELISTEN_MIN_MS;
       this.relisten(0);

@@ -107,7 +107,7 @@ export interface PostgresStoreOptions {
    * unwritten rows are lost (counted).
    */
   unwrittenFile?: string;
-  /** Receives notices that are not failures (the rows a previous stop kept, written). Default: none. */
+  /** Receives notices that are not failures (the rows a previous stop kept, written; `database reachable again`). Default: none (the outage's end then goes to `onError`). */
   onInfo?: (message: string) => void;
 }
 
@@ -143,6 +143,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // The stall check's SELECT 1 on a connection of its own (PgContext.checkStall): it measures the database, not the pool.
   const checkSql = new SQL(options.url, { max: 1, idleTimeout: 60, connectionTimeout: 10 });
   ctx = new PgContext(sql, now, onError, options.instanceId, listenSql, checkSql);
+  const onInfo = options.onInfo;
+  if (onInfo) ctx.sayBack = onInfo;
   if (options.queryAnswerMs !== undefined) ctx.answerMs = Math.max(1, options.queryAnswerMs);
   const store = new PostgresStore(ctx, options);
   store.readKeptRows();
