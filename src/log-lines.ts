@@ -223,9 +223,10 @@ export function thirdSignalLine(signal: string, exitCode: number, p: StopCounts 
  * The line of a start that failed (src/main.ts, try22 P9): an `error` line on stderr, where the start's
  * other lines (`switchyard listening`, `stopped`) go, written before the same text for people; its
  * `error` is that text (a config file's problems one a line after the first,
- * joined with "\n"): the config file it cannot use, a port it cannot listen on, a data directory
- * another instance holds. `now`: ms since the epoch.
+ * joined with "\n"; without a leading "switchyard failed to start: ", the line's msg): the config file it
+ * cannot use, a port it cannot listen on, a data directory another instance holds. `now`: ms since the epoch.
  */
 export function startFailedLine(error: string, now: number): string {
-  return JSON.stringify({ level: "error", time: now, msg: "switchyard failed to start", error });
+  // the text people read opens with the msg itself, which `error` does not repeat
+  return JSON.stringify({ level: "error", time: now, msg: "switchyard failed to start", error: error.replace(/^switchyard failed to start: /, "") });
 }

@@ -6,7 +6,7 @@
  */
 import { writeSync } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ConfigError, issueText, ROOT_PATH } from "./config/errors.ts";
 import { buildInfo, buildSource } from "./version.ts";
@@ -346,7 +346,7 @@ async function main(argv: string[]): Promise<void> {
       const { DEFAULT_STOP_TIMEOUT_S, stopCommand } = await import("./cli/stop.ts");
       const t = values.timeout === undefined ? DEFAULT_STOP_TIMEOUT_S : Number(values.timeout);
       if (!(/^\d+(\.\d+)?$/.test(String(values.timeout ?? "0")) && t > 0)) fail(`--timeout must be a number of seconds above 0, not ${JSON.stringify(values.timeout)}`, 2);
-      return stopCommand(dataDir, t, values.force === true, { out, fail, kill: (pid, signal) => process.kill(pid, signal), sleep: (ms) => Bun.sleep(ms), now: () => Date.now() });
+      return stopCommand(resolve(dataDir), t, values.force === true, { out, fail, kill: (pid, signal) => process.kill(pid, signal), sleep: (ms) => Bun.sleep(ms), now: () => Date.now() });
     }
     case "keys": {
       const { keysCommand } = await import("./cli/keys-command.ts");
@@ -542,7 +542,7 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
       forcedBy
         ? `a second ${forcedBy} ended its shutdown grace period early: the requests still open then were ended (a stream with its in-band error, a request waiting on its upstream with a 503)`
         : code !== 0
-          ? "writes were lost while the database was away (its log line \"stopping while the database is away\" says which)"
+          ? "writes were lost: the database was away, or the embedded store's writes failed (a full disk); its log line \"stopping while …\" says which"
           : undefined,
     );
     process.exit(code);
@@ -552,7 +552,7 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
   const cfg = app.config();
   await app.flushLog(); // the start's lines on stdout (a store upgrade's warning) before "listening"
   process.stderr.write(
-    JSON.stringify({ level: "info", time: Date.now(), msg: "switchyard listening", url: app.url, config: cfg.source.path ?? "(built-in default)", dataDir }) + "\n",
+    JSON.stringify({ level: "info", time: Date.now(), msg: "switchyard listening", url: app.url, config: cfg.source.path ?? "(built-in default)", dataDir: resolve(dataDir) }) + "\n",
   );
   // SPEC D-4: Bun reads BUN_CONFIG_MAX_HTTP_REQUESTS once, when the process starts (setting it in
   // process.env here is too late: measured, docs/performance.md); scripts/start and the service unit set it.
