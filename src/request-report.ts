@@ -39,6 +39,8 @@ export function requestReporter(d: ReportDeps): (ctx: RequestContext, f: Finishe
     // Traces carry upstream error text, which may echo a credential (SPEC O-2: no secrets in traces);
     // only failed attempts and the error answer carry such text (traceNeedsScrub).
     store.save(traceNeedsScrub(ctx.trace) ? scrubValue(ctx.trace, [...d.secrets(), ...presentedSecrets(ctx.request.headers, ctx.request.url)]) : ctx.trace);
+    // the class of the in-band error a reply that began ended with (its status stays the 200 it began with)
+    const lateCode = f.outcome === "upstream_error" ? (f.reply?.lateError?.code ?? f.reply?.lateError?.kind) : undefined;
     // Arguments are built only when exporting (an optional call): nothing for an instance without OTel.
     d.telemetry?.record({
       trace: ctx.trace,
@@ -49,8 +51,8 @@ export function requestReporter(d: ReportDeps): (ctx: RequestContext, f: Finishe
       streamed: ctx.stream,
       traceparent: ctx.request.headers.get("traceparent") ?? undefined,
       providerKind: d.providerKind,
-      // the class of the in-band error a reply that began ended with (`error.type`; it read "200")
-      errorCode: f.code ?? (f.outcome === "upstream_error" ? (f.reply?.lateError?.code ?? f.reply?.lateError?.kind) : undefined),
+      // `error.type`; for a reply that began, it read "200"
+      errorCode: f.code ?? lateCode,
     });
     // SPEC 9.4 live events: built only while somebody listens (the dashboard, GET /admin/api/events).
     if (bus.wants("request_finished")) bus.publish(requestFinishedEvent(ctx, rec, now, f.target?.label));
@@ -71,7 +73,9 @@ export function requestReporter(d: ReportDeps): (ctx: RequestContext, f: Finishe
         key: rec.keyName,
         outcome: f.outcome,
         status: f.status,
-        code: f.outcome === "ok" ? undefined : (ctx.trace.error?.code ?? ctx.trace.error?.kind ?? f.code),
+        // a reply that began and ended with an in-band error (the upstream idle timeout's
+        // `upstream_idle_timeout`, its own error event): that error's code, as the span's error.type
+        code: f.outcome === "ok" ? undefined : (ctx.trace.error?.code ?? ctx.trace.error?.kind ?? f.code ?? lateCode),
         attempts: f.attempts,
         fallback: f.fallback || undefined,
         ttfbMs: rec.ttfbMs,
