@@ -223,6 +223,21 @@ function exportTimeout(env: Record<string, string | undefined>, log: (line: stri
 /** ExportResultCode.SUCCESS of @opentelemetry/core (its enum's value; core is not a dependency of ours). */
 const EXPORT_SUCCESS = 0;
 
+/**
+ * What a failed export's error says, for the log: its message, with the collector's HTTP status when
+ * the error carries it (the exporter's `OTLPExporterError.code`: "Bad Request (HTTP 400)"). A collector
+ * that answered 429, 502, 503 or 504 to every try leaves only "Export failed with retryable status"
+ * (the exporter keeps no status for those): said as such.
+ */
+export function exportFailure(error: Error | undefined): string {
+  if (!error) return "no reason given";
+  const status = (error as { code?: unknown }).code;
+  const message = error.message || "no message";
+  if (typeof status === "number" && status >= 100 && status <= 599) return `${message} (HTTP ${status})`;
+  if (message === "Export failed with retryable status") return "the collector answered 429, 502, 503 or 504 (busy or unavailable) to every try; the exporter does not say which";
+  return message;
+}
+
 /** An exporter's answer for one batch (@opentelemetry/core's `ExportResult`). */
 type ExportResult = Parameters<Parameters<SpanExporter["export"]>[1]>[0];
 
@@ -244,7 +259,7 @@ class ReportingExporter implements SpanExporter {
       try {
         if (result.code !== EXPORT_SUCCESS && !this.failing) {
           this.failing = true;
-          const error = (result.error?.message ?? "no reason given").slice(0, 300);
+          const error = exportFailure(result.error).slice(0, 300);
           this.log(JSON.stringify({ level: "warn", time: Date.now(), msg: `OpenTelemetry export to ${this.where} failed: ${error}; spans are dropped until the collector answers (logged again when it does)`, spans: spans.length }));
         } else if (result.code === EXPORT_SUCCESS && this.failing) {
           this.failing = false;

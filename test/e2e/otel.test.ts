@@ -330,10 +330,33 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
       expect(failed).toHaveLength(1); // once, not per batch
       expect(failed[0]!.level).toBe("warn");
       expect(failed[0]!.msg).toContain(`OpenTelemetry export to http://127.0.0.1:${collector.port}/v1/traces failed`);
+      expect(failed[0]!.msg).toContain("(HTTP 400)"); // the collector's status, not only its reason phrase
       refuse = false;
       await ask();
       await until(() => otelLines().some((l) => l.msg.includes("works again")));
       expect(otelLines().at(-1)).toMatchObject({ level: "info", msg: `OpenTelemetry export to http://127.0.0.1:${collector.port}/v1/traces works again` });
+    } finally {
+      await g.stop();
+      collector.stop(true);
+    }
+  }, 30_000);
+
+  test("a collector that answers 503 to every try: the line says it answered a busy or unavailable status, not only \"Export failed with retryable status\"", async () => {
+    const collector = Bun.serve({
+      hostname: "127.0.0.1",
+      port: 0,
+      async fetch(req) {
+        await req.arrayBuffer();
+        return new Response("down", { status: 503 });
+      },
+    });
+    const g = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${collector.port}`, OTEL_BSP_SCHEDULE_DELAY: "50" } });
+    try {
+      g.fake.handle((r) => simpleReply(r.format!, { text: "ok" } as never, r.stream));
+      await fetch(`${g.url}/v1/messages`, { method: "POST", body: JSON.stringify({ model: "p/claude-x", max_tokens: 5, messages: [{ role: "user", content: "hi" }] }) }).then((r) => r.text());
+      const failed = () => g.logs.map((l) => JSON.parse(l) as { level: string; msg: string }).find((l) => l.msg.includes("OpenTelemetry export") && l.msg.includes("failed"));
+      for (const end = Date.now() + 15_000; !failed() && Date.now() < end; ) await Bun.sleep(25);
+      expect(failed()!.msg).toContain("failed: the collector answered 429, 502, 503 or 504 (busy or unavailable) to every try");
     } finally {
       await g.stop();
       collector.stop(true);
