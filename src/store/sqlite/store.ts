@@ -87,8 +87,8 @@ export interface SqliteStoreOptions {
   maxPending?: number;
   /**
    * Receives flush/refresh failures (messages carry no secrets): of a run of failed flushes only the
-   * first (`database writes failing (…)`), and at close the rows it could not write. Default: one line
-   * on stderr.
+   * first (`database writes failing (…)`; the rows a close could not write are its return value).
+   * Default: one line on stderr.
    */
   onError?: (message: string, error: unknown) => void;
   /** Receives the line of the flush that works again after failed ones (`database writes work again: …`). Default: none. */
@@ -326,7 +326,6 @@ export class SqliteStore implements Store {
     if (this.ctx.closed) return undefined;
     clearInterval(this.timer);
     this.flush();
-    this.pending.settle();
     const lost = this.pending.empty
       ? undefined
       : { usage: this.pending.pendingUsage, traces: this.pending.pendingTraces, state: this.pending.pendingState, keyUse: 0, while: `writes to ${this.path} fail` };
