@@ -295,8 +295,16 @@ export interface TextSlot {
    * secret-named member (`password`, `api_key`) as a secret, as it does `password: …` in plain text.
    */
   readonly member?: string;
-  /** The text is an object member's name (formats/string-leaves.ts): `set` renames the member in place. */
+  /** The text is an object member's name (formats/string-leaves.ts): `set` renames the member in place, at {@link commit}. */
   readonly objectKey?: true;
+  /** For an {@link objectKey} slot: the object the member belongs to (names within one object must stay distinct). */
+  readonly owner?: object;
+  /**
+   * Makes the sets done so far take effect, where a slot defers them (a member's rename: the object is
+   * rebuilt once, in member order, however many of its members were renamed). A caller that sets slots
+   * calls `commit` on every slot that has one after all its sets; calling it again does nothing.
+   */
+  commit?(): void;
 }
 
 /** A text slot inside a tool result (SPEC S-1). */

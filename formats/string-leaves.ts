@@ -13,7 +13,7 @@ const MAX_DEPTH = 64;
  * over its name ({@link TextSlot.objectKey}: an address used as a key is text the model reads) and,
  * when its value is a string, one over the value carrying the name ({@link TextSlot.member}); array
  * items that are strings get a slot without a name. Renaming a member keeps its place among the
- * others, and the slot of its value writes under the new name. A string `value` itself has no parent
+ * others (made by the slots' `commit`, after all sets: see {@link TextSlot.commit}). A string `value` itself has no parent
  * to write to and yields nothing; the caller slots it.
  */
 export function stringLeafSlots(value: unknown, out: TextSlot[], depth = 0): void {
@@ -24,13 +24,21 @@ export function stringLeafSlots(value: unknown, out: TextSlot[], depth = 0): voi
       else stringLeafSlots(value[i], out, depth + 1);
     }
   } else if (isObj(value)) {
+    let renames: Renames | undefined;
+    const members = () => (renames ??= { parent: value, pending: new Map() });
     for (const k of Object.keys(value)) {
-      const name = { current: k };
-      out.push(keySlot(value, name));
-      if (typeof value[k] === "string") out.push(memberSlot(value, name));
+      out.push(keySlot(value, k, members));
+      if (typeof value[k] === "string") out.push(memberSlot(value, k));
       else stringLeafSlots(value[k], out, depth + 1);
     }
   }
+}
+
+/** The renames recorded for one object, made at its commit in one rebuild (renaming one by one, re-adding the members after each, was quadratic). */
+interface Renames {
+  parent: Record<string, unknown>;
+  /** Name as parsed → its new name. */
+  pending: Map<string, string>;
 }
 
 /** Sets an own data property, also one named `__proto__` (which JSON.parse makes as an own member; assigning it would set the prototype). */
@@ -47,28 +55,38 @@ function item(parent: unknown[], i: number): TextSlot {
   };
 }
 
-function memberSlot(parent: Record<string, unknown>, name: { current: string }): TextSlot {
+/** A member's string value: `set` writes under the name as parsed (a rename takes effect at the commit, with the value). */
+function memberSlot(parent: Record<string, unknown>, name: string): TextSlot {
   return {
-    text: parent[name.current] as string,
-    member: name.current,
+    text: parent[name] as string,
+    member: name,
     set(t: string) {
-      own(parent, name.current, t);
+      own(parent, name, t);
     },
   };
 }
 
-/** A slot over a member's name: `set` renames it in place (the members after it are re-added after it, in order). */
-function keySlot(parent: Record<string, unknown>, name: { current: string }): TextSlot {
+/**
+ * A slot over a member's name: `set` records the rename, and `commit` (the same for every name of one
+ * object; once is enough, again does nothing) rebuilds the object once with the new names, in the order
+ * the members had.
+ */
+function keySlot(parent: Record<string, unknown>, name: string, members: () => Renames): TextSlot {
   return {
-    text: name.current,
+    text: name,
     objectKey: true,
+    owner: parent,
     set(t: string) {
-      const old = name.current;
-      if (t === old) return;
+      if (t !== name) members().pending.set(name, t);
+      else members().pending.delete(name);
+    },
+    commit() {
+      const r = members();
+      if (r.pending.size === 0) return;
       const entries = Object.entries(parent);
       for (const [k] of entries) delete parent[k];
-      for (const [k, v] of entries) own(parent, k === old ? t : k, v);
-      name.current = t;
+      for (const [k, v] of entries) own(parent, r.pending.get(k) ?? k, v);
+      r.pending.clear();
     },
   };
 }

@@ -358,6 +358,7 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
   targets.forEach((slot, i) => {
     if (next[i] !== slot.text) slot.set(next[i]);
   });
+  for (const slot of targets) slot.commit?.();
   ctx.rawBody = encoder.encode(JSON.stringify(ctx.body));
   ctx.hub = undefined;
   ctx.trace.redactions = { ...r.counts } as Record<string, number>;
