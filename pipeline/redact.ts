@@ -8,15 +8,16 @@
  * Responses) are redacted on their decoded string values and stay valid JSON (pipeline/redact-json.ts);
  * those that travel as objects (Anthropic `tool_use.input`, Gemini `functionCall.args`, and Gemini's
  * structured `functionResponse.response`) are redacted in each string member, nested ones included.
- * A member's value is redacted knowing the member's name, so `{"password": "hunter2abc9"}` holds a
- * secret as `password: hunter2abc9` does; member names (mostly a tool's parameter names) go through
+ * A member's value is redacted knowing the member's name: under a secret-named member
+ * (`{"password": "P@ssw0rd123!"}`, `{"Authorization": "…"}`) the whole value, whatever its characters,
+ * is a secret when it is not a plain word, an identifier or a version (see {@link memberSecretOk}); member names (mostly a tool's parameter names) go through
  * every pattern but that one, so an address used as a key is replaced too. A plain text that is a
  * JSON document (starts with `{` or `[` and parses: an MCP tool result) is redacted the same way as
  * JSON-text arguments. What is replaced:
  *
  * | kind | placeholder | what |
  * |---|---|---|
- * | `secret` | `[SECRET_n]` | private-key blocks; well-known token shapes (`sk-…`, `sk_live_…`, `AKIA…`/`ASIA…`, `ghp_…`/`github_pat_…`, `xox?-…`, `AIza…`, `glpat-…`, `ya29.…`, `npm_…`, `hf_…`, JWTs); the token after `Bearer`/`Basic`; a URL's password; the value assigned to a secret-named key (`API_KEY=…`, `"client_secret": "…"`, `password: …`) when it mixes letters and digits. A bare hex or base64 string is NOT a secret (commit hashes, checksums, lockfile integrity hashes are everywhere in code). |
+ * | `secret` | `[SECRET_n]` | private-key blocks; well-known token shapes (`sk-…`, `sk_live_…`, `AKIA…`/`ASIA…`, `ghp_…`/`github_pat_…`, `xox?-…`, `AIza…`, `glpat-…`, `ya29.…`, `npm_…`, `hf_…`, JWTs); the token after `Bearer`/`Basic`; a URL's password; the value assigned to a secret-named key in text (`API_KEY=…`, `password: …`) when it mixes letters and digits (the run of `[A-Za-z0-9+/_.~=-]` after it); the whole value of a secret-named object member ({@link memberSecretOk}). A bare hex or base64 string is NOT a secret (commit hashes, checksums, lockfile integrity hashes are everywhere in code). |
  * | `email` | `[EMAIL_n]` | `local@domain.tld` (not `git@…` remotes or `noreply@…`) |
  * | `card` | `[CARD_n]` | 13–19 digits, plain or in groups of 4 (Amex 4-6-5), with a card-network prefix and a valid Luhn check digit |
  * | `ipv6` | `[IPV6_n]` | a valid IPv6 address with at least one digit (not `::1`; not `std::abs`, MACs, times) |
@@ -155,7 +156,11 @@ function phoneOk(value: string): boolean {
 
 /** A value assigned to a secret-named key is a secret when it mixes letters and digits (not `process.env.X`, not `4096`). */
 function keyedOk(value: string): boolean {
-  if (!hasDigit(value) || !hasLetter(value)) return false;
+  return hasDigit(value) && hasLetter(value) && keyedShapeOk(value);
+}
+
+/** Not `process.env.X`, not an identifier (`token_count_v2`), not a version. */
+function keyedShapeOk(value: string): boolean {
   if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(value)) return false; // process.env.TOKEN_2, config.auth.key1
   if (/^[a-z]+(?:_[a-z0-9]+)+$/.test(value)) return false; // an identifier: token_count_v2
   if (/^v?\d+(?:\.\d+)+/.test(value)) return false; // a version
@@ -164,10 +169,25 @@ function keyedOk(value: string): boolean {
 
 /** The name part of a secret-named key (`API_KEY`, `client_secret`, `dbPassword`, `tokens`). */
 const SECRET_NAME_SOURCE = "[A-Za-z0-9_.-]{0,40}?(?:api[_-]?key|apikey|secret(?:[_-]?(?:access[_-]?)?key)?|token|passw(?:or)?d|credentials?|private[_-]?key|access[_-]?key|client[_-]?secret)s?";
-/** An object member's name that is a secret-named key, as a whole. */
-const SECRET_NAME = new RegExp(`^${SECRET_NAME_SOURCE}$`, "i");
-/** The start of a value under a secret-named member: what the keyed pattern takes after `key: `. */
-const KEYED_VALUE = /^(\s*["']?)([A-Za-z0-9+/_.~=-]{8,})/;
+/**
+ * An object member's name that is a secret-named key, as a whole: the names above, and (as a whole
+ * name or after a `_`, `-` or `.`: not `bypass`, `compass`) `authorization`, `pwd`, `pass`,
+ * `passphrase`, `cookie`.
+ */
+const SECRET_NAME = new RegExp(`^(?:${SECRET_NAME_SOURCE}|(?:[A-Za-z0-9_.-]{0,40}[_.-])?(?:authorization|pwd|pass(?:phrase)?|cookie)s?)$`, "i");
+/** A value under a secret-named member: the whole of it but surrounding white space and quotes. */
+const MEMBER_VALUE = /^(\s*(["']?))([^]{8,512}?)(\2\s*)$/;
+
+/**
+ * Whether the whole value under a secret-named member is a secret: any characters (`P@ssw0rd123!`,
+ * `Tr0ub4dor&3`), with a digit or a character other than a letter or `_` (not a plain word), and not an
+ * identifier, a dotted path, a version or an environment reference (`${DB_PASSWORD}`).
+ */
+function memberSecretOk(value: string): boolean {
+  if (!/[\d\W]/.test(value) || value.includes(MARK) || HOLDS_PLACEHOLDER.test(value)) return false;
+  if (/^\$\{?[A-Za-z_]\w*\}?$/.test(value)) return false;
+  return keyedShapeOk(value);
+}
 
 const PATTERNS: Pattern[] = [
   // The token shapes the secret scrubber knows too (pipeline/key-shapes.ts: one list for both).
@@ -259,7 +279,7 @@ export class Redactor {
     // PEM private-key blocks first, by two searches (a lazy regex across lines was quadratic, review15 R0)
     let out = replacePrivateKeyBlocks(text, (block) => mark("secret", block, block));
     if (member !== undefined && SECRET_NAME.test(member)) {
-      out = out.replace(KEYED_VALUE, (match: string, keep: string, value: string) => (keyedOk(value) ? keep + mark("secret", value, value) : match));
+      out = out.replace(MEMBER_VALUE, (match: string, keep: string, _q: string, value: string, tail: string) => (memberSecretOk(value) ? keep + mark("secret", value, value) + tail : match));
     }
     for (const p of PATTERNS) {
       if (isKey && p.keyed) continue;

@@ -153,13 +153,13 @@ describe("tool results whose text is a JSON document are redacted on their decod
 });
 
 describe("a value under a secret-named member, and an address used as a member's name", () => {
-  /** The call's arguments: a password only its name says is one, and an address as a key. */
-  const ARGS = { user: "bob", password: "hunter2abc9", contacts: { [EMAIL]: "admin" } };
-  const WANT = { user: "bob", password: "[SECRET_1]", contacts: { "[EMAIL_1]": "admin" } };
+  /** The call's arguments: a password only its name says is one (with characters other than letters and digits), a header, and an address as a key. */
+  const ARGS = { user: "bob", password: "P@ssw0rd123!", headers: { Authorization: "abc123def456ghi" }, contacts: { [EMAIL]: "admin" } };
+  const WANT = { user: "bob", password: "[SECRET_1]", headers: { Authorization: "[SECRET_2]" }, contacts: { "[EMAIL_1]": "admin" } };
   const check = (raw: string, args: unknown) => {
-    expectClean(raw, ["hunter2abc9", EMAIL]);
+    expectClean(raw, ["P@ssw0rd", "123!", "abc123def456ghi", EMAIL]);
     expect(args).toEqual(WANT);
-    expect(Object.keys(args as object)).toEqual(["user", "password", "contacts"]); // members keep their order
+    expect(Object.keys(args as object)).toEqual(["user", "password", "headers", "contacts"]); // members keep their order
   };
 
   test("Chat arguments", () => {
@@ -168,7 +168,7 @@ describe("a value under a secret-named member, and an address used as a member's
       messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "login", arguments: JSON.stringify(ARGS) } }] }],
     });
     check(raw, JSON.parse(JSON.parse(raw).messages[0].tool_calls[0].function.arguments));
-    expect(restoreText(ctx.restoration!, "[SECRET_1] [EMAIL_1]")).toBe(`hunter2abc9 ${EMAIL}`);
+    expect(restoreText(ctx.restoration!, "[SECRET_1] [EMAIL_1]")).toBe(`P@ssw0rd123! ${EMAIL}`);
   });
 
   test("Responses arguments (an api_key too)", () => {
@@ -181,7 +181,7 @@ describe("a value under a secret-named member, and an address used as a member's
     });
     const b = JSON.parse(raw);
     check(raw, JSON.parse(b.input[0].arguments));
-    expect(JSON.parse(b.input[1].arguments)).toEqual({ api_key: "[SECRET_2]", max_tokens: "4096" });
+    expect(JSON.parse(b.input[1].arguments)).toEqual({ api_key: "[SECRET_3]", max_tokens: "4096" });
   });
 
   test("Anthropic tool_use.input", () => {
@@ -219,6 +219,18 @@ describe("a value under a secret-named member, and an address used as a member's
     const names = Object.entries(JSON.parse(raw).messages[0].content[0].input);
     expect(names.length).toBe(20_000);
     expect(names.every(([k, v], i) => k === `[EMAIL_${i + 1}]` && v === `v${i}`)).toBe(true);
+  });
+
+  test("under a secret-named member the whole value is the secret, whatever its characters; a plain word, an identifier, a path, a version or an env reference is not", () => {
+    const r = new Redactor();
+    expect(r.redact("hunter2!abc", "password")).toBe("[SECRET_1]");
+    expect(r.redact("abc#12345678", "api_key")).toBe("[SECRET_2]");
+    expect(r.redact(" Tr0ub4dor&3 ", "pwd")).toBe(" [SECRET_3] ");
+    expect(r.redact("'correct horse 9'", "db_pass")).toBe("'[SECRET_4]'");
+    expect(r.redact("sid=a1b2c3d4", "Cookie")).toBe("[SECRET_5]");
+    expect([...r.originals.values()].map((o) => o.value)).toEqual(["hunter2!abc", "abc#12345678", "Tr0ub4dor&3", "correct horse 9", "sid=a1b2c3d4"]);
+    const kept = { password: "abcdefghij", token: "token_count_v2", secret: "process.env.SECRET", api_key: "v1.2.3", passphrase: "${PASSPHRASE}", bypass: "x#12345678", compass: "N 45.3, E 7" };
+    for (const [name, value] of Object.entries(kept)) expect({ name, out: new Redactor().redact(value, name) }).toEqual({ name, out: value });
   });
 
   test("a name that is not secret, or a value that is an identifier, is left as it is", () => {
