@@ -10,8 +10,9 @@
  * structured `functionResponse.response`) are redacted in each string member, nested ones included.
  * A member's value is redacted knowing the member's name: under a secret-named member
  * (`{"password": "P@ssw0rd123!"}`, `{"Authorization": "…"}`) the whole value, whatever its characters,
- * is a secret when it is not a plain word, an identifier or a version (see {@link memberSecretOk}); member names (mostly a tool's parameter names) go through
- * every pattern but that one, so an address used as a key is replaced too. A plain text that is a
+ * is a secret when it is not a plain word, an identifier or a version (see {@link memberSecretOk}); member names (mostly a tool's
+ * parameter names) go through every pattern, so an address used as a key, or `password=…` written into
+ * a name, is replaced too. A plain text that is a
  * JSON document (starts with `{` or `[` and parses: an MCP tool result) is redacted the same way as
  * JSON-text arguments. What is replaced:
  *
@@ -74,8 +75,6 @@ interface Pattern {
   accept?: (value: string, before: string) => boolean;
   /** The identity of a value for placeholder reuse (a card with or without spaces is one card). */
   identity?: (value: string) => string;
-  /** Found by the name before the value (`password: …`): not looked for in an object member's name. */
-  keyed?: true;
 }
 
 const digitsOnly = (v: string) => v.replace(/\D/g, "");
@@ -198,7 +197,6 @@ const PATTERNS: Pattern[] = [
     kind: "secret",
     re: new RegExp(`(\\b${SECRET_NAME_SOURCE}(?![A-Za-z0-9_])(?:\\\\?["'])?\\s*[:=]\\s*(?:\\\\?["'])?)([A-Za-z0-9+/_.~=-]{8,})`, "gi"),
     accept: keyedOk,
-    keyed: true,
   },
   {
     kind: "email",
@@ -257,18 +255,18 @@ export class Redactor {
    * value is a secret as after `password: ` in plain text.
    */
   redact(text: string, member?: string): string {
-    return this.run(text, member, false);
+    return this.run(text, member);
   }
 
   /**
    * An object member's name with the values in it replaced (an address used as a key), by every
-   * pattern but the ones that need a name before the value.
+   * pattern (a name that holds `password=…` holds a secret).
    */
   redactKey(name: string): string {
-    return this.run(name, undefined, true);
+    return this.run(name, undefined);
   }
 
-  private run(text: string, member: string | undefined, isKey: boolean): string {
+  private run(text: string, member: string | undefined): string {
     if (text.includes("_")) for (const m of text.matchAll(PLACEHOLDER_SHAPE)) this.taken.add(m[0]);
     // Each value found is first a marker (private-use characters no pattern takes as part of a value),
     // numbered afterwards in text order; a text that holds the marker character itself is numbered as found.
@@ -282,7 +280,6 @@ export class Redactor {
       out = out.replace(MEMBER_VALUE, (match: string, keep: string, _q: string, value: string, tail: string) => (memberSecretOk(value) ? keep + mark("secret", value, value) + tail : match));
     }
     for (const p of PATTERNS) {
-      if (isKey && p.keyed) continue;
       p.re.lastIndex = 0;
       out = out.replace(p.re, (match: string, keep: string, value: string, offset: number, whole: string) => {
         if (value.includes(MARK) || (value.includes("[") && HOLDS_PLACEHOLDER.test(value))) return match; // already replaced (a URL password that was a token)

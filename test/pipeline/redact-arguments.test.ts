@@ -233,6 +233,12 @@ describe("a value under a secret-named member, and an address used as a member's
     for (const [name, value] of Object.entries(kept)) expect({ name, out: new Redactor().redact(value, name) }).toEqual({ name, out: value });
   });
 
+  test("a member name holding a secret after a secret-named key is replaced like text", () => {
+    const input = { "password=abc123xyz9": true, token: 1 };
+    const { raw } = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input }] }] });
+    expect(JSON.parse(raw).messages[0].content[0].input).toEqual({ "password=[SECRET_1]": true, token: 1 });
+  });
+
   test("a name that is not secret, or a value that is an identifier, is left as it is", () => {
     const args = { tokens_used: "abc123def456", token: "token_count_v2", password_hint: "my dog 2x" };
     const { raw } = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: args }] }] });
