@@ -27,7 +27,7 @@
  * member's name, for a value right after `"name":`) and, given `redactKey`, every object key through
  * it (see the module doc). Never throws.
  */
-export function redactJsonText(text: string, redact: (s: string, member?: string) => string, redactKey?: (name: string) => string): string {
+export function redactJsonText(text: string, redact: (s: string, member?: string) => string, redactKey?: RedactKey): string {
   const lead = /^\s*(.)/.exec(text)?.[1];
   if (lead !== "{" && lead !== "[" && lead !== '"') return redact(text);
   return redactLiterals(text, parses(text), redact, redactKey);
@@ -38,11 +38,17 @@ export function redactJsonText(text: string, redact: (s: string, member?: string
  * `text` redacted as {@link redactJsonText} does, when it starts with `{` or `[` (after whitespace) and
  * parses; undefined otherwise (the caller redacts it as plain text). Never throws.
  */
-export function redactJsonDocument(text: string, redact: (s: string, member?: string) => string, redactKey?: (name: string) => string): string | undefined {
+export function redactJsonDocument(text: string, redact: (s: string, member?: string) => string, redactKey?: RedactKey): string | undefined {
   const lead = /^\s*(.)/.exec(text)?.[1];
   if ((lead !== "{" && lead !== "[") || !parses(text)) return undefined;
   return redactLiterals(text, true, redact, redactKey);
 }
+
+/**
+ * Redacts an object key: `clash` says whether a name is already one of that object's (as written, or
+ * given to a key before it), so the redactor can give a renamed key a name no other member has.
+ */
+export type RedactKey = (name: string, clash: (candidate: string) => boolean) => string;
 
 function parses(text: string): boolean {
   try {
@@ -53,15 +59,24 @@ function parses(text: string): boolean {
   }
 }
 
-function redactLiterals(text: string, valid: boolean, redact: (s: string, member?: string) => string, redactKey?: (name: string) => string): string {
+function redactLiterals(text: string, valid: boolean, redact: (s: string, member?: string) => string, redactKey?: RedactKey): string {
   const between = valid ? (seg: string) => redactNumbers(seg, redact) : redact;
   const n = text.length;
   let out = "";
   let seg = 0;
   let i = 0;
   let lastKey: string | undefined;
+  // The object each key belongs to (its `{` by ordinal), for `clash`: the names written in it (read on
+  // the first clash check only) and the names given so far.
+  const open: number[] = [];
+  let objects = 0;
+  let written: Array<Set<string>> | undefined;
+  const given = new Map<number, Set<string>>();
   while (i < n) {
-    if (text.charCodeAt(i) !== 0x22 /* " */) {
+    const c = text.charCodeAt(i);
+    if (c !== 0x22 /* " */) {
+      if (c === 0x7b /* { */) open.push(objects++);
+      else if (c === 0x7d /* } */) open.pop();
       i++;
       continue;
     }
@@ -73,11 +88,38 @@ function redactLiterals(text: string, valid: boolean, redact: (s: string, member
     const lit = text.slice(i, end);
     if (isKey(text, end)) {
       lastKey = decodeBody(lit.slice(1, -1));
-      out += redactKey ? redactLiteral(lit, closed, redactKey) : lit;
+      if (redactKey) {
+        const obj = open.at(-1) ?? -1;
+        let names = given.get(obj);
+        if (!names) given.set(obj, (names = new Set()));
+        const clash = (c: string) => names.has(c) || (written ??= keysWritten(text))[obj]?.has(c) === true;
+        let name = lastKey;
+        out += redactLiteral(lit, closed, (k) => (name = redactKey(k, clash)));
+        names.add(name);
+      } else out += lit;
     } else out += redactLiteral(lit, closed, redact, afterColon(text, i) ? lastKey : undefined);
     i = seg = end;
   }
   return out + between(text.slice(seg));
+}
+
+/** The keys written in each object of `text` (by the ordinal of its `{`), decoded. */
+function keysWritten(text: string): Array<Set<string>> {
+  const keys: Array<Set<string>> = [];
+  const open: number[] = [];
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x7b /* { */) open.push(keys.push(new Set()) - 1);
+    else if (c === 0x7d /* } */) open.pop();
+    else if (c === 0x22 /* " */) {
+      let j = i + 1;
+      while (j < text.length && text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c /* \ */ ? 2 : 1;
+      const end = Math.min(j + 1, text.length);
+      if (isKey(text, end)) keys[open.at(-1) ?? -1]?.add(decodeBody(text.slice(i + 1, j)));
+      i = end - 1;
+    }
+  }
+  return keys;
 }
 
 /** Whether the string literal ending at `end` is an object key (a `:` follows it). */

@@ -12,7 +12,8 @@
  * (`{"password": "P@ssw0rd123!"}`, `{"Authorization": "…"}`) the whole value, whatever its characters,
  * is a secret when it is not a plain word, an identifier or a version (see {@link memberSecretOk}); member names (mostly a tool's
  * parameter names) go through every pattern, so an address used as a key, or `password=…` written into
- * a name, is replaced too. A plain text that is a
+ * a name, is replaced too; a name that would become one another member of its object already has
+ * (`Bob@Example.com` next to `bob@example.com`) gets a placeholder of its own ({@link Redactor.redactKey}). A plain text that is a
  * JSON document (starts with `{` or `[` and parses: an MCP tool result) is redacted the same way as
  * JSON-text arguments. What is replaced:
  *
@@ -45,6 +46,7 @@
  * redacted body. The reply is mapped back (S-3): `ctx.restoration` keeps each placeholder's original
  * value (the text first seen for it) for pipeline/restore-placeholders.ts, which the reply drivers apply.
  */
+import type { TextSlot } from "../formats/codec.ts";
 import { codecFor } from "../formats/index.ts";
 import { bodyBytes, type RequestContext } from "./context.ts";
 import { KEY_SHAPE_AFTER, KEY_SHAPE_BEFORE, KEY_SHAPES_SOURCE, replacePrivateKeyBlocks } from "./key-shapes.ts";
@@ -260,11 +262,31 @@ export class Redactor {
 
   /**
    * An object member's name with the values in it replaced (an address used as a key), by every
-   * pattern (a name that holds `password=…` holds a secret).
+   * pattern (a name that holds `password=…` holds a secret). `clash` says whether a name is already
+   * one of that object's (a member as written, or one renamed before): a renamed name that clashes
+   * (`Bob@Example.com` next to `bob@example.com`, both `[EMAIL_1]`; or next to a literal `[EMAIL_1]`)
+   * gets placeholders of its own for its exact text instead (`[EMAIL_2]`, mapped back to that text), so
+   * no member is lost or sent twice.
    */
-  redactKey(name: string): string {
-    return this.run(name, undefined);
+  redactKey(name: string, clash?: (candidate: string) => boolean): string {
+    const counted = clash && { ...this.counts };
+    let out = this.run(name, undefined);
+    for (let n = 1; out !== name && clash?.(out) && n <= 8; n++) {
+      // counted once: as the last try found them
+      for (const k of Object.keys(this.counts) as RedactionKind[]) if (counted![k] === undefined) delete this.counts[k];
+      Object.assign(this.counts, counted);
+      this.salt = `\u0001${n}\u0001`;
+      try {
+        out = this.run(name, undefined);
+      } finally {
+        this.salt = undefined;
+      }
+    }
+    return out;
   }
+
+  /** While set, values get placeholders of their own for their exact text (see {@link redactKey}). */
+  private salt: string | undefined;
 
   private run(text: string, member: string | undefined): string {
     if (text.includes("_")) for (const m of text.matchAll(PLACEHOLDER_SHAPE)) this.taken.add(m[0]);
@@ -303,7 +325,7 @@ export class Redactor {
 
   private placeholder(kind: RedactionKind, identity: string, value: string): string {
     this.counts[kind] = (this.counts[kind] ?? 0) + 1;
-    const key = `${kind}\u0000${identity}`;
+    const key = this.salt === undefined ? `${kind}\u0000${identity}` : `${kind}\u0000${this.salt}${value}`;
     let ph = this.seen.get(key);
     if (!ph) {
       do {
@@ -360,11 +382,24 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
   const known = knownSecrets(memory);
   const r = new Redactor(known, known && ((value: string) => memory!.remember(value)));
   const redactOne = (text: string, member?: string) => r.redact(text, member);
-  const redactKey = (name: string) => r.redactKey(name);
+  const redactKey = (name: string, clash?: (candidate: string) => boolean) => r.redactKey(name, clash);
+  // Per object: its members' names as written, and the names given so far (no two members may end up with one name).
+  let names: Map<object, { written: Set<string>; given: Set<string> }> | undefined;
+  const memberName = (slot: TextSlot): string => {
+    if (!names) {
+      names = new Map();
+      for (const s of slots) if (s.objectKey && s.owner) names.get(s.owner)?.written.add(s.text) ?? names.set(s.owner, { written: new Set([s.text]), given: new Set() });
+    }
+    const own = slot.owner && names.get(slot.owner);
+    if (!own) return r.redactKey(slot.text);
+    const name = r.redactKey(slot.text, (c) => own.written.has(c) || own.given.has(c));
+    own.given.add(name);
+    return name;
+  };
   // A text that is a JSON document (a tool result from an MCP server) is redacted on its decoded values:
   // as text, a value right after an escaped `\n` was missed, or the `n` joined it (`\[EMAIL_1]`).
   const plainText = (text: string, member: string | undefined) => redactJsonDocument(text, redactOne, redactKey) ?? r.redact(text, member);
-  const next = slots.map((slot) => (slot.json ? redactJsonText(slot.text, redactOne, redactKey) : slot.objectKey ? r.redactKey(slot.text) : plainText(slot.text, slot.member)));
+  const next = slots.map((slot) => (slot.json ? redactJsonText(slot.text, redactOne, redactKey) : slot.objectKey ? memberName(slot) : plainText(slot.text, slot.member)));
   if (next.every((text, i) => text === slots[i].text)) return;
   // SPEC O-6: the recording's client request is what the client sent, not the redacted body
   ctx.recording?.clientBody(bodyBytes(ctx));

@@ -239,6 +239,20 @@ describe("a value under a secret-named member, and an address used as a member's
     expect(JSON.parse(raw).messages[0].content[0].input).toEqual({ "password=[SECRET_1]": true, token: 1 });
   });
 
+  test("two member names that would become one placeholder stay two members, each mapped back to its own text", () => {
+    const args = { "Bob@Example.com": "owner", "bob@example.com": "admin", team: { "bob@example.com": "lead", "[EMAIL_1]": "literal" } };
+    const want = { "[EMAIL_1]": "owner", "[EMAIL_2]": "admin", team: { "[EMAIL_2]": "lead", "[EMAIL_1]": "literal" } };
+    const chat = run("chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: JSON.stringify(args) } }] }] });
+    const anthropic = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: args }] }] });
+    const chatArgs: string = JSON.parse(chat.raw).messages[0].tool_calls[0].function.arguments;
+    expect(chatArgs).toBe(JSON.stringify(want)); // no name twice in one object
+    expect(JSON.parse(anthropic.raw).messages[0].content[0].input).toEqual(want);
+    for (const { ctx } of [chat, anthropic]) {
+      expect(restoreText(ctx.restoration!, "[EMAIL_1] [EMAIL_2]")).toBe("Bob@Example.com bob@example.com");
+      expect(ctx.trace.redactions).toEqual({ email: 3 });
+    }
+  });
+
   test("a name that is not secret, or a value that is an identifier, is left as it is", () => {
     const args = { tokens_used: "abc123def456", token: "token_count_v2", password_hint: "my dog 2x" };
     const { raw } = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: args }] }] });
