@@ -5,7 +5,8 @@
  * values; requests without a client key share one memory). Bounded over all keys together: at most
  * {@link MAX_VALUES} values, each kept {@link KEEP_MS} after it was last restored or last found in a
  * request (redaction remembers each value it replaces again; the oldest go first past the count);
- * values shorter than {@link MIN_LENGTH} (too likely to occur by chance in ordinary text) or longer than
+ * and at most {@link MAX_PER_KEY} of them for one key (its oldest go first), so one busy key cannot push
+ * another key's values out; values shorter than {@link MIN_LENGTH} (too likely to occur by chance in ordinary text) or longer than
  * {@link MAX_LENGTH} (a key block, which redaction recognises by its shape anyway) are not kept. Never
  * written anywhere: a restart forgets them, and each instance of a shared setup has its own.
  */
@@ -13,6 +14,8 @@ import type { Clock, RestoredSecretMemories, RestoredSecrets } from "../pipeline
 
 /** Values kept at most, over all client keys. */
 export const MAX_VALUES = 256;
+/** Values kept at most for one client key (within {@link MAX_VALUES}). */
+export const MAX_PER_KEY = 64;
 /** How long a value is kept after it was last restored or found in a request (ms): one hour. */
 export const KEEP_MS = 3_600_000;
 /** Shortest value kept (characters). */
@@ -47,14 +50,18 @@ export class RestoredSecretMemory implements RestoredSecretMemories {
     let live = this.byKey.get(memory.keyId);
     if (!live) this.byKey.set(memory.keyId, (live = memory));
     let e = live.entries.get(value);
-    if (e) this.order.delete(e);
-    else {
+    if (e) {
+      // moves last in both orders (the key's entries are oldest first too)
+      this.order.delete(e);
+      live.entries.delete(value);
+    } else {
       e = { memory: live, value, at: 0 };
-      live.entries.set(value, e);
       live.changed = true;
     }
+    live.entries.set(value, e);
     e.at = this.clock.now();
     this.order.add(e);
+    if (live.entries.size > MAX_PER_KEY) this.drop(live.entries.values().next().value!);
     if (this.order.size > MAX_VALUES) this.drop(this.order.values().next().value!);
   }
 
@@ -78,7 +85,7 @@ export class RestoredSecretMemory implements RestoredSecretMemories {
 
 /** The memory of one client key (see the module doc). */
 class KeyMemory implements RestoredSecrets {
-  /** value → its entry. */
+  /** value → its entry, oldest first (an entry remembered again moves last). */
   readonly entries = new Map<string, Entry>();
   changed = false;
   private list: readonly string[] = Object.freeze([]);

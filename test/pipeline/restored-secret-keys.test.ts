@@ -50,15 +50,19 @@ describe("the restored-secret memory is per client key", () => {
     }
   });
 
-  test("at most 256 values over all keys together, the oldest go first", () => {
+  test("at most 256 values over all keys together and 64 for one key, the oldest go first; a busy key does not push another's out", () => {
     const memory = new RestoredSecretMemory(settableClock());
     const a = memory.forKey("a");
     const b = memory.forKey("b");
-    for (let i = 0; i < 200; i++) a.remember(`a-value-${String(i).padStart(4, "0")}`);
-    for (let i = 0; i < 100; i++) b.remember(`b-value-${String(i).padStart(4, "0")}`);
-    expect(a.values().length).toBe(156);
-    expect(a.values()[0]).toBe("a-value-0044");
-    expect(b.values().length).toBe(100);
-    expect(memory.forKey("c").values()).toEqual([]);
+    for (let i = 0; i < 10; i++) a.remember(`a-value-${String(i).padStart(4, "0")}`);
+    for (let i = 0; i < 300; i++) b.remember(`b-value-${String(i).padStart(4, "0")}`);
+    expect(a.values().length).toBe(10);
+    expect(b.values().length).toBe(64);
+    expect(b.values()[0]).toBe("b-value-0236");
+    // five keys of 64 over the global 256: the oldest key's values go first
+    for (const k of ["c", "d", "e"]) for (let i = 0; i < 64; i++) memory.forKey(k).remember(`${k}-value-${String(i).padStart(4, "0")}`);
+    expect(a.values()).toEqual([]);
+    expect(memory.forKey("e").values().length).toBe(64);
+    expect(memory.forKey("f").values()).toEqual([]);
   });
 });
