@@ -75,6 +75,11 @@ interface Pattern {
   kind: RedactionKind;
   re: RegExp;
   accept?: (value: string, before: string) => boolean;
+  /**
+   * What a text must hold for this pattern to find anything in it (a necessary condition, cheap to
+   * test): texts that hold none of the patterns' `needs` are not searched (see {@link MAY_MATCH}).
+   */
+  needs: RegExp;
   /** The identity of a value for placeholder reuse (a card with or without spaces is one card). */
   identity?: (value: string) => string;
 }
@@ -192,25 +197,37 @@ function memberSecretOk(value: string): boolean {
 
 const PATTERNS: Pattern[] = [
   // The token shapes the secret scrubber knows too (pipeline/key-shapes.ts: one list for both).
-  { kind: "secret", re: new RegExp(`${KEY_SHAPE_BEFORE}()(${KEY_SHAPES_SOURCE})${KEY_SHAPE_AFTER}`, "g") },
-  { kind: "secret", re: /(\b(?:Bearer|Basic)\s+)([A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])/gi, accept: (v) => hasDigit(v) },
-  { kind: "secret", re: /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"'\\]+:)([^\s@/"'\\]{3,})(?=@)/gi },
+  // every shape is a prefix and 10 or more of [A-Za-z0-9_-], 15 or more in one run, or holds a digit (`ya29.`)
+  { kind: "secret", re: new RegExp(`${KEY_SHAPE_BEFORE}()(${KEY_SHAPES_SOURCE})${KEY_SHAPE_AFTER}`, "g"), needs: /[A-Za-z0-9_-]{15}|\d/ },
+  { kind: "secret", re: /(\b(?:Bearer|Basic)\s+)([A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])/gi, accept: (v) => hasDigit(v), needs: /\d/ },
+  { kind: "secret", re: /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"'\\]+:)([^\s@/"'\\]{3,})(?=@)/gi, needs: /:\/\// },
   {
     kind: "secret",
     re: new RegExp(`(\\b${SECRET_NAME_SOURCE}(?![A-Za-z0-9_])(?:\\\\?["'])?\\s*[:=]\\s*(?:\\\\?["'])?)([A-Za-z0-9+/_.~=-]{8,})`, "gi"),
     accept: keyedOk,
+    needs: /\d/,
   },
   {
     kind: "email",
     re: /(?<![A-Za-z0-9._%+-])()([A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,})(?![A-Za-z0-9-])/g,
     accept: (v) => !/^(?:git|no-?reply)@/i.test(v),
     identity: (v) => v.toLowerCase(),
+    needs: /@/,
   },
-  { kind: "card", re: /(?<![\w.+-])()(\d(?:[ -]?\d){12,18})(?![\w-]|\.\d)/g, accept: cardOk, identity: digitsOnly },
-  { kind: "ipv6", re: /(?<![\w:.])()([0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?::?\d{1,3}(?:\.\d{1,3}){3})?)(?![\w:]|\.\w)/g, accept: (v) => ipv6Ok(v) },
-  { kind: "ipv4", re: /(?<![\w.])()(\d{1,3}(?:\.\d{1,3}){3})(?![\w-]|\.\w)/g, accept: ipv4Ok },
-  { kind: "phone", re: /(?<![\w+.-])()(\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}|(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4})(?![\w-]|\.\d)/g, accept: (v) => phoneOk(v) && (v.startsWith("+") || /^\(?[2-9]/.test(v)), identity: digitsOnly },
+  { kind: "card", re: /(?<![\w.+-])()(\d(?:[ -]?\d){12,18})(?![\w-]|\.\d)/g, accept: cardOk, identity: digitsOnly, needs: /\d/ },
+  { kind: "ipv6", re: /(?<![\w:.])()([0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?::?\d{1,3}(?:\.\d{1,3}){3})?)(?![\w:]|\.\w)/g, accept: (v) => ipv6Ok(v), needs: /\d/ },
+  { kind: "ipv4", re: /(?<![\w.])()(\d{1,3}(?:\.\d{1,3}){3})(?![\w-]|\.\w)/g, accept: ipv4Ok, needs: /\d/ },
+  { kind: "phone", re: /(?<![\w+.-])()(\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}|(?:\(\d{3}\) ?|\d{3}[-. ])\d{3}[-. ]\d{4})(?![\w-]|\.\d)/g, accept: (v) => phoneOk(v) && (v.startsWith("+") || /^\(?[2-9]/.test(v)), identity: digitsOnly, needs: /\d/ },
 ];
+
+/**
+ * Whether a text may hold something a pattern finds: the union of the patterns' `needs` (made from
+ * PATTERNS, so a pattern added there is covered), with a private-key block's marker line. A text
+ * that fails it (most of a JSON log's literals: `info`, `ok`, its member names) is not searched by
+ * each pattern in turn; a value under a secret-named member and remembered secrets are looked for anyway.
+ */
+const NO_PATTERNS: Pattern[] = [];
+const MAY_MATCH = new RegExp([...new Set(PATTERNS.map((p) => p.needs.source)), "PRIVATE KEY-----"].join("|"));
 
 /** A placeholder's shape as written in a prompt, e.g. `[EMAIL_1]`. */
 const PLACEHOLDER_SHAPE = /\[(?:SECRET|EMAIL|CARD|IPV6|IPV4|PHONE)_\d+\]/g;
@@ -296,12 +313,13 @@ export class Redactor {
     const mark = text.includes(MARK)
       ? (kind: RedactionKind, identity: string, value: string) => this.placeholder(kind, identity, value)
       : (kind: RedactionKind, identity: string, value: string) => MARK + markDigits(found.push([kind, identity, value]) - 1) + MARK_END;
+    const searched = MAY_MATCH.test(text);
     // PEM private-key blocks first, by two searches (a lazy regex across lines was quadratic, review15 R0)
-    let out = replacePrivateKeyBlocks(text, (block) => mark("secret", block, block));
+    let out = searched ? replacePrivateKeyBlocks(text, (block) => mark("secret", block, block)) : text;
     if (member !== undefined && SECRET_NAME.test(member)) {
       out = out.replace(MEMBER_VALUE, (match: string, keep: string, _q: string, value: string, tail: string) => (memberSecretOk(value) ? keep + mark("secret", value, value) + tail : match));
     }
-    for (const p of PATTERNS) {
+    for (const p of searched ? PATTERNS : NO_PATTERNS) {
       p.re.lastIndex = 0;
       out = out.replace(p.re, (match: string, keep: string, value: string, offset: number, whole: string) => {
         if (value.includes(MARK) || (value.includes("[") && HOLDS_PLACEHOLDER.test(value))) return match; // already replaced (a URL password that was a token)
@@ -382,8 +400,15 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
   const known = knownSecrets(memory);
   const r = new Redactor(known, known && ((value: string) => memory!.remember(value)));
   const redactOne = (text: string, member?: string) => r.redact(text, member);
-  const redactKey = (name: string, clash?: (candidate: string) => boolean) => r.redactKey(name, clash);
-  // Per object: its members' names as written, and the names given so far (no two members may end up with one name).
+  // Names a redaction left as they were (a tool result's `ts`, `level`, `msg` on every line): not looked at again.
+  const plainNames = new Set<string>();
+  const redactKey = (name: string, clash?: (candidate: string) => boolean) => {
+    if (plainNames.has(name)) return name;
+    const out = r.redactKey(name, clash);
+    if (out === name) plainNames.add(name);
+    return out;
+  };
+  // Per object: its members' names as written, and the names given to renamed ones (no two members may end up with one name).
   let names: Map<object, { written: Set<string>; given: Set<string> }> | undefined;
   const memberName = (slot: TextSlot): string => {
     if (!names) {
@@ -391,9 +416,9 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
       for (const s of slots) if (s.objectKey && s.owner) names.get(s.owner)?.written.add(s.text) ?? names.set(s.owner, { written: new Set([s.text]), given: new Set() });
     }
     const own = slot.owner && names.get(slot.owner);
-    if (!own) return r.redactKey(slot.text);
-    const name = r.redactKey(slot.text, (c) => own.written.has(c) || own.given.has(c));
-    own.given.add(name);
+    if (!own) return redactKey(slot.text);
+    const name = redactKey(slot.text, (c) => own.written.has(c) || own.given.has(c));
+    if (name !== slot.text) own.given.add(name);
     return name;
   };
   // A text that is a JSON document (a tool result from an MCP server) is redacted on its decoded values:
