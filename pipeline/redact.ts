@@ -197,8 +197,8 @@ function memberSecretOk(value: string): boolean {
 
 const PATTERNS: Pattern[] = [
   // The token shapes the secret scrubber knows too (pipeline/key-shapes.ts: one list for both).
-  // every shape is a prefix and 10 or more of [A-Za-z0-9_-], 15 or more in one run, or holds a digit (`ya29.`)
-  { kind: "secret", re: new RegExp(`${KEY_SHAPE_BEFORE}()(${KEY_SHAPES_SOURCE})${KEY_SHAPE_AFTER}`, "g"), needs: /[A-Za-z0-9_-]{15}|\d/ },
+  // every shape holds 13 or more of [A-Za-z0-9_-] in one run (a JWT's first part: `eyJ` and 10) or a digit (`ya29.`)
+  { kind: "secret", re: new RegExp(`${KEY_SHAPE_BEFORE}()(${KEY_SHAPES_SOURCE})${KEY_SHAPE_AFTER}`, "g"), needs: /[A-Za-z0-9_-]{13}|\d/ },
   { kind: "secret", re: /(\b(?:Bearer|Basic)\s+)([A-Za-z0-9._~+/-]{16,}=*)(?![A-Za-z0-9._~+/=-])/gi, accept: (v) => hasDigit(v), needs: /\d/ },
   { kind: "secret", re: /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"'\\]+:)([^\s@/"'\\]{3,})(?=@)/gi, needs: /:\/\// },
   {

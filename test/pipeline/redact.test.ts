@@ -45,6 +45,9 @@ describe("each kind is replaced by a numbered placeholder", () => {
       "AIzaSyD-3Hq9Xr2Lm7Pw4Kv8Nj1Bc6Fd5Gs0Tq",
       "glpat-Zt3Hq9Xr2Lm7Pw4Kv8Nj1",
       "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpM",
+      // the shortest shapes without a digit: a text holding only them is still searched
+      "eyJabcdefghij.eyJabcdefghij.abcdefghij",
+      "xoxb-abcdefghij",
     ];
     for (const s of samples) expect(red(`key: ${s} end`).out).toBe("key: [SECRET_1] end");
     expect(red("curl -H 'Authorization: Bearer 7f3a9c2e1b8d4f6a0e5c' https://api").out).toBe("curl -H 'Authorization: Bearer [SECRET_1]' https://api");
