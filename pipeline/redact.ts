@@ -316,7 +316,8 @@ export class Redactor {
     const searched = MAY_MATCH.test(text);
     // PEM private-key blocks first, by two searches (a lazy regex across lines was quadratic, review15 R0)
     let out = searched ? replacePrivateKeyBlocks(text, (block) => mark("secret", block, block)) : text;
-    if (member !== undefined && SECRET_NAME.test(member)) {
+    // (a value longer than a secret is not one: not matched, and its white space not backtracked over 512 times)
+    if (member !== undefined && SECRET_NAME.test(member) && out.trim().length <= 514) {
       out = out.replace(MEMBER_VALUE, (match: string, keep: string, _q: string, value: string, tail: string) => (memberSecretOk(value) ? keep + mark("secret", value, value) + tail : match));
     }
     for (const p of searched ? PATTERNS : NO_PATTERNS) {
