@@ -181,8 +181,20 @@ const SECRET_NAME_SOURCE = "[A-Za-z0-9_.-]{0,40}?(?:api[_-]?key|apikey|secret(?:
  * `passphrase`, `cookie`.
  */
 const SECRET_NAME = new RegExp(`^(?:${SECRET_NAME_SOURCE}|(?:[A-Za-z0-9_.-]{0,40}[_.-])?(?:authorization|pwd|pass(?:phrase)?|cookie)s?)$`, "i");
-/** A value under a secret-named member: the whole of it but surrounding white space and quotes. */
-const MEMBER_VALUE = /^(\s*(["']?))([^]{8,512}?)(\2\s*)$/;
+/**
+ * Where the value under a secret-named member lies in `text`: the whole of it but surrounding white
+ * space and a pair of quotes, as [start, end); undefined when that is not 8 to 512 characters.
+ */
+function memberValue(text: string): [number, number] | undefined {
+  let a = text.length - text.trimStart().length;
+  let b = text.trimEnd().length;
+  const q = text[a];
+  if (b - a >= 2 && (q === '"' || q === "'") && text[b - 1] === q) {
+    a++;
+    b--;
+  }
+  return b - a >= 8 && b - a <= 512 ? [a, b] : undefined;
+}
 
 /**
  * Whether the whole value under a secret-named member is a secret: any characters (`P@ssw0rd123!`,
@@ -316,9 +328,11 @@ export class Redactor {
     const searched = MAY_MATCH.test(text);
     // PEM private-key blocks first, by two searches (a lazy regex across lines was quadratic, review15 R0)
     let out = searched ? replacePrivateKeyBlocks(text, (block) => mark("secret", block, block)) : text;
-    // (a value longer than a secret is not one: not matched, and its white space not backtracked over 512 times)
-    if (member !== undefined && SECRET_NAME.test(member) && out.trim().length <= 514) {
-      out = out.replace(MEMBER_VALUE, (match: string, keep: string, _q: string, value: string, tail: string) => (memberSecretOk(value) ? keep + mark("secret", value, value) + tail : match));
+    // (found by index, not a regex: one with white space around a lazy middle backtracked for seconds)
+    const at = member !== undefined && SECRET_NAME.test(member) ? memberValue(out) : undefined;
+    if (at) {
+      const value = out.slice(at[0], at[1]);
+      if (memberSecretOk(value)) out = out.slice(0, at[0]) + mark("secret", value, value) + out.slice(at[1]);
     }
     for (const p of searched ? PATTERNS : NO_PATTERNS) {
       p.re.lastIndex = 0;

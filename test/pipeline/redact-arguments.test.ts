@@ -232,7 +232,7 @@ describe("a value under a secret-named member, and an address used as a member's
     // a long value under a secret-named member is not one secret, and costs no more than its length (5,000 spaces before it took 5 s)
     const long = `${" ".repeat(5_000)}${"x1".repeat(300)}`;
     expect(new Redactor().redact(long, "password")).toBe(long);
-    const kept = { password: "abcdefghij", token: "token_count_v2", secret: "process.env.SECRET", api_key: "v1.2.3", passphrase: "${PASSPHRASE}", bypass: "x#12345678", compass: "N 45.3, E 7" };
+    const kept = { pwd: "          abc", password: "abcdefghij", token: "token_count_v2", secret: "process.env.SECRET", api_key: "v1.2.3", passphrase: "${PASSPHRASE}", bypass: "x#12345678", compass: "N 45.3, E 7" };
     for (const [name, value] of Object.entries(kept)) expect({ name, out: new Redactor().redact(value, name) }).toEqual({ name, out: value });
   });
 
