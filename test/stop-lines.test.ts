@@ -8,7 +8,8 @@
 import { describe, expect, test } from "bun:test";
 import { secondSignalLine, stoppedLine, thirdSignalLine, unwrittenAtCloseLine } from "../src/log-lines.ts";
 import { SharedKeyCounters } from "../src/limits/shared-counters.ts";
-import { stopGateway, type StopParts } from "../src/stop-gateway.ts";
+import { stopGateway } from "../src/stop-gateway.ts";
+import { idleStopParts } from "./support/stop-parts.ts";
 import type { Store } from "../src/store/types.ts";
 
 const progress = (inflightAtStart: number, open: { requests: number; streams: number }, more: { endedAtGraceEnd?: number; lastUsageRows?: number } = {}) => ({
@@ -121,20 +122,7 @@ describe("a stop whose store can no longer take the key budget use the key count
     // a store closing already: it takes no more use (and everything else it had was written)
     const store = { keepUnreportedUse: () => false, flush: async () => {}, close: async () => undefined, stats: () => ({ pendingUsage: 0 }) } as unknown as Store;
     const lines: string[] = [];
-    const parts: StopParts = {
-      halt: () => {},
-      server: { stop: async () => {}, pendingRequests: 0 },
-      inflight: { size: 0 },
-      openStreams: new Set(),
-      graceOver: { end: () => {} } as unknown as StopParts["graceOver"],
-      settle: () => {},
-      webhook: { close: async () => {} } as unknown as StopParts["webhook"],
-      keyCounters,
-      retention: { stop: async () => {} } as unknown as StopParts["retention"],
-      store,
-      log: (l) => lines.push(l),
-      removeInstanceFile: () => {},
-    };
+    const parts = idleStopParts(lines, { keyCounters, store });
     expect(await stopGateway(parts, 0, () => false)).toBe(false);
     expect(lines).toHaveLength(1);
     const line = JSON.parse(lines[0]!);

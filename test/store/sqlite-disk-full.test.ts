@@ -9,7 +9,8 @@
 import type { Database } from "bun:sqlite";
 import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { stopGateway, type StopParts } from "../../src/stop-gateway.ts";
+import { stopGateway } from "../../src/stop-gateway.ts";
+import { idleStopParts } from "../support/stop-parts.ts";
 import { openSqliteStore, type SqliteStore } from "../../src/store/sqlite/store.ts";
 import { cleanupTempDirs, countRows, tempDir, usage } from "./helpers.ts";
 
@@ -74,20 +75,7 @@ describe("flushes on a full disk", () => {
 test("a stop whose last flush cannot write (disk full): an error line counting the rows lost, and the stop resolves false (exit 1)", async () => {
   const { s } = fullStore(192);
   const lines: string[] = [];
-  const parts: StopParts = {
-    halt: () => {},
-    server: { stop: async () => {}, pendingRequests: 0 },
-    inflight: { size: 0 },
-    openStreams: new Set(),
-    graceOver: { end: () => {} } as unknown as StopParts["graceOver"],
-    settle: () => {},
-    webhook: { close: async () => {} } as unknown as StopParts["webhook"],
-    keyCounters: {} as unknown as StopParts["keyCounters"],
-    retention: { stop: async () => {} } as unknown as StopParts["retention"],
-    store: s,
-    log: (l) => lines.push(l),
-    removeInstanceFile: () => {},
-  };
+  const parts = idleStopParts(lines, { store: s });
   expect(await stopGateway(parts, 0, () => false)).toBe(false);
   const line = JSON.parse(lines.at(-1)!);
   expect(line).toMatchObject({ level: "error", usage: 192, traces: 0 });
