@@ -169,7 +169,7 @@ function keyedOk(value: string): boolean {
 function keyedShapeOk(value: string): boolean {
   if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(value)) return false; // process.env.TOKEN_2, config.auth.key1
   if (/^[a-z]+(?:_[a-z0-9]+)+$/.test(value)) return false; // an identifier: token_count_v2
-  if (/^v?\d+(?:\.\d+)+/.test(value)) return false; // a version
+  if (/^v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?$/.test(value)) return false; // a version, whole (`2.5Tr0ub4dor&3!` is not one)
   return true;
 }
 
@@ -183,7 +183,8 @@ const SECRET_NAME_SOURCE = "[A-Za-z0-9_.-]{0,40}?(?:api[_-]?key|apikey|secret(?:
 const SECRET_NAME = new RegExp(`^(?:${SECRET_NAME_SOURCE}|(?:[A-Za-z0-9_.-]{0,40}[_.-])?(?:authorization|pwd|pass(?:phrase)?|cookie)s?)$`, "i");
 /**
  * Where the value under a secret-named member lies in `text`: the whole of it but surrounding white
- * space and a pair of quotes, as [start, end); undefined when that is not 8 to 512 characters.
+ * space and a pair of quotes, as [start, end); undefined when that is not 8 to 65,536 characters (the
+ * search is linear: a long Cookie header under `cookie` is still one value).
  */
 function memberValue(text: string): [number, number] | undefined {
   let a = text.length - text.trimStart().length;
@@ -193,7 +194,7 @@ function memberValue(text: string): [number, number] | undefined {
     a++;
     b--;
   }
-  return b - a >= 8 && b - a <= 512 ? [a, b] : undefined;
+  return b - a >= 8 && b - a <= 65_536 ? [a, b] : undefined;
 }
 
 /**

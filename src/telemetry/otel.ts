@@ -297,7 +297,7 @@ export function startTelemetry(env: Record<string, string | undefined>, version:
   const where = shownTracesUrl(url);
   if (!where) {
     const variable = urlVariable(env);
-    log(JSON.stringify({ level: "warn", time: Date.now(), msg: `OpenTelemetry export is off: ${variable} must be an http:// or https:// URL (e.g. http://127.0.0.1:4318), not ${JSON.stringify(env[variable]!.trim())}` }));
+    log(JSON.stringify({ level: "warn", time: Date.now(), msg: `OpenTelemetry export is off: ${variable} must be an http:// or https:// URL (e.g. http://127.0.0.1:4318), not ${JSON.stringify(withoutUserinfo(env[variable]!.trim()))}` }));
     return undefined;
   }
   const exporter = new ReportingExporter(
@@ -418,4 +418,12 @@ function attemptSpan(tracer: Tracer, ids: PreparedIds, parent: ReturnType<typeof
   const span = tracer.startSpan(`${op} ${a.model}`, { kind: SpanKind.CLIENT, startTime: start, attributes: attrs }, parent);
   if (!ok) span.setStatus({ code: SpanStatusCode.ERROR, message: attrs["error.type"] as string });
   span.end(end);
+}
+
+/**
+ * `value` with the user and password of a `scheme://user:password@host` form cut to `…@`, for a log
+ * line quoting a setting that is not an http(s) URL (`grpc://alice:pw@collector:4317`). Never throws.
+ */
+function withoutUserinfo(value: string): string {
+  return value.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^@/?#]*@/, "$1…@");
 }

@@ -413,6 +413,19 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     }
   }, 20_000);
 
+  test("an endpoint of another scheme with a user and password is quoted without them", async () => {
+    const g = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: "grpc://alice:s3cretPassw0rd@collector.example:4317" } });
+    try {
+      const lines = g.logs.filter((l) => l.includes("OpenTelemetry")).map((l) => JSON.parse(l) as { level: string; msg: string });
+      expect(lines).toEqual([
+        { level: "warn", time: expect.any(Number), msg: 'OpenTelemetry export is off: OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (e.g. http://127.0.0.1:4318), not "grpc://…@collector.example:4317"' } as never,
+      ]);
+      expect(g.logs.join("\n")).not.toContain("s3cretPassw0rd");
+    } finally {
+      await g.stop();
+    }
+  });
+
   test("an endpoint without http:// (localhost:4318) is a warning naming the variable; the gateway serves without exporting", async () => {
     const g = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:4318" } });
     try {
