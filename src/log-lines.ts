@@ -98,9 +98,23 @@ export function stdoutLineBuffer(): LineBuffer {
  * stop's retries before the grace period did (the line says so, not that the grace period ran out).
  * Fields: `usage`, `traces`, `state`, `keyLimitWindows` (lost: minute windows and budget windows not
  * kept), and with something kept `keptUsage`, `keptTraces`, `keptState`, `keptKeyLimitWindows`, `keptIn`.
+ * The embedded store's rows refused earlier at its cap while its writes failed (`store.refused`) are
+ * lost too (an `error` line, exit 1, also when the last flush wrote everything): `refusedUsage`,
+ * `refusedTraces`, and with the rows unwritten at the stop `lostUsage`, `lostTraces` (in all).
  */
 export function unwrittenAtCloseLine(
-  store: { usage: number; traces: number; state: number; keyUse?: number; while?: string; kept?: { file: string; usage: number; traces: number; state: number; keyUse?: number } } | undefined | void,
+  store:
+    | {
+        usage: number;
+        traces: number;
+        state: number;
+        keyUse?: number;
+        while?: string;
+        kept?: { file: string; usage: number; traces: number; state: number; keyUse?: number };
+        refused?: { usage: number; traces: number; while: string };
+      }
+    | undefined
+    | void,
   minuteWindows: number,
   now: number,
   log: (line: string) => void,
@@ -110,7 +124,9 @@ export function unwrittenAtCloseLine(
   const lost = { usage: store ? store.usage : 0, traces: store ? store.traces : 0, state: store ? store.state : 0, keyLimitWindows: minuteWindows + budgetsLost };
   const k = store ? store.kept : undefined;
   const kept = k && k.usage + k.traces + k.state + (k.keyUse ?? 0) > 0 ? { ...k, keyUse: k.keyUse ?? 0 } : undefined;
-  const lostAny = lost.usage + lost.traces + lost.state + budgetsLost > 0;
+  const r = store && store.refused && store.refused.usage + store.refused.traces > 0 ? store.refused : undefined;
+  const lostAtStop = lost.usage + lost.traces + lost.state + budgetsLost > 0;
+  const lostAny = lostAtStop || !!r;
   if (!lostAny && !kept && !minuteWindows) return undefined;
   const away = `stopping while ${(store && store.while) || "the database is away"}`;
   const within = cut ? "before a second signal ended the stop" : "within the shutdown grace period (server.shutdown_grace_ms)";
@@ -122,10 +138,17 @@ export function unwrittenAtCloseLine(
       : `${kept.usage} usage rows, ${kept.traces} route traces and ${kept.state} routing/budget state changes`
     : "";
   const where = kept ? `kept in ${kept.file}, which the next start with this data directory writes to the database${kept.keyUse ? " (counting the budget use back into each window still open then)" : ""}` : "";
-  const msg = lostAny
-    ? `${away}: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and ${keyLost} were not written ${within} and are lost${kept ? `; ${keptWhat} are ${where}` : ""}`
-    : `${away}: ${[kept ? `${keptWhat} were not written ${within} and are ${where}` : "", minuteWindows ? `the rpm/tpm use of ${minuteWindows} minute windows was not reported ${kept ? "" : `${within} `}(not kept: a minute window lapses within a minute)` : ""].filter(Boolean).join("; ")}; nothing ${minuteWindows ? "else " : ""}is lost`;
-  const fields = kept ? { keptUsage: kept.usage, keptTraces: kept.traces, keptState: kept.state, keptKeyLimitWindows: kept.keyUse, keptIn: kept.file } : {};
+  const keptOrMinutes = [kept ? `${keptWhat} were not written ${within} and are ${where}` : "", minuteWindows ? `the rpm/tpm use of ${minuteWindows} minute windows was not reported ${kept ? "" : `${within} `}(not kept: a minute window lapses within a minute)` : ""].filter(Boolean).join("; ");
+  // rows the embedded store refused earlier at its cap while its writes failed: lost then, said again here with the total
+  const refusedWhat = r ? `${r.usage} usage rows and ${r.traces} route traces refused ${r.while}` : "";
+  const inAll = r ? `${lost.usage + r.usage} usage rows and ${lost.traces + r.traces} route traces lost in all` : "";
+  const msg = lostAtStop
+    ? `${away}: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and ${keyLost} were not written ${within} and are lost${kept ? `; ${keptWhat} are ${where}` : ""}${r ? `; before, ${refusedWhat} are lost too: ${inAll}` : ""}`
+    : r
+      ? `stopping: ${refusedWhat} are lost: ${inAll}${keptOrMinutes ? `; ${keptOrMinutes}` : ""}; the rest was written`
+      : `${away}: ${keptOrMinutes}; nothing ${minuteWindows ? "else " : ""}is lost`;
+  const keptFields = kept ? { keptUsage: kept.usage, keptTraces: kept.traces, keptState: kept.state, keptKeyLimitWindows: kept.keyUse, keptIn: kept.file } : {};
+  const fields = r ? { ...keptFields, refusedUsage: r.usage, refusedTraces: r.traces, lostUsage: lost.usage + r.usage, lostTraces: lost.traces + r.traces } : keptFields;
   const line = JSON.stringify({ level: lostAny ? "error" : "warn", time: now, msg, ...lost, ...fields });
   log(line);
   return lostAny ? line : undefined;

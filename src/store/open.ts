@@ -32,6 +32,8 @@ export async function openStore(database: string | undefined, dataDir: string, t
       // JSON lines through the app's log, as PostgreSQL's (a run of failed flushes is said once)
       onError: (message) => log(JSON.stringify({ level: "warn", time: clock.now(), msg: `store: ${message}` })),
       onInfo: (message) => log(JSON.stringify({ level: "info", time: clock.now(), msg: `store: ${message}` })),
+      // rows refused at the cap while writes fail (lost): the outage's count, at most once a minute, and its final count
+      onRefused: (level, message, counts) => log(JSON.stringify({ level, time: clock.now(), msg: `store: ${message}`, ...counts })),
     });
     const kept = resolve(dataDir, UNWRITTEN_FILE);
     if (existsSync(kept)) {

@@ -48,6 +48,14 @@ export class PendingWrites {
   private budgetSource: (() => KeyBudgetRow[]) | undefined;
   /** Records/traces dropped (overflow, unserialisable, after close). */
   dropped = 0;
+  /**
+   * Usage rows refused at the cap (`maxPending`) since the buffers were made: the newest, while flushes
+   * failed and the oldest waited (counted in {@link dropped} too). The SQLite store says them in its log
+   * and at its stop (./sqlite/flush.ts).
+   */
+  refusedUsage = 0;
+  /** Route traces refused at the cap, as {@link refusedUsage}. */
+  refusedTraces = 0;
   /** Set by the store's `close`: later `record`/`save` are dropped and counted, `bind`/`setQuota` ignored. */
   closed = false;
 
@@ -59,7 +67,7 @@ export class PendingWrites {
    * @param earlyFlushAt usage rows (or traces) waiting that call `onFull`; default {@link EARLY_FLUSH_AT}
    */
   constructor(
-    private readonly maxPending: number,
+    readonly maxPending: number,
     private readonly now: () => number,
     private readonly onFull: () => void,
     private readonly beforeFlush?: () => void,
@@ -102,6 +110,7 @@ export class PendingWrites {
     }
     if (this.usageBuf.length >= this.maxPending) {
       this.dropped++;
+      this.refusedUsage++;
       return;
     }
     this.usageBuf.push(usageParams(rec));
@@ -120,6 +129,7 @@ export class PendingWrites {
     }
     if (this.traceBuf.length >= this.maxPending) {
       this.dropped++;
+      this.refusedTraces++;
       return;
     }
     let body: string;
@@ -197,16 +207,18 @@ export class PendingWrites {
 
   /**
    * Puts a failed flush's batch back in front of whatever was buffered since (older rows first;
-   * bindings, quota and budget windows buffered since win), bounded by `maxPending`; the overflow is dropped
-   * and counted.
+   * bindings, quota and budget windows buffered since win), bounded by `maxPending`; the overflow (the
+   * newest) is dropped and counted, as refused ({@link refusedUsage}, {@link refusedTraces}).
    */
   putBack(batch: PendingBatch): void {
     const usage = this.usageBuf.length ? batch.usage.concat(this.usageBuf) : batch.usage;
     const traces = this.traceBuf.length ? batch.traces.concat(this.traceBuf) : batch.traces;
     this.usageBuf = usage.length > this.maxPending ? usage.slice(0, this.maxPending) : usage;
     this.dropped += usage.length - this.usageBuf.length;
+    this.refusedUsage += usage.length - this.usageBuf.length;
     this.traceBuf = traces.length > this.maxPending ? traces.slice(0, this.maxPending) : traces;
     this.dropped += traces.length - this.traceBuf.length;
+    this.refusedTraces += traces.length - this.traceBuf.length;
     for (const [k, b] of this.bindBuf) batch.binds.set(k, b);
     for (const [k, q] of this.quotaBuf) batch.quotas.set(k, q);
     this.bindBuf = batch.binds;

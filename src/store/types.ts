@@ -133,6 +133,13 @@ export interface UnwrittenAtClose {
   keyUse: number;
   /** Why they were not written, after "stopping while": default "the database is away" (PostgreSQL); SQLite's names its file ("writes to PATH fail"). */
   while?: string;
+  /**
+   * The embedded store only: usage rows and route traces refused earlier, while its writes failed, at its
+   * cap of rows waiting (the newest; lost then, counted in `stats().dropped` then), since it was opened;
+   * `while` says where, after "refused" ("at the store's cap of 100,000 waiting rows of each while writes
+   * to PATH failed"). Lost as the others: the stop exits 1.
+   */
+  refused?: { usage: number; traces: number; while: string };
   /** Rows kept in `file` (absolute path, in the data directory), which the next start writes to the database (and the key budget use it counts back). */
   kept?: { file: string; usage: number; traces: number; state: number; keyUse: number };
 }

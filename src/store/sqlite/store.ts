@@ -47,7 +47,7 @@ import type {
 import { SqliteAccountState } from "./account-state.ts";
 import { SqliteAccounts } from "./accounts.ts";
 import { SqliteContext } from "./db.ts";
-import { SqliteFlusher } from "./flush.ts";
+import { type RefusedLine, SqliteFlusher } from "./flush.ts";
 import { SqliteKeys } from "./keys.ts";
 import { SqliteUsage } from "./usage.ts";
 import { SqliteRoutingObjects } from "./routing-objects.ts";
@@ -93,6 +93,12 @@ export interface SqliteStoreOptions {
   onError?: (message: string, error: unknown) => void;
   /** Receives the line of the flush that works again after failed ones (`database writes work again: …`). Default: none. */
   onInfo?: (message: string) => void;
+  /**
+   * Receives the lines of rows refused at `maxPending` while writes fail (lost; ./flush.ts `RefusedLine`):
+   * the outage's running count at most once a minute (`error`), and its final count in the line of the
+   * flush that works again (`warn`, instead of `onInfo`). Default: one line on stderr.
+   */
+  onRefused?: RefusedLine;
   /**
    * Called before each flush takes the buffers (the flushes that reads run first included): work that
    * still has rows to hand over (src/after-reply.ts) hands them over now, so a read sees them.
@@ -154,7 +160,8 @@ export class SqliteStore implements Store {
     this.pending = new PendingWrites(maxPending, now, () => this.scheduleEarlyFlush(), options.beforeFlush, SQLITE_EARLY_FLUSH_AT);
     this.local = new LocalShared(now);
     try {
-      this.flusher = new SqliteFlusher(this.ctx, this.pending, traceRingSize, options.onInfo);
+      const onRefused = options.onRefused ?? ((_level: string, message: string) => console.error(`[switchyard store] ${message}`));
+      this.flusher = new SqliteFlusher(this.ctx, this.pending, traceRingSize, options.onInfo, onRefused);
       const flush = () => this.flusher.flush();
       this.keys = new SqliteKeys(this.ctx);
       this.state = new SqliteAccountState(this.ctx, this.pending, flush);
@@ -318,17 +325,22 @@ export class SqliteStore implements Store {
   /**
    * Flushes, checkpoints (truncating the WAL) and closes. Idempotent; never throws for a flush failure.
    * @returns what the last flush could not write (a full disk): lost, counted in `stats().dropped`
-   *   (usage rows and traces; the stop's error line says so); undefined when everything was written. No
-   *   file keeps them: on a full disk it could not be written either, and a start on SQLite does not
-   *   read one.
+   *   (usage rows and traces; the stop's error line says so), with the rows refused at `maxPending`
+   *   since the open while writes failed (`refused`, lost then); undefined when everything was written
+   *   and nothing was refused. No file keeps them: on a full disk it could not be written either, and a
+   *   start on SQLite does not read one.
    */
   close(): UnwrittenAtClose | undefined {
     if (this.ctx.closed) return undefined;
     clearInterval(this.timer);
     this.flush();
-    const lost = this.pending.empty
+    const p = this.pending;
+    const refused = p.refusedUsage + p.refusedTraces > 0
+      ? { usage: p.refusedUsage, traces: p.refusedTraces, while: `at the store's cap of ${p.maxPending.toLocaleString("en-US")} waiting rows of each while writes to ${this.path} failed` }
+      : undefined;
+    const lost = p.empty && !refused
       ? undefined
-      : { usage: this.pending.pendingUsage, traces: this.pending.pendingTraces, state: this.pending.pendingState, keyUse: 0, while: `writes to ${this.path} fail` };
+      : { usage: p.pendingUsage, traces: p.pendingTraces, state: p.pendingState, keyUse: 0, while: `writes to ${this.path} fail`, ...(refused ? { refused } : {}) };
     this.pending.discard();
     this.pending.closed = true;
     this.ctx.closed = true;
