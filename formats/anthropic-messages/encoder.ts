@@ -29,7 +29,7 @@ import { RandomText } from "../random-text.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { errorFrame } from "./errors.ts";
 import { stopToAnthropic, usageJson, writeOpaque } from "./mapping.ts";
-import { isCallSignatureShown } from "../call-signatures.ts";
+import { callSignatureOpaque, isCallSignatureShown } from "../call-signatures.ts";
 
 /** The random part of a Messages id: 24 hex characters (12 random bytes), drawn for many ids at once. */
 const MESSAGE_ID_RANDOM = new RandomText(12, 24, "hex");
@@ -155,7 +155,7 @@ export class AnthropicEncoder implements StreamEncoder {
         shell = '{"type":"redacted_thinking","data":' + JSON.stringify(writeOpaque(b.data)) + "}";
         break;
       case "tool_call":
-        if (isCallSignatureShown(b.signature)) this.signatureBlock(ev.index + this.shift++, b.signature);
+        if (isCallSignatureShown(b.signature)) this.signatureBlock(ev.index + this.shift++, callSignatureOpaque(b.id, b.signature));
         this.open = "tool";
         shell = '{"type":"tool_use","id":' + JSON.stringify(b.id) + ',"name":' + JSON.stringify(b.name) + ',"input":{}}';
         break;
@@ -165,7 +165,7 @@ export class AnthropicEncoder implements StreamEncoder {
     );
   }
 
-  /** A whole signature-only thinking block at client index `index` (a tool call's Gemini signature, formats/call-signatures.ts). */
+  /** A whole signature-only thinking block at client index `index` (a tool call's Gemini signature with the call's id, formats/call-signatures.ts). */
   private signatureBlock(index: number, signature: Opaque): void {
     const head = 'data: {"type":"content_block_';
     this.write(

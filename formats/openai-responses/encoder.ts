@@ -54,7 +54,7 @@ import { hasItemPrefix, mintId, responsesUsageJson, terminalForStop, writeEncryp
 import { failedCodeForKind } from "./errors.ts";
 import { clientTools, customInputOf, responseEcho, type ClientTools } from "./response.ts";
 import { echoMembers } from "./echo-memo.ts";
-import { isCallSignatureShown } from "../call-signatures.ts";
+import { callSignatureOpaque, isCallSignatureShown } from "../call-signatures.ts";
 
 type Json = Record<string, any>;
 
@@ -249,10 +249,11 @@ class ResponsesEncoder implements StreamEncoder {
 
   private open(b: BlockStart): void {
     // A tool call's Gemini signature: a reasoning item of its own just before the call, with the
-    // signature as its encrypted_content (formats/call-signatures.ts), which the client sends back.
+    // signature and the call's id as its encrypted_content (formats/call-signatures.ts), which the
+    // client sends back.
     if (b.type === "tool_call" && isCallSignatureShown(b.signature)) {
       this.open({ type: "thinking" });
-      this.cur!.encrypted = writeEncryptedContent(b.signature);
+      this.cur!.encrypted = writeEncryptedContent(callSignatureOpaque(b.id, b.signature));
     }
     if (this.cur) this.close();
     const outputIndex = this.output.length;

@@ -6,6 +6,7 @@ import { Warnings } from "../hub.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import { applyCodexFixes } from "./codex.ts";
 import { ENCRYPTED_CONTENT_TAG, isOpenAiItemId, readEncryptedContent, sanitizeCallId } from "./common.ts";
+import { issuerOf } from "../call-signatures.ts";
 
 /**
  * Tidies a Responses body for a Responses provider WITHOUT a hub round trip (codec `tidyRequest`;
@@ -49,7 +50,7 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       if (item.type === "reasoning" && typeof item.encrypted_content === "string" && item.encrypted_content.startsWith(ENCRYPTED_CONTENT_TAG)) {
         const state = readEncryptedContent(item.encrypted_content);
         if (state.family !== target.family) {
-          w.add("stripped_signature", `Reasoning state issued by '${state.family}' cannot be sent to a '${target.family}' upstream; it was dropped.`);
+          w.add("stripped_signature", `Reasoning state issued by '${issuerOf(state)}' cannot be sent to a '${target.family}' upstream; it was dropped.`);
           continue;
         }
         next = { ...item, encrypted_content: state.value };

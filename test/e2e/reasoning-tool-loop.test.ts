@@ -17,7 +17,7 @@
  *   back on the functionCall part instead of Google's placeholder.
  * - Anthropic Messages and Responses clients → the same Gemini provider: the signature comes as a
  *   signature-only thinking block / reasoning item just before the call (no slot on `tool_use` /
- *   `function_call`), and goes back on the functionCall part the same way.
+ *   `function_call`), naming the call's id, and goes back on the functionCall part the same way.
  */
 import { describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
@@ -252,8 +252,8 @@ describe("Anthropic Messages and Responses clients → Gemini provider (Gemini 3
       const first = { model: MODEL, max_tokens: 100, tools, messages: [{ role: "user" as const, content: "weather in SF?" }] };
       const reply = stream ? await anthropic.messages.stream(first).finalMessage() : await anthropic.messages.create(first);
       expect(reply.content.map((b) => b.type)).toEqual(["thinking", "tool_use"]);
-      expect(reply.content[0]).toEqual({ type: "thinking", thinking: "", signature: "sy|gemini|" + signature });
       const call = reply.content[1] as { id: string };
+      expect(reply.content[0]).toEqual({ type: "thinking", thinking: "", signature: `sy|gemini-call|${call.id}|${signature}` });
       await anthropic.messages.create({
         ...first,
         messages: [...first.messages, { role: "assistant", content: reply.content }, { role: "user", content: [{ type: "tool_result", tool_use_id: call.id, content: "20C" }] }],
@@ -268,8 +268,8 @@ describe("Anthropic Messages and Responses clients → Gemini provider (Gemini 3
       const first = { model: MODEL, input: "weather in SF?", tools, store: false };
       const reply = stream ? await openai.responses.stream(first).finalResponse() : await openai.responses.create(first);
       expect(reply.output.map((o) => o.type)).toEqual(["reasoning", "function_call"]);
-      expect((reply.output[0] as { encrypted_content?: string }).encrypted_content).toBe("sy|gemini|" + signature);
       const call = reply.output[1] as { call_id: string };
+      expect((reply.output[0] as { encrypted_content?: string }).encrypted_content).toBe(`sy|gemini-call|${call.call_id}|${signature}`);
       await openai.responses.create({ ...first, input: [{ role: "user", content: "weather in SF?" }, ...(reply.output as any[]), { type: "function_call_output", call_id: call.call_id, output: "20C" }] });
       expectSignedCall(signature);
     });

@@ -144,7 +144,7 @@ describe("encoder framing", () => {
     expect([c.stop_reason, c.stop_sequence]).toEqual(["stop_sequence", "</a>"]);
   });
 
-  test("foreign signatures and redacted data are tagged with their family; a tool call's Gemini signature known at its start comes as a signature-only thinking block before it (call-signatures.ts), a later one is not sent", async () => {
+  test("foreign signatures and redacted data are tagged with their family; a tool call's Gemini signature known at its start comes as a signature-only thinking block before it, with the call's id (call-signatures.ts), a later one is not sent", async () => {
     const out = encode(
       normalizeEvents([
         { type: "message_start" },
@@ -160,7 +160,7 @@ describe("encoder framing", () => {
     const msg = await sdkFinalMessage(out);
     expect(msg.content[0]).toEqual({ type: "redacted_thinking", data: "sy|provider:glm|R1" } as never);
     expect(msg.content[1]).toEqual({ type: "thinking", thinking: "t", signature: "sy|gemini|G1" } as never);
-    expect(msg.content[2]).toEqual({ type: "thinking", thinking: "", signature: "sy|gemini|G2" } as never);
+    expect(msg.content[2]).toEqual({ type: "thinking", thinking: "", signature: "sy|gemini-call|c1|G2" } as never);
     expect(msg.content.map((c) => c.type)).toEqual(["redacted_thinking", "thinking", "thinking", "tool_use"]);
     expect(out.includes("G3")).toBe(false);
   });

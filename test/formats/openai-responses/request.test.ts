@@ -232,6 +232,14 @@ describe("tidyRequest (native Responses body, no hub round trip)", () => {
     expect(out.stream).toBe(true);
   });
 
+  test("kind codex: a Gemini call signature's reasoning item (sy|gemini-call|…) is dropped, the warning naming gemini as its issuer; the call is kept", () => {
+    const call = { type: "function_call", id: "fc_1", call_id: "call_a", name: "f", arguments: "{}" };
+    const body = { model: "x", input: [{ role: "user", content: "q" }, { type: "reasoning", summary: [], encrypted_content: "sy|gemini-call|call_a|CiMB" }, call] };
+    const built = openaiResponses.tidyRequest!(body, CODEX);
+    expect((built.body as any).input).toEqual([{ role: "user", content: "q" }, call]);
+    expect(built.warnings).toEqual([{ code: "stripped_signature", message: "Reasoning state issued by 'gemini' cannot be sent to a 'openai' upstream; it was dropped." }]);
+  });
+
   test("kind openai keeps store as sent and id-only reasoning when store is not false", () => {
     const body = { model: "x", input: [{ type: "reasoning", id: "rs_1", summary: [] }, { role: "user", content: "hi", id: "item-7" }] };
     const out = openaiResponses.tidyRequest!(body, OPENAI).body as any;
