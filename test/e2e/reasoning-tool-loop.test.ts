@@ -17,7 +17,9 @@
  *   back on the functionCall part instead of Google's placeholder.
  * - Anthropic Messages and Responses clients → the same Gemini provider: the signature comes as a
  *   signature-only thinking block / reasoning item just before the call (no slot on `tool_use` /
- *   `function_call`), naming the call's id, and goes back on the functionCall part the same way.
+ *   `function_call`), naming the call's id, and goes back on the functionCall part the same way, also
+ *   when the client reorders the parallel calls or drops the signed one (recorded
+ *   `gemini/streamed-args-parallel.sse`).
  */
 import { describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
@@ -25,6 +27,7 @@ import OpenAI from "openai";
 import { gatewaySuite } from "../support/gateway-suite.ts";
 import { recordedBytes } from "../support/fixtures.ts";
 import { simpleReply, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
+import { DUMMY_THOUGHT_SIGNATURE } from "../../formats/gemini/index.ts";
 
 const suite = gatewaySuite();
 
@@ -274,4 +277,49 @@ describe("Anthropic Messages and Responses clients → Gemini provider (Gemini 3
       expectSignedCall(signature);
     });
   }
+});
+
+const PARALLEL_SSE = new TextDecoder().decode(await recordedBytes("gemini/streamed-args-parallel.sse"));
+
+describe("Anthropic Messages and Responses clients → Gemini provider, parallel calls the client changes (recorded gemini/streamed-args-parallel.sse)", () => {
+  const MODEL = "gem/gemini-3-pro-preview";
+  /** Boston's signature: Gemini signs only the first of parallel calls. */
+  const SIG: string = JSON.parse(PARALLEL_SSE.split(/\r?\n\r?\n/)[0]!.slice(6)).candidates[0].content.parts[0].thoughtSignature;
+  const loop = (r: ReceivedRequest): FakeReply => {
+    const answered = (r.body.contents as Array<{ parts: Array<Record<string, unknown>> }>).some((c) => c.parts.some((p) => p.functionResponse));
+    return answered ? simpleReply("gemini", { text: "cold, mild" }, r.stream) : { sse: PARALLEL_SSE };
+  };
+  const modelTurn = () => (suite.gw.fake.requests.at(-1)!.body.contents as unknown[])[1];
+  const call = (location: string, thoughtSignature: string) => ({ functionCall: { name: "getWeather", args: { location } }, thoughtSignature });
+  const params = { type: "object" as const, properties: { location: { type: "string" } } };
+
+  test("Messages: the calls sent back in another order, the thinking block first; Boston keeps its signature, San Francisco (now first) gets the placeholder", async () => {
+    suite.gw.fake.handle(loop);
+    const anthropic = new Anthropic({ apiKey: "placeholder", baseURL: suite.gw.url, maxRetries: 0 });
+    const first = { model: MODEL, max_tokens: 100, tools: [{ name: "getWeather", input_schema: params }], messages: [{ role: "user" as const, content: "weather in Boston and SF?" }] };
+    const reply = await anthropic.messages.stream(first).finalMessage();
+    expect(reply.content.map((b) => b.type)).toEqual(["thinking", "tool_use", "tool_use"]);
+    const [thinking, boston, sf] = reply.content as [Anthropic.ThinkingBlock, Anthropic.ToolUseBlock, Anthropic.ToolUseBlock];
+    expect(boston.input).toEqual({ location: "Boston" });
+    await anthropic.messages.create({
+      ...first,
+      messages: [
+        ...first.messages,
+        { role: "assistant", content: [thinking, sf, boston] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: sf.id, content: "18C" }, { type: "tool_result", tool_use_id: boston.id, content: "5C" }] },
+      ],
+    });
+    expect(modelTurn()).toEqual({ role: "model", parts: [call("San Francisco", DUMMY_THOUGHT_SIGNATURE), call("Boston", SIG)] });
+  });
+
+  test("Responses: the signed call dropped, its reasoning item kept; San Francisco does not get Boston's signature", async () => {
+    suite.gw.fake.handle(loop);
+    const openai = new OpenAI({ apiKey: "placeholder", baseURL: `${suite.gw.url}/v1`, maxRetries: 0 });
+    const first = { model: MODEL, input: "weather in Boston and SF?", tools: [{ type: "function" as const, name: "getWeather", strict: false, parameters: params }], store: false };
+    const reply = await openai.responses.stream(first).finalResponse();
+    expect(reply.output.map((o) => o.type)).toEqual(["reasoning", "function_call", "function_call"]);
+    const [reasoning, , sf] = reply.output as any[];
+    await openai.responses.create({ ...first, input: [{ role: "user", content: "weather in Boston and SF?" }, reasoning, sf, { type: "function_call_output", call_id: sf.call_id, output: "18C" }] });
+    expect(modelTurn()).toEqual({ role: "model", parts: [call("San Francisco", DUMMY_THOUGHT_SIGNATURE)] });
+  });
 });
