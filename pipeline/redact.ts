@@ -315,6 +315,17 @@ export class Redactor {
     return out;
   }
 
+  /**
+   * Whether `text`, as the value of the object member `member`, is one secret as a whole (a secret-named
+   * member, {@link memberSecretOk}): such a value is redacted whole even when it is itself a JSON
+   * document (`{"credentials": "{\"type\": …}"}`), as it is in JSON-text arguments.
+   */
+  wholeSecret(text: string, member: string): boolean {
+    if (!SECRET_NAME.test(member)) return false;
+    const at = memberValue(text);
+    return at !== undefined && memberSecretOk(text.slice(at[0], at[1]));
+  }
+
   /** While set, values get placeholders of their own for their exact text (see {@link redactKey}). */
   private salt: string | undefined;
 
@@ -439,7 +450,9 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
   };
   // A text that is a JSON document (a tool result from an MCP server) is redacted on its decoded values:
   // as text, a value right after an escaped `\n` was missed, or the `n` joined it (`\[EMAIL_1]`).
-  const plainText = (text: string, member: string | undefined) => redactJsonDocument(text, redactOne, redactKey) ?? r.redact(text, member);
+  // Not the value of a secret-named member, which is one secret whatever it holds (as in JSON-text arguments).
+  const plainText = (text: string, member: string | undefined) =>
+    (member !== undefined && r.wholeSecret(text, member) ? undefined : redactJsonDocument(text, redactOne, redactKey)) ?? r.redact(text, member);
   const next = slots.map((slot) => (slot.json ? redactJsonText(slot.text, redactOne, redactKey) : slot.objectKey ? memberName(slot) : plainText(slot.text, slot.member)));
   if (next.every((text, i) => text === slots[i].text)) return;
   // SPEC O-6: the recording's client request is what the client sent, not the redacted body

@@ -260,6 +260,25 @@ describe("a value under a secret-named member, and an address used as a member's
     }
   });
 
+  test("a value under a secret-named member that is itself a JSON document is one secret in every format, as in Chat arguments", () => {
+    // A service account's JSON under `credentials`, a password that happens to parse as JSON: Anthropic
+    // and Gemini redacted them as JSON documents, on members no name says are secret, and sent them in clear.
+    const SA = JSON.stringify({ type: "service_account", client_email: "x", private_key_id: "0123456789abcdef0123456789abcdef01234567" });
+    const args = { credentials: SA, password: '["hunter2!abc"]', note: '{"id":"0123456789abcdef0123456789abcdef01234567"}' };
+    const want = { credentials: "[SECRET_1]", password: "[SECRET_2]", note: args.note };
+    const chat = run("chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: JSON.stringify(args) } }] }] });
+    const anthropic = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: args }] }] });
+    const gemini = run("gemini", { contents: [{ role: "model", parts: [{ functionCall: { name: "f", args } }] }] });
+    expect(JSON.parse(JSON.parse(chat.raw).messages[0].tool_calls[0].function.arguments)).toEqual(want);
+    expect(JSON.parse(anthropic.raw).messages[0].content[0].input).toEqual(want);
+    expect(JSON.parse(gemini.raw).contents[0].parts[0].functionCall.args).toEqual(want);
+    for (const { ctx, raw } of [chat, anthropic, gemini]) {
+      expect(raw).not.toContain("hunter2");
+      expect(raw).not.toContain("service_account");
+      expect(restoreText(ctx.restoration!, "[SECRET_2]")).toBe('["hunter2!abc"]');
+    }
+  });
+
   test("a name that is not secret, or a value that is an identifier, is left as it is", () => {
     const args = { tokens_used: "abc123def456", token: "token_count_v2", password_hint: "my dog 2x" };
     const { raw } = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: args }] }] });
