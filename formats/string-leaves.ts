@@ -4,9 +4,14 @@
  */
 import type { TextSlot } from "./codec.ts";
 import { isObj } from "./json.ts";
+import { MAX_JSON_DEPTH } from "./json-depth.ts";
 
-/** Nesting deeper than this is not walked (a body's own depth is bounded earlier; this keeps the walk finite). */
-const MAX_DEPTH = 64;
+/**
+ * Nesting deeper than this is not walked: the depth the guard lets a body nest (its own check, before
+ * parsing), so no member a client can send is left out (at 64 the members below were sent unredacted);
+ * this keeps the walk finite for a value that did not come through the guard.
+ */
+const MAX_DEPTH = MAX_JSON_DEPTH;
 
 /**
  * Appends slots for the strings of `value`, depth-first in key order: for each object member one slot

@@ -305,6 +305,25 @@ describe("Gemini: the model's earlier calls and structured tool results", () => 
   });
 });
 
+describe("deeply nested members", () => {
+  test("a member nested as deep as a body may nest is redacted (past 64 levels it went upstream in clear)", () => {
+    const nest = (levels: number) => {
+      let v: unknown = { note: `mail ${EMAIL}`, password: "P@ssw0rd123!" };
+      for (let i = 0; i < levels; i++) v = { a: [v] };
+      return v as Record<string, unknown>;
+    };
+    // 2 levels per step: 900 levels, within the guard's MAX_JSON_DEPTH (1,000) with the body around them
+    for (const input of [nest(40), nest(450)]) {
+      const anthropic = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input }] }] });
+      const gemini = run("gemini", { contents: [{ role: "user", parts: [{ functionResponse: { name: "f", response: input } }] }] });
+      for (const { raw } of [anthropic, gemini]) {
+        expectClean(raw, [EMAIL, "P@ssw0rd123!"]);
+        expect(raw).toContain('{"note":"mail [EMAIL_1]","password":"[SECRET_1]"}');
+      }
+    }
+  });
+});
+
 describe("numbering follows the text", () => {
   test("within one text, secrets are numbered in text order whichever pattern finds them; a token as a URL password is one placeholder", () => {
     const r = new Redactor();
