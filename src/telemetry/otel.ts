@@ -421,9 +421,15 @@ function attemptSpan(tracer: Tracer, ids: PreparedIds, parent: ReturnType<typeof
 }
 
 /**
- * `value` with the user and password of a `scheme://user:password@host` form cut to `…@`, for a log
- * line quoting a setting that is not an http(s) URL (`grpc://alice:pw@collector:4317`). Never throws.
+ * `value` as a log line may quote a setting that is not an http(s) URL (`grpc://alice:pw@collector:4317`):
+ * everything up to its last `@` (a user and password, whatever characters the password holds: `#`, `/`
+ * and `?` too, or without a scheme: `alice:pw@collector:4318`) cut to `…@`, and a query or fragment
+ * after that left out, as {@link shownTracesUrl} leaves out an http URL's. Never throws.
  */
 function withoutUserinfo(value: string): string {
-  return value.replace(/^([A-Za-z][A-Za-z0-9+.-]*:\/\/)[^@/?#]*@/, "$1…@");
+  const scheme = /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.exec(value)?.[0] ?? "";
+  const at = value.lastIndexOf("@");
+  const rest = at >= scheme.length ? `…${value.slice(at)}` : value.slice(scheme.length);
+  const query = rest.search(/[?#]/);
+  return scheme + (query >= 0 ? `${rest.slice(0, query)} (query not shown)` : rest);
 }
