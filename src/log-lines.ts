@@ -96,6 +96,8 @@ export function stdoutLineBuffer(): LineBuffer {
  * where (and the minute windows not reported), and undefined is returned (exit 0). Nothing unwritten:
  * no line, undefined. `cut`: a second signal ended the
  * stop's retries before the grace period did (the line says so, not that the grace period ran out).
+ * A store that names why (`while`: the embedded store's failing writes) did not wait for the grace
+ * period, and the line does not name it.
  * Fields: `usage`, `traces`, `state`, `keyLimitWindows` (lost: minute windows and budget windows not
  * kept), and with something kept `keptUsage`, `keptTraces`, `keptState`, `keptKeyLimitWindows`, `keptIn`.
  * The embedded store's rows refused earlier at its cap while its writes failed (`store.refused`) are
@@ -129,7 +131,8 @@ export function unwrittenAtCloseLine(
   const lostAny = lostAtStop || !!r;
   if (!lostAny && !kept && !minuteWindows) return undefined;
   const away = `stopping while ${(store && store.while) || "the database is away"}`;
-  const within = cut ? "before a second signal ended the stop" : "within the shutdown grace period (server.shutdown_grace_ms)";
+  // The embedded store's close (its `while`) does not wait for the grace period: its last flush failed at once (a full disk), and a longer grace would not have written them.
+  const within = store && store.while ? "at the stop" : cut ? "before a second signal ended the stop" : "within the shutdown grace period (server.shutdown_grace_ms)";
   const why = [minuteWindows ? `${minuteWindows} rpm/tpm minute windows, not kept: they lapse within a minute` : "", budgetsLost ? `${budgetsLost} budget windows that could not be kept` : ""].filter(Boolean).join("; ");
   const keyLost = `the key-limit use of ${lost.keyLimitWindows} windows${why ? ` (${why})` : ""}`;
   const keptWhat = kept

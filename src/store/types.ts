@@ -131,7 +131,11 @@ export interface UnwrittenAtClose {
   state: number;
   /** Key budget windows whose use a stop could not report (`SharedStore.keepUnreportedUse`). */
   keyUse: number;
-  /** Why they were not written, after "stopping while": default "the database is away" (PostgreSQL); SQLite's names its file ("writes to PATH fail"). */
+  /**
+   * Why they were not written, after "stopping while": default "the database is away" (PostgreSQL, whose
+   * close retries within the shutdown grace period); SQLite's names its file ("writes to PATH fail"), and
+   * its close does not wait (the stop's line then names no grace period).
+   */
   while?: string;
   /**
    * The embedded store only: usage rows and route traces refused earlier, while its writes failed, at its
