@@ -6,9 +6,11 @@
  * {@link MAX_VALUES} values, each kept {@link KEEP_MS} after it was last restored or last found in a
  * request (redaction remembers each value it replaces again; the oldest go first past the count);
  * and at most {@link MAX_PER_KEY} of them for one key (its oldest go first), so one busy key cannot push
- * another key's values out; values shorter than {@link MIN_LENGTH} (too likely to occur by chance in ordinary text) or longer than
- * {@link MAX_LENGTH} (a key block, which redaction recognises by its shape anyway) are not kept. Never
- * written anywhere: a restart forgets them, and each instance of a shared setup has its own.
+ * another key's values out; and at most {@link MAX_CHARS} characters over all keys and
+ * {@link MAX_KEY_CHARS} for one key, the oldest going first the same way. Values shorter than
+ * {@link MIN_LENGTH} (too likely to occur by chance in ordinary text) or longer than {@link MAX_LENGTH}
+ * (the longest value redaction takes as one secret under a secret-named member, pipeline/redact.ts) are
+ * not kept. Never written anywhere: a restart forgets them, and each instance of a shared setup has its own.
  */
 import type { Clock, RestoredSecretMemories, RestoredSecrets } from "../pipeline/ports.ts";
 
@@ -20,8 +22,16 @@ export const MAX_PER_KEY = 64;
 export const KEEP_MS = 3_600_000;
 /** Shortest value kept (characters). */
 export const MIN_LENGTH = 8;
-/** Longest value kept (characters). */
-export const MAX_LENGTH = 512;
+/**
+ * Longest value kept (characters): as long as redaction's whole value under a secret-named member (a
+ * long Cookie header); at 512, such a value restored into a reply was not kept, and went upstream in
+ * clear when the next turn sent the reply back.
+ */
+export const MAX_LENGTH = 65_536;
+/** Characters kept at most, over all client keys (the values' lengths summed): 1 Mi (a few MB of memory). */
+export const MAX_CHARS = 1_048_576;
+/** Characters kept at most for one client key (within {@link MAX_CHARS}). */
+export const MAX_KEY_CHARS = 262_144;
 
 /** One remembered value of one key's memory. */
 interface Entry {
@@ -37,6 +47,8 @@ export class RestoredSecretMemory implements RestoredSecretMemories {
   private readonly order = new Set<Entry>();
   /** Client key id (undefined: no key) → its memory, while it holds a value. */
   private readonly byKey = new Map<string | undefined, KeyMemory>();
+  /** The lengths of every entry's value, summed. */
+  private chars = 0;
 
   constructor(private readonly clock: Clock) {}
 
@@ -57,12 +69,14 @@ export class RestoredSecretMemory implements RestoredSecretMemories {
     } else {
       e = { memory: live, value, at: 0 };
       live.changed = true;
+      live.chars += value.length;
+      this.chars += value.length;
     }
     live.entries.set(value, e);
     e.at = this.clock.now();
     this.order.add(e);
-    if (live.entries.size > MAX_PER_KEY) this.drop(live.entries.values().next().value!);
-    if (this.order.size > MAX_VALUES) this.drop(this.order.values().next().value!);
+    while (live.entries.size > MAX_PER_KEY || live.chars > MAX_KEY_CHARS) this.drop(live.entries.values().next().value!);
+    while (this.order.size > MAX_VALUES || this.chars > MAX_CHARS) this.drop(this.order.values().next().value!);
   }
 
   /** @internal Drops the entries older than {@link KEEP_MS}. */
@@ -79,6 +93,8 @@ export class RestoredSecretMemory implements RestoredSecretMemories {
     const m = e.memory;
     m.entries.delete(e.value);
     m.changed = true;
+    m.chars -= e.value.length;
+    this.chars -= e.value.length;
     if (m.entries.size === 0 && this.byKey.get(m.keyId) === m) this.byKey.delete(m.keyId);
   }
 }
@@ -88,6 +104,8 @@ class KeyMemory implements RestoredSecrets {
   /** value → its entry, oldest first (an entry remembered again moves last). */
   readonly entries = new Map<string, Entry>();
   changed = false;
+  /** The lengths of its entries' values, summed. */
+  chars = 0;
   private list: readonly string[] = Object.freeze([]);
 
   constructor(

@@ -65,4 +65,29 @@ describe("the restored-secret memory is per client key", () => {
     expect(memory.forKey("e").values().length).toBe(64);
     expect(memory.forKey("f").values()).toEqual([]);
   });
+
+  test("a long value under a secret-named member (a Cookie header of 600 characters) restored into a reply is redacted in the next turn; characters are bounded per key and over all keys", () => {
+    const memory = new RestoredSecretMemory(settableClock());
+    const cookie = `sid=${"a1".repeat(300)}`;
+    const A = clientKey("alice", "alice#1");
+    const turn1 = guardedContext("messages", { model: "m", max_tokens: 10, messages: [{ role: "user", content: "go" }, { role: "assistant", content: [{ type: "tool_use", id: "t1", name: "http", input: { cookie } }] }] });
+    turn1.key = A;
+    redact(turn1, { enabled: true }, memory);
+    expect(restoreText(turn1.restoration!, "I sent [SECRET_1].")).toBe(`I sent ${cookie}.`);
+    // turn 2 sends the reply back: nothing around the value says it is a secret (it went in clear past 512 characters)
+    expect(send(memory, A, `I sent ${cookie}.`).sent).toBe("I sent [SECRET_1].");
+    // 65,536 characters at most per value; 262,144 for one key (its oldest go first), 1,048,576 over all keys
+    const long = (k: string, i: number) => `${k}${i}-`.padEnd(65_536, "x");
+    const a = memory.forKey("a");
+    a.remember(`${long("a", 0)}y`);
+    expect(a.values()).toEqual([]);
+    for (let i = 0; i < 5; i++) a.remember(long("a", i));
+    expect(a.values()).toEqual([1, 2, 3, 4].map((i) => long("a", i)));
+    for (const k of ["b", "c", "d"]) for (let i = 0; i < 4; i++) memory.forKey(k).remember(long(k, i));
+    // 16 values of 65,536 characters fill the 1,048,576: alice's cookie, the oldest, went first; then a's oldest
+    expect(memory.forKey("alice#1").values()).toEqual([]);
+    expect(a.values().length).toBe(4);
+    memory.forKey("e").remember(long("e", 0));
+    expect(a.values()).toEqual([2, 3, 4].map((i) => long("a", i)));
+  });
 });
