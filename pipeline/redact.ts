@@ -15,7 +15,8 @@
  * a name, is replaced too; a name that would become one another member of its object already has
  * (`Bob@Example.com` next to `bob@example.com`) gets a placeholder of its own ({@link Redactor.redactKey}). A plain text that is a
  * JSON document (starts with `{` or `[` and parses: an MCP tool result) is redacted the same way as
- * JSON-text arguments. What is replaced:
+ * JSON-text arguments, and so is a string value inside either that is a JSON document itself (an MCP
+ * result's `text`, a `{"body": "{…}"}` argument). What is replaced:
  *
  * | kind | placeholder | what |
  * |---|---|---|
@@ -417,6 +418,12 @@ function knownSecrets(memory: RestoredSecrets | undefined): RegExp | undefined {
   return re;
 }
 
+/** Whether `text` may be a JSON document (its first character other than white space is `{` or `[`), by character code: most texts are not looked at further. */
+function mayBeDocument(text: string): boolean {
+  const c = text.charCodeAt(0);
+  return c === 0x7b || c === 0x5b || (c <= 0x20 && /^\s*[[{]/.test(text));
+}
+
 /**
  * {@link redact} with redaction on: a function of its own, so that its callbacks (which hold its
  * variables) do not make every request allocate their scope while redaction is off (JavaScriptCore
@@ -427,7 +434,6 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
   const slots = promptText?.(ctx.body) ?? [];
   const known = knownSecrets(memory);
   const r = new Redactor(known, known && ((value: string) => memory!.remember(value)));
-  const redactOne = (text: string, member?: string) => r.redact(text, member);
   // Names a redaction left as they were (a tool result's `ts`, `level`, `msg` on every line): not looked at again.
   const plainNames = new Set<string>();
   const redactKey = (name: string, clash?: (candidate: string) => boolean) => {
@@ -450,11 +456,13 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
     return name;
   };
   // A text that is a JSON document (a tool result from an MCP server) is redacted on its decoded values:
-  // as text, a value right after an escaped `\n` was missed, or the `n` joined it (`\[EMAIL_1]`).
-  // Not the value of a secret-named member, which is one secret whatever it holds (as in JSON-text arguments).
-  const plainText = (text: string, member: string | undefined) =>
-    (member !== undefined && r.wholeSecret(text, member) ? undefined : redactJsonDocument(text, redactOne, redactKey)) ?? r.redact(text, member);
-  const next = slots.map((slot) => (slot.json ? redactJsonText(slot.text, redactOne, redactKey) : slot.objectKey ? memberName(slot) : plainText(slot.text, slot.member)));
+  // as text, a value right after an escaped `\n` was missed, or the `n` joined it (`\[EMAIL_1]`). So is
+  // a string value inside one, or inside JSON-text arguments, that is a JSON document itself (an MCP
+  // result's `text`, a `{"body": "{…}"}` argument: the IP after `\n` went in clear). Not the value of a
+  // secret-named member, which is one secret whatever it holds.
+  const plainText = (text: string, member?: string): string =>
+    (mayBeDocument(text) && !(member !== undefined && r.wholeSecret(text, member)) ? redactJsonDocument(text, plainText, redactKey) : undefined) ?? r.redact(text, member);
+  const next = slots.map((slot) => (slot.json ? redactJsonText(slot.text, plainText, redactKey) : slot.objectKey ? memberName(slot) : plainText(slot.text, slot.member)));
   if (next.every((text, i) => text === slots[i].text)) return;
   // SPEC O-6: the recording's client request is what the client sent, not the redacted body
   ctx.recording?.clientBody(bodyBytes(ctx));

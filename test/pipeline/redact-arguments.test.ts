@@ -146,6 +146,24 @@ describe("tool results whose text is a JSON document are redacted on their decod
     check(raw, JSON.parse(raw).contents[0].parts[0].functionResponse.response.output);
   });
 
+  test("a JSON document inside a JSON document (an MCP result's text, a `body` argument) is redacted on its decoded values too", () => {
+    // MCP's result shape: the tool's own JSON output as the text of a content item (the IP after `\n` went
+    // upstream in clear, and the address became `\[EMAIL_1]`: invalid JSON inside)
+    const MCP = JSON.stringify({ content: [{ type: "text", text: STDOUT }], isError: false });
+    const inner = (doc: string) => JSON.parse(JSON.parse(doc).content[0].text);
+    const chat = run("chat", { model: "m", messages: [{ role: "user", content: "run it" }, { role: "tool", tool_call_id: "c1", content: MCP }] });
+    const anthropic = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "user", content: [{ type: "tool_result", tool_use_id: "t1", content: MCP }] }] });
+    const args = run("chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "http", arguments: JSON.stringify({ body: STDOUT }) } }] }] });
+    for (const raw of [chat.raw, anthropic.raw, args.raw]) {
+      expectClean(raw);
+      expect(raw).not.toMatch(/\\\\\[/); // no \[ (an escaped backslash before a placeholder) at any level
+    }
+    expect(inner(JSON.parse(chat.raw).messages[1].content)).toEqual(WANT);
+    expect(inner(JSON.parse(anthropic.raw).messages[0].content[0].content)).toEqual(WANT);
+    expect(JSON.parse(JSON.parse(JSON.parse(args.raw).messages[0].tool_calls[0].function.arguments).body)).toEqual(WANT);
+    expect(restoreText(args.ctx.restoration!, "[EMAIL_1] [IPV4_1]")).toBe(`${EMAIL} ${IP}`);
+  });
+
   test("a text that only starts like JSON is plain text", () => {
     const { raw } = run("chat", { model: "m", messages: [{ role: "tool", tool_call_id: "c1", content: `[warn] mail ${EMAIL}` }] });
     expect(JSON.parse(raw).messages[0].content).toBe("[warn] mail [EMAIL_1]");
