@@ -100,9 +100,9 @@ export function stdoutLineBuffer(): LineBuffer {
  * period, and the line does not name it.
  * Fields: `usage`, `traces`, `state`, `keyLimitWindows` (lost: minute windows and budget windows not
  * kept), and with something kept `keptUsage`, `keptTraces`, `keptState`, `keptKeyLimitWindows`, `keptIn`.
- * The embedded store's rows refused earlier at its cap while its writes failed (`store.refused`) are
- * lost too (an `error` line, exit 1, also when the last flush wrote everything): `refusedUsage`,
- * `refusedTraces`, and with the rows unwritten at the stop `lostUsage`, `lostTraces` (in all).
+ * The store's rows refused earlier at its cap while its writes failed (`store.refused`) are lost too
+ * (an `error` line, exit 1, also when the last flush wrote everything or kept the rest on disk):
+ * `refusedUsage`, `refusedTraces`, and with the rows unwritten at the stop `lostUsage`, `lostTraces` (in all).
  */
 export function unwrittenAtCloseLine(
   store:
@@ -142,13 +142,13 @@ export function unwrittenAtCloseLine(
     : "";
   const where = kept ? `kept in ${kept.file}, which the next start with this data directory writes to the database${kept.keyUse ? " (counting the budget use back into each window still open then)" : ""}` : "";
   const keptOrMinutes = [kept ? `${keptWhat} were not written ${within} and are ${where}` : "", minuteWindows ? `the rpm/tpm use of ${minuteWindows} minute windows was not reported ${kept ? "" : `${within} `}(not kept: a minute window lapses within a minute)` : ""].filter(Boolean).join("; ");
-  // rows the embedded store refused earlier at its cap while its writes failed: lost then, said again here with the total
+  // rows the store refused earlier at its cap while its writes failed: lost then, said again here with the total
   const refusedWhat = r ? `${r.usage} usage rows and ${r.traces} route traces refused ${r.while}` : "";
   const inAll = r ? `${lost.usage + r.usage} usage rows and ${lost.traces + r.traces} route traces lost in all` : "";
   const msg = lostAtStop
     ? `${away}: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and ${keyLost} were not written ${within} and are lost${kept ? `; ${keptWhat} are ${where}` : ""}${r ? `; before, ${refusedWhat} are lost too: ${inAll}` : ""}`
     : r
-      ? `stopping: ${refusedWhat} are lost: ${inAll}${keptOrMinutes ? `; ${keptOrMinutes}` : ""}; the rest was written`
+      ? `${kept ? away : "stopping"}: ${refusedWhat} are lost: ${inAll}${keptOrMinutes ? `; ${keptOrMinutes}` : ""}${kept ? "" : "; the rest was written"}`
       : `${away}: ${keptOrMinutes}; nothing ${minuteWindows ? "else " : ""}is lost`;
   const keptFields = kept ? { keptUsage: kept.usage, keptTraces: kept.traces, keptState: kept.state, keptKeyLimitWindows: kept.keyUse, keptIn: kept.file } : {};
   const fields = r ? { ...keptFields, refusedUsage: r.usage, refusedTraces: r.traces, lostUsage: lost.usage + r.usage, lostTraces: lost.traces + r.traces } : keptFields;

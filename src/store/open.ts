@@ -7,6 +7,7 @@ import { join, resolve } from "node:path";
 import type { Clock } from "../../pipeline/ports.ts";
 import { UNWRITTEN_FILE } from "./postgres/keep-unwritten.ts";
 import { isPostgresUrl } from "./postgres/url.ts";
+import type { RefusedLine } from "./refused-rows.ts";
 import { goBackSteps } from "./sqlite/db.ts";
 import { openSqliteStore } from "./sqlite/store.ts";
 import type { SchemaUpgrade, Store } from "./types.ts";
@@ -24,16 +25,19 @@ import type { SchemaUpgrade, Store } from "./types.ts";
  *   password).
  */
 export async function openStore(database: string | undefined, dataDir: string, traceRingSize: number | undefined, log: (line: string) => void, clock: Clock, beforeFlush: () => void, resyncMs?: string, instanceId?: string): Promise<Store> {
+  // Either store's notices: JSON lines through the app's log (a run of failed flushes, an outage, is said once)
+  const lines = {
+    onError: (message: string) => log(JSON.stringify({ level: "warn", time: clock.now(), msg: `store: ${message}` })),
+    onInfo: (message: string) => log(JSON.stringify({ level: "info", time: clock.now(), msg: `store: ${message}` })),
+    // rows refused at the cap while writes fail (lost): the outage's count, at most once a minute, and its final count
+    onRefused: ((level, message, counts) => log(JSON.stringify({ level, time: clock.now(), msg: `store: ${message}`, ...counts }))) satisfies RefusedLine,
+  };
   if (database === undefined || database === "") {
     const store = openSqliteStore({
       path: join(dataDir, "switchyard.db"),
       traceRingSize,
       beforeFlush,
-      // JSON lines through the app's log, as PostgreSQL's (a run of failed flushes is said once)
-      onError: (message) => log(JSON.stringify({ level: "warn", time: clock.now(), msg: `store: ${message}` })),
-      onInfo: (message) => log(JSON.stringify({ level: "info", time: clock.now(), msg: `store: ${message}` })),
-      // rows refused at the cap while writes fail (lost): the outage's count, at most once a minute, and its final count
-      onRefused: (level, message, counts) => log(JSON.stringify({ level, time: clock.now(), msg: `store: ${message}`, ...counts })),
+      ...lines,
     });
     const kept = resolve(dataDir, UNWRITTEN_FILE);
     if (existsSync(kept)) {
@@ -73,8 +77,7 @@ export async function openStore(database: string | undefined, dataDir: string, t
       resyncMs: Number(resyncMs) >= 1 ? Math.floor(Number(resyncMs)) : undefined,
       instanceId,
       unwrittenFile: resolve(dataDir, UNWRITTEN_FILE),
-      onError: (message) => log(JSON.stringify({ level: "warn", time: clock.now(), msg: `store: ${message}` })),
-      onInfo: (message) => log(JSON.stringify({ level: "info", time: clock.now(), msg: `store: ${message}` })),
+      ...lines,
     });
   } catch (err) {
     // Bun's client says only "Failed to connect": name the database (without user or password), and

@@ -138,10 +138,11 @@ export interface UnwrittenAtClose {
    */
   while?: string;
   /**
-   * The embedded store only: usage rows and route traces refused earlier, while its writes failed, at its
-   * cap of rows waiting (the newest; lost then, counted in `stats().dropped` then), since it was opened;
-   * `while` says where, after "refused" ("at the store's cap of 100,000 waiting rows of each while writes
-   * to PATH failed"). Lost as the others: the stop exits 1.
+   * Usage rows and route traces refused earlier, while the store's writes failed (a full disk, PostgreSQL
+   * away or refusing them), at its cap of rows waiting (the newest; lost then, counted in
+   * `stats().dropped` then), since it was opened; `while` says where, after "refused" ("at the store's
+   * cap of 100,000 waiting rows of each while writes to PATH failed", "… to PostgreSQL failed";
+   * src/store/refused-rows.ts). Lost as the others: the stop exits 1.
    */
   refused?: { usage: number; traces: number; while: string };
   /** Rows kept in `file` (absolute path, in the data directory), which the next start writes to the database (and the key budget use it counts back). */

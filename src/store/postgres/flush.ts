@@ -19,8 +19,14 @@
  * the next start before its own rows ({@link PgFlusher.writeDiskFirst}). The key budget use a stop
  * could not report travels in batches of its own (`PendingBatch.keyUse`, queued by {@link
  * PgFlusher.queue}), written by ./count-back-key-use.ts under the same kind of id.
+ *
+ * Rows the buffers refused at their cap meanwhile (the newest, lost) are said as the embedded store's
+ * (../refused-rows.ts): by the first flush not tried while the database is away (or rejected) after the
+ * first refusal, again at most once a minute while their count grows, and in the `database reachable
+ * again` line (PostgresStore puts them there: a `warn` line then, not `info`).
  */
 import type { PendingBatch, PendingWrites } from "../pending.ts";
+import { type RefusedLine, RefusedRows, refusedOnStderr } from "../refused-rows.ts";
 import { errMessage, quotaParams } from "../rows.ts";
 import { answerWithin } from "../shared.ts";
 import { StoreError } from "../types.ts";
@@ -144,18 +150,23 @@ export class PgFlusher {
   private diskFile: { path: string; rows: RowCounts; keyUse: KeyUseOutcome; done: (path: string, rows: RowCounts, keyUse: KeyUseOutcome) => void } | undefined;
   /** Batches of key budget use handed over at a stop ({@link queue}), written after the disk's, before the buffers. */
   private queued: IdentifiedBatch[] = [];
+  /** The lines of rows refused at the buffers' cap (../refused-rows.ts); the store says an outage's in its end's line. */
+  readonly refused: RefusedRows;
 
   /**
    * @param traceRingSize route traces kept (SPEC O-2; at least 1), read at each flush: a configuration
    *   change sets it (PostgresStore.setTraceRingSize)
    * @param answerMs how long a flush statement may go unanswered, ms ({@link FLUSH_ANSWER_MS})
+   * @param onRefused receives the lines of rows refused at the buffers' cap (default: stderr)
    */
   constructor(
     private readonly ctx: PgContext,
     private readonly pending: PendingWrites,
     public traceRingSize: number,
     private readonly answerMs: number = FLUSH_ANSWER_MS,
+    onRefused: RefusedLine = refusedOnStderr,
   ) {
+    this.refused = new RefusedRows(pending, ctx.now, onRefused);
     ctx.onProbe(() => this.probeWrites());
   }
 
@@ -250,7 +261,12 @@ export class PgFlusher {
   async flush(): Promise<void> {
     while (this.running) await this.running;
     this.pending.settle();
-    if (this.ctx.closed || !this.ctx.reachable) return;
+    if (this.ctx.closed) return;
+    if (!this.ctx.reachable) {
+      // nothing is tried while the database is away; the rows refused at the cap meanwhile are said
+      this.refused.failed("database unreachable");
+      return;
+    }
     const kept = this.unsure;
     if (kept) {
       this.unsure = undefined;
@@ -405,6 +421,7 @@ export class PgFlusher {
       }
       this.lastFlushAt = this.ctx.now();
       if (binds.size || quotas.size) this.ctx.announce("state");
+      this.refused.wrote();
     } catch (err) {
       this.flushErrors++;
       if (isDataError(err) && !isUnavailable(err)) {
@@ -421,6 +438,7 @@ export class PgFlusher {
       }
       this.putBack(batch);
       this.ctx.onError(`flush of ${usage.length} usage rows and ${traces.length} traces failed: ${errMessage(err)}`, err);
+      this.refused.failed("database writes failing");
     } finally {
       if (this.sending?.id === id) this.sending = undefined;
     }

@@ -15,6 +15,7 @@ import { SQL } from "bun";
 import type { Clock, Credential, KeyLimits, RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import { LEASE_TTL_MS } from "../shared.ts";
 import { EARLY_FLUSH_AT, PendingWrites } from "../pending.ts";
+import { type RefusedLine, refusedAtClose } from "../refused-rows.ts";
 import { errMessage } from "../rows.ts";
 import type {
   AccountInput,
@@ -109,6 +110,13 @@ export interface PostgresStoreOptions {
   unwrittenFile?: string;
   /** Receives notices that are not failures (the rows a previous stop kept, written; `database reachable again`). Default: none (the outage's end then goes to `onError`). */
   onInfo?: (message: string) => void;
+  /**
+   * Receives the lines of rows refused at `maxPending` while the database is away or refuses the
+   * flushes (lost; ../refused-rows.ts): the outage's running count at most once a minute (`error`), and
+   * its final count in the `database reachable again` line (`warn`, instead of `onInfo`). Default: one
+   * line on stderr.
+   */
+  onRefused?: RefusedLine;
 }
 
 export { isPostgresUrl } from "./url.ts";
@@ -211,7 +219,12 @@ export class PostgresStore implements Store {
     const traceRingSize = Math.max(1, Math.floor(options.traceRingSize ?? 10_000));
     const maxPending = Math.max(1, Math.floor(options.maxPending ?? 100_000));
     this.pending = new PendingWrites(maxPending, ctx.now, () => this.scheduleEarlyFlush(), options.beforeFlush);
-    this.flusher = new PgFlusher(ctx, this.pending, traceRingSize, options.flushAnswerMs);
+    this.flusher = new PgFlusher(ctx, this.pending, traceRingSize, options.flushAnswerMs, options.onRefused);
+    // the outage's rows refused at the cap are said in the line of its end (a warn line then, not info)
+    const back = ctx.sayBack;
+    ctx.sayBack = (message) => {
+      if (!this.flusher.refused.again(message)) back(message);
+    };
     const flush = () => this.flusher.flush();
     this.keys = new PgKeys(ctx);
     this.state = new PgAccountState(ctx, this.pending, flush);
@@ -469,8 +482,9 @@ export class PostgresStore implements Store {
    * then loses nothing (try20 D2: a SIGTERM during an outage dropped the buffers at once, silently).
    * What is still unwritten then is kept in {@link PostgresStoreOptions.unwrittenFile} for the next
    * start ({@link keepUnwritten}); only what cannot be kept there is lost.
-   * @returns the rows lost (counted in `stats().dropped`, usage rows and traces) and those kept on disk;
-   *   undefined when everything was written
+   * @returns the rows lost (counted in `stats().dropped`, usage rows and traces) and those kept on disk,
+   *   with the rows refused at `maxPending` since the open while writes failed (`refused`, lost then:
+   *   the stop exits 1); undefined when everything was written and nothing was refused
    */
   close(until?: RetryEnd): Promise<UnwrittenAtClose | undefined> {
     this.closing ??= (async () => {
@@ -516,8 +530,9 @@ export class PostgresStore implements Store {
    * goes to the unwritten file, replacing it (./keep-unwritten.ts) with those and the batches another
    * process kept there since this one read it ({@link keptMeanwhile}); the buffers are emptied. Rows
    * that cannot be kept there (no file given, the file cannot be read or written: logged) are lost and
-   * counted in `dropped` (usage rows and traces); the file is then left as it was. Undefined when
-   * nothing is unwritten.
+   * counted in `dropped` (usage rows and traces); the file is then left as it was. The rows refused at
+   * the buffers' cap since the open are `refused` (../refused-rows.ts). Undefined when nothing is
+   * unwritten and nothing was refused.
    */
   private keepUnwritten(): UnwrittenAtClose | undefined {
     const inAir = this.flusher.inAir;
@@ -526,7 +541,9 @@ export class PostgresStore implements Store {
     this.pending.settle();
     const buffered = this.pending.empty ? undefined : { id: crypto.randomUUID(), batch: this.pending.take() };
     const all = [...(inAir ? [inAir] : []), ...disk, ...queued, ...(buffered ? [buffered] : [])];
-    if (!all.length) return undefined;
+    // rows refused at the buffers' cap since the open (lost then): the stop says them and exits 1
+    const refused = refusedAtClose(this.pending, "PostgreSQL");
+    if (!all.length) return refused ? { usage: 0, traces: 0, state: 0, keyUse: 0, refused } : undefined;
     const oldFile = this.unwrittenFile && (disk.length || (inAir && this.flusher.cameFromDisk(inAir.id))) ? this.unwrittenFile : undefined;
     const onlyInOld = (b: IdentifiedBatch) => oldFile !== undefined && (disk.includes(b) || this.flusher.cameFromDisk(b.id));
     let kept: { file: string; rows: RowCounts } | undefined;
@@ -550,7 +567,7 @@ export class PostgresStore implements Store {
     }
     const gone = countRows(lost);
     this.pending.dropped += gone.usage + gone.traces;
-    return { ...gone, ...(kept ? { kept: { file: kept.file, ...kept.rows } } : {}) };
+    return { ...gone, ...(kept ? { kept: { file: kept.file, ...kept.rows } } : {}), ...(refused ? { refused } : {}) };
   }
 
   /**

@@ -10,23 +10,11 @@
  * their count grows, and in the line of the flush that works again (then to `onRefused`, not `onInfo`).
  */
 import type { PendingWrites } from "../pending.ts";
+import { num, type RefusedLine, RefusedRows } from "../refused-rows.ts";
 import { errMessage, quotaParams, type TraceParams, type UsageParams } from "../rows.ts";
 import type { SqliteContext } from "./db.ts";
 import { BUDGET_UPSERT, budgetParams } from "./keys.ts";
 import { BLOCK_MAX, encodeBlock } from "./trace-ring.ts";
-
-/** Least time between two lines of one outage's refused rows (ms): said again at most once a minute. */
-export const REFUSED_LINE_EVERY_MS = 60_000;
-
-/**
- * Receives a line about rows refused at the buffers' cap (lost): `error` while writes fail (the running
- * count of the outage), `warn` when a flush writes again (the outage's final count). The counts are the
- * outage's usage rows and route traces refused; the message says them too and carries no secret.
- */
-export type RefusedLine = (level: "error" | "warn", message: string, counts: { refusedUsage: number; refusedTraces: number }) => void;
-
-/** `100000` → `100,000`. */
-const num = (n: number): string => n.toLocaleString("en-US");
 
 /** Writes the buffers; counts failures and remembers the last successful write. */
 export class SqliteFlusher {
@@ -41,11 +29,8 @@ export class SqliteFlusher {
   failing = false;
   /** Flushes that failed since {@link failing} was set (said in the line of the flush that works again). */
   private failedInRow = 0;
-  /** The buffers' refused counts when the current run of refusals began (the last one ended by a flush that wrote). */
-  private refusedBase = { usage: 0, traces: 0 };
-  /** Rows of the current run said by its last line (0: none said yet), and when (ms since the epoch). */
-  private refusedSaid = 0;
-  private refusedSaidAt = 0;
+  /** The lines of rows refused at the buffers' cap (../refused-rows.ts). */
+  private readonly refused: RefusedRows;
   private readonly s;
   private readonly ring;
 
@@ -58,8 +43,9 @@ export class SqliteFlusher {
     private readonly pending: PendingWrites,
     public traceRingSize: number,
     private readonly onInfo: (message: string) => void = () => {},
-    private readonly onRefused: RefusedLine = () => {},
+    onRefused: RefusedLine = () => {},
   ) {
+    this.refused = new RefusedRows(pending, ctx.now, onRefused);
     const db = ctx.db;
     this.s = {
       usageInsert: db.prepare(
@@ -136,20 +122,12 @@ export class SqliteFlusher {
         })
         .immediate();
       this.lastFlushAt = this.ctx.now();
-      const refused = this.refusedRun();
       if (this.failing) {
         this.failing = false;
         const again = `database writes work again: ${num(usage.length)} usage rows and ${num(traces.length)} route traces written after ${this.failedInRow} failed flushes`;
-        if (refused.refusedUsage + refused.refusedTraces > 0) {
-          this.onRefused("warn", `${again}; ${this.refusedWhat(refused)} refused meanwhile at the buffers' cap (${num(this.pending.maxPending)} of each) are lost (counted in switchyard_store_dropped_total; a stop exits 1 for them)`, refused);
-        } else this.onInfo(again);
+        if (!this.refused.again(again)) this.onInfo(again);
         this.failedInRow = 0;
-      } else if (refused.refusedUsage + refused.refusedTraces > 0) {
-        // refused while no flush had failed (rows came faster than a flush ran): said once, here
-        this.onRefused("warn", `${this.refusedWhat(refused)} were refused at the buffers' cap (${num(this.pending.maxPending)} of each) before this flush wrote the rest, and are lost (counted in switchyard_store_dropped_total; a stop exits 1 for them)`, refused);
-      }
-      this.refusedBase = { usage: this.pending.refusedUsage, traces: this.pending.refusedTraces };
-      this.refusedSaid = 0;
+      } else this.refused.wrote();
     } catch (err) {
       this.flushErrors++;
       this.failedInRow++;
@@ -160,38 +138,8 @@ export class SqliteFlusher {
         this.failing = true;
         this.ctx.onError(`database writes failing (${errMessage(err)}): ${usage.length} usage rows and ${traces.length} route traces wait in memory and are written once a write works again; /health says db "failing" until then, and a stop loses what is still unwritten`, err);
       }
-      this.sayRefused();
+      this.refused.failed("database writes failing");
     }
-  }
-
-  /** The outage's refused rows so far (since the last flush that wrote). */
-  private refusedRun(): { refusedUsage: number; refusedTraces: number } {
-    return { refusedUsage: this.pending.refusedUsage - this.refusedBase.usage, refusedTraces: this.pending.refusedTraces - this.refusedBase.traces };
-  }
-
-  /** "3 usage rows and 0 route traces". */
-  private refusedWhat(r: { refusedUsage: number; refusedTraces: number }): string {
-    return `${num(r.refusedUsage)} usage rows and ${num(r.refusedTraces)} route traces`;
-  }
-
-  /**
-   * After a failed flush: the outage's refused rows, when some were refused since its last line and that
-   * line is a minute old (the first line of an outage at once). One line per outage, not per row.
-   */
-  private sayRefused(): void {
-    const r = this.refusedRun();
-    const n = r.refusedUsage + r.refusedTraces;
-    if (n <= this.refusedSaid) return;
-    const now = this.ctx.now();
-    if (this.refusedSaid > 0 && now - this.refusedSaidAt < REFUSED_LINE_EVERY_MS) return;
-    const cap = num(this.pending.maxPending);
-    this.onRefused(
-      "error",
-      `database writes failing: ${this.refusedWhat(r)} refused so far in this outage, the buffers being full (${cap} of each wait in memory, the oldest, to be written once a write works again; the newest are refused): the refused ones are lost (counted in switchyard_store_dropped_total; a stop exits 1 for them); said again at most once a minute while the count grows, and when writes work again`,
-      r,
-    );
-    this.refusedSaid = n;
-    this.refusedSaidAt = now;
   }
 
   /** Finalizes the prepared statements (the store is closing). */

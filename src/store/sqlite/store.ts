@@ -44,10 +44,11 @@ import type {
   UsageSeriesQuery,
   UnwrittenAtClose,
 } from "../types.ts";
+import { type RefusedLine, refusedAtClose, refusedOnStderr } from "../refused-rows.ts";
 import { SqliteAccountState } from "./account-state.ts";
 import { SqliteAccounts } from "./accounts.ts";
 import { SqliteContext } from "./db.ts";
-import { type RefusedLine, SqliteFlusher } from "./flush.ts";
+import { SqliteFlusher } from "./flush.ts";
 import { SqliteKeys } from "./keys.ts";
 import { SqliteUsage } from "./usage.ts";
 import { SqliteRoutingObjects } from "./routing-objects.ts";
@@ -94,7 +95,7 @@ export interface SqliteStoreOptions {
   /** Receives the line of the flush that works again after failed ones (`database writes work again: …`). Default: none. */
   onInfo?: (message: string) => void;
   /**
-   * Receives the lines of rows refused at `maxPending` while writes fail (lost; ./flush.ts `RefusedLine`):
+   * Receives the lines of rows refused at `maxPending` while writes fail (lost; ../refused-rows.ts):
    * the outage's running count at most once a minute (`error`), and its final count in the line of the
    * flush that works again (`warn`, instead of `onInfo`). Default: one line on stderr.
    */
@@ -160,8 +161,7 @@ export class SqliteStore implements Store {
     this.pending = new PendingWrites(maxPending, now, () => this.scheduleEarlyFlush(), options.beforeFlush, SQLITE_EARLY_FLUSH_AT);
     this.local = new LocalShared(now);
     try {
-      const onRefused = options.onRefused ?? ((_level: string, message: string) => console.error(`[switchyard store] ${message}`));
-      this.flusher = new SqliteFlusher(this.ctx, this.pending, traceRingSize, options.onInfo, onRefused);
+      this.flusher = new SqliteFlusher(this.ctx, this.pending, traceRingSize, options.onInfo, options.onRefused ?? refusedOnStderr);
       const flush = () => this.flusher.flush();
       this.keys = new SqliteKeys(this.ctx);
       this.state = new SqliteAccountState(this.ctx, this.pending, flush);
@@ -335,9 +335,7 @@ export class SqliteStore implements Store {
     clearInterval(this.timer);
     this.flush();
     const p = this.pending;
-    const refused = p.refusedUsage + p.refusedTraces > 0
-      ? { usage: p.refusedUsage, traces: p.refusedTraces, while: `at the store's cap of ${p.maxPending.toLocaleString("en-US")} waiting rows of each while writes to ${this.path} failed` }
-      : undefined;
+    const refused = refusedAtClose(p, this.path);
     const lost = p.empty && !refused
       ? undefined
       : { usage: p.pendingUsage, traces: p.pendingTraces, state: p.pendingState, keyUse: 0, while: `writes to ${this.path} fail`, ...(refused ? { refused } : {}) };

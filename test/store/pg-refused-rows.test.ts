@@ -1,0 +1,203 @@
+/**
+ * Rows the PostgreSQL store refuses while the database is away (README "Not done yet" until session 41):
+ * past its cap of rows waiting (100,000 of each kind) the newest are refused and lost. As the embedded
+ * store's (sqlite-refused-rows.test.ts, ../../src/store/refused-rows.ts): the log says so once per
+ * outage with the count, again at most once a minute while it grows, and in the `database reachable
+ * again` line; a later stop counts them as lost and exits 1 (stopGateway resolves false), also when
+ * the database came back and everything else was written, or the rest was kept on disk. Before, only
+ * switchyard_store_dropped_total counted them and the stop exited 0. The database is made unreachable
+ * by stopping this file's throwaway server (connections refused), and started again on the same port.
+ */
+import { afterEach, describe, expect, test } from "bun:test";
+import { SQL } from "bun";
+import { join } from "node:path";
+import { stopGateway } from "../../src/stop-gateway.ts";
+import { openStore } from "../../src/store/open.ts";
+import { UNWRITTEN_FILE } from "../../src/store/postgres/keep-unwritten.ts";
+import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/store.ts";
+import type { RefusedCounts } from "../../src/store/refused-rows.ts";
+import { idleStopParts } from "../support/stop-parts.ts";
+import { until } from "../support/until.ts";
+import { fakeClock, postgresForFile, tempDir, trace, usage } from "./helpers.ts";
+
+const pg = postgresForFile();
+
+// a test that fails while the server is stopped leaves it running for the next one
+afterEach(async () => {
+  if (!pg.server().pid()) await pg.server().start();
+}, 60_000);
+
+/** Usage rows in the database at `url`. */
+async function usageRows(url: string): Promise<number> {
+  const sql = new SQL(url, { max: 1 });
+  try {
+    return ((await sql`SELECT count(*)::int AS n FROM usage`)[0] as { n: number }).n;
+  } finally {
+    await sql.close();
+  }
+}
+
+/** Records usage rows `r{from}`… */
+const record = (s: { record: PostgresStore["record"] }, from: number, n: number) => {
+  for (let i = from; i < from + n; i++) s.record(usage({ requestId: `r${i}` }));
+};
+
+/**
+ * Stops the server and waits for `s` to find it away (its health check's SELECT 1 refused, or the
+ * LISTEN connection's close): from then on no flush is tried and the rows wait in memory.
+ */
+async function away(s: PostgresStore) {
+  await pg.server().stop();
+  await until(() => !s.health(), 20_000, "the store to find the database away", 100);
+}
+
+const REFUSED_ERROR = (n: number, cap: string, traces = 0) =>
+  `database unreachable: ${n} usage rows and ${traces} route traces refused so far in this outage, the buffers being full (${cap} of each wait in memory, the oldest, to be written once a write works again; the newest are refused): the refused ones are lost (counted in switchyard_store_dropped_total; a stop exits 1 for them); said again at most once a minute while the count grows, and when writes work again`;
+
+test("through the gateway's store: one error line naming the rows refused, the count in the database reachable again line, and a later stop exits 1 saying them", async () => {
+  const url = await pg.database("refused");
+  const lines: Record<string, unknown>[] = [];
+  const clock = { now: () => Date.now(), sleep: (ms: number) => Bun.sleep(ms) };
+  const s = (await openStore(url, tempDir(), undefined, (l) => lines.push(JSON.parse(l)), clock, () => {})) as PostgresStore;
+  // the outage's lines (the store also says what it could not do meanwhile: a key refresh, say)
+  const outageLines = () => lines.filter((l) => /^store: database (unreachable|reachable again)/.test(String(l.msg)));
+  const refusedLines = () => lines.filter((l) => "refusedUsage" in l);
+  await away(s);
+  expect(outageLines()).toHaveLength(1);
+  expect(outageLines()[0]).toMatchObject({ level: "warn" });
+  expect(outageLines()[0]!.msg).toStartWith("store: database unreachable (");
+
+  record(s, 0, 100_003); // 100,000 wait in memory, the newest 3 are refused
+  expect(s.stats()).toMatchObject({ pendingUsage: 100_000, dropped: 3 });
+  await s.flush();
+  await s.flush();
+  const refusedError = { level: "error", time: expect.any(Number), msg: `store: ${REFUSED_ERROR(3, "100,000")}`, refusedUsage: 3, refusedTraces: 0 };
+  expect(refusedLines()).toEqual([refusedError]); // once, not per row nor per flush
+  expect(outageLines().slice(1)).toEqual([refusedError]);
+
+  await pg.server().start();
+  await until(() => outageLines().length === 3, 20_000, "the database to be reachable again");
+  expect(outageLines()[2]).toEqual({
+    level: "warn",
+    time: expect.any(Number),
+    msg: "store: database reachable again: kept writes replayed, catching up; 3 usage rows and 0 route traces refused meanwhile at the buffers' cap (100,000 of each) are lost (counted in switchyard_store_dropped_total; a stop exits 1 for them)",
+    refusedUsage: 3,
+    refusedTraces: 0,
+  });
+  await until(async () => (await usageRows(url)) === 100_000, 60_000, "the rows waiting in memory to be written");
+
+  // The database answers, everything waiting is written: the stop still lost the 3 rows refused earlier.
+  record(s, 200_000, 2);
+  const stopLines: string[] = [];
+  expect(await stopGateway(idleStopParts(stopLines, { store: s }), 0, () => false)).toBe(false); // exit 1
+  expect(await usageRows(url)).toBe(100_002);
+  expect(stopLines).toHaveLength(1);
+  expect(JSON.parse(stopLines[0]!)).toEqual({
+    level: "error",
+    time: expect.any(Number),
+    msg: "stopping: 3 usage rows and 0 route traces refused at the store's cap of 100,000 waiting rows of each while writes to PostgreSQL failed are lost: 3 usage rows and 0 route traces lost in all; the rest was written",
+    usage: 0,
+    traces: 0,
+    state: 0,
+    keyLimitWindows: 0,
+    refusedUsage: 3,
+    refusedTraces: 0,
+    lostUsage: 3,
+    lostTraces: 0,
+  });
+  expect(outageLines()).toHaveLength(3); // no line more (not also the info line of the outage's end)
+  expect(refusedLines()).toHaveLength(2);
+}, 180_000);
+
+describe("the store's own lines (a small cap, a settable clock)", () => {
+  async function small(unwrittenFile?: string) {
+    const url = await pg.database("refused_small");
+    const clock = fakeClock();
+    const got: { level: string; message: string; counts: RefusedCounts }[] = [];
+    const infos: string[] = [];
+    const s = await openPostgresStore({
+      url,
+      clock,
+      flushIntervalMs: 60_000,
+      maxPending: 5,
+      unwrittenFile,
+      onError: () => {},
+      onInfo: (m) => infos.push(m),
+      onRefused: (level, message, counts) => got.push({ level, message, counts }),
+    });
+    return { s, url, clock, got, infos };
+  }
+
+  test("again at most once a minute while the count grows; route traces counted apart; each outage its own first line at once, counting only its own rows", async () => {
+    const { s, clock, got, infos } = await small();
+    await away(s);
+    record(s, 0, 7);
+    for (let i = 0; i < 9; i++) s.save(trace(i));
+    await s.flush();
+    expect(got).toEqual([{ level: "error", message: REFUSED_ERROR(2, "5", 4), counts: { refusedUsage: 2, refusedTraces: 4 } }]);
+
+    record(s, 100, 3);
+    clock.advance(30_000);
+    await s.flush();
+    expect(got).toHaveLength(1); // within the minute: not again
+    clock.advance(30_000);
+    await s.flush();
+    expect(got).toHaveLength(2);
+    expect(got[1]).toEqual({ level: "error", message: REFUSED_ERROR(5, "5", 4), counts: { refusedUsage: 5, refusedTraces: 4 } });
+    clock.advance(120_000);
+    await s.flush();
+    expect(got).toHaveLength(2); // a minute later, but nothing more refused: nothing to say
+
+    await pg.server().start();
+    await until(() => got.length === 3, 20_000, "the database to be reachable again");
+    expect(got[2]).toEqual({
+      level: "warn",
+      message: "database reachable again: kept writes replayed, catching up; 5 usage rows and 4 route traces refused meanwhile at the buffers' cap (5 of each) are lost (counted in switchyard_store_dropped_total; a stop exits 1 for them)",
+      counts: { refusedUsage: 5, refusedTraces: 4 },
+    });
+    expect(infos.filter((m) => m.startsWith("database reachable again"))).toEqual([]); // not also the info line
+
+    // A second outage ten seconds later: said at once (a new outage), with its own count.
+    await until(() => s.stats().pendingUsage === 0, 20_000, "the rows waiting to be written");
+    clock.advance(10_000);
+    await away(s);
+    record(s, 200, 6);
+    await s.flush();
+    expect(got.slice(3)).toEqual([{ level: "error", message: REFUSED_ERROR(1, "5"), counts: { refusedUsage: 1, refusedTraces: 0 } }]);
+    await pg.server().start();
+    await until(() => got.length === 5, 20_000, "the database to be reachable again");
+    expect(got[4]!.counts).toEqual({ refusedUsage: 1, refusedTraces: 0 });
+    await s.close();
+  }, 120_000);
+
+  test("a stop while the database is still away keeps the rest on disk for the next start and still exits 1 for the rows refused", async () => {
+    const file = join(tempDir(), UNWRITTEN_FILE);
+    const { s } = await small(file);
+    await away(s);
+    record(s, 0, 9);
+    await s.flush();
+    expect(s.stats()).toMatchObject({ pendingUsage: 5, dropped: 4 });
+    const lines: string[] = [];
+    expect(await stopGateway(idleStopParts(lines, { store: s }), 0, () => false)).toBe(false); // exit 1
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0]!)).toEqual({
+      level: "error",
+      time: expect.any(Number),
+      msg: `stopping while the database is away: 4 usage rows and 0 route traces refused at the store's cap of 5 waiting rows of each while writes to PostgreSQL failed are lost: 4 usage rows and 0 route traces lost in all; 5 usage rows, 0 route traces and 0 routing/budget state changes were not written within the shutdown grace period (server.shutdown_grace_ms) and are kept in ${file}, which the next start with this data directory writes to the database`,
+      usage: 0,
+      traces: 0,
+      state: 0,
+      keyLimitWindows: 0,
+      keptUsage: 5,
+      keptTraces: 0,
+      keptState: 0,
+      keptKeyLimitWindows: 0,
+      keptIn: file,
+      refusedUsage: 4,
+      refusedTraces: 0,
+      lostUsage: 4,
+      lostTraces: 0,
+    });
+    expect(s.stats().dropped).toBe(4);
+  }, 120_000);
+});
