@@ -35,6 +35,8 @@ export async function openStore(database: string | undefined, dataDir: string, t
   if (database === undefined || database === "") {
     const store = openSqliteStore({
       path: join(dataDir, "switchyard.db"),
+      // the app's clock: timestamps, expiry, budget windows and the once-a-minute bound of the refused-rows line
+      clock,
       traceRingSize,
       beforeFlush,
       ...lines,

@@ -7,7 +7,7 @@
  * connection, so its writes fail with SQLITE_FULL.
  */
 import type { Database } from "bun:sqlite";
-import { afterAll, describe, expect, setSystemTime, test } from "bun:test";
+import { afterAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { stopGateway } from "../../src/stop-gateway.ts";
 import { openStore } from "../../src/store/open.ts";
@@ -16,7 +16,6 @@ import { idleStopParts } from "../support/stop-parts.ts";
 import { cleanupTempDirs, countRows, fakeClock, tempDir, trace, usage } from "./helpers.ts";
 
 afterAll(() => {
-  setSystemTime();
   cleanupTempDirs();
 });
 
@@ -35,10 +34,8 @@ const record = (s: SqliteStore, from: number, n: number, size = 50) => {
 
 test("through the gateway's store: one error line per outage naming the rows refused, again at most once a minute, the count when writes work again, and a later stop exits 1 saying them", async () => {
   const dir = tempDir();
-  // the gateway's store reads the time from Date.now (openStore gives it no clock): the system time is set here
-  let t = 1_800_000_000_000;
-  setSystemTime(t);
-  const clock = { now: () => Date.now(), advance: (ms: number) => setSystemTime((t += ms)), sleep: async () => {} };
+  // the gateway's store reads the time from the app's clock (openStore gives it the one it is given)
+  const clock = { ...fakeClock(), sleep: async () => {} };
   const lines: Record<string, unknown>[] = [];
   const s = (await openStore(undefined, dir, undefined, (l) => lines.push(JSON.parse(l)), clock, () => {})) as SqliteStore;
   const path = join(dir, "switchyard.db");
