@@ -50,8 +50,8 @@ export class PendingWrites {
   dropped = 0;
   /**
    * Usage rows refused at the cap (`maxPending`) since the buffers were made: the newest, while flushes
-   * failed and the oldest waited (counted in {@link dropped} too). The SQLite store says them in its log
-   * and at its stop (./sqlite/flush.ts).
+   * failed (or the database was away) and the oldest waited (counted in {@link dropped} too). Both
+   * stores say them in their log and at their stop (./refused-rows.ts).
    */
   refusedUsage = 0;
   /** Route traces refused at the cap, as {@link refusedUsage}. */

@@ -170,6 +170,38 @@ describe("the store's own lines (a small cap, a settable clock)", () => {
     await s.close();
   }, 120_000);
 
+  test("flushes PostgreSQL refuses while it answers (a constraint every usage row breaks): the rows refused meanwhile are said by a failed flush, and once by the flush that writes the rest", async () => {
+    const { s, url, got } = await small();
+    const sql = new SQL(url, { max: 1 });
+    try {
+      await sql.unsafe("ALTER TABLE usage ADD CONSTRAINT refuse_all CHECK (false) NOT VALID");
+      record(s, 0, 5);
+      await s.flush(); // refused by the database: the 5 rows go back, nothing refused at the cap yet
+      expect(got).toEqual([]);
+      record(s, 5, 2);
+      await s.flush();
+      await s.flush();
+      expect(s.health()).toBe(true);
+      const counts = { refusedUsage: 2, refusedTraces: 0 };
+      expect(got).toEqual([{ level: "error", message: REFUSED_ERROR(2, "5").replace("database unreachable", "database writes failing"), counts }]);
+      await sql.unsafe("ALTER TABLE usage DROP CONSTRAINT refuse_all");
+      await s.flush();
+      expect(got.slice(1)).toEqual([
+        {
+          level: "warn",
+          message: "2 usage rows and 0 route traces were refused at the buffers' cap (5 of each) before this flush wrote the rest, and are lost (counted in switchyard_store_dropped_total; a stop exits 1 for them)",
+          counts,
+        },
+      ]);
+      expect(await usageRows(url)).toBe(5);
+    } finally {
+      await sql.close();
+    }
+    const lines: string[] = [];
+    expect(await stopGateway(idleStopParts(lines, { store: s }), 0, () => false)).toBe(false); // exit 1
+    expect(JSON.parse(lines[0]!)).toMatchObject({ level: "error", refusedUsage: 2, lostUsage: 2 });
+  }, 120_000);
+
   test("a stop while the database is still away keeps the rest on disk for the next start and still exits 1 for the rows refused", async () => {
     const file = join(tempDir(), UNWRITTEN_FILE);
     const { s } = await small(file);
