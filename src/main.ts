@@ -542,7 +542,7 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
       forcedBy
         ? `a second ${forcedBy} ended its shutdown grace period early: the requests still open then were ended (a stream with its in-band error, a request waiting on its upstream with a 503)`
         : code !== 0
-          ? "writes were lost: the database was away, or the embedded store's writes failed (a full disk: rows unwritten at the stop, or refused earlier at its cap); its log line \"stopping …\" says which"
+          ? "writes were lost: the database was away, or the embedded store's writes failed (a full disk): rows unwritten at the stop, or refused earlier at the store's cap; its log line \"stopping …\" says which"
           : undefined,
     );
     process.exit(code);
