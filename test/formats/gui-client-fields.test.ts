@@ -1,0 +1,143 @@
+/**
+ * What OpenAI-compatible GUI apps and SDKs send (Open WebUI, LibreChat, Continue, aider/litellm, the
+ * openai SDK) and what a translated lane makes of it: found by the GUI-app tryout of session 41 and
+ * left unfixed (a report-only tryout). Each test is written as the behaviour should be; each is marked
+ * `test.failing` because today's code does not do it yet (remove `.failing` when fixing: the test then
+ * has to pass). Client bodies are parsed with the Chat codec and built with the target's, as the
+ * pipeline does (test/formats/cross-format-fields.test.ts does the same).
+ */
+import { describe, expect, test } from "bun:test";
+import { codecFor } from "../../formats/index.ts";
+import type { BuildTarget, ProviderKind } from "../../formats/codec.ts";
+import type { WireFormat } from "../../formats/hub.ts";
+
+const FAMILY: Partial<Record<ProviderKind, BuildTarget["family"]>> = {
+  openai: "openai",
+  "openai-responses": "openai",
+  anthropic: "anthropic",
+  gemini: "gemini",
+};
+
+/** Chat client body → provider body for a `kind` target speaking `to` (non-streamed). */
+function fromChat(body: Record<string, unknown>, to: WireFormat, kind: ProviderKind, model = "up-model") {
+  const hub = codecFor("openai-chat").parseRequest!(body);
+  const target: BuildTarget = { model, kind, family: FAMILY[kind] ?? "provider:x", stream: false };
+  return codecFor(to).buildRequest({ ...hub, model, stream: false }, target);
+}
+
+const weatherTool = { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } };
+const messages = (...m: unknown[]) => ({ model: "m", messages: m });
+type Block = { type: string; id?: string; tool_use_id?: string };
+type Msg = { role: string; content: Block[] };
+
+/** Anthropic's rules for tool blocks: every tool_result answers a tool_use of the assistant turn just before it, and every tool_use is answered in the next turn. */
+function anthropicToolPairingProblems(msgs: Msg[]): string[] {
+  const problems: string[] = [];
+  msgs.forEach((m, i) => {
+    const blocks = Array.isArray(m.content) ? m.content : [];
+    if (m.role === "assistant") {
+      const ids = blocks.filter((b) => b.type === "tool_use").map((b) => b.id);
+      const next = msgs[i + 1];
+      const answered = new Set((next?.content ?? []).filter((b) => b.type === "tool_result").map((b) => b.tool_use_id));
+      for (const id of ids) if (!answered.has(id)) problems.push(`messages.${i}: tool_use ${id} has no tool_result in the next message`);
+    } else {
+      const prev = msgs[i - 1];
+      const asked = new Set((prev?.role === "assistant" ? prev.content : []).filter((b) => b.type === "tool_use").map((b) => b.id));
+      for (const b of blocks) if (b.type === "tool_result" && !asked.has(b.tool_use_id)) problems.push(`messages.${i}: tool_result ${b.tool_use_id} answers no tool_use`);
+    }
+  });
+  return problems;
+}
+
+describe("a history trimmed by the app (REFERENCE §5.7 Orphans: drop/repair, warn)", () => {
+  // Open WebUI / LibreChat / Continue cut old messages to fit the context: the first kept message can
+  // be a tool result whose call was cut, and a turn whose tool call the user abandoned has no result.
+  const trimmed = messages(
+    { role: "tool", tool_call_id: "call_gone", content: "old result" },
+    { role: "user", content: "next" },
+    { role: "assistant", content: "", tool_calls: [{ id: "call_2", type: "function", function: { name: "get_weather", arguments: "{}" } }] },
+    { role: "user", content: "never mind" },
+  );
+
+  test("the Gemini lane repairs both, with warnings (today's reference behaviour)", () => {
+    const built = fromChat({ ...trimmed, tools: [weatherTool] }, "gemini", "gemini");
+    expect(built.warnings.map((w) => w.code).sort()).toEqual(["missing_tool_result", "orphan_tool_result"]);
+  });
+
+  test.failing("the Anthropic lane sends no orphan tool_result and no unanswered tool_use (Anthropic answers 400 to either)", () => {
+    const built = fromChat({ ...trimmed, tools: [weatherTool] }, "anthropic-messages", "anthropic");
+    expect(anthropicToolPairingProblems(built.body.messages as Msg[])).toEqual([]);
+    expect(built.warnings.length).toBeGreaterThan(0);
+  });
+
+  test.failing("the Responses lane sends no function_call_output without its function_call, nor a call without its output", () => {
+    const built = fromChat({ ...trimmed, tools: [weatherTool] }, "openai-responses", "openai-responses");
+    const input = built.body.input as Array<{ type: string; call_id?: string }>;
+    const calls = new Set(input.filter((i) => i.type === "function_call").map((i) => i.call_id));
+    const outputs = new Set(input.filter((i) => i.type === "function_call_output").map((i) => i.call_id));
+    expect([...outputs].filter((id) => !calls.has(id))).toEqual([]);
+    expect([...calls].filter((id) => !outputs.has(id))).toEqual([]);
+  });
+});
+
+describe("tool history in a request that declares no tools", () => {
+  // A follow-up ("summarize the chat", a title request carrying the history) after a tool loop: OpenAI
+  // takes it; Anthropic answers 400 "Requests which include `tool_use` or `tool_result` blocks must
+  // define tools."
+  test.failing("reaches Anthropic either with tools declared or with the tool blocks as text", () => {
+    const built = fromChat(
+      messages(
+        { role: "user", content: "w?" },
+        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
+        { role: "tool", tool_call_id: "call_1", content: "sunny" },
+        { role: "user", content: "summarize the chat" },
+      ),
+      "anthropic-messages",
+      "anthropic",
+    );
+    const blocks = (built.body.messages as Msg[]).flatMap((m) => m.content);
+    const hasToolBlocks = blocks.some((b) => b.type === "tool_use" || b.type === "tool_result");
+    expect(hasToolBlocks && !built.body.tools).toBe(false);
+  });
+
+  test.failing("the legacy `functions` parameter declares the tools its legacy history uses", () => {
+    const built = fromChat(
+      {
+        ...messages(
+          { role: "user", content: "hi" },
+          { role: "assistant", content: null, function_call: { name: "lookup", arguments: '{"q":"x"}' } },
+          { role: "function", name: "lookup", content: "result" },
+        ),
+        functions: [{ name: "lookup", parameters: { type: "object", properties: { q: { type: "string" } } } }],
+      },
+      "anthropic-messages",
+      "anthropic",
+    );
+    expect((built.body.tools as Array<{ name: string }> | undefined)?.map((t) => t.name)).toEqual(["lookup"]);
+  });
+});
+
+describe("Chat's data-retention and metadata fields on other lanes", () => {
+  test.failing("Chat store:false reaches a Responses provider as store:false (OpenAI stores Responses by default)", () => {
+    const built = fromChat({ ...messages({ role: "user", content: "hi" }), store: false }, "openai-responses", "openai-responses");
+    expect(built.body.store).toBe(false);
+  });
+
+  test.failing("a Chat request without store is not stored by a Responses provider either (Chat's default is not to store)", () => {
+    const built = fromChat(messages({ role: "user", content: "hi" }), "openai-responses", "openai-responses");
+    expect(built.body.store).toBe(false);
+  });
+
+  test.failing("Chat metadata dropped on the Anthropic lane is named in a warning (SPEC F-2)", () => {
+    const built = fromChat({ ...messages({ role: "user", content: "hi" }), metadata: { app: "x" } }, "anthropic-messages", "anthropic");
+    expect(built.body.metadata).toBeUndefined();
+    expect(built.warnings.map((w) => w.message).join("\n")).toContain("metadata");
+  });
+
+  test.failing("a strict tool keeps strict on Anthropic or is named in a warning (SPEC F-2)", () => {
+    const strictTool = { type: "function", function: { name: "get_weather", strict: true, parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false } } };
+    const built = fromChat({ ...messages({ role: "user", content: "w?" }), tools: [strictTool] }, "anthropic-messages", "anthropic");
+    const sent = (built.body.tools as Array<Record<string, unknown>>)[0]!;
+    expect(sent.strict === true || built.warnings.some((w) => w.message.includes("strict"))).toBe(true);
+  });
+});
