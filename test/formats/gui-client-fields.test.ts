@@ -141,3 +141,18 @@ describe("Chat's data-retention and metadata fields on other lanes", () => {
     expect(sent.strict === true || built.warnings.some((w) => w.message.includes("strict"))).toBe(true);
   });
 });
+
+describe("tool names another format allows", () => {
+  // Gemini takes `[a-zA-Z_][a-zA-Z0-9_.:-]*` (formats/gemini/names.ts), and the Gemini lane renames
+  // what Gemini refuses; Anthropic takes only `^[a-zA-Z0-9_-]{1,128}$` and answers 400 "tools.0.custom.name:
+  // String should match pattern" for a dot, a colon or a space.
+  test.failing("a Gemini client's dotted MCP tool name reaches Anthropic in a form Anthropic takes", () => {
+    const hub = codecFor("gemini").parseRequest!({
+      contents: [{ role: "user", parts: [{ text: "x" }] }],
+      tools: [{ functionDeclarations: [{ name: "docker.io:list_images", parameters: { type: "object", properties: {} } }] }],
+    });
+    const target: BuildTarget = { model: "up-model", kind: "anthropic", family: "anthropic", stream: false };
+    const built = codecFor("anthropic-messages").buildRequest({ ...hub, model: "up-model", stream: false }, target);
+    for (const t of built.body.tools as Array<{ name: string }>) expect(t.name).toMatch(/^[a-zA-Z0-9_-]{1,128}$/);
+  });
+});
