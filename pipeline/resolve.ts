@@ -60,6 +60,13 @@ export interface RoutingTable {
    * mistyped name gets no guess ({@link nearAliasOrCombo}).
    */
   suggest?: (word: string, candidates: readonly string[]) => string | undefined;
+  /**
+   * Stored combos and aliases (created through the admin API or the dashboard) that the running
+   * configuration leaves out because a file edit broke them (src/config/compose.ts `rejected`, `why:
+   * "invalid"`): name → `{kind, why}`, `why` the loader's issues in one sentence. A request for such a
+   * name is refused naming it and why ({@link resolveModel}), not guessed as a model of that name.
+   */
+  outOfForce?: ReadonlyMap<string, { kind: "combo" | "alias"; why: string }>;
 }
 
 /** A concrete candidate: one upstream model of one provider, optionally pinned to an account. */
@@ -127,7 +134,8 @@ function subscriptionProvider(byName: string, table: Pick<RoutingTable, "provide
 
 /**
  * Resolves a model name. Returns a {@link HubError} (404 `model_not_found`) for an unknown provider
- * prefix or an alias/combo whose target cannot be resolved.
+ * prefix, an alias/combo whose target cannot be resolved, or a bare name that is a stored combo or alias
+ * out of force ({@link RoutingTable.outOfForce}).
  */
 export function resolveModel(name: string, table: RoutingTable): Resolution | HubError {
   const slash = name.indexOf("/");
@@ -152,6 +160,8 @@ export function resolveModel(name: string, table: RoutingTable): Resolution | Hu
     if (err) return err;
     return { targets, combo, via: "combo" };
   }
+  const out = table.outOfForce?.get(name);
+  if (out) return notInForce(name, out);
   const providerId = guessProvider(name, table);
   const provider = table.providers.get(providerId);
   if (!provider) return unknownProvider(`${providerId}/${name}`);
@@ -211,6 +221,19 @@ function expandCombo(combo: ComboSpec, table: RoutingTable, out: Target[], seen:
   }
   seen.delete(combo.name);
   return undefined;
+}
+
+/**
+ * The 404 `model_not_found` for a stored combo or alias that is not in force ({@link
+ * RoutingTable.outOfForce}): until 2026-12-07 its name was guessed as a model (`{"model":"pinned"}` went
+ * to an OpenAI account as model `pinned`) and only the log's warning said why.
+ */
+function notInForce(name: string, out: { kind: "combo" | "alias"; why: string }): HubError {
+  return hubError(
+    "model_not_found",
+    `The ${out.kind} \`${name}\` created through the admin API or the dashboard is not in force: ${out.why}. Fix or delete it (GET /admin/api/${out.kind === "combo" ? "combos" : "aliases"} lists it with active: false and the reason), or put back what the config file's edit removed.`,
+    { code: "model_not_found", param: "model" },
+  );
 }
 
 function unknownProvider(name: string): HubError {

@@ -40,6 +40,7 @@ import { startRemarks } from "./start-remarks.ts";
 import type { RuntimeConfig } from "./config/types.ts";
 import { geminiModelEntry, geminiModelList, modelList, modelEntry } from "./http/models.ts";
 import { LiveConfig, NO_CONFIG_FILE_TO_RELOAD } from "./config/live.ts";
+import { outOfForce } from "./config/compose.ts";
 import type { ConfigChanges } from "./config/diff.ts";
 import type { StartedWith } from "./config/restart-only.ts";
 import { GatewayMetrics, metricsRoute } from "./http/metrics.ts";
@@ -298,7 +299,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
 
   // Made once per configuration (replaced whole on every change), not per read (docs/performance.md item 258).
   let routingMade: { of: RuntimeConfig; table: RoutingTable } | undefined;
-  const routing = (): RoutingTable => (routingMade?.of === cfg ? routingMade : (routingMade = { of: cfg, table: { providers: cfg.providers, aliases: cfg.aliases, combos: cfg.combos as never, accounts: registry, suggest } })).table;
+  const routing = (): RoutingTable => (routingMade?.of === cfg ? routingMade : (routingMade = { of: cfg, table: { providers: cfg.providers, aliases: cfg.aliases, combos: cfg.combos as never, accounts: registry, suggest, outOfForce: outOfForce(cfg) } })).table;
   const order = new TargetOrder({
     routing,
     capacityAdapter: () => cfg.settings.capacityAdapter,

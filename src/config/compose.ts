@@ -229,3 +229,18 @@ function leftOutWarnings(rejected: readonly RejectedObject[], file: string): Con
         : `the ${r.kind} "${r.name}" created through the admin API or the dashboard is not in force: ${r.issues.map((i) => `${i.path}: ${i.message}`).join("; ")}`,
   }));
 }
+
+/**
+ * The stored combos and aliases a file edit put out of force (`why: "invalid"`), for the routing table
+ * (pipeline/resolve.ts `RoutingTable.outOfForce`): name → kind and the loader's issues in one sentence
+ * (`targets[0].account: …`), so a request for one is refused naming it and why instead of being guessed
+ * as a model of that name. Shadowed ones are left out: the file's object of that name is in force.
+ */
+export function outOfForce(cfg: Pick<RuntimeConfig, "stored">): Map<string, { kind: "combo" | "alias"; why: string }> {
+  const out = new Map<string, { kind: "combo" | "alias"; why: string }>();
+  for (const r of cfg.stored?.rejected ?? []) {
+    if (r.why !== "invalid" || r.kind === "setting") continue;
+    out.set(r.name, { kind: r.kind, why: r.issues.map((i) => `${i.path}: ${i.message}`).join("; ") });
+  }
+  return out;
+}

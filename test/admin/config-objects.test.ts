@@ -423,6 +423,35 @@ describe("POST /config/reload", () => {
     }
   });
 
+  test("a stored combo pinned to an account a file edit removed is refused naming it and why, not guessed as a model of that name (the request and the dry run)", async () => {
+    expect((await api("POST", "/combos", { name: "pinned", strategy: "fallback", targets: [{ model: "r/gpt-pinned", account: "off" }] })).status).toBe(201);
+    try {
+      // the account `off` taken out of the file: the stored combo is out of force (active: false)
+      writeFileSync(gw.configPath, YAML.replaceAll("{{FAKE}}", gw.fake.url).replace(/  - id: off\n(    .*\n)+/, ""));
+      const reload = await json(await api("POST", "/config/reload"));
+      expect(reload.warnings.map((w: { path: string }) => w.path)).toEqual(["combos.pinned"]);
+      const before = gw.fake.requests.length;
+      const r = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "pinned", messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(r.status).toBe(404);
+      const e = (await json(r)).error;
+      expect({ type: e.type, code: e.code, param: e.param }).toEqual({ type: "invalid_request_error", code: "model_not_found", param: "model" });
+      expect(e.message).toStartWith("The combo `pinned` created through the admin API or the dashboard is not in force: targets[0].account: ");
+      expect(e.message).toContain('"off"');
+      expect(gw.fake.requests.length).toBe(before);
+      const dry = await api("POST", "/dry-run", { model: "pinned", request: { messages: [{ role: "user", content: "hi" }] } });
+      expect(dry.status).toBe(404);
+      expect((await json(dry)).error.message).toBe(e.message);
+    } finally {
+      writeFileSync(gw.configPath, YAML.replaceAll("{{FAKE}}", gw.fake.url));
+      expect((await json(await api("POST", "/config/reload"))).warnings).toEqual([]);
+      expect((await api("DELETE", "/combos/pinned")).status).toBe(200);
+    }
+  });
+
   test("an invalid file is rejected with its issues; the running config stays", async () => {
     writeFileSync(gw.configPath, YAML.replaceAll("{{FAKE}}", gw.fake.url).replace("model: p/claude-file", "model: zz/claude-file"));
     const r = await api("POST", "/config/reload");
