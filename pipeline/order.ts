@@ -20,6 +20,9 @@
  *    may use (its `models` allow-list, SPEC 9.6); when it may use none, the order is kept with a warning.
  * 4. Quota: within each group (never across groups), targets that report per-model remaining quota go
  *    ahead, most remaining first; the others keep their order behind them.
+ * 5. Repeats: a target that repeats one ahead of it (resolve.ts `repeatsTarget`: same model, provider,
+ *    params, and account or an unpinned one ahead) is left out, so the first position wins; nested
+ *    combos that reach one model twice sent the same body to the same account again after a 400.
  *
  * Every reorder and skip becomes a {@link DecisionTrace} (`moved`/`out`, with a reason). The same
  * {@link TargetOrder.plan} serves real requests (through the gateway's `order` hook) and the dry run
@@ -31,7 +34,7 @@ import { affinityKey } from "./affinity.ts";
 import { pickAccount, verdictDecision, type AccountPool, type PickHints } from "./pick.ts";
 import type { DecisionTrace } from "./ports.ts";
 import { decide, requestFacts, type RequestFacts } from "./predicates.ts";
-import { addAccountHint, nearAliasOrCombo, resolveModel, type ComboSpec, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
+import { addAccountHint, dropRepeats, nearAliasOrCombo, resolveModel, type ComboSpec, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
 import { siblingTargets } from "./siblings.ts";
 import { allowListReach } from "./key-limits.ts";
 
@@ -262,7 +265,11 @@ export class TargetOrder {
     const quota = this.deps.quota;
     if (quota) groups = groups.map((g) => sortByQuota(g, quota, decisions));
 
-    const targets = groups.flat();
+    // 5. a target that repeats one ahead of it (nested combos reaching one model twice) is left out:
+    // the same body would go to the same account again after it failed there.
+    const targets = dropRepeats(groups.flat(), (t, of) =>
+      decisions.push({ subject: targetSubject(t), verdict: "out", reason: `repeats ${targetSubject(of)} ahead of it: the same model on the same account is tried once, at its first position` }),
+    );
     if (combo?.strategy === "least-used" && targets.length > 0 && !opts.dryRun) {
       const k = targetSubject(targets[0]);
       this.used.set(k, (this.used.get(k) ?? 0) + 1);

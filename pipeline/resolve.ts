@@ -236,6 +236,74 @@ function notInForce(name: string, out: { kind: "combo" | "alias"; why: string })
   );
 }
 
+/**
+ * Whether a request that tries `earlier` has no use for `later` (a combo that reaches one model twice,
+ * nested combos most often): the same model of the same provider, the same `params` (so the same body),
+ * and the same pinned account or an unpinned `earlier`, whose attempts go through every eligible account
+ * of the provider, that one included. Predicates are not compared: the order stage asks this of the
+ * targets its predicates admitted ({@link dropRepeats}).
+ */
+export function repeatsTarget(earlier: Target, later: Target): boolean {
+  if (earlier.provider.id !== later.provider.id || earlier.model !== later.model) return false;
+  if (earlier.accountId !== undefined && earlier.accountId !== later.accountId) return false;
+  return earlier.params === later.params || (earlier.params !== undefined && later.params !== undefined && JSON.stringify(earlier.params) === JSON.stringify(later.params));
+}
+
+/**
+ * A list of targets with each one that repeats an earlier one ({@link repeatsTarget}) left out: the
+ * first position wins. `dropped` is told each one left out with the index (in `list`) of the target it
+ * repeats. Returns `list` itself when nothing repeats (a combo's usual case: no copy).
+ */
+export function dropRepeats(list: readonly Target[], dropped?: (t: Target, of: Target) => void): Target[] {
+  let out: Target[] | undefined;
+  for (let i = 1; i < list.length; i++) {
+    const t = list[i]!;
+    let of: Target | undefined;
+    for (let j = 0; j < i && !of; j++) if (repeatsTarget(list[j]!, t)) of = list[j]; // transitive: a dropped one's cover covers t too
+    if (!of) {
+      out?.push(t);
+      continue;
+    }
+    out ??= list.slice(0, i);
+    dropped?.(t, of);
+  }
+  return out ?? (list as Target[]);
+}
+
+/** One target a combo reaches more than once ({@link comboRepeats}). */
+export interface ComboRepeat {
+  /** `provider/model`, with ` @ account` when pinned. */
+  subject: string;
+  /** The combo's written targets (0-based) that reach it: the first, then the repeat. */
+  first: number;
+  again: number;
+}
+
+/**
+ * The targets a combo reaches more than once through its written targets (nested combos and aliases
+ * followed), for check-config's warning: each repeat is tried once, at its first position ({@link
+ * dropRepeats}). Predicates are not compared (a repeat behind a predicate is still a repeat when both
+ * are admitted). A repeat inside one written target (a nested combo's own) is that combo's to report.
+ * Empty for an unknown name or one that does not resolve.
+ */
+export function comboRepeats(name: string, table: RoutingTable): ComboRepeat[] {
+  const combo = table.combos.get(name);
+  if (!combo) return [];
+  const reached: Array<{ t: Target; at: number }> = [];
+  const repeats: ComboRepeat[] = [];
+  combo.targets.forEach((spec, at) => {
+    const out: Target[] = [];
+    if (expandCombo({ ...combo, targets: [spec] }, table, out, new Set())) return;
+    for (const t of out) {
+      const earlier = reached.find((r) => r.at !== at && repeatsTarget(r.t, t));
+      const subject = t.accountId ? `${t.label} @ ${t.accountId}` : t.label;
+      if (earlier && !repeats.some((r) => r.subject === subject && r.again === at)) repeats.push({ subject, first: earlier.at, again: at });
+    }
+    for (const t of out) reached.push({ t, at });
+  });
+  return repeats;
+}
+
 function unknownProvider(name: string): HubError {
   const prefix = name.slice(0, Math.max(0, name.indexOf("/")));
   return hubError("model_not_found", `The model \`${name}\` does not exist: no provider named \`${prefix}\` is configured.`, {

@@ -183,6 +183,11 @@ export function composeConfig(base: ConfigBase, stored: StoredObjects, env: Env,
       continue;
     }
     if (!base.path) addEnvAccounts(cfg, env);
+    // A warning about a stored combo (one after the file's in the composed list) names it, not its index.
+    cfg.warnings = cfg.warnings.map((w) => {
+      const o = ownerOf(w.path);
+      return o.kind === "combo" ? { ...w, path: `combos.${o.name}${o.rest ? `.${o.rest}` : ""}` } : w;
+    });
     const dbCombos = new Set(combos.map((c) => c.name));
     for (const name of dbCombos) {
       const c = cfg.combos.get(name);

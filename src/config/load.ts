@@ -31,7 +31,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import * as v from "valibot";
 import type { Account, Credential, KeyLimits } from "../../pipeline/ports.ts";
-import { CLIENT_KEY_PLACEHOLDERS } from "../../pipeline/index.ts";
+import { CLIENT_KEY_PLACEHOLDERS, comboRepeats } from "../../pipeline/index.ts";
 import { ENV_ACCOUNTS, isSubscriptionKind } from "./builtins.ts";
 import { buildProviders } from "./build-providers.ts";
 import {
@@ -520,6 +520,15 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
   }
 
   if (issues.length > 0) throw new ConfigError(issues, ctx.path, cycles);
+  // A combo that reaches one target twice (nested combos): each request tries it once (pipeline/order.ts
+  // step 5), which the file does not show; said so, as a warning (a power user's chain planned one model
+  // on one account three times).
+  const table = { providers, aliases, combos: combos as never };
+  for (const [name, i] of comboAt) {
+    for (const r of comboRepeats(name, table)) {
+      warn(["combos", i, "targets", r.again], `combo "${name}" reaches ${r.subject} again (first through targets[${r.first}]): a request tries it once, at its first position`);
+    }
+  }
   return {
     server,
     providers,

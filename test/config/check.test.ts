@@ -176,6 +176,31 @@ describe("a model its provider does not list (newuser13 J5)", () => {
   });
 });
 
+describe("a combo that reaches one target twice", () => {
+  test("check-config warns at the written target that repeats it (a request tries it once); not an error", () => {
+    const p = join(dir, "repeats.yaml");
+    writeFileSync(
+      p,
+      [
+        "providers: [{ id: local, kind: openai-compatible, base_url: 'http://127.0.0.1:9/v1' }]",
+        "accounts: [{ id: local-1, provider: local, api_key: k }]",
+        "combos:",
+        "  - { name: tools-only, targets: [{ model: openai/gpt-x }, { model: local/qwen3-coder, account: local-1 }] }",
+        "  - { name: main, targets: [{ model: local/qwen3-coder, account: local-1 }] }",
+        "  - { name: chain, targets: [{ model: tools-only }, { model: main }, { model: local/qwen3-coder }] }",
+        "",
+      ].join("\n"),
+    );
+    expect(checkConfig(p, {})).toEqual({
+      ok: true,
+      lines: [
+        'warning: combos[2].targets[1]: combo "chain" reaches local/qwen3-coder @ local-1 again (first through targets[0]): a request tries it once, at its first position',
+        "ok: 6 providers (5 built in), 1 account, 3 combos, 0 aliases, 0 keys",
+      ],
+    });
+  });
+});
+
 describe("an alias that shadows a combo (SPEC R-2)", () => {
   test("check-config accepts it and warns", () => {
     const p = join(dir, "shadow.yaml");

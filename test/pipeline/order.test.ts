@@ -325,3 +325,26 @@ describe("the gateway hook", () => {
     expect(labels("c")[0]).toBe("p/a");
   });
 });
+
+describe("repeats (nested combos that reach one model twice)", () => {
+  const local = { model: "p/local", account: "local-1" };
+  const subjects = (plan: { targets: Target[] }) => plan.targets.map((x) => (x.accountId ? `${x.label} @ ${x.accountId}` : x.label));
+
+  test("the same model on the same account is planned once, at its first position, with a decision for each one left out", () => {
+    const { run } = setup([combo("tools-only", ["q/plain", local]), combo("main", [local, "q/reader"]), combo("chain", ["tools-only", "main", local, "p/local"])]);
+    const plan = run("chain");
+    // an unpinned p/local after it may still go to the provider's other accounts: kept
+    expect(subjects(plan)).toEqual(["q/plain", "p/local @ local-1", "q/reader", "p/local"]);
+    expect(plan.decisions).toEqual([
+      { subject: "p/local @ local-1", verdict: "out", reason: "repeats p/local @ local-1 ahead of it: the same model on the same account is tried once, at its first position" },
+      { subject: "p/local @ local-1", verdict: "out", reason: "repeats p/local @ local-1 ahead of it: the same model on the same account is tried once, at its first position" },
+    ]);
+  });
+
+  test("an unpinned target ahead covers a pinned one of its model (its attempts go through every account); other params are another body: kept", () => {
+    const { labels, run } = setup([combo("u", ["p/local", local, { model: "p/local", params: { temperature: 0 } }])]);
+    expect(subjects(run("u"))).toEqual(["p/local", "p/local"]);
+    expect(run("u").targets[1]!.params).toEqual({ temperature: 0 });
+    expect(labels("u").length).toBe(2);
+  });
+});
