@@ -4,7 +4,7 @@
  * the other commands talk to the running instance through its admin API, found through
  * `--data-dir/instance.json` (default `$SWITCHYARD_HOME`, else `~/.switchyard`) or `--url`.
  */
-import { writeSync } from "node:fs";
+import { existsSync, writeSync } from "node:fs";
 import { homedir } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
@@ -29,7 +29,7 @@ const USAGE = `switchyard — a local-first LLM gateway
 Usage:
   switchyard start [--config FILE] [--host H] [--port P] [--data-dir DIR] [--database postgres://…]
   switchyard stop [--data-dir DIR] [--timeout SECONDS] [--force]
-  switchyard check-config FILE
+  switchyard check-config [FILE]
   switchyard keys create NAME [--scope admin] [--tag TAG] [--rpm N] [--tpm N] [--concurrency N]
                    [--budget WINDOW:tokens|usd:AMOUNT]... [--models LIST]... | keys list [--json] | keys revoke NAME
                    | keys set NAME [--scope admin|none] [--tag TAG] [--rpm N|none] [--tpm N|none] [--concurrency N|none]
@@ -56,7 +56,7 @@ switchyard COMMAND --help says what a command does.`;
 const COMMAND_HELP: Record<string, string> = {
   start: "Runs the gateway in the foreground: one JSON log line per request on stdout. Without --config it reads $SWITCHYARD_HOME/config.yaml (default ~/.switchyard/config.yaml) when it exists, else a built-in default with one account per ANTHROPIC_API_KEY / OPENAI_API_KEY / GEMINI_API_KEY found in the environment. --database postgres://… shares state with other instances.",
   stop: "Stops the instance running with the data directory (--data-dir DIR, default $SWITCHYARD_HOME, else ~/.switchyard) as SIGTERM does: requests in flight finish within the grace period (server.shutdown_grace_ms, default 30 s), the last usage is written and instance.json removed; then waits until its process has exited and prints one line with the exit code the instance left in the data directory (last-exit.json): (exit code 0), exit 0; another code is a failure, said with what made the stop fail, exit 1; an instance killed or crashed meanwhile leaves none, and stop says its exit code is not known, exit 0. Only the process that holds the data directory's instance.lock, and that its instance.json names, is signalled: a lock held from another container or PID namespace is refused (stop it there), exit 1. An instance stopping already is not signalled again (that would end its grace period): stop says so and waits for it. Nothing running there: says so, exit 0 (as systemctl stop of a stopped unit); an earlier version's instance.json or lock naming a live process: says how to stop it, exit 1. Not exited within --timeout SECONDS (default 60): says so, exit 1, and leaves it stopping (stop again only waits); with --force it is then killed (SIGKILL: its last requests and usage may be lost), exit 1.",
-  "check-config": "Validates a config file (FILE, or --config FILE) without starting anything: each problem names its path in the file (combos[1].targets[0].model: …); a good file gets one ok: line. Exit 1 when the file cannot be used.",
+  "check-config": "Validates a config file (FILE, or --config FILE; without either, the file start reads without --config: $SWITCHYARD_HOME/config.yaml, else ~/.switchyard/config.yaml) without starting anything: each problem names its path in the file (combos[1].targets[0].model: …); a good file gets one ok: line. Exit 1 when the file cannot be used.",
   keys: "Client keys callers present as Authorization: Bearer KEY or x-api-key. create prints the secret once, alone on the last line; --rpm, --tpm, --concurrency, --budget (repeatable, e.g. 1d:usd:25 or 5h:tokens:3000000) and --models (comma-separated names or provider/* patterns; repeatable, the lists add up) set its limits; --scope admin lets it use the admin API and dashboard. list shows this minute's use and budget use; set changes a key's limits, tag or scopes with the same flags (none clears a limit: --rpm none; --budget replaces its budgets, --models its list; --tag '' removes the tag; --scope none takes the admin scope away), keeping its secret and the use of its limits so far (a budget raised keeps what was spent in its window), the next request checked against them; revoke stops the key at once, its requests refused (401 invalid_api_key), except from this machine while server.require_api_key is off: a key the gateway does not accept is taken there for a placeholder, so a revoked key's requests from loopback are still served, counted under no key and outside its limits (set server.require_api_key: true to refuse them); rotate gives it a new secret (printed once) keeping its limits and their use, the old secret accepted for --grace more (e.g. 10m; default 0); disable refuses its requests for a while (403 key_disabled) keeping everything, enable serves them again.",
   usage: "Token usage, request counts and cost (USD) per model (the provider/model that served it), account, key, provider or instance (which of several on one store served it) over --since (e.g. 30m, 24h, 7d); --by key adds budget use; quota windows of the accounts follow.",
   calls: "list: recent requests, newest first (--limit, at most 1,000), each with how it came (http, websocket: Codex's Responses WebSocket, unknown: recorded before switchyard kept it). inspect ROUTE_ID: the route trace of one request (its X-Switchyard-Route-Id): candidates, decisions, attempts and errors; --bodies adds the flight recorder's bodies (a WebSocket call's reply as the JSON frames it sent, one a line).",
@@ -72,6 +72,19 @@ const COMMAND_HELP: Record<string, string> = {
 
 /** Commands that talk to the running instance (every one but start, check-config, service and version). */
 const INSTANCE_COMMANDS = new Set(["keys", "usage", "calls", "route", "accounts", "login", "import", "setup", "reload"]);
+
+/** Words other tools use for a command of switchyard's (`check`, `validate` for check-config). */
+const COMMAND_SYNONYMS: Record<string, string> = { check: "check-config", validate: "check-config", verify: "check-config", lint: "check-config" };
+
+/**
+ * The first line for a command word switchyard does not know: `unknown command: check (did you mean
+ * "check-config"?)`, a synonym of {@link COMMAND_SYNONYMS} or the closest command name when it is
+ * plausibly a typo (src/unknown-keys.ts `suggest`); without either, `unknown command: WORD`.
+ */
+export function unknownCommand(word: string): string {
+  const near = Object.hasOwn(COMMAND_SYNONYMS, word) ? COMMAND_SYNONYMS[word] : suggest(word, Object.keys(COMMAND_HELP));
+  return `unknown command: ${word}${near ? ` (did you mean ${JSON.stringify(near)}?)` : ""}`;
+}
 
 /**
  * `switchyard COMMAND --help` (or `switchyard help COMMAND`): the command's usage lines from
@@ -297,7 +310,7 @@ async function main(argv: string[]): Promise<void> {
     if (topic === undefined) return out(USAGE);
     const help = commandHelp(topic);
     // an unknown command is the same error with or without --help (`switchyard frob` exits 2 too)
-    if (help === undefined) fail([`unknown command: ${topic}`, "", ...USAGE.split("\n")], 2);
+    if (help === undefined) fail([unknownCommand(topic), "", ...USAGE.split("\n")], 2);
     return out(help);
   }
   if (values.version) return versionCommand(values, dataDir);
@@ -333,8 +346,18 @@ async function main(argv: string[]): Promise<void> {
     case "version":
       return versionCommand(values, dataDir);
     case "check-config": {
-      const file = sub ?? (values.config as string | undefined);
-      if (!file) fail("usage: switchyard check-config FILE", 2);
+      // Without FILE, the file start reads without --config ($SWITCHYARD_HOME/config.yaml, else
+      // ~/.switchyard/config.yaml), named first; it was a usage error.
+      let file = sub ?? (values.config as string | undefined);
+      if (!file) {
+        const { defaultConfigPath } = await import("./config/load.ts");
+        file = defaultConfigPath();
+        out(`checking ${visible(file)}, the file switchyard start reads without --config (switchyard check-config FILE checks another)`);
+        if (!existsSync(file)) {
+          out(`${visible(file)}: not found; switchyard start without --config runs on the built-in default then (its API-key variables and subscription logins), so there is no file to check`);
+          process.exit(0);
+        }
+      }
       const { checkConfig } = await import("./config/check.ts");
       const r = checkConfig(file);
       for (const l of r.lines) out(visible(l)); // one line each: a path or value holding a line break cannot print one of its own
@@ -458,7 +481,7 @@ async function main(argv: string[]): Promise<void> {
       return accountsCommand(sub, { json: values.json === true, id: arg, model: positionals[3] }, (method, path, body) => admin(values, dataDir, method, path, body), { out, fail });
     }
     default:
-      fail([`unknown command: ${cmd}`, "", ...USAGE.split("\n")], 2);
+      fail([unknownCommand(cmd), "", ...USAGE.split("\n")], 2);
   }
 }
 

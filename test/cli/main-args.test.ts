@@ -135,6 +135,40 @@ describe("switchyard command line", () => {
       expect(r.err).toContain("switchyard COMMAND --help says what a command does.");
     }
   });
+  test("check and validate (other tools' words) suggest check-config; a typo of a command its closest (exit 2)", () => {
+    for (const [word, near] of [["check", "check-config"], ["validate", "check-config"], ["strat", "start"]]) {
+      for (const r of [run(word), run(word, "--help")]) {
+        expect(r.code).toBe(2);
+        expect(r.err.split("\n")[0]).toBe(`unknown command: ${word} (did you mean "${near}"?)`);
+      }
+    }
+  });
+  test("check-config without FILE checks the file start reads without --config ($SWITCHYARD_HOME/config.yaml), naming it; none there is said, exit 0", () => {
+    const home = mkdtempSync(join(tmpdir(), "sy-check-default-"));
+    try {
+      const env = { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/nonexistent-home", SWITCHYARD_HOME: home };
+      const check = () => {
+        const r = Bun.spawnSync([...SOURCE_CLI, "check-config"], { env, timeout: 20_000 });
+        return { code: r.exitCode, out: r.stdout.toString(), err: r.stderr.toString() };
+      };
+      const file = join(home, "config.yaml");
+      const first = `checking ${file}, the file switchyard start reads without --config (switchyard check-config FILE checks another)`;
+      expect(check()).toEqual({
+        code: 0,
+        out: `${first}\n${file}: not found; switchyard start without --config runs on the built-in default then (its API-key variables and subscription logins), so there is no file to check\n`,
+        err: "",
+      });
+      writeFileSync(file, "aliases: { fast: openai/gpt-5-mini }\n");
+      expect(check()).toEqual({ code: 0, out: `${first}\nok: 5 providers (5 built in), 0 accounts, 0 combos, 1 alias, 0 keys\n`, err: "" });
+      writeFileSync(file, "aliases: { fast: nope/x }\n");
+      const bad = check();
+      expect(bad.code).toBe(1);
+      expect(bad.out.split("\n")[0]).toBe(first);
+      expect(bad.out).toContain("aliases.fast");
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
   test("an unknown sub-command of keys or accounts is named, with the closest and the ones it takes, before the usage line (exit 2; try19 D4: only the usage line)", () => {
     const keys = "usage: switchyard keys create NAME [options] | keys list [--json] | keys set NAME [options] | keys revoke NAME | keys rotate NAME [--grace DURATION] | keys disable NAME | keys enable NAME\n";
     const accounts = "usage: switchyard accounts status [--json] | accounts remove ID | accounts restore ID [MODEL] | accounts unlock ID | accounts close-circuit PROVIDER\n";
