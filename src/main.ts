@@ -470,8 +470,14 @@ async function main(argv: string[]): Promise<void> {
       return setupCommand(cli, opts, { out, fail, notAnswering: (u) => notAnswering(values, dataDir, u) });
     }
     case "reload": {
-      const r = await admin(values, dataDir, "POST", "/config/reload");
-      if (values.json) return out(JSON.stringify(r, null, 2));
+      // --json: a refused file is a JSON object on stdout too ({ok: false, status, code, message, errors}), exit 1
+      const refused = (status: number, data: unknown) => {
+        const e = (data as { error: { message?: string; code?: string; issues?: unknown[] } }).error;
+        out(JSON.stringify({ ok: false, status, code: e.code, message: e.message, errors: e.issues ?? [] }, null, 2));
+        process.exit(1);
+      };
+      const r = await admin(values, dataDir, "POST", "/config/reload", undefined, values.json ? { refused } : undefined);
+      if (values.json) return out(JSON.stringify({ ok: true, ...(r as object) }, null, 2));
       const { reloadLines } = await import("./cli/reload.ts");
       for (const l of reloadLines(r as ReloadAnswer)) out(l);
       return;

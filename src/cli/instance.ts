@@ -76,9 +76,18 @@ export function instanceOnEphemeralPort(dataDir: string): boolean {
  * Finds the running instance and calls its admin API; exits with one line when none runs or it answers
  * an error, except a 404 with `opts.notFound`, which is handed back as an `AdminNotFound` (src/cli/routing.ts).
  * A 405 (the instance's build has the path but not this method: `keys set`'s PATCH against a gateway
- * started before it existed) says so in `opts.what`'s words ({@link methodNotThere}).
+ * started before it existed) says so in `opts.what`'s words ({@link methodNotThere}). `opts.refused`
+ * is handed an error answer of the gateway's own (`{error: …}`) with its status first (it may print it
+ * and exit; when it returns, the error line follows).
  */
-export async function admin(values: Record<string, unknown>, dataDir: string, method: string, path: string, body?: unknown, opts?: { notFound?: boolean; what?: string }): Promise<unknown> {
+export async function admin(
+  values: Record<string, unknown>,
+  dataDir: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  opts?: { notFound?: boolean; what?: string; refused?: (status: number, data: unknown) => void },
+): Promise<unknown> {
   let url = values.url as string | undefined;
   let token = (values.key as string | undefined) ?? process.env.SWITCHYARD_ADMIN_KEY;
   let inst: InstanceFile | undefined;
@@ -99,6 +108,8 @@ export async function admin(values: Record<string, unknown>, dataDir: string, me
   const { status, data } = answer;
   if (status < 200 || status > 299) {
     // the gateway's (or a proxy's) words, which may quote a name a client chose: escaped, one line
+    // a command that prints JSON says the gateway's own refusal as JSON too (`reload --json`)
+    if (opts?.refused && (data as { error?: unknown })?.error !== undefined) opts.refused(status, data);
     const msg = visible((data as { error?: { message?: string } })?.error?.message ?? (typeof data === "string" ? data : JSON.stringify(data)));
     if (status === 404 && opts?.notFound) {
       const { AdminNotFound } = await import("./routing.ts");

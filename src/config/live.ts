@@ -117,7 +117,11 @@ export class LiveConfig {
 
   /** Composes `text` (the file's new content, as the watcher read it) with the stored objects. */
   composeFile(text: string): RuntimeConfig {
-    return composeConfig({ path: this.base.path, text }, this.stored, this.opts.env, this.opts.now, this.opts.databaseFlag);
+    try {
+      return composeConfig({ path: this.base.path, text }, this.stored, this.opts.env, this.opts.now, this.opts.databaseFlag);
+    } catch (e) {
+      throw e instanceof ConfigError ? environmentFixed(e) : e;
+    }
   }
 
   /** Puts a configuration composed from new file text in force (the watcher's onReload). */
@@ -144,7 +148,7 @@ export class LiveConfig {
       this.base = base;
       return { ok: true, changes: this.set(next, "file"), warnings: next.warnings };
     } catch (e) {
-      if (e instanceof ConfigError) return refused(e);
+      if (e instanceof ConfigError) return refused(environmentFixed(e));
       throw e;
     }
   }
@@ -162,4 +166,21 @@ export class LiveConfig {
     const [combos, aliases, settings] = await Promise.all([this.opts.store.listCombos(), this.opts.store.listAliases(), this.opts.store.getSettings()]);
     return { combos, aliases, settings };
   }
+}
+
+/**
+ * A reload's error for an `env:` secret whose variable is not set (or empty) says what to do: the
+ * running process's environment is the one it started with, which a reload cannot change (an `export`
+ * in a shell afterwards does not reach it), so restart switchyard with the variable set, or give the
+ * secret as `file:PATH`, which every reload reads again. Other issues are kept as they are.
+ */
+function environmentFixed(e: ConfigError): ConfigError {
+  let changed = false;
+  const issues = e.issues.map((i) => {
+    const m = /^environment variable (\S+) is (?:not set|empty)$/.exec(i.message);
+    if (!m) return i;
+    changed = true;
+    return { ...i, message: `${i.message} in this running switchyard, whose environment is the one it started with: a reload cannot change it; restart switchyard with ${m[1]} set, or give the secret as file:PATH (read again at every reload)` };
+  });
+  return changed ? new ConfigError(issues, e.file, e.cycles) : e;
 }
