@@ -103,10 +103,14 @@ export function hasCountedLimits(limits: KeyLimits | undefined): limits is KeyLi
   return !!limits && (limits.rpm !== undefined || limits.tpm !== undefined || limits.concurrency !== undefined || (limits.budgets?.length ?? 0) > 0);
 }
 
-/** `1,234,567` for token counts, `$25.00` for USD (`$0.0123` under $1, two significant digits under $0.0001: never `$0.0000` for a spend). */
+/**
+ * `1,234,567` for token counts, `$25.00` for USD (`$0.0123` under $1, two significant digits under
+ * $0.001: `$0.00012`, never `$0.0000` for a spend; until 2026-12-07 four decimals down to $0.0001, so a
+ * budget of $0.0001 read "($0.0001 used)" for $0.00012 spent).
+ */
 export function formatBudgetAmount(budget: KeyBudget, value: number): string {
   if (budget.usd === undefined) return `${Math.round(value).toLocaleString("en-US")} tokens`;
-  if (value > 0 && value < 0.0001) return `$${Number(value.toPrecision(2)).toFixed(10).replace(/0+$/, "")}`;
+  if (value > 0 && value < 0.001) return `$${Number(value.toPrecision(2)).toFixed(10).replace(/0+$/, "")}`;
   return `$${value.toFixed(value < 1 && value > 0 ? 4 : 2)}`;
 }
 

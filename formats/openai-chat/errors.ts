@@ -42,12 +42,14 @@ const KIND_TO_CHAT: Record<ErrorKind, { type: string; code: string | null }> = {
 
 /**
  * Hub error → Chat error object (REFERENCE §5.2). `code` is the error's own code when it has one, else
- * the kind's default; `param` is `null` unless known. Used for HTTP error bodies and, wrapped in
+ * the kind's default, except an unknown model, always `model_not_found` (the §5.2 row: a Gemini 404's
+ * own code is its status `NOT_FOUND`, an Anthropic one's `not_found_error`, which an OpenAI client
+ * checking for `model_not_found` did not recognise); `param` is `null` unless known. Used for HTTP error bodies and, wrapped in
  * `{"error": …}`, for the in-band error frame after commit (SPEC 6.4).
  */
 export function chatErrorObject(err: HubError): ChatErrorObject {
   const m = KIND_TO_CHAT[err.kind] ?? KIND_TO_CHAT.api_error;
-  return { message: err.message, type: m.type, param: err.param ?? null, code: err.code ?? m.code };
+  return { message: err.message, type: m.type, param: err.param ?? null, code: err.kind === "model_not_found" ? "model_not_found" : (err.code ?? m.code) };
 }
 
 /** Hub error → Chat HTTP error body `{"error":{message,type,param,code}}` (REFERENCE §2.4). */

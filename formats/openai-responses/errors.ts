@@ -102,7 +102,7 @@ export function errorBody(err: HubError): { error: { message: string; type: stri
       message: err.message,
       type: TYPE_FOR_KIND[err.kind] ?? "server_error",
       param: err.param ?? null,
-      code: err.code ?? CODE_FOR_KIND[err.kind] ?? null,
+      code: err.kind === "model_not_found" ? "model_not_found" : (err.code ?? CODE_FOR_KIND[err.kind] ?? null),
     },
   };
 }

@@ -95,6 +95,10 @@ describe("USD amounts of key budgets (keys list, usage --by key, the guard's 429
     expect(describeBudgetUse([{ budget: { window: "5h", usd: 2.5 }, used: 0 }])).toBe("5h $0.00 / $2.50 (0 %), not started");
     expect(formatBudgetAmount({ window: "1d", usd: 0.00004 }, 0.00004)).toBe("$0.00004");
     expect(formatBudgetAmount({ window: "1d", usd: 1 }, 0.0031)).toBe("$0.0031");
+    // two significant digits under $0.001: a $0.0001 budget's use of $0.00012 read "$0.0001"
+    expect(formatBudgetAmount({ window: "1d", usd: 0.0001 }, 0.00012)).toBe("$0.00012");
+    expect(formatBudgetAmount({ window: "1d", usd: 0.0001 }, 0.0001)).toBe("$0.0001");
+    expect(formatBudgetAmount({ window: "1d", usd: 1 }, 0.00054321)).toBe("$0.00054");
     expect(formatBudgetAmount({ window: "1d", usd: 25 }, 25)).toBe("$25.00");
     expect(formatBudgetAmount({ window: "1d", tokens: 3000000 }, 1234567)).toBe("1,234,567 tokens");
   });

@@ -24,4 +24,10 @@ describe("refusalError of a spent budget", () => {
     const e = refusalError("spent", { limit: "budget", budget, used: 108, max: 100, retryAfterMs: 3_600_000 }, END - 3_600_000);
     expect(e.message).toContain("(at 2026-12-05T00:00:00Z)");
   });
+
+  test("a small USD budget: both amounts with two significant digits under $0.001 ($0.00012 used, not $0.0001)", () => {
+    const usd = { window: "1d" as const, usd: 0.0001 };
+    const e = refusalError("tiny", { limit: "budget", budget: usd, used: 0.00012, max: 0.0001, retryAfterMs: 3_600_000, resetsAt: END }, END - 3_600_000);
+    expect(e.message).toBe('Client key "tiny" has used its 1d budget of $0.0001 ($0.00012 used); the window resets in 60 min (at 2026-12-05T00:00:00Z).');
+  });
 });

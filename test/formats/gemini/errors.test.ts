@@ -1,5 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { gemini } from "../../../formats/gemini/index.ts";
+import { anthropicMessages as anthropic } from "../../../formats/anthropic-messages/index.ts";
+import { openaiChat } from "../../../formats/openai-chat/index.ts";
+import { openaiResponses } from "../../../formats/openai-responses/index.ts";
 import { parseDuration } from "../../../formats/gemini/errors.ts";
 import { hubError } from "../../../formats/hub.ts";
 import { recordedBytes } from "../../support/fixtures.ts";
@@ -130,5 +133,20 @@ describe("gemini errorBody", () => {
     const err = hubError("overloaded", "busy", { status: 503, retryAfterSeconds: 7 });
     const back = gemini.parseError(503, JSON.stringify(gemini.errorBody(err)), none);
     expect(back).toMatchObject({ kind: "overloaded", status: 503, message: "busy", retryAfterSeconds: 7 });
+  });
+});
+
+describe("an upstream's unknown model, to a client of an OpenAI format (REFERENCE §5.2)", () => {
+  test("a Gemini 404 NOT_FOUND naming the model, and an Anthropic not_found_error: code model_not_found in a Chat and a Responses body, not NOT_FOUND / not_found_error", () => {
+    const fromGemini = gemini.parseError(404, body({ code: 404, message: "models/gemini-9 is not found for API version v1beta, or is not supported for generateContent.", status: "NOT_FOUND" }), none);
+    const fromAnthropic = anthropic.parseError(404, JSON.stringify({ type: "error", error: { type: "not_found_error", message: "model: claude-nope" } }), none);
+    const inner = (b: unknown) => (b as { error: Record<string, unknown> }).error;
+    for (const err of [fromGemini, fromAnthropic]) {
+      expect(err.kind).toBe("model_not_found");
+      expect(inner(openaiChat.errorBody(err))).toMatchObject({ type: "invalid_request_error", code: "model_not_found", message: err.message });
+      expect(inner(openaiResponses.errorBody(err))).toMatchObject({ type: "invalid_request_error", code: "model_not_found", message: err.message });
+    }
+    // other kinds keep the upstream's own code (an OpenAI client reads OpenAI's codes through)
+    expect(inner(openaiChat.errorBody(hubError("invalid_request", "m", { code: "unsupported_value" }))).code).toBe("unsupported_value");
   });
 });
