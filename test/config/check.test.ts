@@ -216,6 +216,11 @@ describe("an alias that shadows a combo (SPEC R-2)", () => {
 });
 
 describe("examples/config.yaml", () => {
+  test("its budgets comment says what the counters do: windows open at a key's first request on both stores (it said PostgreSQL aligns them to the epoch, which schema 22 ended)", () => {
+    const line = readFileSync(EXAMPLE, "utf8").split("\n").find((l) => l.trimStart().startsWith("budgets:"))!;
+    expect(line).not.toContain("epoch");
+    expect(line).toContain("opened by the key's first request after the last one ended, on both stores");
+  });
   test("is accepted by the loader and says what it means", () => {
     const cfg = loadConfigFile(exampleCopy(), exampleEnv);
     expect(cfg.warnings).toEqual([]);
