@@ -174,14 +174,22 @@ function keyedShapeOk(value: string): boolean {
   return true;
 }
 
-/** The name part of a secret-named key (`API_KEY`, `client_secret`, `dbPassword`, `tokens`). */
-const SECRET_NAME_SOURCE = "[A-Za-z0-9_.-]{0,40}?(?:api[_-]?key|apikey|secret(?:[_-]?(?:access[_-]?)?key)?|token|passw(?:or)?d|credentials?|private[_-]?key|access[_-]?key|client[_-]?secret)s?";
+/**
+ * The name part of a secret-named key (`API_KEY`, `client_secret`, `dbPassword`, `encryptionKey`,
+ * `auth_token`): a name ending in one of these words. A key of a kind that holds a secret
+ * (`private_key`, `access_key`, `encryption_key`, `signing_key`, `hmac_key`, …), not any `*_key`
+ * (`primary_key`, `cache_key`, `sort_key` are not secrets); `token` in the singular only (`max_tokens`,
+ * `input_tokens` are counts); never a name that goes on after the word (`key_count`, `token_count`,
+ * `keyboard`, `password_hint`).
+ */
+const SECRET_NAME_SOURCE =
+  "[A-Za-z0-9_.-]{0,40}?(?:(?:api[_-]?key|apikey|secret(?:[_-]?(?:access[_-]?)?key)?|passw(?:or)?d|credentials?|(?:private|access|encryption|decryption|signing|master|session|hmac|auth|license|account|subscription)[_-]?key|client[_-]?secret)s?|token)";
 /**
  * An object member's name that is a secret-named key, as a whole: the names above, and (as a whole
  * name or after a `_`, `-` or `.`: not `bypass`, `compass`) `authorization`, `pwd`, `pass`,
- * `passphrase`, `cookie`.
+ * `passphrase`, `passcode`, `cookie`.
  */
-const SECRET_NAME = new RegExp(`^(?:${SECRET_NAME_SOURCE}|(?:[A-Za-z0-9_.-]{0,40}[_.-])?(?:authorization|pwd|pass(?:phrase)?|cookie)s?)$`, "i");
+const SECRET_NAME = new RegExp(`^(?:${SECRET_NAME_SOURCE}|(?:[A-Za-z0-9_.-]{0,40}[_.-])?(?:authorization|pwd|pass(?:phrase|code)?|cookie)s?)$`, "i");
 /**
  * Where the value under a secret-named member lies in `text`: the whole of it but surrounding white
  * space and a pair of quotes, as [start, end); undefined when that is not 8 to 65,536 characters (the

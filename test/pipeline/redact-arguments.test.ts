@@ -304,6 +304,26 @@ describe("a value under a secret-named member, and an address used as a member's
   });
 });
 
+describe("which member names are secret-named", () => {
+  /** A value that is a secret under a secret-named member and nothing a pattern finds by itself. */
+  const VALUE = "Tr0ub4dor&3xyz";
+
+  test("the keys of a kind that holds a secret, and any *_token, are secret-named, in members and in text", () => {
+    const names = ["encryption_key", "signing_key", "private_key", "client_secret", "access_key", "auth_token", "refresh_token", "encryptionKey", "signingKey", "hmac_key", "master_key", "passcode", "DB_PASSCODE"];
+    for (const name of names) expect({ name, out: new Redactor().redact(VALUE, name) }).toEqual({ name, out: "[SECRET_1]" });
+    expect(new Redactor().redact("ENCRYPTION_KEY=abc123def456\nsigning_key: 9f8e7d6c5b4a")).toBe("ENCRYPTION_KEY=[SECRET_1]\nsigning_key: [SECRET_2]");
+  });
+
+  test("names that only hold the word, or count tokens, are not: their values go as they are", () => {
+    const names = ["max_tokens", "tokens", "input_tokens", "total_tokens", "token_count", "key_count", "keyboard", "keys", "primary_key", "cache_key", "sort_key", "password_hint", "tokenizer", "bypass"];
+    for (const name of names) expect({ name, out: new Redactor().redact(VALUE, name) }).toEqual({ name, out: VALUE });
+    const args = { max_tokens: "4096k8!x", tokens: "ab12cd34!x", primary_key: "user_42:abc!9" };
+    const { raw } = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: args }] }] });
+    expect(JSON.parse(raw).messages[0].content[0].input).toEqual(args);
+    expect(new Redactor().redact("max_tokens=4096k8x2")).toBe("max_tokens=4096k8x2");
+  });
+});
+
 describe("Gemini: the model's earlier calls and structured tool results", () => {
   test("functionCall.args and nested functionResponse members are redacted, with the placeholders the text uses", () => {
     const { raw } = run("gemini", {
