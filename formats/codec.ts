@@ -295,6 +295,11 @@ export interface TextSlot {
    * secret-named member (`password`, `api_key`) as a secret, as it does `password: …` in plain text.
    */
   readonly member?: string;
+  /**
+   * The text is a {@link member}'s number value written as text (formats/string-leaves.ts): `set` puts
+   * a string in its place. Redaction only looks at it under a secret-named member (a PIN under `password`).
+   */
+  readonly number?: true;
   /** The text is an object member's name (formats/string-leaves.ts): `set` renames the member in place, at {@link commit}. */
   readonly objectKey?: true;
   /** For an {@link objectKey} slot: the object the member belongs to (names within one object must stay distinct). */

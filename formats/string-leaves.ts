@@ -16,7 +16,8 @@ const MAX_DEPTH = MAX_JSON_DEPTH;
 /**
  * Appends slots for the strings of `value`, depth-first in key order: for each object member one slot
  * over its name ({@link TextSlot.objectKey}: an address used as a key is text the model reads) and,
- * when its value is a string, one over the value carrying the name ({@link TextSlot.member}); array
+ * when its value is a string, one over the value carrying the name ({@link TextSlot.member}; a number
+ * value too, as its text, marked {@link TextSlot.number}: a PIN under `password`); array
  * items that are strings get a slot without a name. Renaming a member keeps its place among the
  * others (made by the slots' `commit`, after all sets: see {@link TextSlot.commit}). A string `value` itself has no parent
  * to write to and yields nothing; the caller slots it.
@@ -33,8 +34,10 @@ export function stringLeafSlots(value: unknown, out: TextSlot[], depth = 0): voi
     const members = () => (renames ??= { parent: value, pending: new Map() });
     for (const k of Object.keys(value)) {
       out.push(keySlot(value, k, members));
-      if (typeof value[k] === "string") out.push(memberSlot(value, k));
-      else stringLeafSlots(value[k], out, depth + 1);
+      const v = value[k];
+      if (typeof v === "string") out.push(memberSlot(value, k));
+      else if (typeof v === "number") out.push(numberSlot(value, k, v));
+      else stringLeafSlots(v, out, depth + 1);
     }
   }
 }
@@ -65,6 +68,18 @@ function memberSlot(parent: Record<string, unknown>, name: string): TextSlot {
   return {
     text: parent[name] as string,
     member: name,
+    set(t: string) {
+      own(parent, name, t);
+    },
+  };
+}
+
+/** A member's number value as text (`String(n)`); `set` writes the text given, a string, in its place. */
+function numberSlot(parent: Record<string, unknown>, name: string, n: number): TextSlot {
+  return {
+    text: String(n),
+    member: name,
+    number: true,
     set(t: string) {
       own(parent, name, t);
     },

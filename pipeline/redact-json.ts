@@ -60,7 +60,9 @@ function parses(text: string): boolean {
 }
 
 function redactLiterals(text: string, valid: boolean, redact: (s: string, member?: string) => string, redactKey?: RedactKey): string {
-  const between = valid ? (seg: string) => redactNumbers(seg, redact) : redact;
+  // the name of the member whose value may be the next segment's first number (the last literal was its key)
+  let keyBefore: string | undefined;
+  const between = valid ? (seg: string) => redactNumbers(seg, redact, keyBefore) : redact;
   const n = text.length;
   let out = "";
   let seg = 0;
@@ -91,8 +93,9 @@ function redactLiterals(text: string, valid: boolean, redact: (s: string, member
     const closed = j < n;
     const end = closed ? j + 1 : n;
     const lit = text.slice(i, end);
+    keyBefore = undefined;
     if (isKey(text, end)) {
-      lastKey = decodeBody(lit.slice(1, -1));
+      lastKey = keyBefore = decodeBody(lit.slice(1, -1));
       if (redactKey) {
         obj = open.at(-1) ?? -1;
         keyName = lastKey;
@@ -156,11 +159,15 @@ function redactLiteral(lit: string, closed: boolean, redact: (s: string, member?
   return closed ? enc : enc.slice(0, -1);
 }
 
-/** Numbers between strings of valid JSON: one that redacts to something else becomes that text as a JSON string. */
-function redactNumbers(seg: string, redact: (s: string) => string): string {
+/**
+ * Numbers between strings of valid JSON: one that redacts to something else becomes that text as a
+ * JSON string. `member`: the key the segment follows; a number right after its `:` is that member's
+ * value (`{"password": 1234}`: a PIN under a secret-named member is a secret).
+ */
+function redactNumbers(seg: string, redact: (s: string, member?: string) => string, member: string | undefined): string {
   if (!/\d/.test(seg)) return seg;
-  return seg.replace(/-?\d[\d.eE+-]*/g, (num) => {
-    const r = redact(num);
+  return seg.replace(/-?\d[\d.eE+-]*/g, (num: string, at: number) => {
+    const r = member !== undefined && /^\s*:\s*$/.test(seg.slice(0, at)) ? redact(num, member) : redact(num);
     return r === num ? num : JSON.stringify(r);
   });
 }

@@ -9,8 +9,9 @@
  * those that travel as objects (Anthropic `tool_use.input`, Gemini `functionCall.args`, and Gemini's
  * structured `functionResponse.response`) are redacted in each string member, nested ones included.
  * A member's value is redacted knowing the member's name: under a secret-named member
- * (`{"password": "P@ssw0rd123!"}`, `{"Authorization": "…"}`) the whole value, whatever its characters,
- * is a secret when it is not a plain word, an identifier or a version (see {@link memberSecretOk}); member names (mostly a tool's
+ * (`{"password": "P@ssw0rd123!"}`, `{"Authorization": "…"}`) the whole value, whatever its characters
+ * and length, is a secret (`summer_2024`, `john.smith1985`; a number too: `{"password": 1234}`) unless
+ * it says there is none, is a mask, a reference or a version (see {@link memberSecretOk}); member names (mostly a tool's
  * parameter names) go through every pattern, so an address used as a key, or `password=…` written into
  * a name, is replaced too; a name that would become one another member of its object already has
  * (`Bob@Example.com` next to `bob@example.com`) gets a placeholder of its own ({@link Redactor.redactKey}). A plain text that is a
@@ -192,8 +193,8 @@ const SECRET_NAME_SOURCE =
 const SECRET_NAME = new RegExp(`^(?:${SECRET_NAME_SOURCE}|(?:[A-Za-z0-9_.-]{0,40}[_.-])?(?:authorization|pwd|pass(?:phrase|code)?|cookie)s?)$`, "i");
 /**
  * Where the value under a secret-named member lies in `text`: the whole of it but surrounding white
- * space and a pair of quotes, as [start, end); undefined when that is not 8 to 65,536 characters (the
- * search is linear: a long Cookie header under `cookie` is still one value).
+ * space and a pair of quotes, as [start, end); undefined when that is empty or longer than 65,536
+ * characters (the search is linear: a long Cookie header under `cookie` is still one value).
  */
 function memberValue(text: string): [number, number] | undefined {
   let a = text.length - text.trimStart().length;
@@ -203,18 +204,49 @@ function memberValue(text: string): [number, number] | undefined {
     a++;
     b--;
   }
-  return b - a >= 8 && b - a <= 65_536 ? [a, b] : undefined;
+  return b > a && b - a <= 65_536 ? [a, b] : undefined;
 }
 
+/** A literal that says there is no value: `null`, `none`, `true`, `false`, `n/a`, … (any case). */
+const NO_VALUE = /^(?:null|nil|none|undefined|true|false|yes|no|on|off|n\/?a)$/i;
+/** A mask written where a value was taken out: `***`, `••••`, `xxxx-xxxx`, `[REDACTED]`, `(hidden)`. */
+const MASKED = /^(?:[*•●·.…_#?xX\s-]+|[[(<*]*(?:redacted|hidden|masked|removed|filtered|omitted|sanitized|sanitised)[\])>*]*)$/i;
 /**
- * Whether the whole value under a secret-named member is a secret: any characters (`P@ssw0rd123!`,
- * `Tr0ub4dor&3`), with a digit or a character other than a letter or `_` (not a plain word), and not an
- * identifier, a dotted path, a version or an environment reference (`${DB_PASSWORD}`).
+ * A reference to a value kept elsewhere: `$DB_PASSWORD`, `${DB_PASSWORD}`, `${{ secrets.TOKEN }}`,
+ * `{{ vault_password }}`, `%DB_PASSWORD%`, `$(cat /run/secrets/db)`, `<your password>`; an environment
+ * variable's name (capitals, digits and `_`, each part starting with a capital: `OPENAI_API_KEY`), alone
+ * or at the end of a dotted path (`process.env.DB_PASSWORD`, `secrets.GH_TOKEN`); a file's path
+ * (`/etc/ssl/private/server.key`, `./key.pem`, `~/.ssh/id_ed25519`, `C:\keys\app.pfx`). Not a default
+ * written into one (`${DB_PASSWORD:-hunter2}` is a secret).
  */
-function memberSecretOk(value: string): boolean {
-  if (!/[\d\W]/.test(value) || value.includes(MARK) || HOLDS_PLACEHOLDER.test(value)) return false;
-  if (/^\$\{?[A-Za-z_]\w*\}?$/.test(value)) return false;
-  return keyedShapeOk(value);
+const REFERENCE = new RegExp(
+  [
+    /\$[A-Za-z_]\w*|\$\{[A-Za-z_][\w.]*\}|\$?\{\{[^{}]*\}\}|%[A-Za-z_]\w*%|\$\([^()]*\)|<[^<>]*>/.source,
+    /(?:[A-Za-z_$][\w$]*\.)*[A-Z][A-Z0-9]*(?:_[A-Z][A-Z0-9]*)+|(?:[A-Za-z_$][\w$]*\.)+[A-Z][A-Z0-9]*/.source,
+    /(?:~|\.{1,2})?(?:\/[\w.@+-]+){2,}|(?:~|\.{1,2})\/[\w.@+-]+|[A-Za-z]:\\[\w .\\-]+/.source,
+  ]
+    .map((s) => `(?:${s})`)
+    .join("|")
+    .replace(/^/, "^(?:")
+    .concat(")$"),
+);
+/** A whole version (`v1.2.3`, `1.2.3-beta.1`; not `3.14`, not `2.5Tr0ub4dor&3!`). */
+const VERSION = /^(?:v\d+(?:\.\d+)+|\d+(?:\.\d+){2,})(?:[-+][0-9A-Za-z.]+)?$/;
+/** Names under which a number is a count or an id, not a PIN: `pass` (a test run's passes), `*token` (a tokenizer's token id). */
+const COUNT_NAME = /(?:^|[_.-])pass(?:es)?$|token$/i;
+
+/**
+ * Whether the whole value under the secret-named member `member` is a secret. It is, whatever its
+ * characters and length (`P@ssw0rd123!`, `summer_2024`, `john.smith1985`, `sunshine`, a PIN `1234`),
+ * unless it says there is none ({@link NO_VALUE}), is a mask ({@link MASKED}), refers to a value kept
+ * elsewhere ({@link REFERENCE}), is a whole version, holds a placeholder, or is only digits under a
+ * name that counts ({@link COUNT_NAME}). Something a pattern finds inside an exempt value (a URL's
+ * password, a key shape) is still replaced by that pattern.
+ */
+function memberSecretOk(value: string, member: string): boolean {
+  if (value.includes(MARK) || (value.includes("[") && HOLDS_PLACEHOLDER.test(value))) return false;
+  if (NO_VALUE.test(value) || MASKED.test(value) || REFERENCE.test(value) || VERSION.test(value)) return false;
+  return !(/^\d+$/.test(value) && COUNT_NAME.test(member));
 }
 
 const PATTERNS: Pattern[] = [
@@ -332,7 +364,15 @@ export class Redactor {
   wholeSecret(text: string, member: string): boolean {
     if (!SECRET_NAME.test(member)) return false;
     const at = memberValue(text);
-    return at !== undefined && memberSecretOk(text.slice(at[0], at[1]));
+    return at !== undefined && memberSecretOk(text.slice(at[0], at[1]), member);
+  }
+
+  /**
+   * A number member's value as text (formats/codec.ts `TextSlot.number`): replaced only under a
+   * secret-named member (a PIN under `password`); any other number of an object is left as it is.
+   */
+  redactNumber(text: string, member: string): string {
+    return SECRET_NAME.test(member) ? this.run(text, member) : text;
   }
 
   /** While set, values get placeholders of their own for their exact text (see {@link redactKey}). */
@@ -353,7 +393,7 @@ export class Redactor {
     const at = member !== undefined && SECRET_NAME.test(member) ? memberValue(out) : undefined;
     if (at) {
       const value = out.slice(at[0], at[1]);
-      if (memberSecretOk(value)) out = out.slice(0, at[0]) + mark("secret", value, value) + out.slice(at[1]);
+      if (memberSecretOk(value, member!)) out = out.slice(0, at[0]) + mark("secret", value, value) + out.slice(at[1]);
     }
     for (const p of searched ? PATTERNS : NO_PATTERNS) {
       p.re.lastIndex = 0;
@@ -470,7 +510,9 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
   // secret-named member, which is one secret whatever it holds.
   const plainText = (text: string, member?: string): string =>
     (mayBeDocument(text) && !(member !== undefined && r.wholeSecret(text, member)) ? redactJsonDocument(text, plainText, redactKey) : undefined) ?? r.redact(text, member);
-  const next = slots.map((slot) => (slot.json ? redactJsonText(slot.text, plainText, redactKey) : slot.objectKey ? memberName(slot) : plainText(slot.text, slot.member)));
+  const next = slots.map((slot) =>
+    slot.json ? redactJsonText(slot.text, plainText, redactKey) : slot.objectKey ? memberName(slot) : slot.number ? r.redactNumber(slot.text, slot.member!) : plainText(slot.text, slot.member),
+  );
   if (next.every((text, i) => text === slots[i].text)) return;
   // SPEC O-6: the recording's client request is what the client sent, not the redacted body
   ctx.recording?.clientBody(bodyBytes(ctx));

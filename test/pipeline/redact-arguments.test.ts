@@ -239,7 +239,7 @@ describe("a value under a secret-named member, and an address used as a member's
     expect(names.every(([k, v], i) => k === `[EMAIL_${i + 1}]` && v === `v${i}`)).toBe(true);
   });
 
-  test("under a secret-named member the whole value is the secret, whatever its characters; a plain word, an identifier, a path, a version or an env reference is not", () => {
+  test("under a secret-named member the whole value is the secret, whatever its characters; a version or an env reference is not", () => {
     const r = new Redactor();
     expect(r.redact("hunter2!abc", "password")).toBe("[SECRET_1]");
     expect(r.redact("abc#12345678", "api_key")).toBe("[SECRET_2]");
@@ -254,7 +254,7 @@ describe("a value under a secret-named member, and an address used as a member's
     // a value that only starts like a version is a secret (it went in clear: review32)
     expect(new Redactor().redact("2.5Tr0ub4dor&3!", "password")).toBe("[SECRET_1]");
     expect(new Redactor().redact("DB_PASSWORD=3.14Pie4Me!x")).toBe("DB_PASSWORD=[SECRET_1]!x");
-    const kept = { pwd: "          abc", password: "abcdefghij", token: "token_count_v2", secret: "process.env.SECRET", api_key: "v1.2.3", api_token: "1.2.3-beta.1", passphrase: "${PASSPHRASE}", bypass: "x#12345678", compass: "N 45.3, E 7" };
+    const kept = { secret: "process.env.SECRET", api_key: "v1.2.3", api_token: "1.2.3-beta.1", passphrase: "${PASSPHRASE}", bypass: "x#12345678", compass: "N 45.3, E 7" };
     for (const [name, value] of Object.entries(kept)) expect({ name, out: new Redactor().redact(value, name) }).toEqual({ name, out: value });
   });
 
@@ -297,8 +297,53 @@ describe("a value under a secret-named member, and an address used as a member's
     }
   });
 
-  test("a name that is not secret, or a value that is an identifier, is left as it is", () => {
-    const args = { tokens_used: "abc123def456", token: "token_count_v2", password_hint: "my dog 2x" };
+  test("under a secret-named member an identifier, a dotted name, a plain word, a short value or a number is a secret too", () => {
+    const r = new Redactor();
+    const values: Array<[string, string]> = [["password", "summer_2024"], ["password", "john.smith1985"], ["db_password", "sunshine"], ["pwd", "          abc"], ["token", "token_count_v2"], ["secret", "config.auth.key1"], ["password", "1234"], ["passphrase", "correct horse battery staple"]];
+    expect(values.map(([name, value]) => r.redact(value, name))).toEqual(["[SECRET_1]", "[SECRET_2]", "[SECRET_3]", "          [SECRET_4]", "[SECRET_5]", "[SECRET_6]", "[SECRET_7]", "[SECRET_8]"]);
+    expect([...r.originals.values()].map((o) => o.value)).toEqual(values.map(([, v]) => v.trim()));
+    // a number: in JSON-text arguments, and as an object's member (it goes as the placeholder, a string)
+    const args = { user: "bob", password: 12345678, pin_hint: 1234, account: { passcode: 4321 }, tests: { pass: 40, fail: 0 }, tok: { token: 50256 } };
+    const want = { user: "bob", password: "[SECRET_1]", pin_hint: 1234, account: { passcode: "[SECRET_2]" }, tests: { pass: 40, fail: 0 }, tok: { token: 50256 } };
+    const chat = run("chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: JSON.stringify(args) } }] }] });
+    expect(JSON.parse(JSON.parse(chat.raw).messages[0].tool_calls[0].function.arguments)).toEqual(want);
+    const anthropic = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: args }] }] });
+    expect(JSON.parse(anthropic.raw).messages[0].content[0].input).toEqual(want);
+    const gemini = run("gemini", { contents: [{ role: "model", parts: [{ functionCall: { name: "f", args } }] }] });
+    expect(JSON.parse(gemini.raw).contents[0].parts[0].functionCall.args).toEqual(want);
+    expect(restoreText(anthropic.ctx.restoration!, "[SECRET_1] [SECRET_2]")).toBe("12345678 4321");
+  });
+
+  test("under a secret-named member a value that says there is none, a mask or a reference is not a secret", () => {
+    const kept: Array<[string, string]> = [
+      ["password", ""],
+      ["password", "null"],
+      ["password", "false"],
+      ["api_key", "N/A"],
+      ["password", "***"],
+      ["password", "••••••••"],
+      ["api_key", "xxxx-xxxx-xxxx"],
+      ["password", "[REDACTED]"],
+      ["password", "${DB_PASSWORD}"],
+      ["password", "$DB_PASSWORD"],
+      ["token", "${{ secrets.GITHUB_TOKEN }}"],
+      ["password", "{{ vault_db_password }}"],
+      ["password", "<your password>"],
+      ["password", "%DB_PASSWORD%"],
+      ["api_key", "OPENAI_API_KEY"],
+      ["api_key", "process.env.OPENAI_API_KEY"],
+      ["private_key", "/etc/ssl/private/server.key"],
+      ["private_key", "./keys/app.pem"],
+      ["signing_key", "~/.ssh/id_ed25519"],
+      ["pwd", "/home/bob/project"],
+    ];
+    for (const [name, value] of kept) expect({ name, out: new Redactor().redact(value, name) }).toEqual({ name, out: value });
+    // a default written into a reference is a value
+    expect(new Redactor().redact("${DB_PASSWORD:-hunter2}", "password")).toBe("[SECRET_1]");
+  });
+
+  test("a name that is not secret-named is left as it is, with its value", () => {
+    const args = { tokens_used: "abc123def456", password_hint: "my dog 2x" };
     const { raw } = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: args }] }] });
     expect(JSON.parse(raw).messages[0].content[0].input).toEqual(args);
   });
