@@ -21,7 +21,7 @@
  *
  * | kind | placeholder | what |
  * |---|---|---|
- * | `secret` | `[SECRET_n]` | private-key blocks; well-known token shapes (`sk-…`, `sk_live_…`, `AKIA…`/`ASIA…`, `ghp_…`/`github_pat_…`, `xox?-…`, `AIza…`, `glpat-…`, `ya29.…`, `npm_…`, `hf_…`, JWTs); the token after `Bearer`/`Basic`; a URL's password; the value assigned to a secret-named key in text (`API_KEY=…`, `password: …`) when it mixes letters and digits (the run of `[A-Za-z0-9+/_.~=-]` after it); the whole value of a secret-named object member ({@link memberSecretOk}). A bare hex or base64 string is NOT a secret (commit hashes, checksums, lockfile integrity hashes are everywhere in code). |
+ * | `secret` | `[SECRET_n]` | private-key blocks; well-known token shapes (`sk-…`, `sk_live_…`, `AKIA…`/`ASIA…`, `ghp_…`/`github_pat_…`, `xox?-…`, `AIza…`, `glpat-…`, `ya29.…`, `npm_…`, `hf_…`, JWTs); the token after `Bearer`/`Basic`; a URL's password; the value assigned to a secret-named key in text (`API_KEY=…`, `password: …`) when it mixes letters and digits (the run after it up to white space, a quote, the line's end or code punctuation `,;()[]{}<>|`, symbols such as `&!#@$%` included, at most 4,096 characters: {@link KEYED_CHAR}); the whole value of a secret-named object member ({@link memberSecretOk}). A bare hex or base64 string is NOT a secret (commit hashes, checksums, lockfile integrity hashes are everywhere in code). |
  * | `email` | `[EMAIL_n]` | `local@domain.tld` (not `git@…` remotes or `noreply@…`) |
  * | `card` | `[CARD_n]` | 13–19 digits, plain or in groups of 4 (Amex 4-6-5), with a card-network prefix and a valid Luhn check digit |
  * | `ipv6` | `[IPV6_n]` | a valid IPv6 address with at least one digit (not `::1`; not `std::abs`, MACs, times) |
@@ -162,13 +162,28 @@ function phoneOk(value: string): boolean {
   return /^\(/.test(value) || new Set(seps).size === 1;
 }
 
+/**
+ * One character of a value assigned to a secret-named key in text (`password: Tr0ub4dor&3!`,
+ * `API_KEY=abc#123`): anything but white space, a quote or backtick, a backslash (an escaped quote or
+ * `\n` in JSON-escaped text), the punctuation that ends a value in code and prose (`, ; ( ) [ ] { } < > |`:
+ * `hash(pw1),` and `{password:t.pw1,token:r}` are code, `[SECRET_1]` a placeholder), a found value's
+ * marker, and a `&` that starts the next parameter of a query string (`?api_key=abc123&format=json`).
+ */
+const KEYED_CHAR = "(?:[^\\s\"'`\\\\,;(){}\\[\\]<>|&\\uE000-\\uE019]|&(?![\\w.;-]*=))";
+/**
+ * The value assigned to a secret-named key in text: its characters ({@link KEYED_CHAR}), 8 to 4,096 of
+ * them; a longer run (a blob, not a password) is taken as before symbols were: letters, digits and `+/_.~=-`.
+ */
+const KEYED_VALUE_SOURCE = `${KEYED_CHAR}{8,4096}(?!${KEYED_CHAR})|[A-Za-z0-9+/_.~=-]{8,}`;
+
 /** A value assigned to a secret-named key is a secret when it mixes letters and digits (not `process.env.X`, not `4096`). */
 function keyedOk(value: string): boolean {
   return hasDigit(value) && hasLetter(value) && keyedShapeOk(value);
 }
 
-/** Not `process.env.X`, not an identifier (`token_count_v2`), not a version. */
+/** Not `process.env.X`, not an identifier (`token_count_v2`), not a version, not a shell or Windows variable (`$DB_PASS2`, `%DB_PASS2%`). */
 function keyedShapeOk(value: string): boolean {
+  if (/^\$[A-Za-z_]\w*$|^%[A-Za-z_]\w*%$/.test(value)) return false;
   if (/^[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+$/.test(value)) return false; // process.env.TOKEN_2, config.auth.key1
   if (/^[a-z]+(?:_[a-z0-9]+)+$/.test(value)) return false; // an identifier: token_count_v2
   if (/^v?\d+(?:\.\d+)+(?:[-+][0-9A-Za-z.]+)?$/.test(value)) return false; // a version, whole (`2.5Tr0ub4dor&3!` is not one)
@@ -257,7 +272,7 @@ const PATTERNS: Pattern[] = [
   { kind: "secret", re: /(\b[a-z][a-z0-9+.-]*:\/\/[^\s:/@"'\\]+:)([^\s@/"'\\]{3,})(?=@)/gi, needs: /:\/\// },
   {
     kind: "secret",
-    re: new RegExp(`(\\b${SECRET_NAME_SOURCE}(?![A-Za-z0-9_])(?:\\\\?["'])?\\s*[:=]\\s*(?:\\\\?["'])?)([A-Za-z0-9+/_.~=-]{8,})`, "gi"),
+    re: new RegExp(`(\\b${SECRET_NAME_SOURCE}(?![A-Za-z0-9_])(?:\\\\?["'\`])?\\s*[:=]\\s*(?:\\\\?["'\`])?)(${KEYED_VALUE_SOURCE})`, "gi"),
     accept: keyedOk,
     needs: /\d/,
   },

@@ -253,7 +253,7 @@ describe("a value under a secret-named member, and an address used as a member's
     expect(new Redactor().redact(long, "cookie")).toBe(`${" ".repeat(5_000)}[SECRET_1]`);
     // a value that only starts like a version is a secret (it went in clear: review32)
     expect(new Redactor().redact("2.5Tr0ub4dor&3!", "password")).toBe("[SECRET_1]");
-    expect(new Redactor().redact("DB_PASSWORD=3.14Pie4Me!x")).toBe("DB_PASSWORD=[SECRET_1]!x");
+    expect(new Redactor().redact("DB_PASSWORD=3.14Pie4Me!x")).toBe("DB_PASSWORD=[SECRET_1]");
     const kept = { secret: "process.env.SECRET", api_key: "v1.2.3", api_token: "1.2.3-beta.1", passphrase: "${PASSPHRASE}", bypass: "x#12345678", compass: "N 45.3, E 7" };
     for (const [name, value] of Object.entries(kept)) expect({ name, out: new Redactor().redact(value, name) }).toEqual({ name, out: value });
   });

@@ -58,6 +58,17 @@ describe("each kind is replaced by a numbered placeholder", () => {
     expect(red(`key file:\n${pem}\ndone`).out).toBe("key file:\n[SECRET_1]\ndone");
   });
 
+  test("a value assigned to a secret-named key in text runs to white space, a quote or the line's end, symbols included", () => {
+    const r = new Redactor();
+    const out = r.redact("the password: Tr0ub4dor&3!x then\nAPI_KEY=abc123#def!g\nDB_PASSWORD='P@ss$w0rd%^*~' and secret=\"9a?b:c/d+e=\"");
+    expect(out).toBe("the password: [SECRET_1] then\nAPI_KEY=[SECRET_2]\nDB_PASSWORD='[SECRET_3]' and secret=\"[SECRET_4]\"");
+    expect([...r.originals.values()].map((o) => o.value)).toEqual(["Tr0ub4dor&3!x", "abc123#def!g", "P@ss$w0rd%^*~", "9a?b:c/d+e="]);
+    // a query string's next parameter is not part of the value; a long run of key characters is still one value
+    expect(red("GET /v1?api_key=abc123def&format=json&token=zz9yy8xx7#top").out).toBe("GET /v1?api_key=[SECRET_1]&format=json&token=[SECRET_2]");
+    const blob = "Ab1+".repeat(1_500);
+    expect(red(`AWS_SESSION_TOKEN=${blob} next`).out).toBe("AWS_SESSION_TOKEN=[SECRET_1] next");
+  });
+
   test("IPv4 and IPv6 addresses", () => {
     const { out, counts } = red("from 203.0.113.9 via 10.0.3.7:5432 and 2001:db8::8a2e:370:7334, link fe80::1ff:fe23:4567:890a; 203.0.113.9 again");
     expect(out).toBe("from [IPV4_1] via [IPV4_2]:5432 and [IPV6_1], link [IPV6_2]; [IPV4_1] again");
@@ -95,6 +106,8 @@ describe("ordinary code is not redacted", () => {
     untouched("git@github.com:org/repo.git, Co-Authored-By: Claude <noreply@anthropic.com>, pkg@1.2.3, @scope/pkg");
     untouched("max_tokens: 32000, token = process.env.GITHUB_TOKEN_2, password: str, input_tokens=1234, tokenizer = load()");
     untouched("Authorization: Bearer KEY, Bearer tokens are documented here");
+    // code after a secret-named key: a call, an object's next member, a placeholder, a variable
+    untouched("password = hash_pw(x1), token=getT(2); {password:t.password,token:r1}; password: [SECRET_1]; API_KEY=$OPENAI_KEY2 %DB_PASS2%");
   });
 
   test("real files: this repository's lockfile, source, README and the real client captures", () => {
