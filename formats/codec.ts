@@ -300,6 +300,13 @@ export interface TextSlot {
    * a string in its place. Redaction only looks at it under a secret-named member (a PIN under `password`).
    */
   readonly number?: true;
+  /**
+   * The whole this slot's text is part of, where one value is cut into several slots
+   * (formats/string-leaves.ts: one tool call's input, one structured tool result): redaction holds back
+   * placeholder-shaped text written anywhere in it before numbering any of its values, as it does within
+   * one text. The same object for every slot of that whole.
+   */
+  readonly group?: object;
   /** The text is an object member's name (formats/string-leaves.ts): `set` renames the member in place, at {@link commit}. */
   readonly objectKey?: true;
   /** For an {@link objectKey} slot: the object the member belongs to (names within one object must stay distinct). */

@@ -19,25 +19,27 @@ const MAX_DEPTH = MAX_JSON_DEPTH;
  * when its value is a string, one over the value carrying the name ({@link TextSlot.member}; a number
  * value too, as its text, marked {@link TextSlot.number}: a PIN under `password`); array
  * items that are strings get a slot without a name. Renaming a member keeps its place among the
- * others (made by the slots' `commit`, after all sets: see {@link TextSlot.commit}). A string `value` itself has no parent
- * to write to and yields nothing; the caller slots it.
+ * others (made by the slots' `commit`, after all sets: see {@link TextSlot.commit}). Every slot
+ * carries the value first given as its {@link TextSlot.group} (one tool call's input, one structured
+ * result; `depth` and `group` are the walk's own). A string `value` itself has no parent to write to and
+ * yields nothing; the caller slots it.
  */
-export function stringLeafSlots(value: unknown, out: TextSlot[], depth = 0): void {
+export function stringLeafSlots(value: unknown, out: TextSlot[], depth = 0, group = value as object): void {
   if (depth > MAX_DEPTH) return;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      if (typeof value[i] === "string") out.push(item(value, i));
-      else stringLeafSlots(value[i], out, depth + 1);
+      if (typeof value[i] === "string") out.push(item(value, i, group));
+      else stringLeafSlots(value[i], out, depth + 1, group);
     }
   } else if (isObj(value)) {
     let renames: Renames | undefined;
     const members = () => (renames ??= { parent: value, pending: new Map() });
     for (const k of Object.keys(value)) {
-      out.push(keySlot(value, k, members));
+      out.push(keySlot(value, k, members, group));
       const v = value[k];
-      if (typeof v === "string") out.push(memberSlot(value, k));
-      else if (typeof v === "number") out.push(numberSlot(value, k, v));
-      else stringLeafSlots(v, out, depth + 1);
+      if (typeof v === "string") out.push(memberSlot(value, k, group));
+      else if (typeof v === "number") out.push(numberSlot(value, k, v, group));
+      else stringLeafSlots(v, out, depth + 1, group);
     }
   }
 }
@@ -54,9 +56,10 @@ function own(parent: Record<string, unknown>, key: string, value: unknown): void
   Object.defineProperty(parent, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
-function item(parent: unknown[], i: number): TextSlot {
+function item(parent: unknown[], i: number, group: object): TextSlot {
   return {
     text: parent[i] as string,
+    group,
     set(t: string) {
       parent[i] = t;
     },
@@ -64,9 +67,10 @@ function item(parent: unknown[], i: number): TextSlot {
 }
 
 /** A member's string value: `set` writes under the name as parsed (a rename takes effect at the commit, with the value). */
-function memberSlot(parent: Record<string, unknown>, name: string): TextSlot {
+function memberSlot(parent: Record<string, unknown>, name: string, group: object): TextSlot {
   return {
     text: parent[name] as string,
+    group,
     member: name,
     set(t: string) {
       own(parent, name, t);
@@ -75,9 +79,10 @@ function memberSlot(parent: Record<string, unknown>, name: string): TextSlot {
 }
 
 /** A member's number value as text (`String(n)`); `set` writes the text given, a string, in its place. */
-function numberSlot(parent: Record<string, unknown>, name: string, n: number): TextSlot {
+function numberSlot(parent: Record<string, unknown>, name: string, n: number, group: object): TextSlot {
   return {
     text: String(n),
+    group,
     member: name,
     number: true,
     set(t: string) {
@@ -91,9 +96,10 @@ function numberSlot(parent: Record<string, unknown>, name: string, n: number): T
  * object; once is enough, again does nothing) rebuilds the object once with the new names, in the order
  * the members had.
  */
-function keySlot(parent: Record<string, unknown>, name: string, members: () => Renames): TextSlot {
+function keySlot(parent: Record<string, unknown>, name: string, members: () => Renames, group: object): TextSlot {
   return {
     text: name,
+    group,
     objectKey: true,
     owner: parent,
     set(t: string) {

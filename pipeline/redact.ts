@@ -32,7 +32,9 @@
  * the body, so the model can still refer to them. Numbering, per kind, is in order of first
  * appearance: texts in body order, and within one text in text order (whichever pattern found the
  * value). A placeholder-shaped text the prompt holds literally (`[EMAIL_1]` in a template or a grep
- * output) is skipped when it appears in the same or an earlier text; a value's number never depends
+ * output) is skipped when it appears in the same or an earlier text (a tool call's JSON-text arguments,
+ * a JSON tool result, one tool call's input object or one structured tool result is one text, however
+ * many values it holds); a value's number never depends
  * on texts after it. So a growing conversation (texts only appended) keeps every earlier placeholder,
  * its redacted prefix stays byte-identical, and a provider's prefix cache hits. A literal that appears
  * only after its number was given out reads as that placeholder (to the model, and in the reply
@@ -321,6 +323,8 @@ export class Redactor {
   /** Placeholder-shaped text the prompt holds as written: not given out. */
   private readonly taken = new Set<string>();
   private readonly next: Record<string, number> = {};
+  /** Each placeholder given, with its key in `seen`, in the order given. */
+  private readonly given: Array<[string, string]> = [];
   /** Replacements made so far, by kind (each occurrence counts). */
   readonly counts: Partial<Record<RedactionKind, number>> = {};
   /** Placeholder → the kind and the original text first replaced by it (for mapping the reply back, S-3). */
@@ -356,20 +360,33 @@ export class Redactor {
    */
   redactKey(name: string, clash?: (candidate: string) => boolean): string {
     const counted = clash && { ...this.counts };
+    const numbered = clash && { next: { ...this.next }, given: this.given.length };
     let out = this.run(name, undefined);
     for (let n = 1; out !== name && clash?.(out) && n <= 8; n++) {
       // counted once: as the last try found them
       for (const k of Object.keys(this.counts) as RedactionKind[]) if (counted![k] === undefined) delete this.counts[k];
       Object.assign(this.counts, counted);
+      // numbers the try gave out are taken back (no number stays mapped to a value no text shows), and
+      // the clashing name's own placeholder-shaped text is held back (a literal `[EMAIL_1]` written as
+      // `\u005bEMAIL_1]` in JSON text, which reading the raw text for them missed)
+      this.takeBack(numbered!.next, numbered!.given);
+      this.reserve(out);
       this.salt = `\u0001${n}\u0001`;
+      this.aliases = [];
       try {
         out = this.run(name, undefined);
       } finally {
         this.salt = undefined;
       }
     }
+    // a value whose number was taken back is known by the one its exact text got (one number, not two)
+    for (const [key, ph] of this.aliases) if (!this.seen.has(key)) this.seen.set(key, ph);
+    this.aliases.length = 0;
     return out;
   }
+
+  /** During a try with {@link salt}: each value's key without the salt, and the placeholder it got. */
+  private aliases: Array<[string, string]> = [];
 
   /**
    * Whether `text`, as the value of the object member `member`, is one secret as a whole (a secret-named
@@ -388,6 +405,26 @@ export class Redactor {
    */
   redactNumber(text: string, member: string): string {
     return SECRET_NAME.test(member) ? this.run(text, member) : text;
+  }
+
+  /**
+   * Holds back the placeholder-shaped text `text` holds (`[EMAIL_1]` in a template), so that no value is
+   * given its number: for a whole that is redacted a part at a time (a JSON text, one tool call's input),
+   * called with the whole before its parts, as {@link redact} does for one text.
+   */
+  reserve(text: string): void {
+    if (text.includes("[")) for (const m of text.matchAll(PLACEHOLDER_SHAPE)) this.taken.add(m[0]);
+  }
+
+  /** Undoes the placeholders given since `given` of them were, the numbering's counters back to `next`. */
+  private takeBack(next: Record<string, number>, given: number): void {
+    if (this.given.length === given) return;
+    for (const [ph, key] of this.given.splice(given)) {
+      this.originals.delete(ph);
+      this.seen.delete(key);
+    }
+    for (const k of Object.keys(this.next)) if (next[k] === undefined) delete this.next[k];
+    Object.assign(this.next, next);
   }
 
   /** While set, values get placeholders of their own for their exact text (see {@link redactKey}). */
@@ -443,7 +480,9 @@ export class Redactor {
       } while (this.taken.has(ph));
       this.seen.set(key, ph);
       this.originals.set(ph, { kind, value });
+      this.given.push([ph, key]);
     }
+    if (this.salt !== undefined) this.aliases.push([`${kind}\u0000${identity}`, ph]);
     return ph;
   }
 }
@@ -522,12 +561,34 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
   // as text, a value right after an escaped `\n` was missed, or the `n` joined it (`\[EMAIL_1]`). So is
   // a string value inside one, or inside JSON-text arguments, that is a JSON document itself (an MCP
   // result's `text`, a `{"body": "{…}"}` argument: the IP after `\n` went in clear). Not the value of a
-  // secret-named member, which is one secret whatever it holds.
-  const plainText = (text: string, member?: string): string =>
-    (mayBeDocument(text) && !(member !== undefined && r.wholeSecret(text, member)) ? redactJsonDocument(text, plainText, redactKey) : undefined) ?? r.redact(text, member);
-  const next = slots.map((slot) =>
-    slot.json ? redactJsonText(slot.text, plainText, redactKey) : slot.objectKey ? memberName(slot) : slot.number ? r.redactNumber(slot.text, slot.member!) : plainText(slot.text, slot.member),
-  );
+  // secret-named member, which is one secret whatever it holds. (A document is redacted a string literal
+  // at a time: placeholder-shaped text anywhere in it is held back first.)
+  const plainText = (text: string, member?: string): string => {
+    if (!mayBeDocument(text) || (member !== undefined && r.wholeSecret(text, member))) return r.redact(text, member);
+    r.reserve(text);
+    return redactJsonDocument(text, plainText, redactKey) ?? r.redact(text, member);
+  };
+  // Per group of slots (one tool call's input, one structured tool result), the placeholder-shaped texts
+  // its slots hold: held back at its first slot, so no value of it is given a number it writes literally.
+  let groups: Map<object, string[]> | undefined;
+  const reserveGroup = (group: object) => {
+    if (!groups) {
+      groups = new Map();
+      for (const s of slots) if (s.group && s.text.includes("[")) groups.get(s.group)?.push(s.text) ?? groups.set(s.group, [s.text]);
+    }
+    const texts = groups.get(group);
+    if (!texts) return;
+    groups.delete(group);
+    for (const t of texts) r.reserve(t);
+  };
+  const next = slots.map((slot) => {
+    if (slot.json) {
+      r.reserve(slot.text);
+      return redactJsonText(slot.text, plainText, redactKey);
+    }
+    if (slot.group) reserveGroup(slot.group);
+    return slot.objectKey ? memberName(slot) : slot.number ? r.redactNumber(slot.text, slot.member!) : plainText(slot.text, slot.member);
+  });
   if (next.every((text, i) => text === slots[i].text)) return;
   // SPEC O-6: the recording's client request is what the client sent, not the redacted body
   ctx.recording?.clientBody(bodyBytes(ctx));

@@ -266,14 +266,16 @@ describe("a value under a secret-named member, and an address used as a member's
 
   test("two member names that would become one placeholder stay two members, each mapped back to its own text", () => {
     const args = { "Bob@Example.com": "owner", "bob@example.com": "admin", team: { "bob@example.com": "lead", "[EMAIL_1]": "literal" } };
-    const want = { "[EMAIL_1]": "owner", "[EMAIL_2]": "admin", team: { "[EMAIL_2]": "lead", "[EMAIL_1]": "literal" } };
+    // the literal `[EMAIL_1]` is held back for the whole call: no address is given its number (it was the
+    // first address's, so the literal read as that address in the reply)
+    const want = { "[EMAIL_2]": "owner", "[EMAIL_3]": "admin", team: { "[EMAIL_2]": "lead", "[EMAIL_1]": "literal" } };
     const chat = run("chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: JSON.stringify(args) } }] }] });
     const anthropic = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: args }] }] });
     const chatArgs: string = JSON.parse(chat.raw).messages[0].tool_calls[0].function.arguments;
     expect(chatArgs).toBe(JSON.stringify(want)); // no name twice in one object
     expect(JSON.parse(anthropic.raw).messages[0].content[0].input).toEqual(want);
     for (const { ctx } of [chat, anthropic]) {
-      expect(restoreText(ctx.restoration!, "[EMAIL_1] [EMAIL_2]")).toBe("Bob@Example.com bob@example.com");
+      expect(restoreText(ctx.restoration!, "[EMAIL_1] [EMAIL_2] [EMAIL_3]")).toBe("[EMAIL_1] Bob@Example.com bob@example.com");
       expect(ctx.trace.redactions).toEqual({ email: 3 });
     }
   });
@@ -408,6 +410,31 @@ describe("deeply nested members", () => {
 });
 
 describe("numbering follows the text", () => {
+  test("a placeholder written literally in one tool call or JSON document, after an address, is never that address's number", () => {
+    const args = { to: EMAIL, body: "Dear [EMAIL_1], your key is in [SECRET_1]", cc: { [EMAIL]: "copy", "[EMAIL_2]": "literal" }, again: EMAIL };
+    const want = { to: "[EMAIL_3]", body: "Dear [EMAIL_1], your key is in [SECRET_1]", cc: { "[EMAIL_3]": "copy", "[EMAIL_2]": "literal" }, again: "[EMAIL_3]" };
+    const chat = run("chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "mail", arguments: JSON.stringify(args) } }] }] });
+    const anthropic = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "mail", input: args }] }] });
+    const gemini = run("gemini", { contents: [{ role: "user", parts: [{ functionResponse: { name: "mail", response: args } }] }] });
+    const result = run("chat", { model: "m", messages: [{ role: "tool", tool_call_id: "c1", content: JSON.stringify(args, null, 1) }] });
+    expect(JSON.parse(JSON.parse(chat.raw).messages[0].tool_calls[0].function.arguments)).toEqual(want);
+    expect(JSON.parse(anthropic.raw).messages[0].content[0].input).toEqual(want);
+    expect(JSON.parse(gemini.raw).contents[0].parts[0].functionResponse.response).toEqual(want);
+    expect(JSON.parse(JSON.parse(result.raw).messages[0].content)).toEqual(want);
+    for (const { ctx } of [chat, anthropic, gemini, result]) {
+      // one number for the address, and the literals stay themselves both ways
+      expect([...ctx.restoration!.placeholders.keys()]).toEqual(["[EMAIL_3]"]);
+      expect(restoreText(ctx.restoration!, "[EMAIL_1] [EMAIL_2] [EMAIL_3]")).toBe(`[EMAIL_1] [EMAIL_2] ${EMAIL}`);
+    }
+  });
+
+  test("a literal placeholder name written with an escape in JSON text: the renamed address takes another number, and only that one", () => {
+    const args = `{"${EMAIL}":"copy","\\u005bEMAIL_1]":"literal","again":"${EMAIL}"}`;
+    const { ctx, raw } = run("chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "mail", arguments: args } }] }] });
+    expect(JSON.parse(JSON.parse(raw).messages[0].tool_calls[0].function.arguments)).toEqual({ "[EMAIL_2]": "copy", "[EMAIL_1]": "literal", again: "[EMAIL_2]" });
+    expect([...ctx.restoration!.placeholders.keys()]).toEqual(["[EMAIL_2]"]);
+  });
+
   test("within one text, secrets are numbered in text order whichever pattern finds them; a token as a URL password is one placeholder", () => {
     const r = new Redactor();
     const out = r.redact(`DATABASE_PASSWORD=Tr0ub4dor3xyz\nAUTH=Bearer abcdef0123456789abcdef\nKEY=${KEY}\nDB=postgres://app:${GHP}@db/app`);
