@@ -296,8 +296,9 @@ export interface TextSlot {
    */
   readonly member?: string;
   /**
-   * The text is a {@link member}'s number value written as text (formats/string-leaves.ts): `set` puts
-   * a string in its place. Redaction only looks at it under a secret-named member (a PIN under `password`).
+   * The text is a {@link member}'s number value written as text (formats/string-leaves.ts), given only
+   * for the names {@link FormatCodec.promptText}'s `numbersUnder` takes (redaction's secret-named ones:
+   * a PIN under `password`): `set` puts a string in its place.
    */
   readonly number?: true;
   /**
@@ -460,8 +461,10 @@ export interface FormatCodec {
    * Every text slot the model reads in a client body of this format (SPEC R-1, redaction): system
    * prompt / instructions, message text, tool-call arguments, tool results. Not tool schemas, ids,
    * names, the model, media, or signed reasoning (thinking blocks, encrypted reasoning). Never throws.
+   * `numbersUnder`: the member names whose number values get a slot too ({@link TextSlot.number}: a
+   * PIN under `password`); none without it. The same body and `numbersUnder` give the same slots.
    */
-  promptText?(body: Record<string, unknown>): TextSlot[];
+  promptText?(body: Record<string, unknown>, numbersUnder?: (name: string) => boolean): TextSlot[];
 }
 
 /**

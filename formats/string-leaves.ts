@@ -17,19 +17,20 @@ const MAX_DEPTH = MAX_JSON_DEPTH;
  * Appends slots for the strings of `value`, depth-first in key order: for each object member one slot
  * over its name ({@link TextSlot.objectKey}: an address used as a key is text the model reads) and,
  * when its value is a string, one over the value carrying the name ({@link TextSlot.member}; a number
- * value too, as its text, marked {@link TextSlot.number}: a PIN under `password`); array
+ * value too, as its text, marked {@link TextSlot.number}, when `numbersUnder` takes the name: a PIN
+ * under `password`); array
  * items that are strings get a slot without a name. Renaming a member keeps its place among the
  * others (made by the slots' `commit`, after all sets: see {@link TextSlot.commit}). Every slot
  * carries the value first given as its {@link TextSlot.group} (one tool call's input, one structured
  * result; `depth` and `group` are the walk's own). A string `value` itself has no parent to write to and
  * yields nothing; the caller slots it.
  */
-export function stringLeafSlots(value: unknown, out: TextSlot[], depth = 0, group = value as object): void {
+export function stringLeafSlots(value: unknown, out: TextSlot[], numbersUnder?: (name: string) => boolean, depth = 0, group = value as object): void {
   if (depth > MAX_DEPTH) return;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       if (typeof value[i] === "string") out.push(item(value, i, group));
-      else stringLeafSlots(value[i], out, depth + 1, group);
+      else stringLeafSlots(value[i], out, numbersUnder, depth + 1, group);
     }
   } else if (isObj(value)) {
     let renames: Renames | undefined;
@@ -38,8 +39,9 @@ export function stringLeafSlots(value: unknown, out: TextSlot[], depth = 0, grou
       out.push(keySlot(value, k, members, group));
       const v = value[k];
       if (typeof v === "string") out.push(memberSlot(value, k, group));
-      else if (typeof v === "number") out.push(numberSlot(value, k, v, group));
-      else stringLeafSlots(v, out, depth + 1, group);
+      else if (typeof v === "number") {
+        if (numbersUnder?.(k)) out.push(numberSlot(value, k, v, group));
+      } else stringLeafSlots(v, out, numbersUnder, depth + 1, group);
     }
   }
 }
