@@ -249,20 +249,29 @@ const REFERENCE = new RegExp(
     .replace(/^/, "^(?:")
     .concat(")$"),
 );
-/** A whole version (`v1.2.3`, `1.2.3-beta.1`; not `3.14`, not `2.5Tr0ub4dor&3!`). */
-const VERSION = /^(?:v\d+(?:\.\d+)+|\d+(?:\.\d+){2,})(?:[-+][0-9A-Za-z.]+)?$/;
+/** A whole version or version range (`v1.2.3`, `1.2.3-beta.1`, `^1.10.12`, `>=2.0`; not `3.14`, not `2.5Tr0ub4dor&3!`). */
+const VERSION = /^(?:(?:[~^]|[<>]=?|=)\s*v?\d+(?:\.(?:\d+|[xX*]))*|v\d+(?:\.\d+)+|\d+(?:\.\d+){2,})(?:[-+][0-9A-Za-z.]+)?$/;
 /** Names under which a number is a count or an id, not a PIN: `pass` (a test run's passes), `*token` (a tokenizer's token id). */
 const COUNT_NAME = /(?:^|[_.-])pass(?:es)?$|token$/i;
+/**
+ * The secret-named names whose value a person chose (`password`, `pwd`, `pass`, `passphrase`,
+ * `passcode`): any length is a secret (`1234`). Under the others (keys, tokens, secrets, cookies:
+ * made by machines, 8 characters or more) a shorter value is not one: a model's or a lexer's token
+ * (`"token": "Hel"` in logprobs), a dependency's version range (`"cookie": "^1.1.1"` in package.json).
+ */
+const CHOSEN_NAME = /(?:passw(?:or)?d|pwd|pass(?:phrase|code)?)s?$/i;
 
 /**
  * Whether the whole value under the secret-named member `member` is a secret. It is, whatever its
- * characters and length (`P@ssw0rd123!`, `summer_2024`, `john.smith1985`, `sunshine`, a PIN `1234`),
- * unless it says there is none ({@link NO_VALUE}), is a mask ({@link MASKED}), refers to a value kept
+ * characters (`P@ssw0rd123!`, `summer_2024`, `john.smith1985`, `sunshine`), of any length under a name
+ * whose value a person chose (a PIN `1234` under `password`) and of 8 characters or more under the
+ * others ({@link CHOSEN_NAME}), unless it says there is none ({@link NO_VALUE}), is a mask ({@link MASKED}), refers to a value kept
  * elsewhere ({@link REFERENCE}), is a whole version, holds a placeholder, or is only digits under a
  * name that counts ({@link COUNT_NAME}). Something a pattern finds inside an exempt value (a URL's
  * password, a key shape) is still replaced by that pattern.
  */
 function memberSecretOk(value: string, member: string): boolean {
+  if (value.length < 8 && !CHOSEN_NAME.test(member)) return false;
   if (value.includes(MARK) || (value.includes("[") && HOLDS_PLACEHOLDER.test(value))) return false;
   if (NO_VALUE.test(value) || MASKED.test(value) || REFERENCE.test(value) || VERSION.test(value)) return false;
   return !(/^\d+$/.test(value) && COUNT_NAME.test(member));

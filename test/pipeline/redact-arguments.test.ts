@@ -338,6 +338,13 @@ describe("a value under a secret-named member, and an address used as a member's
       ["private_key", "./keys/app.pem"],
       ["signing_key", "~/.ssh/id_ed25519"],
       ["pwd", "/home/bob/project"],
+      // under a name whose value machines make, under 8 characters (a model's token in logprobs, a dependency)
+      ["token", "Hel"],
+      ["api_key", "abc1234"],
+      ["cookie", "^1.1.1"],
+      // a version range
+      ["cookie", "^1.10.12"],
+      ["auth_token", ">=2.0.0-rc.1"],
     ];
     for (const [name, value] of kept) expect({ name, out: new Redactor().redact(value, name) }).toEqual({ name, out: value });
     // a default written into a reference is a value
