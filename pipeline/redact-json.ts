@@ -45,6 +45,32 @@ export function redactJsonDocument(text: string, redact: (s: string, member?: st
 }
 
 /**
+ * Calls `visit` with the decoded text of each string literal of `text` that holds a `\u` escape, and so
+ * on into each such text (a JSON document inside a JSON string writes its escapes as `\\u…`): the text
+ * the model reads there, which `text` as written may not show (`"Dear \u005bEMAIL_1]"` reads
+ * `Dear [EMAIL_1]`), for holding back placeholder-shaped text before any value is numbered. Only a `\u`
+ * escape writes a letter, a digit or a bracket, so a text without one is not scanned further. Quotes
+ * are paired as JSON pairs them, also in text that is not JSON (then a span between quotes may be
+ * visited that is no literal: visiting more only holds back more). Never throws.
+ */
+export function escapedLiterals(text: string, visit: (decoded: string) => void): void {
+  if (!text.includes("\\u")) return;
+  const n = text.length;
+  for (let i = text.indexOf('"'); i !== -1; i = text.indexOf('"', i)) {
+    let j = i + 1;
+    while (j < n && text.charCodeAt(j) !== 0x22) j += text.charCodeAt(j) === 0x5c /* \ */ ? 2 : 1;
+    const body = text.slice(i + 1, Math.min(j, n));
+    if (body.includes("\\u")) {
+      const decoded = decodeBody(body);
+      visit(decoded);
+      escapedLiterals(decoded, visit);
+    }
+    if (j >= n) return;
+    i = j + 1;
+  }
+}
+
+/**
  * Redacts an object key: `clash` says whether a name is already one of that object's (as written, or
  * given to a key before it), so the redactor can give a renamed key a name no other member has.
  */

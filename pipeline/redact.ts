@@ -55,7 +55,7 @@ import type { TextSlot } from "../formats/codec.ts";
 import { codecFor } from "../formats/index.ts";
 import { bodyBytes, type RequestContext } from "./context.ts";
 import { KEY_SHAPE_AFTER, KEY_SHAPE_BEFORE, KEY_SHAPES_SOURCE, replacePrivateKeyBlocks } from "./key-shapes.ts";
-import { redactJsonDocument, redactJsonText } from "./redact-json.ts";
+import { escapedLiterals, redactJsonDocument, redactJsonText } from "./redact-json.ts";
 import { keyId } from "./key-id.ts";
 import type { RestoredSecretMemories, RestoredSecrets } from "./ports.ts";
 import type { PlaceholderValue } from "./restore-placeholders.ts";
@@ -588,10 +588,16 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
   // a string value inside one, or inside JSON-text arguments, that is a JSON document itself (an MCP
   // result's `text`, a `{"body": "{…}"}` argument: the IP after `\n` went in clear). Not the value of a
   // secret-named member, which is one secret whatever it holds. (A document is redacted a string literal
-  // at a time: placeholder-shaped text anywhere in it is held back first.)
+  // at a time: placeholder-shaped text anywhere in it is held back first, as written and as the model
+  // reads it inside its strings: `"Dear \u005bEMAIL_1]"` is `Dear [EMAIL_1]`, in a JSON document inside
+  // one too.)
+  const reserveJson = (text: string) => {
+    r.reserve(text);
+    escapedLiterals(text, (decoded) => r.reserve(decoded));
+  };
   const plainText = (text: string, member?: string): string => {
     if (!mayBeDocument(text) || (member !== undefined && r.wholeSecret(text, member))) return r.redact(text, member);
-    r.reserve(text);
+    reserveJson(text);
     return redactJsonDocument(text, plainText, redactKey) ?? r.redact(text, member);
   };
   // Per group of slots (one tool call's input, one structured tool result), the placeholder-shaped texts
@@ -603,16 +609,19 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
     lastGroup = group;
     if (!groups) {
       groups = new Map();
-      for (const s of slots) if (s.group && s.text.includes("[")) groups.get(s.group)?.push(s.text) ?? groups.set(s.group, [s.text]);
+      for (const s of slots) if (s.group && (s.text.includes("[") || s.text.includes("\\u"))) groups.get(s.group)?.push(s.text) ?? groups.set(s.group, [s.text]);
     }
     const texts = groups.get(group);
     if (!texts) return;
     groups.delete(group);
-    for (const t of texts) r.reserve(t);
+    for (const t of texts) {
+      if (mayBeDocument(t)) reserveJson(t);
+      else r.reserve(t);
+    }
   };
   const next = slots.map((slot) => {
     if (slot.json) {
-      r.reserve(slot.text);
+      reserveJson(slot.text);
       return redactJsonText(slot.text, plainText, redactKey);
     }
     if (slot.group) reserveGroup(slot.group);

@@ -442,6 +442,27 @@ describe("numbering follows the text", () => {
     expect([...ctx.restoration!.placeholders.keys()]).toEqual(["[EMAIL_2]"]);
   });
 
+  test("a literal placeholder written with an escape inside a JSON string value (`\\u005bEMAIL_1]`), at any depth of JSON inside JSON, is held back too", () => {
+    // the model reads `Dear [EMAIL_1]`: the address before it got [EMAIL_1], so the reply's literal read as the address
+    const inner = '{"note":"Dear \\u005bEMAIL_1], see you"}'; // a JSON document whose own text escapes the bracket
+    const args = `{"to":"${EMAIL}","body":"Dear \\u005bEMAIL_1], see you","doc":${JSON.stringify(inner)}}`;
+    const chat = run("chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "mail", arguments: args } }] }] });
+    const result = run("chat", { model: "m", messages: [{ role: "tool", tool_call_id: "c1", content: args }] });
+    const anthropic = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "mail", input: { to: EMAIL, doc: inner } }] }] });
+    const want = { to: "[EMAIL_2]", body: "Dear [EMAIL_1], see you", doc: inner };
+    expect(JSON.parse(JSON.parse(chat.raw).messages[0].tool_calls[0].function.arguments)).toEqual(want);
+    expect(JSON.parse(JSON.parse(result.raw).messages[0].content)).toEqual(want);
+    expect(JSON.parse(anthropic.raw).messages[0].content[0].input).toEqual({ to: "[EMAIL_2]", doc: inner });
+    for (const { ctx, raw } of [chat, result, anthropic]) {
+      expectClean(raw, [EMAIL]);
+      expect([...ctx.restoration!.placeholders.keys()]).toEqual(["[EMAIL_2]"]);
+      expect(restoreText(ctx.restoration!, "[EMAIL_1] [EMAIL_2]")).toBe(`[EMAIL_1] ${EMAIL}`);
+    }
+    // only in the nested document (the outer text escapes its backslash: `\\u005b`)
+    const nested = run("chat", { model: "m", messages: [{ role: "tool", tool_call_id: "c1", content: JSON.stringify({ to: EMAIL, doc: inner }) }] });
+    expect([...nested.ctx.restoration!.placeholders.keys()]).toEqual(["[EMAIL_2]"]);
+  });
+
   test("within one text, secrets are numbered in text order whichever pattern finds them; a token as a URL password is one placeholder", () => {
     const r = new Redactor();
     const out = r.redact(`DATABASE_PASSWORD=Tr0ub4dor3xyz\nAUTH=Bearer abcdef0123456789abcdef\nKEY=${KEY}\nDB=postgres://app:${GHP}@db/app`);
