@@ -150,27 +150,63 @@ const hostName = (what: string) =>
   );
 
 /**
- * An entry of `server.cors_origins` (SPEC 2.6): a web origin `http(s)://host[:port]`, exactly as a
- * browser sends it in `Origin`; normalised to that form (lower-case, default port dropped). `*` is
- * refused: each origin is listed.
+ * Schemes never accepted in `server.cors_origins` besides `http`/`https`: a page of these is sent as
+ * `Origin: null` (file, data, blob, about, javascript) or they are no page's origin (ws, wss, ftp).
+ */
+const NOT_APP_SCHEMES = new Set(["file", "data", "blob", "about", "javascript", "ws", "wss", "ftp"]);
+
+/**
+ * An app's own origin `scheme://host[:port]` (`app://obsidian.md`, `tauri://localhost`,
+ * `chrome-extension://<id>`): what Electron apps, Tauri apps and browser extensions send in `Origin`.
+ * Lower-cased, without a trailing `/`; undefined when `s` is not one (a path, a query, a user, no host,
+ * or a scheme of {@link NOT_APP_SCHEMES}).
+ */
+function appOrigin(s: string): string | undefined {
+  const m = /^([a-z][a-z0-9+.-]*):\/\/([a-z0-9._~-]+(?::\d{1,5})?)\/?$/i.exec(s);
+  if (!m) return undefined;
+  const scheme = m[1].toLowerCase();
+  if (scheme === "http" || scheme === "https" || NOT_APP_SCHEMES.has(scheme)) return undefined;
+  return `${scheme}://${m[2].toLowerCase()}`;
+}
+
+/** The `http(s)` origin `s` names, in `URL.origin` form; undefined when it is not one (a path, a query, a user). */
+function webOriginOf(s: string): string | undefined {
+  try {
+    const u = new URL(s);
+    const web = u.protocol === "http:" || u.protocol === "https:";
+    return web && !u.username && !u.password && u.pathname === "/" && !s.includes("?") && !s.includes("#") ? u.origin : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * An entry of `server.cors_origins` (SPEC 2.6): an origin exactly as a browser engine sends it in
+ * `Origin`: a web origin `http(s)://host[:port]`, normalised to `URL.origin` form (lower-case, default
+ * port dropped), or an app's own origin (`app://obsidian.md`, `tauri://localhost`,
+ * `chrome-extension://<id>`, {@link appOrigin}), lower-cased; such an origin's `URL.origin` is "null", so
+ * the browser guard compares the header's string with it. `*` is refused (each origin is listed), and so
+ * is `null`: browsers send `Origin: null` for sandboxed iframes, `file:` pages and some cross-site
+ * redirects of any site, so trusting it would trust every web page.
  */
 const webOrigin = (what: string) =>
   v.pipe(
     v.string((i) => `${what} must be a string; got ${describeKind(i.input)}`),
     v.trim(),
-    v.check((s) => {
-      try {
-        const u = new URL(s);
-        const web = u.protocol === "http:" || u.protocol === "https:";
-        return web && !u.username && !u.password && u.pathname === "/" && !s.includes("?") && !s.includes("#");
-      } catch {
-        return false;
+    v.check((s) => webOriginOf(s) !== undefined || appOrigin(s) !== undefined, (i) => {
+      if (i.input === "*") return `${what} may not be "*": list each web origin that may call the gateway (e.g. http://localhost:5173)`;
+      if (String(i.input).toLowerCase() === "null") {
+        return (
+          `${what} may not be "null": browsers send Origin: null for sandboxed iframes, file:// pages and some redirects of any web site, ` +
+          `so allowing it would let every web page call the gateway; list the app's own origin instead (e.g. app://obsidian.md, tauri://localhost)`
+        );
       }
-    }, (i) =>
-      i.input === "*"
-        ? `${what} may not be "*": list each web origin that may call the gateway (e.g. http://localhost:5173)`
-        : `${what} ${shown(i.input)} is not a web origin: write scheme, host and port only (e.g. http://localhost:5173), no path`),
-    v.transform((s) => new URL(s).origin),
+      return (
+        `${what} ${shown(i.input)} is not a web origin or an app's origin: write scheme, host and port only, as the browser or app sends it in Origin ` +
+        `(e.g. http://localhost:5173, or an app's own scheme such as app://obsidian.md), no path`
+      );
+    }),
+    v.transform((s) => webOriginOf(s) ?? appOrigin(s)!),
   );
 
 /** `server:` (SPEC 2.1, G-1, G-4, D-3). */

@@ -15,6 +15,8 @@
  *   is checked like any remote caller's. Own and configured origins are vouched for
  *   ({@link vouchForOrigin}); an Origin nobody vouched for counts as remote everywhere (`isRemote`).
  *   `GET /health` needs no key from anyone and stays open.
+ *   A listed app origin (`app://obsidian.md`, `tauri://localhost`, `chrome-extension://<id>`: Electron and
+ *   Tauri apps, browser extensions) is matched by the header's exact string; `Origin: null` never is.
  * - CORS rule: preflights (`OPTIONS` with `Access-Control-Request-Method`) and `Access-Control-Allow-*`
  *   headers only for `server.cors_origins`, echoing the exact origin, never `*`, with `Vary: Origin`.
  *   A preflight from any other origin is a 403 without CORS headers, so the browser blocks the call.
@@ -35,7 +37,10 @@ export interface BrowserPolicy {
   bindHost: string;
   /** `server.allowed_hosts`: extra Host names, lower-case, without port. */
   allowedHosts: readonly string[];
-  /** `server.cors_origins`: web origins in `URL.origin` form (`http://localhost:5173`). */
+  /**
+   * `server.cors_origins`: web origins in `URL.origin` form (`http://localhost:5173`) and apps' own
+   * origins, lower-case (`app://obsidian.md`, `tauri://localhost`, `chrome-extension://<id>`).
+   */
   corsOrigins: readonly string[];
 }
 
@@ -196,7 +201,9 @@ export function browserGuard(request: Request, policy: BrowserPolicy): BrowserVe
   const headers: Record<string, string> = { vary: "Origin" };
   const path = pathOf(request.url);
   const normal = normalOrigin(origin);
-  const listed = normal !== undefined && policy.corsOrigins.includes(normal);
+  // An app's own origin (`app://obsidian.md`) has no URL.origin ("null"): its header string is compared
+  // as it is; the literal `null` is never an entry (src/config/schema.ts refuses it).
+  const listed = normal !== undefined ? policy.corsOrigins.includes(normal) : origin !== "null" && policy.corsOrigins.includes(origin);
   const configured = listed && clientSurface(path);
   const own = normal !== undefined && normal === ownOrigin(host);
 

@@ -375,6 +375,26 @@ describe("server.allowed_hosts and server.cors_origins (SPEC 2.6)", () => {
     expect(issueAt(issues("server: { cors_origins: http://a.example }"), "server.cors_origins").message).toContain("must be a list");
     expect(issueAt(issues("server: { allowed_hosts: 42 }"), "server.allowed_hosts").message).toContain("must be a list");
   });
+
+  test("apps' own origins (Electron, Tauri, browser extensions) are accepted, lower-cased, without a trailing slash", () => {
+    const cfg = ok(yaml`
+      server:
+        cors_origins: ["app://obsidian.md", "TAURI://localhost/", "chrome-extension://abcdefghijklmnopabcdefghijklmnop", "moz-extension://0d3c-11aa:8080"]
+    `);
+    expect(cfg.server.corsOrigins).toEqual(["app://obsidian.md", "tauri://localhost", "chrome-extension://abcdefghijklmnopabcdefghijklmnop", "moz-extension://0d3c-11aa:8080"]);
+  });
+
+  test("null is refused saying why; an app origin with a path, a file: URL or a scheme without host is refused", () => {
+    for (const entry of ["null", "NULL"]) {
+      const message = issueAt(issues(`server: { cors_origins: ['${entry}'] }`), "server.cors_origins[0]").message;
+      expect(message).toContain('may not be "null"');
+      expect(message).toContain("sandboxed iframes");
+      expect(message).toContain("every web page");
+    }
+    for (const entry of ["app://obsidian.md/x", "file:///home/me/index.html", "app:obsidian.md", "ws://localhost:8080", "app://user@obsidian.md"]) {
+      expect(issueAt(issues(`server: { cors_origins: ['${entry}'] }`), "server.cors_origins[0]").message).toContain("not a web origin or an app's origin");
+    }
+  });
 });
 
 test("a key's scope other than admin is refused with its path (a misspelt admin would silently make a key without it)", () => {
