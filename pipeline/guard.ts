@@ -10,7 +10,7 @@ import { checkKeyLimits } from "./key-limits.ts";
 import type { RoutingTable, Target } from "./resolve.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
 import { topLevelStringField } from "../formats/json-prefix-field.ts";
-import type { ClientKey, KeyLimitCounters, KeyLookup } from "./ports.ts";
+import type { ClientKey, DecodeBody, DecodeFailure, KeyLimitCounters, KeyLookup } from "./ports.ts";
 import { probeResponse, recogniseProbe } from "./probes.ts";
 import { CallbackDeadline, Deadline } from "./deadline-sweep.ts";
 import { CLIENT_KEY_PLACEHOLDERS } from "./scrub.ts";
@@ -293,19 +293,47 @@ function parseJsonBody(bytes: Uint8Array): Record<string, unknown> | BadBody {
 }
 
 /**
- * The 415 of a request body sent compressed (`Content-Encoding: gzip`, `br`, `zstd`, …), which the
- * gateway does not decode; undefined without such a header. Looked at only once the body failed to
- * parse: a compressed body never parses as UTF-8 JSON (gzip, zlib and zstd open with bytes that are
- * not UTF-8), so the common path reads no extra header, and the client learns what is wrong instead of
- * "not valid UTF-8" (SPEC G-4, 2.6).
+ * The `Content-Encoding` of a request (SPEC G-4), lower-case; undefined without one or for `identity`.
+ * Looked at only once the body failed to parse: a compressed body never parses as UTF-8 JSON (gzip, zlib
+ * and zstd open with bytes that are not UTF-8), so the common path reads no extra header.
  */
-export function compressedBody(headers: Headers): HubError | undefined {
+function contentEncoding(headers: Headers): string | undefined {
   const encoding = headers.get("content-encoding")?.trim().toLowerCase();
-  if (!encoding || encoding === "identity") return undefined;
-  return hubError("invalid_request", `The request body is compressed (Content-Encoding: ${encoding}); this gateway takes uncompressed JSON bodies. Send the request without Content-Encoding.`, {
+  return !encoding || encoding === "identity" ? undefined : encoding;
+}
+
+/**
+ * The refusal of a compressed body {@link GuardDeps.decodeBody} could not decode: 415
+ * `unsupported_content_encoding` for a coding it does not know (or when the gateway has no decoder), 413
+ * `request_too_large` for one that decodes past `limit` bytes (SPEC G-4 holds the decoded body to the
+ * limit: a zip bomb is refused, not inflated), 400 for bytes that are not that coding.
+ */
+function undecodable(failure: DecodeFailure, limit: number): HubError {
+  const { problem, coding } = failure;
+  if (problem === "too_large") {
+    return hubError("request_too_large", `The request body exceeds the gateway's limit of ${limit} bytes once decompressed (Content-Encoding: ${coding}).`, { code: "request_too_large" });
+  }
+  if (problem === "corrupt") return hubError("invalid_request", `The request body could not be decompressed: it is not valid ${coding} data (Content-Encoding: ${coding}).`);
+  return hubError("invalid_request", `The request body is compressed with ${coding} (Content-Encoding), which this gateway does not decode; it takes gzip, deflate, br and zstd, or an uncompressed JSON body.`, {
     status: 415,
     code: "unsupported_content_encoding",
   });
+}
+
+/**
+ * The guard on a body sent with `Content-Encoding` (`encoding`): decoded within the body limit
+ * ({@link GuardDeps.decodeBody}), then parsed and checked as any body; the decoded bytes are the
+ * request's `rawBody` (what a same-format lane forwards, without the client's coding).
+ */
+async function decodedGuard(ctx: RequestContext, deps: GuardDeps, bytes: Uint8Array, encoding: string): Promise<RequestContext | Response> {
+  const limit = deps.settings().maxBodyBytes;
+  const decoded = deps.decodeBody ? await deps.decodeBody(bytes, encoding, limit) : { problem: "unsupported" as const, coding: encoding };
+  if (!(decoded instanceof Uint8Array)) return refuse(ctx, undecodable(decoded, limit));
+  if (decoded.byteLength > limit) return refuse(ctx, tooLarge(limit));
+  ctx.rawBody = decoded;
+  const parsed = parseJsonBody(decoded);
+  if (parsed instanceof BadBody) return refuse(ctx, parsed.error);
+  return guardBody(ctx, deps, parsed);
 }
 
 /** A value or the error that prevented it. */
@@ -336,6 +364,11 @@ export interface GuardDeps {
   tokenPrice?: (target: Target) => number | undefined;
   /** The routing table in force, to find the targets a requested model names (for {@link tokenPrice}). */
   routing?: () => RoutingTable;
+  /**
+   * Decodes a body sent with `Content-Encoding` (gzip, deflate, br, zstd: src/http/request-encoding.ts),
+   * bounded by the body limit (SPEC G-4); without it such a body is a 415.
+   */
+  decodeBody?: DecodeBody;
 }
 
 /**
@@ -414,7 +447,10 @@ function guardBytes(ctx: RequestContext, deps: GuardDeps, bytes: Uint8Array | Hu
   }
   ctx.rawBody = bytes;
   const parsed = parseJsonBody(bytes);
-  if (parsed instanceof BadBody) return refuse(ctx, compressedBody(ctx.request.headers) ?? parsed.error);
+  if (parsed instanceof BadBody) {
+    const encoding = contentEncoding(ctx.request.headers);
+    return encoding === undefined ? refuse(ctx, parsed.error) : decodedGuard(ctx, deps, bytes, encoding);
+  }
   return guardBody(ctx, deps, parsed);
 }
 

@@ -338,6 +338,25 @@ export interface KeyLookup {
   any(): boolean;
 }
 
+/**
+ * Why {@link DecodeBody} could not decode a body: a coding it does not know (`unsupported`: the guard
+ * answers 415), decoded bytes past the limit (`too_large`: 413), bytes that are not that coding
+ * (`corrupt`: 400). `coding` names the coding in question, as the client wrote it (lower-case).
+ */
+export interface DecodeFailure {
+  problem: "unsupported" | "too_large" | "corrupt";
+  coding: string;
+}
+
+/**
+ * Decodes a request body sent with `Content-Encoding` (SPEC G-4; RFC 9110 8.4: the codings listed in the
+ * order they were applied, so decoded last to first). `encoding` is the header's value; `limit` is the
+ * most bytes any decoded stage may hold (the body limit in force): a body that decodes to more is a
+ * `too_large` failure found without holding more than about `limit` bytes (a zip bomb). Resolves with the
+ * decoded bytes or the failure; never rejects.
+ */
+export type DecodeBody = (bytes: Uint8Array, encoding: string, limit: number) => Promise<Uint8Array | DecodeFailure>;
+
 // ---------------------------------------------------------------------------------------------
 // Usage and route traces
 // ---------------------------------------------------------------------------------------------

@@ -51,6 +51,7 @@ import type { BrowserPolicy } from "./http/browser-guard.ts";
 import type { IdleTimerServer } from "./http/keep-alive.ts";
 import { responsesSocketMaxFrameBytes } from "./http/responses-socket.ts";
 import { socketFrameLimit } from "./http/socket-frame-limit.ts";
+import { decodeRequestBody } from "./http/request-encoding.ts";
 import { openStore } from "./store/open.ts";
 import { UsageRetention } from "./store/usage-retention.ts";
 import { keyLimitCounters } from "./limits/key-counters.ts";
@@ -370,6 +371,8 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     // SPEC 9.6: a request in flight holds at least what a token of its model is expected to cost against a USD budget.
     tokenPrice: (t) => accounting.expectedUsdPerToken(t.provider.id, t.provider.kind, t.model),
     now: () => clock.now(),
+    // SPEC G-4: bodies sent with Content-Encoding (Codex's zstd) are decoded within the body limit.
+    decodeBody: decodeRequestBody,
     settings: () => gatewaySettings(cfg),
     routing,
     order,

@@ -130,16 +130,16 @@ describe.each(ENDPOINTS)("$path", ({ path, shape, ok }) => {
     expect(JSON.stringify(b)).toContain("UTF-8");
   });
 
-  test("a compressed body (Content-Encoding gzip, zstd, deflate) → 415 that says so, not a UTF-8 or JSON complaint", async () => {
+  test("a body compressed with a coding the gateway does not decode (compress, lz4) → 415 that says so, not a UTF-8 or JSON complaint", async () => {
+    // gzip, deflate, br and zstd are decoded (test/http/compressed-bodies.test.ts).
     const json = new TextEncoder().encode(JSON.stringify(ok));
     for (const [encoding, bytes] of [
-      ["gzip", Bun.gzipSync(json)],
-      ["zstd", Bun.zstdCompressSync(json)],
-      ["deflate", Bun.deflateSync(json)],
+      ["compress", Bun.gzipSync(json)],
+      ["lz4", Bun.zstdCompressSync(json)],
     ] as const) {
       const before = gw.fake.requests.length;
       const b = await expectError(await send(path, bytes, { "content-encoding": encoding }), 415, shape, "invalid_request_error");
-      expect(b.error.message).toContain(`Content-Encoding: ${encoding}`);
+      expect(b.error.message).toContain(`compressed with ${encoding} (Content-Encoding)`);
       expect(gw.fake.requests.length).toBe(before);
     }
   });
