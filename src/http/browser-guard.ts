@@ -80,7 +80,18 @@ const OPEN_PATHS = new Set(["/health", "/api/hello"]);
  * paths open to anyone. Not `/admin/api`, `/metrics` or `/dashboard`.
  */
 export function clientSurface(path: string): boolean {
-  return OPEN_PATHS.has(path) || /^\/v1(beta)?(\/|$)/.test(path);
+  if (OPEN_PATHS.has(path) || /^\/v1(beta)?(\/|$)/.test(path)) return true;
+  // `//v1/chat/completions` (a base URL ending in "/"): served as the collapsed path (src/http/path-aliases.ts).
+  const collapsed = collapseSlashes(path);
+  return collapsed !== undefined && clientSurface(collapsed);
+}
+
+/**
+ * `path` with each run of slashes made one (`/v1//chat/completions` → `/v1/chat/completions`, what a base
+ * URL ending in "/" asks for); undefined when it has none.
+ */
+export function collapseSlashes(path: string): string | undefined {
+  return path.includes("//") ? path.replace(/\/{2,}/g, "/") : undefined;
 }
 
 const IPV4_RE = /^(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)(\.(25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)){3}$/;
@@ -154,9 +165,11 @@ function normalOrigin(value: string): string | undefined {
  * routes, OpenAI Responses under `/v1/responses`, OpenAI Chat under `/v1/chat/`, `/admin/` and
  * `/dashboard`. Any other path (the model lists, a path no route serves) by who the headers say asks:
  * Anthropic's `anthropic-version` → Anthropic Messages, `x-goog-api-key` / `x-goog-api-client`
- * (`@google/genai`) → Gemini, else OpenAI Chat.
+ * (`@google/genai`) → Gemini, else OpenAI Chat. Repeated slashes count as one (`/v1//messages` is
+ * Anthropic's, as the path is served: src/http/path-aliases.ts).
  */
 export function formatForPath(path: string, headers: Headers): WireFormat {
+  path = collapseSlashes(path) ?? path;
   if (path.startsWith("/v1/messages") || path.startsWith("/v1/v1/messages")) return "anthropic-messages";
   if (path.startsWith("/v1beta/") || path === "/v1beta" || /^\/v1\/models\/[^]*:(generateContent|streamGenerateContent|countTokens)$/.test(path)) return "gemini";
   if (path.startsWith("/v1/responses")) return "openai-responses";

@@ -9,7 +9,8 @@ import { Elysia } from "elysia";
 import { errorResponse, type Endpoint, type Gateway } from "../../pipeline/index.ts";
 import { hubError, type WireFormat } from "../../formats/hub.ts";
 import { ResponsesSocketSession, takesDeflateFrom, type SocketLike } from "./responses-socket.ts";
-import { browserGuard, formatForPath, pathOf, type BrowserPolicy } from "./browser-guard.ts";
+import { browserGuard, collapseSlashes, formatForPath, pathOf, type BrowserPolicy } from "./browser-guard.ts";
+import { pathHint } from "./path-aliases.ts";
 import { StoreError } from "../store/types.ts";
 import { holdOpen } from "./keep-alive.ts";
 import { urlTooLong } from "./request-head.ts";
@@ -211,7 +212,9 @@ export function bodyLimit(request: Request): Response | undefined {
   const unsized = declared === null && request.headers.has("transfer-encoding");
   if (!tooLarge && !unsized) return undefined;
   // The API routes read their bodies with the guard's own limit (SPEC G-4).
-  const path = new URL(request.url).pathname;
+  // `/v1//chat/completions` is served as `/v1/chat/completions` (src/http/path-aliases.ts).
+  const url = new URL(request.url).pathname;
+  const path = collapseSlashes(url) ?? url;
   if (GUARDED_PATHS.has(path)) return undefined;
   if (request.method === "POST" && GEMINI_PREFIXES.some((p) => path.startsWith(p))) return undefined;
   if (tooLarge) {
@@ -384,19 +387,80 @@ export function createServer(deps: ServerDeps) {
     if (denied) return denied;
     return json(200, deps.geminiModels?.(request) ?? { models: [] });
   };
-  /** `GET /v1beta/models/{model}` (and `/v1/models/{model}` asked by a Gemini client); `prefix` is the path's part before the id. */
-  const geminiOne = (request: Request, server: PeerSource | null, prefix: string) => {
+  /**
+   * `GET /v1beta/models/{model}` (and `/v1/models/{model}` asked by a Gemini client); `prefix` is the path's
+   * part before the id; `path` the path served (the URL's, or its collapsed form: src/http/path-aliases.ts).
+   */
+  const geminiOne = (request: Request, server: PeerSource | null, prefix: string, path = new URL(request.url).pathname) => {
     const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
     if (denied) return denied;
     let id: string;
     try {
-      id = decodeURIComponent(new URL(request.url).pathname.slice(prefix.length));
+      id = decodeURIComponent(path.slice(prefix.length));
     } catch {
       id = "";
     }
     const m = deps.geminiModel?.(id, request);
     if (m === undefined) return errorResponse("gemini", hubError("not_found", `models/${id} is not found for this gateway.`));
     return json(200, m);
+  };
+
+  /** `GET /v1/models`: the OpenAI (or, with `anthropic-version`, Anthropic) list; Gemini clients get Gemini's. */
+  const modelList = (request: Request, server: PeerSource | null) => {
+    if (geminiClient(request)) return geminiList(request, server);
+    const denied = deps.authorize?.(request, server?.requestIP(request)?.address);
+    if (denied) return denied;
+    return json(200, deps.models(request.headers.has("anthropic-version"), request));
+  };
+  /** `GET /v1/models/{id}` with `path` the path served (the id is the rest of it, slashes included). */
+  const modelOne = (request: Request, server: PeerSource | null, path: string) => {
+    if (geminiClient(request)) return geminiOne(request, server, "/v1/models/", path);
+    const denied = deps.authorize?.(request, server?.requestIP(request)?.address);
+    if (denied) return denied;
+    const raw = path.slice("/v1/models/".length);
+    let id = raw;
+    try {
+      id = decodeURIComponent(raw);
+    } catch {
+      // A malformed escape (`%E0%A4%A`) names no model: answered as unknown below.
+    }
+    const m = deps.model(id, request.headers.has("anthropic-version"), request);
+    if (m === undefined) {
+      const err = hubError("model_not_found", `The model \`${id}\` does not exist.`, { param: "model", code: "model_not_found" });
+      return errorResponse(request.headers.has("anthropic-version") ? "anthropic-messages" : "openai-chat", err);
+    }
+    return json(200, m);
+  };
+  const POST_ALIASES: ReadonlyMap<string, Endpoint> = new Map([
+    ["/v1/chat/completions", "chat"],
+    ["/v1/responses", "responses"],
+    ["/v1/messages", "messages"],
+    ["/v1/v1/messages", "messages"],
+    ["/v1/messages/count_tokens", "count_tokens"],
+    ["/v1/v1/messages/count_tokens", "count_tokens"],
+  ]);
+  const geminiV1beta = geminiApi(deps, "/v1beta/models/");
+  const geminiV1 = geminiApi(deps, "/v1/models/");
+  /**
+   * A path no route matched whose repeated slashes collapse to a served API path (`/v1//chat/completions`,
+   * a base URL ending in "/": src/http/path-aliases.ts), served as that path with the request as it came
+   * (its body unread, its socket's peer); undefined for any other. The browser rules ran already on the
+   * request (`onRequest`; they treat repeated slashes as one).
+   */
+  const servedAlias = (request: Request, server: PeerSource | null, path: string): Response | Promise<Response> | undefined => {
+    if (request.method === "POST") {
+      const endpoint = POST_ALIASES.get(path);
+      if (endpoint !== undefined) return api(endpoint)({ request, server });
+      if (path.startsWith("/v1beta/models/")) return geminiV1beta(request, server, path);
+      if (path.startsWith("/v1/models/")) return geminiV1(request, server, path);
+      return undefined;
+    }
+    if (request.method !== "GET" && request.method !== "HEAD") return undefined;
+    if (path === "/v1/models") return modelList(request, server);
+    if (path === "/v1beta/models") return geminiList(request, server);
+    if (path.startsWith("/v1/models/") && path.length > "/v1/models/".length) return modelOne(request, server, path);
+    if (path.startsWith("/v1beta/models/") && path.length > "/v1beta/models/".length) return geminiOne(request, server, "/v1beta/models/", path);
+    return undefined;
   };
 
   // Bun's router serves the static API routes itself (nativeApiRoutes); Elysia's routes below stay for
@@ -420,31 +484,9 @@ export function createServer(deps: ServerDeps) {
     // count_tokens runs through the gateway (guard, resolve, order) like every API route (SPEC G-1…G-4).
     .post("/v1/messages/count_tokens", api("count_tokens") as never, noParse)
     .post("/v1/v1/messages/count_tokens", api("count_tokens") as never, noParse)
-    .get("/v1/models", (({ request, server }: { request: Request; server: PeerSource | null }) => {
-      if (geminiClient(request)) return geminiList(request, server);
-      const denied = deps.authorize?.(request, server?.requestIP(request)?.address);
-      if (denied) return denied;
-      return json(200, deps.models(request.headers.has("anthropic-version"), request));
-    }) as never)
+    .get("/v1/models", (({ request, server }: { request: Request; server: PeerSource | null }) => modelList(request, server)) as never)
     // Model ids carry the provider prefix (`glm/glm-5.3`): the rest of the path is the id, slashes included.
-    .get("/v1/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => {
-      if (geminiClient(request)) return geminiOne(request, server, "/v1/models/");
-      const denied = deps.authorize?.(request, server?.requestIP(request)?.address);
-      if (denied) return denied;
-      const raw = new URL(request.url).pathname.slice("/v1/models/".length);
-      let id = raw;
-      try {
-        id = decodeURIComponent(raw);
-      } catch {
-        // A malformed escape (`%E0%A4%A`) names no model: answered as unknown below.
-      }
-      const m = deps.model(id, request.headers.has("anthropic-version"), request);
-      if (m === undefined) {
-        const err = hubError("model_not_found", `The model \`${id}\` does not exist.`, { param: "model", code: "model_not_found" });
-        return errorResponse(request.headers.has("anthropic-version") ? "anthropic-messages" : "openai-chat", err);
-      }
-      return json(200, m);
-    }) as never)
+    .get("/v1/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => modelOne(request, server, new URL(request.url).pathname)) as never)
     // Gemini (SPEC 2.1): the same POST routes under /v1beta/models/ and /v1/models/ (@google/genai's default).
     .post("/v1beta/models/*", elysiaGemini(geminiApi(deps, "/v1beta/models/")) as never, noParse)
     .post("/v1/models/*", elysiaGemini(geminiApi(deps, "/v1/models/")) as never, noParse)
@@ -474,9 +516,17 @@ export function createServer(deps: ServerDeps) {
       if (path === "/events") holdOpen(server, request);
       return deps.admin(request, server?.requestIP(request)?.address, path);
     }) as never, noParse)
-    .onError(({ code, request, error }) => {
+    .onError(({ code, request, error, server }) => {
       const path = new URL(request.url).pathname;
-      if (code === "NOT_FOUND") return methodNotAllowed(request.method, path, request.headers) ?? unknownPath(request.method, path, request.headers);
+      if (code === "NOT_FOUND") {
+        // A base URL ending in "/" (`/v1//chat/completions`): served as the collapsed path; a base URL
+        // without /v1 or an endpoint not served: a 404 that says so (src/http/path-aliases.ts).
+        const collapsed = collapseSlashes(path);
+        const served = collapsed === undefined ? undefined : servedAlias(request, server as PeerSource | null, collapsed);
+        if (served !== undefined) return served;
+        const asked = collapsed ?? path;
+        return methodNotAllowed(request.method, asked, request.headers) ?? pathHint(request.method, asked, request.headers) ?? unknownPath(request.method, path, request.headers);
+      }
       // Bad input that reached Elysia's own parser or a route's declared schema is the client's error
       // (SPEC 2.6, G-4): a 400 in the client's format naming the field, never a 500.
       if (code === "PARSE") {

@@ -1,0 +1,133 @@
+/**
+ * Base-URL mistakes GUI apps make, through a real gateway (src/http/path-aliases.ts): a base URL ending
+ * in "/" asks for `/v1//chat/completions`, served as `/v1/chat/completions` on every API path (the browser
+ * rules, CORS and the body limit as on the plain path); a base URL without `/v1` gets a 404 in the
+ * client's format naming the path under `/v1` and the base URL to set; an endpoint the gateway does not
+ * serve (embeddings, legacy completions, audio, images, moderations) gets a 404 saying so.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { fakeProviders } from "../support/configs.ts";
+
+const APP = "http://localhost:5173";
+const YAML = `
+server:
+  cors_origins: ["${APP}"]
+${fakeProviders([["anth", "anthropic"], ["oai", "openai"], ["gem", "gemini"]])}`;
+const CHAT = { model: "oai/gpt-test", messages: [{ role: "user", content: "hi" }] };
+const MSG = { model: "anth/claude-test", max_tokens: 20, messages: [{ role: "user", content: "hi" }] };
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(YAML);
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+const send = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  fetch(`${gw.url}${path}`, { method, headers: { "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+
+describe("a base URL ending in '/': repeated slashes are served as one", () => {
+  const CASES: Array<[string, unknown, (b: any) => unknown]> = [
+    ["/v1//chat/completions", CHAT, (b) => b.object],
+    ["/v1///chat//completions", CHAT, (b) => b.object],
+    ["/v1//responses", { model: "oai/gpt-test", input: "hi" }, (b) => b.object],
+    ["/v1//messages", MSG, (b) => b.type],
+    ["/v1//messages/count_tokens", MSG, (b) => typeof b.input_tokens],
+    ["/v1beta//models/gem/gemini-test:generateContent", { contents: [{ role: "user", parts: [{ text: "hi" }] }] }, (b) => Array.isArray(b.candidates)],
+  ];
+  const EXPECTED = ["chat.completion", "chat.completion", "response", "message", "number", true];
+  CASES.forEach(([path, body, pick], i) => {
+    test(`POST ${path} is served`, async () => {
+      const res = await send("POST", path, body);
+      const text = await res.text();
+      expect([res.status, text.slice(0, 300)]).toEqual([200, expect.any(String)]);
+      expect(pick(JSON.parse(text))).toBe(EXPECTED[i]!);
+    });
+  });
+
+  test("GET /v1//models is the model list; GET /v1//chat/completions the 405 of the path it names", async () => {
+    const list = await send("GET", "/v1//models");
+    expect(list.status).toBe(200);
+    expect(((await list.json()) as { object: string }).object).toBe("list");
+    const wrong = await send("GET", "/v1//chat/completions");
+    expect(wrong.status).toBe(405);
+    expect(wrong.headers.get("allow")).toBe("POST");
+  });
+
+  test("a body over the other routes' 1 MiB bound is read with the API's limit, as on the plain path", async () => {
+    const res = await send("POST", "/v1//chat/completions", { ...CHAT, metadata: { pad: "x".repeat(2 * 1024 * 1024) } });
+    expect(res.status).toBe(200);
+  });
+
+  test("the browser rules hold: a listed origin gets its preflight and CORS headers, a foreign key-less page a 403 with nothing sent upstream", async () => {
+    const pre = await send("OPTIONS", "/v1//chat/completions", undefined, { origin: APP, "access-control-request-method": "POST" });
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get("access-control-allow-origin")).toBe(APP);
+    const ok = await send("POST", "/v1//chat/completions", CHAT, { origin: APP });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get("access-control-allow-origin")).toBe(APP);
+    const before = gw.fake.requests.length;
+    const evil = await send("POST", "/v1//messages", MSG, { origin: "https://evil.example" });
+    expect(evil.status).toBe(403);
+    // In Anthropic's format: the path is read with its slashes collapsed.
+    expect(((await evil.json()) as { type: string }).type).toBe("error");
+    expect(gw.fake.requests.length).toBe(before);
+  });
+});
+
+describe("a base URL without /v1: a 404 naming the right path, in the client's format", () => {
+  for (const [method, path, body] of [
+    ["POST", "/chat/completions", CHAT],
+    ["POST", "/responses", { model: "oai/gpt-test", input: "hi" }],
+    ["GET", "/models", undefined],
+    ["GET", "/models/oai/gpt-test", undefined],
+    ["POST", "//chat/completions", CHAT],
+  ] as const) {
+    test(`${method} ${path}`, async () => {
+      const before = gw.fake.requests.length;
+      const res = await send(method, path, body);
+      expect(res.status).toBe(404);
+      const b = (await res.json()) as { error: { message: string; type: string; code: string } };
+      expect(b.error.code).toBe("unknown_url");
+      expect(b.error.message).toContain(`the path is ${method} /v1${path.replace("//", "/")}`);
+      expect(b.error.message).toContain(`Set the app's base URL to http://127.0.0.1:${gw.app.port}/v1`);
+      expect(gw.fake.requests.length).toBe(before);
+    });
+  }
+
+  test("POST /messages: Anthropic's error shape", async () => {
+    const res = await send("POST", "/messages", MSG);
+    expect(res.status).toBe(404);
+    const b = (await res.json()) as { type: string; error: { type: string; message: string } };
+    expect(b.type).toBe("error");
+    expect(b.error.type).toBe("not_found_error");
+    expect(b.error.message).toContain("the path is POST /v1/messages");
+  });
+});
+
+describe("endpoints the gateway does not serve say so", () => {
+  for (const [path, what] of [
+    ["/v1/embeddings", "embeddings"],
+    ["/v1/completions", "the legacy completions API"],
+    ["/v1/audio/speech", "audio"],
+    ["/v1/audio/transcriptions", "audio"],
+    ["/v1/images/generations", "images"],
+    ["/v1/moderations", "moderations"],
+  ] as const) {
+    test(`POST ${path}`, async () => {
+      const res = await send("POST", path, { model: "oai/gpt-test", input: "hi" });
+      expect(res.status).toBe(404);
+      const b = (await res.json()) as { error: { message: string; code: string } };
+      expect(b.error.code).toBe("unknown_url");
+      expect(b.error.message).toContain(`This gateway does not serve ${what}`);
+    });
+  }
+
+  test("any other unknown path keeps the plain 404", async () => {
+    const res = await send("GET", "/v2/whatever");
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe("Unknown path: GET /v2/whatever");
+  });
+});
