@@ -47,6 +47,15 @@ describe("a base URL ending in '/': repeated slashes are served as one", () => {
     });
   });
 
+  test("a streamed reply comes back as server-sent events", async () => {
+    const res = await send("POST", "/v1//chat/completions", { ...CHAT, stream: true });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    const text = await res.text();
+    expect(text).toContain('"object":"chat.completion.chunk"');
+    expect(text.trimEnd().endsWith("data: [DONE]")).toBe(true);
+  });
+
   test("GET /v1//models is the model list; GET /v1//chat/completions the 405 of the path it names", async () => {
     const list = await send("GET", "/v1//models");
     expect(list.status).toBe(200);
