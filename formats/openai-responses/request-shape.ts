@@ -44,7 +44,9 @@ function plainItems(x: unknown): boolean {
 
 /**
  * What parse.ts reads for `body` in place of `ResponsesRequestSchema`'s output when the schema surely
- * accepts the body (module doc); undefined when the check is not sure, and the schema decides.
+ * accepts the body (module doc); undefined when the check is not sure, and the schema decides. The
+ * body itself when no member needs valibot's copy (no `tool_choice`, `reasoning` or `text` object, no
+ * provider tool): parse.ts reads the schema's fields by name and never writes to what it gets here.
  */
 export function acceptedRequest(body: unknown): Json | undefined {
   if (!isObj(body) || typeof body.model !== "string") return undefined;
@@ -84,6 +86,10 @@ export function acceptedRequest(body: unknown): Json | undefined {
     }
     if (copied) keptTools = copied;
   }
+  // Nothing of the body that parse.ts keeps as it is needs valibot's copy: the body itself reads the
+  // same for every field parse.ts reads by name (the copy's values are the body's own, and parse.ts
+  // takes the fields it does not map from the body, not from this), without a copy of the envelope.
+  if (keptTools === tools && !isObj(tc) && !isObj(reasoning) && !isObj(text)) return body;
   const out = looseCopy(body, REQUEST_KEYS);
   if (keptTools !== tools) out.tools = keptTools;
   if (isObj(tc)) out.tool_choice = looseCopy(tc, TYPE_KEYS);
