@@ -99,6 +99,8 @@ export function envelopeAccepted(body: unknown): body is Json & RequestBody {
 /**
  * What parse.ts reads for `body` in place of `RequestSchema`'s output when the schema surely accepts
  * the body ({@link envelopeAccepted}); undefined when the check is not sure, and the schema decides.
+ * The body itself when no member needs valibot's copy (no `tool_choice`, `thinking`, `output_config`
+ * or `metadata` object, no provider tool, no member the copy leaves out): parse.ts never writes to it.
  */
 export function acceptedEnvelope(body: unknown): (Json & RequestBody) | undefined {
   if (!envelopeAccepted(body)) return undefined;
@@ -119,6 +121,11 @@ export function acceptedEnvelope(body: unknown): (Json & RequestBody) | undefine
     }
     if (copied) keptTools = copied;
   }
+  // Nothing parse.ts keeps as it is needs valibot's copy: the body itself reads the same (parse.ts reads
+  // the schema's fields by name, and its walk for `source.extra` skips them all, so the other members
+  // come in the body's order either way), without a copy of the envelope per request. Not with a member
+  // the copy leaves out (`__proto__`, `prototype`, `constructor`): that walk would meet it.
+  if (keptTools === tools && !isObj(tc) && !isObj(th) && !isObj(oc) && !isObj(md) && !hasSpecialMember(body)) return body as Json & RequestBody;
   const out = looseCopy(body, REQUEST_KEYS);
   if (keptTools !== tools) out.tools = keptTools;
   if (isObj(tc)) out.tool_choice = looseCopy(tc, TOOL_CHOICE_KEYS);
