@@ -1,0 +1,61 @@
+/**
+ * Tryout finding (routing): a final 429/503's Retry-After says when the first account is free (SPEC 2.4,
+ * 6.3), and a provider's reset time is capped at 6 h like the cooldown it sets (SPEC 6.3). An upstream
+ * `retry-after: 86400` on one account must not become the client's Retry-After when the gateway itself
+ * holds that account for only 6 h, nor when another account it tried frees up in 30 s.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { startFakeUpstream, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
+
+const YAML = `
+providers:
+  - id: p
+    kind: anthropic
+    base_url: "{{FAKE}}/p"
+  - id: q
+    kind: anthropic
+    base_url: "{{FAKE}}/q"
+accounts:
+  - id: a
+    provider: p
+    api_key: env:KEY_A
+  - id: b
+    provider: p
+    api_key: env:KEY_B
+  - id: solo
+    provider: q
+    api_key: env:KEY_SOLO
+`;
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(YAML, { env: { KEY_A: "sk-test-aaaaaaaa", KEY_B: "sk-test-bbbbbbbb", KEY_SOLO: "sk-test-solo" }, fake: await startFakeUpstream() });
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+const dayLimited: FakeReply = { status: 429, headers: { "retry-after": "86400" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } };
+const unavailable: FakeReply = { status: 503, json: { type: "error", error: { type: "api_error", message: "service unavailable" } } };
+const post = (model: string) =>
+  fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+
+test("one account says wait a day (cooldown capped at 6 h), the other 503s (30 s cooldown): Retry-After is the 30 s, not 86400", async () => {
+  gw.fake.handle((r: ReceivedRequest) => (r.headers["x-api-key"] === "sk-test-aaaaaaaa" ? dayLimited : unavailable));
+  const res = await post("p/claude-x");
+  expect([429, 503]).toContain(res.status);
+  const ra = Number(res.headers.get("retry-after"));
+  // The next request, a moment later, is told 30 s (every account cooling, the first free in 30 s).
+  const again = await post("p/claude-x");
+  const raAgain = Number(again.headers.get("retry-after"));
+  expect(raAgain).toBeLessThanOrEqual(31);
+  expect(ra).toBeLessThanOrEqual(31);
+});
+
+test("a single account's retry-after of a day: the client's Retry-After is at most the 6 h the cooldown lasts", async () => {
+  gw.fake.handle(() => dayLimited);
+  const res = await post("q/claude-x");
+  expect(res.status).toBe(429);
+  expect(Number(res.headers.get("retry-after"))).toBeLessThanOrEqual(6 * 3600);
+});
