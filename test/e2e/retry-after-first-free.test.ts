@@ -59,3 +59,12 @@ test("a single account's retry-after of a day: the client's Retry-After is at mo
   expect(res.status).toBe(429);
   expect(Number(res.headers.get("retry-after"))).toBeLessThanOrEqual(6 * 3600);
 });
+
+test("both accounts 503 without a wait (30 s cooldown each after same-account retries): the final 503 carries Retry-After for the first to free up", async () => {
+  gw.fake.handle(() => unavailable);
+  const res = await post("p/claude-y");
+  expect(res.status).toBe(503);
+  const ra = Number(res.headers.get("retry-after"));
+  expect(ra).toBeGreaterThanOrEqual(25);
+  expect(ra).toBeLessThanOrEqual(31);
+});
