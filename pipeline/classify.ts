@@ -20,8 +20,11 @@ export type AccountEffect =
   | { type: "cooldown_until"; scope: "model" | "account"; until: number; reason: string }
   /** Cooldown for a fixed time, in ms. */
   | { type: "cooldown_for"; scope: "model" | "account"; ms: number; reason: string }
-  /** Exponential backoff: 2 s doubling per consecutive hit, ceiling 5 min (per account/model). */
-  | { type: "backoff"; reason: string }
+  /**
+   * Exponential backoff: 2 s doubling per consecutive hit, ceiling 5 min (per account/model); at least
+   * until `until` (ms since the epoch, capped at 6 h) when the provider named a longer wait.
+   */
+  | { type: "backoff"; reason: string; until?: number }
   /** The whole account is locked until `until` (ms since the epoch) or until changed (undefined). */
   | { type: "lock"; until?: number; reason: string }
   /** The credential is rejected: refresh once when OAuth, else disable it. */
@@ -373,7 +376,8 @@ export function classify(f: FailureFacts): Classification {
     if (overloaded) {
       // SPEC 6.3: backoff and the next account. SPEC R-8/6.2: an overloaded notice as the first event of
       // a 200 counts as a 503: first retried on the same account, then backs off.
-      return { row: "rate_limit_backoff", account: { type: "backoff", reason: "overloaded" }, loop: f.inBand ? "retry_same" : "next_account", retryAfterSeconds };
+      const account: AccountEffect = reset !== undefined ? { type: "backoff", reason: "overloaded", until: Math.min(reset, f.now + MAX_COOLDOWN_MS) } : { type: "backoff", reason: "overloaded" };
+      return { row: "rate_limit_backoff", account, loop: f.inBand ? "retry_same" : "next_account", retryAfterSeconds };
     }
     if (reset !== undefined) {
       return {
@@ -415,7 +419,12 @@ export function classify(f: FailureFacts): Classification {
       row: "server_error",
       // For that model (SPEC 6.2 loop 2): a 5xx, or a stream that broke before the commit point, says
       // nothing about the account's other models (what is about the whole account is a lock, above).
-      account: { type: "cooldown_for", scope: "model", ms: SHORT_COOLDOWN_MS, reason: `upstream ${s}` },
+      // A named wait longer than the short cooldown (a 503 with `Retry-After: 120`) is kept until then,
+      // capped at 6 h as a 429's reset is (SPEC 6.3): 30 s would send the next request back too early.
+      account:
+        reset !== undefined && reset - f.now > SHORT_COOLDOWN_MS
+          ? { type: "cooldown_until", scope: "model", until: Math.min(reset, f.now + MAX_COOLDOWN_MS), reason: `upstream ${s}` }
+          : { type: "cooldown_for", scope: "model", ms: SHORT_COOLDOWN_MS, reason: `upstream ${s}` },
       loop: retryable && !waitsLong ? "retry_same" : "next_account",
       retryAfterSeconds,
     };

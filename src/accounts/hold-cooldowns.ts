@@ -74,12 +74,12 @@ export class Cooldowns {
     if (this.hooks.listening()) this.hooks.publish(accountId, this.hooks.providerOf(accountId), "cooldown_start", { model, reason, until });
   }
 
-  /** The backoff (SPEC 6.3) of (account, model) from `now`: one level longer than the one it holds, else 2 s. */
-  backoff(accountId: string, model: string, reason: string, now: number): void {
+  /** The backoff (SPEC 6.3) of (account, model) from `now`: one level longer than the one it holds, else 2 s; at least until `atLeastUntil` (ms since the epoch) when given (a wait the provider named). */
+  backoff(accountId: string, model: string, reason: string, now: number, atLeastUntil?: number): void {
     const prev = this.map.get(key(accountId, model));
     const level = prev ? Math.min(prev.level + 1, 20) : 0;
     const ms = Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** level);
-    this.set(accountId, model, now + ms, reason, level);
+    this.set(accountId, model, atLeastUntil !== undefined && atLeastUntil > now + ms ? atLeastUntil : now + ms, reason, level);
   }
 
   /** The cooldown that keeps the account from `model` at `now`: the model's, else the whole account's; undefined when none. */

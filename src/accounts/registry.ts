@@ -484,7 +484,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
         this.cooldowns.set(account.id, effect.scope === "model" ? model : ALL_MODELS, now + effect.ms, effect.reason, 0);
         return;
       case "backoff":
-        this.cooldowns.backoff(account.id, model, effect.reason, now);
+        this.cooldowns.backoff(account.id, model, effect.reason, now, effect.until);
         return;
       case "lock":
       case "credential":

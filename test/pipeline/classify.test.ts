@@ -175,6 +175,12 @@ describe("rows", () => {
     expect(classify(f({ status: 503, headers: h({ "retry-after": "120" }) })).loop).toBe("next_account");
   });
 
+  test("a 5xx naming a wait longer than the 30 s cooldown cools the model until then, capped at 6 h; a shorter one keeps the 30 s", () => {
+    expect(classify(f({ status: 503, headers: h({ "retry-after": "120" }) })).account).toEqual({ type: "cooldown_until", scope: "model", until: NOW + 120_000, reason: "upstream 503" });
+    expect(classify(f({ status: 502, headers: h({ "retry-after": "86400" }) })).account).toEqual({ type: "cooldown_until", scope: "model", until: NOW + 6 * 3600_000, reason: "upstream 502" });
+    expect(classify(f({ status: 503, headers: h({ "retry-after": "5" }) })).account).toEqual({ type: "cooldown_for", scope: "model", ms: 30_000, reason: "upstream 503" });
+  });
+
   test("the gateway's own failure on a reply (a driver that threw before the commit point) → no account effect, returned at once, whatever the status", () => {
     for (const status of [200, 500, 502]) expect(classify(f({ gateway: true, status }))).toEqual({ row: "gateway_error", account: { type: "none" }, loop: "return" });
   });
