@@ -5,13 +5,16 @@
  * States: SELECT → CONNECT → WAITING_FOR_FIRST_BYTE → COMMITTED → STREAMING → COMPLETE | FAILED.
  * Retry and fallback happen only before COMMITTED. Three nested loops: the same account (502/503/504,
  * connection errors, an overloaded first event), the next account (cooldown written first), the next
- * combo target. Bounds: `maxAttempts` attempts and a pre-commit deadline.
+ * combo target. Bounds: `maxAttempts` attempts and a pre-commit deadline, spent so that later candidates
+ * are still tried (attempt-budget.ts: a header wait cut to half the time left while another candidate
+ * remains, no same-account retry after a header timeout then, same-account retries only while the
+ * attempts left cover the untried candidates, and the trace naming candidates the budget left out).
  */
 import { codecFor } from "../formats/index.ts";
 import { hubError, type HubError } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
 import { affinityHints } from "./affinity.ts";
-import { classify, misdirected404, misdirected404Error, type Classification } from "./classify.ts";
+import { classify, MAX_COOLDOWN_MS, misdirected404, misdirected404Error, type Classification } from "./classify.ts";
 import { commitReply, type AttemptFailure, type CommitAttempt } from "./commit.ts";
 import { clientHeadersOf, errorAnswer, NO_RETRY_HEADER, responseHeaders, warningHeader, type RequestContext } from "./context.ts";
 import { startCall, TransportError, type ClientAbort, type UpstreamReply } from "./execute.ts";
@@ -23,6 +26,7 @@ import { translate, type Translated } from "./translate.ts";
 import { saveTokens } from "./save-tokens.ts";
 import { clampOutputTokens } from "./clamp-output-tokens.ts";
 import { siblingTargets } from "./siblings.ts";
+import { accountsFreeAt, headerWaitMs, notTriedDecisions, retryFitsBudget, untriedCandidates } from "./attempt-budget.ts";
 import { upstreamTraceparent } from "./trace-context.ts";
 import { presentedSecrets, scrubAndCut, scrubbedHead, scrubText, TRACE_TEXT_MAX } from "./scrub.ts";
 
@@ -50,6 +54,8 @@ interface Failed extends AttemptFailure {
   refused?: true;
   /** A target passed over for capacity: when it may serve again (ms since the epoch), when known. */
   freeAt?: number;
+  /** The attempt got no response headers in its header wait (attempt-budget.ts). */
+  headerTimeout?: true;
 }
 
 /** What {@link pickAccount} is given before a target's first account was tried (read only). */
@@ -85,6 +91,12 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   let unserved: Unserved[] | undefined;
   let fallback = false;
   const hints = affinityHints(ctx, route.cacheAffinity);
+  /** Targets an account was picked for: their accounts' state after the request gives Retry-After (attempt-budget.ts). */
+  let reached: Target[] | undefined;
+  /** Eligible accounts of the current target not tried yet (its last pick's `others`). */
+  let others = 0;
+  /** The target whose turn the budget (attempts, deadline) ended, when it ended the loop. */
+  let stopTi: number | undefined;
 
   for (let ti = 0; ti < targets.length; ti++) {
     const target = targets[ti];
@@ -132,7 +144,11 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         break;
       }
       if (tried) tried.add(account.id); // the second account or later
-      else triedFirst = account.id;
+      else {
+        triedFirst = account.id;
+        (reached ??= []).push(target);
+      }
+      others = picked.others;
       // SPEC 2.4: X-Switchyard-Fallback when a target or account other than the first serves.
       if (ti > 0 || !picked.firstChoice || tried !== undefined) fallback = true;
 
@@ -166,7 +182,8 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           continue targetLoop;
         }
         attempts++;
-        const result = await attemptOnce(ctx, target, account, translated, deps, attempts, fallback, release, hints);
+        const headerMs = headerWaitMs(target.provider.headerTimeoutMs, deadline, deps.clock.now(), () => untriedCandidates(targets, ti, others, deps, hints, 1) > 0);
+        const result = await attemptOnce(ctx, target, account, translated, deps, attempts, fallback, release, hints, headerMs);
         if (result instanceof Response) return result;
         last = { ...result, target, account };
         const c = result.classification;
@@ -192,7 +209,17 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           if (report.ok) deps.health.failure(account, target.provider, target.model, c, { retrying: true });
           if (report.ok) continue;
         }
+        // Same-account retries leave the untried candidates their attempts; a header timeout is not
+        // retried while another candidate remains (attempt-budget.ts).
+        let skipRetry: string | undefined;
         if (c.loop === "retry_same" && sameRetries < SAME_ACCOUNT_RETRIES) {
+          const untried = untriedCandidates(targets, ti, others, deps, hints, maxAttempts);
+          if (result.headerTimeout && untried > 0) skipRetry = "no same-account retry after a header timeout while other candidates remain";
+          else if (untried > 0 && !retryFitsBudget(maxAttempts, attempts, untried)) skipRetry = `same-account retries skipped: the ${maxAttempts - attempts} attempts left are kept for ${untried} untried candidate${untried === 1 ? "" : "s"}`;
+          const failed = skipRetry ? ctx.trace.attempts.at(-1) : undefined;
+          if (failed) failed.effect = `${describeEffect({ ...c, loop: "next_account" })}; ${skipRetry}`;
+        }
+        if (c.loop === "retry_same" && sameRetries < SAME_ACCOUNT_RETRIES && !skipRetry) {
           // SPEC 6.1: 100 ms doubling to 1 s between same-account attempts unless the provider names a wait;
           // a provider asking for more than a minute ends same-account retries (6.2).
           const wait = c.retryAfterSeconds !== undefined ? c.retryAfterSeconds * 1000 : Math.min(MAX_BACKOFF_MS, FIRST_BACKOFF_MS * 2 ** sameRetries);
@@ -208,8 +235,6 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           }
         }
         deps.health.failure(account, target.provider, target.model, c);
-        const ra = result.error.retryAfterSeconds;
-        if (ra !== undefined && (firstFreeAt === undefined || deps.clock.now() + ra * 1000 < firstFreeAt)) firstFreeAt = deps.clock.now() + ra * 1000;
         if (c.loop === "return") return finalError(ctx, result.error, deps, { attempts, fallback, target, account, cache: deps.pool.cacheState?.(hints, target.provider.id) });
         if (c.row === "model_unavailable" && !target.siblingOf) {
           // SPEC R-10: the model does not exist here; its siblings on the same provider come next.
@@ -219,7 +244,16 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         continue targetLoop; // next account
       }
     }
-    if (attempts >= maxAttempts || deps.clock.now() > deadline || requestEnded(ctx, deps)) break;
+    if (attempts >= maxAttempts || deps.clock.now() > deadline || requestEnded(ctx, deps)) {
+      stopTi = ti;
+      break;
+    }
+    others = 0;
+  }
+  if (stopTi !== undefined && !requestEnded(ctx, deps)) {
+    // The route trace says which candidates the budget left untried, and why (attempt-budget.ts).
+    const why = attempts >= maxAttempts ? "attempts" : "deadline";
+    ctx.trace.decisions.push(...notTriedDecisions(targets, stopTi, others, why, { maxAttempts, precommitDeadlineMs }));
   }
 
   if (ctx.signal.aborted) {
@@ -278,8 +312,15 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     const near = nearAliasOrCombo(ctx.requestedModel, deps.routing());
     if (near) err = { ...err, message: `${err.message} (\`${ctx.requestedModel}\` is not an alias or combo of this gateway; did you mean "${near}"?)` };
   }
-  if (firstFreeAt !== undefined && (err.status === 429 || err.status === 503 || !last)) {
-    err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((firstFreeAt - deps.clock.now()) / 1000)) };
+  if (err.status === 429 || err.status === 503 || err.status === 529 || !last) {
+    // SPEC 2.4, 6.3: when the first account is free, from the cooldowns and locks the request's accounts
+    // are under after it (not an upstream's raw Retry-After), capped at 6 h like a cooldown; Anthropic's
+    // 529 (overloaded, passed on as it came) is a 503 of that provider's.
+    const now = deps.clock.now();
+    const free = reached ? accountsFreeAt(reached, deps, hints, now) : undefined;
+    if (free !== undefined && (firstFreeAt === undefined || free < firstFreeAt)) firstFreeAt = free;
+    if (firstFreeAt !== undefined) err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((Math.min(firstFreeAt, now + MAX_COOLDOWN_MS) - now) / 1000)) };
+    else if (err.retryAfterSeconds !== undefined) err = { ...err, retryAfterSeconds: Math.min(err.retryAfterSeconds, MAX_COOLDOWN_MS / 1000) };
   }
   // A request larger than a per-minute window on every account that answered (sdk16 S1) cannot pass
   // by being sent again: tell the SDKs not to retry (below), unless an account cooling down may serve
@@ -501,6 +542,8 @@ async function attemptOnce(
   fallback: boolean,
   release: () => void,
   hints: PickHints,
+  /** The attempt's header wait, ms: the provider's header timeout or less (attempt-budget.ts headerWaitMs). */
+  headerMs: number,
 ): Promise<Response | Failed> {
   let a: Attempt | undefined;
   /** The streamed reply owns the slot from here on (released at its end or when the client leaves). */
@@ -518,7 +561,7 @@ async function attemptOnce(
       // executeCall's steps (execute.ts), taken here: one async layer fewer per attempt (item 263).
       const executor = deps.executorFor(provider);
       const call = { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: clientHeadersOf(ctx), upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat, promptCacheKey: translated.promptCacheKey, traceparent: deps.traceUpstream ? upstreamTraceparent(ctx, trace) : undefined, signal: undefined as unknown as AbortSignal };
-      const sent = startCall(call, ctx.signal, provider.headerTimeoutMs, deps.graceOver);
+      const sent = startCall(call, ctx.signal, headerMs, deps.graceOver);
       try {
         const pending = executor.send(call);
         primeCacheState(deps.pool, hints, provider.id);
@@ -537,14 +580,12 @@ async function attemptOnce(
         return a.fail({ transport: "aborted", stopping: true, error: stopping }, stopping);
       }
       const te = e instanceof TransportError ? e : new TransportError("other", String(e));
-      const status = te.reason === "header_timeout" ? 504 : 502;
-      return a.fail(
-        { transport: te.reason },
-        te.reason === "header_timeout"
-          ? // The upstream was reached (it has the request); it only sent no status line and headers in time.
-            hubError("timeout", `Upstream ${provider.id} sent no response headers within ${provider.headerTimeoutMs} ms (header_timeout).`, { status })
-          : hubError("api_error", `Upstream ${provider.id} could not be reached (${te.reason}).`, { status }),
-      );
+      if (te.reason === "header_timeout") {
+        // The upstream was reached (it has the request); it only sent no status line and headers in time.
+        const cut = headerMs < provider.headerTimeoutMs ? `; cut from header_timeout_ms ${provider.headerTimeoutMs} to half the pre-commit deadline left, so the next candidate gets the rest` : "";
+        return { ...a.fail({ transport: te.reason }, hubError("timeout", `Upstream ${provider.id} sent no response headers within ${headerMs} ms (header_timeout${cut}).`, { status: 504 })), headerTimeout: true };
+      }
+      return a.fail({ transport: te.reason }, hubError("api_error", `Upstream ${provider.id} could not be reached (${te.reason}).`, { status: 502 }));
     }
     const reply = a.reply;
 

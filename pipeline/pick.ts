@@ -67,6 +67,13 @@ export interface AccountPool {
    */
   candidates(providerId: string, model: string, hints: PickHints): AccountCandidate[];
   /**
+   * How many accounts of `providerId` may serve `model` now (none of SPEC A-1's exclusions; busy ones
+   * count), only `accountId` when given (a target's pinned account). No ranking, no strategy turn, no
+   * affinity key: the attempt loop asks it of targets it has not reached yet (pipeline/attempt-budget.ts).
+   * Optional: without it the loop reads {@link candidates}.
+   */
+  servable?(providerId: string, model: string, accountId?: string): number;
+  /**
    * Whether `providerId` has any account, eligible or not (a `*-compatible` provider always has its
    * keyless one). O(1): for the 404 of a model name guessed onto a provider without accounts.
    */
@@ -156,6 +163,8 @@ export interface Picked {
   firstFreeAt?: number;
   /** The chosen account is the first the pool listed for this target (else the request fell back). */
   firstChoice: boolean;
+  /** Eligible accounts of the target besides the chosen one not tried yet in this request (SPEC 6.1's budget is kept for them). */
+  others: number;
 }
 
 /**
@@ -170,6 +179,7 @@ export function pickAccount(pool: AccountPool, target: Target, tried: ReadonlySe
   let considered = 0;
   let firstChoice = false;
   let pinnedSeen = false;
+  let others = 0;
   for (const c of pool.candidates(target.provider.id, target.model, hints)) {
     if (target.accountId && c.account.id !== target.accountId) continue;
     considered++;
@@ -184,12 +194,12 @@ export function pickAccount(pool: AccountPool, target: Target, tried: ReadonlySe
       chosen = c.account;
       firstChoice = considered === 1;
       verdicts.push(tried.size > 0 ? { accountId: c.account.id, verdict: "in", note: c.note, triedBefore: tried.size } : { accountId: c.account.id, verdict: "in", note: c.note });
-    }
+    } else others++;
   }
   if (target.accountId && !pinnedSeen) {
     verdicts.push({ accountId: target.accountId, verdict: "out", cause: "missing", note: "pinned account does not exist" });
   }
-  return { account: chosen, verdicts, firstFreeAt, firstChoice };
+  return { account: chosen, verdicts, firstFreeAt, firstChoice, others };
 }
 
 /** Decision subjects (`label @ account`) and the chosen account's reasons, one string each (./joined-text.ts). */

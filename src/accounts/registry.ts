@@ -296,6 +296,16 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return busy ? [...out, ...busy] : out;
   }
 
+  /** How many of the provider's accounts (only `accountId` when given) may serve `model` now (AccountPool.servable). O(accounts of the provider). */
+  servable(providerId: string, model: string, accountId?: string): number {
+    let n = 0;
+    for (const account of this.index.serving(providerId)) {
+      if (accountId !== undefined && account.id !== accountId) continue;
+      if (!this.exclusion(account, model)) n++;
+    }
+    return n;
+  }
+
   /**
    * SPEC R-2's guess: ids of the providers that have accounts and advertise exactly `model` (an
    * account's discovered models, P-6, or the provider's configured `models`), in provider-table order.

@@ -29,12 +29,13 @@ test("a Chat client gets 503 with Retry-After and an OpenAI error body; an Anthr
   expect(gw.fake.requests.map((r) => r.model)).toEqual(["claude-sonnet-4-5", "claude-opus-4-5"]);
 });
 
-test("a Chat client gets 503 without Retry-After when the upstream named no wait; Gemini and Responses clients 503 too", async () => {
+test("a Chat client gets 503 when the upstream named no wait, its Retry-After the account's 2 s backoff (SPEC 2.4); Gemini and Responses clients 503 too", async () => {
   const { gw } = suite;
   gw.fake.handle(() => ({ status: 529, json: OVERLOADED }));
   const chat = await post("/v1/chat/completions", { model: "anth/claude-sonnet-4-5", messages: [{ role: "user", content: "x" }] });
   expect(chat.status).toBe(503);
-  expect(chat.headers.get("retry-after")).toBeNull();
+  // SPEC 2.4: a final 503 says when the first account is free; the only one backs off 2 s (it said none before).
+  expect(chat.headers.get("retry-after")).toMatch(/^[12]$/);
   expect(((await chat.json()) as { error: { code: string } }).error.code).toBe("overloaded_error");
   // (each request another model: a model's account backs off after its 529)
   const responses = await post("/v1/responses", { model: "anth/claude-opus-4-5", input: "x" });

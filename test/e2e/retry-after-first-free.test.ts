@@ -50,6 +50,7 @@ test("one account says wait a day (cooldown capped at 6 h), the other 503s (30 s
   const again = await post("p/claude-x");
   const raAgain = Number(again.headers.get("retry-after"));
   expect(raAgain).toBeLessThanOrEqual(31);
+  expect(ra).toBeGreaterThanOrEqual(25); // present: a missing header read as 0 passed the bound below
   expect(ra).toBeLessThanOrEqual(31);
 });
 
@@ -67,4 +68,35 @@ test("both accounts 503 without a wait (30 s cooldown each after same-account re
   const ra = Number(res.headers.get("retry-after"));
   expect(ra).toBeGreaterThanOrEqual(25);
   expect(ra).toBeLessThanOrEqual(31);
+});
+
+test("a 529 without any wait named (the account backs off 2 s): the final 429/503 still says when it is free", async () => {
+  gw.fake.handle(() => ({ status: 529, json: { type: "error", error: { type: "overloaded_error", message: "Overloaded" } } }));
+  const res = await post("q/claude-529");
+  expect([429, 503, 529]).toContain(res.status);
+  expect(res.headers.get("retry-after")).toMatch(/^[12]$/);
+});
+
+test("an overloaded notice as the first event of a 200 stream (counted as a 503, then backoff): the final answer says when the account is free", async () => {
+  const overloaded = 'event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}\n\n';
+  gw.fake.handle(() => ({ status: 200, headers: { "content-type": "text/event-stream" }, sse: overloaded }));
+  const res = await post("q/claude-inband");
+  expect([429, 503, 529]).toContain(res.status);
+  const ra = Number(res.headers.get("retry-after"));
+  expect(ra).toBeGreaterThanOrEqual(1);
+  expect(ra).toBeLessThanOrEqual(31);
+});
+
+test("a 503 with Retry-After: 120 cools the account until then (capped at 6 h), not 30 s: the next request is told about 120 s and makes no call", async () => {
+  gw.fake.handle(() => ({ ...unavailable, headers: { "retry-after": "120" } }));
+  const first = await post("q/claude-wait");
+  expect(first.status).toBe(503);
+  expect(Number(first.headers.get("retry-after"))).toBeGreaterThanOrEqual(115);
+  const calls = gw.fake.requests.length;
+  const again = await post("q/claude-wait");
+  expect(again.status).toBe(503);
+  const ra = Number(again.headers.get("retry-after"));
+  expect(ra).toBeGreaterThanOrEqual(100);
+  expect(ra).toBeLessThanOrEqual(120);
+  expect(gw.fake.requests.length).toBe(calls);
 });

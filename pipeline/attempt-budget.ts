@@ -1,0 +1,120 @@
+/**
+ * The attempt loop's budget rules (SPEC 6.1: at most `max_attempts` attempts and a pre-commit deadline;
+ * 6.2: same-account retries; 6.3: the header timeout), kept so that the candidates after the current
+ * one (the target's other eligible accounts, the later targets of a combo) are still tried:
+ *
+ * - Header wait: an attempt waits for the response headers at most the provider's `header_timeout_ms`
+ *   (60 000 by default), and, while another candidate remains, at most half of the time left before
+ *   the pre-commit deadline (default 60 000 ms): with the defaults a first target that hangs is given
+ *   up after 30 s and the next one has the other 30 s (a second hang 15 s, and so on). The last
+ *   candidate gets the full header timeout.
+ * - A header timeout is not retried on the same account while another candidate remains (it moves on
+ *   at once; the account cools down 30 s as after spent retries, SPEC 6.3).
+ * - A same-account retry (502/503/504, connection errors, SPEC 6.2) is made only when the attempts
+ *   left after it still cover one attempt for each untried candidate; otherwise the loop moves on, and
+ *   the failed attempt's trace effect says why.
+ * - When the attempts or the deadline run out with candidates left, the route trace says of each that
+ *   it was not tried and why ({@link notTriedDecisions}).
+ * - Retry-After of a final 429/503 (SPEC 2.4, end of 6.3) is read from the state the request's
+ *   accounts are in after it ({@link accountsFreeAt}), capped at 6 h.
+ */
+import { MAX_COOLDOWN_MS } from "./classify.ts";
+import type { AccountPool, PickHints } from "./pick.ts";
+import type { DecisionTrace } from "./ports.ts";
+import type { Target } from "./resolve.ts";
+
+/** What the budget rules read of the attempt loop's dependencies. */
+export interface BudgetDeps {
+  pool: AccountPool;
+  health: { circuitOpen(providerId: string): boolean };
+}
+
+/** Accounts of `target` that may serve now (its pinned account only, when it names one). */
+function servableOf(target: Target, deps: BudgetDeps, hints: PickHints): number {
+  const pool = deps.pool;
+  if (pool.servable) return pool.servable(target.provider.id, target.model, target.accountId);
+  let n = 0;
+  for (const c of pool.candidates(target.provider.id, target.model, hints)) if (c.eligible && (!target.accountId || c.account.id === target.accountId)) n++;
+  return n;
+}
+
+/**
+ * How many candidates the request has not tried yet after the current attempt: `others` (the current
+ * target's eligible accounts not tried, from its pick) plus the accounts that may serve now of each
+ * later target whose provider's circuit is closed. Counting stops at `limit` (a caller needs to know
+ * only whether the count reaches it). Read on the failure path and for a header wait that would be cut.
+ */
+export function untriedCandidates(targets: readonly Target[], ti: number, others: number, deps: BudgetDeps, hints: PickHints, limit: number): number {
+  let n = others;
+  for (let i = ti + 1; i < targets.length && n < limit; i++) {
+    const t = targets[i]!;
+    if (deps.health.circuitOpen(t.provider.id)) continue;
+    n += servableOf(t, deps, hints);
+  }
+  return Math.min(n, limit);
+}
+
+/**
+ * The header wait of one attempt, ms: the provider's `headerTimeoutMs` (SPEC 6.3), cut to half of the
+ * time left before `deadline` (ms since the epoch; at least 1 ms) when that is shorter and
+ * `anotherRemains()` says a candidate after this one could still be tried. `anotherRemains` is asked
+ * only when the cut would shorten the wait.
+ */
+export function headerWaitMs(headerTimeoutMs: number, deadline: number, now: number, anotherRemains: () => boolean): number {
+  const half = Math.floor((deadline - now) / 2);
+  if (headerTimeoutMs <= half || !anotherRemains()) return headerTimeoutMs;
+  return Math.max(1, half);
+}
+
+/**
+ * Whether the pre-commit deadline leaves room for a fallback with these settings: a first attempt that
+ * hangs is given up (its header wait, {@link headerWaitMs}) with time still left for a second. True
+ * for the defaults (60 000 ms header timeout, 60 000 ms deadline: given up after 30 000 ms).
+ */
+export function leavesRoomForFallback(headerTimeoutMs: number, precommitDeadlineMs: number): boolean {
+  return headerWaitMs(headerTimeoutMs, precommitDeadlineMs, 0, () => true) < precommitDeadlineMs;
+}
+
+/**
+ * Whether a same-account retry may be made (SPEC 6.2) without taking an attempt an untried candidate
+ * needs (SPEC 6.1 `max_attempts`): the attempts left after the retry (`maxAttempts - attempts - 1`)
+ * cover `untried`.
+ */
+export function retryFitsBudget(maxAttempts: number, attempts: number, untried: number): boolean {
+  return maxAttempts - attempts - 1 >= untried;
+}
+
+/**
+ * The route-trace decisions for the candidates a request never reached because its budget ran out:
+ * the current target `targets[ti]` when `others` of its eligible accounts were not tried, and every
+ * later target. `why` is "attempts" (`max_attempts` spent) or "deadline" (the pre-commit deadline passed).
+ */
+export function notTriedDecisions(targets: readonly Target[], ti: number, others: number, why: "attempts" | "deadline", max: { maxAttempts: number; precommitDeadlineMs: number }): DecisionTrace[] {
+  const reason =
+    why === "attempts"
+      ? `not tried: the request's ${max.maxAttempts} attempt${max.maxAttempts === 1 ? "" : "s"} (settings.max_attempts) ${max.maxAttempts === 1 ? "was" : "were"} spent`
+      : `not tried: the pre-commit deadline (${max.precommitDeadlineMs} ms, settings.precommit_deadline_ms) had passed`;
+  const out: DecisionTrace[] = [];
+  if (others > 0 && targets[ti]) out.push({ subject: targets[ti]!.label, verdict: "out", reason: `${others} other eligible account${others === 1 ? "" : "s"} ${reason}` });
+  for (let i = ti + 1; i < targets.length; i++) out.push({ subject: targets[i]!.label, verdict: "out", reason });
+  return out;
+}
+
+/**
+ * When the first of the accounts of `reached` (the targets the request picked an account for) may
+ * serve again after the request, ms since the epoch: the earliest end of the cooldowns and locks they
+ * are under (the classification's effects were written before this is read, SPEC 6.3), each capped at
+ * 6 h from `now` (SPEC 6.3's cooldown bound). Undefined when none of them is excluded with an end.
+ * Eligible accounts are not counted.
+ */
+export function accountsFreeAt(reached: readonly Target[], deps: BudgetDeps, hints: PickHints, now: number): number | undefined {
+  let at: number | undefined;
+  for (const t of reached) {
+    for (const c of deps.pool.candidates(t.provider.id, t.model, hints)) {
+      if (c.eligible || c.until === undefined || (t.accountId && c.account.id !== t.accountId)) continue;
+      const until = Math.min(c.until, now + MAX_COOLDOWN_MS);
+      if (at === undefined || until < at) at = until;
+    }
+  }
+  return at;
+}
