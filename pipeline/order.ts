@@ -517,9 +517,10 @@ export interface RoutePlan {
   /**
    * Every (target, account) in the order attempts would take if each failed over to the next: `target`
    * is the target's `provider/model` label without a pinned account (the account is `accountId`), as a
-   * real request's trace names its attempts (ports.ts `AttemptTrace.target`).
+   * real request's trace names its attempts (ports.ts `AttemptTrace.target`). `notReached` says why a
+   * request would never get to one: it lies beyond `settings.max_attempts` (each candidate needs an attempt).
    */
-  attempts: Array<{ target: string; accountId: string }>;
+  attempts: Array<{ target: string; accountId: string; notReached?: string }>;
   /** Target-level decisions (strategy, predicates, capability split, quota). */
   decisions: DecisionTrace[];
   /** The affinity key kind in effect: a session header, a fingerprint, or none. */
@@ -531,6 +532,8 @@ export interface PlanDeps {
   pool: AccountPool;
   /** Read-only circuit check (must not consume a half-open probe). */
   circuitOpen: (providerId: string) => boolean;
+  /** `settings.max_attempts` (SPEC 6.1): the attempts after that many are marked `notReached`; none when absent. */
+  maxAttempts?: number;
 }
 
 /**
@@ -606,6 +609,9 @@ export function planRoute(
       }
     }
   }
+  // A request makes at most max_attempts attempts (SPEC 6.1): the plan does not promise the ones after them.
+  const max = deps.maxAttempts;
+  if (max !== undefined) for (const a of attempts.slice(max)) a.notReached = `not reached: a request makes at most ${max} attempt${max === 1 ? "" : "s"} (settings.max_attempts)`;
   return {
     requestedModel: req.requestedModel,
     clientFormat: req.clientFormat,

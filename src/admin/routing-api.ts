@@ -72,6 +72,8 @@ export interface RoutingAdminDeps {
   keyUse?: (id: string, limits: KeyLimits) => Promise<KeyUseNow>;
   /** ms since the epoch now (the gateway's clock), for when a refused limit resets; default Date.now. */
   now?: () => number;
+  /** `settings.max_attempts` now (SPEC 6.1): the plan marks the attempts beyond it as not reached. */
+  maxAttempts?: () => number;
 }
 
 /** Client formats a dry run takes (SPEC 1), and the endpoints that imply them. */
@@ -175,7 +177,7 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
     deps.order,
     deps.routing(),
     { clientFormat, requestedModel, hub, hubError, keyTag, keyName: key?.name, keyModels: key?.limits?.models, headers },
-    { pool: deps.registry, circuitOpen: (id) => deps.registry.circuitState(id).state === "open" },
+    { pool: deps.registry, circuitOpen: (id) => deps.registry.circuitState(id).state === "open", maxAttempts: deps.maxAttempts?.() },
   );
   if ("error" in plan) return adminError(plan.error.status, plan.error.message);
   return Response.json({ ...plan, accountStrategy: deps.strategy() });

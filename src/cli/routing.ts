@@ -122,7 +122,9 @@ export function formatRoutePlan(plan: RoutePlan & { accountStrategy?: string }):
     lines.push(`  ${i + 1}. ${t.target}  ${t.verdict}${t.reason ? `: ${t.reason}` : ""}`);
     for (const a of t.accounts) lines.push(`       ${a.verdict.padEnd(3)} ${a.accountId}: ${a.reason}${a.until && !a.reason.includes(iso(a.until)) ? ` (until ${iso(a.until)})` : ""}`);
   });
-  lines.push("", `attempt order: ${plan.attempts.map((a) => `${a.target} @ ${a.accountId}`).join(" → ") || "none"}`);
+  lines.push("", `attempt order: ${plan.attempts.filter((a) => !a.notReached).map((a) => `${a.target} @ ${a.accountId}`).join(" → ") || "none"}`);
+  const unreached = plan.attempts.filter((a) => a.notReached);
+  if (unreached.length > 0) lines.push(`${unreached[0]!.notReached}: ${unreached.map((a) => `${a.target} @ ${a.accountId}`).join(", ")}`);
   return lines.map(visible).join("\n");
 }
 

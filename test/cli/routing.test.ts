@@ -171,4 +171,24 @@ describe("route (dry run) as printed", () => {
     } as unknown as Parameters<typeof formatRoutePlan>[0];
     expect(formatRoutePlan(plan).split("\n").at(-1)).toBe("attempt order: chat/qwen-fake @ chat-main → gem/gemini-fake @ gem-1");
   });
+
+  test("attempts past settings.max_attempts are not in the attempt order: a line says they are not reached and why", () => {
+    const beyond = "not reached: a request makes at most 1 attempt (settings.max_attempts)";
+    const plan = {
+      requestedModel: "duo",
+      clientFormat: "openai-chat",
+      via: "combo",
+      combo: "duo",
+      affinity: "none",
+      candidates: ["chat/qwen-fake", "gem/gemini-fake"],
+      decisions: [],
+      targets: [],
+      attempts: [
+        { target: "chat/qwen-fake", accountId: "chat-main" },
+        { target: "gem/gemini-fake", accountId: "gem-1", notReached: beyond },
+        { target: "gem/gemini-fake", accountId: "gem-2", notReached: beyond },
+      ],
+    } as unknown as Parameters<typeof formatRoutePlan>[0];
+    expect(formatRoutePlan(plan).split("\n").slice(-2)).toEqual(["attempt order: chat/qwen-fake @ chat-main", `${beyond}: gem/gemini-fake @ gem-1, gem/gemini-fake @ gem-2`]);
+  });
 });

@@ -105,6 +105,15 @@ test("max_attempts spent before a later target: the route trace says that target
     expect({ status: res.status, calls: one.fake.requests.map(where) }).toEqual({ status: 400, calls: ["bad"] });
     const trace = (await one.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
     expect(trace.decisions).toContainEqual({ subject: "good/claude-x", verdict: "out", reason: "not tried: the request's 1 attempt (settings.max_attempts) was spent" });
+    // The dry run does not promise the attempts a request never gets to.
+    const dry = await fetch(`${one.url}/admin/api/dry-run`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ request: { model: "badfirst", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }, format: "anthropic-messages" }) });
+    const plan = (await dry.json()) as { attempts: Array<{ target: string; accountId: string; notReached?: string }> };
+    const beyond = "not reached: a request makes at most 1 attempt (settings.max_attempts)";
+    expect(plan.attempts.map((a) => [a.target, a.notReached])).toEqual([
+      ["bad/claude-x", undefined],
+      ["good/claude-x", beyond],
+      ["good/claude-x", beyond],
+    ]);
   } finally {
     await one.stop();
   }
