@@ -57,13 +57,21 @@ export function untriedCandidates(targets: readonly Target[], ti: number, others
 /**
  * The header wait of one attempt, ms: the provider's `headerTimeoutMs` (SPEC 6.3), cut to half of the
  * time left before `deadline` (ms since the epoch; at least 1 ms) when that is shorter and
- * `anotherRemains()` says a candidate after this one could still be tried. `anotherRemains` is asked
- * only when the cut would shorten the wait.
+ * `anotherRemains` (a candidate after this one could still be tried).
  */
-export function headerWaitMs(headerTimeoutMs: number, deadline: number, now: number, anotherRemains: () => boolean): number {
+export function headerWaitMs(headerTimeoutMs: number, deadline: number, now: number, anotherRemains: boolean): number {
   const half = Math.floor((deadline - now) / 2);
-  if (headerTimeoutMs <= half || !anotherRemains()) return headerTimeoutMs;
-  return Math.max(1, half);
+  return headerTimeoutMs <= half || !anotherRemains ? headerTimeoutMs : Math.max(1, half);
+}
+
+/**
+ * {@link headerWaitMs} of an attempt of `targets[ti]` at `now`, asking {@link untriedCandidates} only when
+ * the cut would shorten the wait (a module function, not a callback: no closure per request,
+ * docs/performance.md item 261).
+ */
+export function attemptHeaderWait(headerTimeoutMs: number, deadline: number, now: number, targets: readonly Target[], ti: number, others: number, deps: BudgetDeps, hints: PickHints): number {
+  if (headerTimeoutMs <= Math.floor((deadline - now) / 2)) return headerTimeoutMs;
+  return headerWaitMs(headerTimeoutMs, deadline, now, untriedCandidates(targets, ti, others, deps, hints, 1) > 0);
 }
 
 /**
@@ -72,7 +80,7 @@ export function headerWaitMs(headerTimeoutMs: number, deadline: number, now: num
  * for the defaults (60 000 ms header timeout, 60 000 ms deadline: given up after 30 000 ms).
  */
 export function leavesRoomForFallback(headerTimeoutMs: number, precommitDeadlineMs: number): boolean {
-  return headerWaitMs(headerTimeoutMs, precommitDeadlineMs, 0, () => true) < precommitDeadlineMs;
+  return headerWaitMs(headerTimeoutMs, precommitDeadlineMs, 0, true) < precommitDeadlineMs;
 }
 
 /**

@@ -26,7 +26,7 @@ import { translate, type Translated } from "./translate.ts";
 import { saveTokens } from "./save-tokens.ts";
 import { clampOutputTokens } from "./clamp-output-tokens.ts";
 import { siblingTargets } from "./siblings.ts";
-import { accountsFreeAt, headerWaitMs, notTriedDecisions, retryFitsBudget, untriedCandidates } from "./attempt-budget.ts";
+import { accountsFreeAt, attemptHeaderWait, notTriedDecisions, retryFitsBudget, untriedCandidates } from "./attempt-budget.ts";
 import { upstreamTraceparent } from "./trace-context.ts";
 import { presentedSecrets, scrubAndCut, scrubbedHead, scrubText, TRACE_TEXT_MAX } from "./scrub.ts";
 
@@ -182,7 +182,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           continue targetLoop;
         }
         attempts++;
-        const headerMs = headerWaitMs(target.provider.headerTimeoutMs, deadline, deps.clock.now(), () => untriedCandidates(targets, ti, others, deps, hints, 1) > 0);
+        const headerMs = attemptHeaderWait(target.provider.headerTimeoutMs, deadline, deps.clock.now(), targets, ti, others, deps, hints);
         const result = await attemptOnce(ctx, target, account, translated, deps, attempts, fallback, release, hints, headerMs);
         if (result instanceof Response) return result;
         last = { ...result, target, account };

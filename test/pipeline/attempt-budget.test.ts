@@ -15,7 +15,7 @@ test("with the default header timeout and pre-commit deadline a first target tha
   expect({ headerTimeoutMs, deadlineMs }).toEqual({ headerTimeoutMs: 60_000, deadlineMs: 60_000 });
   expect(leavesRoomForFallback(headerTimeoutMs, deadlineMs)).toBe(true);
   // The first attempt (at 0 ms) gives up after 30 s while another candidate remains; the next starts with 30 s left.
-  const first = headerWaitMs(headerTimeoutMs, deadlineMs, 0, () => true);
+  const first = headerWaitMs(headerTimeoutMs, deadlineMs, 0, true);
   expect(first).toBe(30_000);
   expect(deadlineMs - first).toBe(30_000);
   // Every built-in provider has the same room.
@@ -23,9 +23,9 @@ test("with the default header timeout and pre-commit deadline a first target tha
 });
 
 test("the last candidate keeps the provider's whole header timeout; a short header timeout is never lengthened", () => {
-  expect(headerWaitMs(60_000, 60_000, 0, () => false)).toBe(60_000);
-  expect(headerWaitMs(5_000, 60_000, 0, () => true)).toBe(5_000);
-  expect(headerWaitMs(60_000, 60_000, 59_999, () => true)).toBe(1);
+  expect(headerWaitMs(60_000, 60_000, 0, false)).toBe(60_000);
+  expect(headerWaitMs(5_000, 60_000, 0, true)).toBe(5_000);
+  expect(headerWaitMs(60_000, 60_000, 59_999, true)).toBe(1);
 });
 
 test("with the default 8 attempts, same-account retries leave one attempt for each untried candidate", () => {
