@@ -23,6 +23,25 @@ import type { AccountPool, PickHints } from "./pick.ts";
 import type { DecisionTrace } from "./ports.ts";
 import type { Target } from "./resolve.ts";
 
+/**
+ * Default wait for a non-streamed reply, ms: 10 minutes, the OpenAI and Anthropic SDKs' own default
+ * request timeout, so a client waiting on a long non-streamed reply hears the reply, not the gateway.
+ */
+export const DEFAULT_WHOLE_REPLY_TIMEOUT_MS = 600_000;
+
+/**
+ * The wait of an attempt whose upstream call does not stream, ms: the provider's `wholeReplyTimeoutMs`,
+ * else the larger of {@link DEFAULT_WHOLE_REPLY_TIMEOUT_MS} and its `headerTimeoutMs`. Not cut for the
+ * candidates after it ({@link headerWaitMs}): a non-streamed reply's headers arrive with the whole
+ * reply, so an upstream still writing a long reply cannot be told from one that hangs, and cutting it
+ * would give up a reply the client is waiting for (a GUI app's non-streamed request of 70 s got a 504
+ * at 60 s). A call that never answers is given up after this wait; past the pre-commit deadline no
+ * other candidate is tried (SPEC 6.1).
+ */
+export function wholeReplyWaitMs(provider: { headerTimeoutMs: number; wholeReplyTimeoutMs?: number }): number {
+  return provider.wholeReplyTimeoutMs ?? Math.max(DEFAULT_WHOLE_REPLY_TIMEOUT_MS, provider.headerTimeoutMs);
+}
+
 /** What the budget rules read of the attempt loop's dependencies. */
 export interface BudgetDeps {
   pool: AccountPool;

@@ -26,7 +26,7 @@ import { translate, type Translated } from "./translate.ts";
 import { saveTokens } from "./save-tokens.ts";
 import { clampOutputTokens } from "./clamp-output-tokens.ts";
 import { siblingTargets } from "./siblings.ts";
-import { accountsFreeAt, attemptHeaderWait, notTriedDecisions, retryFitsBudget, untriedCandidates } from "./attempt-budget.ts";
+import { accountsFreeAt, attemptHeaderWait, notTriedDecisions, retryFitsBudget, untriedCandidates, wholeReplyWaitMs } from "./attempt-budget.ts";
 import { upstreamTraceparent } from "./trace-context.ts";
 import { presentedSecrets, scrubAndCut, scrubbedHead, scrubText, TRACE_TEXT_MAX } from "./scrub.ts";
 
@@ -182,7 +182,9 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
           continue targetLoop;
         }
         attempts++;
-        const headerMs = attemptHeaderWait(target.provider.headerTimeoutMs, deadline, deps.clock.now(), targets, ti, others, deps, hints);
+        const headerMs = translated.upstreamStream
+          ? attemptHeaderWait(target.provider.headerTimeoutMs, deadline, deps.clock.now(), targets, ti, others, deps, hints)
+          : wholeReplyWaitMs(target.provider);
         const result = await attemptOnce(ctx, target, account, translated, deps, attempts, fallback, release, hints, headerMs);
         if (result instanceof Response) return result;
         last = { ...result, target, account };
@@ -583,7 +585,8 @@ async function attemptOnce(
       if (te.reason === "header_timeout") {
         // The upstream was reached (it has the request); it only sent no status line and headers in time.
         const cut = headerMs < provider.headerTimeoutMs ? `; cut from header_timeout_ms ${provider.headerTimeoutMs} to half the pre-commit deadline left, so the next candidate gets the rest` : "";
-        return { ...a.fail({ transport: te.reason }, hubError("timeout", `Upstream ${provider.id} sent no response headers within ${headerMs} ms (header_timeout${cut}).`, { status: 504 })), headerTimeout: true };
+        const what = translated.upstreamStream ? `sent no response headers within ${headerMs} ms (header_timeout${cut})` : `sent no reply to a non-streamed request within ${headerMs} ms (reply_timeout_ms)`;
+        return { ...a.fail({ transport: te.reason }, hubError("timeout", `Upstream ${provider.id} ${what}.`, { status: 504 })), headerTimeout: true };
       }
       return a.fail({ transport: te.reason }, hubError("api_error", `Upstream ${provider.id} could not be reached (${te.reason}).`, { status: 502 }));
     }

@@ -99,6 +99,13 @@ export interface ProviderInfo {
   /** Time to wait for response headers, in ms (SPEC 6.3: 60 s). */
   headerTimeoutMs: number;
   /**
+   * Time to wait for a non-streamed reply, in ms: such a reply's headers come only once the upstream has
+   * written all of it, so `headerTimeoutMs` would bound the whole generation (a 70 s reply was cut at
+   * 60 s and its model cooled down). Undefined: the larger of
+   * {@link DEFAULT_WHOLE_REPLY_TIMEOUT_MS} (pipeline/attempt-budget.ts) and `headerTimeoutMs`.
+   */
+  wholeReplyTimeoutMs?: number;
+  /**
    * Time a streamed reply may take from its headers to its first content, in ms, however many events
    * without content (keep-alive pings) arrive meanwhile, and again from the start of a block a
    * translated lane holds until its first content (pipeline/commit.ts). Undefined: the larger of

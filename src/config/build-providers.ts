@@ -66,6 +66,7 @@ export function buildProviders(
     else if (p.slow !== undefined) prov.idleTimeoutMs = slow ? SLOW_IDLE_TIMEOUT_MS : DEFAULT_IDLE_TIMEOUT_MS;
     if (p.header_timeout_ms !== undefined) prov.headerTimeoutMs = p.header_timeout_ms;
     if (p.first_content_timeout_ms !== undefined) prov.firstContentTimeoutMs = p.first_content_timeout_ms;
+    if (p.reply_timeout_ms !== undefined) prov.wholeReplyTimeoutMs = p.reply_timeout_ms;
     if (p.max_concurrency !== undefined) prov.defaultMaxConcurrency = p.max_concurrency;
     if (p.oauth) {
       if (!prov.oauth) {

@@ -343,6 +343,7 @@ export const ProviderSchema = strictObj(
      * timeout.
      */
     first_content_timeout_ms: v.optional(int("first_content_timeout_ms", 1)),
+    reply_timeout_ms: v.optional(int("reply_timeout_ms", 1)),
     /** Default concurrency slots per account (SPEC A-4). */
     max_concurrency: v.optional(int("max_concurrency", 1)),
     oauth: v.optional(OAuthSchema),

@@ -301,8 +301,10 @@ describe("classification rows through the gateway", () => {
 
   test("headers never arriving: header timeout, then the next account at once (no same-account retry while another candidate remains)", async () => {
     script({ t1: [{ hang_before_headers: true }, { hang_before_headers: true }, { hang_before_headers: true }, { hang_before_headers: true }] });
-    const res = await post("/v1/messages", msg("t/claude-x"));
+    // Streamed: a non-streamed call's headers come with its whole reply, so its wait is reply_timeout_ms.
+    const res = await post("/v1/messages", msg("t/claude-x", true));
     expect(res.status).toBe(200);
+    await res.text();
     // SPEC 6.2's same-account retries name 502/503/504 and connection errors; a hang is not retried on the
     // same account while another may answer (pipeline/attempt-budget.ts; it waited 4 x 300 ms here before).
     expect(order()).toEqual(["t1", "t2"]);

@@ -4,7 +4,9 @@
  * headers → next account"). With `header_timeout_ms` equal to `precommit_deadline_ms` (as their
  * defaults are: 60 000 each) the hanging attempt's header wait is cut to half the time left, it is not
  * retried on the same account, and the next target serves. Small configured values stand in for the
- * defaults here; pipeline/attempt-budget.test.ts checks the defaults leave room (computed).
+ * defaults here; pipeline/attempt-budget.test.ts checks the defaults leave room (computed). The hangs
+ * are streamed calls: a non-streamed call's headers come with its whole reply, so its wait is the
+ * provider's `reply_timeout_ms` (a GUI tryout: a non-streamed reply of 70 s got a 504 at 60 s).
  */
 import { afterAll, afterEach, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
@@ -67,15 +69,23 @@ afterEach(async () => {
   gw.app.registry.resetCounters();
 });
 
-const post = (model: string) =>
-  fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+const post = (model: string, stream = true) =>
+  fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 20, stream, messages: [{ role: "user", content: "hi" }] }) });
+/** The text of an Anthropic SSE reply's text deltas. */
+const sseText = (sse: string): string =>
+  sse
+    .split("\n")
+    .filter((l) => l.startsWith("data: "))
+    .map((l) => JSON.parse(l.slice(6)) as { delta?: { text?: string } })
+    .map((e) => e.delta?.text ?? "")
+    .join("");
 const where = (r: ReceivedRequest) => r.path.split("/")[1];
 
 test("a first target that hangs before its headers falls back to a healthy next target within the deadline (header wait = deadline), once", async () => {
   gw.fake.handle((r) => (where(r) === "slow" ? { hang_before_headers: true } : simpleReply(r.format!, { text: "served by good", model: r.model }, r.stream)));
   const res = await post("hangfirst");
-  const body = (await res.json()) as { content?: Array<{ text?: string }> };
-  expect({ status: res.status, fallback: res.headers.get("x-switchyard-fallback"), text: body.content?.[0]?.text, calls: gw.fake.requests.map(where) }).toEqual({
+  const text = sseText(await res.text());
+  expect({ status: res.status, fallback: res.headers.get("x-switchyard-fallback"), text, calls: gw.fake.requests.map(where) }).toEqual({
     status: 200,
     fallback: "1",
     text: "served by good",
@@ -116,5 +126,30 @@ test("max_attempts spent before a later target: the route trace says that target
     ]);
   } finally {
     await one.stop();
+  }
+});
+
+test("a non-streamed call is waited for as long as its reply takes, not the header timeout: its headers come with the whole reply", async () => {
+  // header_timeout_ms is 1500 and the reply's headers come after 2.5 s (a long non-streamed generation):
+  // before, the wait was the header timeout (cut further when a candidate followed): a 504, and the model cooled down.
+  gw.fake.handle((r) => ({ ...simpleReply(r.format!, { text: "a long reply", model: r.model }, r.stream), headers_delay_ms: 2_500 }));
+  const res = await post("slow/claude-long", false);
+  const body = (await res.json()) as { content?: Array<{ text?: string }> };
+  expect({ status: res.status, text: body.content?.[0]?.text, calls: gw.fake.requests.map(where) }).toEqual({ status: 200, text: "a long reply", calls: ["slow"] });
+});
+
+test("reply_timeout_ms bounds a non-streamed call; the 504 names it", async () => {
+  const short = await startGateway(YAML.replace("    header_timeout_ms: 1500\n  - id: good", "    header_timeout_ms: 1500\n    reply_timeout_ms: 800\n  - id: good"), {
+    env: { KEY_S: "sk-test-slow-one", KEY_G1: "sk-test-good-one", KEY_G2: "sk-test-good-two", KEY_B: "sk-test-bad-one" },
+    fake: await startFakeUpstream({ inProcess: (path) => path.startsWith("/slow/") }),
+  });
+  try {
+    short.fake.handle(() => ({ hang_before_headers: true }));
+    const res = await fetch(`${short.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "slow/claude-solo", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+    expect(res.status).toBe(504);
+    const trace = (await short.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.attempts[0]!.error).toBe("Upstream slow sent no reply to a non-streamed request within 800 ms (reply_timeout_ms).");
+  } finally {
+    await short.stop();
   }
 });
