@@ -37,6 +37,7 @@ import {
   type ItemFields,
 } from "./mapping.ts";
 import { withArticle } from "../article.ts";
+import { pairToolHistory } from "../tool-pairs.ts";
 
 /** One Anthropic message being assembled (build and tidy). */
 export interface OutMessage {
@@ -347,7 +348,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   const turns: OutMessage[] = [];
   let conversationStarted = false;
-  req.messages.forEach((m, i) => {
+  // Orphans repaired first (REFERENCE §5.7): message count and order unchanged, so `i` still indexes item fields.
+  pairToolHistory(req.messages, w, "Anthropic").forEach((m, i) => {
     const fields = itemFields?.messages?.[String(i)];
     if (m.role === "system" || m.role === "developer") {
       if (keepSystemTurns && m.role === "system") {

@@ -18,9 +18,10 @@
  * - Tool results → `functionResponse` parts, all of one user content, first, in the order of their
  *   calls; `name` = the call's (Gemini) name found by call id; `response` = `{result: text}`, or the
  *   object itself when the text is a JSON object, or `{error: text}` when `isError` (REFERENCE §5.7).
- *   Images/PDFs inside results follow as `inlineData` parts in the same content (§5.5). A call left
- *   without a result gets a synthesized `{error: …}` response (Gemini requires one response per call);
- *   a result whose call is unknown becomes a text part. Both with a warning.
+ *   Images/PDFs inside results follow as `inlineData` parts in the same content (§5.5). Orphans are
+ *   repaired first, as on the other lanes ({@link pairToolHistory}): a call left without a result gets
+ *   a synthesized `{error: …}` response (Gemini requires one response per call); a result that answers
+ *   no call of the model turn before it becomes a text part. Both with a warning.
  * - Ids are NOT sent (`functionCall.id` / `functionResponse.id`): Vertex rejects the field ("Unknown
  *   name id"); pairing is by name and order (REFERENCE §5.3).
  * - Function tools → ONE `{functionDeclarations: […]}` entry; names sanitised (names.ts), parameters
@@ -51,6 +52,7 @@ import type {
 } from "../hub.ts";
 import { sendableStops, Warnings } from "../hub.ts";
 import { GeminiNameMap } from "./names.ts";
+import { pairToolHistory } from "../tool-pairs.ts";
 import { cleanParameters, cleanResponseJsonSchema } from "./schema-clean.ts";
 import type { GeminiContent, GeminiFunctionDeclaration, GeminiPart } from "./schema.ts";
 import { isObj } from "../json.ts";
@@ -434,8 +436,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
           break;
         }
         case "tool_result": {
+          // pairToolHistory (formats/tool-pairs.ts) left only results of a call of the run before.
           const call = calls.get(p.callId);
-          const name = call?.name ?? (p.name ? names.toGemini(p.name) : undefined);
+          const name = call?.name ?? names.toGemini(p.name ?? "");
           const texts: string[] = [];
           const media: GeminiPart[] = [];
           for (const c of p.content) {
@@ -448,11 +451,6 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
             }
           }
           const text = texts.join("\n");
-          if (!name) {
-            w.add("orphan_tool_result", "A tool result without a matching tool call was sent to Gemini as text.");
-            run.parts.push({ text: `Result of tool call ${p.callId}${p.isError ? " (error)" : ""}:\n${text}` }, ...media);
-            break;
-          }
           run.responses.push({
             run: call ? call.run : Number.MAX_SAFE_INTEGER,
             order: call ? call.order : 0,
@@ -467,7 +465,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     }
   };
 
-  for (const m of req.messages) {
+  // Orphan results and unanswered calls repaired first (Gemini requires one response per call).
+  for (const m of pairToolHistory(req.messages, w, "Gemini")) {
     if (m.role === "system" || m.role === "developer") {
       for (const p of m.content) pushSystem(p);
       continue;
@@ -482,26 +481,6 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     }
     convertMessage(m, run, runs.length - 1);
     if (fresh && run.parts.length === 0 && run.responses.length === 0) runs.pop();
-  }
-
-  // ---- one response per call (Gemini requires the counts to match) ---------------------------
-  for (let i = 0; i < runs.length - 1; i++) {
-    const run = runs[i]!;
-    const next = runs[i + 1]!;
-    if (run.role !== "model" || run.calls.length === 0 || next.role !== "user") continue;
-    const answered = new Set(next.responses.map((r) => r.callId));
-    run.calls.forEach((c, order) => {
-      if (answered.has(c.id)) return;
-      w.add("missing_tool_result", "A tool call in history had no result; Gemini was sent an error result for it.");
-      next.responses.push({
-        run: i,
-        order,
-        seq: seq++,
-        callId: c.id,
-        part: { functionResponse: { name: c.name, response: { error: "No result was provided for this tool call." } } },
-        media: [],
-      });
-    });
   }
 
   // ---- assemble ---------------------------------------------------------------------------

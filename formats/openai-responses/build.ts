@@ -19,6 +19,7 @@ import {
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import { effortForDisabledReasoning } from "../openai-common/models.ts";
 import { applyCodexFixes } from "./codex.ts";
+import { pairToolHistory } from "../tool-pairs.ts";
 import { LOGPROBS_INCLUDE, TOOL_FIELDS_KEY, hasItemPrefix, sanitizeCallId, sourceToUrl } from "./common.ts";
 
 const FORMAT = "openai-responses" as const;
@@ -359,7 +360,9 @@ const MIN_OUTPUT_TOKENS = 16;
  *   `input` at their position (B31, REFERENCE §5.4);
  * - tool history → `function_call` / `function_call_output` items, output a STRING when text-only
  *   (B31); call ids over 64 chars mapped deterministically (§5.3); `fc_`/`rs_` item ids kept, others
- *   dropped (OpenAI validates prefixes, §3.1);
+ *   dropped (OpenAI validates prefixes, §3.1); orphans repaired with a warning ({@link pairToolHistory}:
+ *   a result without its call → text, a call without its result → an error output), except with
+ *   `previous_response_id`, where a result may answer a call of the stored response;
  * - tools flat (`{type:"function", name, parameters, strict}`), Codex namespaces re-nested, provider
  *   tools of other formats dropped with a warning; an `allowed` tool choice → `allowed_tools`;
  *   `verbosity` → `text.verbosity`;
@@ -398,7 +401,10 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (instructions.length > 0) body.instructions = instructions;
 
   const input: Array<Record<string, unknown>> = [];
-  for (const m of req.messages) messageItems(m, ctx, input);
+  // Orphans repaired (REFERENCE §5.7), but not after previous_response_id: a result there answers a
+  // call of the stored response.
+  const history = req.previousResponseId === undefined ? pairToolHistory(req.messages, w, "the Responses upstream") : req.messages;
+  for (const m of history) messageItems(m, ctx, input);
   body.input = input;
 
   const toolFields = fromResponses ? (req.source.extra[TOOL_FIELDS_KEY] as Record<string, Record<string, unknown>> | undefined) : undefined;

@@ -64,19 +64,50 @@ describe("a history trimmed by the app (REFERENCE §5.7 Orphans: drop/repair, wa
     expect(built.warnings.map((w) => w.code).sort()).toEqual(["missing_tool_result", "orphan_tool_result"]);
   });
 
-  test.failing("the Anthropic lane sends no orphan tool_result and no unanswered tool_use (Anthropic answers 400 to either)", () => {
+  test("the Anthropic lane sends no orphan tool_result and no unanswered tool_use (Anthropic answers 400 to either)", () => {
     const built = fromChat({ ...trimmed, tools: [weatherTool] }, "anthropic-messages", "anthropic");
     expect(anthropicToolPairingProblems(built.body.messages as Msg[])).toEqual([]);
     expect(built.warnings.length).toBeGreaterThan(0);
   });
 
-  test.failing("the Responses lane sends no function_call_output without its function_call, nor a call without its output", () => {
+  test("the Responses lane sends no function_call_output without its function_call, nor a call without its output", () => {
     const built = fromChat({ ...trimmed, tools: [weatherTool] }, "openai-responses", "openai-responses");
     const input = built.body.input as Array<{ type: string; call_id?: string }>;
     const calls = new Set(input.filter((i) => i.type === "function_call").map((i) => i.call_id));
     const outputs = new Set(input.filter((i) => i.type === "function_call_output").map((i) => i.call_id));
     expect([...outputs].filter((id) => !calls.has(id))).toEqual([]);
     expect([...calls].filter((id) => !outputs.has(id))).toEqual([]);
+  });
+});
+
+describe("orphan repair keeps what is not an orphan", () => {
+  test("a Responses client's result for a call of its previous_response_id is sent as a function_call_output, without a warning", () => {
+    const hub = codecFor("openai-responses").parseRequest!({
+      model: "m",
+      previous_response_id: "resp_1",
+      input: [{ type: "function_call_output", call_id: "call_prev", output: "12C" }],
+    });
+    const target: BuildTarget = { model: "up-model", kind: "openai-responses", family: "openai", stream: false };
+    const built = codecFor("openai-responses").buildRequest({ ...hub, model: "up-model", stream: false }, target);
+    expect(built.body.input).toEqual([{ type: "function_call_output", call_id: "call_prev", output: "12C" }]);
+    expect(built.warnings.map((w) => w.code)).not.toContain("orphan_tool_result");
+  });
+
+  test("the Anthropic lane turns the trimmed result into text and answers the abandoned call with an error result", () => {
+    const built = fromChat(
+      { ...messages({ role: "tool", tool_call_id: "call_gone", content: "old result" }, { role: "user", content: "next" }, { role: "assistant", content: "", tool_calls: [{ id: "call_2", type: "function", function: { name: "get_weather", arguments: "{}" } }] }, { role: "user", content: "never mind" }), tools: [weatherTool] },
+      "anthropic-messages",
+      "anthropic",
+    );
+    expect(built.body.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "Result of tool call call_gone:\nold result" }, { type: "text", text: "next" }] },
+      { role: "assistant", content: [{ type: "tool_use", id: "call_2", name: "get_weather", input: {} }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "call_2", content: "No result was provided for this tool call.", is_error: true }, { type: "text", text: "never mind" }] },
+    ]);
+    expect(built.warnings.map((w) => w.message)).toEqual([
+      "A tool result without a matching tool call was sent to Anthropic as text.",
+      "A tool call in history had no result; Anthropic was sent an error result for it.",
+    ]);
   });
 });
 
