@@ -38,6 +38,7 @@ import {
 } from "./mapping.ts";
 import { withArticle } from "../article.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
+import { ANTHROPIC_TOOL_NAMES, registerToolNames, ToolNameMap } from "../tool-names.ts";
 
 /** One Anthropic message being assembled (build and tidy). */
 export interface OutMessage {
@@ -114,7 +115,7 @@ function toolResultBlock(p: ToolResultPart, w: Warnings): Json {
 }
 
 /** Converts one hub turn's parts into Anthropic blocks for a user/assistant/system message. */
-function convertParts(m: HubMessage, family: ProviderFamily, w: Warnings, out: OutMessage): void {
+function convertParts(m: HubMessage, family: ProviderFamily, w: Warnings, out: OutMessage, names: ToolNameMap): void {
   const assistant = m.role === "assistant";
   for (const p of m.content) {
     let b: Json | null = null;
@@ -143,7 +144,7 @@ function convertParts(m: HubMessage, family: ProviderFamily, w: Warnings, out: O
         if (p.signature && p.signature.family !== family) {
           w.add("dropped_opaque_state", "A provider signature on a tool call has no Anthropic slot and was dropped");
         }
-        b = cacheField({ type: "tool_use", id: sanitizeToolId(p.id), name: p.name, input: toolInput(p.arguments, w) }, p.cacheControl);
+        b = cacheField({ type: "tool_use", id: sanitizeToolId(p.id), name: names.map(p.name), input: toolInput(p.arguments, w) }, p.cacheControl);
         break;
       case "tool_result":
         if (assistant) {
@@ -265,11 +266,11 @@ function lastToolTurnFit(messages: OutMessage[], same: boolean, family: Provider
   return true;
 }
 
-function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined): Json {
+function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined, names: ToolNameMap): Json {
   let schema = t.parameters;
   if (!isObj(schema) || Object.keys(schema).length === 0) schema = { type: "object", properties: {} };
   else if (schema.type === undefined) schema = { type: "object", ...schema };
-  const out: Json = { name: t.name };
+  const out: Json = { name: names.map(t.name) };
   if (t.description !== undefined && t.description !== null) out.description = t.description;
   out.input_schema = schema;
   if (same && t.strict !== undefined) out.strict = t.strict;
@@ -294,6 +295,10 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  *   tool ids sanitised deterministically (mapping.ts `sanitizeToolId`); arguments "" → `input: {}`;
  *   thinking/redacted thinking only when signed by `target.family` (never unsigned or foreign, F-8);
  *   audio/video dropped.
+ * - tool names Anthropic refuses (`^[a-zA-Z0-9_-]{1,128}$`: a dot, a colon, a space, another script)
+ *   mapped the same way in tools, history and `tool_choice` (formats/tool-names.ts), each with a
+ *   `renamed_tool` warning; `decoderHints.toolNames` gives the decoders the way back to the client's.
+ * - orphan tool results and unanswered calls repaired first ({@link pairToolHistory}, REFERENCE §5.7).
  * - tools: missing description omitted (never null), empty schema → `{type: object, properties: {}}`;
  *   provider tools of another format dropped. `tool_choice` only with tools; `parallelToolCalls:
  *   false` → `disable_parallel_tool_use: true` (on `{type: auto}` when no choice was given).
@@ -339,6 +344,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   const family = target.family;
   const extra = req.source.extra ?? {};
   const itemFields = same && isObj(extra[ITEM_FIELDS_KEY]) ? (extra[ITEM_FIELDS_KEY] as ItemFields) : undefined;
+  // Names Anthropic refuses (a dot, a colon, a space, another script) mapped, and back in the reply.
+  const names = registerToolNames(req, new ToolNameMap(ANTHROPIC_TOOL_NAMES));
 
   // ---- system and messages
   const system: Json[] = [];
@@ -354,7 +361,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     if (m.role === "system" || m.role === "developer") {
       if (keepSystemTurns && m.role === "system") {
         const out: OutMessage = { role: "system", content: [], fields };
-        convertParts(m, family, w, out);
+        convertParts(m, family, w, out, names);
         turns.push(out);
         return;
       }
@@ -377,7 +384,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     }
     conversationStarted = true;
     const out: OutMessage = { role: m.role, content: [], fields };
-    convertParts(m, family, w, out);
+    convertParts(m, family, w, out, names);
     turns.push(out);
   });
   const messages = mergeTurns(turns);
@@ -387,7 +394,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   const tools: Json[] = [];
   // Responses `custom` (freeform) tools become one-string-argument function tools (formats/tool-kinds.ts).
   for (const t of portableTools(req.tools)) {
-    if (t.kind === "function") tools.push(toolJson(t, same, itemFields));
+    if (t.kind === "function") tools.push(toolJson(t, same, itemFields, names));
     else if (t.format === "anthropic-messages") tools.push(t.raw);
     else w.add("dropped_tool", `Tool ${JSON.stringify(t.name ?? t.raw.type ?? "?")} is specific to ${t.format} and was dropped`);
   }
@@ -466,7 +473,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
         tc = { type: "none" };
         break;
       case "tool":
-        tc = { type: "tool", name: req.toolChoice.name };
+        tc = { type: "tool", name: names.map(req.toolChoice.name) };
         break;
       case "allowed":
         // No Anthropic equivalent of a subset: `tool_choice` is auto / any / tool (one name) / none
@@ -559,5 +566,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     }
   }
   body.stream = target.stream;
-  return { body, warnings: w.list };
+  const renamed = names.renamed();
+  for (const [given, orig] of Object.entries(renamed)) {
+    w.add("renamed_tool", `The tool name ${JSON.stringify(orig)} is not a valid Anthropic tool name; sent as ${JSON.stringify(given)}.`);
+  }
+  return Object.keys(renamed).length > 0 ? { body, warnings: w.list, decoderHints: { toolNames: renamed } } : { body, warnings: w.list };
 }

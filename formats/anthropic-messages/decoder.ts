@@ -19,6 +19,7 @@
  *   a data line that is not JSON becomes an `api_error` (502); nothing is decoded after an error.
  * Every signature and redacted-thinking blob is stamped with `opts.family`.
  */
+import { clientToolName } from "../tool-names.ts";
 import type { DecoderOptions, StreamDecoder } from "../codec.ts";
 import { hubError, type HubEvent, type ProviderFamily } from "../hub.ts";
 import { upstreamNestedTooDeep, valueNestsDeeperThan } from "../json-depth.ts";
@@ -60,11 +61,15 @@ export class AnthropicDecoder implements StreamDecoder {
   /** StreamDecoder.serverTools: server tools' calls started and not yet answered by their result's block ({@link serverToolStep}). */
   serverTools = 0;
 
+  /** Provider tool name → the client's (DecoderOptions.toolNames: names the builder had to change). */
+  private readonly toolNames: Record<string, string> | undefined;
+
   constructor(
     opts: DecoderOptions,
     private readonly emit: (ev: HubEvent) => void,
   ) {
     this.family = opts.family;
+    this.toolNames = opts.toolNames;
     this.reader = new SseReader((ev) => this.onEvent(ev));
   }
 
@@ -206,7 +211,7 @@ export class AnthropicDecoder implements StreamDecoder {
         this.emit({
           type: "block_start",
           index,
-          block: { type: "tool_call", id: typeof b.id === "string" ? b.id : "", name: typeof b.name === "string" ? b.name : "" },
+          block: { type: "tool_call", id: typeof b.id === "string" ? b.id : "", name: typeof b.name === "string" ? clientToolName(this.toolNames, b.name) : "" },
         });
         return;
       default: {

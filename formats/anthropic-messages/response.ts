@@ -1,6 +1,7 @@
 /**
  * Non-streamed Anthropic Messages replies ↔ hub (REFERENCE §1.2).
  */
+import { clientToolName } from "../tool-names.ts";
 import { countsTokens, type DecoderOptions, type EncoderOptions, type PlainReplyFacts } from "../codec.ts";
 import { FormatError, hubError, noteDropped, type HubPart, type HubResponse, type Warning } from "../hub.ts";
 import { promoteStopReason } from "../normalize.ts";
@@ -55,7 +56,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
         content.push({
           type: "tool_call",
           id: typeof blk.id === "string" ? blk.id : "",
-          name: typeof blk.name === "string" ? blk.name : "",
+          name: typeof blk.name === "string" ? clientToolName(opts.toolNames, blk.name) : "", // a name the builder changed: the client's
           arguments: argumentsText(blk.input ?? {}),
         });
         break;

@@ -53,6 +53,7 @@ import type {
 import { sendableStops, Warnings } from "../hub.ts";
 import { GeminiNameMap } from "./names.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
+import { registerToolNames } from "../tool-names.ts";
 import { cleanParameters, cleanResponseJsonSchema } from "./schema-clean.ts";
 import type { GeminiContent, GeminiFunctionDeclaration, GeminiPart } from "./schema.ts";
 import { isObj } from "../json.ts";
@@ -82,26 +83,9 @@ export function geminiPath(model: string, stream: boolean): string {
   return `/v1beta/${collection}/${encodeURIComponent(m)}:${method}`;
 }
 
-/**
- * Registers every function name of a request in a fixed order (valid declared names first, so they
- * keep their identity; then other declared names; then names in history and tool_choice), so the
- * builder and {@link geminiToolNames} agree.
- */
+/** Every function name of the request in a Gemini name map, in the shared fixed order (formats/tool-names.ts). */
 function registerNames(req: HubRequest): GeminiNameMap {
-  const names = new GeminiNameMap();
-  const declared: string[] = [];
-  for (const t of portableTools(req.tools)) if (t.kind === "function") declared.push(t.name);
-  for (const n of declared) if (/^[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}$/.test(n)) names.toGemini(n);
-  for (const n of declared) names.toGemini(n);
-  for (const m of req.messages) {
-    for (const p of m.content) {
-      if (p.type === "tool_call") names.toGemini(p.name);
-      else if (p.type === "tool_result" && p.name) names.toGemini(p.name);
-    }
-  }
-  if (req.toolChoice?.type === "tool") names.toGemini(req.toolChoice.name);
-  else if (req.toolChoice?.type === "allowed") for (const n of req.toolChoice.names) names.toGemini(n);
-  return names;
+  return registerToolNames(req, new GeminiNameMap()) as GeminiNameMap;
 }
 
 /**

@@ -27,6 +27,7 @@
  *
  * No valibot on this path: cheap manual shape checks only.
  */
+import { clientToolName } from "../tool-names.ts";
 import type { DecoderOptions, StreamDecoder } from "../codec.ts";
 import type { HubError, HubEvent, Opaque, TokenLogprob, Usage } from "../hub.ts";
 import { upstreamNestedTooDeep, valueNestsDeeperThan } from "../json-depth.ts";
@@ -288,7 +289,7 @@ export class GeminiChunkDecoder {
       this.closeOpen();
       const key = this.nextKey++;
       const id = typeof fc.id === "string" && fc.id.length > 0 ? fc.id : this.mintId();
-      const clientName = this.opts.toolNames?.[name] ?? name;
+      const clientName = clientToolName(this.opts.toolNames, name);
       const block: { type: "tool_call"; id: string; name: string; signature?: Opaque } = { type: "tool_call", id, name: clientName };
       if (sig) block.signature = this.opaque(sig);
       this.emit({ type: "block_start", index: key, block });

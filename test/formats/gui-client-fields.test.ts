@@ -177,7 +177,7 @@ describe("tool names another format allows", () => {
   // Gemini takes `[a-zA-Z_][a-zA-Z0-9_.:-]*` (formats/gemini/names.ts), and the Gemini lane renames
   // what Gemini refuses; Anthropic takes only `^[a-zA-Z0-9_-]{1,128}$` and answers 400 "tools.0.custom.name:
   // String should match pattern" for a dot, a colon or a space.
-  test.failing("a Gemini client's dotted MCP tool name reaches Anthropic in a form Anthropic takes", () => {
+  test("a Gemini client's dotted MCP tool name reaches Anthropic in a form Anthropic takes", () => {
     const hub = codecFor("gemini").parseRequest!({
       contents: [{ role: "user", parts: [{ text: "x" }] }],
       tools: [{ functionDeclarations: [{ name: "docker.io:list_images", parameters: { type: "object", properties: {} } }] }],
@@ -185,5 +185,67 @@ describe("tool names another format allows", () => {
     const target: BuildTarget = { model: "up-model", kind: "anthropic", family: "anthropic", stream: false };
     const built = codecFor("anthropic-messages").buildRequest({ ...hub, model: "up-model", stream: false }, target);
     for (const t of built.body.tools as Array<{ name: string }>) expect(t.name).toMatch(/^[a-zA-Z0-9_-]{1,128}$/);
+  });
+});
+
+describe("tool names Anthropic refuses, mapped there and back", () => {
+  const tool = (name: string) => ({ type: "function", function: { name, parameters: { type: "object", properties: {} } } });
+  const names = ["docker.io:list_images", "github.create issue", "天気", "get_weather"];
+  const request = {
+    ...messages(
+      { role: "user", content: "list" },
+      { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "docker.io:list_images", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "call_1", content: "[]" },
+    ),
+    tools: names.map(tool),
+    tool_choice: { type: "function", function: { name: "github.create issue" } },
+  };
+  const built = fromChat(request, "anthropic-messages", "anthropic");
+  const sent = (built.body.tools as Array<{ name: string }>).map((t) => t.name);
+
+  test("every name Anthropic takes, distinct; valid names unchanged; history and tool_choice use the same names; each change warned", () => {
+    expect(sent).toEqual(["docker_io_list_images", "github_create_issue", "__", "get_weather"]);
+    const history = built.body.messages as Array<{ content: unknown[] }>;
+    expect(history[1]!.content).toEqual([{ type: "tool_use", id: "call_1", name: "docker_io_list_images", input: {} }]);
+    expect(built.body.tool_choice).toEqual({ type: "tool", name: "github_create_issue" });
+    expect(built.warnings.filter((w) => w.code === "renamed_tool").map((w) => w.message)).toEqual([
+      'The tool name "docker.io:list_images" is not a valid Anthropic tool name; sent as "docker_io_list_images".',
+      'The tool name "github.create issue" is not a valid Anthropic tool name; sent as "github_create_issue".',
+      'The tool name "天気" is not a valid Anthropic tool name; sent as "__".',
+    ]);
+    expect(built.decoderHints?.toolNames).toEqual({ docker_io_list_images: "docker.io:list_images", github_create_issue: "github.create issue", __: "天気" });
+  });
+
+  test("two names that clean to the same name stay distinct", () => {
+    const b = fromChat({ ...messages({ role: "user", content: "x" }), tools: [tool("a.b"), tool("a:b")] }, "anthropic-messages", "anthropic");
+    expect((b.body.tools as Array<{ name: string }>).map((t) => t.name)).toEqual(["a_b", "a_b_2"]);
+  });
+
+  test("a JSON reply's tool call carries the client's name", () => {
+    const opts = { family: "anthropic" as const, ...built.decoderHints };
+    const reply = codecFor("anthropic-messages").decodeResponse(
+      { type: "message", id: "msg_1", role: "assistant", model: "up-model", content: [{ type: "tool_use", id: "toolu_1", name: "github_create_issue", input: { t: 1 } }], stop_reason: "tool_use", usage: { input_tokens: 1, output_tokens: 1 } },
+      opts,
+    );
+    expect(reply.content).toEqual([{ type: "tool_call", id: "toolu_1", name: "github.create issue", arguments: '{"t":1}' }]);
+    const chat = codecFor("openai-chat").encodeResponse!(reply, { model: "m" } as never) as { choices: Array<{ message: { tool_calls: Array<{ function: { name: string } }> } }> };
+    expect(chat.choices[0]!.message.tool_calls[0]!.function.name).toBe("github.create issue");
+  });
+
+  test("a streamed tool call carries the client's name; a name the builder did not change (even `constructor`) passes as it came", () => {
+    const opts = { family: "anthropic" as const, ...built.decoderHints };
+    const events: Array<{ type: string; block?: { name?: string } }> = [];
+    const dec = codecFor("anthropic-messages").createDecoder(opts, (e) => events.push(e as never));
+    const sse = (t: string, d: unknown) => `event: ${t}\ndata: ${JSON.stringify(d)}\n\n`;
+    dec.push(
+      new TextEncoder().encode(
+        sse("message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "up-model", content: [], usage: { input_tokens: 1, output_tokens: 0 } } }) +
+          sse("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "tool_use", id: "toolu_1", name: "__", input: {} } }) +
+          sse("content_block_stop", { type: "content_block_stop", index: 0 }) +
+          sse("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_2", name: "constructor", input: {} } }) +
+          sse("content_block_stop", { type: "content_block_stop", index: 1 }),
+      ),
+    );
+    expect(events.filter((e) => e.type === "block_start").map((e) => e.block?.name)).toEqual(["天気", "constructor"]);
   });
 });
