@@ -18,6 +18,7 @@ import {
   type ReasoningConfig,
   type ReasoningEffort,
   type TextPart,
+  type ToolChoice,
   type ToolResultPart,
   sendableStops,
   Warnings,
@@ -266,6 +267,26 @@ function lastToolTurnFit(messages: OutMessage[], same: boolean, family: Provider
   return true;
 }
 
+/**
+ * Declarations for the tools a history calls when the request declares none (a title or summary
+ * request carrying a tool loop, as GUI apps send; OpenAI takes it, Anthropic answers 400 "Requests which
+ * include `tool_use` or `tool_result` blocks must define tools"): each name the history's `tool_use`
+ * blocks use, once, in order, with the empty schema `{type: "object", properties: {}}` (Anthropic does
+ * not check history's inputs against it), and a `declared_history_tools` warning. The builder sends
+ * them with `tool_choice: {type: "none"}`, so the model cannot call them. Undefined when the history
+ * has no tool block.
+ */
+function historyToolDeclarations(messages: OutMessage[], w: Warnings): Json[] | undefined {
+  const used: string[] = [];
+  for (const m of messages) for (const b of m.content) if (b.type === "tool_use" && typeof b.name === "string" && !used.includes(b.name)) used.push(b.name);
+  if (used.length === 0) return undefined;
+  w.add(
+    "declared_history_tools",
+    `The history calls tools the request does not declare (${used.join(", ")}); Anthropic takes tool blocks only with tools, so they were declared with an empty schema and tool_choice none.`,
+  );
+  return used.map((name) => ({ name, input_schema: { type: "object", properties: {} } }));
+}
+
 function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined, names: ToolNameMap): Json {
   let schema = t.parameters;
   if (!isObj(schema) || Object.keys(schema).length === 0) schema = { type: "object", properties: {} };
@@ -299,6 +320,8 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  *   mapped the same way in tools, history and `tool_choice` (formats/tool-names.ts), each with a
  *   `renamed_tool` warning; `decoderHints.toolNames` gives the decoders the way back to the client's.
  * - orphan tool results and unanswered calls repaired first ({@link pairToolHistory}, REFERENCE §5.7).
+ * - a history with tool blocks in a request that declares no tools: the tools it calls declared with
+ *   an empty schema and `tool_choice: none`, warned ({@link historyToolDeclarations}).
  * - tools: missing description omitted (never null), empty schema → `{type: object, properties: {}}`;
  *   provider tools of another format dropped. `tool_choice` only with tools; `parallelToolCalls:
  *   false` → `disable_parallel_tool_use: true` (on `{type: auto}` when no choice was given).
@@ -398,12 +421,14 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     else if (t.format === "anthropic-messages") tools.push(t.raw);
     else w.add("dropped_tool", `Tool ${JSON.stringify(t.name ?? t.raw.type ?? "?")} is specific to ${t.format} and was dropped`);
   }
+  const historyTools = tools.length === 0 ? historyToolDeclarations(messages, w) : undefined;
+  if (historyTools) tools.push(...historyTools);
 
   // ---- limits and thinking
   let maxTokens = req.maxOutputTokens ?? target.defaultMaxOutputTokens ?? DEFAULT_MAX_TOKENS;
   const forced = req.toolChoice?.type === "required" || req.toolChoice?.type === "tool" || (req.toolChoice?.type === "allowed" && req.toolChoice.mode === "required");
   let plan = planThinking(req.reasoning, same);
-  if ((plan.kind === "budget" || plan.kind === "adaptive") && forced && tools.length > 0) {
+  if ((plan.kind === "budget" || plan.kind === "adaptive") && forced && tools.length > 0 && !historyTools) {
     w.add("dropped_thinking_config", "Thinking is incompatible with a forced tool choice; thinking was not enabled");
     plan = { kind: "none" };
   }
@@ -462,7 +487,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (tools.length > 0) {
     body.tools = tools;
     let tc: Json | undefined;
-    switch (req.toolChoice?.type) {
+    const choice: ToolChoice | undefined = historyTools ? { type: "none" } : req.toolChoice;
+    switch (choice?.type) {
       case "auto":
         tc = { type: "auto" };
         break;
@@ -473,14 +499,14 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
         tc = { type: "none" };
         break;
       case "tool":
-        tc = { type: "tool", name: names.map(req.toolChoice.name) };
+        tc = { type: "tool", name: names.map(choice.name) };
         break;
       case "allowed":
         // No Anthropic equivalent of a subset: `tool_choice` is auto / any / tool (one name) / none
         // (platform.claude.com/docs/en/agents-and-tools/tool-use/implement-tool-use, "Forcing tool
         // use"), and leaving tools out of `tools` would break the prompt cache. Its mode is sent,
         // every tool staying callable.
-        tc = { type: req.toolChoice.mode === "required" ? "any" : "auto" };
+        tc = { type: choice.mode === "required" ? "any" : "auto" };
         w.add("dropped_field", `tool_choice allowed_tools has no Anthropic equivalent; ${tc.type} was sent and every declared tool stays callable`);
         break;
     }
@@ -491,7 +517,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       tc.disable_parallel_tool_use = false;
     }
     if (tc) body.tool_choice = tc;
-  } else if (req.toolChoice && req.toolChoice.type !== "none" && req.toolChoice.type !== "auto") {
+  }
+  if ((tools.length === 0 || historyTools) && req.toolChoice && req.toolChoice.type !== "none" && req.toolChoice.type !== "auto") {
     w.add("dropped_field", "tool_choice was dropped because the request has no tools");
   }
   if (thinking) body.thinking = thinking;

@@ -171,6 +171,36 @@ function allowedFunctions(tc: Record<string, unknown>): ToolChoice | undefined {
 }
 
 /**
+ * The legacy (deprecated, still sent by older GUI apps and SDK users) function-calling parameters:
+ * `functions: [{name, description?, parameters?}]` → function tools appended to `tools` (a name
+ * `tools` already declares is not declared twice), `function_call` `"none"` / `"auto"` / `{name}` →
+ * the tool choice none / auto / that tool (used when `tool_choice` is absent). Returns the top-level
+ * keys read (left out of `source.extra`) and the choice. A malformed `functions` entry leaves both
+ * parameters unread (kept in `source.extra`: other formats name them dropped).
+ */
+function legacyFunctions(raw: Record<string, unknown>, tools: HubTool[]): { consumed: Set<string>; choice?: ToolChoice } {
+  const consumed = new Set<string>();
+  const fns = raw.functions;
+  if (!Array.isArray(fns) || fns.length === 0 || !fns.every((f) => isObj(f) && typeof f.name === "string")) return { consumed };
+  consumed.add("functions");
+  const declared = new Set(tools.map((t) => t.name));
+  for (const f of fns as Array<Record<string, unknown>>) {
+    const name = f.name as string;
+    if (declared.has(name)) continue;
+    declared.add(name);
+    const tool: HubTool = { kind: "function", name, parameters: isObj(f.parameters) ? f.parameters : { type: "object", properties: {} } };
+    if (typeof f.description === "string") tool.description = f.description;
+    tools.push(tool);
+  }
+  const fc = raw.function_call;
+  let choice: ToolChoice | undefined;
+  if (fc === "none" || fc === "auto") choice = { type: fc };
+  else if (isObj(fc) && typeof fc.name === "string") choice = { type: "tool", name: fc.name };
+  if (choice) consumed.add("function_call");
+  return { consumed, choice };
+}
+
+/**
  * The Chat request body checked against {@link ChatRequestSchema}, and its output. Also asked by the
  * same-format tidy lane (tidy.ts) before it drops or filters something for its type, so a malformed
  * body is the same 400 whatever the target.
@@ -209,7 +239,8 @@ export function checkedRequest(body: unknown): v.InferOutput<typeof ChatRequestS
  * - `tool` (and legacy `function`) messages → `tool_result` parts; consecutive ones form ONE user turn,
  *   in order (REFERENCE §5.7).
  * - tools: `function` tools (missing/null `description` stays absent, B35; missing `parameters` →
- *   empty object schema); other tool types → provider tools of format `openai-chat`.
+ *   empty object schema); other tool types → provider tools of format `openai-chat`. The legacy
+ *   `functions` / `function_call` parameters → function tools / tool choice ({@link legacyFunctions}).
  * - `tool_choice` strings/objects (an `allowed_tools` choice of function tools → `allowed`),
  *   `verbosity` (low/medium/high), `parallel_tool_calls`, `max_completion_tokens` (preferred) or
  *   `max_tokens`, `stop` (string or list), `reasoning_effort`, `response_format`, `n`, `user` (or
@@ -320,9 +351,10 @@ export function parseRequest(body: unknown): HubRequest {
     }
   });
 
+  const legacy = legacyFunctions(raw, tools);
   const extra: Record<string, unknown> = {};
   for (const [k, val] of Object.entries(raw)) {
-    if (!CONSUMED.has(k) && val !== null && val !== undefined) extra[k] = val;
+    if (!CONSUMED.has(k) && val !== null && val !== undefined && !legacy.consumed.has(k)) extra[k] = val;
   }
 
   const hub: HubRequest = {
@@ -334,6 +366,7 @@ export function parseRequest(body: unknown): HubRequest {
     source: { format: "openai-chat", extra },
   };
 
+  if (legacy.choice && (b.tool_choice === undefined || b.tool_choice === null)) hub.toolChoice = legacy.choice;
   const tc = b.tool_choice;
   if (typeof tc === "string") {
     if (tc === "auto" || tc === "required" || tc === "none") hub.toolChoice = { type: tc };

@@ -115,7 +115,7 @@ describe("tool history in a request that declares no tools", () => {
   // A follow-up ("summarize the chat", a title request carrying the history) after a tool loop: OpenAI
   // takes it; Anthropic answers 400 "Requests which include `tool_use` or `tool_result` blocks must
   // define tools."
-  test.failing("reaches Anthropic either with tools declared or with the tool blocks as text", () => {
+  test("reaches Anthropic either with tools declared or with the tool blocks as text", () => {
     const built = fromChat(
       messages(
         { role: "user", content: "w?" },
@@ -131,7 +131,7 @@ describe("tool history in a request that declares no tools", () => {
     expect(hasToolBlocks && !built.body.tools).toBe(false);
   });
 
-  test.failing("the legacy `functions` parameter declares the tools its legacy history uses", () => {
+  test("the legacy `functions` parameter declares the tools its legacy history uses", () => {
     const built = fromChat(
       {
         ...messages(
@@ -145,6 +145,46 @@ describe("tool history in a request that declares no tools", () => {
       "anthropic",
     );
     expect((built.body.tools as Array<{ name: string }> | undefined)?.map((t) => t.name)).toEqual(["lookup"]);
+  });
+});
+
+describe("tool history without tools: the rule (README, Translation)", () => {
+  const loop = messages(
+    { role: "user", content: "w?" },
+    { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "function", function: { name: "get_weather", arguments: '{"city":"Paris"}' } }] },
+    { role: "tool", tool_call_id: "call_1", content: "sunny" },
+    { role: "user", content: "Write a title for this chat" },
+  );
+
+  test("Anthropic gets the history's tools declared with an empty schema and tool_choice none, and the client a warning naming them", () => {
+    const built = fromChat(loop, "anthropic-messages", "anthropic");
+    expect(built.body.tools).toEqual([{ name: "get_weather", input_schema: { type: "object", properties: {} } }]);
+    expect(built.body.tool_choice).toEqual({ type: "none" });
+    expect(built.warnings).toEqual([
+      {
+        code: "declared_history_tools",
+        message: "The history calls tools the request does not declare (get_weather); Anthropic takes tool blocks only with tools, so they were declared with an empty schema and tool_choice none.",
+      },
+    ]);
+  });
+
+  test("a request that declares its tools is sent as before (no extra declaration, its own tool_choice)", () => {
+    const built = fromChat({ ...loop, tools: [weatherTool], tool_choice: "auto" }, "anthropic-messages", "anthropic");
+    expect((built.body.tools as Array<{ name: string }>).map((t) => t.name)).toEqual(["get_weather"]);
+    expect(built.body.tool_choice).toEqual({ type: "auto" });
+    expect(built.warnings.map((w) => w.code)).not.toContain("declared_history_tools");
+  });
+
+  test("legacy function_call {name} → tool_choice of that tool; \"none\" → none; functions and function_call are not named dropped", () => {
+    const fns = { functions: [{ name: "lookup", description: "Look up", parameters: { type: "object", properties: { q: { type: "string" } } } }] };
+    const named = fromChat({ ...messages({ role: "user", content: "hi" }), ...fns, function_call: { name: "lookup" } }, "anthropic-messages", "anthropic");
+    expect(named.body.tools).toEqual([{ name: "lookup", description: "Look up", input_schema: { type: "object", properties: { q: { type: "string" } } } }]);
+    expect(named.body.tool_choice).toEqual({ type: "tool", name: "lookup" });
+    expect(named.warnings).toEqual([]);
+    const none = fromChat({ ...messages({ role: "user", content: "hi" }), ...fns, function_call: "none" }, "anthropic-messages", "anthropic");
+    expect(none.body.tool_choice).toEqual({ type: "none" });
+    const gemini = fromChat({ ...messages({ role: "user", content: "hi" }), ...fns }, "gemini", "gemini");
+    expect((gemini.body.tools as Array<{ functionDeclarations: Array<{ name: string }> }>)[0]!.functionDeclarations.map((d) => d.name)).toEqual(["lookup"]);
   });
 });
 
