@@ -81,6 +81,9 @@ function mediaBlock(p: ImagePart | DocumentPart, w: Warnings): Json | null {
     w.add("dropped_content", `${withArticle(p.type)} with a ${p.source.kind} source cannot be sent to Anthropic and was dropped`);
     return null;
   }
+  if (p.type === "image" && p.detail !== undefined && p.detail !== "auto") {
+    w.add("dropped_field", `Image detail ${JSON.stringify(p.detail)} has no Anthropic equivalent and was dropped`);
+  }
   const block: Json = { type: p.type, source: src };
   if (isDoc) {
     const title = p.title ?? p.filename;
@@ -345,7 +348,8 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  * - `temperature` clamped to [0, 1]; `stop_sequences` (empty or whitespace-only ones are not sent:
  *   the API refuses them, hub.ts `sendableStops`); `metadata.user_id` ← `hub.user`;
  *   `output_config.effort` only for an Anthropic source; `output_config.format` from a JSON-schema
- *   response format.
+ *   response format. Dropped with a warning (translated requests): the client's `metadata` (Anthropic's
+ *   takes `user_id` only), `prompt_cache_key`, tool `strict`, a message's `name`, an image's `detail`.
  * - `source.extra` (and per-message/per-tool fields) re-emitted only when the source is Anthropic
  *   Messages; otherwise each key is reported dropped.
  * - kind `claude-code`: Claude Code's identity block first in `system` when missing
@@ -406,6 +410,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       return;
     }
     conversationStarted = true;
+    if (m.name !== undefined && !same) w.add("dropped_field", "A message name (Chat `name`) has no Anthropic equivalent and was dropped");
     const out: OutMessage = { role: m.role, content: [], fields };
     convertParts(m, family, w, out, names);
     turns.push(out);
@@ -420,6 +425,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     if (t.kind === "function") tools.push(toolJson(t, same, itemFields, names));
     else if (t.format === "anthropic-messages") tools.push(t.raw);
     else w.add("dropped_tool", `Tool ${JSON.stringify(t.name ?? t.raw.type ?? "?")} is specific to ${t.format} and was dropped`);
+  }
+  if (!same && portableTools(req.tools).some((t) => t.kind === "function" && t.strict === true)) {
+    w.add("dropped_field", "Tool strict has no Anthropic equivalent on translated requests and was dropped; the arguments are not checked against the schema");
   }
   const historyTools = tools.length === 0 ? historyToolDeclarations(messages, w) : undefined;
   if (historyTools) tools.push(...historyTools);
@@ -572,6 +580,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (same && isObj(extra.metadata)) for (const k in extra.metadata) if (!(k in metadata)) metadata[k] = extra.metadata[k];
   if (Object.keys(metadata).length > 0) body.metadata = metadata;
 
+  if (!same && extra.metadata !== undefined) w.add("dropped_field", "metadata has no Anthropic equivalent (Anthropic's metadata takes user_id only) and was dropped");
+  if (req.promptCacheKey !== undefined) w.add("dropped_field", "prompt_cache_key has no Anthropic equivalent (Anthropic caches at cache_control markers) and was dropped");
   if (req.n !== undefined && req.n > 1) w.add("dropped_field", "Anthropic returns one choice; n > 1 was dropped");
   if (req.verbosity) w.add("dropped_field", "verbosity has no Anthropic equivalent and was dropped");
 

@@ -199,17 +199,55 @@ describe("Chat's data-retention and metadata fields on other lanes", () => {
     expect(built.body.store).toBe(false);
   });
 
-  test.failing("Chat metadata dropped on the Anthropic lane is named in a warning (SPEC F-2)", () => {
+  test("Chat metadata dropped on the Anthropic lane is named in a warning (SPEC F-2)", () => {
     const built = fromChat({ ...messages({ role: "user", content: "hi" }), metadata: { app: "x" } }, "anthropic-messages", "anthropic");
     expect(built.body.metadata).toBeUndefined();
     expect(built.warnings.map((w) => w.message).join("\n")).toContain("metadata");
   });
 
-  test.failing("a strict tool keeps strict on Anthropic or is named in a warning (SPEC F-2)", () => {
+  test("a strict tool keeps strict on Anthropic or is named in a warning (SPEC F-2)", () => {
     const strictTool = { type: "function", function: { name: "get_weather", strict: true, parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false } } };
     const built = fromChat({ ...messages({ role: "user", content: "w?" }), tools: [strictTool] }, "anthropic-messages", "anthropic");
     const sent = (built.body.tools as Array<Record<string, unknown>>)[0]!;
     expect(sent.strict === true || built.warnings.some((w) => w.message.includes("strict"))).toBe(true);
+  });
+});
+
+describe("fields the Anthropic lane drops are named (SPEC F-2)", () => {
+  test("metadata, tool strict, a message name, prompt_cache_key and image detail: each in a warning; user still becomes metadata.user_id", () => {
+    const strictTool = { type: "function", function: { name: "get_weather", strict: true, parameters: { type: "object", properties: {} } } };
+    const built = fromChat(
+      {
+        ...messages({ role: "user", name: "alice", content: [{ type: "text", text: "look" }, { type: "image_url", image_url: { url: "https://example.com/a.png", detail: "low" } }] }),
+        metadata: { app: "x" },
+        prompt_cache_key: "chat-42",
+        user: "u1",
+        tools: [strictTool],
+      },
+      "anthropic-messages",
+      "anthropic",
+    );
+    expect(built.body.metadata).toEqual({ user_id: "u1" });
+    expect((built.body.tools as Array<Record<string, unknown>>)[0]!.strict).toBeUndefined();
+    expect(built.warnings.map((w) => w.message)).toEqual([
+      "A message name (Chat `name`) has no Anthropic equivalent and was dropped",
+      'Image detail "low" has no Anthropic equivalent and was dropped',
+      "Tool strict has no Anthropic equivalent on translated requests and was dropped; the arguments are not checked against the schema",
+      "metadata has no Anthropic equivalent (Anthropic's metadata takes user_id only) and was dropped",
+      "prompt_cache_key has no Anthropic equivalent (Anthropic caches at cache_control markers) and was dropped",
+    ]);
+  });
+
+  test("detail auto (the default) and strict false lose nothing and are not warned", () => {
+    const built = fromChat(
+      {
+        ...messages({ role: "user", content: [{ type: "image_url", image_url: { url: "https://example.com/a.png", detail: "auto" } }] }),
+        tools: [{ type: "function", function: { name: "f", strict: false, parameters: { type: "object", properties: {} } } }],
+      },
+      "anthropic-messages",
+      "anthropic",
+    );
+    expect(built.warnings).toEqual([]);
   });
 });
 
