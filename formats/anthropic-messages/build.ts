@@ -13,7 +13,6 @@ import {
   type HubRequest,
   type ImagePart,
   invalidRequest as invalid,
-  type MediaSource,
   type ProviderFamily,
   type ReasoningConfig,
   type ReasoningEffort,
@@ -37,8 +36,8 @@ import {
   writeCacheControl,
   type ItemFields,
 } from "./mapping.ts";
-import { withArticle } from "../article.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
+import { mediaSource } from "./media.ts";
 import { ANTHROPIC_TOOL_NAMES, registerToolNames, ToolNameMap } from "../tool-names.ts";
 
 /** One Anthropic message being assembled (build and tidy). */
@@ -56,19 +55,6 @@ function cacheField(block: Json, cc: CacheControl | undefined): Json {
   return block;
 }
 
-function sourceJson(s: MediaSource, forDocument: boolean): Json | null {
-  switch (s.kind) {
-    case "base64":
-      return { type: "base64", media_type: s.mediaType, data: s.data };
-    case "url":
-      return { type: "url", url: s.url };
-    case "file_id":
-      return { type: "file", file_id: s.fileId };
-    case "text":
-      return forDocument ? { type: "text", media_type: s.mediaType || "text/plain", data: s.data } : null;
-  }
-}
-
 function textBlock(p: TextPart): Json | null {
   if (p.text.length === 0) return null; // "text content blocks must be non-empty" (REFERENCE §1.1)
   return cacheField({ type: "text", text: p.text }, p.cacheControl);
@@ -76,11 +62,8 @@ function textBlock(p: TextPart): Json | null {
 
 function mediaBlock(p: ImagePart | DocumentPart, w: Warnings): Json | null {
   const isDoc = p.type === "document";
-  const src = sourceJson(p.source, isDoc);
-  if (!src) {
-    w.add("dropped_content", `${withArticle(p.type)} with a ${p.source.kind} source cannot be sent to Anthropic and was dropped`);
-    return null;
-  }
+  const src = mediaSource(p, w);
+  if (!src) return null;
   if (p.type === "image" && p.detail !== undefined && p.detail !== "auto") {
     w.add("dropped_field", `Image detail ${JSON.stringify(p.detail)} has no Anthropic equivalent and was dropped`);
   }
@@ -318,7 +301,8 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  * - messages: no empty text blocks; consecutive same-role turns merged, tool results first (§5.7);
  *   tool ids sanitised deterministically (mapping.ts `sanitizeToolId`); arguments "" → `input: {}`;
  *   thinking/redacted thinking only when signed by `target.family` (never unsigned or foreign, F-8);
- *   audio/video dropped.
+ *   audio/video dropped; images and documents as media.ts `mediaSource` decides (an image's type from
+ *   its bytes, SVG/HEIC and other types Anthropic refuses dropped, another provider's file id dropped).
  * - tool names Anthropic refuses (`^[a-zA-Z0-9_-]{1,128}$`: a dot, a colon, a space, another script)
  *   mapped the same way in tools, history and `tool_choice` (formats/tool-names.ts), each with a
  *   `renamed_tool` warning; `decoderHints.toolNames` gives the decoders the way back to the client's.

@@ -54,6 +54,7 @@ import { sendableStops, Warnings } from "../hub.ts";
 import { GeminiNameMap } from "./names.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
 import { registerToolNames } from "../tool-names.ts";
+import { dataUrlBase64 } from "../media-types.ts";
 import { cleanParameters, cleanResponseJsonSchema } from "./schema-clean.ts";
 import type { GeminiContent, GeminiFunctionDeclaration, GeminiPart } from "./schema.ts";
 import { isObj } from "../json.ts";
@@ -126,24 +127,6 @@ function guessMime(uri: string): string | undefined {
 const FILES_API = /^https:\/\/generativelanguage\.googleapis\.com\/[^?#]*\bfiles\/[^/?#]+/;
 const YOUTUBE = /^https:\/\/(www\.|m\.)?(youtube\.com\/(watch|shorts|live)|youtu\.be\/)/;
 
-/** Parses `data:<mime>[;params][;base64],<payload>` into base64 inline data. */
-function parseDataUrl(url: string): { mimeType: string; data: string } | undefined {
-  const comma = url.indexOf(",");
-  if (!url.startsWith("data:") || comma < 0) return undefined;
-  const meta = url.slice(5, comma).split(";");
-  const mimeType = meta[0] || "application/octet-stream";
-  const payload = url.slice(comma + 1);
-  if (meta.slice(1).some((x) => x.toLowerCase() === "base64")) return { mimeType, data: payload };
-  try {
-    const bytes = new TextEncoder().encode(decodeURIComponent(payload));
-    let bin = "";
-    for (let i = 0; i < bytes.length; i++) bin += String.fromCharCode(bytes[i]!);
-    return { mimeType, data: btoa(bin) };
-  } catch {
-    return undefined;
-  }
-}
-
 /** A media source → one Gemini part, or undefined (with a warning) when it cannot be sent. */
 function mediaPart(source: MediaSource, what: string, w: Warnings, allowYoutube = false): GeminiPart | undefined {
   switch (source.kind) {
@@ -154,7 +137,7 @@ function mediaPart(source: MediaSource, what: string, w: Warnings, allowYoutube 
     case "url": {
       const url = source.url;
       if (url.startsWith("data:")) {
-        const d = parseDataUrl(url);
+        const d = dataUrlBase64(url);
         if (d) return { inlineData: { mimeType: source.mediaType ?? d.mimeType, data: d.data } };
         w.add("dropped_media", `${withArticle(what)} with an unreadable data: URL was not sent to Gemini.`);
         return undefined;

@@ -251,6 +251,43 @@ describe("fields the Anthropic lane drops are named (SPEC F-2)", () => {
   });
 });
 
+describe("images towards Anthropic (REFERENCE §5.5)", () => {
+  const PNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAfbLI3wAAAABJRU5ErkJggg==";
+  const JPEG = "/9j/4AAQSkZJRgABAQAAAQABAAD/2wBDAAgGBgcGBQgHBwcJCQgKDBQNDAsLDBkSEw8UHSEf";
+  const HEIC = btoa("\0\0\0\x18ftypheic\0\0\0\0mif1heic");
+  const image = (url: string) => ({ type: "image_url", image_url: { url } });
+  const send = (...parts: unknown[]) => fromChat(messages({ role: "user", content: [{ type: "text", text: "see" }, ...parts] }), "anthropic-messages", "anthropic");
+  const sources = (built: { body: Record<string, unknown> }) =>
+    (built.body.messages as Array<{ content: Array<{ type: string; source?: unknown }> }>)[0]!.content.filter((b) => b.type === "image").map((b) => b.source);
+
+  test("PNG bytes declared image/jpeg go as image/png, with a warning; bytes that match their type go as they are", () => {
+    const built = send(image(`data:image/jpeg;base64,${PNG}`), image(`data:image/jpeg;base64,${JPEG}`));
+    expect(sources(built)).toEqual([
+      { type: "base64", media_type: "image/png", data: PNG },
+      { type: "base64", media_type: "image/jpeg", data: JPEG },
+    ]);
+    expect(built.warnings).toEqual([{ code: "corrected_media_type", message: "An image declared image/jpeg holds image/png bytes; it was sent as image/png." }]);
+  });
+
+  test("SVG (base64 or text data URL) and HEIC are not sent, each named in a warning; the text still is", () => {
+    const svg = '<svg xmlns="http://www.w3.org/2000/svg"/>';
+    const built = send(image(`data:image/svg+xml;base64,${btoa(svg)}`), image(`data:image/svg+xml;utf8,${encodeURIComponent(svg)}`), image(`data:image/heic;base64,${HEIC}`));
+    expect(sources(built)).toEqual([]);
+    expect((built.body.messages as Array<{ content: unknown[] }>)[0]!.content).toEqual([{ type: "text", text: "see" }]);
+    expect(built.warnings.map((w) => w.message)).toEqual([
+      "An image of type image/svg+xml was not sent: Anthropic takes JPEG, PNG, GIF and WebP images only.",
+      "An image of type image/heic was not sent: Anthropic takes JPEG, PNG, GIF and WebP images only.",
+    ]);
+  });
+
+  test("an OpenAI file id is not sent to Anthropic (warned); an Anthropic file id is", () => {
+    const built = send({ type: "file", file: { file_id: "file-abc123" } }, { type: "file", file: { file_id: "file_011CNha8iCJcU1wXNR6q4V8w" } });
+    const docs = (built.body.messages as Array<{ content: Array<{ type: string; source?: unknown }> }>)[0]!.content.filter((b) => b.type === "document");
+    expect(docs.map((d) => d.source)).toEqual([{ type: "file", file_id: "file_011CNha8iCJcU1wXNR6q4V8w" }]);
+    expect(built.warnings).toEqual([{ code: "dropped_media", message: "A document given by another provider's file id was not sent to Anthropic." }]);
+  });
+});
+
 describe("tool names another format allows", () => {
   // Gemini takes `[a-zA-Z_][a-zA-Z0-9_.:-]*` (formats/gemini/names.ts), and the Gemini lane renames
   // what Gemini refuses; Anthropic takes only `^[a-zA-Z0-9_-]{1,128}$` and answers 400 "tools.0.custom.name:

@@ -1,0 +1,67 @@
+/**
+ * Images and documents → Anthropic `source` objects (REFERENCE §1.1, §5.5): what Anthropic takes and
+ * what it refuses, decided before sending, each drop or change with a warning (SPEC F-2).
+ */
+import type { DocumentPart, ImagePart, Warnings } from "../hub.ts";
+import type { JsonObject as Json } from "../json.ts";
+import { withArticle } from "../article.ts";
+import { dataUrlBase64, sniffImageType } from "../media-types.ts";
+
+/** The image types Anthropic takes (REFERENCE §5.5: "Anthropic accepts only jpeg/png/gif/webp for images"). */
+export const ANTHROPIC_IMAGE_TYPES: ReadonlySet<string> = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
+
+/**
+ * Inline image bytes → a base64 source with the type the bytes are (by their magic bytes,
+ * media-types.ts `sniffImageType`; the declared type when they tell nothing): Anthropic checks the bytes
+ * against `media_type` and answers 400 on a mismatch, so a PNG declared `image/jpeg` goes as
+ * `image/png` (warning `corrected_media_type`). A type it refuses (SVG, HEIC, AVIF, BMP, TIFF, …) →
+ * null with a `dropped_media` warning.
+ */
+function imageSource(declared: string, data: string, w: Warnings): Json | null {
+  const sniffed = sniffImageType(data);
+  const type = sniffed ?? declared.toLowerCase();
+  if (!ANTHROPIC_IMAGE_TYPES.has(type)) {
+    w.add("dropped_media", `An image of type ${type} was not sent: Anthropic takes JPEG, PNG, GIF and WebP images only.`);
+    return null;
+  }
+  if (sniffed && sniffed !== declared.toLowerCase()) {
+    w.add("corrected_media_type", `An image declared ${declared} holds ${sniffed} bytes; it was sent as ${sniffed}.`);
+  }
+  return { type: "base64", media_type: type, data };
+}
+
+/**
+ * An image or document part → its Anthropic `source`, or null when it cannot be sent (warned here):
+ * - base64 → `{type: "base64"}`; an image's type as {@link imageSource} decides;
+ * - a `data:` URL → read into base64 (media-types.ts `dataUrlBase64`; Anthropic takes no data URL as
+ *   a URL), an unreadable one dropped; any other URL → `{type: "url"}`;
+ * - a file id → `{type: "file"}` only for Anthropic's own (`file_…`, Files API); another provider's
+ *   (OpenAI `file-…`, Gemini `files/…`) dropped, as the Gemini lane does;
+ * - a plain-text source → `{type: "text"}` for a document; an image cannot have one (dropped).
+ */
+export function mediaSource(p: ImagePart | DocumentPart, w: Warnings): Json | null {
+  const s = p.source;
+  const image = p.type === "image";
+  switch (s.kind) {
+    case "base64":
+      return image ? imageSource(s.mediaType, s.data, w) : { type: "base64", media_type: s.mediaType, data: s.data };
+    case "url": {
+      if (!s.url.startsWith("data:")) return { type: "url", url: s.url };
+      const d = dataUrlBase64(s.url);
+      if (!d) {
+        w.add("dropped_media", `${withArticle(p.type)} with an unreadable data: URL was not sent to Anthropic.`);
+        return null;
+      }
+      const type = s.mediaType ?? d.mimeType;
+      return image ? imageSource(type, d.data, w) : { type: "base64", media_type: type, data: d.data };
+    }
+    case "file_id":
+      if (s.fileId.startsWith("file_")) return { type: "file", file_id: s.fileId };
+      w.add("dropped_media", `${withArticle(p.type)} given by another provider's file id was not sent to Anthropic.`);
+      return null;
+    case "text":
+      if (!image) return { type: "text", media_type: s.mediaType || "text/plain", data: s.data };
+      w.add("dropped_content", "An image with a text source cannot be sent to Anthropic and was dropped");
+      return null;
+  }
+}
