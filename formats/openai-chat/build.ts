@@ -2,6 +2,7 @@
  * {@link HubRequest} → the body for a Chat Completions provider (REFERENCE §2.1, §5.3–5.12): kind
  * `openai` (`max_completion_tokens`) or `openai-compatible` (`max_tokens`): {@link buildRequest}.
  */
+import { pairToolHistory } from "../tool-pairs.ts";
 import { portableTools } from "../tool-kinds.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import {
@@ -237,6 +238,7 @@ class Builder {
  *   it (Chat refuses the count without `logprobs: true`; a Chat client's own pair is sent as it came).
  * - streaming builds always ask `stream_options: {include_usage: true}` (REFERENCE §5.10).
  * - `source.extra` is re-emitted when the client spoke Chat; otherwise its keys are reported dropped.
+ * - orphan tool results and unanswered calls repaired first, as on the other lanes ({@link pairToolHistory}).
  * - Never writes a null or undefined value.
  *
  * Throws {@link FormatError} (400) when `previousResponseId` is set: a Chat upstream cannot resume a
@@ -262,8 +264,11 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       }
     }
   }
-  for (let i = 0; i < req.messages.length; i++) {
-    const m = req.messages[i]!;
+  // Orphans repaired (REFERENCE §5.7; OpenAI answers 400 to a tool message after no tool_calls and to
+  // tool_calls without their tool messages): message count and order unchanged, so `i` still counts.
+  const history = pairToolHistory(req.messages, b.w, "the Chat upstream");
+  for (let i = 0; i < history.length; i++) {
+    const m = history[i]!;
     if (m.role === "user") b.user(m, messages);
     else if (m.role === "assistant") b.assistant(m, messages, target.kind === "openai-compatible" && i >= loopStart);
     else b.system(m, messages);

@@ -80,6 +80,30 @@ describe("a history trimmed by the app (REFERENCE §5.7 Orphans: drop/repair, wa
   });
 });
 
+describe("a trimmed history on the Chat lane (a Responses client on a Chat provider)", () => {
+  test("no tool message without the tool_calls before it, no tool_calls without their tool messages", () => {
+    const hub = codecFor("openai-responses").parseRequest!({
+      model: "m",
+      input: [
+        { type: "function_call_output", call_id: "call_gone", output: "old result" },
+        { role: "user", content: "next" },
+        { type: "function_call", call_id: "call_2", name: "get_weather", arguments: "{}" },
+        { role: "user", content: "never mind" },
+      ],
+    });
+    const target: BuildTarget = { model: "up-model", kind: "openai", family: "openai", stream: false };
+    const built = codecFor("openai-chat").buildRequest({ ...hub, model: "up-model", stream: false }, target);
+    expect(built.body.messages).toEqual([
+      { role: "user", content: "Result of tool call call_gone:\nold result" },
+      { role: "user", content: "next" },
+      { role: "assistant", tool_calls: [{ id: "call_2", type: "function", function: { name: "get_weather", arguments: "{}" } }] },
+      { role: "tool", tool_call_id: "call_2", content: "Error: No result was provided for this tool call." },
+      { role: "user", content: "never mind" },
+    ]);
+    expect(built.warnings.map((w) => w.code)).toEqual(["orphan_tool_result", "missing_tool_result"]);
+  });
+});
+
 describe("orphan repair keeps what is not an orphan", () => {
   test("a Responses client's result for a call of its previous_response_id is sent as a function_call_output, without a warning", () => {
     const hub = codecFor("openai-responses").parseRequest!({
