@@ -17,7 +17,8 @@
  * - `message_delta.usage` may carry `input_tokens` / cache counts (cumulative: later values replace);
  * - an in-band `event: error` becomes a hub `error` (e.g. `overloaded_error` → kind overloaded, 529);
  *   a data line that is not JSON becomes an `api_error` (502); nothing is decoded after an error.
- * Every signature and redacted-thinking blob is stamped with `opts.family`.
+ * Every signature and redacted-thinking blob is stamped with `opts.family`. A tool name the builder
+ * changed (formats/tool-names.ts) starts its block as the client's name (`opts.toolNames`).
  */
 import { clientToolName } from "../tool-names.ts";
 import type { DecoderOptions, StreamDecoder } from "../codec.ts";

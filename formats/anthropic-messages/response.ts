@@ -17,7 +17,7 @@ import { callSignaturesAsThinking } from "../call-signatures.ts";
 /**
  * Provider reply body (`{"type":"message", content, stop_reason, usage, …}`) → {@link HubResponse}.
  * Blocks: text, thinking (signature stamped `opts.family`), redacted_thinking, tool_use (`input` →
- * JSON arguments text); server-tool blocks (and any other) are left out, named in `dropped`. `stop_reason` mapped by mapping.ts (raw kept;
+ * JSON arguments text; a name the builder changed → the client's, `opts.toolNames`); server-tool blocks (and any other) are left out, named in `dropped`. `stop_reason` mapped by mapping.ts (raw kept;
  * a refusal's `stop_details.explanation` → `stopExplanation`); usage per REFERENCE §5.10.
  *
  * @throws FormatError when the body is an Anthropic error body (the error it carries, status from its

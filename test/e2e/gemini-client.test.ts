@@ -150,6 +150,22 @@ describe("tool round trip: a Gemini history with a call and its result, translat
   });
 });
 
+describe("a tool name Anthropic refuses (an MCP client's dotted name), through the gateway", () => {
+  const MCP_TOOL: Tool = { functionDeclarations: [{ name: "docker.io:list_images", parameters: { type: Type.OBJECT, properties: {} } }] };
+
+  for (const stream of [false, true]) {
+    test(`reaches Anthropic as a name it takes; the call comes back with the client's name (${stream ? "streamed" : "not streamed"})`, async () => {
+      gw.fake.reset();
+      gw.fake.handle((req) => simpleReply(req.format!, { toolCalls: [{ id: "toolu_1", name: "docker_io_list_images", arguments: {} }] }, req.stream));
+      const params = { model: "anth/claude-test", contents: "list images", config: { tools: [MCP_TOOL] } };
+      const chunks = stream ? await collect(await genai().models.generateContentStream(params)) : [await genai().models.generateContent(params)];
+      expect(gw.fake.requests.at(-1)!.body.tools.map((t: any) => t.name)).toEqual(["docker_io_list_images"]);
+      expect(chunks.flatMap((c) => c.functionCalls ?? []).map((c) => c.name)).toEqual(["docker.io:list_images"]);
+      gw.fake.handle(undefined);
+    });
+  }
+});
+
 describe("native Gemini → gemini provider", () => {
   test("the client's bytes reach the provider unchanged; the reply's thought signature comes back as sent", async () => {
     gw.fake.reset();
