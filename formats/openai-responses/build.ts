@@ -362,7 +362,8 @@ const MIN_OUTPUT_TOKENS = 16;
  *   (B31); call ids over 64 chars mapped deterministically (§5.3); `fc_`/`rs_` item ids kept, others
  *   dropped (OpenAI validates prefixes, §3.1); orphans repaired with a warning ({@link pairToolHistory}:
  *   a result without its call → text, a call without its result → an error output), except with
- *   `previous_response_id`, where a result may answer a call of the stored response;
+ *   `previous_response_id` or a Responses client's `conversation`, where a result may answer a call
+ *   of the stored response or conversation;
  * - tools flat (`{type:"function", name, parameters, strict}`), Codex namespaces re-nested, provider
  *   tools of other formats dropped with a warning; an `allowed` tool choice → `allowed_tools`;
  *   `verbosity` → `text.verbosity`;
@@ -401,9 +402,10 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (instructions.length > 0) body.instructions = instructions;
 
   const input: Array<Record<string, unknown>> = [];
-  // Orphans repaired (REFERENCE §5.7), but not after previous_response_id: a result there answers a
-  // call of the stored response.
-  const history = req.previousResponseId === undefined ? pairToolHistory(req.messages, w, "the Responses upstream") : req.messages;
+  // Orphans repaired (REFERENCE §5.7), but not with previous_response_id or a Responses client's
+  // `conversation`: a result there may answer a call of the stored response or conversation.
+  const stored = req.previousResponseId !== undefined || (req.source.format === "openai-responses" && req.source.extra.conversation !== undefined);
+  const history = stored ? req.messages : pairToolHistory(req.messages, w, "the Responses upstream");
   for (const m of history) messageItems(m, ctx, input);
   body.input = input;
 

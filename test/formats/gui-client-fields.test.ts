@@ -117,6 +117,14 @@ describe("orphan repair keeps what is not an orphan", () => {
     expect(built.warnings.map((w) => w.code)).not.toContain("orphan_tool_result");
   });
 
+  test("so is one in a Responses client's stored conversation", () => {
+    const hub = codecFor("openai-responses").parseRequest!({ model: "m", conversation: "conv_1", input: [{ type: "function_call_output", call_id: "call_prev", output: "12C" }] });
+    const target: BuildTarget = { model: "up-model", kind: "openai-responses", family: "openai", stream: false };
+    const built = codecFor("openai-responses").buildRequest({ ...hub, model: "up-model", stream: false }, target);
+    expect(built.body.input).toEqual([{ type: "function_call_output", call_id: "call_prev", output: "12C" }]);
+    expect(built.body.conversation).toBe("conv_1");
+  });
+
   test("the Anthropic lane turns the trimmed result into text and answers the abandoned call with an error result", () => {
     const built = fromChat(
       { ...messages({ role: "tool", tool_call_id: "call_gone", content: "old result" }, { role: "user", content: "next" }, { role: "assistant", content: "", tool_calls: [{ id: "call_2", type: "function", function: { name: "get_weather", arguments: "{}" } }] }, { role: "user", content: "never mind" }), tools: [weatherTool] },
