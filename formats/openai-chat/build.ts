@@ -233,7 +233,8 @@ class Builder {
  *   `reasoning_effort` (from the effort, or bucketed from a budget; `max` → `xhigh`; reasoning switched
  *   off → the model's least effort, `none` from gpt-5.1 on, `minimal` for gpt-5, …:
  *   openai-common/models.ts, with a `changed_field` warning when it is not off),
- *   `response_format`, `user` (only when ≤ 64 characters), `prompt_cache_key` (`openai` only).
+ *   `response_format`, `user` (only when ≤ 64 characters), `prompt_cache_key` (`openai` only), `store`
+ *   (`openai` and a Chat client's own; another client's store:true elsewhere dropped with a warning).
  *   `top_k` has no Chat field and is dropped with a warning. `logprobs` as asked; `top_logprobs` with
  *   it (Chat refuses the count without `logprobs: true`; a Chat client's own pair is sent as it came).
  * - streaming builds always ask `stream_options: {include_usage: true}` (REFERENCE §5.10).
@@ -356,6 +357,12 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (req.promptCacheKey) {
     if (openai) body.prompt_cache_key = req.promptCacheKey;
     else b.w.add("dropped_field", "prompt_cache_key is only sent to OpenAI; it was dropped.");
+  }
+  if (req.store !== undefined) {
+    // Chat's own `store` (OpenAI keeps the completion for evals and distillation): a Chat client's as it
+    // wrote it, another client's to OpenAI; store:false elsewhere loses nothing (nothing is stored).
+    if (openai || req.source.format === "openai-chat") body.store = req.store;
+    else if (req.store) b.w.add("dropped_field", "store is only sent to OpenAI; it was dropped.");
   }
   body.stream = target.stream;
   if (target.stream) body.stream_options = { include_usage: true };

@@ -53,6 +53,7 @@ const CONSUMED = new Set([
   "verbosity",
   "logprobs",
   "top_logprobs",
+  "store",
 ]);
 
 
@@ -245,7 +246,8 @@ export function checkedRequest(body: unknown): v.InferOutput<typeof ChatRequestS
  *   `verbosity` (low/medium/high), `parallel_tool_calls`, `max_completion_tokens` (preferred) or
  *   `max_tokens`, `stop` (string or list), `reasoning_effort`, `response_format`, `n`, `user` (or
  *   `safety_identifier`), `prompt_cache_key`, `stream`, `stream_options.include_usage` → `includeUsage`,
- *   `logprobs` (boolean) and `top_logprobs` (number) → `logprobs` / `topLogprobs`.
+ *   `logprobs` (boolean) and `top_logprobs` (number) → `logprobs` / `topLogprobs`, `store`
+ *   (boolean) → `store` (a Responses target needs it: OpenAI stores Responses by default).
  * - Any other non-null top-level field → `source.extra` (re-emitted by the Chat builder, reported as
  *   dropped by others).
  */
@@ -417,5 +419,7 @@ export function parseRequest(body: unknown): HubRequest {
   else if (raw.logprobs !== undefined && raw.logprobs !== null) extra.logprobs = raw.logprobs;
   if (typeof raw.top_logprobs === "number") hub.topLogprobs = raw.top_logprobs;
   else if (raw.top_logprobs !== undefined && raw.top_logprobs !== null) extra.top_logprobs = raw.top_logprobs;
+  if (typeof raw.store === "boolean") hub.store = raw.store;
+  else if (raw.store !== undefined && raw.store !== null) extra.store = raw.store;
   return hub;
 }

@@ -1,7 +1,7 @@
 /**
  * What an OpenAI model accepts, by model family, for the Chat Completions and Responses builders:
- * the effort that switches reasoning off ({@link effortForDisabledReasoning}) and whether it takes
- * `verbosity` ({@link takesVerbosity}). Pure.
+ * the effort that switches reasoning off ({@link effortForDisabledReasoning}), whether it takes
+ * `verbosity` ({@link takesVerbosity}) and whether it reasons ({@link reasonsByDefault}). Pure.
  */
 import type { ReasoningEffort } from "../hub.ts";
 
@@ -43,4 +43,16 @@ export function effortForDisabledReasoning(model: string): { effort?: ReasoningE
   if (/^gpt-5(?:-|$)/.test(m)) return { effort: "minimal", note: `${model} cannot switch reasoning off (models before gpt-5.1 have no effort none); reasoning effort minimal was sent` };
   if (/^o\d/.test(m)) return { effort: "low", note: `${model} cannot switch reasoning off; reasoning effort low was sent` };
   return {};
+}
+
+/**
+ * Whether the model is an OpenAI reasoning model, which returns reasoning items (and takes
+ * `include: ["reasoning.encrypted_content"]`): the o-series and the gpt-5 family but its chat models
+ * (`gpt-5-chat-latest`). OpenAI's other models refuse that include with 400 "Encrypted content is not
+ * supported with this model." (param `include`; gpt-4o, gpt-4.1, gpt-5-chat-latest: pydantic/pydantic-ai
+ * #2865, #3326). A routing prefix (`openai/gpt-5`) is ignored.
+ */
+export function reasonsByDefault(model: string): boolean {
+  const m = bareModel(model);
+  return /^o\d/.test(m) || (/^gpt-5/.test(m) && !m.includes("-chat"));
 }

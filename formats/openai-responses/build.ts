@@ -17,7 +17,8 @@ import {
   Warnings,
 } from "../hub.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
-import { effortForDisabledReasoning } from "../openai-common/models.ts";
+import { effortForDisabledReasoning, reasonsByDefault } from "../openai-common/models.ts";
+import { isObj } from "../json.ts";
 import { applyCodexFixes } from "./codex.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
 import { LOGPROBS_INCLUDE, TOOL_FIELDS_KEY, hasItemPrefix, sanitizeCallId, sourceToUrl } from "./common.ts";
@@ -350,6 +351,43 @@ function asksForReasoning(req: HubRequest, sent: unknown): boolean {
   return sent !== undefined && effort !== "none";
 }
 
+/** The `reasoning.effort` values the Responses API takes (API reference, `reasoning.effort`). */
+const RESPONSES_EFFORTS = new Set(["none", "minimal", "low", "medium", "high", "xhigh"]);
+
+/**
+ * A Chat client's fields Responses has under the same name and meaning (OpenAI API reference of both
+ * endpoints), put in `body`: `service_tier` (auto/default/flex/priority: billing and latency, so "flex"
+ * must not silently become the standard rate), `metadata` (string pairs), and the `reasoning` object
+ * some Chat clients send (OpenRouter's shape): its `effort` and `summary` where the request's own
+ * reasoning set none (an effort Responses does not take, and its other members, such as
+ * `max_tokens`, `exclude`, are named in a `dropped_field` warning). Returns the keys it used.
+ */
+function carryChatFields(req: HubRequest, body: Record<string, unknown>, w: Warnings): Set<string> {
+  const used = new Set<string>();
+  if (req.source.format !== "openai-chat") return used;
+  const extra = req.source.extra;
+  if (typeof extra.service_tier === "string") {
+    body.service_tier = extra.service_tier;
+    used.add("service_tier");
+  }
+  if (isObj(extra.metadata)) {
+    body.metadata = extra.metadata;
+    used.add("metadata");
+  }
+  if (isObj(extra.reasoning)) {
+    used.add("reasoning");
+    const { effort, summary, ...rest } = extra.reasoning;
+    const out: Record<string, unknown> = { ...(body.reasoning as Record<string, unknown> | undefined) };
+    const dropped = Object.keys(rest).map((k) => `reasoning.${k}`);
+    if (out.effort === undefined && typeof effort === "string" && RESPONSES_EFFORTS.has(effort)) out.effort = effort;
+    else if (out.effort === undefined && effort !== undefined && effort !== null) dropped.unshift(`reasoning.effort ${JSON.stringify(effort)}`);
+    if (out.summary === undefined && typeof summary === "string") out.summary = summary;
+    if (Object.keys(out).length > 0) body.reasoning = out;
+    if (dropped.length > 0) w.add("dropped_field", `Fields with no Responses equivalent were dropped: ${dropped.join(", ")}.`);
+  }
+  return used;
+}
+
 /** Minimum `max_output_tokens` OpenAI accepts on reasoning models (REFERENCE §3.1, §3.4). */
 const MIN_OUTPUT_TOKENS = 16;
 
@@ -377,6 +415,13 @@ const MIN_OUTPUT_TOKENS = 16;
  * - `source.extra` re-emitted when the client spoke Responses (client_metadata, metadata, text
  *   verbosity, …); another format's extra fields are named in one `dropped_field` warning;
  * - an error tool result (`isError`) says `Error: …` in its output text (no flag in Responses).
+ * - `store`: a Responses client's as it wrote it; any other client's request goes with `store:false`
+ *   unless it said `store:true` (a Chat client's `store`), since OpenAI stores Responses by default and
+ *   the other formats' APIs do not; then `reasoning.encrypted_content` is asked for when the client
+ *   asks for reasoning, or says nothing of it to a model that reasons anyway (o-series, gpt-5 but its
+ *   chat models: `reasonsByDefault`), so reasoning round-trips without stored items (REFERENCE §3.1);
+ * - a Chat client's `service_tier`, `metadata` and OpenRouter-style `reasoning` object are carried
+ *   ({@link carryChatFields});
  * Kind `codex` forces `store:false` up front (so id-only reasoning is dropped) and ends with
  * {@link applyCodexFixes} (SPEC P-2; the Codex CLI's headers are the executor's). With `store:false`
  * from the client `reasoning.encrypted_content` is added to `include` too, so reasoning can round-trip;
@@ -390,7 +435,9 @@ const MIN_OUTPUT_TOKENS = 16;
 export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest {
   const w = new Warnings();
   const fromResponses = req.source.format === FORMAT;
-  const store = target.kind === "codex" ? false : req.store;
+  // A translated request is not stored unless its client asked (a Chat client's store:true): OpenAI
+  // stores Responses by default, the other formats' APIs (Chat included) do not (REFERENCE §3.1).
+  const store = target.kind === "codex" ? false : fromResponses ? req.store : req.store === true;
   const customTools = customToolNames(req.tools);
   const ctx: BuildContext = { target, store, w, customTools, customCalls: new Set() };
 
@@ -436,6 +483,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   const reasoning = buildReasoning(req, target.model, w);
   const extraReasoning = fromResponses ? (req.source.extra.reasoning as Record<string, unknown> | undefined) : undefined;
   if (reasoning || extraReasoning) body.reasoning = { ...extraReasoning, ...reasoning };
+  const carried = carryChatFields(req, body, w);
 
   const extraText = fromResponses ? (req.source.extra.text as Record<string, unknown> | undefined) : undefined;
   if (req.responseFormat || extraText || req.verbosity) {
@@ -448,7 +496,13 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (store !== undefined) body.store = store;
   let include = req.include ? [...req.include] : undefined;
   if (req.logprobs === true && !include?.includes(LOGPROBS_INCLUDE)) include = [...(include ?? []), LOGPROBS_INCLUDE];
-  if ((store === false || asksForReasoning(req, body.reasoning)) && !include?.includes(ENCRYPTED_INCLUDE)) {
+  // Translated with the default store:false, a reasoning model's reasoning comes back only with its
+  // encrypted state; OpenAI's other models refuse the include (openai-common/models.ts reasonsByDefault).
+  const encrypted =
+    fromResponses || target.kind === "codex"
+      ? store === false || asksForReasoning(req, body.reasoning)
+      : asksForReasoning(req, body.reasoning) || (!req.reasoning && store === false && reasonsByDefault(target.model));
+  if (encrypted && !include?.includes(ENCRYPTED_INCLUDE)) {
     include = [...(include ?? []), ENCRYPTED_INCLUDE];
   }
   if (include) body.include = include;
@@ -467,7 +521,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   } else if (!isEmpty(req.source.extra)) {
     // Another format's fields with no hub slot (Chat `seed`, `logprobs`, `frequency_penalty`; Gemini
     // `safetySettings`; Anthropic `service_tier` …): not sent, and said so (SPEC F-2), never silently.
-    const dropped = Object.keys(req.source.extra).filter((k) => !k.startsWith("$")); // `$…`: per-item fields a format keeps for itself
+    const dropped = Object.keys(req.source.extra).filter((k) => !k.startsWith("$") && !carried.has(k)); // `$…`: per-item fields a format keeps for itself
     if (dropped.length > 0) w.add("dropped_field", `Fields with no Responses equivalent were dropped: ${dropped.join(", ")}.`);
   }
   body.stream = target.stream;

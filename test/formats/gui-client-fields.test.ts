@@ -221,12 +221,12 @@ describe("tool history without tools: the rule (README, Translation)", () => {
 });
 
 describe("Chat's data-retention and metadata fields on other lanes", () => {
-  test.failing("Chat store:false reaches a Responses provider as store:false (OpenAI stores Responses by default)", () => {
+  test("Chat store:false reaches a Responses provider as store:false (OpenAI stores Responses by default)", () => {
     const built = fromChat({ ...messages({ role: "user", content: "hi" }), store: false }, "openai-responses", "openai-responses");
     expect(built.body.store).toBe(false);
   });
 
-  test.failing("a Chat request without store is not stored by a Responses provider either (Chat's default is not to store)", () => {
+  test("a Chat request without store is not stored by a Responses provider either (Chat's default is not to store)", () => {
     const built = fromChat(messages({ role: "user", content: "hi" }), "openai-responses", "openai-responses");
     expect(built.body.store).toBe(false);
   });
