@@ -30,6 +30,11 @@
  * - `toolChoice` → `toolConfig.functionCallingConfig` (AUTO / ANY / NONE, ANY + allowedFunctionNames
  *   for one tool or an `allowed` choice of mode required, VALIDATED + allowedFunctionNames for an
  *   `allowed` choice of mode auto; every function stays declared).
+ * - A system/developer message after the conversation started is moved into `systemInstruction` with a
+ *   `hoisted_system_message` warning (as the Anthropic builder does).
+ * - An OpenAI client's `seed`, `presence_penalty`, `frequency_penalty` → `generationConfig.seed`,
+ *   `presencePenalty`, `frequencyPenalty` (lost-fields.ts); tool `strict`, `additionalProperties`,
+ *   message names and image `detail` are named in `dropped_field` warnings (lost-fields.ts `warnUnsent`).
  * - `generationConfig`: responseLogprobs / logprobs (the count only with responseLogprobs, as Gemini
  *   requires), maxOutputTokens, temperature (clamped to 0–2), topP, topK, stopSequences (at
  *   most 5: the first 5 are kept, with a warning; an empty one is not sent, hub.ts `sendableStops`), candidateCount (`n`), responseMimeType +
@@ -59,6 +64,7 @@ import { cleanParameters, cleanResponseJsonSchema } from "./schema-clean.ts";
 import type { GeminiContent, GeminiFunctionDeclaration, GeminiPart } from "./schema.ts";
 import { isObj } from "../json.ts";
 import { withArticle } from "../article.ts";
+import { carryOpenAiSampling, warnUnsent } from "./lost-fields.ts";
 
 /** Google's documented placeholder for a function call whose signature is not available (REFERENCE §4.3). */
 export const DUMMY_THOUGHT_SIGNATURE = "skip_thought_signature_validator";
@@ -312,7 +318,7 @@ const NO_SLOT: Array<[keyof HubRequest, string]> = [
  * value dropped or changed (codes: `dropped_field`, `dropped_tool`, `dropped_media`, `dropped_thinking`,
  * `dropped_cache_control`, `truncated_stop_sequences`, `clamped_temperature`, `renamed_tool`,
  * `invalid_tool_arguments`, `orphan_tool_result`, `missing_tool_result`, `dropped_system_content`,
- * `parallel_tool_calls`, `reasoning_not_disabled`, `extra_candidates`). Does not throw.
+ * `parallel_tool_calls`, `reasoning_not_disabled`, `extra_candidates`, `hoisted_system_message`). Does not throw.
  */
 export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest {
   const w = new Warnings();
@@ -432,12 +438,18 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     }
   };
 
+  let started = false; // a user or model turn seen: a system message after it is moved (hoisted)
   // Orphan results and unanswered calls repaired first (Gemini requires one response per call).
   for (const m of pairToolHistory(req.messages, w, "Gemini")) {
     if (m.role === "system" || m.role === "developer") {
+      const before = systemParts.length;
       for (const p of m.content) pushSystem(p);
+      if (started && systemParts.length > before) {
+        w.add("hoisted_system_message", "A mid-conversation system message was moved into the top-level system prompt");
+      }
       continue;
     }
+    started = true;
     const role = m.role === "assistant" ? "model" : "user";
     let run = runs.at(-1);
     let fresh = false;
@@ -573,7 +585,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   const thinking = thinkingConfig(req.reasoning, target.model, w);
   if (thinking) gc.thinkingConfig = thinking;
+  const carried = carryOpenAiSampling(req, gc);
   if (Object.keys(gc).length > 0) body.generationConfig = gc;
+  warnUnsent(req, w);
 
   // ---- fields without a slot ----------------------------------------------------------------
   for (const [key, label] of NO_SLOT) {
@@ -593,7 +607,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     }
   } else {
     for (const k of Object.keys(req.source.extra)) {
-      if (!k.startsWith("$")) w.add("dropped_field", `${k} has no Gemini equivalent and was not sent.`); // `$…`: another format's own per-item fields
+      if (!k.startsWith("$") && !carried.has(k)) w.add("dropped_field", `${k} has no Gemini equivalent and was not sent.`); // `$…`: another format's own per-item fields
     }
   }
   if (sawCache) w.add("dropped_cache_control", "Gemini has no per-block prompt-cache markers; cache_control was not sent.");

@@ -124,3 +124,73 @@ describe("Chat service_tier, metadata and reasoning towards a Responses provider
     expect(messages(built)).toContain("Fields with no Responses equivalent were dropped: seed.");
   });
 });
+
+describe("Chat seed and penalties towards Gemini (generationConfig.seed, presencePenalty, frequencyPenalty)", () => {
+  test("are carried from a Chat client, with no 'no equivalent' warning", () => {
+    const built = translate("openai-chat", chat({ seed: 42, presence_penalty: 0.5, frequency_penalty: -0.25 }), "gemini", "gemini");
+    expect(built.body.generationConfig).toEqual({ seed: 42, presencePenalty: 0.5, frequencyPenalty: -0.25 });
+    expect(built.warnings).toEqual([]);
+  });
+
+  test("are carried from a Responses client too; a seed past int32 is named as dropped", () => {
+    const built = translate("openai-responses", { model: "m", input: "hi", seed: 9_000_000_000, presence_penalty: 1 }, "gemini", "gemini");
+    expect(built.body.generationConfig).toEqual({ presencePenalty: 1 });
+    expect(messages(built)).toContain("seed has no Gemini equivalent and was not sent.");
+  });
+});
+
+describe("what the Gemini lane cannot send is named (SPEC F-2)", () => {
+  const strictTool = {
+    type: "function",
+    function: {
+      name: "get_weather",
+      strict: true,
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"], additionalProperties: false },
+    },
+  };
+
+  test("a strict tool and its additionalProperties", () => {
+    const built = translate("openai-chat", chat({ tools: [strictTool] }), "gemini", "gemini");
+    const decl = ((built.body.tools as Array<{ functionDeclarations: Array<Record<string, unknown>> }>)[0]!.functionDeclarations[0]!.parameters as Record<string, unknown>);
+    expect("additionalProperties" in decl).toBe(false);
+    expect(messages(built)).toContain("Gemini has no strict mode for tools; strict was not sent for get_weather");
+    expect(messages(built)).toContain("Gemini's tool schemas have no additionalProperties; it was removed from the parameters of get_weather.");
+  });
+
+  test("a plain tool (no strict, additionalProperties true or absent) gets no warning", () => {
+    const plain = { type: "function", function: { name: "f", parameters: { type: "object", properties: { a: { type: "object", additionalProperties: true } } } } };
+    expect(translate("openai-chat", chat({ tools: [plain] }), "gemini", "gemini").warnings).toEqual([]);
+  });
+
+  test("a message name and an image detail", () => {
+    const built = translate(
+      "openai-chat",
+      chat({ messages: [{ role: "user", name: "alice", content: [{ type: "text", text: "see" }, { type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=", detail: "low" } }] }] }),
+      "gemini",
+      "gemini",
+    );
+    expect(messages(built)).toContain("Gemini has no message names; the name of a message was not sent.");
+    expect(messages(built)).toContain("Gemini has no per-image detail; an image's detail (low/high) was not sent.");
+    const auto = translate("openai-chat", chat({ messages: [{ role: "user", content: [{ type: "image_url", image_url: { url: "data:image/png;base64,iVBORw0KGgo=", detail: "auto" } }] }] }), "gemini", "gemini");
+    expect(auto.warnings).toEqual([]);
+  });
+
+  test("a system message in mid-conversation is moved into systemInstruction with the warning the Anthropic lane gives; a leading one is not", () => {
+    const body = chat({
+      messages: [
+        { role: "system", content: "be terse" },
+        { role: "user", content: "hi" },
+        { role: "assistant", content: "hello" },
+        { role: "developer", content: "answer in French" },
+        { role: "user", content: "bye" },
+      ],
+    });
+    const built = translate("openai-chat", body, "gemini", "gemini");
+    expect(built.body.systemInstruction).toEqual({ parts: [{ text: "be terse" }, { text: "answer in French" }] });
+    expect(built.warnings).toEqual([{ code: "hoisted_system_message", message: "A mid-conversation system message was moved into the top-level system prompt" }]);
+    const claude = translate("openai-chat", body, "anthropic-messages", "anthropic");
+    expect(claude.warnings.filter((w) => w.code === "hoisted_system_message")).toEqual(built.warnings);
+    const leading = translate("openai-chat", chat({ messages: [{ role: "system", content: "be terse" }, { role: "user", content: "hi" }] }), "gemini", "gemini");
+    expect(codes(leading)).toEqual([]);
+  });
+});

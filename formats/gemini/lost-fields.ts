@@ -1,0 +1,84 @@
+/**
+ * What another format's request says that the Gemini builder (build.ts) carries under Gemini's own
+ * name, or cannot carry and must name in a warning (SPEC F-2: dropped explicitly, never silently).
+ * Pure; no I/O.
+ */
+import type { HubRequest, HubPart, Warnings } from "../hub.ts";
+import { portableTools } from "../tool-kinds.ts";
+import { isObj } from "../json.ts";
+
+/**
+ * Chat (and Responses) sampling fields with a `generationConfig` member of the same meaning
+ * (ai.google.dev/api/generate-content#GenerationConfig: `seed` int32, `presencePenalty`,
+ * `frequencyPenalty`; OpenAI's `seed`, `presence_penalty`, `frequency_penalty`, −2.0 to 2.0).
+ */
+const SAMPLING: Readonly<Record<string, string>> = { seed: "seed", presence_penalty: "presencePenalty", frequency_penalty: "frequencyPenalty" };
+
+const INT32_MAX = 2 ** 31 - 1;
+
+/**
+ * An OpenAI client's (`openai-chat`, `openai-responses`) `seed`, `presence_penalty` and
+ * `frequency_penalty` from `req.source.extra` → `gc` (the body's `generationConfig`). A seed that is not
+ * an int32 (OpenAI takes 64-bit seeds) or a penalty that is not a number is left for the caller's
+ * `dropped_field` warning. Returns the keys it carried; another client's request carries none.
+ */
+export function carryOpenAiSampling(req: HubRequest, gc: Record<string, unknown>): Set<string> {
+  const used = new Set<string>();
+  if (req.source.format !== "openai-chat" && req.source.format !== "openai-responses") return used;
+  for (const key in SAMPLING) {
+    const val = req.source.extra[key];
+    if (typeof val !== "number" || !Number.isFinite(val)) continue;
+    if (key === "seed" && (!Number.isInteger(val) || Math.abs(val) > INT32_MAX)) continue;
+    gc[SAMPLING[key]!] = val;
+    used.add(key);
+  }
+  return used;
+}
+
+/** Whether a JSON schema holds an `additionalProperties` other than `true` at any depth (up to 64 levels). */
+function constrainsAdditional(x: unknown, depth = 0): boolean {
+  if (depth > 64) return false;
+  if (Array.isArray(x)) return x.some((v) => constrainsAdditional(v, depth + 1));
+  if (!isObj(x)) return false;
+  for (const k in x) {
+    const v = x[k];
+    if (k === "additionalProperties" && v !== true && v !== undefined) return true;
+    if (typeof v === "object" && v !== null && constrainsAdditional(v, depth + 1)) return true;
+  }
+  return false;
+}
+
+function imageDetail(p: HubPart): boolean {
+  if (p.type === "image") return p.detail !== undefined && p.detail !== "auto";
+  if (p.type === "tool_result") return p.content.some(imageDetail);
+  return false;
+}
+
+/**
+ * Warns (`dropped_field`) of what the Gemini request cannot say and the builder leaves out without a
+ * word otherwise: a function tool's `strict: true` (Gemini does not enforce a tool's schema), an
+ * `additionalProperties` constraint in a tool's parameters (Gemini's OpenAPI subset refuses the key,
+ * schema-clean.ts removes it), a message's `name` (Chat), and an image's `detail` low/high (Gemini sets
+ * resolution per request, not per image). One warning each, naming the tools where tools are concerned.
+ */
+export function warnUnsent(req: HubRequest, w: Warnings): void {
+  const strict: string[] = [];
+  const additional: string[] = [];
+  for (const t of portableTools(req.tools)) {
+    if (t.kind !== "function") continue;
+    if (t.strict === true) strict.push(t.name);
+    if (constrainsAdditional(t.parameters)) additional.push(t.name);
+  }
+  if (strict.length > 0) {
+    w.add("dropped_field", `Gemini has no strict mode for tools; strict was not sent for ${strict.join(", ")} (its arguments are not checked against the schema).`);
+  }
+  if (additional.length > 0) {
+    w.add("dropped_field", `Gemini's tool schemas have no additionalProperties; it was removed from the parameters of ${additional.join(", ")}.`);
+  }
+  if (req.messages.some((m) => m.name !== undefined && m.name.length > 0)) {
+    w.add("dropped_field", "Gemini has no message names; the name of a message was not sent.");
+  }
+  if (req.messages.some((m) => m.content.some(imageDetail))) {
+    w.add("dropped_field", "Gemini has no per-image detail; an image's detail (low/high) was not sent.");
+  }
+}
