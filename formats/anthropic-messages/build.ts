@@ -313,7 +313,8 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  *   provider tools of another format dropped. `tool_choice` only with tools; `parallelToolCalls:
  *   false` → `disable_parallel_tool_use: true` (on `{type: auto}` when no choice was given).
  * - thinking: adaptive / budget / effort (table {@link EFFORT_BUDGET}) / disabled. Budget ≥ 1024; when
- *   the budget is not below `max_tokens`, `max_tokens` is raised by the budget (never the answer
+ *   the budget is not below `max_tokens`, `max_tokens` is raised by the budget (`raised_max_tokens`
+ *   warning when the client set the limit; never the answer
  *   shrunk, §5.8), up to the model's `max_output_tokens` (`target.defaultMaxOutputTokens`, which
  *   Anthropic's 400 enforces): past it `max_tokens` is that limit and the budget what the answer leaves
  *   (at least 1024; `clamped_thinking_budget`), thinking left off when the limit holds no budget and answer. Budgeted thinking is not sent with a forced tool choice (the choice wins) nor when
@@ -448,8 +449,11 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       // its configured max_output_tokens): Anthropic refuses a max_tokens above it with a 400. Then the
       // budget takes what the answer leaves, at least Anthropic's minimum.
       const cap = target.defaultMaxOutputTokens;
-      if (cap === undefined || maxTokens + budget <= cap) maxTokens += budget;
-      else {
+      if (cap === undefined || maxTokens + budget <= cap) {
+        // REFERENCE §5.8: raised by the budget rather than the answer shrunk; said, as the client's limit changed.
+        if (req.maxOutputTokens !== undefined) w.add("raised_max_tokens", `max_tokens ${maxTokens} was raised to ${maxTokens + budget} to hold the thinking budget (${budget} tokens), which Anthropic counts in max_tokens`);
+        maxTokens += budget;
+      } else {
         const answer = Math.min(maxTokens, cap);
         maxTokens = cap;
         budget = Math.max(MIN_THINKING_BUDGET, cap - answer);

@@ -194,3 +194,20 @@ describe("what the Gemini lane cannot send is named (SPEC F-2)", () => {
     expect(codes(leading)).toEqual([]);
   });
 });
+
+describe("a thinking budget that raises a Chat client's token limit on Claude (REFERENCE §5.8)", () => {
+  test("max_completion_tokens 1000 + reasoning_effort high: max_tokens 17384, budget 16384, and a warning naming both", () => {
+    const built = translate("openai-chat", chat({ max_completion_tokens: 1000, reasoning_effort: "high" }), "anthropic-messages", "anthropic", "claude-sonnet-4-5");
+    expect(built.body.max_tokens).toBe(17384);
+    expect(built.body.thinking).toEqual({ type: "enabled", budget_tokens: 16384 });
+    expect(built.warnings.filter((w) => w.code === "raised_max_tokens")).toEqual([
+      { code: "raised_max_tokens", message: "max_tokens 1000 was raised to 17384 to hold the thinking budget (16384 tokens), which Anthropic counts in max_tokens" },
+    ]);
+  });
+
+  test("no client limit (the model's default holds the budget) or a limit above the budget: no such warning", () => {
+    const big = translate("openai-chat", chat({ max_completion_tokens: 32000, reasoning_effort: "high" }), "anthropic-messages", "anthropic", "claude-sonnet-4-5");
+    expect(big.body.max_tokens).toBe(32000);
+    expect(codes(big)).not.toContain("raised_max_tokens");
+  });
+});
