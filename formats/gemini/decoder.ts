@@ -22,6 +22,8 @@
  *   chunk's tokens: it goes on the chunk's first text delta (mapping.ts `readGeminiLogprobs`).
  * - `usageMetadata` is cumulative, last wins (mapped by mapping.ts `mapUsage`); it is emitted only when
  *   it changed, before the chunk's finish.
+ * - A prompt blocked before any candidate (`promptFeedback.blockReason`) → finish `refusal` whose
+ *   `explanation` names the reason ({@link blockExplanation}).
  * - An in-band `{"error": {…}}` chunk → hub `error` (errors.ts); a chunk that is not JSON → `error`
  *   (`upstream_malformed`). Nothing is decoded after an error.
  *
@@ -54,6 +56,15 @@ export const MALFORMED_CHUNK_ERROR: HubError = {
   message: "Gemini sent a stream chunk that is not valid JSON.",
   code: "upstream_malformed",
 };
+
+/**
+ * The words a client gets for a prompt Gemini blocked (`promptFeedback.blockReason`, e.g. SAFETY,
+ * PROHIBITED_CONTENT, BLOCKLIST; Vertex adds `blockReasonMessage`): the finish's `explanation`.
+ */
+export function blockExplanation(reason: string, message: unknown): string {
+  const why = typeof message === "string" && message.trim().length > 0 ? `: ${message.trim()}` : ".";
+  return `Gemini blocked the prompt (${reason})${why}`;
+}
 
 const NONE = 0;
 const TEXT = 1;
@@ -155,9 +166,10 @@ export class GeminiChunkDecoder {
     if (finishReason === undefined && (!Array.isArray(cands) || cands.length === 0)) {
       const fb = obj.promptFeedback;
       if (isObj(fb) && typeof fb.blockReason === "string" && fb.blockReason.length > 0) {
-        // The prompt itself was blocked: no candidates at all (REFERENCE §4.3).
+        // The prompt itself was blocked: no candidates at all (REFERENCE §4.3). The reason is the
+        // finish's explanation, which a Chat client reads as `refusal`, a Responses client as a refusal part.
         this.usage(usage);
-        this.finish("refusal", fb.blockReason);
+        this.finish("refusal", fb.blockReason, blockExplanation(fb.blockReason, fb.blockReasonMessage));
         return;
       }
     }
@@ -171,12 +183,12 @@ export class GeminiChunkDecoder {
     this.emit({ type: "usage", usage: u });
   }
 
-  private finish(reason: ReturnType<typeof mapFinishReason>, raw: string): void {
+  private finish(reason: ReturnType<typeof mapFinishReason>, raw: string, explanation?: string): void {
     if (this.finishedFlag) return;
     this.closeStreamed();
     this.closeOpen();
     this.finishedFlag = true;
-    this.emit({ type: "finish", reason, raw });
+    this.emit(explanation === undefined ? { type: "finish", reason, raw } : { type: "finish", reason, raw, explanation });
   }
 
   private opaque(value: string): Opaque {

@@ -211,3 +211,49 @@ describe("a thinking budget that raises a Chat client's token limit on Claude (R
     expect(codes(big)).not.toContain("raised_max_tokens");
   });
 });
+
+describe("a prompt Gemini blocked (promptFeedback.blockReason, no candidates) as each client reads it", () => {
+  const blocked = { promptFeedback: { blockReason: "PROHIBITED_CONTENT" }, usageMetadata: { promptTokenCount: 9, totalTokenCount: 9 }, responseId: "r1" };
+  const opts = (client: WireFormat) => {
+    let n = 0;
+    return { model: "client-model", includeUsage: false, newId: (p: string) => `${p}${++n}`, now: () => 1_750_000_000_000 };
+  };
+  const whole = (client: WireFormat, body: unknown = blocked) => {
+    const resp = codecFor("gemini").decodeResponse(body, { family: "gemini" });
+    return codecFor(client).encodeResponse!(resp, opts(client)) as Record<string, any>;
+  };
+  const streamed = (client: WireFormat) => {
+    const d = new TranslatedStreamDriver(codecFor("gemini"), codecFor(client), { family: "gemini" }, opts(client));
+    const bytes = new TextEncoder().encode(`data: ${JSON.stringify(blocked)}\r\n\r\n`);
+    d.hold(bytes);
+    return new TextDecoder().decode(d.end());
+  };
+  const REASON = "Gemini blocked the prompt (PROHIBITED_CONTENT).";
+
+  test("Chat: the reason is the message's refusal, finish_reason content_filter (JSON and stream)", () => {
+    const body = whole("openai-chat");
+    expect(body.choices[0].message.content).toBeNull();
+    expect(body.choices[0].message.refusal).toBe(REASON);
+    expect(body.choices[0].finish_reason).toBe("content_filter");
+    const sse = streamed("openai-chat");
+    const deltas = sse
+      .split("\n")
+      .filter((l) => l.startsWith("data: {"))
+      .map((l) => JSON.parse(l.slice(6)).choices[0]);
+    expect(deltas.map((c) => c.delta.refusal).filter(Boolean)).toEqual([REASON]);
+    expect(deltas.at(-1).finish_reason).toBe("content_filter");
+  });
+
+  test("Responses: the reason is a refusal part of the reply, status incomplete (content_filter) (JSON and stream)", () => {
+    const body = whole("openai-responses");
+    expect(body.status).toBe("incomplete");
+    expect(body.incomplete_details).toEqual({ reason: "content_filter" });
+    expect(body.output.flatMap((o: any) => o.content ?? [])).toEqual([{ type: "refusal", refusal: REASON }]);
+    expect(streamed("openai-responses")).toContain(`"refusal":${JSON.stringify(REASON)}`);
+  });
+
+  test("Vertex's blockReasonMessage is part of the reason", () => {
+    const body = whole("openai-chat", { ...blocked, promptFeedback: { blockReason: "BLOCKLIST", blockReasonMessage: "The prompt contains blocked terms." } });
+    expect(body.choices[0].message.refusal).toBe("Gemini blocked the prompt (BLOCKLIST): The prompt contains blocked terms.");
+  });
+});

@@ -196,10 +196,10 @@ describe("gemini decoder: exact event sequences", () => {
     expect(stopAt).toBeLessThan(finishAt);
   });
 
-  test("prompt-blocked.sse: no candidates, blockReason → a refusal finish with no content", async () => {
+  test("prompt-blocked.sse: no candidates, blockReason → a refusal finish with no content, the reason as its explanation", async () => {
     const evs = canonical(decodeBytes(await recordedBytes("gemini/prompt-blocked.sse")));
     expect(shape(evs)).toEqual(["message_start", "finish:refusal"]);
-    expect(evs[1]).toEqual({ type: "finish", reason: "refusal", raw: "PROHIBITED_CONTENT" });
+    expect(evs[1]).toEqual({ type: "finish", reason: "refusal", raw: "PROHIBITED_CONTENT", explanation: "Gemini blocked the prompt (PROHIBITED_CONTENT)." });
     expect(evs[0]).toMatchObject({ usage: { inputTokens: 9 } });
   });
 });
