@@ -590,6 +590,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       w.add("dropped_field", `Field ${JSON.stringify(k)} has no Anthropic equivalent and was dropped`);
     }
   }
+  // OpenAI's `store` (Chat, Responses): store:false asks for nothing Anthropic does; store:true is lost.
+  if (req.store === true) w.add("dropped_field", 'Field "store" has no Anthropic equivalent and was dropped');
   body.stream = target.stream;
   const renamed = names.renamed();
   for (const [given, orig] of Object.entries(renamed)) {

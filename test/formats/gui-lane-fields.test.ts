@@ -98,6 +98,17 @@ describe("store towards a Responses provider (OpenAI stores Responses by default
   });
 });
 
+describe("store towards Anthropic (which stores nothing to turn off)", () => {
+  test("a Chat or Responses client's store:true is named as dropped; store:false loses nothing and is not", () => {
+    const claude = (from: WireFormat, body: Record<string, unknown>) => translate(from, body, "anthropic-messages", "anthropic");
+    for (const [from, body] of [["openai-chat", chat({ store: true })], ["openai-responses", { model: "m", input: "hi", store: true }]] as const) {
+      expect(claude(from, body).warnings, from).toContainEqual({ code: "dropped_field", message: 'Field "store" has no Anthropic equivalent and was dropped' });
+    }
+    expect(messages(claude("openai-responses", { model: "m", input: "hi", store: false }))).not.toContain("store");
+    expect(messages(claude("openai-chat", chat({ store: false })))).not.toContain("store");
+  });
+});
+
 describe("Chat service_tier, metadata and reasoning towards a Responses provider", () => {
   test("are carried, not named as having no equivalent", () => {
     const built = translate(
