@@ -421,10 +421,10 @@ const MIN_OUTPUT_TOKENS = 16;
  *   asks for reasoning, or says nothing of it to a model that reasons anyway (o-series, gpt-5 but its
  *   chat models: `reasonsByDefault`), so reasoning round-trips without stored items (REFERENCE §3.1);
  * - a Chat client's `service_tier`, `metadata` and OpenRouter-style `reasoning` object are carried
- *   ({@link carryChatFields});
+ *   ({@link carryChatFields}).
  * Kind `codex` forces `store:false` up front (so id-only reasoning is dropped) and ends with
  * {@link applyCodexFixes} (SPEC P-2; the Codex CLI's headers are the executor's). With `store:false`
- * from the client `reasoning.encrypted_content` is added to `include` too, so reasoning can round-trip;
+ * from a Responses client (or kind `codex`) `reasoning.encrypted_content` is added to `include` too, so reasoning can round-trip;
  * so is it when a client of another format turns reasoning on (an Anthropic thinking budget, a Chat
  * `reasoning_effort`, a Gemini `thinkingConfig`), keeping the include it gave.
  * Asked-for logprobs (`logprobs: true`) add `message.output_text.logprobs` to `include`; `topLogprobs`
