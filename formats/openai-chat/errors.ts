@@ -12,7 +12,7 @@
  * - {@link errorFromPayload}: an in-band error payload (a stream frame) → hub error.
  */
 import { ERROR_STATUS, type ErrorKind, type HubError } from "../hub.ts";
-import { classifyOpenAiError, openAiRetryAfter } from "../openai-common/errors.ts";
+import { classifyOpenAiError, openAiErrorCode, openAiRetryAfter } from "../openai-common/errors.ts";
 import { isObj, nonEmptyString } from "../json.ts";
 
 /** The Chat error object inside `{"error": …}`. */
@@ -41,15 +41,17 @@ const KIND_TO_CHAT: Record<ErrorKind, { type: string; code: string | null }> = {
 };
 
 /**
- * Hub error → Chat error object (REFERENCE §5.2). `code` is the error's own code when it has one, else
- * the kind's default, except an unknown model, always `model_not_found` (the §5.2 row: a Gemini 404's
+ * Hub error → Chat error object (REFERENCE §5.2). `code` is the error's own code when it has one an
+ * OpenAI client may know, else the kind's default (formats/openai-common/errors.ts openAiErrorCode: a
+ * Gemini error's Google status, `RESOURCE_EXHAUSTED`, becomes `rate_limit_exceeded` /
+ * `insufficient_quota`), and an unknown model always `model_not_found` (the §5.2 row: a Gemini 404's
  * own code is its status `NOT_FOUND`, an Anthropic one's `not_found_error`, which an OpenAI client
  * checking for `model_not_found` did not recognise); `param` is `null` unless known. Used for HTTP error bodies and, wrapped in
  * `{"error": …}`, for the in-band error frame after commit (SPEC 6.4).
  */
 export function chatErrorObject(err: HubError): ChatErrorObject {
   const m = KIND_TO_CHAT[err.kind] ?? KIND_TO_CHAT.api_error;
-  return { message: err.message, type: m.type, param: err.param ?? null, code: err.kind === "model_not_found" ? "model_not_found" : (err.code ?? m.code) };
+  return { message: err.message, type: m.type, param: err.param ?? null, code: openAiErrorCode(err, m.code) };
 }
 
 /** Hub error → Chat HTTP error body `{"error":{message,type,param,code}}` (REFERENCE §2.4). */

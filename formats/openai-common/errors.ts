@@ -4,7 +4,7 @@
  * `response.failed` / `error` objects of the same shape), so one classifier decides the hub
  * {@link ErrorKind} for both, and one reader names the wait. Pure functions.
  */
-import type { ErrorKind } from "../hub.ts";
+import type { ErrorKind, HubError } from "../hub.ts";
 import { parseGoDuration, retryAfterSeconds } from "../retry-after.ts";
 
 /** Wording of a context-window overflow, for servers that send no `context_length_exceeded` code. */
@@ -110,3 +110,22 @@ export function openAiRetryAfter(headers: Headers | undefined, status: number, m
   }
   return retryHintSeconds(message);
 }
+
+/** A `google.rpc.Code` name (`RESOURCE_EXHAUSTED`) or a Google `ErrorInfo.reason` (`API_KEY_INVALID`): upper snake case. */
+const GOOGLE_CODE_RE = /^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)*$/;
+
+/**
+ * The `error.code` an OpenAI client (Chat or Responses) reads for a hub error (REFERENCE §5.2): the
+ * error's own code when it is one an OpenAI client may know (an OpenAI or compatible server's, the
+ * gateway's own `key_budget_exceeded`, an Anthropic `overloaded_error`), else `fallback`, the kind's
+ * default. An unknown model is always `model_not_found`. A Gemini error's code is its Google status or
+ * `ErrorInfo` reason (`RESOURCE_EXHAUSTED`, `API_KEY_INVALID`, formats/gemini/errors.ts), which no
+ * OpenAI client checks for: a Gemini 429 reaches it as `rate_limit_exceeded` / `insufficient_quota` as
+ * the kind says (until 2026-12-07 it read `"code":"RESOURCE_EXHAUSTED"`).
+ */
+export function openAiErrorCode(err: HubError, fallback: string | null): string | null {
+  if (err.kind === "model_not_found") return "model_not_found";
+  if (err.code === undefined || GOOGLE_CODE_RE.test(err.code)) return fallback;
+  return err.code;
+}
+

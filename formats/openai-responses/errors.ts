@@ -5,7 +5,7 @@
  * and the wait are decided as for Chat (formats/openai-common/errors.ts).
  */
 import { ERROR_STATUS, hubError, type ErrorKind, type HubError } from "../hub.ts";
-import { classifyOpenAiError, openAiRetryAfter } from "../openai-common/errors.ts";
+import { classifyOpenAiError, openAiErrorCode, openAiRetryAfter } from "../openai-common/errors.ts";
 
 /** OpenAI `error.type` per kind (REFERENCE §2.4, §5.2). */
 const TYPE_FOR_KIND: Record<ErrorKind, string> = {
@@ -80,7 +80,9 @@ export function hubErrorFromOpenAi(obj: Record<string, unknown> | null | undefin
 
 /**
  * The HTTP error body for `err` in the Responses format (same envelope as Chat, REFERENCE §3.4):
- * `{"error":{"message","type","param","code"}}`; `param`/`code` are null when unknown.
+ * `{"error":{"message","type","param","code"}}`; `param`/`code` are null when unknown; `code` is the
+ * error's own when an OpenAI client may know it, else the kind's default (openai-common/errors.ts
+ * openAiErrorCode: a Gemini `RESOURCE_EXHAUSTED` is `rate_limit_exceeded` or `insufficient_quota`).
  *
  * A used-up usage limit (`err.usageLimitResetsAt`: a client key's budget) is written as the Codex
  * backend's (chatgpt.com `…/codex/responses`) error for a used-up plan: `type: "usage_limit_reached"`
@@ -102,7 +104,7 @@ export function errorBody(err: HubError): { error: { message: string; type: stri
       message: err.message,
       type: TYPE_FOR_KIND[err.kind] ?? "server_error",
       param: err.param ?? null,
-      code: err.kind === "model_not_found" ? "model_not_found" : (err.code ?? CODE_FOR_KIND[err.kind] ?? null),
+      code: openAiErrorCode(err, CODE_FOR_KIND[err.kind] ?? null),
     },
   };
 }

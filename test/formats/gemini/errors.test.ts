@@ -150,3 +150,38 @@ describe("an upstream's unknown model, to a client of an OpenAI format (REFERENC
     expect(inner(openaiChat.errorBody(hubError("invalid_request", "m", { code: "unsupported_value" }))).code).toBe("unsupported_value");
   });
 });
+
+describe("a Gemini error's Google status, to a client of an OpenAI format (REFERENCE §5.2)", () => {
+  const inner = (b: unknown) => (b as { error: Record<string, unknown> }).error;
+  const perMinute = [{ "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [{ quotaId: "GenerateRequestsPerMinutePerProjectPerModel" }] }];
+  const perDay = [{ "@type": "type.googleapis.com/google.rpc.QuotaFailure", violations: [{ quotaId: "GenerateRequestsPerDayPerProjectPerModel" }] }];
+
+  test("a 429 RESOURCE_EXHAUSTED reads rate_limit_exceeded (a per-minute quota) or insufficient_quota (a per-day one), never RESOURCE_EXHAUSTED", () => {
+    const plain = gemini.parseError(429, '{"error":{"code":429,"message":"Resource has been exhausted (e.g. check quota).","status":"RESOURCE_EXHAUSTED"}}', none);
+    expect(inner(openaiChat.errorBody(plain))).toEqual({ message: "Resource has been exhausted (e.g. check quota).", type: "rate_limit_error", param: null, code: "rate_limit_exceeded" });
+    expect(inner(openaiResponses.errorBody(plain))).toEqual({ message: "Resource has been exhausted (e.g. check quota).", type: "rate_limit_exceeded", param: null, code: "rate_limit_exceeded" });
+    const minute = gemini.parseError(429, body({ code: 429, message: "quota", status: "RESOURCE_EXHAUSTED", details: perMinute }), none);
+    expect(inner(openaiChat.errorBody(minute)).code).toBe("rate_limit_exceeded");
+    const day = gemini.parseError(429, body({ code: 429, message: "quota", status: "RESOURCE_EXHAUSTED", details: perDay }), none);
+    expect(inner(openaiChat.errorBody(day))).toMatchObject({ type: "insufficient_quota", code: "insufficient_quota" });
+    expect(inner(openaiResponses.errorBody(day))).toMatchObject({ type: "insufficient_quota", code: "insufficient_quota" });
+  });
+
+  test("the other statuses and ErrorInfo reasons: the kind's OpenAI code (invalid_api_key, context_length_exceeded) or null, never the Google word", () => {
+    const badKey = gemini.parseError(400, body({ code: 400, message: "API key not valid. Please pass a valid API key.", status: "INVALID_ARGUMENT", details: [{ "@type": "type.googleapis.com/google.rpc.ErrorInfo", reason: "API_KEY_INVALID" }] }), none);
+    expect(inner(openaiChat.errorBody(badKey))).toMatchObject({ type: "authentication_error", code: "invalid_api_key" });
+    expect(inner(openaiResponses.errorBody(badKey))).toMatchObject({ type: "authentication_error", code: "invalid_api_key" });
+    const long = gemini.parseError(400, body({ code: 400, message: "The input token count (1200000) exceeds the maximum number of tokens allowed (1048576).", status: "INVALID_ARGUMENT" }), none);
+    expect(inner(openaiChat.errorBody(long))).toMatchObject({ type: "invalid_request_error", code: "context_length_exceeded" });
+    for (const [status, word] of [[400, "INVALID_ARGUMENT"], [403, "PERMISSION_DENIED"], [500, "INTERNAL"], [503, "UNAVAILABLE"], [504, "DEADLINE_EXCEEDED"]] as const) {
+      const err = gemini.parseError(status, body({ code: status, message: "m", status: word }), none);
+      expect(err.code).toBe(word); // a Gemini client still gets Google's word (errorBody's status)
+      for (const b of [openaiChat.errorBody(err), openaiResponses.errorBody(err)]) expect(String(inner(b).code)).not.toBe(word);
+    }
+    const unavailable = gemini.parseError(503, body({ code: 503, message: "The model is overloaded.", status: "UNAVAILABLE" }), none);
+    expect(inner(openaiChat.errorBody(unavailable))).toMatchObject({ type: "server_error", code: "overloaded" });
+    expect(inner(openaiResponses.errorBody(unavailable))).toMatchObject({ type: "server_error", code: null });
+    // an OpenAI-compatible server's own code and the gateway's still pass through
+    expect(inner(openaiChat.errorBody(hubError("rate_limit", "m", { code: "key_rate_limit_exceeded" }))).code).toBe("key_rate_limit_exceeded");
+  });
+});
