@@ -15,6 +15,7 @@ import { keyId } from "./key-id.ts";
 import type { BudgetWindow, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, RequestEstimate } from "./ports.ts";
 import { resolveModel, type RoutingTable, type Target } from "./resolve.ts";
 import { formatWait } from "../formats/wait-words.ts";
+import { usdWords } from "../formats/usd-words.ts";
 
 export { formatWait } from "../formats/wait-words.ts";
 
@@ -106,12 +107,12 @@ export function hasCountedLimits(limits: KeyLimits | undefined): limits is KeyLi
 /**
  * `1,234,567` for token counts, `$25.00` for USD (`$0.0123` under $1, two significant digits under
  * $0.001: `$0.00012`, never `$0.0000` for a spend; until 2026-12-07 four decimals down to $0.0001, so a
- * budget of $0.0001 read "($0.0001 used)" for $0.00012 spent).
+ * budget of $0.0001 read "($0.0001 used)" for $0.00012 spent). USD as formats/usd-words.ts writes it, the
+ * rule `keys list`, `usage` and the dashboard share (src/limits/dollars.ts).
  */
 export function formatBudgetAmount(budget: KeyBudget, value: number): string {
   if (budget.usd === undefined) return `${Math.round(value).toLocaleString("en-US")} tokens`;
-  if (value > 0 && value < 0.001) return `$${Number(value.toPrecision(2)).toFixed(10).replace(/0+$/, "")}`;
-  return `$${value.toFixed(value < 1 && value > 0 ? 4 : 2)}`;
+  return usdWords(value);
 }
 
 /**

@@ -1,8 +1,10 @@
 /**
  * USD amounts of budgets and costs as the command line writes them (`keys list`, `usage`, a budget's
  * 429) and the dashboard's Keys page shows a USD budget ("$0.0540 of $0.0500"), and the money spent of a
- * usage row: one module for both, importing nothing, so the dashboard's browser bundle can use it.
+ * usage row: one module for both, importing nothing but formats/usd-words.ts (which imports nothing),
+ * so the dashboard's browser bundle can use it.
  */
+import { usdWords } from "../../formats/usd-words.ts";
 
 /**
  * A USD amount to 12 significant digits: a sum or product of prices in binary floating point reads
@@ -23,15 +25,12 @@ export function spentUsd(row: { costUsd?: number; subscriptionUsd?: number }): n
 }
 
 /**
- * "$12.34" from $1, "$0.0123" from $0.0001, below that two significant digits ("$0.000016", never
- * "$0.0000"); nothing as "$0.00". Cents alone read a $0.054 spend of a $0.05 budget as "$0.05 of $0.05".
+ * "$12.34" from $1, "$0.0123" from $0.001, below that two significant digits ("$0.00012", "$0.000016",
+ * never "$0.0000"); nothing as "$0.00". The rule is formats/usd-words.ts's, which a budget's 429 writes
+ * too (pipeline/key-limits.ts): until 2026-12-07 this gave "$0.0001" for $0.00012, where the 429 said
+ * "$0.00012". Cents alone read a $0.054 spend of a $0.05 budget as "$0.05 of $0.05".
  */
-export function dollars(c: number): string {
-  if (c === 0) return "$0.00";
-  if (c >= 1) return `$${c.toFixed(2)}`;
-  if (c >= 0.0001) return `$${c.toFixed(4)}`;
-  return `$${Number(c.toPrecision(2)).toFixed(10).replace(/0+$/, "")}`;
-}
+export const dollars: (c: number) => string = usdWords;
 
 /** Decimals {@link dollars} gives a non-zero amount (2, 4, or as many as two significant digits take); 0 for 0. */
 function decimalsOf(c: number): number {

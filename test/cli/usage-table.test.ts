@@ -5,7 +5,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import { costCell, usageLines } from "../../src/cli/usage-table.ts";
-import { describeBudgetUse } from "../../src/cli/key-limits.ts";
+import { describeBudgetUse, dollars } from "../../src/cli/key-limits.ts";
+import { dollarsPair } from "../../src/limits/dollars.ts";
 import { formatBudgetAmount } from "../../pipeline/key-limits.ts";
 
 /** A table as tab-joined cells, so the test reads the cells, not the padding. */
@@ -83,7 +84,18 @@ describe("usage table", () => {
   });
 
   test("a cost of a few thousandths of a cent keeps its leading digits (it read $0.0000)", () => {
-    expect([costCell(0.000016, 0), costCell(0.000043, 2), costCell(0.00012, 0), costCell(4e-9, 0)]).toEqual(["$0.000016", "$0.000043 + 2 unpriced", "$0.0001", "$0.000000004"]);
+    expect([costCell(0.000016, 0), costCell(0.000043, 2), costCell(0.00012, 0), costCell(4e-9, 0)]).toEqual(["$0.000016", "$0.000043 + 2 unpriced", "$0.00012", "$0.000000004"]);
+  });
+
+  test("under $0.001, two significant digits, as a budget's 429 writes them: $0.00012 read $0.0001 in keys list, usage and the dashboard", () => {
+    expect([dollars(0.00012), dollars(0.00054321), dollars(0.0001), dollars(0.000999), dollars(0.001), dollars(0.0031), dollars(0.5), dollars(12.345), dollars(0)]).toEqual([
+      "$0.00012", "$0.00054", "$0.0001", "$0.001", "$0.0010", "$0.0031", "$0.5000", "$12.35", "$0.00",
+    ]);
+    // the usage table's sum line, keys list's budget cell: the same words as the 429 (one function)
+    const budget = { window: "1d", usd: 0.0001 } as const;
+    expect(describeBudgetUse([{ budget, used: 0.00012, resetsAt: Date.UTC(2026, 11, 4, 12) }])).toBe("1d $0.00012 / $0.0001 (120 %), resets 2026-12-04T12:00:00Z");
+    for (const v of [0, 0.00012, 0.00054321, 0.0001, 0.000999, 0.0031, 0.5, 25, 1234.5]) expect(dollars(v)).toBe(formatBudgetAmount(budget, v));
+    expect(dollarsPair(0.00012, 0.0005)).toEqual(["$0.00012", "$0.00050"]);
   });
 });
 
