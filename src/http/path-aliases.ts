@@ -3,8 +3,9 @@
  * format, never HTML):
  * - a base URL ending in `/` (`http://127.0.0.1:20128/v1/` + `/chat/completions`) asks for
  *   `/v1//chat/completions`: `collapseSlashes` (src/http/browser-guard.ts) gives the path with repeated slashes collapsed,
- *   which the server then serves as that path (src/http/server.ts, `servedAlias`), as it serves
- *   `/v1/v1/messages` for a base URL that already ends in `/v1`;
+ *   which the server then serves as that path (src/http/server.ts, `servedAlias`; Codex's WebSocket
+ *   upgrade `GET /v1//responses` too), as it serves `/v1/v1/messages` for a base URL that already ends
+ *   in `/v1`;
  * - a base URL without `/v1` (`http://127.0.0.1:20128` + `/chat/completions`): not served (the browser
  *   rules and CORS cover `/v1` and `/v1beta` only, src/http/browser-guard.ts `clientSurface`), but its 404
  *   names the path under `/v1` and says to end the base URL with `/v1` ({@link pathHint});

@@ -447,6 +447,7 @@ export function createServer(deps: ServerDeps) {
    * (its body unread, its socket's peer); undefined for any other. The browser rules ran already on the
    * request (`onRequest`; they treat repeated slashes as one).
    */
+  const socket = responsesSocket(deps);
   const servedAlias = (request: Request, server: PeerSource | null, path: string): Response | Promise<Response> | undefined => {
     if (request.method === "POST") {
       const endpoint = POST_ALIASES.get(path);
@@ -456,6 +457,13 @@ export function createServer(deps: ServerDeps) {
       return undefined;
     }
     if (request.method !== "GET" && request.method !== "HEAD") return undefined;
+    // Codex's Responses WebSocket (SPEC 2.5) at `/v1//responses`: the same handler as the plain path's
+    // route (its client-key rule, its 405 without the upgrade header); the session's frames are
+    // requests to `/v1/responses` whatever path the upgrade named (src/http/responses-socket.ts). An
+    // accepted upgrade answers nothing (undefined: here "not served"), so an empty Response stands for
+    // it, which Bun ignores once the socket is upgraded, as it ignores the one Elysia makes of the plain
+    // route's undefined.
+    if (path === "/v1/responses" && request.method === "GET") return socket({ request, server }) ?? new Response(null);
     if (path === "/v1/models") return modelList(request, server);
     if (path === "/v1beta/models") return geminiList(request, server);
     if (path.startsWith("/v1/models/") && path.length > "/v1/models/".length) return modelOne(request, server, path);
@@ -478,7 +486,7 @@ export function createServer(deps: ServerDeps) {
     .post("/v1/chat/completions", api("chat") as never, noParse)
     .post("/v1/responses", api("responses") as never, noParse)
     // Codex's Responses WebSocket (SPEC 2.5).
-    .get("/v1/responses", responsesSocket(deps) as never)
+    .get("/v1/responses", socket as never)
     .post("/v1/messages", api("messages") as never, noParse)
     .post("/v1/v1/messages", api("messages") as never, noParse)
     // count_tokens runs through the gateway (guard, resolve, order) like every API route (SPEC G-1…G-4).

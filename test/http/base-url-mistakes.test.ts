@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { fakeProviders } from "../support/configs.ts";
+import { connect } from "../support/responses-socket.ts";
 
 const APP = "http://localhost:5173";
 const YAML = `
@@ -63,6 +64,23 @@ describe("a base URL ending in '/': repeated slashes are served as one", () => {
     const wrong = await send("GET", "/v1//chat/completions");
     expect(wrong.status).toBe(405);
     expect(wrong.headers.get("allow")).toBe("POST");
+  });
+
+  test("Codex's Responses WebSocket at /v1//responses (a base URL ending in '/'): the socket, not the 405 of GET /v1/responses", async () => {
+    const c = await connect(gw.url, {}, "/v1//responses");
+    try {
+      c.send({ type: "response.create", model: "oai/gpt-test", input: [{ type: "message", role: "user", content: [{ type: "input_text", text: "hi" }] }], store: false });
+      const frames = await c.untilTerminal();
+      expect(frames[0]?.type).toBe("response.created");
+      expect(frames.at(-1)).toMatchObject({ type: "response.completed", response: { status: "completed" } });
+    } finally {
+      c.ws.close();
+    }
+    // the browser rules hold for it: a foreign key-less page gets no socket
+    await expect(connect(gw.url, { origin: "https://evil.example" }, "/v1//responses")).rejects.toThrow("socket error");
+    // without the upgrade, the 405 of the path it names, as before
+    const plain = await send("GET", "/v1//responses");
+    expect([plain.status, plain.headers.get("allow")]).toEqual([405, "POST"]);
   });
 
   test("a body over the other routes' 1 MiB bound is read with the API's limit, as on the plain path", async () => {

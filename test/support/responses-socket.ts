@@ -25,8 +25,9 @@ export const TERMINAL = new Set(["response.completed", "response.incomplete", "r
 /** The end of one request's frames: a terminal event, or the gateway's error frame (it carries `status`). */
 export const isLast = (f: any) => TERMINAL.has(f.type) || (f.type === "error" && f.status !== undefined);
 
-export async function connect(url: string, headers: Record<string, string> = {}): Promise<Client> {
-  const ws = new WebSocket(url.replace(/^http/, "ws") + "/v1/responses", { headers } as any);
+/** Opens the socket at `url` + `path` (`/v1/responses`; `/v1//responses` is a base URL ending in "/"), with `headers` on the upgrade. */
+export async function connect(url: string, headers: Record<string, string> = {}, path = "/v1/responses"): Promise<Client> {
+  const ws = new WebSocket(url.replace(/^http/, "ws") + path, { headers } as any);
   const frames: any[] = [];
   const raw: string[] = [];
   let waiting: ((f: any) => void) | undefined;
