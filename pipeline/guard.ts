@@ -400,7 +400,7 @@ export type GuardStep = RequestContext | Response | BodyRead | Promise<RequestCo
 export function startGuard(ctx: RequestContext, deps: GuardDeps): GuardStep {
   const settings = deps.settings();
   const auth = authenticate(ctx.remote, clientHeadersOf(ctx), deps.keys, settings, ctx.clientFormat === "gemini" ? ctx.request.url : undefined);
-  if (!auth.ok) return auth.disabledKey === undefined ? refuse(ctx, auth.error) : refuseDisabled(ctx, auth.disabledKey, auth.error, settings);
+  if (!auth.ok) return auth.disabledKey === undefined ? refuse(ctx, auth.error) : refuseDisabled(ctx, auth.disabledKey, auth.error, settings, deps.decodeBody);
   ctx.key = auth.key;
   if (auth.key) ctx.trace.keyName = auth.key.name;
 
@@ -508,12 +508,15 @@ export const DISABLED_PREFIX_MS = 300;
  * comes from what is known without waiting (the path for Gemini, an event transport's parsed body),
  * else from the first bytes of the body ({@link readBodyPrefix}: at most {@link DISABLED_PREFIX_BYTES}
  * within {@link DISABLED_PREFIX_MS}): the whole body parsed when it arrived in that, else the top-level
- * `model` of the prefix when the prefix holds it whole. The client gets the same 403 whatever the body
+ * `model` of the prefix when the prefix holds it whole; a compressed body (`Content-Encoding`) decoded
+ * first by `decode` (the guard's {@link GuardDeps.decodeBody}) when it arrived whole in that (until
+ * 2026-12-07 its compressed bytes were parsed, so its model was never named), else its model is left
+ * out. The client gets the same 403 whatever the body
  * holds, at once: a body too large, late, cut short or not JSON only leaves the model out. A body not
  * read to its end (late or over the prefix) closes the connection after the 403, as the 408 does: its
  * rest must not be read as the next request.
  */
-async function refuseDisabled(ctx: RequestContext, keyName: string, err: HubError, settings: GuardSettings): Promise<Response> {
+async function refuseDisabled(ctx: RequestContext, keyName: string, err: HubError, settings: GuardSettings, decode?: DecodeBody): Promise<Response> {
   ctx.trace.keyName = keyName;
   let model: unknown;
   let unread = false;
@@ -522,8 +525,11 @@ async function refuseDisabled(ctx: RequestContext, keyName: string, err: HubErro
   else {
     const prefix = await readBodyPrefix(ctx.request as Request, Math.min(DISABLED_PREFIX_BYTES, settings.maxBodyBytes), DISABLED_PREFIX_MS);
     if (prefix.complete) {
-      const parsed = parseJsonObject(prefix.bytes);
-      if (parsed.ok) model = parsed.value.model;
+      // A compressed body (Content-Encoding, SPEC G-4) is decoded as the guard decodes it, within the body limit.
+      const encoding = contentEncoding(ctx.request.headers);
+      const decoded = encoding === undefined ? prefix.bytes : decode ? await decode(prefix.bytes, encoding, settings.maxBodyBytes) : undefined;
+      const parsed = decoded instanceof Uint8Array ? parseJsonObject(decoded) : undefined;
+      if (parsed?.ok) model = parsed.value.model;
     } else {
       unread = true;
       model = topLevelStringField(prefix.bytes, "model");

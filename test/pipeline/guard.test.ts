@@ -17,6 +17,8 @@ import {
 import { isClaudeCodeClient, localTitle, recogniseProbe } from "../../pipeline/probes.ts";
 import { TEST_IDS } from "../support/context.ts";
 import type { ClientKey, KeyLookup } from "../../pipeline/ports.ts";
+import { decodeRequestBody } from "../../src/http/request-encoding.ts";
+import { zstdCompressSync } from "node:zlib";
 
 const VALID = "sy-valid-client-key-0123456789";
 const laptop: ClientKey = { name: "laptop", scopes: [], source: "db" };
@@ -412,5 +414,35 @@ describe("probes answered by the guard", () => {
     const remote = ctxFor("messages", "203.0.113.7", JSON.stringify(QUOTA), CC);
     await expectAnthropicError(await run(remote), 401, "authentication_error");
     expect(remote.probe).toBeUndefined();
+  });
+});
+
+describe("a disabled key's 403 names the model of a compressed body (Content-Encoding, SPEC G-4)", () => {
+  const OFF = "sy-disabled-client-key-0123456789";
+  const withDisabled: KeyLookup = { ...keys, disabled: (s) => (s === OFF ? { name: "bob", scopes: [], source: "db" } : undefined) };
+  const refuseOff = (body: Uint8Array | string, headers: Record<string, string>) => {
+    const ctx = ctxFor("messages", "127.0.0.1", body, { authorization: `Bearer ${OFF}`, ...headers });
+    return { ctx, res: guard(ctx, { keys: withDisabled, settings: () => open, decodeBody: decodeRequestBody }) };
+  };
+
+  test("gzip and zstd bodies are decoded as the guard decodes them: the refusal is recorded with the body's model; the body was read whole (no Connection: close)", async () => {
+    for (const [encoding, bytes] of [["gzip", Bun.gzipSync(Buffer.from(hello))], ["zstd", zstdCompressSync(Buffer.from(hello))]] as const) {
+      const { ctx, res } = refuseOff(new Uint8Array(bytes), { "content-encoding": encoding });
+      const r = (await res) as Response;
+      expect([r.status, ((await r.json()) as any).error.type, r.headers.get("connection")]).toEqual([403, "permission_error", null]);
+      expect([ctx.trace.keyName, ctx.requestedModel, ctx.trace.requestedModel]).toEqual(["bob", "anth/claude-test", "anth/claude-test"]);
+    }
+  });
+
+  test("a body that does not decode, or a coding the gateway does not know, gets the same 403 without a model", async () => {
+    for (const [encoding, body] of [["gzip", "not gzip"], ["compress", hello]] as const) {
+      const { ctx, res } = refuseOff(body, { "content-encoding": encoding });
+      expect(((await res) as Response).status).toBe(403);
+      expect([ctx.trace.keyName, ctx.requestedModel]).toEqual(["bob", ""]);
+    }
+    // and an uncompressed one as before
+    const { ctx, res } = refuseOff(hello, {});
+    expect(((await res) as Response).status).toBe(403);
+    expect(ctx.requestedModel).toBe("anth/claude-test");
   });
 });
