@@ -27,7 +27,7 @@
  * member's name, for a value right after `"name":`) and, given `redactKey`, every object key through
  * it (see the module doc). Never throws.
  */
-export function redactJsonText(text: string, redact: (s: string, member?: string) => string, redactKey?: RedactKey): string {
+export function redactJsonText(text: string, redact: (s: string, member?: string, number?: boolean) => string, redactKey?: RedactKey): string {
   const lead = /^\s*(.)/.exec(text)?.[1];
   if (lead !== "{" && lead !== "[" && lead !== '"') return redact(text);
   return redactLiterals(text, parses(text), redact, redactKey);
@@ -38,7 +38,7 @@ export function redactJsonText(text: string, redact: (s: string, member?: string
  * `text` redacted as {@link redactJsonText} does, when it starts with `{` or `[` (after whitespace) and
  * parses; undefined otherwise (the caller redacts it as plain text). Never throws.
  */
-export function redactJsonDocument(text: string, redact: (s: string, member?: string) => string, redactKey?: RedactKey): string | undefined {
+export function redactJsonDocument(text: string, redact: (s: string, member?: string, number?: boolean) => string, redactKey?: RedactKey): string | undefined {
   const lead = /^\s*(.)/.exec(text)?.[1];
   if ((lead !== "{" && lead !== "[") || !parses(text)) return undefined;
   return redactLiterals(text, true, redact, redactKey);
@@ -85,7 +85,7 @@ function parses(text: string): boolean {
   }
 }
 
-function redactLiterals(text: string, valid: boolean, redact: (s: string, member?: string) => string, redactKey?: RedactKey): string {
+function redactLiterals(text: string, valid: boolean, redact: (s: string, member?: string, number?: boolean) => string, redactKey?: RedactKey): string {
   // the name of the member whose value may be the next segment's first number (the last literal was its key)
   let keyBefore: string | undefined;
   const between = valid ? (seg: string) => redactNumbers(seg, redact, keyBefore) : redact;
@@ -177,7 +177,7 @@ function afterColon(text: string, start: number): boolean {
   return text.charCodeAt(k) === 0x3a /* : */;
 }
 
-function redactLiteral(lit: string, closed: boolean, redact: (s: string, member?: string) => string, member?: string): string {
+function redactLiteral(lit: string, closed: boolean, redact: (s: string, member?: string, number?: boolean) => string, member?: string): string {
   const decoded = decodeBody(closed ? lit.slice(1, -1) : lit.slice(1));
   const red = member === undefined ? redact(decoded) : redact(decoded, member);
   if (red === decoded) return lit;
@@ -190,10 +190,10 @@ function redactLiteral(lit: string, closed: boolean, redact: (s: string, member?
  * JSON string. `member`: the key the segment follows; a number right after its `:` is that member's
  * value (`{"password": 1234}`: a PIN under a secret-named member is a secret).
  */
-function redactNumbers(seg: string, redact: (s: string, member?: string) => string, member: string | undefined): string {
+function redactNumbers(seg: string, redact: (s: string, member?: string, number?: boolean) => string, member: string | undefined): string {
   if (!/\d/.test(seg)) return seg;
   return seg.replace(/-?\d[\d.eE+-]*/g, (num: string, at: number) => {
-    const r = member !== undefined && /^\s*:\s*$/.test(seg.slice(0, at)) ? redact(num, member) : redact(num);
+    const r = member !== undefined && /^\s*:\s*$/.test(seg.slice(0, at)) ? redact(num, member, true) : redact(num, undefined, true);
     return r === num ? num : JSON.stringify(r);
   });
 }

@@ -413,7 +413,18 @@ export class Redactor {
    * secret-named member (a PIN under `password`); any other number of an object is left as it is.
    */
   redactNumber(text: string, member: string): string {
-    return this.secretNamed(member) ? this.run(text, member) : text;
+    return this.secretNamed(member) ? this.numberText(text, member) : text;
+  }
+
+  /**
+   * A JSON number's text redacted as {@link redact} does; a placeholder that took its place whole is
+   * marked as standing for a number ({@link PlaceholderValue.number}: restored unquoted).
+   */
+  numberText(text: string, member?: string): string {
+    const out = this.run(text, member);
+    const o = out === text ? undefined : this.originals.get(out);
+    if (o?.value === text) o.number = true;
+    return out;
   }
 
   /**
@@ -595,7 +606,8 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
     r.reserve(text);
     escapedLiterals(text, (decoded) => r.reserve(decoded));
   };
-  const plainText = (text: string, member?: string): string => {
+  const plainText = (text: string, member?: string, number?: boolean): string => {
+    if (number) return r.numberText(text, member);
     if (!mayBeDocument(text) || (member !== undefined && r.wholeSecret(text, member))) return r.redact(text, member);
     reserveJson(text);
     return redactJsonDocument(text, plainText, redactKey) ?? r.redact(text, member);

@@ -7,7 +7,13 @@
  * {@link PlaceholderRestorer} holds back the end of a delta only while it is a proper prefix of a
  * placeholder of this request (`[`, `[EMA`, `[EMAIL_1`), never more, and releases it with the next
  * delta or when the block ends. Inside tool-call arguments (JSON text) the original value is written
- * JSON-escaped, so arguments stay valid JSON whatever the value holds (quotes, newlines of a key block).
+ * JSON-escaped once per string literal around it (./json-nesting.ts: a JSON document the model wrote
+ * inside a string value, `{"body": "{\"pw\": \"[SECRET_1]\"}"}`, gets it escaped twice), so arguments
+ * and the documents inside them stay valid JSON and parse to the original whatever the value holds
+ * (quotes, backslashes, newlines of a key block). A placeholder that stood for a JSON number (a PIN
+ * under `password`, {@link PlaceholderValue.number}) and is a whole string value of the arguments
+ * (`"passcode": "[SECRET_1]"`) is written as that number, unquoted, as the client sent it (a tool
+ * with an integer schema may reject a string).
  *
  * Reasoning (thinking) text is left as the model wrote it: it may be signed, and a signature covers the
  * exact text the provider produced.
@@ -17,12 +23,15 @@
  * which sends the reply back, has it redacted again even where its context is gone.
  */
 import type { HubEvent, HubResponse } from "../formats/hub.ts";
+import { JsonNesting } from "./json-nesting.ts";
 import type { RestoredSecrets } from "./ports.ts";
 
 /** One placeholder of a request: the redaction kind (`email`, `secret`, …) and the original text. */
 export interface PlaceholderValue {
   kind: string;
   value: string;
+  /** The value was a JSON number (a PIN under `password`): restored unquoted where the model wrote its placeholder as a whole string value of tool-call arguments. */
+  number?: boolean;
 }
 
 /** The placeholders of one request (placeholder text, e.g. `[EMAIL_1]` → original), and the restore counts. */
@@ -36,6 +45,8 @@ export interface Restoration {
 
 /** Any placeholder shape the redact stage produces. */
 const PLACEHOLDER = /\[(?:SECRET|EMAIL|CARD|IPV6|IPV4|PHONE)_\d+\]/g;
+/** A JSON number as a whole text. */
+const NUMBER = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?$/;
 
 /**
  * Restores placeholders in one text that arrives in pieces (one content block's deltas). `json`: the
@@ -44,30 +55,94 @@ const PLACEHOLDER = /\[(?:SECRET|EMAIL|CARD|IPV6|IPV4|PHONE)_\d+\]/g;
 export class PlaceholderRestorer {
   private held = "";
   private readonly longest: number;
+  /** JSON text: where the text read so far stands (escaping per nesting level, a string value's start). */
+  private readonly nesting: JsonNesting | undefined;
+  /** JSON text: the placeholders that stood for a JSON number (restored unquoted as a whole string value). */
+  private readonly numbers: string[] = [];
 
   constructor(
     private readonly r: Restoration,
-    private readonly json: boolean,
+    json: boolean,
   ) {
     let n = 0;
-    for (const k of r.placeholders.keys()) n = Math.max(n, k.length);
+    for (const [k, v] of r.placeholders) {
+      n = Math.max(n, k.length);
+      if (json && v.number && NUMBER.test(v.value)) this.numbers.push(k);
+    }
     this.longest = n;
+    if (json) this.nesting = new JsonNesting();
+  }
+
+  private count(hit: PlaceholderValue): void {
+    this.r.counts[hit.kind] = (this.r.counts[hit.kind] ?? 0) + 1;
+    if (hit.kind === "secret") this.r.memory?.remember(hit.value);
+  }
+
+  /**
+   * {@link push} for JSON text, a character at a time: a value is JSON-escaped once per string literal
+   * enclosing it (a document inside a string value: twice), and a number's placeholder that is a whole
+   * string value of the outer document (`"pin": "[SECRET_1]"`) is written as that number, unquoted. Held
+   * back: a possible placeholder's start, and a `"` that may open such a number's string.
+   */
+  private pushJson(buf: string, nest: JsonNesting): string {
+    let out = "";
+    let i = 0;
+    scan: while (i < buf.length) {
+      const c = buf.charCodeAt(i);
+      if (c === 0x22 /* " */ && this.numbers.length > 0 && nest.valueStringNext()) {
+        let partial = false;
+        for (const k of this.numbers) {
+          const whole = `"${k}"`;
+          if (buf.startsWith(whole, i)) {
+            const hit = this.r.placeholders.get(k)!;
+            out += hit.value;
+            this.count(hit);
+            nest.feed('"0"');
+            i += whole.length;
+            continue scan;
+          }
+          if (buf.length - i < whole.length && whole.startsWith(buf.slice(i))) partial = true;
+        }
+        if (partial) break;
+      } else if (c === 0x5b /* [ */) {
+        let partial = false;
+        for (const [k, hit] of this.r.placeholders) {
+          if (buf.startsWith(k, i)) {
+            let v = hit.value;
+            for (let d = Math.max(1, nest.depth()); d > 0; d--) v = JSON.stringify(v).slice(1, -1);
+            out += v;
+            this.count(hit);
+            // the value is string content wherever it stands: read as one plain character
+            nest.feed("0");
+            i += k.length;
+            continue scan;
+          }
+          if (buf.length - i < k.length && k.startsWith(buf.slice(i))) partial = true;
+        }
+        if (partial) break;
+      }
+      nest.feed(buf[i]!);
+      out += buf[i];
+      i++;
+    }
+    this.held = buf.slice(i);
+    return out;
   }
 
   /** The next piece; returns what can be released now (possibly ""). */
   push(piece: string): string {
     const buf = this.held + piece;
     this.held = "";
+    if (this.nesting) return this.pushJson(buf, this.nesting);
     let out = "";
     let last = 0;
     PLACEHOLDER.lastIndex = 0;
     for (let m = PLACEHOLDER.exec(buf); m; m = PLACEHOLDER.exec(buf)) {
       const hit = this.r.placeholders.get(m[0]);
       if (!hit) continue;
-      out += buf.slice(last, m.index) + (this.json ? JSON.stringify(hit.value).slice(1, -1) : hit.value);
+      out += buf.slice(last, m.index) + hit.value;
       last = m.index + m[0].length;
-      this.r.counts[hit.kind] = (this.r.counts[hit.kind] ?? 0) + 1;
-      if (hit.kind === "secret") this.r.memory?.remember(hit.value);
+      this.count(hit);
     }
     const tail = buf.slice(last);
     const cut = this.heldFrom(tail);
