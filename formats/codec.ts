@@ -302,6 +302,12 @@ export interface TextSlot {
    */
   readonly number?: true;
   /**
+   * The text is an item of an array that is {@link member}'s value (or of an array inside that one:
+   * `{"passwords": ["…", "…"]}`), not the member's whole value: redaction decides whether such items
+   * are read as under the member (pipeline/secret-items.ts).
+   */
+  readonly item?: true;
+  /**
    * The whole this slot's text is part of, where one value is cut into several slots
    * (formats/string-leaves.ts: one tool call's input, one structured tool result): redaction holds back
    * placeholder-shaped text written anywhere in it before numbering any of its values, as it does within

@@ -19,18 +19,23 @@ const MAX_DEPTH = MAX_JSON_DEPTH;
  * when its value is a string, one over the value carrying the name ({@link TextSlot.member}; a number
  * value too, as its text, marked {@link TextSlot.number}, when `numbersUnder` takes the name: a PIN
  * under `password`); array
- * items that are strings get a slot without a name. Renaming a member keeps its place among the
+ * items that are strings get a slot without a name, but for an array that is a member's value (or
+ * nested in one: not an object inside it), whose items carry the name marked {@link TextSlot.item}
+ * (numbers too, as for a member's own number). Renaming a member keeps its place among the
  * others (made by the slots' `commit`, after all sets: see {@link TextSlot.commit}). Every slot
  * carries the value first given as its {@link TextSlot.group} (one tool call's input, one structured
  * result; `depth` and `group` are the walk's own). A string `value` itself has no parent to write to and
  * yields nothing; the caller slots it.
  */
-export function stringLeafSlots(value: unknown, out: TextSlot[], numbersUnder?: (name: string) => boolean, depth = 0, group = value as object): void {
+export function stringLeafSlots(value: unknown, out: TextSlot[], numbersUnder?: (name: string) => boolean, depth = 0, group = value as object, member?: string): void {
   if (depth > MAX_DEPTH) return;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
-      if (typeof value[i] === "string") out.push(item(value, i, group));
-      else stringLeafSlots(value[i], out, numbersUnder, depth + 1, group);
+      const v = value[i];
+      if (typeof v === "string") out.push(item(value, i, group, member));
+      else if (typeof v === "number") {
+        if (member !== undefined && numbersUnder?.(member)) out.push(item(value, i, group, member, String(v)));
+      } else stringLeafSlots(v, out, numbersUnder, depth + 1, group, Array.isArray(v) ? member : undefined);
     }
   } else if (isObj(value)) {
     let renames: Renames | undefined;
@@ -41,7 +46,7 @@ export function stringLeafSlots(value: unknown, out: TextSlot[], numbersUnder?: 
       if (typeof v === "string") out.push(memberSlot(value, k, group));
       else if (typeof v === "number") {
         if (numbersUnder?.(k)) out.push(numberSlot(value, k, v, group));
-      } else stringLeafSlots(v, out, numbersUnder, depth + 1, group);
+      } else stringLeafSlots(v, out, numbersUnder, depth + 1, group, Array.isArray(v) ? k : undefined);
     }
   }
 }
@@ -58,14 +63,16 @@ function own(parent: Record<string, unknown>, key: string, value: unknown): void
   Object.defineProperty(parent, key, { value, writable: true, enumerable: true, configurable: true });
 }
 
-function item(parent: unknown[], i: number, group: object): TextSlot {
-  return {
-    text: parent[i] as string,
-    group,
-    set(t: string) {
-      parent[i] = t;
-    },
+/**
+ * An array item: a string, or a number as its text (`number`, only under a member `numbersUnder`
+ * takes). `member`: the member whose value the array is (or an array holding it), marked {@link TextSlot.item}.
+ */
+function item(parent: unknown[], i: number, group: object, member?: string, number?: string): TextSlot {
+  const set = (t: string) => {
+    parent[i] = t;
   };
+  if (member === undefined) return { text: parent[i] as string, group, set };
+  return number === undefined ? { text: parent[i] as string, group, member, item: true, set } : { text: number, group, member, item: true, number: true, set };
 }
 
 /** A member's string value: `set` writes under the name as parsed (a rename takes effect at the commit, with the value). */

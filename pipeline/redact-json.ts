@@ -17,10 +17,15 @@
  * that does not start like JSON at all is plain text. The result never holds an escape JSON does not
  * have, whatever the input held.
  *
+ * A string item of an array that is a member's value (`{"passwords": ["…"]}`) is redacted with that
+ * member's name as well (./secret-items.ts decides which names).
+ *
  * A plain text slot that is a whole JSON document (a tool result from an MCP server, shell output
  * wrapped as `{"stdout": "…"}`: it starts with `{` or `[` and parses) is redacted the same way
  * ({@link redactJsonDocument}), for the same reason.
  */
+
+import { itemMember } from "./secret-items.ts";
 
 /**
  * `text` (JSON as the wire carries it) with every string value passed through `redact` (with the
@@ -105,11 +110,16 @@ function redactLiterals(text: string, valid: boolean, redact: (s: string, member
   const clash = (c: string) => given.get(obj)?.has(c) === true || (written ??= keysWritten(text))[obj]?.has(c) === true;
   let keyName = "";
   const keyRedact = (k: string) => (keyName = redactKey!(k, clash));
+  // Per open container: for an array, the member whose value it is (or the one an array around it is
+  // under), whose name its string items are redacted with (./secret-items.ts); null for an object.
+  const containers: Array<string | undefined | null> = [];
   while (i < n) {
     const c = text.charCodeAt(i);
     if (c !== 0x22 /* " */) {
-      if (c === 0x7b /* { */) open.push(objects++);
-      else if (c === 0x7d /* } */) open.pop();
+      if (c === 0x7b /* { */) open.push(objects++), containers.push(null);
+      else if (c === 0x7d /* } */) open.pop(), containers.pop();
+      else if (c === 0x5b /* [ */) containers.push(afterColon(text, i) ? lastKey : (containers.at(-1) ?? undefined));
+      else if (c === 0x5d /* ] */) containers.pop();
       i++;
       continue;
     }
@@ -133,7 +143,7 @@ function redactLiterals(text: string, valid: boolean, redact: (s: string, member
         }
         out += red;
       } else out += lit;
-    } else out += redactLiteral(lit, closed, redact, afterColon(text, i) ? lastKey : undefined);
+    } else out += redactLiteral(lit, closed, redact, afterColon(text, i) ? lastKey : itemMember(containers.at(-1) ?? undefined));
     i = seg = end;
   }
   return out + between(text.slice(seg));

@@ -59,6 +59,7 @@ import { escapedLiterals, redactJsonDocument, redactJsonText } from "./redact-js
 import { keyId } from "./key-id.ts";
 import type { RestoredSecretMemories, RestoredSecrets } from "./ports.ts";
 import type { PlaceholderValue } from "./restore-placeholders.ts";
+import { itemMember } from "./secret-items.ts";
 
 /** Redaction settings (config `settings.redaction`, SPEC 2.3). */
 export interface RedactionSettings {
@@ -637,7 +638,10 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
       return redactJsonText(slot.text, plainText, redactKey);
     }
     if (slot.group) reserveGroup(slot.group);
-    return slot.objectKey ? memberName(slot) : slot.number ? r.redactNumber(slot.text, slot.member!) : plainText(slot.text, slot.member);
+    if (slot.objectKey) return memberName(slot);
+    const member = slot.item ? itemMember(slot.member) : slot.member;
+    if (slot.number) return member === undefined ? slot.text : r.redactNumber(slot.text, member);
+    return plainText(slot.text, member);
   });
   if (next.every((text, i) => text === slots[i].text)) return;
   // SPEC O-6: the recording's client request is what the client sent, not the redacted body
