@@ -32,6 +32,7 @@ import { answerWithin } from "../shared.ts";
 import { StoreError } from "../types.ts";
 import { isUnavailable, type PgContext } from "./db.ts";
 import { countBackKeyUse } from "./count-back-key-use.ts";
+import { FlushFailures } from "./flush-failures.ts";
 import { countRows, emptyBatch, holdsAny, type IdentifiedBatch, type RowCounts } from "./keep-unwritten.ts";
 import { DB_NOW_MS } from "./values.ts";
 
@@ -152,6 +153,8 @@ export class PgFlusher {
   private queued: IdentifiedBatch[] = [];
   /** The lines of rows refused at the buffers' cap (../refused-rows.ts); the store says an outage's in its end's line. */
   readonly refused: RefusedRows;
+  /** The lines of a run of flushes the database answers but refuses (./flush-failures.ts). */
+  private readonly failures: FlushFailures;
 
   /**
    * @param traceRingSize route traces kept (SPEC O-2; at least 1), read at each flush: a configuration
@@ -167,6 +170,7 @@ export class PgFlusher {
     onRefused: RefusedLine = refusedOnStderr,
   ) {
     this.refused = new RefusedRows(pending, ctx.now, onRefused);
+    this.failures = new FlushFailures(ctx.now, (message, err) => ctx.onError(message, err));
     ctx.onProbe(() => this.probeWrites());
   }
 
@@ -421,7 +425,10 @@ export class PgFlusher {
       }
       this.lastFlushAt = this.ctx.now();
       if (binds.size || quotas.size) this.ctx.announce("state");
-      this.refused.wrote();
+      // the end of a run of refused flushes is said (with the rows refused at the cap meanwhile, if any)
+      const again = this.failures.flushWorked(usage.length, traces.length);
+      if (again) this.ctx.sayBack(again);
+      else this.refused.wrote();
     } catch (err) {
       this.flushErrors++;
       if (isDataError(err) && !isUnavailable(err)) {
@@ -437,7 +444,7 @@ export class PgFlusher {
         return;
       }
       this.putBack(batch);
-      this.ctx.onError(`flush of ${usage.length} usage rows and ${traces.length} traces failed: ${errMessage(err)}`, err);
+      this.failures.flushFailed(err, usage.length, traces.length);
       this.refused.failed("database writes failing");
     } finally {
       if (this.sending?.id === id) this.sending = undefined;
