@@ -249,3 +249,34 @@ describe("Responses WebSocket (Codex's transport, SPEC 2.5)", () => {
     c.ws.close();
   });
 });
+
+describe("tool-call arguments: a JSON document inside a string value, and a number", () => {
+  // The client's earlier call held a password (quotes and a backslash in it) and a PIN as a number.
+  const PW = 'P@ss"word\\1!';
+  const HISTORY = [
+    { role: "user" as const, content: "log in" },
+    { role: "assistant" as const, content: null, tool_calls: [{ id: "c0", type: "function" as const, function: { name: "login", arguments: JSON.stringify({ password: PW, passcode: 4321 }) } }] },
+    { role: "tool" as const, tool_call_id: "c0", content: "ok" },
+  ];
+  // The model answers with a request body (a JSON document in a string) holding the password, and the PIN alone.
+  const REPLY_ARGS = { body: JSON.stringify({ pw: "[SECRET_1]" }), passcode: "[SECRET_2]" };
+  const REPLY_JSON = JSON.stringify(REPLY_ARGS);
+  for (const model of CHAT_MODELS) {
+    test(`${model}, streamed in 3-character pieces: the inner document parses to the password, the PIN comes back a number`, async () => {
+      gw.fake.reset();
+      const pieces = REPLY_JSON.match(/[^]{1,3}/g)!;
+      gw.fake.handle((req) => simpleReply(req.format!, { toolCalls: [{ id: "call_1", name: "post", arguments: REPLY_ARGS, argumentPieces: pieces }] }, req.stream));
+      const client = new OpenAI({ apiKey: "placeholder", baseURL: `${gw.url}/v1`, maxRetries: 0 });
+      const stream = await client.chat.completions.create({ model, messages: HISTORY, stream: true });
+      let args = "";
+      for await (const c of stream) args += c.choices[0]?.delta?.tool_calls?.[0]?.function?.arguments ?? "";
+      const got = JSON.parse(args);
+      expect(JSON.parse(got.body)).toEqual({ pw: PW });
+      expect(got.passcode).toBe(4321);
+      const sent = JSON.stringify(gw.fake.requests.at(-1)!.body);
+      expect(sent).toContain("[SECRET_1]");
+      expect(sent).not.toContain("P@ss");
+      expect(sent).not.toContain("4321");
+    });
+  }
+});
