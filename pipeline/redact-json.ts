@@ -17,8 +17,9 @@
  * that does not start like JSON at all is plain text. The result never holds an escape JSON does not
  * have, whatever the input held.
  *
- * A string item of an array that is a member's value (`{"passwords": ["…"]}`) is redacted with that
- * member's name as well (./secret-items.ts decides which names).
+ * A string or number item of an array that is a member's value (`{"passwords": ["…"]}`,
+ * `{"passcodes": [4321]}`) is redacted with that member's name as well (./secret-items.ts decides
+ * which names).
  *
  * A plain text slot that is a whole JSON document (a tool result from an MCP server, shell output
  * wrapped as `{"stdout": "…"}`: it starts with `{` or `[` and parses) is redacted the same way
@@ -90,6 +91,9 @@ function parses(text: string): boolean {
   }
 }
 
+/** A JSON number, matched where an array item starts. */
+const ITEM_NUMBER = /-?\d[\d.eE+-]*/y;
+
 function redactLiterals(text: string, valid: boolean, redact: (s: string, member?: string, number?: boolean) => string, redactKey?: RedactKey): string {
   // the name of the member whose value may be the next segment's first number (the last literal was its key)
   let keyBefore: string | undefined;
@@ -120,6 +124,19 @@ function redactLiterals(text: string, valid: boolean, redact: (s: string, member
       else if (c === 0x7d /* } */) open.pop(), containers.pop();
       else if (c === 0x5b /* [ */) containers.push(afterColon(text, i) ? lastKey : (containers.at(-1) ?? undefined));
       else if (c === 0x5d /* ] */) containers.pop();
+      else if (valid && (c === 0x2d /* - */ || (c >= 0x30 && c <= 0x39)) && containers.at(-1)) {
+        // a number item of an array under a member (`{"passcodes": [4321]}`): redacted with its name
+        const member = itemMember(containers.at(-1)!);
+        ITEM_NUMBER.lastIndex = i;
+        const num = member === undefined ? null : ITEM_NUMBER.exec(text)?.[0];
+        if (num) {
+          out += between(text.slice(seg, i));
+          const r = redact(num, member, true);
+          out += r === num ? num : JSON.stringify(r);
+          i = seg = i + num.length;
+          continue;
+        }
+      }
       i++;
       continue;
     }

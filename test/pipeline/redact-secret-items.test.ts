@@ -37,15 +37,18 @@ const WANT = {
   users: ["alice", "bob"],
 };
 
-test("Chat arguments (JSON text): the items under passwords and api_keys are replaced, and come back", () => {
+test("Chat arguments (JSON text): the items under passwords, api_keys and passcodes are replaced, and come back (a number as a number)", () => {
   const { ctx, sent } = run("chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: JSON.stringify(ARGS) } }] }] });
   const args = JSON.parse((sent as any).messages[0].tool_calls[0].function.arguments);
-  expect(args).toEqual({ ...WANT, passcodes: [4321] }); // a number item of JSON text is left as it is
-  expect(ctx.trace.redactions).toEqual({ secret: 3 });
-  expect(JSON.parse(restoreText(ctx.restoration!, JSON.stringify(WANT), true)).passwords).toEqual(ARGS.passwords);
+  expect(args).toEqual(WANT);
+  expect(ctx.trace.redactions).toEqual({ secret: 4 });
+  expect(restoreText(ctx.restoration!, JSON.stringify(WANT), true)).toBe(JSON.stringify(ARGS));
+  // a number item after a string one, and one in an array nested in it; none under a name that is not secret-named
+  const more = run("chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c2", type: "function", function: { name: "f", arguments: '{"passcodes": ["a", 1234, [-5678], {"n": 9999}], "ids": [12345678]}' } }] }] });
+  expect((more.sent as any).messages[0].tool_calls[0].function.arguments).toBe('{"passcodes": ["[SECRET_1]", "[SECRET_2]", ["[SECRET_3]"], {"n": 9999}], "ids": [12345678]}');
 });
 
-test("Anthropic tool_use input and Gemini functionCall args: the same items replaced, a number item under passcodes too", () => {
+test("Anthropic tool_use input and Gemini functionCall args: the same items replaced", () => {
   const anthropic = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: ARGS }] }] });
   expect((anthropic.sent as any).messages[0].content[0].input).toEqual(WANT);
   expect(restoreText(anthropic.ctx.restoration!, JSON.stringify(WANT), true)).toBe(JSON.stringify(ARGS));
