@@ -1,10 +1,9 @@
 /**
  * What OpenAI-compatible GUI apps and SDKs send (Open WebUI, LibreChat, Continue, aider/litellm, the
- * openai SDK) and what a translated lane makes of it: found by the GUI-app tryout of session 41 and
- * left unfixed (a report-only tryout). Each test is written as the behaviour should be; each is marked
- * `test.failing` because today's code does not do it yet (remove `.failing` when fixing: the test then
- * has to pass). Client bodies are parsed with the Chat codec and built with the target's, as the
- * pipeline does (test/formats/cross-format-fields.test.ts does the same).
+ * openai SDK) and what a translated lane makes of it: found by a GUI-app tryout (2026-12-07), written as
+ * the behaviour should be before it was fixed; each failed on the code before its fix. Client bodies
+ * are parsed with the Chat codec and built with the target's, as the pipeline does
+ * (test/formats/cross-format-fields.test.ts does the same).
  */
 import { describe, expect, test } from "bun:test";
 import { codecFor } from "../../formats/index.ts";
