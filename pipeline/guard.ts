@@ -304,7 +304,8 @@ function contentEncoding(headers: Headers): string | undefined {
 
 /**
  * The refusal of a compressed body {@link GuardDeps.decodeBody} could not decode: 415
- * `unsupported_content_encoding` for a coding it does not know (or when the gateway has no decoder), 413
+ * `unsupported_content_encoding` for a coding it does not know (or when the gateway has no decoder) or a
+ * stack of more codings than it undoes (src/http/request-encoding.ts `MAX_CODINGS`), 413
  * `request_too_large` for one that decodes past `limit` bytes (SPEC G-4 holds the decoded body to the
  * limit: a zip bomb is refused, not inflated), 400 for bytes that are not that coding.
  */
@@ -314,6 +315,12 @@ function undecodable(failure: DecodeFailure, limit: number): HubError {
     return hubError("request_too_large", `The request body exceeds the gateway's limit of ${limit} bytes once decompressed (Content-Encoding: ${coding}).`, { code: "request_too_large" });
   }
   if (problem === "corrupt") return hubError("invalid_request", `The request body could not be decompressed: it is not valid ${coding} data (Content-Encoding: ${coding}).`);
+  if (problem === "stacked") {
+    return hubError("invalid_request", `The request body lists more content codings than this gateway undoes (Content-Encoding: ${coding}); send it compressed once (gzip, deflate, br or zstd) or uncompressed.`, {
+      status: 415,
+      code: "unsupported_content_encoding",
+    });
+  }
   return hubError("invalid_request", `The request body is compressed with ${coding} (Content-Encoding), which this gateway does not decode; it takes gzip, deflate, br and zstd, or an uncompressed JSON body.`, {
     status: 415,
     code: "unsupported_content_encoding",

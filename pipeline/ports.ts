@@ -347,11 +347,12 @@ export interface KeyLookup {
 
 /**
  * Why {@link DecodeBody} could not decode a body: a coding it does not know (`unsupported`: the guard
- * answers 415), decoded bytes past the limit (`too_large`: 413), bytes that are not that coding
- * (`corrupt`: 400). `coding` names the coding in question, as the client wrote it (lower-case).
+ * answers 415), more codings listed than it undoes (`stacked`: 415; `coding` is then the list, each
+ * stage may decode up to the limit), decoded bytes past the limit (`too_large`: 413), bytes that are not
+ * that coding (`corrupt`: 400). `coding` names the coding in question, as the client wrote it (lower-case).
  */
 export interface DecodeFailure {
-  problem: "unsupported" | "too_large" | "corrupt";
+  problem: "unsupported" | "stacked" | "too_large" | "corrupt";
   coding: string;
 }
 

@@ -4,7 +4,7 @@
  * src/http/request-encoding.ts) are decoded and served, the upstream getting the plain JSON without the
  * client's coding; the body limit holds for the DECOMPRESSED size (a small body that inflates past it is
  * a 413, a zip bomb is refused without being inflated whole); bytes that are not the named coding are a
- * 400 and an unknown coding a 415, each in the client's own error format.
+ * 400 and an unknown coding (or a stack of more than 3 codings) a 415, each in the client's own error format.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync, zstdCompressSync } from "node:zlib";
@@ -124,6 +124,22 @@ describe("bodies that cannot be decoded", () => {
         expect(err.message).toContain(`not valid ${encoding} data`);
         expect(gw.fake.requests.length).toBe(before);
       }
+      // A stack of more than 3 codings is refused before any decoding: each stage may inflate up to the
+      // limit, so a header listing gzip hundreds of times over nested stored layers was minutes of CPU.
+      for (const n of [4, 1000]) {
+        let wire: Uint8Array = plain;
+        for (let i = 0; i < Math.min(n, 8); i++) wire = gzipSync(wire);
+        const before = gw.fake.requests.length;
+        const res = await send(path, wire, Array(n).fill("gzip").join(","));
+        expect(res.status).toBe(415);
+        const err = await errorOf(res, shape);
+        expect(err.message).toContain("lists more content codings than this gateway undoes (Content-Encoding: gzip, gzip, gzip, gzip");
+        if (shape === "openai") expect(err.code).toBe("unsupported_content_encoding");
+        expect(gw.fake.requests.length).toBe(before);
+      }
+      // Three (identity not counted) are still undone, last to first.
+      const three = await send(path, brotliCompressSync(gzipSync(gzipSync(plain))), "gzip, identity, gzip, br");
+      expect([three.status, (await three.text()).slice(0, 200)]).toEqual([200, expect.any(String)]);
       for (const encoding of ["compress", "gzip, lz4"]) {
         const res = await send(path, gzipSync(plain), encoding);
         expect(res.status).toBe(415);
