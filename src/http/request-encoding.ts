@@ -14,6 +14,7 @@
  * never held whole. The async forms run off the event loop: while that bomb was refused (65–130 ms) the
  * loop's longest gap was 2.9 ms (Bun 1.4.5, measured), so other requests keep being served.
  */
+import { constants as bufferConstants } from "node:buffer";
 import { brotliDecompress, gunzip, inflate, inflateRaw, zstdDecompress, type ZlibOptions } from "node:zlib";
 import type { DecodeBody, DecodeFailure } from "../../pipeline/ports.ts";
 
@@ -63,7 +64,9 @@ export const MAX_CODINGS = 3;
 function decodeStage(decode: Decoder, bytes: Uint8Array, coding: string, limit: number): Promise<Uint8Array | DecodeFailure> {
   return new Promise((resolve) => {
     try {
-      decode(bytes, { maxOutputLength: Math.max(1, limit) }, (err, out) => {
+      // zlib refuses a maxOutputLength past the largest buffer (4 GiB in Bun) with a RangeError, which
+      // made every compressed body a 413 under a larger `server.max_body_bytes`: no output exceeds it anyway.
+      decode(bytes, { maxOutputLength: Math.min(Math.max(1, limit), bufferConstants.MAX_LENGTH) }, (err, out) => {
         if (!err) return resolve(out);
         const code = (err as { code?: unknown }).code;
         resolve({ problem: err instanceof RangeError || code === "ERR_BUFFER_TOO_LARGE" ? "too_large" : "corrupt", coding });

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { brotliCompressSync, deflateRawSync, deflateSync, gzipSync, zstdCompressSync } from "node:zlib";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { fakeProviders } from "../support/configs.ts";
+import { decodeRequestBody } from "../../src/http/request-encoding.ts";
 
 const LIMIT = 64 * 1024;
 const YAML = `
@@ -147,5 +148,13 @@ describe("bodies that cannot be decoded", () => {
         expect(err.message).toContain("gzip, deflate, br and zstd");
       }
     });
+  }
+});
+
+test("a body limit past the largest buffer (server.max_body_bytes: 5000000000) still decodes a small gzip body, not a 413", async () => {
+  const plain = json({ model: "oai/gpt-test" });
+  for (const limit of [2 ** 32, 5_000_000_000, 1e12]) {
+    const out = await decodeRequestBody(gzipSync(plain), "gzip", limit);
+    expect([limit, out instanceof Uint8Array ? new TextDecoder().decode(out) : out]).toEqual([limit, JSON.stringify({ model: "oai/gpt-test" })]);
   }
 });
