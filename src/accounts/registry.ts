@@ -253,7 +253,11 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     if (quarantined !== undefined) return { cause: "quarantined", reason: `credential quarantined (${quarantined}) until replaced` };
     const lock = this.locks.get(account.id);
     if (lock && (lock.until === null || lock.until > now)) {
-      return { cause: lock.reason === QUOTA_LOCK_REASON ? "quota" : "lock", reason: `locked: ${lock.reason}`, until: lock.until ?? undefined };
+      // A model cooldown that outlasts the lock keeps the account out after the lock: `until` is the later
+      // of the two (a Retry-After read from it would otherwise name the lock's end, too early).
+      const cooling = lock.until !== null && this.cooldowns.size > 0 ? this.cooldowns.active(account.id, model, now) : undefined;
+      const until = lock.until === null ? undefined : Math.max(lock.until, cooling?.until ?? 0);
+      return { cause: lock.reason === QUOTA_LOCK_REASON ? "quota" : "lock", reason: `locked: ${lock.reason}`, until };
     }
     // The maps are empty while nothing failed: no key strings built for them then.
     const rm = this.removed.active(account.id, model, now);

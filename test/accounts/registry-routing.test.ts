@@ -75,6 +75,16 @@ describe("scored order from live health", () => {
 });
 
 describe("exclusions (SPEC A-1)", () => {
+  test("a locked account that also cools down past the lock's end is out until the later of the two (Retry-After reads it)", () => {
+    const { registry, clock, acc } = rig();
+    const coolEnd = clock.now() + 10 * 60_000;
+    registry.failure(acc("a1"), providerOf("p"), "m", { row: "rate_limit_with_reset", account: { type: "cooldown_until", scope: "model", until: coolEnd, reason: "429" }, loop: "next_account" });
+    registry.failure(acc("a1"), providerOf("p"), "m", { row: "quota_exhausted", account: { type: "lock", until: clock.now() + 60_000, reason: "monthly cap" }, loop: "next_account" });
+    expect(registry.candidates("p", "m", {}).find((x) => x.account.id === "a1")).toMatchObject({ eligible: false, until: coolEnd });
+    // another model has no cooldown: the lock's own end
+    expect(registry.candidates("p", "other", {}).find((x) => x.account.id === "a1")).toMatchObject({ eligible: false, until: clock.now() + 60_000 });
+  });
+
   test("≤ 2 % remaining quota for this model excludes until the window resets; 3 % does not", () => {
     const { registry, clock, ids } = rig();
     const resetAt = clock.now() + 60_000;
