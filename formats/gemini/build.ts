@@ -33,7 +33,8 @@
  * - A system/developer message after the conversation started is moved into `systemInstruction` with a
  *   `hoisted_system_message` warning (as the Anthropic builder does).
  * - An OpenAI client's `seed`, `presence_penalty`, `frequency_penalty` → `generationConfig.seed`,
- *   `presencePenalty`, `frequencyPenalty` (lost-fields.ts); tool `strict`, `additionalProperties`,
+ *   `presencePenalty`, `frequencyPenalty` (lost-fields.ts; penalties only to gemini-2.0 models, the
+ *   others refuse them); tool `strict`, `additionalProperties`,
  *   message names and image `detail` are named in `dropped_field` warnings (lost-fields.ts `warnUnsent`).
  * - `generationConfig`: responseLogprobs / logprobs (the count only with responseLogprobs, as Gemini
  *   requires), maxOutputTokens, temperature (clamped to 0–2), topP, topK, stopSequences (at
@@ -585,7 +586,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   const thinking = thinkingConfig(req.reasoning, target.model, w);
   if (thinking) gc.thinkingConfig = thinking;
-  const carried = carryOpenAiSampling(req, gc);
+  const carried = carryOpenAiSampling(req, gc, target.model, w);
   if (Object.keys(gc).length > 0) body.generationConfig = gc;
   warnUnsent(req, w);
 

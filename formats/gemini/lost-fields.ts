@@ -17,20 +17,38 @@ const SAMPLING: Readonly<Record<string, string>> = { seed: "seed", presence_pena
 const INT32_MAX = 2 ** 31 - 1;
 
 /**
+ * Whether a Gemini model takes `presencePenalty` / `frequencyPenalty` other than 0: the gemini-2.0
+ * models only. Every other one answers 400 INVALID_ARGUMENT "Penalty is not enabled for models/…"
+ * (gemini-1.5, gemini-exp, gemini-2.5 and later, the `-latest` aliases: vercel/ai#8943, BerriAI/litellm
+ * #26108, google-gemini/cookbook#1290; a 0 is not checked). A leading `models/` (or a routing prefix)
+ * is ignored.
+ */
+export function takesPenalties(model: string): boolean {
+  return /^gemini-2\.0-/i.test(model.slice(model.lastIndexOf("/") + 1));
+}
+
+/**
  * An OpenAI client's (`openai-chat`, `openai-responses`) `seed`, `presence_penalty` and
  * `frequency_penalty` from `req.source.extra` → `gc` (the body's `generationConfig`). A seed that is not
  * an int32 (OpenAI takes 64-bit seeds) or a penalty that is not a number is left for the caller's
- * `dropped_field` warning. Returns the keys it carried; another client's request carries none.
+ * `dropped_field` warning. A penalty goes only to a model that takes one ({@link takesPenalties}): to
+ * another a 0 is left out (it changes nothing) and any other value is left out with a `dropped_field`
+ * warning, since Gemini would refuse the whole request. Returns the keys it used; another client's
+ * request uses none.
  */
-export function carryOpenAiSampling(req: HubRequest, gc: Record<string, unknown>): Set<string> {
+export function carryOpenAiSampling(req: HubRequest, gc: Record<string, unknown>, model: string, w: Warnings): Set<string> {
   const used = new Set<string>();
   if (req.source.format !== "openai-chat" && req.source.format !== "openai-responses") return used;
   for (const key in SAMPLING) {
     const val = req.source.extra[key];
     if (typeof val !== "number" || !Number.isFinite(val)) continue;
     if (key === "seed" && (!Number.isInteger(val) || Math.abs(val) > INT32_MAX)) continue;
-    gc[SAMPLING[key]!] = val;
     used.add(key);
+    if (key !== "seed" && !takesPenalties(model)) {
+      if (val !== 0) w.add("dropped_field", `${key} ${val} was not sent: ${model} takes no penalties (Gemini answers 400 "Penalty is not enabled" to any but 0).`);
+      continue;
+    }
+    gc[SAMPLING[key]!] = val;
   }
   return used;
 }

@@ -138,15 +138,26 @@ describe("Chat service_tier, metadata and reasoning towards a Responses provider
 
 describe("Chat seed and penalties towards Gemini (generationConfig.seed, presencePenalty, frequencyPenalty)", () => {
   test("are carried from a Chat client, with no 'no equivalent' warning", () => {
-    const built = translate("openai-chat", chat({ seed: 42, presence_penalty: 0.5, frequency_penalty: -0.25 }), "gemini", "gemini");
+    const built = translate("openai-chat", chat({ seed: 42, presence_penalty: 0.5, frequency_penalty: -0.25 }), "gemini", "gemini", "gemini-2.0-flash");
     expect(built.body.generationConfig).toEqual({ seed: 42, presencePenalty: 0.5, frequencyPenalty: -0.25 });
     expect(built.warnings).toEqual([]);
   });
 
   test("are carried from a Responses client too; a seed past int32 is named as dropped", () => {
-    const built = translate("openai-responses", { model: "m", input: "hi", seed: 9_000_000_000, presence_penalty: 1 }, "gemini", "gemini");
+    const built = translate("openai-responses", { model: "m", input: "hi", seed: 9_000_000_000, presence_penalty: 1 }, "gemini", "gemini", "models/gemini-2.0-flash-001");
     expect(built.body.generationConfig).toEqual({ presencePenalty: 1 });
     expect(messages(built)).toContain("seed has no Gemini equivalent and was not sent.");
+  });
+
+  test("penalties are not sent to a model that refuses them (gemini-2.5 on: 400 'Penalty is not enabled'); the seed still is", () => {
+    for (const model of ["gemini-2.5-flash", "gemini-3-pro-preview", "gemini-flash-latest"]) {
+      const built = translate("openai-chat", chat({ seed: 42, presence_penalty: 0.5, frequency_penalty: 0 }), "gemini", "gemini", model);
+      expect(built.body.generationConfig).toEqual({ seed: 42 });
+      // the non-zero one is named; a 0 changes nothing and is left out without a word
+      expect(built.warnings).toEqual([
+        { code: "dropped_field", message: `presence_penalty 0.5 was not sent: ${model} takes no penalties (Gemini answers 400 "Penalty is not enabled" to any but 0).` },
+      ]);
+    }
   });
 });
 
