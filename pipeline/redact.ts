@@ -248,6 +248,8 @@ const REFERENCE = new RegExp(
     /(?:~|\.{1,2})?(?:\/[\w.@+-]+){2,}|(?:~|\.{1,2})\/[\w.@+-]+|[A-Za-z]:\\[\w .\\-]+/.source, // file paths
   ].join("|")})$`,
 );
+/** An absolute path as a working directory reads (`/tmp`, `~/code`, `/Users/Jane Doe/code`, `C:\\work`): see {@link memberSecretOk}. */
+const WORKING_DIRECTORY = /^(?:~?\/(?:[^\s/][^/]*)?(?:\/[^/]+)*|[A-Za-z]:\\[^\n]*)$/;
 /** A whole version or version range (`v1.2.3`, `1.2.3-beta.1`, `^1.10.12`, `>=2.0`; not `3.14`, not `2.5Tr0ub4dor&3!`). */
 const VERSION = /^(?:(?:[~^]|[<>]=?|=)\s*v?\d+(?:\.(?:\d+|[xX*]))*|v\d+(?:\.\d+)+|\d+(?:\.\d+){2,})(?:[-+][0-9A-Za-z.]+)?$/;
 /** Names under which a number is a count or an id, not a PIN: `pass` (a test run's passes), `*token` (a tokenizer's token id). */
@@ -273,6 +275,10 @@ function memberSecretOk(value: string, member: string): boolean {
   if (value.length < 8 && !CHOSEN_NAME.test(member)) return false;
   if (value.includes(MARK) || (value.includes("[") && HOLDS_PLACEHOLDER.test(value))) return false;
   if (NO_VALUE.test(value) || MASKED.test(value) || REFERENCE.test(value) || VERSION.test(value)) return false;
+  // `PWD` is the working directory in an environment dump or a shell: an absolute path under it (`/tmp`,
+  // `/Users/Jane Doe/code`, `C:\\work`) is that, not a password (the path rule above takes no spaces
+  // and needs two parts).
+  if (WORKING_DIRECTORY.test(value) && /^pwd$/i.test(member)) return false;
   return !(/^\d+$/.test(value) && COUNT_NAME.test(member));
 }
 

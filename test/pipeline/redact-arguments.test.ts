@@ -558,3 +558,13 @@ describe("secrets restored into a reply are redacted in the next request", () =>
     expect(memory.values()).toEqual([]);
   });
 });
+
+test("under `pwd` an absolute path is the working directory (an environment dump), not a password; anything else under it still is", () => {
+  const r = new Redactor();
+  const kept = ["/tmp", "/Users/Jane Doe/code", "~/code", "C:\\work dir"];
+  expect(kept.map((v) => r.redact(v, "PWD"))).toEqual(kept);
+  expect(kept.map((v) => r.redact(v, "pwd"))).toEqual(kept);
+  expect(r.redact("hunter2x", "pwd")).toBe("[SECRET_1]");
+  // the exemption is the working directory's name alone: a path-like value under `password` is a secret
+  expect(r.redact("/tmp", "password")).toBe("[SECRET_2]");
+});
