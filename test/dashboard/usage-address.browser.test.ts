@@ -10,6 +10,7 @@ import { openPage } from "../support/browser.ts";
 import { usdColumn } from "../../src/dashboard/client/format.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 import { providersAtFake } from "../support/configs.ts";
+import { until } from "../support/until.ts";
 
 const suite = withGatewayAndBrowser(`
 ${providersAtFake(["shop", "openai-compatible"])}
@@ -50,7 +51,10 @@ test("Usage's Cost column reads one number of decimals, and the range and groupi
     await w.page.getByRole("button", { name: "by account" }).click();
     await w.page.getByRole("button", { name: "7 days" }).click();
     await w.page.locator("table.usage tbody tr[data-group='shop-1']").waitFor({ timeout: 10_000 });
-    expect(new URL(w.page.url()).search).toBe("?range=7d&by=account");
+    // The row shows after "by account"; the address takes "7 days" when that click's answer is drawn.
+    const search = () => new URL(w.page.url()).search;
+    await until(() => search() === "?range=7d&by=account", 10_000, "the address to read ?range=7d&by=account");
+    expect(search()).toBe("?range=7d&by=account");
     await w.page.reload();
     await w.page.locator("table.usage tbody tr[data-group='shop-1']").waitFor({ timeout: 10_000 });
     expect(await w.page.locator(".seg button.on").allInnerTexts()).toEqual(["by account", "7 days"]);
@@ -59,7 +63,8 @@ test("Usage's Cost column reads one number of decimals, and the range and groupi
     await w.page.getByRole("button", { name: "by model" }).click();
     await w.page.getByRole("button", { name: "1 day" }).click();
     await w.page.locator("table.usage tbody tr[data-group='shop/dear']").waitFor({ timeout: 10_000 });
-    expect(new URL(w.page.url()).search).toBe("");
+    await until(() => search() === "", 10_000, "the address to be plain");
+    expect(search()).toBe("");
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();
