@@ -7,22 +7,11 @@
  */
 import { describe, expect, test } from "bun:test";
 import { codecFor } from "../../formats/index.ts";
-import type { BuildTarget, ProviderKind } from "../../formats/codec.ts";
+import { translateBody } from "../support/translate-body.ts";
+import type { ProviderKind } from "../../formats/codec.ts";
 import type { WireFormat } from "../../formats/hub.ts";
 
-const FAMILY: Partial<Record<ProviderKind, BuildTarget["family"]>> = {
-  openai: "openai",
-  "openai-responses": "openai",
-  anthropic: "anthropic",
-  gemini: "gemini",
-};
-
-/** Client body of `from` → provider body for a `kind` target speaking `to` (non-streamed). */
-function translate(from: WireFormat, body: Record<string, unknown>, to: WireFormat, kind: ProviderKind, model = "up-model") {
-  const hub = codecFor(from).parseRequest!(body);
-  const target: BuildTarget = { model, kind, family: FAMILY[kind] ?? "provider:x", stream: false };
-  return codecFor(to).buildRequest({ ...hub, model, stream: false }, target);
-}
+const translate = translateBody;
 
 const chatBody = (over: Record<string, unknown> = {}) => ({ model: "m", messages: [{ role: "user", content: "hi" }], ...over });
 

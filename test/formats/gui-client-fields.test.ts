@@ -7,22 +7,12 @@
  */
 import { describe, expect, test } from "bun:test";
 import { codecFor } from "../../formats/index.ts";
+import { translateBody } from "../support/translate-body.ts";
 import type { BuildTarget, ProviderKind } from "../../formats/codec.ts";
 import type { WireFormat } from "../../formats/hub.ts";
 
-const FAMILY: Partial<Record<ProviderKind, BuildTarget["family"]>> = {
-  openai: "openai",
-  "openai-responses": "openai",
-  anthropic: "anthropic",
-  gemini: "gemini",
-};
-
 /** Chat client body → provider body for a `kind` target speaking `to` (non-streamed). */
-function fromChat(body: Record<string, unknown>, to: WireFormat, kind: ProviderKind, model = "up-model") {
-  const hub = codecFor("openai-chat").parseRequest!(body);
-  const target: BuildTarget = { model, kind, family: FAMILY[kind] ?? "provider:x", stream: false };
-  return codecFor(to).buildRequest({ ...hub, model, stream: false }, target);
-}
+const fromChat = (body: Record<string, unknown>, to: WireFormat, kind: ProviderKind, model = "up-model") => translateBody("openai-chat", body, to, kind, model);
 
 const weatherTool = { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } } };
 const messages = (...m: unknown[]) => ({ model: "m", messages: m });
