@@ -278,7 +278,7 @@ function memberSecretOk(value: string, member: string): boolean {
   // `PWD` is the working directory in an environment dump or a shell: an absolute path under it (`/tmp`,
   // `/Users/Jane Doe/code`, `C:\\work`) is that, not a password (the path rule above takes no spaces
   // and needs two parts).
-  if (WORKING_DIRECTORY.test(value) && /^pwd$/i.test(member)) return false;
+  if (/^pwd$/i.test(member) && WORKING_DIRECTORY.test(value)) return false;
   return !(/^\d+$/.test(value) && COUNT_NAME.test(member));
 }
 
