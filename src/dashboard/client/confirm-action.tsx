@@ -143,7 +143,9 @@ function focusAfter(box: HTMLElement | null, label: string): () => void {
   const at = row ? siblings.indexOf(row) : -1;
   // the next rows first, then the previous ones nearest first
   const candidates = at < 0 ? [] : [...siblings.slice(at + 1), ...siblings.slice(0, at).reverse()];
-  const heading = box?.closest(".card")?.querySelector<HTMLElement>(".card-head h2") ?? null;
+  // the list's card, looked for from the row's parent: a row that is itself a card (`Card row`) would
+  // otherwise give its own heading, which goes with it (focus then fell to <body>)
+  const heading = (row ? row.parentElement : box)?.closest(".card")?.querySelector<HTMLElement>(".card-head h2") ?? null;
   const button = box?.parentElement ?? null;
   const target = (): HTMLElement | null => {
     for (const r of candidates) {
