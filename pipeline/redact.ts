@@ -30,7 +30,8 @@
  * | `phone` | `[PHONE_n]` | `+` and 8–15 digits (E.164, separators allowed), or North-American `(212) 555-0100` / `212-555-0100` / `212.555.0100` |
  *
  * Placeholders are stable within one request: the same value gets the same placeholder everywhere in
- * the body, so the model can still refer to them. Numbering, per kind, is in order of first
+ * the body, so the model can still refer to them (a JSON number and a string of the same text are two
+ * values: each is restored in its own type, {@link Redactor.numberText}). Numbering, per kind, is in order of first
  * appearance: texts in body order, and within one text in text order (whichever pattern found the
  * value). A placeholder-shaped text the prompt holds literally (`[EMAIL_1]` in a template or a grep
  * output) is skipped when it appears in the same or an earlier text (a tool call's JSON-text arguments,
@@ -428,11 +429,20 @@ export class Redactor {
    * marked as standing for a number ({@link PlaceholderValue.number}: restored unquoted).
    */
   numberText(text: string, member?: string): string {
-    const out = this.run(text, member);
+    this.numberOf = text;
+    let out: string;
+    try {
+      out = this.run(text, member);
+    } finally {
+      this.numberOf = undefined;
+    }
     const o = out === text ? undefined : this.originals.get(out);
     if (o?.value === text) o.number = true;
     return out;
   }
+
+  /** While set, the JSON number's text being redacted: a value that is all of it is keyed apart from the same text as a string (see {@link placeholder}). */
+  private numberOf: string | undefined;
 
   /**
    * Holds back the placeholder-shaped text `text` holds (`[EMAIL_1]` in a template), so that no value is
@@ -513,7 +523,10 @@ export class Redactor {
 
   private placeholder(kind: RedactionKind, identity: string, value: string): string {
     this.counts[kind] = (this.counts[kind] ?? 0) + 1;
-    const key = this.salt === undefined ? `${kind}\u0000${identity}` : `${kind}\u0000${this.salt}${value}`;
+    // a whole JSON number is keyed apart from the same text as a string (`"pin": 1234` and `"pin": "1234"`):
+    // each has a placeholder of its own, restored in its own type (one was restored unquoted for both)
+    const num = this.numberOf === value ? "\u0002" : "";
+    const key = this.salt === undefined ? `${kind}\u0000${num}${identity}` : `${kind}\u0000${this.salt}${num}${value}`;
     let ph = this.seen.get(key);
     if (!ph) {
       do {

@@ -79,6 +79,26 @@ describe("a placeholder that stood for a number", () => {
     expect(restoreText(text.ctx.restoration!, '{"password": "[SECRET_1]"}', true)).toBe('{"password": "12345678"}');
   });
 
+  test("the same value sent as a number and as a string gets a placeholder for each, each restored in its own type", () => {
+    // number first, then string; and string first, then number (one placeholder restored unquoted in both places)
+    for (const [args, want] of [
+      [{ password: 12345678, confirm_password: "12345678" }, '{"password": 12345678, "confirm_password": "12345678"}'],
+      [{ confirm_password: "12345678", password: 12345678 }, '{"confirm_password": "12345678", "password": 12345678}'],
+    ] as const) {
+      const { ctx, sent } = chatRedacted(args);
+      const names = Object.keys(args);
+      expect(JSON.parse(sent)).toEqual({ [names[0]]: "[SECRET_1]", [names[1]]: "[SECRET_2]" });
+      const reply = `{"${names[0]}": "[SECRET_1]", "${names[1]}": "[SECRET_2]"}`;
+      for (const out of everySplit(() => ({ ...ctx.restoration!, counts: {} }), reply)) expect(out).toBe(want);
+      expect(JSON.parse(restoreText(ctx.restoration!, reply, true))).toEqual(args);
+    }
+    // a structured tool input (Anthropic) as well
+    const ctx = guardedContext("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: { pin: { passcode: 4321 }, passcode: "4321" } }] }] });
+    redact(ctx, { enabled: true });
+    expect(JSON.parse(new TextDecoder().decode(ctx.rawBody)).messages[0].content[0].input).toEqual({ pin: { passcode: "[SECRET_1]" }, passcode: "[SECRET_2]" });
+    expect(restoreText(ctx.restoration!, '{"pin":{"passcode":"[SECRET_1]"},"passcode":"[SECRET_2]"}', true)).toBe('{"pin":{"passcode":4321},"passcode":"4321"}');
+  });
+
   test("a number under a secret-named member of a structured tool input (Anthropic) comes back as the number too", () => {
     const ctx = guardedContext("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: { passcode: 4321 } }] }] });
     redact(ctx, { enabled: true });
