@@ -11,7 +11,8 @@
  *   is an `input_json_delta`, signatures are `signature_delta`s;
  * - `message_delta` (stop reason + the final usage, input and cache counts included: the TS SDK
  *   overwrites them when present) is held back until the event stream ends, so usage that arrives after
- *   the finish (Chat's usage chunk) is in it; then `message_stop`;
+ *   the finish (Chat's usage chunk) is in it; then `message_stop`; a refusal finish's `explanation`
+ *   (Gemini's block reason, mapping.ts `stopDetailsFor`) is its `delta.stop_details`, as Anthropic sends one;
  * - a failure (an `error` event, or the end without a `finish`) is one `event: error` and nothing else:
  *   no finish is ever invented (SPEC 6.4). An `error` after a `finish` (the reply was complete) closes
  *   the message normally (SPEC 6.4 exception, case B12).
@@ -28,7 +29,7 @@ import { flat, isPlainJsonText } from "../json-text.ts";
 import { RandomText } from "../random-text.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { errorFrame } from "./errors.ts";
-import { stopToAnthropic, usageJson, writeOpaque } from "./mapping.ts";
+import { stopDetailsFor, stopToAnthropic, usageJson, writeOpaque } from "./mapping.ts";
 import { callSignatureOpaque, isCallSignatureShown } from "../call-signatures.ts";
 
 /** The random part of a Messages id: 24 hex characters (12 random bytes), drawn for many ids at once. */
@@ -58,6 +59,8 @@ export class AnthropicEncoder implements StreamEncoder {
   private done = false;
   private stop: StopReason | null = null;
   private stopSequence: string | null = null;
+  /** The finish's `explanation` (a refusal's: written as `stop_details`). */
+  private explanation: string | undefined;
   private readonly usage: Usage = {};
   /** Kind of the open block and whether it already has thinking text (for summary-part separators). */
   private open: OpenKind = null;
@@ -90,6 +93,7 @@ export class AnthropicEncoder implements StreamEncoder {
       case "finish":
         this.stop = ev.reason;
         this.stopSequence = typeof ev.stopSequence === "string" ? ev.stopSequence : null;
+        this.explanation = ev.explanation;
         return;
       case "error":
         if (this.stop !== null) {
@@ -229,11 +233,13 @@ export class AnthropicEncoder implements StreamEncoder {
     this.start(undefined);
     this.open = null;
     const stop = stopToAnthropic(this.stop ?? "end_turn");
+    const details = stopDetailsFor(this.stop, this.explanation);
     this.write(
       'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"' +
         stop +
         '","stop_sequence":' +
         (this.stopSequence === null ? "null" : JSON.stringify(this.stopSequence)) +
+        (details === undefined ? "" : ',"stop_details":' + JSON.stringify(details)) +
         '},"usage":' +
         usageJson(this.usage) +
         "}\n\n" +

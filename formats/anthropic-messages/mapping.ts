@@ -44,6 +44,17 @@ export function stopExplanationOf(details: unknown): string | undefined {
 }
 
 /**
+ * The `stop_details` object an Anthropic client reads beside `stop_reason: refusal` (REFERENCE §1.2,
+ * recorded anthropic-messages/refusal.sse: `{type: "refusal", category, explanation, …}`) for a refusal
+ * finish's `explanation` (another provider's words on why, e.g. "Gemini blocked the prompt
+ * (PROHIBITED_CONTENT)."); `category` is null (the hub carries none: Claude Code takes null as "not said").
+ * Undefined when the finish is not a refusal or says no explanation.
+ */
+export function stopDetailsFor(reason: StopReason | null, explanation: string | undefined): { type: "refusal"; category: null; explanation: string } | undefined {
+  return reason === "refusal" && explanation !== undefined ? { type: "refusal", category: null, explanation } : undefined;
+}
+
+/**
  * Hub {@link StopReason} → Anthropic `stop_reason`. `other` (Gemini MALFORMED_FUNCTION_CALL and the
  * like) becomes `end_turn` (REFERENCE §5.1 judgement row: post-commit these read as a plain end).
  */

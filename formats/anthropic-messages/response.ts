@@ -10,7 +10,7 @@ import { errorFromObject } from "./errors.ts";
 import { argumentsText, checkArgumentsDepth } from "../json-depth.ts";
 import { jsonLength, isObj } from "../json.ts";
 import { tryParseJson } from "../sse.ts";
-import { cacheCreationOf, stopExplanationOf, stopFromAnthropic, stopToAnthropic, usageFromAnthropic, writeOpaque } from "./mapping.ts";
+import { cacheCreationOf, stopDetailsFor, stopExplanationOf, stopFromAnthropic, stopToAnthropic, usageFromAnthropic, writeOpaque } from "./mapping.ts";
 import { check, ResponseSchema } from "./schema.ts";
 import { callSignaturesAsThinking } from "../call-signatures.ts";
 
@@ -158,7 +158,8 @@ export function plainReplyFacts(body: unknown): PlainReplyFacts | undefined {
  * thinking signatures and redacted data tagged when foreign, mapping.ts; tool-call arguments parsed,
  * "" → `{}`, arguments that are not JSON → `{}`, said by {@link responseWarnings}), `stop_reason`
  * (mapped; null only for a reply that never said why it stopped, which the pipeline should answer as
- * an error instead), `stop_sequence`, usage with input, both cache counts
+ * an error instead), `stop_details` for a refusal with an explanation (Gemini's block reason: mapping.ts
+ * `stopDetailsFor`), `stop_sequence`, usage with input, both cache counts
  * and output always present (0 when unknown, as Anthropic sends them).
  */
 export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<string, unknown> {
@@ -202,16 +203,19 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<
   const creation = cacheCreationOf(u);
   if (creation) usage.cache_creation = creation;
   usage.output_tokens = u.outputTokens ?? 0;
-  return {
+  const out: Record<string, unknown> = {
     id: resp.id && resp.id.startsWith("msg_") ? resp.id : (opts.newId ?? defaultNewId)("msg_"),
     type: "message",
     role: "assistant",
     model: opts.model,
     content,
     stop_reason: stop === null ? null : stopToAnthropic(stop),
-    stop_sequence: typeof resp.stopSequence === "string" ? resp.stopSequence : null,
-    usage,
   };
+  const details = stopDetailsFor(stop, resp.stopExplanation);
+  if (details) out.stop_details = details;
+  out.stop_sequence = typeof resp.stopSequence === "string" ? resp.stopSequence : null;
+  out.usage = usage;
+  return out;
 }
 
 /** `Warning.code` of a call whose arguments a token limit cut, sent with `input: {}` ({@link responseWarnings}). */

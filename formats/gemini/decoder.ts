@@ -23,7 +23,9 @@
  * - `usageMetadata` is cumulative, last wins (mapped by mapping.ts `mapUsage`); it is emitted only when
  *   it changed, before the chunk's finish.
  * - A prompt blocked before any candidate (`promptFeedback.blockReason`) → finish `refusal` whose
- *   `explanation` names the reason ({@link blockExplanation}).
+ *   `explanation` names the reason ({@link blockExplanation}); so does a reply blocked on the way
+ *   (a `finishReason` of the safety family: SAFETY, PROHIBITED_CONTENT, RECITATION, …, with the
+ *   candidate's `finishMessage` when it has one: {@link replyBlockExplanation}).
  * - An in-band `{"error": {…}}` chunk → hub `error` (errors.ts); a chunk that is not JSON → `error`
  *   (`upstream_malformed`). Nothing is decoded after an error.
  *
@@ -64,6 +66,16 @@ export const MALFORMED_CHUNK_ERROR: HubError = {
 export function blockExplanation(reason: string, message: unknown): string {
   const why = typeof message === "string" && message.trim().length > 0 ? `: ${message.trim()}` : ".";
   return `Gemini blocked the prompt (${reason})${why}`;
+}
+
+/**
+ * The words a client gets for a reply Gemini stopped for its content (a `finishReason` that maps to
+ * `refusal`: SAFETY, PROHIBITED_CONTENT, RECITATION, BLOCKLIST, SPII, …; the candidate's `finishMessage`
+ * when it says more): the finish's `explanation`, as {@link blockExplanation} for a blocked prompt.
+ */
+export function replyBlockExplanation(reason: string, message: unknown): string {
+  const why = typeof message === "string" && message.trim().length > 0 ? `: ${message.trim()}` : ".";
+  return `Gemini blocked the reply (${reason})${why}`;
 }
 
 const NONE = 0;
@@ -143,6 +155,7 @@ export class GeminiChunkDecoder {
     }
 
     let finishReason: string | undefined;
+    let finishMessage: unknown;
     const cands = obj.candidates;
     if (Array.isArray(cands)) {
       for (let i = 0; i < cands.length; i++) {
@@ -159,7 +172,10 @@ export class GeminiChunkDecoder {
           if (Array.isArray(parts)) for (let j = 0; j < parts.length; j++) this.part(parts[j]);
           this.logprobs = undefined;
         }
-        if (typeof c.finishReason === "string" && c.finishReason.length > 0) finishReason = c.finishReason;
+        if (typeof c.finishReason === "string" && c.finishReason.length > 0) {
+          finishReason = c.finishReason;
+          finishMessage = c.finishMessage;
+        }
         break;
       }
     }
@@ -174,7 +190,9 @@ export class GeminiChunkDecoder {
       }
     }
     this.usage(usage);
-    if (finishReason !== undefined) this.finish(mapFinishReason(finishReason), finishReason);
+    if (finishReason === undefined) return;
+    const reason = mapFinishReason(finishReason);
+    this.finish(reason, finishReason, reason === "refusal" ? replyBlockExplanation(finishReason, finishMessage) : undefined);
   }
 
   private usage(u: Usage | undefined): void {

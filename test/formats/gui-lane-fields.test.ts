@@ -4,7 +4,7 @@
  * Chat `service_tier` / `metadata` / `reasoning` for Responses, Chat `seed` and penalties for Gemini,
  * what Gemini cannot say (tool `strict`, `additionalProperties`, message names, image `detail`, a system
  * message moved), a max_tokens raised for a thinking budget on Claude, and a prompt Gemini blocked as
- * each client reads it. Client bodies are parsed with the client's codec and built with the target's,
+ * each client reads it (an Anthropic Messages client too, since 2026-12-07: `stop_details`). Client bodies are parsed with the client's codec and built with the target's,
  * as the pipeline does; replies go through the pipeline's translated stream driver.
  */
 import { describe, expect, test } from "bun:test";
@@ -261,6 +261,18 @@ describe("a prompt Gemini blocked (promptFeedback.blockReason, no candidates) as
     expect(body.incomplete_details).toEqual({ reason: "content_filter" });
     expect(body.output.flatMap((o: any) => o.content ?? [])).toEqual([{ type: "refusal", refusal: REASON }]);
     expect(streamed("openai-responses")).toContain(`"refusal":${JSON.stringify(REASON)}`);
+  });
+
+  test("Anthropic Messages: stop_reason refusal with stop_details naming the reason (JSON and stream)", () => {
+    const details = { type: "refusal", category: null, explanation: REASON };
+    const body = whole("anthropic-messages");
+    expect([body.content, body.stop_reason, body.stop_details]).toEqual([[], "refusal", details]);
+    const delta = streamed("anthropic-messages")
+      .split("\n")
+      .filter((l) => l.startsWith("data: {"))
+      .map((l) => JSON.parse(l.slice(6)))
+      .find((e) => e.type === "message_delta");
+    expect(delta.delta).toEqual({ stop_reason: "refusal", stop_sequence: null, stop_details: details });
   });
 
   test("Vertex's blockReasonMessage is part of the reason", () => {

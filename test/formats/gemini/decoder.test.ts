@@ -316,8 +316,12 @@ describe("gemini decoder: stream ends and errors", () => {
     ];
     for (const [raw, reason] of cases) {
       const evs = canonical(decodeBytes(geminiSse({ candidates: [{ content: { parts: [{ text: "x" }] }, finishReason: raw }] })));
-      expect(evs.at(-1)).toEqual({ type: "finish", reason: reason as never, raw });
+      // a reply Gemini blocked says so (the client's refusal text or Anthropic `stop_details`)
+      const explanation = reason === "refusal" ? { explanation: `Gemini blocked the reply (${raw}).` } : {};
+      expect(evs.at(-1)).toEqual({ type: "finish", reason: reason as never, raw, ...explanation });
     }
+    const withMessage = canonical(decodeBytes(geminiSse({ candidates: [{ content: { parts: [{ text: "x" }] }, finishReason: "SAFETY", finishMessage: " Blocked for harassment. " }] })));
+    expect(withMessage.at(-1)).toEqual({ type: "finish", reason: "refusal", raw: "SAFETY", explanation: "Gemini blocked the reply (SAFETY): Blocked for harassment." });
   });
 
   test("MAX_TOKENS after a function call stays max_tokens (not promoted)", () => {
