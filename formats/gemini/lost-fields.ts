@@ -53,15 +53,29 @@ export function carryOpenAiSampling(req: HubRequest, gc: Record<string, unknown>
   return used;
 }
 
-/** Whether a JSON schema holds an `additionalProperties` other than `true` at any depth (up to 64 levels). */
-function constrainsAdditional(x: unknown, depth = 0): boolean {
+/** Members whose value maps names to schemas: a key there is a name (a parameter called `additionalProperties`), not a keyword. */
+const NAMED_SCHEMAS = new Set(["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"]);
+
+/**
+ * Whether a JSON schema holds, at any depth (up to 64 levels), an `additionalProperties` whose removal
+ * changes what it asks for: a schema for the other members (`{"type": "string"}`: a map's values), or
+ * `true` (or `{}`) beside declared `properties` (members beyond them allowed, which a Gemini declaration
+ * cannot say). Not `false`: it only restates that no member but the declared ones is asked for, which
+ * is what a Gemini declaration means (every Codex tool has it); not `true` on an object that declares
+ * no properties (a free-form object either way).
+ */
+function changesAdditional(x: unknown, depth = 0, names = false): boolean {
   if (depth > 64) return false;
-  if (Array.isArray(x)) return x.some((v) => constrainsAdditional(v, depth + 1));
+  if (Array.isArray(x)) return x.some((v) => changesAdditional(v, depth + 1));
   if (!isObj(x)) return false;
   for (const k in x) {
     const v = x[k];
-    if (k === "additionalProperties" && v !== true && v !== undefined) return true;
-    if (typeof v === "object" && v !== null && constrainsAdditional(v, depth + 1)) return true;
+    if (!names && k === "additionalProperties") {
+      const loose = v === true || (isObj(v) && Object.keys(v).length === 0);
+      if (loose ? isObj(x.properties) && Object.keys(x.properties).length > 0 : isObj(v)) return true;
+      continue;
+    }
+    if (typeof v === "object" && v !== null && changesAdditional(v, depth + 1, !names && NAMED_SCHEMAS.has(k))) return true;
   }
   return false;
 }
@@ -75,9 +89,10 @@ function imageDetail(p: HubPart): boolean {
 /**
  * Warns (`dropped_field`) of what the Gemini request cannot say and the builder leaves out without a
  * word otherwise: a function tool's `strict: true` (Gemini does not enforce a tool's schema), an
- * `additionalProperties` constraint in a tool's parameters (Gemini's OpenAPI subset refuses the key,
- * schema-clean.ts removes it), a message's `name` (Chat), and an image's `detail` low/high (Gemini sets
- * resolution per request, not per image). One warning each, naming the tools where tools are concerned.
+ * `additionalProperties` in a tool's parameters whose removal changes its meaning (Gemini's OpenAPI
+ * subset refuses the key, schema-clean.ts removes it; `false` is not named: {@link changesAdditional}),
+ * a message's `name` (Chat), and an image's `detail` low/high (Gemini sets resolution per request, not
+ * per image). One warning each, naming the tools where tools are concerned.
  */
 export function warnUnsent(req: HubRequest, w: Warnings): void {
   const strict: string[] = [];
@@ -85,7 +100,7 @@ export function warnUnsent(req: HubRequest, w: Warnings): void {
   for (const t of portableTools(req.tools)) {
     if (t.kind !== "function") continue;
     if (t.strict === true) strict.push(t.name);
-    if (constrainsAdditional(t.parameters)) additional.push(t.name);
+    if (changesAdditional(t.parameters)) additional.push(t.name);
   }
   if (strict.length > 0) {
     w.add("dropped_field", `Gemini has no strict mode for tools; strict was not sent for ${strict.join(", ")} (its arguments are not checked against the schema).`);

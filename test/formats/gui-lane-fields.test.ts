@@ -13,6 +13,7 @@ import { translateBody } from "../support/translate-body.ts";
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { WireFormat } from "../../formats/hub.ts";
 import { TranslatedStreamDriver } from "../../pipeline/re-translate.ts";
+import { clientRequest } from "../support/fixtures.ts";
 
 const translate = translateBody;
 
@@ -160,12 +161,35 @@ describe("what the Gemini lane cannot send is named (SPEC F-2)", () => {
     },
   };
 
-  test("a strict tool and its additionalProperties", () => {
+  test("a strict tool: strict is named; its additionalProperties false is removed without a word", () => {
     const built = translate("openai-chat", chat({ tools: [strictTool] }), "gemini", "gemini");
     const decl = ((built.body.tools as Array<{ functionDeclarations: Array<Record<string, unknown>> }>)[0]!.functionDeclarations[0]!.parameters as Record<string, unknown>);
     expect("additionalProperties" in decl).toBe(false);
     expect(messages(built)).toContain("Gemini has no strict mode for tools; strict was not sent for get_weather");
-    expect(messages(built)).toContain("Gemini's tool schemas have no additionalProperties; it was removed from the parameters of get_weather.");
+    expect(messages(built)).not.toContain("additionalProperties");
+  });
+
+  test("Codex's tools (additionalProperties false on each) give no additionalProperties warning; one that is a schema or true beside properties does", async () => {
+    // the recorded Codex body: every tool's parameters say additionalProperties false (a Gemini declaration's own meaning)
+    const codex = await clientRequest("codex-tool-use-1.json");
+    expect(JSON.stringify(codex.tools)).toContain('"additionalProperties":false');
+    const built = translate("openai-responses", codex, "gemini", "gemini");
+    expect(JSON.stringify(built.body.tools)).not.toContain("additionalProperties");
+    expect(messages(built)).not.toContain("additionalProperties");
+    const fn = (name: string, parameters: Record<string, unknown>) => ({ type: "function", name, strict: false, parameters });
+    const obj = { type: "object", properties: { a: { type: "string" } } };
+    const tools = [
+      fn("closed", { ...obj, additionalProperties: false }),
+      fn("env", { type: "object", properties: { vars: { type: "object", additionalProperties: { type: "string" } } } }), // a map of strings
+      fn("open", { ...obj, additionalProperties: true }),
+      fn("open_empty", { ...obj, additionalProperties: {} }),
+      fn("free_form", { type: "object", properties: { meta: { type: "object", additionalProperties: true } } }), // free-form either way
+      fn("named", { type: "object", properties: { additionalProperties: { type: "string" } } }), // a parameter of that name
+    ];
+    const mixed = translate("openai-responses", { model: "m", input: "hi", tools }, "gemini", "gemini");
+    expect(mixed.warnings.filter((w) => w.message.includes("additionalProperties"))).toEqual([
+      { code: "dropped_field", message: "Gemini's tool schemas have no additionalProperties; it was removed from the parameters of env, open, open_empty." },
+    ]);
   });
 
   test("a plain tool (no strict, additionalProperties true or absent) gets no warning", () => {
