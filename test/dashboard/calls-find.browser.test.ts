@@ -3,7 +3,8 @@
  * of its reply's headers opens from the address or the id field though 200 newer calls pushed it off
  * the newest page, by its route id or its request id; an id no call has is said so; a keyboard alone
  * opens a row's trace and comes back to the row; the Model, Account and Key filters suggest the names
- * they match, and a filter that matches nothing is named. Real gateway, fake upstream, real Chromium.
+ * they match, and a filter that matches nothing is named; the Call id field shows a whole route id at
+ * 1440 × 900 (it cut one at 250 px). Real gateway, fake upstream, real Chromium.
  */
 import { expect, test } from "bun:test";
 import { join } from "node:path";
@@ -127,6 +128,37 @@ test("the Call id field: paste either id, Enter opens the call's trace and the a
       await w.page.locator(".trace-close").click();
       await until("the trace closed", async () => (await w.page.locator(".trace").count()) === 0);
     }
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 400_000);
+
+test("the Call id field shows a whole id at 1440 × 900: a route id (39 characters) and a request id, typed or from the address", async () => {
+  const w = await open();
+  try {
+    await w.page.setViewportSize({ width: 1440, height: 900 });
+    /** The field's widths: a text wider than the box scrolls inside it (the id was cut at 250 px). */
+    const fits = () =>
+      w.page.locator("#call-id").evaluate((el: any) => ({ value: el.value as string, fits: el.scrollWidth <= el.clientWidth, scrollWidth: el.scrollWidth as number, clientWidth: el.clientWidth as number }));
+    await w.page.goto(`${suite.gw.url}/dashboard/calls?id=${reported.routeId}`);
+    await reportedTrace(w);
+    expect(reported.routeId.length).toBe(39);
+    expect(await fits()).toMatchObject({ value: reported.routeId, fits: true });
+    await w.page.screenshot({ path: join(SHOTS, "calls-find-id-field-1440.png") });
+    for (const id of [reported.requestId, reported.routeId]) {
+      await w.page.getByLabel("Call id").fill(id);
+      expect(await fits()).toMatchObject({ value: id, fits: true });
+    }
+    // still on the heading's row (the filters' row below it, as before), the page no wider than the window
+    const box = (sel: string) => w.page.locator(sel).evaluate((el: any) => ({ top: Math.round(el.getBoundingClientRect().top), bottom: Math.round(el.getBoundingClientRect().bottom) }));
+    expect((await box("#call-id")).top).toBeLessThan((await box(".page-head h1")).bottom);
+    const pageFits = () => w.page.evaluate<boolean>("document.documentElement.scrollWidth <= innerWidth");
+    expect(await pageFits()).toBe(true);
+    // on a phone the field is no wider than the screen
+    await w.page.setViewportSize({ width: 390, height: 844 });
+    expect(await pageFits()).toBe(true);
+    expect(await w.page.locator("#call-id").evaluate((el: any) => el.getBoundingClientRect().right <= el.ownerDocument.defaultView.innerWidth)).toBe(true);
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();
