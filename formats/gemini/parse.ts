@@ -24,7 +24,8 @@
  * - Tool-call ids (REFERENCE §5.3): `functionCall.id` when the client kept it (Gemini CLI does, as
  *   `<name>__<id>`), else minted from the position (`call_<content>_<part>`: the same every turn, so
  *   prompt caches keep hitting). A `functionResponse` pairs with the earlier unanswered call of the same
- *   id, else the first unanswered call of the same name (Gemini pairs by name and order).
+ *   id, else the first unanswered call of the same name in the model turn before it, else in any turn
+ *   (Gemini pairs by name and order; a call the user abandoned earlier is not taken instead).
  * - `functionResponse.response` → the result text: the one string member of `{output}`, `{result}` or
  *   `{content}`; `{error: "…"}` alone → an error result; anything else → its JSON. Media in
  *   `functionResponse.parts` (multimodal results) → image/document parts of the result.
@@ -176,6 +177,8 @@ function parseSystem(si: unknown): TextPart[] {
 interface OpenCall {
   id: string;
   name: string;
+  /** The hub assistant turn (index in the parsed messages) the call was made in. */
+  turn: number;
 }
 
 /** What {@link parseContents} left out, for the request's `droppedEmptyTurns` and `droppedItemTypes` (SPEC F-2). */
@@ -197,6 +200,8 @@ const PART_MEMBERS = new Set(["text", "thought", "thoughtSignature", "thought_si
 function parseContents(contents: unknown[], left: LeftOut): HubMessage[] {
   const messages: HubMessage[] = [];
   const open: OpenCall[] = [];
+  /** The hub turn of the last model content with a part: a response pairs by name with its calls first. */
+  let modelTurn = -1;
   contents.forEach((c, ci) => {
     if (!isObj(c)) throw bad(`contents[${ci}] must be a Content object.`, `contents[${ci}]`);
     const role = c.role === undefined || c.role === null || c.role === "" ? "user" : c.role;
@@ -206,6 +211,8 @@ function parseContents(contents: unknown[], left: LeftOut): HubMessage[] {
     const parts = c.parts;
     if (!Array.isArray(parts)) throw bad(`contents[${ci}].parts must be an array of parts.`, `contents[${ci}].parts`);
     const assistant = role === "model";
+    // The hub turn this content's calls belong to: consecutive model contents are one turn (below).
+    const turn = assistant ? (messages.at(-1)?.role === "assistant" ? messages.length - 1 : messages.length) : -1;
     const content: HubPart[] = [];
     let thinking: ThinkingPart | undefined;
     let unread = false;
@@ -247,11 +254,11 @@ function parseContents(contents: unknown[], left: LeftOut): HubMessage[] {
         const call: HubPart = { type: "tool_call", id, name, arguments: JSON.stringify(isObj(fc.args) ? fc.args : {}) };
         if (sig) call.signature = sig;
         content.push(call);
-        open.push({ id, name });
+        open.push({ id, name, turn });
         return;
       }
       if (isObj(p.functionResponse)) {
-        content.push(parseFunctionResponse(p.functionResponse, open, ci, pi));
+        content.push(parseFunctionResponse(p.functionResponse, open, modelTurn, ci, pi));
         return;
       }
       const media = mediaOf(p);
@@ -280,6 +287,7 @@ function parseContents(contents: unknown[], left: LeftOut): HubMessage[] {
       return;
     }
     const hubRole = assistant ? "assistant" : "user";
+    if (assistant) modelTurn = turn;
     const last = messages.at(-1);
     // Gemini sends one content per turn; two in a row of one role are one hub turn.
     if (last && last.role === hubRole) last.content.push(...content);
@@ -288,10 +296,18 @@ function parseContents(contents: unknown[], left: LeftOut): HubMessage[] {
   return messages;
 }
 
-function parseFunctionResponse(fr: Obj, open: OpenCall[], ci: number, pi: number): HubPart {
+/**
+ * A `functionResponse` → a tool result paired with an unanswered call in `open` (removed from it): the
+ * call of its id, else the first of its name in the last model turn (`modelTurn`: Gemini pairs a turn's
+ * responses with the calls of the model turn before it), else the first of its name in any turn. An
+ * earlier call the user abandoned (a new question instead of its response) is not taken in place of the
+ * last turn's call of the same name, which would leave that one unanswered and its response an orphan.
+ */
+function parseFunctionResponse(fr: Obj, open: OpenCall[], modelTurn: number, ci: number, pi: number): HubPart {
   const name = typeof fr.name === "string" ? fr.name : "";
   const given = typeof fr.id === "string" && fr.id.length > 0 ? fr.id : undefined;
   let idx = given !== undefined ? open.findIndex((c) => c.id === given) : -1;
+  if (idx < 0) idx = open.findIndex((c) => c.name === name && c.turn === modelTurn);
   if (idx < 0) idx = open.findIndex((c) => c.name === name);
   let callId: string;
   if (idx >= 0) {

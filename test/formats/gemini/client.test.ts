@@ -4,6 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { gemini, geminiSchemaToJsonSchema, parseGeminiRequest } from "../../../formats/gemini/index.ts";
+import { anthropicMessages } from "../../../formats/anthropic-messages/index.ts";
 import type { HubEvent } from "../../../formats/hub.ts";
 import { FormatError } from "../../../formats/hub.ts";
 
@@ -62,6 +63,31 @@ describe("parseRequest", () => {
     ]);
   });
 
+
+  test("a response pairs with the call of the model turn before it, not an earlier call of that name the user abandoned", () => {
+    const body = {
+      contents: [
+        { role: "user", parts: [{ text: "search cats" }] },
+        { role: "model", parts: [{ functionCall: { name: "search", args: { q: "cats" } } }] },
+        { role: "user", parts: [{ text: "never mind, search dogs" }] },
+        { role: "model", parts: [{ text: "Searching." }] },
+        { role: "model", parts: [{ functionCall: { name: "search", args: { q: "dogs" } } }] },
+        { role: "user", parts: [{ functionResponse: { name: "search", response: { result: "DOG RESULTS" } } }] },
+      ],
+      tools: [{ functionDeclarations: [{ name: "search", parameters: { type: "object", properties: { q: { type: "string" } } } }] }],
+    };
+    const hub = parseGeminiRequest(body);
+    expect(hub.messages.at(-1)!.content).toEqual([{ type: "tool_result", callId: "call_4_0", name: "search", content: [{ type: "text", text: "DOG RESULTS" }] }]);
+    // Translated: the dogs result answers the dogs call; only the abandoned cats call gets an error result.
+    const built = anthropicMessages.buildRequest!({ ...hub, model: "claude-x" }, { model: "claude-x", kind: "anthropic", family: "anthropic", stream: false });
+    const messages = (built.body as { messages: Array<{ role: string; content: unknown }> }).messages;
+    expect(messages.at(-1)).toEqual({ role: "user", content: [{ type: "tool_result", tool_use_id: "call_4_0", content: "DOG RESULTS" }] });
+    expect(messages[2]!.content).toEqual([
+      { type: "tool_result", tool_use_id: "call_1_0", content: "No result was provided for this tool call.", is_error: true },
+      { type: "text", text: "never mind, search dogs" },
+    ]);
+    expect(built.warnings.map((x) => x.code)).toEqual(["missing_tool_result"]);
+  });
   test("generationConfig, toolConfig and tools map to the hub; the rest is kept and sent again to Gemini", () => {
     const hub = parseGeminiRequest({
       contents: [{ parts: [{ text: "hi" }, { inlineData: { mimeType: "image/png", data: "iVBOR" } }] }],
