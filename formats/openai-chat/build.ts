@@ -58,6 +58,42 @@ function chatToolChoice(tc: ToolChoice): unknown {
   }
 }
 
+/**
+ * Puts the tool messages answering an assistant message's `tool_calls` right after it, as Chat requires
+ * (OpenAI answers 400 "An assistant message with 'tool_calls' must be followed by tool messages
+ * responding to each 'tool_call_id'"). The hub's turns (formats/tool-pairs.ts) let a system or developer
+ * message, or a further assistant message (an Anthropic client's consecutive assistant messages), stand
+ * between a call and the user turn that answers it; the builder writes each hub message in place, so the
+ * tool messages came after those, and after the user message of a user turn whose text came before its
+ * results (a Chat client's user message before its tool messages). Within each stretch of messages from
+ * an assistant message with `tool_calls` up to the next assistant message after a user message, each
+ * tool message goes right after the assistant message that made its call (as the other lanes put a
+ * turn's results first), the other messages keep their order; a stretch already in that order is left
+ * as it is. Mutates `messages`.
+ */
+function resultsAfterCalls(messages: Json[]): void {
+  for (let i = 0; i < messages.length; i++) {
+    if (messages[i].role !== "assistant" || !Array.isArray(messages[i].tool_calls)) continue;
+    // the stretch: up to the first assistant message after a user message (the user turn answering the
+    // calls may be several messages: a user message before tool ones, a system message among them)
+    let end = i + 1;
+    for (let user = false; end < messages.length && !(user && messages[end].role === "assistant"); end++) user ||= messages[end].role === "user";
+    const stretch = messages.slice(i, end);
+    const tools = stretch.filter((m) => m.role === "tool");
+    const out: Json[] = [];
+    for (const m of stretch) {
+      if (m.role === "tool") continue;
+      out.push(m);
+      if (m.role !== "assistant" || !Array.isArray(m.tool_calls)) continue;
+      const ids = new Set((m.tool_calls as Json[]).map((c) => c.id));
+      for (let t = 0; t < tools.length; t++) if (ids.has(tools[t].tool_call_id)) out.push(...tools.splice(t--, 1));
+    }
+    out.push(...tools); // answering no call of the stretch (none once the history is paired): where they were, at its end
+    if (out.some((m, k) => m !== stretch[k])) messages.splice(i, stretch.length, ...out);
+    i = end - 1;
+  }
+}
+
 class Builder {
   readonly w = new Warnings();
 
@@ -206,7 +242,8 @@ class Builder {
  * B37-chat) and `openai-compatible` (and anything else: `max_tokens`, the field third-party servers know).
  *
  * - `hub.system` → one leading `system` message (blocks joined with a blank line; cache markers are
- *   not sent: plain Chat upstreams reject them, B33). System/developer turns stay in position.
+ *   not sent: plain Chat upstreams reject them, B33). System/developer turns stay in position (but for
+ *   one between a tool call and its tool message: after it, below).
  * - user turns: tool results first as `tool` messages (text joined; `isError` → "Error: " prefix), then
  *   one user message: media returned by tools (Chat tool messages carry text only, REFERENCE §5.5),
  *   then the turn's own parts. Empty messages are not sent.
@@ -239,7 +276,9 @@ class Builder {
  *   it (Chat refuses the count without `logprobs: true`; a Chat client's own pair is sent as it came).
  * - streaming builds always ask `stream_options: {include_usage: true}` (REFERENCE §5.10).
  * - `source.extra` is re-emitted when the client spoke Chat; otherwise its keys are reported dropped.
- * - orphan tool results and unanswered calls repaired first, as on the other lanes ({@link pairToolHistory}).
+ * - orphan tool results and unanswered calls repaired first, as on the other lanes ({@link pairToolHistory});
+ *   a system/developer or further assistant message between a call and its tool message goes after the
+ *   tool messages ({@link resultsAfterCalls}).
  * - Never writes a null or undefined value.
  *
  * Throws {@link FormatError} (400) when `previousResponseId` is set: a Chat upstream cannot resume a
@@ -274,6 +313,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     else if (m.role === "assistant") b.assistant(m, messages, target.kind === "openai-compatible" && i >= loopStart);
     else b.system(m, messages);
   }
+  resultsAfterCalls(messages);
 
   const body: Json = { model: target.model, messages };
 

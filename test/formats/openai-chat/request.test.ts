@@ -382,6 +382,44 @@ describe("buildRequest", () => {
     expect((openaiChat.buildRequest(h, target()).body as any).messages[0].tool_calls[0].id).toBe(ids[0]);
   });
 
+
+  test("a tool message follows the assistant message of its call: a system message, a further assistant message or the turn's own user text between them goes after it", () => {
+    const call = (id: string) => ({ type: "tool_call" as const, id, name: "f", arguments: "{}" });
+    const result = (callId: string, text: string) => ({ type: "tool_result" as const, callId, content: [{ type: "text" as const, text }] });
+    const text = (t: string) => ({ type: "text" as const, text: t });
+    const roles = (body: any) => body.messages.map((m: any) => (m.role === "tool" ? `tool ${m.tool_call_id}` : m.tool_calls ? `assistant ${m.tool_calls.map((c: any) => c.id).join(",")}` : `${m.role} ${m.content}`));
+    // An Anthropic client's consecutive assistant messages; a Responses client's developer item between a call and its output.
+    const h = hub({
+      messages: [
+        { role: "user", content: [text("go")] },
+        { role: "assistant", content: [call("c1")] },
+        { role: "assistant", content: [text("checking")] },
+        { role: "user", content: [result("c1", "R1")] },
+        { role: "assistant", content: [call("c2"), call("c3")] },
+        { role: "developer", content: [text("be brief")] },
+        { role: "user", content: [text("and then?")] },
+        { role: "user", content: [result("c2", "R2"), result("c3", "R3")] },
+        { role: "assistant", content: [text("done")] },
+      ],
+    });
+    const built = openaiChat.buildRequest(h, target("openai"));
+    expect(roles(built.body)).toEqual([
+      "user go",
+      "assistant c1",
+      "tool c1",
+      "assistant checking",
+      "assistant c2,c3",
+      "tool c2",
+      "tool c3",
+      "developer be brief",
+      "user and then?",
+      "assistant done",
+    ]);
+    expect(built.warnings).toEqual([]);
+    // A history already in order is sent as it is.
+    const plain = hub({ messages: [{ role: "assistant", content: [call("c1")] }, { role: "user", content: [result("c1", "R1"), text("next")] }, { role: "system", content: [text("s")] }] });
+    expect(roles(openaiChat.buildRequest(plain, target("openai")).body)).toEqual(["assistant c1", "tool c1", "user next", "system s"]);
+  });
   test("streaming builds ask include_usage; tool_choice and parallel_tool_calls only with tools; no nulls", () => {
     const withTools = hub({
       tools: [{ kind: "function", name: "f", description: "d", parameters: { type: "object" } }],
