@@ -211,9 +211,15 @@ const SECRET_WORD =
 /**
  * An object member's name that is a secret-named key, as a whole: the names above, and (as a whole
  * name or after a `_`, `-` or `.`: not `bypass`, `compass`) `authorization`, `pwd`, `pass`,
- * `passphrase`, `passcode`, `cookie`.
+ * `passphrase`, `passcode`, `cookie`; those also after another word in camelCase ({@link CAMEL_SECRET_NAME}).
  */
 const SECRET_NAME = new RegExp(`^(?:[A-Za-z0-9_.-]{0,40}?${SECRET_WORD}|(?:[A-Za-z0-9_.-]{0,40}[_.-])?(?:authorization|pwd|pass(?:phrase|code)?|cookie)s?)$`, "i");
+/**
+ * {@link SECRET_NAME}'s short words written camelCase after another word (`dbPass`, `smtpPwd`,
+ * `userPasscode`, `proxyAuthorization`, `sessionCookie`: their values went upstream in clear, `db_pass`'s
+ * did not); case-sensitive, so `bypass` and `compass` stay plain words (and `byPass` one).
+ */
+const CAMEL_SECRET_NAME = /^[A-Za-z0-9_.-]{0,40}[a-z0-9](?:Authorization|Pwd|(?<![Bb]y)Pass(?:phrase|code)?|Cookie)s?$/;
 /**
  * Where the value under a secret-named member lies in `text`: the whole of it but surrounding white
  * space and a pair of quotes, as [start, end); undefined when that is empty or longer than 65,536
@@ -253,8 +259,8 @@ const REFERENCE = new RegExp(
 const WORKING_DIRECTORY = /^(?:~?\/(?:[^\s/][^/]*)?(?:\/[^/]+)*|[A-Za-z]:\\[^\n]*)$/;
 /** A whole version or version range (`v1.2.3`, `1.2.3-beta.1`, `^1.10.12`, `>=2.0`; not `3.14`, not `2.5Tr0ub4dor&3!`). */
 const VERSION = /^(?:(?:[~^]|[<>]=?|=)\s*v?\d+(?:\.(?:\d+|[xX*]))*|v\d+(?:\.\d+)+|\d+(?:\.\d+){2,})(?:[-+][0-9A-Za-z.]+)?$/;
-/** Names under which a number is a count or an id, not a PIN: `pass` (a test run's passes), `*token` (a tokenizer's token id). */
-const COUNT_NAME = /(?:^|[_.-])pass(?:es)?$|token$/i;
+/** Names under which a number is a count or an id, not a PIN: `pass`, `db_pass`, `dbPass` (a test run's passes), `*token` (a tokenizer's token id). */
+const COUNT_NAME = /pass(?:es)?$|token$/i;
 /**
  * The secret-named names whose value a person chose (`password`, `pwd`, `pass`, `passphrase`,
  * `passcode`): any length is a secret (`1234`). Under the others (keys, tokens, secrets, cookies:
@@ -475,7 +481,7 @@ export class Redactor {
   secretNamed(member: string): boolean {
     const named = (this.named ??= new Map());
     let is = named.get(member);
-    if (is === undefined) named.set(member, (is = SECRET_NAME.test(member)));
+    if (is === undefined) named.set(member, (is = SECRET_NAME.test(member) || CAMEL_SECRET_NAME.test(member)));
     return is;
   }
 

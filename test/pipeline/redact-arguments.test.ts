@@ -376,6 +376,16 @@ describe("which member names are secret-named", () => {
     expect(JSON.parse(raw).messages[0].content[0].input).toEqual(args);
     expect(new Redactor().redact("max_tokens=4096k8x2")).toBe("max_tokens=4096k8x2");
   });
+
+  test("pass, pwd, passcode, cookie and authorization after another word in camelCase are secret-named as after a `_`; byPass is not", () => {
+    const names = ["dbPass", "smtpPwd", "userPasscode", "adminPassphrase", "sessionCookie", "proxyAuthorization", "db_pass"];
+    for (const name of names) expect({ name, out: new Redactor().redact(VALUE, name) }).toEqual({ name, out: "[SECRET_1]" });
+    for (const name of ["byPass", "bypass", "compass", "dbpass"]) expect({ name, out: new Redactor().redact(VALUE, name) }).toEqual({ name, out: VALUE });
+    // through a tool call's arguments: a PIN under `mysqlPwd` too; digits under `testPass` are a count, as under `test_pass`
+    const args = { host: "db1", dbPass: "hunter2", mysqlPwd: 4321, testPass: 12, test_pass: 12 };
+    const { raw } = run("chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: JSON.stringify(args) } }] }] });
+    expect(JSON.parse(JSON.parse(raw).messages[0].tool_calls[0].function.arguments)).toEqual({ host: "db1", dbPass: "[SECRET_1]", mysqlPwd: "[SECRET_2]", testPass: 12, test_pass: 12 });
+  });
 });
 
 describe("Gemini: the model's earlier calls and structured tool results", () => {
