@@ -16,7 +16,9 @@
  * - When the attempts or the deadline run out with candidates left, the route trace says of each that
  *   it was not tried and why ({@link notTriedDecisions}).
  * - Retry-After of a final 429/503 (SPEC 2.4, end of 6.3) is read from the state the request's
- *   accounts are in after it ({@link accountsFreeAt}), capped at 6 h.
+ *   accounts are in after it ({@link accountsFreeAt}), capped at 6 h; when the budget ended the request
+ *   while a candidate it left untried may serve now, it is {@link SERVABLE_NOW_RETRY_AFTER_S} s
+ *   ({@link servableLeft}).
  */
 import { MAX_COOLDOWN_MS } from "./classify.ts";
 import type { AccountPool, PickHints } from "./pick.ts";
@@ -125,6 +127,26 @@ export function notTriedDecisions(targets: readonly Target[], ti: number, others
   if (others > 0 && targets[ti]) out.push({ subject: targets[ti]!.label, verdict: "out", reason: `${others} other eligible account${others === 1 ? "" : "s"} ${reason}` });
   for (let i = ti + 1; i < targets.length; i++) out.push({ subject: targets[i]!.label, verdict: "out", reason });
   return out;
+}
+
+/**
+ * Retry-After (seconds) of a final 429/503 when the budget (attempts, deadline) ended the request while
+ * a candidate it did not try may serve now: a retry would be served at once, so the client is told to
+ * come back at once rather than at the end of the earliest cooldown of the accounts it tried.
+ */
+export const SERVABLE_NOW_RETRY_AFTER_S = 1;
+
+/**
+ * Whether, after a request that its budget ended while it was at `targets[ti]`, one of its candidates may
+ * serve now: an account of `targets[ti]` eligible now (its pinned one, when it names one; the accounts it
+ * tried are cooling or locked after their failures unless these had no account effect), or an account
+ * that may serve now of a later target whose provider's circuit is closed. Read once, on the final error
+ * of such a request, from the state after its failures.
+ */
+export function servableLeft(targets: readonly Target[], ti: number, deps: BudgetDeps, hints: PickHints): boolean {
+  const t = targets[ti];
+  if (t && !deps.health.circuitOpen(t.provider.id) && servableOf(t, deps, hints) > 0) return true;
+  return untriedCandidates(targets, ti, 0, deps, hints, 1) > 0;
 }
 
 /**

@@ -26,7 +26,7 @@ import { translate, type Translated } from "./translate.ts";
 import { saveTokens } from "./save-tokens.ts";
 import { clampOutputTokens } from "./clamp-output-tokens.ts";
 import { siblingTargets } from "./siblings.ts";
-import { accountsFreeAt, attemptHeaderWait, notTriedDecisions, retryFitsBudget, untriedCandidates, wholeReplyWaitMs } from "./attempt-budget.ts";
+import { accountsFreeAt, attemptHeaderWait, notTriedDecisions, retryFitsBudget, SERVABLE_NOW_RETRY_AFTER_S, servableLeft, untriedCandidates, wholeReplyWaitMs } from "./attempt-budget.ts";
 import { upstreamTraceparent } from "./trace-context.ts";
 import { presentedSecrets, scrubAndCut, scrubbedHead, scrubText, TRACE_TEXT_MAX } from "./scrub.ts";
 
@@ -321,7 +321,9 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
     const now = deps.clock.now();
     const free = reached ? accountsFreeAt(reached, deps, hints, now) : undefined;
     if (free !== undefined && (firstFreeAt === undefined || free < firstFreeAt)) firstFreeAt = free;
-    if (firstFreeAt !== undefined) err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((Math.min(firstFreeAt, now + MAX_COOLDOWN_MS) - now) / 1000)) };
+    // The budget ended the request while a candidate may serve now (an account left untried): a retry is served at once.
+    if (stopTi !== undefined && servableLeft(targets, stopTi, deps, hints)) err = { ...err, retryAfterSeconds: SERVABLE_NOW_RETRY_AFTER_S };
+    else if (firstFreeAt !== undefined) err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((Math.min(firstFreeAt, now + MAX_COOLDOWN_MS) - now) / 1000)) };
     else if (err.retryAfterSeconds !== undefined) err = { ...err, retryAfterSeconds: Math.min(err.retryAfterSeconds, MAX_COOLDOWN_MS / 1000) };
   }
   // A request larger than a per-minute window on every account that answered (sdk16 S1) cannot pass
