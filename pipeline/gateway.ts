@@ -105,6 +105,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
           // Into the trace's own list (made empty with the context): no second array and mapping closure per request (item 240).
           const candidates = ctx.trace.candidates;
           for (const t of resolution.targets) candidates.push(t.label);
+          // least-used orders by lifetime counts (SPEC 5.1): a request waits for their read while it is under way.
+          const seed = deps.order?.seedWait(resolution);
+          if (seed) await seed;
           const targets = deps.order ? deps.order.forRequest(ctx, resolution) : resolution.targets;
           if (isCountTokens(ctx.endpoint)) {
             // SPEC 2.1: forwarded to the first target when it speaks the client's format, else estimated.

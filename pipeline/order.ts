@@ -8,8 +8,9 @@
  *    one target per request; `weighted` draws the order proportionally to `weight` (the first target is
  *    target i with probability wᵢ/Σw; weighted sampling without replacement, Efraimidis–Spirakis);
  *    `least-used` puts the targets with the fewest lifetime requests first (stable for ties). Counts are
- *    kept in memory per target, seeded from the store's usage per model at start, and incremented for
- *    the target a request is ordered to try first.
+ *    kept in memory per target, seeded from the store's usage per model (read at start when a
+ *    least-used combo is configured; a least-used request waits for that read, {@link TargetOrder.seedWait}),
+ *    and incremented for the target a request is ordered to try first.
  * 2. Predicates (SPEC 5.2, pipeline/predicates.ts) filter targets; unknown follows `when_unknown`.
  * 3. Attachment split: when the current user turn (the user turns after the last assistant turn)
  *    carries images, PDFs, audio or video, targets whose model is known to read every kind present
@@ -133,11 +134,13 @@ export interface OrderDeps {
   /** Randomness for `weighted`; default Math.random. Inject {@link seededRng} in tests. */
   rng?: Rng;
   /**
-   * Asked once, at the first request a least-used combo orders (dry runs included), to read the
-   * lifetime counts and hand them to {@link TargetOrder.seedUsage}, now or later: a gateway with no
-   * least-used combo never sums its usage table (newuser15 N9, review15 R13). Must not throw.
+   * Asked once ({@link TargetOrder.askSeed}: at start when the configuration has a least-used combo, else
+   * at the first request a least-used combo orders, dry runs included) to read the lifetime counts and
+   * hand them to {@link TargetOrder.seedUsage}: a gateway with no least-used combo never sums its usage
+   * table (newuser15 N9, review15 R13). May return a promise that settles when the counts are in, or when
+   * least-used requests should stop waiting for them ({@link TargetOrder.seedWait}); must not throw or reject.
    */
-  loadSeed?: () => void;
+  loadSeed?: () => Promise<void> | void;
 }
 
 /** The request-side input of a plan (what the gateway knows after the guard). */
@@ -177,6 +180,8 @@ export class TargetOrder {
   private seedByModel = new Map<string, number>();
   /** Whether `deps.loadSeed` was asked (once per process). */
   private seedAsked = false;
+  /** Its promise while it has not settled ({@link seedWait}). */
+  private seedPending: Promise<void> | undefined;
   private readonly rng: Rng;
 
   constructor(private readonly deps: OrderDeps) {
@@ -193,6 +198,36 @@ export class TargetOrder {
    */
   seedUsage(byModel: Map<string, number>): void {
     this.seedByModel = new Map(byModel);
+  }
+
+  /**
+   * Asks `deps.loadSeed` for the lifetime counts, once per process: at start when a least-used combo is
+   * configured (so the first least-used request after a restart is ordered by them), else at the first
+   * least-used request.
+   */
+  askSeed(): void {
+    if (this.seedAsked) return;
+    this.seedAsked = true;
+    const read = this.deps.loadSeed?.();
+    if (!read) return;
+    const settled = () => {
+      if (this.seedPending === pending) this.seedPending = undefined;
+    };
+    const pending: Promise<void> = read.then(settled, settled);
+    this.seedPending = pending;
+  }
+
+  /**
+   * What a request routed to `resolution` waits for before it is ordered: the lifetime counts' read
+   * (asked now when it was not yet) while it is under way and the combo is least-used (SPEC 5.1: the
+   * fewest lifetime requests first, not this process's count alone); undefined otherwise (every other
+   * request, and least-used ones once the read settled). The wait ends when `deps.loadSeed`'s promise
+   * settles (the app bounds it).
+   */
+  seedWait(resolution: Resolution): Promise<void> | undefined {
+    if (resolution.combo?.strategy !== "least-used") return undefined;
+    this.askSeed();
+    return this.seedPending;
   }
 
   /** Lifetime requests counted for a target (least-used): its seed and this process's count. */
@@ -321,10 +356,7 @@ export class TargetOrder {
         break;
       }
       case "least-used": {
-        if (!this.seedAsked) {
-          this.seedAsked = true;
-          this.deps.loadSeed?.();
-        }
+        this.askSeed();
         const counts = new Map(list.map((t) => [t, this.usedCount(t)] as const));
         after = list
           .map((t, i) => ({ t, i }))

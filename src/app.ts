@@ -182,6 +182,12 @@ export interface App {
  */
 export const ACCOUNT_REREAD_MS = 10_000;
 
+/**
+ * How long a least-used request waits for the lifetime counts' read (pipeline/order.ts
+ * `TargetOrder.seedWait`), ms; past it the request is ordered by this process's counts alone.
+ */
+export const LEAST_USED_SEED_WAIT_MS = 1000;
+
 /** Starts the gateway. Throws ConfigError for an invalid config file; a start that fails gives back the data directory it claimed. */
 export async function startApp(opts: AppOptions): Promise<App> {
   const claim = { held: false };
@@ -305,20 +311,28 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     routing,
     capacityAdapter: () => cfg.settings.capacityAdapter,
     quota: (t) => registry.modelQuota(t.provider.id, t.model, t.accountId),
-    // least-used starts from the lifetime requests per model already recorded (SPEC 5.1), read at the first
-    // least-used request and not awaited: it sums the whole usage table (2.3 s of a 3-million-row
-    // PostgreSQL table kept a restart from listening, newuser15 N9); the embedded store reads it in
-    // slices with the event loop free between them, so that first request does not wait for it.
-    loadSeed: () =>
-      void Promise.resolve()
+    // least-used starts from the lifetime requests per model already recorded (SPEC 5.1), read at start
+    // when a least-used combo is configured (else at the first least-used request) and not awaited there:
+    // it sums the whole usage table (2.3 s of a 3-million-row PostgreSQL table kept a restart from
+    // listening, newuser15 N9); the embedded store reads it in slices with the event loop free between
+    // them. A least-used request waits for it, at most LEAST_USED_SEED_WAIT_MS (then it is ordered by this
+    // process's counts, as every request was before the read arrived until session 42).
+    loadSeed: () => {
+      const read = Promise.resolve()
         .then(() => store.servedPerModel())
         .then(
           (byModel) => order.seedUsage(byModel),
           () => {
             // counts start at zero
           },
-        ),
+        );
+      let bound: ReturnType<typeof setTimeout> | undefined;
+      const waited = new Promise<void>((done) => (bound = setTimeout(done, LEAST_USED_SEED_WAIT_MS)));
+      bound?.unref?.();
+      return Promise.race([read, waited]).finally(() => clearTimeout(bound));
+    },
   });
+  if ([...cfg.combos.values()].some((c) => c.strategy === "least-used")) order.askSeed();
   const inflight = new Set<string>();
   /** Bun's server once it listens (the idle timer of a finished request's connection). */
   let bunServer: IdleTimerServer | undefined;

@@ -20,7 +20,7 @@ const p = provider("p", "openai-compatible", {
 const q = provider("q", "anthropic-compatible", { reader: { images: true }, plain: {} });
 const NO_ADAPTER: CapacityAdapter = { images: [], pdf: [], audio: [], video: [] };
 
-function setup(combos: ComboSpec[], opts: { quota?: Record<string, number>; adapter?: Partial<CapacityAdapter>; seed?: number; loadSeed?: () => void } = {}) {
+function setup(combos: ComboSpec[], opts: { quota?: Record<string, number>; adapter?: Partial<CapacityAdapter>; seed?: number; loadSeed?: () => Promise<void> | void } = {}) {
   const t: RoutingTable = table([p, q], { alias1: "c" }, combos);
   const order = new TargetOrder({
     routing: () => t,
@@ -147,6 +147,26 @@ describe("strategies (SPEC 5.1)", () => {
     labels("lu");
     labels("lu");
     expect(asked).toBe(1);
+  });
+
+  test("least-used: a request waits for the lifetime counts' read while it is under way, others never do", async () => {
+    let arrive!: () => void;
+    const { order, labels, table: t } = setup([combo("rr", ["p/a", "p/b"], { strategy: "round-robin" }), combo("lu", ["p/a", "p/b"], { strategy: "least-used" })], {
+      loadSeed: () => new Promise<void>((done) => (arrive = () => (order.seedUsage(new Map([["p/a", 4]])), done()))),
+    });
+    const resolved = (name: string) => resolveModel(name, t) as Resolution;
+    expect(order.seedWait(resolved("rr"))).toBeUndefined(); // not least-used: no wait, nothing asked
+    expect(order.seedWait(resolved("p/a"))).toBeUndefined();
+    const wait = order.seedWait(resolved("lu")); // asks for the counts
+    expect(wait).toBeInstanceOf(Promise);
+    let waited = false;
+    void wait!.then(() => (waited = true));
+    await Promise.resolve();
+    expect(waited).toBe(false);
+    arrive();
+    await wait;
+    expect(labels("lu")[0]).toBe("p/b"); // ordered by the counts read: a 4, b 0
+    expect(order.seedWait(resolved("lu"))).toBeUndefined(); // read settled: no wait any more
   });
 
   test("least-used: a dry run counts nothing", () => {
