@@ -20,9 +20,10 @@
  *   while a candidate it left untried may serve now, it is {@link SERVABLE_NOW_RETRY_AFTER_S} s
  *   ({@link servableLeft}).
  */
+import { KIND_TRAITS } from "../formats/codec.ts";
 import { MAX_COOLDOWN_MS } from "./classify.ts";
 import type { AccountPool, PickHints } from "./pick.ts";
-import type { DecisionTrace } from "./ports.ts";
+import type { DecisionTrace, ProviderInfo } from "./ports.ts";
 import type { Target } from "./resolve.ts";
 
 /**
@@ -166,4 +167,45 @@ export function accountsFreeAt(reached: readonly Target[], deps: BudgetDeps, hin
     }
   }
   return at;
+}
+
+/** One attempt of a dry run's order (pipeline/order.ts `RoutePlan.attempts`), as {@link markBudgetReach} marks it. */
+export interface PlannedAttempt {
+  target: string;
+  accountId: string;
+  /** Why a request never makes this attempt: it lies beyond `settings.max_attempts`. */
+  notReached?: string;
+  /** When a request would not make this attempt: an attempt before it whose call never answers takes the rest of the pre-commit deadline. */
+  notReachedIf?: string;
+}
+
+/**
+ * Marks which of a dry run's `attempts` (in order; `providers[i]` the provider of `attempts[i]`) the
+ * fallback budget reaches (SPEC 6.1), by the rules above:
+ *
+ * - `notReached` on each attempt past `maxAttempts`. Same-account retries never take one of the first
+ *   `maxAttempts` ({@link retryFitsBudget}), and while another candidate remains a streamed call's header
+ *   wait is cut to half the deadline left ({@link headerWaitMs}), so each of those is reached when every
+ *   attempt before it fails, at once or by hanging.
+ * - `notReachedIf` on each of those after the first attempt whose upstream call does not stream
+ *   (`clientStream` false and a provider kind that does not force a stream: translate.ts) and whose
+ *   wait ({@link wholeReplyWaitMs}) is not shorter than `precommitDeadlineMs`: when that call never
+ *   answers, the deadline passes while it waits and no later candidate is tried.
+ */
+export function markBudgetReach(attempts: PlannedAttempt[], providers: readonly ProviderInfo[], opts: { maxAttempts?: number; precommitDeadlineMs?: number; clientStream: boolean }): void {
+  const max = opts.maxAttempts;
+  if (max !== undefined) for (const a of attempts.slice(max)) a.notReached = `not reached: a request makes at most ${max} attempt${max === 1 ? "" : "s"} (settings.max_attempts)`;
+  const deadline = opts.precommitDeadlineMs;
+  if (deadline === undefined || opts.clientStream) return;
+  const reached = max === undefined ? attempts.length : Math.min(max, attempts.length);
+  for (let i = 0; i < reached - 1; i++) {
+    const p = providers[i]!;
+    const wait = wholeReplyWaitMs(p);
+    if (KIND_TRAITS[p.kind].forcesStream || wait < deadline) continue;
+    const hang = `${attempts[i]!.target} @ ${attempts[i]!.accountId}`;
+    for (const a of attempts.slice(i + 1, reached)) {
+      a.notReachedIf = `not reached if ${hang} never answers: a non-streamed call waits reply_timeout_ms (${wait} ms), not less than the pre-commit deadline (${deadline} ms, settings.precommit_deadline_ms)`;
+    }
+    return;
+  }
 }

@@ -38,6 +38,7 @@ import { decide, requestFacts, type RequestFacts } from "./predicates.ts";
 import { addAccountHint, dropRepeats, nearAliasOrCombo, resolveModel, type ComboSpec, type Resolution, type RoutingTable, type Target } from "./resolve.ts";
 import { siblingTargets } from "./siblings.ts";
 import { allowListReach } from "./key-limits.ts";
+import { markBudgetReach, type PlannedAttempt } from "./attempt-budget.ts";
 
 /** Kinds of input a model may or may not read (SPEC R-3; `settings.capacity_adapter` keys). */
 export type AttachmentKind = "images" | "pdf" | "audio" | "video";
@@ -550,9 +551,11 @@ export interface RoutePlan {
    * Every (target, account) in the order attempts would take if each failed over to the next: `target`
    * is the target's `provider/model` label without a pinned account (the account is `accountId`), as a
    * real request's trace names its attempts (ports.ts `AttemptTrace.target`). `notReached` says why a
-   * request would never get to one: it lies beyond `settings.max_attempts` (each candidate needs an attempt).
+   * request would never get to one: it lies beyond `settings.max_attempts` (each candidate needs an
+   * attempt); `notReachedIf`, that it is not reached when an earlier non-streamed call never answers (the
+   * pre-commit deadline passes while it waits): attempt-budget.ts {@link markBudgetReach}.
    */
-  attempts: Array<{ target: string; accountId: string; notReached?: string }>;
+  attempts: PlannedAttempt[];
   /** Target-level decisions (strategy, predicates, capability split, quota). */
   decisions: DecisionTrace[];
   /** The affinity key kind in effect: a session header, a fingerprint, or none. */
@@ -566,6 +569,8 @@ export interface PlanDeps {
   circuitOpen: (providerId: string) => boolean;
   /** `settings.max_attempts` (SPEC 6.1): the attempts after that many are marked `notReached`; none when absent. */
   maxAttempts?: number;
+  /** `settings.precommit_deadline_ms` (SPEC 6.1): the attempts after a non-streamed call that may outwait it are marked `notReachedIf`; none when absent. */
+  precommitDeadlineMs?: number;
 }
 
 /**
@@ -591,6 +596,8 @@ export function planRoute(
   const hints: PickHints & { dryRun: true } = { affinityKey: key, affinity: affinityOn, dryRun: true };
   const targets: PlannedTarget[] = [];
   const attempts: RoutePlan["attempts"] = [];
+  /** The provider of each attempt (markBudgetReach). */
+  const providers: Target["provider"][] = [];
   const queue = plan.targets.slice();
   let decisions = plan.decisions;
   for (let ti = 0; ti < queue.length; ti++) {
@@ -616,6 +623,7 @@ export function planRoute(
       const reason = tried.size === 0 ? verdictDecision(t, chosen).reason : (chosen.note ?? "eligible");
       pt.accounts.push({ accountId: id, verdict: "in", reason });
       attempts.push({ target: t.label, accountId: id });
+      providers.push(t.provider);
       tried.add(id);
     }
     for (const v of first.verdicts) {
@@ -641,9 +649,8 @@ export function planRoute(
       }
     }
   }
-  // A request makes at most max_attempts attempts (SPEC 6.1): the plan does not promise the ones after them.
-  const max = deps.maxAttempts;
-  if (max !== undefined) for (const a of attempts.slice(max)) a.notReached = `not reached: a request makes at most ${max} attempt${max === 1 ? "" : "s"} (settings.max_attempts)`;
+  // What the fallback budget reaches (SPEC 6.1): not the attempts past max_attempts, nor those after a non-streamed call that may outwait the deadline.
+  markBudgetReach(attempts, providers, { maxAttempts: deps.maxAttempts, precommitDeadlineMs: deps.precommitDeadlineMs, clientStream: req.hub?.stream === true });
   return {
     requestedModel: req.requestedModel,
     clientFormat: req.clientFormat,

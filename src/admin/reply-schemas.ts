@@ -340,7 +340,14 @@ const RoutePlanReply = v.looseObject({
       siblingOf: v.optional(v.pipe(v.string(), v.description("This target is a sibling of that model, which every account of the target before it has had removed."))),
     }),
   ),
-  attempts: v.array(v.object({ target: v.string(), accountId: v.string(), notReached: v.optional(v.pipe(v.string(), v.description("Why a request would never make this attempt: it lies beyond settings.max_attempts."))) })),
+  attempts: v.array(
+    v.object({
+      target: v.string(),
+      accountId: v.string(),
+      notReached: v.optional(v.pipe(v.string(), v.description("Why a request would never make this attempt: it lies beyond settings.max_attempts."))),
+      notReachedIf: v.optional(v.pipe(v.string(), v.description("When a request would not make this attempt: an earlier non-streamed call that never answers waits past settings.precommit_deadline_ms."))),
+    }),
+  ),
   decisions: v.array(Decision),
   affinity: v.picklist(["session", "fingerprint", "off", "none"]),
   accountStrategy: v.string(),

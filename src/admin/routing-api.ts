@@ -74,6 +74,8 @@ export interface RoutingAdminDeps {
   now?: () => number;
   /** `settings.max_attempts` now (SPEC 6.1): the plan marks the attempts beyond it as not reached. */
   maxAttempts?: () => number;
+  /** `settings.precommit_deadline_ms` now (SPEC 6.1): the plan marks the attempts after a non-streamed call that may outwait it (pipeline/attempt-budget.ts markBudgetReach). */
+  precommitDeadlineMs?: () => number;
 }
 
 /** Client formats a dry run takes (SPEC 1), and the endpoints that imply them. */
@@ -177,7 +179,7 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
     deps.order,
     deps.routing(),
     { clientFormat, requestedModel, hub, hubError, keyTag, keyName: key?.name, keyModels: key?.limits?.models, headers },
-    { pool: deps.registry, circuitOpen: (id) => deps.registry.circuitState(id).state === "open", maxAttempts: deps.maxAttempts?.() },
+    { pool: deps.registry, circuitOpen: (id) => deps.registry.circuitState(id).state === "open", maxAttempts: deps.maxAttempts?.(), precommitDeadlineMs: deps.precommitDeadlineMs?.() },
   );
   if ("error" in plan) return adminError(plan.error.status, plan.error.message);
   return Response.json({ ...plan, accountStrategy: deps.strategy() });

@@ -89,7 +89,7 @@ export function wireAdminApi(w: AdminWiring) {
         reload: refreshAccounts,
         clock,
       })(
-        routingAdmin({ registry, order, routing, strategy: () => config().settings.accountStrategy, store, logins: (a) => credentials.loginFacts(a), requireApiKey: () => config().server.requireApiKey, keyUse, now: () => clock.now(), maxAttempts: () => config().settings.maxAttempts })(
+        routingAdmin({ registry, order, routing, strategy: () => config().settings.accountStrategy, store, logins: (a) => credentials.loginFacts(a), requireApiKey: () => config().server.requireApiKey, keyUse, now: () => clock.now(), maxAttempts: () => config().settings.maxAttempts, precommitDeadlineMs: () => config().settings.precommitDeadlineMs })(
           controlRoutes({
             bus,
             registry,

@@ -125,6 +125,8 @@ export function formatRoutePlan(plan: RoutePlan & { accountStrategy?: string }):
   lines.push("", `attempt order: ${plan.attempts.filter((a) => !a.notReached).map((a) => `${a.target} @ ${a.accountId}`).join(" → ") || "none"}`);
   const unreached = plan.attempts.filter((a) => a.notReached);
   if (unreached.length > 0) lines.push(`${unreached[0]!.notReached}: ${unreached.map((a) => `${a.target} @ ${a.accountId}`).join(", ")}`);
+  const atRisk = plan.attempts.filter((a) => a.notReachedIf);
+  if (atRisk.length > 0) lines.push(`${atRisk[0]!.notReachedIf}: ${atRisk.map((a) => `${a.target} @ ${a.accountId}`).join(", ")}`);
   return lines.map(visible).join("\n");
 }
 

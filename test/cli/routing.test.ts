@@ -191,4 +191,23 @@ describe("route (dry run) as printed", () => {
     } as unknown as Parameters<typeof formatRoutePlan>[0];
     expect(formatRoutePlan(plan).split("\n").slice(-2)).toEqual(["attempt order: chat/qwen-fake @ chat-main", `${beyond}: gem/gemini-fake @ gem-1, gem/gemini-fake @ gem-2`]);
   });
+
+  test("attempts a non-streamed call that never answers would leave out stay in the attempt order: a line says when they are not reached", () => {
+    const ifHang = "not reached if chat/qwen-fake @ chat-main never answers: a non-streamed call waits reply_timeout_ms (600000 ms), not less than the pre-commit deadline (60000 ms, settings.precommit_deadline_ms)";
+    const plan = {
+      requestedModel: "duo",
+      clientFormat: "openai-chat",
+      via: "combo",
+      combo: "duo",
+      affinity: "none",
+      candidates: ["chat/qwen-fake", "gem/gemini-fake"],
+      decisions: [],
+      targets: [],
+      attempts: [
+        { target: "chat/qwen-fake", accountId: "chat-main" },
+        { target: "gem/gemini-fake", accountId: "gem-1", notReachedIf: ifHang },
+      ],
+    } as unknown as Parameters<typeof formatRoutePlan>[0];
+    expect(formatRoutePlan(plan).split("\n").slice(-2)).toEqual(["attempt order: chat/qwen-fake @ chat-main → gem/gemini-fake @ gem-1", `${ifHang}: gem/gemini-fake @ gem-1`]);
+  });
 });

@@ -129,6 +129,26 @@ test("max_attempts spent before a later target: the route trace says that target
   }
 });
 
+test("the dry run says which attempts the pre-commit deadline may leave out: after a non-streamed call that never answers, none (it waits reply_timeout_ms); a streamed request reaches them all", async () => {
+  const dryRun = async (stream: boolean) => {
+    const res = await fetch(`${gw.url}/admin/api/dry-run`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ request: { model: "hangfirst", max_tokens: 20, stream, messages: [{ role: "user", content: "hi" }] }, format: "anthropic-messages" }) });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { attempts: Array<{ target: string; accountId: string; notReached?: string; notReachedIf?: string }> }).attempts;
+  };
+  const ifHang = "not reached if slow/claude-x @ s1 never answers: a non-streamed call waits reply_timeout_ms (600000 ms), not less than the pre-commit deadline (1500 ms, settings.precommit_deadline_ms)";
+  expect((await dryRun(false)).map((a) => [a.target, a.accountId, a.notReached, a.notReachedIf])).toEqual([
+    ["slow/claude-x", "s1", undefined, undefined],
+    ["good/claude-x", "g1", undefined, ifHang],
+    ["good/claude-x", "g2", undefined, ifHang],
+  ]);
+  // Streamed: a hanging call's header wait is cut to half the deadline left while a candidate follows.
+  expect((await dryRun(true)).map((a) => [a.target, a.accountId, a.notReached, a.notReachedIf])).toEqual([
+    ["slow/claude-x", "s1", undefined, undefined],
+    ["good/claude-x", "g1", undefined, undefined],
+    ["good/claude-x", "g2", undefined, undefined],
+  ]);
+});
+
 test("a non-streamed call is waited for as long as its reply takes, not the header timeout: its headers come with the whole reply", async () => {
   // header_timeout_ms is 1500 and the reply's headers come after 2.5 s (a long non-streamed generation):
   // before, the wait was the header timeout (cut further when a candidate followed): a 504, and the model cooled down.

@@ -88,11 +88,13 @@ describe("the dry run of a target whose model was removed from every account", (
     expect(plan.targets[0].accounts).toEqual([expect.objectContaining({ accountId: "a1", verdict: "out" })]);
     expect(plan.targets[1].reason).toBe("sibling of claude-opus-4-1-20250805");
     expect(plan.decisions).toContainEqual({ subject: "p/claude-opus-4-1", verdict: "in", reason: "sibling of claude-opus-4-1-20250805: the upstream said claude-opus-4-1-20250805 does not exist" });
-    expect(plan.attempts.slice(0, 2)).toEqual([
+    // Which target and account each attempt is (a non-streamed request's are also marked notReachedIf: header-timeout-fallback.test.ts).
+    const order = plan.attempts.map((a: { target: string; accountId: string }) => ({ target: a.target, accountId: a.accountId }));
+    expect(order.slice(0, 2)).toEqual([
       { target: "p/claude-opus-4-1", accountId: "a1" },
       { target: "p/claude-opus-4-2", accountId: "a1" },
     ]);
-    expect(plan.attempts.at(-1)).toEqual({ target: "q/glm-x", accountId: "q-keyless" });
+    expect(order.at(-1)).toEqual({ target: "q/glm-x", accountId: "q-keyless" });
 
     // The real request does what the dry run says: the sibling first, the missing model not asked again.
     expect(await upstreamModels("missing-then-q")).toEqual(["claude-opus-4-1"]);

@@ -3,7 +3,7 @@
  * same-account retries, 6.3 header timeout) with the default configuration: computed, not waited for.
  */
 import { expect, test } from "bun:test";
-import { headerWaitMs, leavesRoomForFallback, retryFitsBudget } from "../../pipeline/attempt-budget.ts";
+import { headerWaitMs, leavesRoomForFallback, markBudgetReach, retryFitsBudget, type PlannedAttempt } from "../../pipeline/attempt-budget.ts";
 import { parseConfig } from "../../src/config/load.ts";
 
 const defaults = parseConfig("", { env: {} });
@@ -34,4 +34,25 @@ test("with the default 8 attempts, same-account retries leave one attempt for ea
   // Three single-account targets, the first two answering 503: 4 + 3 calls, then the third target.
   expect([1, 2, 3].map((attempts) => retryFitsBudget(max, attempts, 2))).toEqual([true, true, true]);
   expect([5, 6, 7].map((attempts) => retryFitsBudget(max, attempts, 1))).toEqual([true, true, false]);
+});
+
+test("dry run: the attempts after a non-streamed call that may outwait the pre-commit deadline are marked, not those past max_attempts again", () => {
+  const anthropic = defaults.providers.get("anthropic")!;
+  const quick = { ...anthropic, wholeReplyTimeoutMs: 20_000 }; // reply_timeout_ms below the deadline
+  const codex = { ...anthropic, kind: "codex" as const }; // its calls always stream
+  const plan = (): PlannedAttempt[] => ["a", "b", "c", "d"].map((accountId) => ({ target: "p/m", accountId }));
+  const marks = (attempts: PlannedAttempt[]) => attempts.map((a) => [a.accountId, a.notReached !== undefined, a.notReachedIf?.slice(0, 38)]);
+  const deadline = defaults.settings.precommitDeadlineMs;
+  // Non-streamed with the defaults: a first call that never answers waits 600 000 ms; max_attempts 3 leaves d out anyway.
+  const slow = plan();
+  markBudgetReach(slow, [anthropic, anthropic, anthropic, anthropic], { maxAttempts: 3, precommitDeadlineMs: deadline, clientStream: false });
+  expect(marks(slow)).toEqual([["a", false, undefined], ["b", false, "not reached if p/m @ a never answers: "], ["c", false, "not reached if p/m @ a never answers: "], ["d", true, undefined]]);
+  // The first such call decides: a quick one and a codex one (always streamed) before it are not.
+  const later = plan();
+  markBudgetReach(later, [quick, codex, anthropic, anthropic], { maxAttempts: 8, precommitDeadlineMs: deadline, clientStream: false });
+  expect(marks(later)).toEqual([["a", false, undefined], ["b", false, undefined], ["c", false, undefined], ["d", false, "not reached if p/m @ c never answers: "]]);
+  // A streamed request: none.
+  const streamed = plan();
+  markBudgetReach(streamed, [anthropic, anthropic, anthropic, anthropic], { maxAttempts: 8, precommitDeadlineMs: deadline, clientStream: true });
+  expect(streamed.every((a) => a.notReached === undefined && a.notReachedIf === undefined)).toBe(true);
 });
