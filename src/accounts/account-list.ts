@@ -61,6 +61,8 @@ export class AccountList {
   }
 
   private async read(): Promise<void> {
+    // Lock and cooldown writes the store refused (a full disk) first: the rows read below then have them.
+    this.registry.retryWrites();
     const stored = await this.store.listAccounts();
     const state = await this.store.loadAccountState();
     // SPEC 9.3: config-file accounts disabled through the admin API (kept across restarts).

@@ -24,8 +24,12 @@ export interface Cool {
 export interface CooldownHooks {
   /** The registry's clock, ms since the epoch. */
   now(): number;
-  /** Writes through to the store (failures ignored: memory holds the state, the next re-read reconciles). */
-  persist(write: (store: Store) => unknown): void;
+  /**
+   * Writes through to the store. `key` names the row (`lock␀ACCOUNT`, …) and `apply` what the write did
+   * to memory: a write the embedded store refuses (a full disk) is written again later and `apply` done
+   * again after each re-read meanwhile (retry-writes.ts). Never throws.
+   */
+  persist(write: (store: Store) => unknown, key?: string, apply?: () => void): void;
   /** Arms the registry's end timer for a state ending at `until` (ms since the epoch). */
   arm(until: number): void;
   /** Publishes an account state change (SPEC 9.4) when somebody listens. */
@@ -68,8 +72,10 @@ export class Cooldowns {
 
   /** Sets the cooldown of (account, model) until `until` in memory and the store, and publishes `cooldown_start`. */
   set(accountId: string, model: string, until: number, reason: string, level: number): void {
-    this.map.set(key(accountId, model), { until, reason, level });
-    this.hooks.persist((st) => st.setCooldown({ accountId, model, until, reason, level, since: this.hooks.now() }));
+    const k = key(accountId, model);
+    const cool: Cool = { until, reason, level };
+    this.map.set(k, cool);
+    this.hooks.persist((st) => st.setCooldown({ accountId, model, until, reason, level, since: this.hooks.now() }), "cooldown\u0000" + k, () => this.map.set(k, cool));
     this.hooks.arm(until);
     if (this.hooks.listening()) this.hooks.publish(accountId, this.hooks.providerOf(accountId), "cooldown_start", { model, reason, until });
   }
@@ -98,7 +104,7 @@ export class Cooldowns {
       const c = this.map.get(k);
       if (c) {
         this.map.delete(k);
-        this.hooks.persist((st) => st.clearCooldown(accountId, m));
+        this.hooks.persist((st) => st.clearCooldown(accountId, m), "cooldown\u0000" + k, () => this.map.delete(k));
         // A cooldown that had already run out was announced by the end timer.
         if (c.until > now) this.hooks.publish(accountId, providerId, "cooldown_end", { model: m, reason: "a request succeeded" });
       }
@@ -108,11 +114,16 @@ export class Cooldowns {
   /** Lifts every cooldown of the accounts `ids` (their provider's base_url or kind changed), in the store too, publishing `cooldown_end`. */
   lift(ids: ReadonlySet<string>, now: number): void {
     for (const id of ids) this.liftedAt.set(id, now);
-    for (const id of ids) this.hooks.persist((st) => st.clearCooldown(id));
+    for (const id of ids) this.hooks.persist((st) => st.clearCooldown(id), "cooldowns\u0000" + id, () => this.dropAll(id));
     for (const [k, c] of this.map) {
       const [accountId, model] = k.split("\u0000") as [string, string];
       if (ids.has(accountId) && this.map.delete(k) && c.until > now) this.hooks.publish(accountId, this.hooks.providerOf(accountId), "cooldown_end", { model, reason: `cooldown (${c.reason}) lifted: the provider's base_url or kind changed` });
     }
+  }
+
+  /** Forgets every cooldown of the account in memory (a lift's write done again after a re-read: retry-writes.ts). */
+  private dropAll(accountId: string): void {
+    for (const k of [...this.map.keys()]) if (k.startsWith(accountId + "\u0000")) this.map.delete(k);
   }
 
   /** The end timer's scan: publishes `cooldown_end` for each cooldown that ended in (from, now] and arms for those still to end. */

@@ -16,8 +16,12 @@ import { replacedLocks, unlockAdvice, type HeldLockState } from "./lock-advice.t
 export interface LockHooks {
   /** The registry's clock, ms since the epoch. */
   now(): number;
-  /** Writes through to the store (failures ignored: memory holds the state, the next re-read reconciles). */
-  persist(write: (store: Store) => unknown): void;
+  /**
+   * Writes through to the store. `key` names the row (`lock␀ACCOUNT`, …) and `apply` what the write did
+   * to memory: a write the embedded store refuses (a full disk) is written again later and `apply` done
+   * again after each re-read meanwhile (retry-writes.ts). Never throws.
+   */
+  persist(write: (store: Store) => unknown, key?: string, apply?: () => void): void;
   /** Arms the registry's end timer for a state ending at `until` (ms since the epoch). */
   arm(until: number): void;
   /** Publishes an account state change (SPEC 9.4) when somebody listens. */
@@ -84,8 +88,9 @@ export class AccountLocks {
    */
   set(account: Account, until: number | null, reason: string, now: number): void {
     const fingerprint = account.credential.type === "api_key" ? this.hooks.fingerprint(account) : undefined;
-    this.map.set(account.id, { until, reason, fingerprint });
-    this.hooks.persist((st) => st.setLock({ accountId: account.id, until, reason, since: now, fingerprint: fingerprint ?? null }));
+    const held: HeldLockState = { until, reason, fingerprint };
+    this.map.set(account.id, held);
+    this.hooks.persist((st) => st.setLock({ accountId: account.id, until, reason, since: now, fingerprint: fingerprint ?? null }), lockRow(account.id), () => this.map.set(account.id, held));
     if (until !== null) this.hooks.arm(until);
     this.hooks.publish(account.id, account.providerId, "lock", { reason, ...(until !== null ? { until } : {}), advice: unlockAdvice(account.id, account.credential.type, until) });
   }
@@ -100,7 +105,7 @@ export class AccountLocks {
     for (const [id, l] of replacedLocks(this.map, this.hooks.accounts(), (a) => this.hooks.fingerprint(a))) {
       this.map.delete(id);
       void this.hooks.episodeEnded(id);
-      this.hooks.persist((st) => st.clearLock(id));
+      this.hooks.persist((st) => st.clearLock(id), lockRow(id), () => this.map.delete(id));
       this.hooks.publish(id, this.hooks.providerOf(id), "unlock", { reason: `lock (${l.reason}) cleared: the account's key changed` });
     }
   }
@@ -118,4 +123,9 @@ export class AccountLocks {
   live(now: number): Array<HeldLockState & { accountId: string }> {
     return [...this.map].filter(([, l]) => l.until === null || l.until > now).map(([accountId, l]) => ({ accountId, ...l }));
   }
+}
+
+/** The row key of an account's lock for the writes kept to be written again (retry-writes.ts). */
+function lockRow(accountId: string): string {
+  return "lock\u0000" + accountId;
 }

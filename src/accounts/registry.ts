@@ -28,6 +28,7 @@ import { ProviderAccounts } from "./provider-accounts.ts";
 import { Quarantines } from "./quarantines.ts";
 import { clearedElsewhere, LiftsHere, type HeldCooldown, type HeldLock } from "./cleared-elsewhere.ts";
 import { AccountLocks } from "./hold-locks.ts";
+import { RetryWrites } from "./retry-writes.ts";
 import { quarantineAdvice, type HeldLockState } from "./lock-advice.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
 import { RemovedPairings } from "./removed-pairings.ts";
@@ -69,10 +70,12 @@ export type { UnservedRequests } from "./count-unserved-requests.ts";
 export class AccountRegistry implements AccountPool, AccountHealth {
   /** Who serves what: the accounts, the provider table, each provider's accounts (provider-accounts.ts). */
   private readonly index = new ProviderAccounts();
+  /** Lock and cooldown writes the embedded store refused (a full disk), written again later: retry-writes.ts. */
+  private readonly unwritten = new RetryWrites();
   /** Cooldowns per account and model (SPEC 6.3), see hold-cooldowns.ts. */
   private readonly cooldowns = new Cooldowns({
     now: () => this.clock.now(),
-    persist: (write) => this.persist(write),
+    persist: (write, key, apply) => this.persistRow(write, key, apply),
     arm: (until) => this.armExpiry(until),
     publish: (account, provider, change, extra) => this.publish(account, provider, change, extra),
     providerOf: (accountId) => this.providerOf(accountId),
@@ -81,7 +84,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** Whole-account locks (SPEC 6.3), see hold-locks.ts. */
   private readonly locks = new AccountLocks({
     now: () => this.clock.now(),
-    persist: (write) => this.persist(write),
+    persist: (write, key, apply) => this.persistRow(write, key, apply),
     arm: (until) => this.armExpiry(until),
     publish: (account, provider, change, extra) => this.publish(account, provider, change, extra),
     providerOf: (accountId) => this.providerOf(accountId),
@@ -181,6 +184,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const held = this.opts.bus?.active ? { cooldowns: new Map(this.cooldowns.all), locks: new Map(this.locks.all) } : undefined;
     this.cooldowns.load(state.cooldowns);
     this.locks.load(state.locks);
+    // Locks and cooldowns the store refused hold in memory until written (retry-writes.ts).
+    if (this.unwritten.size > 0) this.unwritten.reapply();
     if (!this.opts.bus?.active) this.removed.load(state.removedModels);
     else for (const r of this.removed.loadGone(state.removedModels, this.clock.now())) this.publish(r.accountId, this.providerOf(r.accountId), "model_restored", { model: r.model, reason: "restored elsewhere" });
     for (const c of held ? clearedElsewhere(held, { cooldowns: this.cooldowns.all, locks: this.locks.all }, this.clock.now()) : []) {
@@ -418,6 +423,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     );
     // Its alerts' claims end first: another instance that learns of the lift may lock the account again at once.
     await this.opts.episodeEnded?.(accountId);
+    this.unwritten.forgetAccount(accountId); // a refused lock written again after the lift would bring it back
     // A quarantine the work lifts (a new login or import) is announced as what happened here too (quarantines.ts).
     this.liftingHere.set(accountId, what);
     let done: Awaited<ReturnType<LiftsHere["around"]>>;
@@ -544,6 +550,23 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     } catch {
       // see above
     }
+  }
+
+  /**
+   * {@link persist} of one lock or cooldown row (`key`; `apply`: what the write did to memory): on a store
+   * of this instance alone a write it refuses (a full disk) is kept and written again later (retry-writes.ts).
+   */
+  private persistRow(write: (store: Store) => unknown, key?: string, apply?: () => void): void {
+    if (!this.store || this.store.shared || key === undefined) return this.persist(write);
+    this.unwritten.persist(this.store, key, write, apply);
+  }
+
+  /**
+   * Writes again the lock and cooldown writes the store refused (retry-writes.ts): before each re-read of
+   * the state and at a stop. Returns how many still wait (lost if the process ends now). Never throws.
+   */
+  retryWrites(): number {
+    return this.store && this.unwritten.size > 0 ? this.unwritten.retry(this.store) : 0;
   }
 
   /**
