@@ -77,7 +77,7 @@ for (const backend of backends) {
   });
 }
 
-test("sqlite: servedPerModel over 120,000 rows lets a timer run before it answers (the first least-used request does not wait for the seed)", async () => {
+test("sqlite: servedPerModel over 120,000 rows lets a timer run before it answers (other requests are served while it reads; a least-used request waits for it at most 1 s)", async () => {
   const path = join(tempDir(), "sy.db");
   openSqliteStore({ path }).close(); // the schema
   withRaw(path, (db) =>
