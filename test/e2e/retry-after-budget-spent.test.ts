@@ -60,3 +60,32 @@ test("then every account cooling: Retry-After is the earliest cooldown's end (ab
   expect(raAgain).toBeGreaterThanOrEqual(25);
   expect(raAgain).toBeLessThanOrEqual(31);
 });
+
+test("max_attempts spent on a combo's first target while the next target may serve: Retry-After 1", async () => {
+  const combo = await startGateway(
+    `
+providers:
+  - { id: p, kind: anthropic, base_url: "{{FAKE}}/p" }
+  - { id: q, kind: anthropic, base_url: "{{FAKE}}/q" }
+accounts:
+  - { id: a, provider: p, api_key: env:KEY_A }
+  - { id: b, provider: p, api_key: env:KEY_B }
+  - { id: c, provider: q, api_key: env:KEY_C }
+combos:
+  - name: pq
+    targets: [{ model: p/claude-x }, { model: q/claude-x }]
+settings:
+  max_attempts: 2
+`,
+    { env: { KEY_A: "sk-test-aaaaaaaa", KEY_B: "sk-test-bbbbbbbb", KEY_C: "sk-test-cccccccc" }, fake: await startFakeUpstream() },
+  );
+  try {
+    combo.fake.handle(() => limited);
+    const res = await fetch(`${combo.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "pq", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+    expect(res.status).toBe(429);
+    expect(combo.fake.requests.map((r) => r.path.split("/")[1])).toEqual(["p", "p"]);
+    expect(res.headers.get("retry-after")).toBe("1");
+  } finally {
+    await combo.stop();
+  }
+});
