@@ -276,6 +276,14 @@ export interface TapOptions {
 }
 
 /**
+ * Which number values of a structured payload (a tool call's input object, a structured tool result)
+ * get a {@link TextSlot} of their own ({@link TextSlot.number}): `value` the number, `member` the name of
+ * the member it is the value of, or whose value the array holding it is (undefined for an array item
+ * not under a member). Pure.
+ */
+export type NumberSlots = (value: number, member: string | undefined) => boolean;
+
+/**
  * One string inside a request body that a pipeline stage may rewrite in place (token savers, SPEC S-1;
  * redaction, R-1). `text` is the value when the slot was read; `set` writes a new string into the same
  * position of the body object (mutating it). Slots stay valid until the body's structure changes.
@@ -296,9 +304,10 @@ export interface TextSlot {
    */
   readonly member?: string;
   /**
-   * The text is a {@link member}'s number value written as text (formats/string-leaves.ts), given only
-   * for the names {@link FormatCodec.promptText}'s `numbersUnder` takes (redaction's secret-named ones:
-   * a PIN under `password`): `set` puts a string in its place.
+   * The text is a number value written as text (`String(n)`; formats/string-leaves.ts: a
+   * {@link member}'s value or an array item), given only for the numbers {@link FormatCodec.promptText}'s
+   * `numbers` takes (redaction's: any number under a secret-named member, a PIN under `password`, and a
+   * card number under any name): `set` puts a string in its place.
    */
   readonly number?: true;
   /**
@@ -467,10 +476,10 @@ export interface FormatCodec {
    * Every text slot the model reads in a client body of this format (SPEC R-1, redaction): system
    * prompt / instructions, message text, tool-call arguments, tool results. Not tool schemas, ids,
    * names, the model, media, or signed reasoning (thinking blocks, encrypted reasoning). Never throws.
-   * `numbersUnder`: the member names whose number values get a slot too ({@link TextSlot.number}: a
-   * PIN under `password`); none without it. The same body and `numbersUnder` give the same slots.
+   * `numbers`: which number values of structured payloads get a slot too ({@link TextSlot.number}: a
+   * PIN under `password`, a card number); none without it. The same body and `numbers` give the same slots.
    */
-  promptText?(body: Record<string, unknown>, numbersUnder?: (name: string) => boolean): TextSlot[];
+  promptText?(body: Record<string, unknown>, numbers?: NumberSlots): TextSlot[];
 }
 
 /**

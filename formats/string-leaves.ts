@@ -2,7 +2,7 @@
  * Text slots over the string leaves of a parsed JSON value (tool-call inputs, structured tool results),
  * for the pipeline stages that rewrite prompt text in place (redaction, SPEC R-1). Pure, no I/O.
  */
-import type { TextSlot } from "./codec.ts";
+import type { NumberSlots, TextSlot } from "./codec.ts";
 import { isObj } from "./json.ts";
 import { MAX_JSON_DEPTH } from "./json-depth.ts";
 
@@ -17,25 +17,25 @@ const MAX_DEPTH = MAX_JSON_DEPTH;
  * Appends slots for the strings of `value`, depth-first in key order: for each object member one slot
  * over its name ({@link TextSlot.objectKey}: an address used as a key is text the model reads) and,
  * when its value is a string, one over the value carrying the name ({@link TextSlot.member}; a number
- * value too, as its text, marked {@link TextSlot.number}, when `numbersUnder` takes the name: a PIN
- * under `password`); array
+ * value too, as its text, marked {@link TextSlot.number}, when `numbers` takes it with the name: a PIN
+ * under `password`, a card number under any name); array
  * items that are strings get a slot without a name, but for an array that is a member's value (or
  * nested in one: not an object inside it), whose items carry the name marked {@link TextSlot.item}
- * (numbers too, as for a member's own number). Renaming a member keeps its place among the
+ * (numbers that `numbers` takes too, with that name or none). Renaming a member keeps its place among the
  * others (made by the slots' `commit`, after all sets: see {@link TextSlot.commit}). Every slot
  * carries the value first given as its {@link TextSlot.group} (one tool call's input, one structured
  * result; `depth` and `group` are the walk's own). A string `value` itself has no parent to write to and
  * yields nothing; the caller slots it.
  */
-export function stringLeafSlots(value: unknown, out: TextSlot[], numbersUnder?: (name: string) => boolean, depth = 0, group = value as object, member?: string): void {
+export function stringLeafSlots(value: unknown, out: TextSlot[], numbers?: NumberSlots, depth = 0, group = value as object, member?: string): void {
   if (depth > MAX_DEPTH) return;
   if (Array.isArray(value)) {
     for (let i = 0; i < value.length; i++) {
       const v = value[i];
       if (typeof v === "string") out.push(item(value, i, group, member));
       else if (typeof v === "number") {
-        if (member !== undefined && numbersUnder?.(member)) out.push(item(value, i, group, member, String(v)));
-      } else stringLeafSlots(v, out, numbersUnder, depth + 1, group, Array.isArray(v) ? member : undefined);
+        if (numbers?.(v, member)) out.push(item(value, i, group, member, String(v)));
+      } else stringLeafSlots(v, out, numbers, depth + 1, group, Array.isArray(v) ? member : undefined);
     }
   } else if (isObj(value)) {
     let renames: Renames | undefined;
@@ -45,8 +45,8 @@ export function stringLeafSlots(value: unknown, out: TextSlot[], numbersUnder?: 
       const v = value[k];
       if (typeof v === "string") out.push(memberSlot(value, k, group));
       else if (typeof v === "number") {
-        if (numbersUnder?.(k)) out.push(numberSlot(value, k, v, group));
-      } else stringLeafSlots(v, out, numbersUnder, depth + 1, group, Array.isArray(v) ? k : undefined);
+        if (numbers?.(v, k)) out.push(numberSlot(value, k, v, group));
+      } else stringLeafSlots(v, out, numbers, depth + 1, group, Array.isArray(v) ? k : undefined);
     }
   }
 }
@@ -64,14 +64,14 @@ function own(parent: Record<string, unknown>, key: string, value: unknown): void
 }
 
 /**
- * An array item: a string, or a number as its text (`number`, only under a member `numbersUnder`
- * takes). `member`: the member whose value the array is (or an array holding it), marked {@link TextSlot.item}.
+ * An array item: a string, or a number as its text (`number`, only one `numbers` takes). `member`: the
+ * member whose value the array is (or an array holding it), marked {@link TextSlot.item}.
  */
 function item(parent: unknown[], i: number, group: object, member?: string, number?: string): TextSlot {
   const set = (t: string) => {
     parent[i] = t;
   };
-  if (member === undefined) return { text: parent[i] as string, group, set };
+  if (member === undefined) return number === undefined ? { text: parent[i] as string, group, set } : { text: number, group, number: true, set };
   return number === undefined ? { text: parent[i] as string, group, member, item: true, set } : { text: number, group, member, item: true, number: true, set };
 }
 

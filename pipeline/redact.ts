@@ -7,7 +7,9 @@
  * names, the model, media, or signed reasoning). Tool-call arguments that travel as JSON text (Chat,
  * Responses) are redacted on their decoded string values and stay valid JSON (pipeline/redact-json.ts);
  * those that travel as objects (Anthropic `tool_use.input`, Gemini `functionCall.args`, and Gemini's
- * structured `functionResponse.response`) are redacted in each string member, nested ones included.
+ * structured `functionResponse.response`) are redacted in each string member, nested ones included,
+ * and a number in them that is a card number, under any name (pipeline/redact-numbers.ts), becomes its
+ * placeholder as a string, as it does in JSON text (until 2026-12-07 it went upstream in clear there).
  * A member's value is redacted knowing the member's name: under a secret-named member
  * (`{"password": "P@ssw0rd123!"}`, `{"Authorization": "…"}`) the whole value, whatever its characters,
  * is a secret (`summer_2024`, `john.smith1985`; a number too: `{"password": 1234}`; under 8 characters
@@ -58,9 +60,12 @@ import { bodyBytes, type RequestContext } from "./context.ts";
 import { KEY_SHAPE_AFTER, KEY_SHAPE_BEFORE, KEY_SHAPES_SOURCE, replacePrivateKeyBlocks } from "./key-shapes.ts";
 import { escapedLiterals, redactJsonDocument, redactJsonText } from "./redact-json.ts";
 import { keyId } from "./key-id.ts";
+import { cardOk, numberSlots } from "./redact-numbers.ts";
 import type { RestoredSecretMemories, RestoredSecrets } from "./ports.ts";
 import type { PlaceholderValue } from "./restore-placeholders.ts";
 import { itemMember } from "./secret-items.ts";
+
+export { luhn } from "./redact-numbers.ts";
 
 /** Redaction settings (config `settings.redaction`, SPEC 2.3). */
 export interface RedactionSettings {
@@ -95,34 +100,6 @@ const digitsOnly = (v: string) => v.replace(/\D/g, "");
 
 const hasDigit = (s: string) => /\d/.test(s);
 const hasLetter = (s: string) => /[A-Za-z]/.test(s);
-
-/** Luhn check digit validation of a digit string. */
-export function luhn(digits: string): boolean {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-  }
-  return sum % 10 === 0;
-}
-
-const CARD_PREFIX = /^(?:4|5[1-5]|2(?:22[1-9]|2[3-9]\d|[3-6]\d\d|7[01]\d|720)|3[47]|3(?:0[0-5]|[689])|35|6(?:011|5|4[4-9]|22))/;
-
-function cardOk(value: string): boolean {
-  const seps = value.match(/[ -]/g);
-  const digits = value.replace(/[ -]/g, "");
-  if (digits.length < 13 || digits.length > 19) return false;
-  if (seps) {
-    if (new Set(seps).size > 1) return false;
-    const groups = value.split(/[ -]/).map((g) => g.length).join(",");
-    if (!["4,4,4,4", "4,4,4,4,3", "4,6,5", "4,6,4", "4,4,4,1"].includes(groups)) return false;
-  }
-  return CARD_PREFIX.test(digits) && luhn(digits);
-}
 
 /** Valid IPv6 text (with an optional trailing dotted quad), at least one digit, not loopback/unspecified. */
 export function ipv6Ok(value: string): boolean {
@@ -423,14 +400,6 @@ export class Redactor {
   }
 
   /**
-   * A number member's value as text (formats/codec.ts `TextSlot.number`): replaced only under a
-   * secret-named member (a PIN under `password`); any other number of an object is left as it is.
-   */
-  redactNumber(text: string, member: string): string {
-    return this.secretNamed(member) ? this.numberText(text, member) : text;
-  }
-
-  /**
    * A JSON number's text redacted as {@link redact} does; a placeholder that took its place whole is
    * marked as standing for a number ({@link PlaceholderValue.number}: restored unquoted).
    */
@@ -596,9 +565,9 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
   const promptText = codecFor(ctx.clientFormat).promptText;
   const known = knownSecrets(memory);
   const r = new Redactor(known, known && ((value: string) => memory!.remember(value)));
-  // numbers are looked at under secret-named members only (a PIN under `password`)
-  const numbersUnder = (name: string) => r.secretNamed(name);
-  const slots = promptText?.(ctx.body, numbersUnder) ?? [];
+  // numbers are looked at under secret-named members (a PIN under `password`) and when they are card numbers
+  const numbers = numberSlots((name) => r.secretNamed(name));
+  const slots = promptText?.(ctx.body, numbers) ?? [];
   // Names a redaction left as they were (a tool result's `ts`, `level`, `msg` on every line): not looked at again.
   const plainNames = new Set<string>();
   const redactKey = (name: string, clash?: (candidate: string) => boolean) => {
@@ -665,7 +634,7 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
     if (slot.group) reserveGroup(slot.group);
     if (slot.objectKey) return memberName(slot);
     const member = slot.item ? itemMember(slot.member) : slot.member;
-    if (slot.number) return member === undefined ? slot.text : r.redactNumber(slot.text, member);
+    if (slot.number) return r.numberText(slot.text, member);
     return plainText(slot.text, member);
   });
   if (next.every((text, i) => text === slots[i].text)) return;
@@ -674,7 +643,7 @@ function redactBody(ctx: RequestContext, memory: RestoredSecrets | undefined): v
   // A body an event transport handed over is shared with it (the Responses socket keeps its input items
   // for `previous_response_id`, SPEC 2.5): rewrite a copy, so the transport keeps what the client sent.
   if (ctx.received) ctx.body = structuredClone(ctx.body);
-  const targets = ctx.received ? (promptText?.(ctx.body, numbersUnder) ?? []) : slots;
+  const targets = ctx.received ? (promptText?.(ctx.body, numbers) ?? []) : slots;
   targets.forEach((slot, i) => {
     if (next[i] !== slot.text) slot.set(next[i]);
   });

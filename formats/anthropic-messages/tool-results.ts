@@ -10,7 +10,7 @@
  *   `document` with a text source (`source.data`). Thinking and redacted thinking are signed and never
  *   yielded; nor are ids, names, images, cache markers.
  */
-import type { TextSlot, ToolResultSlot } from "../codec.ts";
+import type { NumberSlots, TextSlot, ToolResultSlot } from "../codec.ts";
 import { isObj, type JsonObject as Obj } from "../json.ts";
 import { stringLeafSlots } from "../string-leaves.ts";
 
@@ -52,18 +52,18 @@ export function toolResults(body: Obj): ToolResultSlot[] {
   return out;
 }
 
-function blockText(b: Obj, out: TextSlot[], numbersUnder: ((name: string) => boolean) | undefined): void {
+function blockText(b: Obj, out: TextSlot[], numbers: NumberSlots | undefined): void {
   switch (b.type) {
     case "text":
       if (typeof b.text === "string") out.push(slot(b, "text"));
       break;
     case "tool_use":
     case "server_tool_use":
-      stringLeafSlots(b.input, out, numbersUnder);
+      stringLeafSlots(b.input, out, numbers);
       break;
     case "tool_result":
       if (typeof b.content === "string") out.push(slot(b, "content"));
-      else if (Array.isArray(b.content)) for (const c of b.content) if (isObj(c)) blockText(c, out, numbersUnder);
+      else if (Array.isArray(b.content)) for (const c of b.content) if (isObj(c)) blockText(c, out, numbers);
       break;
     case "document":
       if (isObj(b.source) && b.source.type === "text" && typeof b.source.data === "string") out.push(slot(b.source, "data"));
@@ -74,15 +74,15 @@ function blockText(b: Obj, out: TextSlot[], numbersUnder: ((name: string) => boo
 /**
  * Every text slot the model reads (SPEC R-1), in body order: `system`, then each message's text,
  * tool-call inputs and tool results. Not thinking (signed), ids, names, tool schemas, media.
- * `numbersUnder`: see `FormatCodec.promptText`.
+ * `numbers`: see `FormatCodec.promptText`.
  */
-export function promptText(body: Obj, numbersUnder?: (name: string) => boolean): TextSlot[] {
+export function promptText(body: Obj, numbers?: NumberSlots): TextSlot[] {
   const out: TextSlot[] = [];
   if (typeof body.system === "string") out.push(slot(body, "system"));
   else if (Array.isArray(body.system)) for (const b of body.system) if (isObj(b) && b.type === "text" && typeof b.text === "string") out.push(slot(b, "text"));
   for (const m of messagesOf(body)) {
     if (typeof m.content === "string") out.push(slot(m, "content"));
-    else if (Array.isArray(m.content)) for (const b of m.content) if (isObj(b)) blockText(b, out, numbersUnder);
+    else if (Array.isArray(m.content)) for (const b of m.content) if (isObj(b)) blockText(b, out, numbers);
   }
   return out;
 }

@@ -49,10 +49,10 @@ export function toolResults(body: Obj): ToolResultSlot[] {
  * Every text slot the model reads in a Gemini client body (SPEC R-1, redaction): the system
  * instruction's text parts, the text parts of `contents` (not thoughts: signed reasoning), the string
  * leaves of the model's `functionCall.args` and of `functionResponse.response` (tool results), nested
- * members included (values, and member names: formats/string-leaves.ts; `numbersUnder`: see
+ * members included (values, and member names: formats/string-leaves.ts; `numbers`: see
  * `FormatCodec.promptText`). Not function names, media, or signatures. Never throws.
  */
-export function promptText(body: Obj, numbersUnder?: (name: string) => boolean): import("../codec.ts").TextSlot[] {
+export function promptText(body: Obj, numbers?: import("../codec.ts").NumberSlots): import("../codec.ts").TextSlot[] {
   const out: import("../codec.ts").TextSlot[] = [];
   const textParts = (parts: unknown) => {
     if (!Array.isArray(parts)) return;
@@ -67,8 +67,8 @@ export function promptText(body: Obj, numbersUnder?: (name: string) => boolean):
         });
       }
       // The model's earlier calls and the tools' answers, nested members included.
-      if (isObj(p.functionCall)) stringLeafSlots(p.functionCall.args, out, numbersUnder);
-      if (isObj(p.functionResponse)) stringLeafSlots(p.functionResponse.response, out, numbersUnder);
+      if (isObj(p.functionCall)) stringLeafSlots(p.functionCall.args, out, numbers);
+      if (isObj(p.functionResponse)) stringLeafSlots(p.functionResponse.response, out, numbers);
     }
   };
   const si = body.systemInstruction;

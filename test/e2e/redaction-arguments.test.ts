@@ -4,8 +4,10 @@
  * and a translated Anthropic one as valid JSON (the call's input intact, not `{}`) without any of the
  * values, and the model's new call that names their placeholders reaches the client with the values,
  * newlines and all. A Gemini client's earlier `functionCall.args` and nested `functionResponse` members
- * are redacted too. A secret restored into a reply and sent back on the next turn goes upstream as its
- * placeholder again. The fake upstream records the exact bytes it received.
+ * are redacted too, and so is a card number written as a JSON number in an Anthropic client's
+ * `tool_use.input` or a Gemini client's `functionCall.args` / `functionResponse.response` (the model's
+ * call naming its placeholder gets the number back). A secret restored into a reply and sent back on
+ * the next turn goes upstream as its placeholder again. The fake upstream records the exact bytes it received.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { simpleReply } from "../support/fake-upstream.ts";
@@ -90,6 +92,57 @@ describe("Gemini client: the model's earlier functionCall and a structured funct
     expect(up.contents[2].parts[0].functionResponse.response).toEqual({ output: "deployed; notified [EMAIL_1]", details: { token: "[SECRET_2]", host: "[IPV4_1]" } });
     const reply: any = await res.json();
     expect(reply.candidates[0].content.parts.find((p: any) => p.functionCall).functionCall.args).toEqual({ command: `echo '\n${EMAIL}\n${KEY}'` });
+  });
+});
+
+describe("a card number written as a JSON number in a structured tool payload", () => {
+  // The model's earlier call and the tool's answer hold the card as a number and as text; the model calls
+  // the tool again naming both placeholders. Anthropic and Gemini clients sent the number in clear.
+  const ARGS = { card: 4111111111111111, note: "card 4111 1111 1111 1111" };
+  const REDACTED_ARGS = { card: "[CARD_1]", note: "card [CARD_2]" };
+  function cardScript() {
+    gw.fake.reset();
+    gw.fake.handle((req) => simpleReply(req.format!, { toolCalls: [{ id: "call_2", name: "pay", arguments: REDACTED_ARGS }] }, req.stream));
+  }
+  function upstreamRaw(): any {
+    const raw = gw.fake.requests.at(-1)!.raw;
+    expect(raw).not.toContain("4111111111111111");
+    expect(raw).not.toContain("4111 1111");
+    return JSON.parse(raw);
+  }
+
+  test("Anthropic client: tool_use.input reaches the provider as the placeholder; the reply's call carries the number", async () => {
+    cardScript();
+    const res = await post("/v1/messages", {
+      model: "anth/claude-test",
+      max_tokens: 100,
+      messages: [
+        { role: "user", content: "pay" },
+        { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "pay", input: ARGS }] },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: "declined" }] },
+      ],
+    });
+    expect(res.status).toBe(200);
+    expect(upstreamRaw().messages[1].content[0].input).toEqual(REDACTED_ARGS);
+    const reply: any = await res.json();
+    expect(reply.content.find((b: any) => b.type === "tool_use").input).toEqual(ARGS);
+  });
+
+  test("Gemini client: functionCall.args and functionResponse.response reach the provider as the placeholder; the reply's call carries the number", async () => {
+    cardScript();
+    const res = await post("/v1beta/models/gem/gemini-test:generateContent", {
+      contents: [
+        { role: "user", parts: [{ text: "pay" }] },
+        { role: "model", parts: [{ functionCall: { name: "pay", args: ARGS } }] },
+        { role: "user", parts: [{ functionResponse: { name: "pay", response: { declined: ARGS } } }] },
+      ],
+    });
+    expect(res.status).toBe(200);
+    const up = upstreamRaw();
+    expect(up.contents[1].parts[0].functionCall.args).toEqual(REDACTED_ARGS);
+    expect(up.contents[2].parts[0].functionResponse.response).toEqual({ declined: REDACTED_ARGS });
+    const reply: any = await res.json();
+    expect(reply.candidates[0].content.parts.find((p: any) => p.functionCall).functionCall.args).toEqual(ARGS);
   });
 });
 
