@@ -11,7 +11,10 @@
  *
  * So such a call reaches those clients preceded by a signature-only thinking block (Messages:
  * `thinking: ""`; Responses: a reasoning item with no summary and the signature as `encrypted_content`),
- * the form a Gemini signature alone already takes there, and which those clients keep and send back.
+ * the form a Gemini signature alone already takes there, and which those clients keep and send back. A
+ * signature that comes only after the call started streaming (a `signature` delta on the tool block:
+ * Vertex's streamed arguments may sign a continuation piece, gemini/decoder.ts) gets the same block just
+ * after the call instead, the streaming encoders having sent the call's start already.
  * Its signature string names the call it belongs to: `sy|gemini-call|<call id>|<signature>`
  * ({@link callSignatureOpaque}; the tool_use `id` / function_call `call_id` the client sees), so
  * {@link signaturesOntoCalls} puts it back on the call with that id when the client's request is

@@ -21,7 +21,11 @@
  * back recognisable. Signatures on text blocks (Gemini) have no Anthropic slot and are not sent; a
  * tool call's Gemini signature goes out as a signature-only thinking block just before its `tool_use`
  * (formats/call-signatures.ts), every later block's index one higher, so the client sends it back and
- * Gemini gets it on that functionCall part.
+ * Gemini gets it on that functionCall part. A signature that comes only after the call started (a
+ * `signature` delta on the tool block: Vertex streamed arguments, `streamFunctionCallArguments`, may
+ * sign a later piece of the call) goes out the same way just after the `tool_use` block's stop, since
+ * that block was already sent; the block names the call's id, so it goes back on that call wherever it
+ * stands in the message (formats/call-signatures.ts `signaturesOntoCalls`).
  */
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
 import { mergeUsage, type HubError, type HubEvent, type Opaque, type StopReason, type Usage } from "../hub.ts";
@@ -74,6 +78,11 @@ export class AnthropicEncoder implements StreamEncoder {
   private textHeadIndex = -1;
   /** Blocks added before the hub's (a tool call's signature as thinking): added to every hub block index. */
   private shift = 0;
+  /** The open tool block's call id, and whether a signature of its call was sent (before it, or pending in {@link lateSignature}). */
+  private toolId = "";
+  private toolSigned = false;
+  /** A Gemini signature that came on the open tool block after its start: sent as a thinking block after its stop. */
+  private lateSignature: Opaque | undefined;
 
   constructor(
     private readonly opts: EncoderOptions,
@@ -109,10 +118,17 @@ export class AnthropicEncoder implements StreamEncoder {
       case "block_delta":
         this.blockDelta(ev);
         return;
-      case "block_stop":
+      case "block_stop": {
         this.open = null;
         this.write(`event: content_block_stop\ndata: {"type":"content_block_stop","index":${ev.index + this.shift}}\n\n`);
+        const late = this.lateSignature;
+        if (late !== undefined) {
+          this.lateSignature = undefined;
+          this.shift++;
+          this.signatureBlock(ev.index + this.shift, callSignatureOpaque(this.toolId, late));
+        }
         return;
+      }
     }
   }
 
@@ -159,7 +175,10 @@ export class AnthropicEncoder implements StreamEncoder {
         shell = '{"type":"redacted_thinking","data":' + JSON.stringify(writeOpaque(b.data)) + "}";
         break;
       case "tool_call":
-        if (isCallSignatureShown(b.signature)) this.signatureBlock(ev.index + this.shift++, callSignatureOpaque(b.id, b.signature));
+        this.toolId = b.id;
+        this.toolSigned = isCallSignatureShown(b.signature);
+        this.lateSignature = undefined;
+        if (this.toolSigned) this.signatureBlock(ev.index + this.shift++, callSignatureOpaque(b.id, b.signature!));
         this.open = "tool";
         shell = '{"type":"tool_use","id":' + JSON.stringify(b.id) + ',"name":' + JSON.stringify(b.name) + ',"input":{}}';
         break;
@@ -197,6 +216,11 @@ export class AnthropicEncoder implements StreamEncoder {
         delta = '{"type":"thinking_delta","thinking":"\\n\\n"}';
         break;
       case "signature":
+        if (this.open === "tool" && !this.toolSigned && isCallSignatureShown(d.signature)) {
+          // the call's first signature, come late: a thinking block after the tool_use (module doc)
+          this.toolSigned = true;
+          this.lateSignature = d.signature;
+        }
         if (this.open !== "thinking") return; // no slot on text / tool_use blocks
         delta = '{"type":"signature_delta","signature":' + JSON.stringify(writeOpaque(d.signature)) + "}";
         break;

@@ -14,7 +14,8 @@
  * - Call ids: the `functionCall.id` when present, else minted `call_<responseId>_<n>` (deterministic
  *   per stream; `^[a-zA-Z0-9_-]+$`).
  * - `thoughtSignature` (or snake_case `thought_signature`): on a functionCall part → the tool_call
- *   block's signature; on a non-empty text part → that text block's signature (the block then
+ *   block's signature (on a continuation piece of a streamed call, whose block started already: a
+ *   `signature` delta on that block, which every client encoder keeps: formats/call-signatures.ts); on a non-empty text part → that text block's signature (the block then
  *   closes, so the signature stays on the text it came with); on an empty text part → a thinking block
  *   carrying only a signature delta. `thought: true` parts → thinking. Every Opaque is stamped with
  *   `opts.family`.

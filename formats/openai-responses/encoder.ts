@@ -24,6 +24,9 @@
  *   `custom_tool_call` items with the raw input;
  * - a tool call's Gemini signature (no slot on a `function_call` item) → a reasoning item of its own just
  *   before the call, no summary, the signature tagged in `encrypted_content` (formats/call-signatures.ts);
+ *   one that comes only after the call started (a `signature` delta on the call: Vertex streamed
+ *   arguments may sign a later piece) → the same item just after the call's `output_item.done` (it
+ *   names the call's id, so it goes back on that call wherever the client puts it);
  * - redacted thinking (Anthropic-only opaque state) has no Responses form and is skipped;
  * - the terminal waits for `end()` (usage follows the finish in the canonical stream) and carries the
  *   full `output` and a usage object whose counters are all integers; `max_tokens` /
@@ -43,7 +46,7 @@
  * item ids are reused (they are what an OpenAI upstream would want back).
  */
 import { localShellAction } from "../tool-kinds.ts";
-import type { BlockStart, HubError, HubEvent, StopReason, TokenLogprob, Usage } from "../hub.ts";
+import type { BlockStart, HubError, HubEvent, Opaque, StopReason, TokenLogprob, Usage } from "../hub.ts";
 import { responsesDeltaLogprobsJson, responsesPartLogprobsJson } from "../openai-common/logprobs.ts";
 import { mergeUsage } from "../hub.ts";
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
@@ -89,6 +92,10 @@ interface OpenItem {
   callId: string;
   name: string;
   namespace?: string;
+  /** A call whose Gemini signature was sent (before it), or is pending in {@link lateSignature}. */
+  signed?: boolean;
+  /** A call's Gemini signature that came after its start: a reasoning item after the call (module doc). */
+  lateSignature?: Opaque;
 }
 
 /** An `output_text.delta` event up to its sequence number, bare (event transport) and SSE-framed. */
@@ -251,13 +258,14 @@ class ResponsesEncoder implements StreamEncoder {
     // A tool call's Gemini signature: a reasoning item of its own just before the call, with the
     // signature and the call's id as its encrypted_content (formats/call-signatures.ts), which the
     // client sends back.
-    if (b.type === "tool_call" && isCallSignatureShown(b.signature)) {
+    const signed = b.type === "tool_call" && isCallSignatureShown(b.signature);
+    if (signed) {
       this.open({ type: "thinking" });
-      this.cur!.encrypted = writeEncryptedContent(callSignatureOpaque(b.id, b.signature));
+      this.cur!.encrypted = writeEncryptedContent(callSignatureOpaque(b.id, b.signature!));
     }
     if (this.cur) this.close();
     const outputIndex = this.output.length;
-    const base = { outputIndex, text: "", summaries: [] as string[], partOpen: false, callId: "", name: "" };
+    const base = { outputIndex, text: "", summaries: [] as string[], partOpen: false, callId: "", name: "", signed };
     switch (b.type) {
       case "text": {
         const id = mintId("msg_", this.opts.newId);
@@ -387,6 +395,11 @@ class ResponsesEncoder implements StreamEncoder {
         return;
       case "signature":
         if (it.kind === "reasoning") it.encrypted = writeEncryptedContent(d.signature);
+        else if ((it.kind === "function_call" || it.kind === "custom_tool_call" || it.kind === "local_shell_call") && !it.signed && isCallSignatureShown(d.signature)) {
+          // the call's first signature, come late: a reasoning item after the call (module doc)
+          it.signed = true;
+          it.lateSignature = d.signature;
+        }
         return;
       case "tool_args":
         if (it.kind === "function_call") {
@@ -487,6 +500,11 @@ class ResponsesEncoder implements StreamEncoder {
     itemJson ??= JSON.stringify(item);
     this.output.push(itemJson);
     this.send("response.output_item.done", `{"type":"response.output_item.done","sequence_number":${this.seq},"output_index":${it.outputIndex},"item":${itemJson}}`);
+    if (it.lateSignature !== undefined) {
+      this.open({ type: "thinking" });
+      this.cur!.encrypted = writeEncryptedContent(callSignatureOpaque(it.callId, it.lateSignature));
+      this.close();
+    }
   }
 
   /** In-band failure (SPEC 6.4): `error` (SSE only) then `response.failed`; `response.created` first if needed. */

@@ -19,7 +19,8 @@
  *   signature-only thinking block / reasoning item just before the call (no slot on `tool_use` /
  *   `function_call`), naming the call's id, and goes back on the functionCall part the same way, also
  *   when the client reorders the parallel calls or drops the signed one (recorded
- *   `gemini/streamed-args-parallel.sse`).
+ *   `gemini/streamed-args-parallel.sse`); a signature that comes on a later chunk of a streamed call
+ *   comes as the same block / item just after the call, and goes back on it too.
  */
 import { describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
@@ -321,5 +322,58 @@ describe("Anthropic Messages and Responses clients → Gemini provider, parallel
     const [reasoning, , sf] = reply.output as any[];
     await openai.responses.create({ ...first, input: [{ role: "user", content: "weather in Boston and SF?" }, reasoning, sf, { type: "function_call_output", call_id: sf.call_id, output: "18C" }] });
     expect(modelTurn()).toEqual({ role: "model", parts: [call("San Francisco", DUMMY_THOUGHT_SIGNATURE)] });
+  });
+});
+
+describe("Anthropic Messages and Responses clients → Gemini provider, the signature on a later chunk of a streamed call", () => {
+  // The recorded parallel calls with Boston's signature moved from the call's first chunk to its next
+  // (Vertex `streamFunctionCallArguments` may sign a continuation piece): the Messages and Responses
+  // encoders dropped it, and the next turn carried Google's placeholder on Boston's part.
+  const MODEL = "gem/gemini-3-pro-preview";
+  const chunks = PARALLEL_SSE.split(/\r?\n\r?\n/).filter((c) => c.startsWith("data: ")).map((c) => JSON.parse(c.slice(6)));
+  const SIG: string = chunks[0].candidates[0].content.parts[0].thoughtSignature;
+  delete chunks[0].candidates[0].content.parts[0].thoughtSignature;
+  chunks[1].candidates[0].content.parts[0].thoughtSignature = SIG;
+  const LATE_SSE = chunks.map((c) => `data: ${JSON.stringify(c)}\r\n\r\n`).join("");
+  const loop = (r: ReceivedRequest): FakeReply => {
+    const answered = (r.body.contents as Array<{ parts: Array<Record<string, unknown>> }>).some((c) => c.parts.some((p) => p.functionResponse));
+    return answered ? simpleReply("gemini", { text: "cold, mild" }, r.stream) : { sse: LATE_SSE };
+  };
+  const SIGNED_TURN = {
+    role: "model",
+    parts: [{ functionCall: { name: "getWeather", args: { location: "Boston" } }, thoughtSignature: SIG }, { functionCall: { name: "getWeather", args: { location: "San Francisco" } } }],
+  };
+  const params = { type: "object" as const, properties: { location: { type: "string" } } };
+
+  test("Messages, streamed: a signature-only thinking block after Boston's tool_use; sent back as received, the signature is on Boston's part", async () => {
+    suite.gw.fake.handle(loop);
+    const anthropic = new Anthropic({ apiKey: "placeholder", baseURL: suite.gw.url, maxRetries: 0 });
+    const first = { model: MODEL, max_tokens: 100, tools: [{ name: "getWeather", input_schema: params }], messages: [{ role: "user" as const, content: "weather in Boston and SF?" }] };
+    const reply = await anthropic.messages.stream(first).finalMessage();
+    expect(reply.content.map((b) => b.type)).toEqual(["tool_use", "thinking", "tool_use"]);
+    const [boston, , sf] = reply.content as [Anthropic.ToolUseBlock, Anthropic.ThinkingBlock, Anthropic.ToolUseBlock];
+    expect(reply.content[1]).toEqual({ type: "thinking", thinking: "", signature: `sy|gemini-call|${boston.id}|${SIG}` });
+    await anthropic.messages.create({
+      ...first,
+      messages: [
+        ...first.messages,
+        { role: "assistant", content: reply.content },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: boston.id, content: "5C" }, { type: "tool_result", tool_use_id: sf.id, content: "18C" }] },
+      ],
+    });
+    expect((suite.gw.fake.requests.at(-1)!.body.contents as unknown[])[1]).toEqual(SIGNED_TURN);
+  });
+
+  test("Responses, streamed: a reasoning item with the signature after Boston's function_call; sent back as received, the signature is on Boston's part", async () => {
+    suite.gw.fake.handle(loop);
+    const openai = new OpenAI({ apiKey: "placeholder", baseURL: `${suite.gw.url}/v1`, maxRetries: 0 });
+    const first = { model: MODEL, input: "weather in Boston and SF?", tools: [{ type: "function" as const, name: "getWeather", strict: false, parameters: params }], store: false };
+    const reply = await openai.responses.stream(first).finalResponse();
+    expect(reply.output.map((o) => o.type)).toEqual(["function_call", "reasoning", "function_call"]);
+    const [boston, reasoning, sf] = reply.output as any[];
+    expect(reasoning.encrypted_content).toBe(`sy|gemini-call|${boston.call_id}|${SIG}`);
+    const outputs = [boston, sf].map((c, i) => ({ type: "function_call_output" as const, call_id: c.call_id, output: i === 0 ? "5C" : "18C" }));
+    await openai.responses.create({ ...first, input: [{ role: "user", content: "weather in Boston and SF?" }, ...(reply.output as any[]), ...outputs] });
+    expect((suite.gw.fake.requests.at(-1)!.body.contents as unknown[])[1]).toEqual(SIGNED_TURN);
   });
 });

@@ -5,6 +5,7 @@
  * history again, so the Gemini builder puts the signature on that functionCall part instead of Google's
  * placeholder, even when the client reorders, drops or adds calls (Gemini: "you must return this
  * signature in the exact part where it was received", https://ai.google.dev/gemini-api/docs/thought-signatures).
+ * A signature that comes on a later chunk of a streamed call gets the same block just after the call.
  */
 import { describe, expect, test } from "bun:test";
 import type { HubEvent, HubMessage, HubPart, HubRequest, HubResponse, Opaque } from "../../formats/hub.ts";
@@ -15,7 +16,7 @@ import { signaturesOntoCalls } from "../../formats/call-signatures.ts";
 import { sdkFinalMessage } from "../support/anthropic-sdk.ts";
 import { sdkStream } from "../support/openai-responses-helpers.ts";
 import { recordedBytes } from "../support/fixtures.ts";
-import { canonical, decodeBytes, reply } from "../support/gemini-harness.ts";
+import { canonical, decodeBytes, geminiSse, reply } from "../support/gemini-harness.ts";
 
 const g = (value: string): Opaque => ({ family: "gemini", value });
 let n = 0;
@@ -318,5 +319,96 @@ describe("signaturesOntoCalls, by call id", () => {
     const messages: HubMessage[] = [{ role: "assistant", content: [tagged("x", "SX"), callPart("x", g("own"))] }];
     signaturesOntoCalls(messages);
     expect(messages[0]!.content).toEqual([callPart("x", g("own"))]);
+  });
+});
+
+// ---- A signature on a later chunk of a streamed call (Vertex `streamFunctionCallArguments`): the call's
+// start carries none, a continuation piece does. The decoder sends it as a `signature` delta on the open
+// tool block; the Messages and Responses encoders had no slot there and dropped it, so the client never
+// got it and the next turn carried Google's placeholder. ----
+
+const LATE = "TGF0ZVNpZ25hdHVyZQ==";
+const chunk = (parts: unknown[], finishReason?: string) => ({ candidates: [{ content: { role: "model", parts }, ...(finishReason ? { finishReason } : {}) }], responseId: "late1" });
+const LATE_STREAM = canonical(
+  decodeBytes(
+    geminiSse(
+      chunk([{ functionCall: { name: "getWeather", willContinue: true } }]),
+      chunk([{ functionCall: { partialArgs: [{ jsonPath: "$.location", stringValue: "Bos", willContinue: true }], willContinue: true }, thoughtSignature: LATE }]),
+      chunk([{ functionCall: { partialArgs: [{ jsonPath: "$.location", stringValue: "ton" }], willContinue: true } }]),
+      chunk([{ functionCall: {} }]),
+      chunk([{ functionCall: { name: "getWeather", willContinue: true } }]),
+      chunk([{ functionCall: { partialArgs: [{ jsonPath: "$.location", stringValue: "San Francisco" }], willContinue: true } }]),
+      chunk([{ functionCall: {} }], "STOP"),
+    ),
+  ),
+);
+const LATE_BOSTON = "call_late1_0";
+const LATE_SF = "call_late1_1";
+
+describe("a signature on a later chunk of a streamed call", () => {
+  test("the decoder gives it to the call's block (a signature delta after the start), and a whole reply has it on the call", () => {
+    const start = LATE_STREAM.find((e) => e.type === "block_start" && e.block.type === "tool_call");
+    expect(start).toEqual({ type: "block_start", index: 0, block: { type: "tool_call", id: LATE_BOSTON, name: "getWeather" } });
+    expect(LATE_STREAM).toContainEqual({ type: "block_delta", index: 0, delta: { type: "signature", signature: g(LATE) } });
+    expect(reply(LATE_STREAM).response.content[0]).toMatchObject({ type: "tool_call", id: LATE_BOSTON, arguments: '{"location":"Boston"}', signature: g(LATE) });
+  });
+
+  test("Anthropic Messages client, streamed: a signature-only thinking block right after the tool_use, indexes in order; sent back, Gemini gets it on Boston's part", async () => {
+    let sse = "";
+    const e = anthropicMessages.createEncoder!(enc, (t) => (sse += t));
+    for (const ev of LATE_STREAM) e.event(ev);
+    e.end();
+    const blocks = (await sdkFinalMessage(sse)).content as any[];
+    expect(blocks.map((b) => b.type)).toEqual(["tool_use", "thinking", "tool_use"]);
+    expect(blocks[1]).toEqual({ type: "thinking", thinking: "", signature: `sy|gemini-call|${LATE_BOSTON}|${LATE}` });
+    expect([blocks[0].id, blocks[2].id]).toEqual([LATE_BOSTON, LATE_SF]);
+    // each block starts once, in order; every delta and stop names the block open then
+    const open = new Set<number>();
+    const starts: number[] = [];
+    for (const m of sse.matchAll(/"type":"content_block_(start|delta|stop)","index":(\d+)/g)) {
+      const index = Number(m[2]);
+      if (m[1] === "start") open.add(index), starts.push(index);
+      else expect([m[1], index, open.has(index)]).toEqual([m[1]!, index, true]);
+      if (m[1] === "stop") open.delete(index);
+    }
+    expect(starts).toEqual([0, 1, 2]);
+    const hub = anthropicMessages.parseRequest!({
+      model: "m",
+      max_tokens: 100,
+      tools: [{ name: "getWeather", input_schema: WEATHER_PARAMS }],
+      messages: [
+        { role: "user", content: "weather in Boston and SF?" },
+        { role: "assistant", content: blocks },
+        { role: "user", content: [{ type: "tool_result", tool_use_id: LATE_BOSTON, content: "5C" }, { type: "tool_result", tool_use_id: LATE_SF, content: "18C" }] },
+      ],
+    });
+    const body = geminiBody(hub);
+    expect(body).toEqual(expectedBody([call("Boston", LATE), call("San Francisco")], [["getWeather", "5C"], ["getWeather", "18C"]], 100));
+    expect(JSON.stringify(body)).not.toContain(DUMMY_THOUGHT_SIGNATURE);
+  });
+
+  test("Responses client, streamed: a reasoning item with the signature right after the function_call; sent back, Gemini gets it on Boston's part", async () => {
+    let sse = "";
+    const e = openaiResponses.createEncoder!(enc, (t) => (sse += t));
+    for (const ev of LATE_STREAM) e.event(ev);
+    e.end();
+    const { final, error } = await sdkStream(sse);
+    expect(error).toBeUndefined();
+    expect(final.output.map((o: any) => o.type)).toEqual(["function_call", "reasoning", "function_call"]);
+    expect(final.output[1]).toMatchObject({ type: "reasoning", summary: [], encrypted_content: `sy|gemini-call|${LATE_BOSTON}|${LATE}` });
+    expect(final.output.map((o: any) => o.call_id)).toEqual([LATE_BOSTON, undefined, LATE_SF]);
+    const hub = openaiResponses.parseRequest!({
+      model: "m",
+      tools: [{ type: "function", name: "getWeather", parameters: WEATHER_PARAMS }],
+      input: [
+        { role: "user", content: "weather in Boston and SF?" },
+        ...final.output,
+        { type: "function_call_output", call_id: LATE_BOSTON, output: "5C" },
+        { type: "function_call_output", call_id: LATE_SF, output: "18C" },
+      ],
+    });
+    const body = geminiBody(hub);
+    expect(body).toEqual(expectedBody([call("Boston", LATE), call("San Francisco")], [["getWeather", "5C"], ["getWeather", "18C"]]));
+    expect(JSON.stringify(body)).not.toContain(DUMMY_THOUGHT_SIGNATURE);
   });
 });
