@@ -105,7 +105,7 @@ export class GeminiChunkDecoder {
    * whole reply's `dropped` and the stream decoder's (StreamDecoder.dropped).
    */
   dropped: string[] | undefined;
-  /** StreamDecoder.progress: parts left out (code execution, inline data) read, for the keep-alive bound. */
+  /** StreamDecoder.progress: parts left out (code execution, inline data) and a streamed call's argument pieces read (no event until the call ends), for the keep-alive bound. */
   progress = 0;
 
   constructor(
@@ -339,7 +339,12 @@ export class GeminiChunkDecoder {
     const s = this.streamed;
     if (!s) return; // a stray continuation or an empty `functionCall: {}` with no call open
     if (sig) this.emit({ type: "block_delta", index: s.key, delta: { type: "signature", signature: this.opaque(sig) } });
-    if (partial) s.acc.apply(partial);
+    if (partial) {
+      s.acc.apply(partial);
+      // no event until the call ends: the read still brought its arguments, so the keep-alive bound
+      // (pipeline/keep-alive-bound.ts) must not take a long call's stream for a silent one
+      if (partial.length > 0) this.progress++;
+    }
     if (!willContinue) this.closeStreamed();
   }
 

@@ -105,6 +105,11 @@ const GEMINI: Array<[string, boolean]> = [
   ['data: {"candidates": [{"content": {"parts": [{"text": "ok"}], "role": "model"}, "index": 0}]}\n\n', true],
   [gem([{ executableCode: { language: "PYTHON", code: "print(1)" } }]), true],
   [gem([{ functionCall: { name: "f", args: {} } }]), true],
+  // a streamed call's arguments (Vertex streamFunctionCallArguments): its continuation chunks name no
+  // call, yet bring its arguments (the tap counts any functionCall part)
+  [gem([{ functionCall: { name: "write", partialArgs: [{ jsonPath: "$.text", stringValue: "a" }], willContinue: true } }]), true],
+  [gem([{ functionCall: { partialArgs: [{ jsonPath: "$.text", stringValue: "long " }], willContinue: true } }]), true],
+  [gem([{ functionCall: {} }]), true],
   [gem([{ text: "" }], { finishReason: "STOP" }), true],
 ];
 
@@ -197,6 +202,20 @@ describe("decoded lanes: the events of what the hub leaves out that show the ups
       rev("response.output_item.done", { output_index: 0, item: { type: "web_search_call", id: "ws_1", status: "completed" } }),
     ];
     expect(counted(driver, reads)).toEqual([false, true, true, false, true, false, true]);
+  });
+
+  test("Gemini's streamed call arguments: each continuation chunk that brings arguments (no event until the call ends) is the upstream at work", () => {
+    const driver = new TranslatedStreamDriver(codecFor("gemini"), codecFor("openai-chat"), { family: "gemini" }, { model: "m" });
+    const part = (fc: Record<string, unknown>) => gem([{ functionCall: fc }]);
+    expect(
+      counted(driver, [
+        part({ name: "write", partialArgs: [{ jsonPath: "$.text", stringValue: "a" }], willContinue: true }),
+        part({ partialArgs: [{ jsonPath: "$.text", stringValue: "long " }], willContinue: true }),
+        part({ partialArgs: [{ jsonPath: "$.text", stringValue: "text" }], willContinue: true }),
+        part({ willContinue: true }),
+        part({}),
+      ]),
+    ).toEqual([true, true, true, false, true]);
   });
 
   test("Gemini's code execution parts", () => {
