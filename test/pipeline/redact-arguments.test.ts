@@ -575,6 +575,9 @@ test("under `pwd` an absolute path is the working directory (an environment dump
   expect(kept.map((v) => r.redact(v, "PWD"))).toEqual(kept);
   expect(kept.map((v) => r.redact(v, "pwd"))).toEqual(kept);
   expect(r.redact("hunter2x", "pwd")).toBe("[SECRET_1]");
+  // a password that starts with a slash is not a directory: its symbols say so
+  expect(["/Xk9#mQ2z", "/hunter2!x", "C:\\pa$$word"].map((v) => r.redact(v, "pwd"))).toEqual(["[SECRET_2]", "[SECRET_3]", "[SECRET_4]"]);
+  expect(["/home/bob/project/", "/srv/app (copy)/v1.2", "/Users/Zoë/Code"].map((v) => r.redact(v, "pwd"))).toEqual(["/home/bob/project/", "/srv/app (copy)/v1.2", "/Users/Zoë/Code"]);
   // the exemption is the working directory's name alone: a path-like value under `password` is a secret
-  expect(r.redact("/tmp", "password")).toBe("[SECRET_2]");
+  expect(r.redact("/tmp", "password")).toBe("[SECRET_5]");
 });
