@@ -74,6 +74,9 @@ export async function openStore(database: string | undefined, dataDir: string, t
   try {
     store = await openPostgresStore({
       url: database,
+      // the app's clock, as the embedded store's: timestamps, the ends of cooldowns, locks, pairings,
+      // circuits, quota windows and bindings read back, a rotated key's grace, the refused-rows line's bound
+      clock,
       traceRingSize,
       beforeFlush,
       resyncMs: Number(resyncMs) >= 1 ? Math.floor(Number(resyncMs)) : undefined,
