@@ -110,7 +110,7 @@ test("through the gateway's store: one error line naming the rows refused, the c
 }, 180_000);
 
 describe("the store's own lines (a small cap, a settable clock)", () => {
-  async function small(unwrittenFile?: string) {
+  async function small(unwrittenFile?: string, beforeFlush?: () => void) {
     const url = await pg.database("refused_small");
     const clock = fakeClock();
     const got: { level: string; message: string; counts: RefusedCounts }[] = [];
@@ -121,6 +121,7 @@ describe("the store's own lines (a small cap, a settable clock)", () => {
       flushIntervalMs: 60_000,
       maxPending: 5,
       unwrittenFile,
+      beforeFlush,
       onError: () => {},
       onInfo: (m) => infos.push(m),
       onRefused: (level, message, counts) => got.push({ level, message, counts }),
@@ -167,6 +168,37 @@ describe("the store's own lines (a small cap, a settable clock)", () => {
     await pg.server().start();
     await until(() => got.length === 5, 20_000, "the database to be reachable again");
     expect(got[4]!.counts).toEqual({ refusedUsage: 1, refusedTraces: 0 });
+    await s.close();
+  }, 120_000);
+
+  test("a row the app's queued bookkeeping records as the database comes back (the buffers still full) is counted in the database reachable again line, not in a line of its own", async () => {
+    // The gateway hands a request's usage row to the store after the reply (src/after-reply.ts), and
+    // settles what is queued before each flush: a reply written just before the outage's end has its
+    // row recorded once the store counts the database reachable again, before the first flush after.
+    let app: { record: PostgresStore["record"] } | undefined;
+    let queued = 1;
+    const { s, got, infos } = await small(undefined, () => {
+      if (app && queued > 0 && (s as PostgresStore).health()) record(app, 500, queued--);
+    });
+    await away(s);
+    record(s, 0, 7);
+    await s.flush();
+    expect(got).toEqual([{ level: "error", message: REFUSED_ERROR(2, "5"), counts: { refusedUsage: 2, refusedTraces: 0 } }]);
+    app = s;
+    await pg.server().start();
+    await until(() => got.length >= 2, 20_000, "the database to be reachable again");
+    await until(() => s.stats().pendingUsage === 0, 20_000, "the rows waiting to be written");
+    await s.flush(); // waits for the flush writing them
+    expect(queued).toBe(0);
+    expect(got.slice(1)).toEqual([
+      {
+        level: "warn",
+        message: "database reachable again: kept writes replayed, catching up; 3 usage rows and 0 route traces refused meanwhile at the buffers' cap (5 of each) are lost (counted in switchyard_store_dropped_total; a stop exits 1 for them)",
+        counts: { refusedUsage: 3, refusedTraces: 0 },
+      },
+    ]);
+    expect(infos).toEqual([]);
+    expect(s.stats()).toMatchObject({ dropped: 3 });
     await s.close();
   }, 120_000);
 

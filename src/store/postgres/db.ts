@@ -146,6 +146,13 @@ export class PgContext {
    */
   sayBack: (message: string) => void;
 
+  /**
+   * Runs just before the `database reachable again` line: the store settles the app's queued
+   * bookkeeping there (PendingWrites.settle), so that the rows it records while the buffers are still
+   * full, refused at their cap, are counted in that line, not in the first flush's after it.
+   */
+  beforeBack: () => void = () => {};
+
   constructor(
     readonly sql: SQL,
     readonly now: () => number,
@@ -511,6 +518,7 @@ export class PgContext {
       for (const check of this.probeChecks) if (!(await check())) return;
       this.stopProbe();
       this.reachable = true;
+      this.beforeBack();
       this.sayBack("database reachable again: kept writes replayed, catching up");
       // listening again now, not at the end of the re-LISTEN's back-off (stopProbe cleared its timer)
       this.relistenMs = RELISTEN_MIN_MS;

@@ -225,6 +225,8 @@ export class PostgresStore implements Store {
     ctx.sayBack = (message) => {
       if (!this.flusher.refused.again(message)) back(message);
     };
+    // rows of requests answered just before the outage's end, recorded by the first flush's settle, belong to it
+    ctx.beforeBack = () => this.pending.settle();
     const flush = () => this.flusher.flush();
     this.keys = new PgKeys(ctx);
     this.state = new PgAccountState(ctx, this.pending, flush);
