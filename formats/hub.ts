@@ -501,6 +501,13 @@ export interface HubError {
    * client (e.g. the upstream URL a wrong `base_url` led to, pipeline/classify.ts). Never sent to the client.
    */
   traceMessage?: string;
+  /**
+   * Set when a retry cannot help until an operator changes the gateway (no account configured, every
+   * credential refused): answered with `x-should-retry: false` (obeyed by the OpenAI and Anthropic SDKs
+   * and Claude Code), and to a Gemini client as Google's 400 `FAILED_PRECONDITION` (Gemini CLI retries
+   * any 5xx: 10 tries over 218 s, observed; never a 400).
+   */
+  operatorOnly?: true;
 }
 
 /** Default HTTP status for each error kind (REFERENCE §5.2). */
@@ -524,9 +531,12 @@ export const ERROR_STATUS: Record<ErrorKind, number> = {
  * The HTTP status an error goes out with to a client of `format`, before its stream starts and in
  * the status a stream's in-band error carries (Gemini's `error.code`): Anthropic's 529 (overloaded),
  * a status OpenAI's and Gemini's APIs never use, is 503 for every client but an Anthropic Messages
- * one (REFERENCE §5.2; the native lane keeps 529); any other status as it is.
+ * one (REFERENCE §5.2; the native lane keeps 529); a 5xx only an operator can end
+ * ({@link HubError.operatorOnly}) is 400 for a Gemini client (Google's `FAILED_PRECONDITION`); any
+ * other status as it is.
  */
-export function clientErrorStatus(format: WireFormat, status: number): number {
+export function clientErrorStatus(format: WireFormat, status: number, operatorOnly?: boolean): number {
+  if (operatorOnly && format === "gemini" && status >= 500) return 400;
   return status === 529 && format !== "anthropic-messages" ? 503 : status;
 }
 

@@ -439,7 +439,7 @@ export const NO_RETRY_HEADER = "x-should-retry";
  * `finish` (which hands the trace over).
  */
 export function errorAnswer(ctx: RequestContext, err: HubError, headers: Headers = responseHeaders(ctx)): Response {
-  const t: RouteTrace["error"] = { status: clientErrorStatus(ctx.clientFormat, err.status), kind: err.kind, message: err.message };
+  const t: RouteTrace["error"] = { status: clientErrorStatus(ctx.clientFormat, err.status, err.operatorOnly), kind: err.kind, message: err.message };
   if (err.code !== undefined) t.code = err.code;
   if (err.param !== undefined) t.param = err.param;
   ctx.trace.error = t;
@@ -468,9 +468,10 @@ export function errorResponse(format: WireFormat, err: HubError, headers?: Heade
 
 /** {@link errorResponse} with the body object it sent (for the route trace's record of what the client read). */
 function errorReply(format: WireFormat, err: HubError, headers?: Headers): { response: Response; body: unknown } {
-  const status = clientErrorStatus(format, err.status);
+  const status = clientErrorStatus(format, err.status, err.operatorOnly);
   if (status !== err.status) err = { ...err, status };
   const h = new Headers(headers);
+  if (err.operatorOnly) h.set(NO_RETRY_HEADER, "false");
   h.set("content-type", "application/json");
   if (!h.has("x-switchyard-cache") && h.has("x-switchyard-route-id")) h.set("x-switchyard-cache", "miss");
   if (err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0) {

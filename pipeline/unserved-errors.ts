@@ -22,7 +22,10 @@ const UNLOCK_HINT = "an operator brings a locked account back by replacing its k
 export function allUnserved(unserved: Unserved[]): HubError {
   const parts = unserved.map((u) => `${u.target.label}: ${u.reason}`);
   const lead = unserved.find((u) => u.error.status === 429) ?? unserved[0];
-  return { ...lead.error, message: `No target can serve this request right now: ${parts.join("; ")}.` };
+  const { operatorOnly, ...error } = lead.error;
+  // only an operator can end it when that holds of every target (else another may serve later)
+  const all = operatorOnly && unserved.every((u) => u.error.operatorOnly) ? { operatorOnly } : {};
+  return { ...error, ...all, message: `No target can serve this request right now: ${parts.join("; ")}.` };
 }
 
 /** What the client hears about a quarantined subscription credential: how an operator ends it (src/accounts/lock-advice.ts names the account and the commands). */
@@ -45,7 +48,7 @@ export function noAccountError(target: Target, picked: Picked): Omit<Unserved, "
   const out = picked.verdicts.filter((v) => v.verdict === "out");
   if (out.length === 0) {
     const reason = `no account is configured: ${addAccountHint(target.provider)}`;
-    return { reason, error: hubError("api_error", noAccountMessage(target.provider), { status: 503, code: "no_account" }) };
+    return { reason, error: hubError("api_error", noAccountMessage(target.provider), { status: 503, code: "no_account", operatorOnly: true }) };
   }
   let why = [...new Set(out.map((v) => v.note ?? "not eligible"))].slice(0, 4).join("; ");
   // A lock until changed (a refused key, exhausted quota) ends only by an operator's hand: say how, without naming the account (SPEC 2.4).
@@ -56,7 +59,7 @@ export function noAccountError(target: Target, picked: Picked): Omit<Unserved, "
   // said as the 503 of a credential the provider refuses (upstreamAuthError).
   if (!rateLimited && out.some((v) => v.cause === "quarantined") && out.every((v) => v.until === undefined)) {
     const reason = `${why} (${QUARANTINE_HINT}). This is not about the key you sent to switchyard`;
-    return { reason, error: hubError("api_error", `No account of ${target.provider.id} can serve ${target.model}: ${reason}.`, { status: 503, code: "upstream_auth_failed" }) };
+    return { reason, error: hubError("api_error", `No account of ${target.provider.id} can serve ${target.model}: ${reason}.`, { status: 503, code: "upstream_auth_failed", operatorOnly: true }) };
   }
   const message = `No account of ${target.provider.id} can serve ${target.model} right now: ${why}.`;
   return {

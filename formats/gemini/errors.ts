@@ -36,15 +36,25 @@ const STATUS_OF_KIND: Record<ErrorKind, string> = {
  * a `retryAfterSeconds` becomes a `google.rpc.RetryInfo` detail, as Google sends it.
  */
 export function errorBody(err: HubError): { error: Record<string, unknown> } {
-  const error: Record<string, unknown> = {
-    code: clientErrorStatus("gemini", err.status),
-    message: err.message,
-    status: STATUS_OF_KIND[err.kind] ?? "INTERNAL",
-  };
+  const code = clientErrorStatus("gemini", err.status, err.operatorOnly);
+  const error: Record<string, unknown> = { code, message: err.message, status: statusOf(err, code) };
   if (err.retryAfterSeconds !== undefined && err.retryAfterSeconds >= 0) {
     error.details = [{ "@type": `${RPC}RetryInfo`, retryDelay: `${err.retryAfterSeconds}s` }];
   }
   return { error };
+}
+
+/**
+ * The `google.rpc.Code` name of `err` sent with HTTP `code`: by its kind (REFERENCE §5.2), except a
+ * gateway error (`api_error`) of 503 or 504, which Google writes `UNAVAILABLE` and `DEADLINE_EXCEEDED`
+ * (as its own overload and timeout answers), and an error only an operator can end, which goes out as a
+ * 400 `FAILED_PRECONDITION` (the request's target is not in a state to serve it: google.rpc.Code 9).
+ */
+function statusOf(err: HubError, code: number): string {
+  if (err.operatorOnly && code === 400) return "FAILED_PRECONDITION";
+  if (err.kind === "api_error" && code === 503) return "UNAVAILABLE";
+  if (err.kind === "api_error" && code === 504) return "DEADLINE_EXCEEDED";
+  return STATUS_OF_KIND[err.kind] ?? "INTERNAL";
 }
 
 /** Parses a proto `Duration` JSON string (`"34.4s"`, `"5s"`) into seconds. */

@@ -54,7 +54,8 @@ const CLIENTS: Array<{ name: string; path: string; body: unknown; message: (b: a
     body: { contents: [{ role: "user", parts: [{ text: "hi" }] }] },
     message: (b) => b.error.message,
     kind: (b) => [b.error.code, b.error.status],
-    wantKind: [503, "INTERNAL"],
+    // Google writes a 503 UNAVAILABLE (INTERNAL is its 500)
+    wantKind: [503, "UNAVAILABLE"],
   },
 ];
 

@@ -127,6 +127,12 @@ describe("gemini errorBody", () => {
     }
     // Anthropic's 529, a status Gemini never uses, is written as Gemini's 503, in-band as before a stream
     expect(gemini.errorBody(hubError("overloaded", "busy", { status: 529 }))).toEqual({ error: { code: 503, message: "busy", status: "UNAVAILABLE" } });
+    // a gateway error of 503 or 504 is named as Google names those statuses (it read INTERNAL, Google's 500)
+    expect((gemini.errorBody(hubError("api_error", "m", { status: 503 })) as { error: { status: string } }).error.status).toBe("UNAVAILABLE");
+    expect((gemini.errorBody(hubError("api_error", "m", { status: 504 })) as { error: { status: string } }).error.status).toBe("DEADLINE_EXCEEDED");
+    expect((gemini.errorBody(hubError("api_error", "m", { status: 502 })) as { error: { status: string } }).error.status).toBe("INTERNAL");
+    // only an operator can end it: Google's 400 FAILED_PRECONDITION, which Gemini CLI does not retry
+    expect(gemini.errorBody(hubError("api_error", "m", { status: 503, operatorOnly: true }))).toEqual({ error: { code: 400, message: "m", status: "FAILED_PRECONDITION" } });
   });
 
   test("parseError reads back what errorBody writes", () => {

@@ -1,0 +1,71 @@
+/**
+ * A request whose every target's provider has no account configured can only be served after an
+ * operator adds one; its 503 made Claude Code retry in silence for 182 s and Gemini CLI for 218 s (a
+ * new user's tryout with the README's own example model, `anthropic/claude-…`, on a gateway without an
+ * Anthropic account). Now the 503 says `x-should-retry: false` (obeyed by the OpenAI and Anthropic SDKs
+ * and Claude Code), and a Gemini client, whose CLI retries every 5xx, gets Google's 400
+ * `FAILED_PRECONDITION` with the same message. When another target failed otherwise (an upstream 503
+ * may pass a moment later) the answer stays retryable. Real gateway on 127.0.0.1:0 with the fake upstream.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { DEFAULT_YAML, startGateway, type TestGateway } from "../support/gateway.ts";
+import type { ReceivedRequest } from "../support/fake-upstream.ts";
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(
+    `${DEFAULT_YAML}
+aliases:
+  fast: openai/gpt-5-mini
+combos:
+  - name: mixed
+    targets:
+      - model: anth/claude-x
+      - model: openai/gpt-5-mini
+  - name: mixed-first
+    targets:
+      - model: openai/gpt-5-mini
+      - model: anth/claude-x
+`,
+  );
+});
+afterAll(() => gw?.stop());
+
+const NO_ACCOUNT = "No account is configured for provider openai";
+
+const post = (path: string, body: unknown) => fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+test("Chat and Messages clients: 503 no_account with x-should-retry: false", async () => {
+  const chat = await post("/v1/chat/completions", { model: "fast", messages: [{ role: "user", content: "hi" }] });
+  const chatBody = (await chat.json()) as { error: { message: string; code: string } };
+  expect({ status: chat.status, retry: chat.headers.get("x-should-retry"), code: chatBody.error.code }).toEqual({ status: 503, retry: "false", code: "no_account" });
+  expect(chatBody.error.message).toStartWith(NO_ACCOUNT);
+
+  const messages = await post("/v1/messages", { model: "openai/gpt-5-mini", max_tokens: 10, messages: [{ role: "user", content: "hi" }] });
+  const messagesBody = (await messages.json()) as { type: string; error: { message: string } };
+  expect({ status: messages.status, retry: messages.headers.get("x-should-retry"), type: messagesBody.type }).toEqual({ status: 503, retry: "false", type: "error" });
+  expect(messagesBody.error.message).toStartWith(NO_ACCOUNT);
+});
+
+test("a Gemini client: 400 FAILED_PRECONDITION with the same message (Gemini CLI retries any 5xx)", async () => {
+  for (const stream of [false, true]) {
+    const r = await post(`/v1beta/models/fast:${stream ? "streamGenerateContent?alt=sse" : "generateContent"}`, { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+    const body = (await r.json()) as { error: { code: number; status: string; message: string } };
+    expect({ status: r.status, retry: r.headers.get("x-should-retry"), code: body.error.code, rpc: body.error.status }).toEqual({ status: 400, retry: "false", code: 400, rpc: "FAILED_PRECONDITION" });
+    expect(body.error.message).toStartWith(NO_ACCOUNT);
+  }
+});
+
+test("a target that failed upstream beside one without an account: still retryable (no x-should-retry)", async () => {
+  gw.fake.handle((r: ReceivedRequest) => ({ status: 503, json: { type: "error", error: { type: "api_error", message: `unavailable ${r.model}` } } }));
+  try {
+    for (const model of ["mixed", "mixed-first"]) {
+      const r = await post("/v1/messages", { model, max_tokens: 10, messages: [{ role: "user", content: "hi" }] });
+      await r.text();
+      expect({ model, status: r.status, retry: r.headers.get("x-should-retry") }).toEqual({ model, status: 503, retry: null });
+    }
+    expect(gw.fake.requests.length).toBeGreaterThan(0);
+  } finally {
+    gw.fake.handle(undefined);
+  }
+});
