@@ -183,7 +183,12 @@ export interface RoutePlan {
     reason?: string;
     accounts: Array<{ accountId: string; verdict: "in" | "out"; reason: string; until?: number }>;
   }>;
-  attempts: Array<{ target: string; accountId: string }>;
+  /**
+   * The attempts in order (pipeline/attempt-budget.ts `PlannedAttempt`): `notReached` says why a request
+   * never makes one (past settings.max_attempts); `notReachedIf`, when it would not (an earlier
+   * non-streamed call that never answers outwaits settings.precommit_deadline_ms).
+   */
+  attempts: Array<{ target: string; accountId: string; notReached?: string; notReachedIf?: string }>;
   decisions: Array<{ subject: string; verdict: "in" | "out" | "moved"; reason: string }>;
   affinity: string;
   accountStrategy?: string;

@@ -204,6 +204,23 @@ function DryRun({ names }: { names: string[] }) {
   );
 }
 
+/**
+ * What the fallback budget leaves out of a dry run's attempts (SPEC 6.1; pipeline/attempt-budget.ts
+ * `markBudgetReach`), in the words `switchyard route` prints after its attempt order
+ * (src/cli/routing.ts `formatRoutePlan`): `"<notReached>: T @ A, …"` for the attempts past
+ * `settings.max_attempts` (never made: they are not in the attempt order), then `"<notReachedIf>: T @ A, …"`
+ * for those a non-streamed call that never answers would leave out (still in the order). Each line's
+ * `mark` names which field it says; none when every attempt is reached.
+ */
+export function budgetReachLines(attempts: RoutePlan["attempts"]): Array<{ mark: "notReached" | "notReachedIf"; text: string }> {
+  const out: Array<{ mark: "notReached" | "notReachedIf"; text: string }> = [];
+  for (const mark of ["notReached", "notReachedIf"] as const) {
+    const marked = attempts.filter((a) => a[mark]);
+    if (marked.length > 0) out.push({ mark, text: `${marked[0]![mark]}: ${marked.map((a) => `${a.target} @ ${a.accountId}`).join(", ")}` });
+  }
+  return out;
+}
+
 /** A dry-run answer; `children` (when and why it was routed) go under its first line. */
 function PlanView({ plan, children }: { plan: RoutePlan; children?: ComponentChildren }) {
   const via =
@@ -223,13 +240,20 @@ function PlanView({ plan, children }: { plan: RoutePlan; children?: ComponentChi
       <h3>Attempt order</h3>
       {plan.attempts.length === 0 && <p class="held-text">No target has an eligible account: the request would fail.</p>}
       <ol class="attempt-order">
-        {plan.attempts.map((a, i) => (
-          <li key={i} data-target={a.target} data-account={a.accountId}>
-            <span class="plan-order">{i + 1}</span>
-            <span class="mono">{a.target}</span> <span class="muted">on</span> <span class="mono">{a.accountId}</span>
-          </li>
-        ))}
+        {plan.attempts
+          .filter((a) => !a.notReached)
+          .map((a, i) => (
+            <li key={i} data-target={a.target} data-account={a.accountId}>
+              <span class="plan-order">{i + 1}</span>
+              <span class="mono">{a.target}</span> <span class="muted">on</span> <span class="mono">{a.accountId}</span>
+            </li>
+          ))}
       </ol>
+      {budgetReachLines(plan.attempts).map((l) => (
+        <p key={l.mark} class="held-text small attempt-reach" data-reach={l.mark}>
+          {l.text}
+        </p>
+      ))}
       <h3>Targets and accounts</h3>
       {plan.targets.map((t) => (
         <div key={t.target} class={`plan-target ${t.verdict === "out" ? "plan-target-out" : ""}`}>
