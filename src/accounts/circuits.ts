@@ -35,8 +35,12 @@ export const CIRCUIT_OPEN_MS = 5 * 60_000;
 export interface CircuitHooks {
   /** The registry's clock, ms since the epoch. */
   now(): number;
-  /** Writes through to the store (failures ignored: memory holds the state, the next re-read reconciles). */
-  persist(write: (store: Store) => unknown): void;
+  /**
+   * Writes through to the store; `key` names the row (`circuit␀PROVIDER`): a write the embedded store
+   * refuses (a full disk) is written again later (src/accounts/retry-writes.ts), and {@link ProviderCircuits.load}
+   * keeps the circuit as held here meanwhile. Never throws.
+   */
+  persist(write: (store: Store) => unknown, key?: string): void;
   /** Arms the registry's end timer for a state ending at `until` (ms since the epoch). */
   arm(until: number): void;
   /** Publishes a provider-wide change once per account of the provider (SPEC 9.4), when somebody listens. */
@@ -78,16 +82,19 @@ export class ProviderCircuits {
    *   "circuit (REASON) closed elsewhere";
    * - a stored circuit not open here (not held, or half-open here) opened elsewhere: `circuit_open`
    *   "circuit (REASON) opened elsewhere", with its end (not at the first load);
-   * - a stored circuit opened before its provider changed here ({@link providerChanged}) is left out.
+   * - a stored circuit opened before its provider changed here ({@link providerChanged}) is left out;
+   * - a provider whose circuit write waits to be written again (`waiting`, src/accounts/retry-writes.ts:
+   *   the store refused it) keeps its circuit as held here, open or closed, and nothing is published.
    * O(circuits).
    */
-  load(circuits: readonly Circuit[]): void {
+  load(circuits: readonly Circuit[], waiting?: (providerId: string) => boolean): void {
     const held = this.open;
     const now = this.hooks.now();
     const listening = this.hooks.listening() && this.loaded;
     this.loaded = true;
     this.open = new Map();
     for (const c of circuits) {
+      if (waiting?.(c.providerId)) continue;
       const changed = this.changedAt.get(c.providerId);
       if (changed !== undefined && c.since !== undefined && c.since <= changed) continue;
       const was = held.get(c.providerId);
@@ -99,7 +106,7 @@ export class ProviderCircuits {
     }
     for (const [providerId, c] of held) {
       if (this.open.has(providerId)) continue;
-      if (c.openUntil <= now) {
+      if (c.openUntil <= now || waiting?.(providerId)) {
         // Half-open here: kept until a probe decides. A probe whose request ended without a verdict (a 4xx,
         // the client gone) would hold the provider back for good: the re-read frees the probe again.
         this.open.set(providerId, { ...c, probing: false });
@@ -122,7 +129,7 @@ export class ProviderCircuits {
     const c = this.open.get(providerId);
     if (!c) return;
     this.open.delete(providerId);
-    this.hooks.persist((st) => st.clearCircuit(providerId));
+    this.hooks.persist((st) => st.clearCircuit(providerId), circuitRow(providerId));
     this.hooks.publish(providerId, "circuit_closed", { reason: `circuit (${c.reason}) closed: the provider's ${what} changed` });
   }
 
@@ -203,7 +210,7 @@ export class ProviderCircuits {
       const stored = `${CIRCUIT_THRESHOLD} consecutive 5xx`;
       this.open.set(providerId, { openUntil, probing: false, reason: stored });
       this.serverErrors.set(providerId, 0);
-      this.hooks.persist((st) => st.setCircuit({ providerId, openUntil, reason: stored, since: now }));
+      this.hooks.persist((st) => st.setCircuit({ providerId, openUntil, reason: stored, since: now }), circuitRow(providerId));
       this.hooks.arm(openUntil);
       this.hooks.publish(providerId, "circuit_open", { reason: c ? "the half-open probe failed" : stored, until: openUntil });
     }
@@ -221,7 +228,7 @@ export class ProviderCircuits {
    * (JavaScriptCore makes a function's captured variables at its entry: docs/performance.md item 255).
    */
   private closed(providerId: string): void {
-    this.hooks.persist((st) => st.clearCircuit(providerId));
+    this.hooks.persist((st) => st.clearCircuit(providerId), circuitRow(providerId));
     this.hooks.publish(providerId, "circuit_closed", { reason: "a request succeeded" });
   }
 
@@ -230,4 +237,9 @@ export class ProviderCircuits {
     this.serverErrors.clear();
     this.open.clear();
   }
+}
+
+/** The row key of a provider's circuit for the writes kept to be written again (src/accounts/retry-writes.ts). */
+export function circuitRow(providerId: string): string {
+  return "circuit\u0000" + providerId;
 }

@@ -20,7 +20,7 @@ import type { AccountStateEvent, EventBus } from "../events/bus.ts";
 import { ALL_MODELS, type AccountState, type Binding, type QuotaWindow, type Store } from "../store/types.ts";
 import { SHARED_ANSWER_MS } from "../store/shared.ts";
 import { bindingKey, Bindings } from "./bindings.ts";
-import { type ClosedCircuit, ProviderCircuits } from "./circuits.ts";
+import { circuitRow, type ClosedCircuit, ProviderCircuits } from "./circuits.ts";
 import { EndTimer } from "./end-timer.ts";
 import { Cooldowns } from "./hold-cooldowns.ts";
 import { UnservedCounts, type UnservedRequests } from "./count-unserved-requests.ts";
@@ -70,7 +70,7 @@ export type { UnservedRequests } from "./count-unserved-requests.ts";
 export class AccountRegistry implements AccountPool, AccountHealth {
   /** Who serves what: the accounts, the provider table, each provider's accounts (provider-accounts.ts). */
   private readonly index = new ProviderAccounts();
-  /** Lock and cooldown writes the embedded store refused (a full disk), written again later: retry-writes.ts. */
+  /** Lock, cooldown, removed-pairing and circuit writes the embedded store refused (a full disk), written again later: retry-writes.ts. */
   private readonly unwritten = new RetryWrites();
   /** Cooldowns per account and model (SPEC 6.3), see hold-cooldowns.ts. */
   private readonly cooldowns = new Cooldowns({
@@ -99,7 +99,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** Provider circuits (SPEC 6.3), see circuits.ts. */
   private readonly circuits = new ProviderCircuits({
     now: () => this.clock.now(),
-    persist: (write) => this.persist(write),
+    persist: (write, key) => this.persistRow(write, key),
     arm: (until) => this.armExpiry(until),
     publish: (providerId, change, extra) => this.publishProvider(providerId, change, extra),
     listening: () => this.opts.bus?.active === true,
@@ -150,7 +150,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     for (const a of [...this.index.accounts, ...this.index.implicitAccounts()]) if (providerIds.has(a.providerId)) ids.add(a.id);
     const now = this.clock.now();
     const lifted = this.removed.lift(ids, now);
-    for (const id of new Set(lifted.map((r) => r.accountId))) this.persist((st) => st.restoreModel(id));
+    for (const id of new Set(lifted.map((r) => r.accountId))) this.persistRow((st) => st.restoreModel(id), removedRow(id));
     for (const r of lifted) this.publish(r.accountId, this.providerOf(r.accountId), "model_restored", { model: r.model, reason: `removal (${r.reason}) lifted: the provider's base_url or kind changed` });
     this.cooldowns.lift(ids, now);
   }
@@ -186,13 +186,15 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.locks.load(state.locks);
     // Locks and cooldowns the store refused hold in memory until written (retry-writes.ts).
     if (this.unwritten.size > 0) this.unwritten.reapply();
-    if (!this.opts.bus?.active) this.removed.load(state.removedModels);
-    else for (const r of this.removed.loadGone(state.removedModels, this.clock.now())) this.publish(r.accountId, this.providerOf(r.accountId), "model_restored", { model: r.model, reason: "restored elsewhere" });
+    // A removed pairing or a circuit whose write waits is kept as memory holds it (retry-writes.ts).
+    const waitingPair = this.unwritten.size > 0 ? (pair: string) => this.unwritten.has("removed\u0000" + pair) : undefined;
+    if (!this.opts.bus?.active) this.removed.load(state.removedModels, waitingPair);
+    else for (const r of this.removed.loadGone(state.removedModels, this.clock.now(), waitingPair)) this.publish(r.accountId, this.providerOf(r.accountId), "model_restored", { model: r.model, reason: "restored elsewhere" });
     for (const c of held ? clearedElsewhere(held, { cooldowns: this.cooldowns.all, locks: this.locks.all }, this.clock.now()) : []) {
       if (!this.lifts.keep(c)) this.publish(c.accountId, this.providerOf(c.accountId), c.change, { model: c.model, reason: c.reason });
     }
     this.locks.afterRead(held?.locks);
-    this.circuits.load(state.circuits);
+    this.circuits.load(state.circuits, this.unwritten.size > 0 ? (id) => this.unwritten.has(circuitRow(id)) : undefined);
     this.quota.load(state.quotas);
     this.bindings.load(state.bindings, this.clock.now());
     // Quarantines are written by the credential manager (or another instance) and arrive here.
@@ -400,6 +402,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    */
   async restorePairings(accountId: string, model?: string, reason = "restored by hand"): Promise<string[]> {
     const store = this.store;
+    this.unwritten.forget("removed", accountId, model); // a refused removal written again after the restore would bring it back
     const done = await this.removed.restoreAround(accountId, model, () => this.clock.now(), async () => void (store && (await store.restoreModel(accountId, model))));
     for (const m of done.announce) this.publish(accountId, this.providerOf(accountId), "model_restored", { model: m, reason });
     return done.restored;
@@ -513,7 +516,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
         return;
       case "remove_pairing": {
         const until = this.removed.remove(account.id, model, effect.reason, now);
-        this.persist((st) => st.removeModel({ accountId: account.id, model, reason: effect.reason, until, since: now }));
+        this.persistRow((st) => st.removeModel({ accountId: account.id, model, reason: effect.reason, until, since: now }), removedRow(account.id, model));
         this.armExpiry(until);
         this.publish(account.id, account.providerId, "model_removed", { model, reason: effect.reason, until });
         return;
@@ -553,8 +556,9 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   }
 
   /**
-   * {@link persist} of one lock or cooldown row (`key`; `apply`: what the write did to memory): on a store
-   * of this instance alone a write it refuses (a full disk) is kept and written again later (retry-writes.ts).
+   * {@link persist} of one lock, cooldown, removed-pairing or circuit row (`key`; `apply`: what the write
+   * did to memory): on a store of this instance alone a write it refuses (a full disk) is kept and written
+   * again later (retry-writes.ts).
    */
   private persistRow(write: (store: Store) => unknown, key?: string, apply?: () => void): void {
     if (!this.store || this.store.shared || key === undefined) return this.persist(write);
@@ -562,8 +566,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   }
 
   /**
-   * Writes again the lock and cooldown writes the store refused (retry-writes.ts): before each re-read of
-   * the state and at a stop. Returns how many still wait (lost if the process ends now). Never throws.
+   * Writes again the lock, cooldown, removed-pairing and circuit writes the store refused (retry-writes.ts):
+   * before each re-read of the state and at a stop. Returns how many still wait (lost if the process ends now). Never throws.
    */
   retryWrites(): number {
     return this.store && this.unwritten.size > 0 ? this.unwritten.retry(this.store) : 0;
@@ -588,9 +592,15 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /** Closes the provider's circuit now (ProviderCircuits.close) and in the store (awaited: other instances drop it within about a second). @throws StoreError */
   async closeCircuit(providerId: string): Promise<ClosedCircuit | undefined> {
     const held = this.circuits.close(providerId);
+    this.unwritten.forget("circuit", providerId); // a refused opening written again after the close would bring it back
     if (this.store) await this.store.clearCircuit(providerId);
     return held;
   }
+}
+
+/** The row key of an account's removed pairing of `model`, or of all its removals, for the writes kept to be written again (retry-writes.ts). */
+function removedRow(accountId: string, model?: string): string {
+  return model === undefined ? "removed\u0000" + accountId : "removed\u0000" + accountId + "\u0000" + model;
 }
 
 /** Hands a conversation binding to the store's buffer (the registry's write-through of {@link AccountRegistry.bind}). */

@@ -43,21 +43,30 @@ export class RemovedPairings {
   /**
    * Replaces every removal with the store's rows (at start and on each periodic re-read). A row stored
    * without an end (before 2026-12-04 they had none) ends 24 h after it began, as a new one does.
+   * `waiting(pair)` (pair: `ACCOUNT␀MODEL`) says that a write of the pair's row the store refused waits
+   * to be written again (src/accounts/retry-writes.ts): memory is the truth for that pair, kept as it is.
    */
-  load(rows: readonly Required<RemovedModel>[]): void {
+  load(rows: readonly Required<RemovedModel>[], waiting?: (pair: string) => boolean): void {
+    const kept = waiting ? [...this.map].filter(([k]) => waiting(k)) : [];
     this.map.clear();
     const lifted = this.liftedAt;
-    for (const r of rows) if (lifted.size === 0 || !(r.since <= (lifted.get(r.accountId) ?? -Infinity))) this.map.set(pairKey(r.accountId, r.model), { until: r.until ?? r.since + REMOVED_PAIRING_MS, reason: r.reason });
+    for (const r of rows) {
+      if (lifted.size > 0 && r.since <= (lifted.get(r.accountId) ?? -Infinity)) continue;
+      const k = pairKey(r.accountId, r.model);
+      if (!waiting?.(k)) this.map.set(k, { until: r.until ?? r.since + REMOVED_PAIRING_MS, reason: r.reason });
+    }
+    for (const [k, r] of kept) this.map.set(k, r);
   }
 
   /**
    * {@link load}, answering the removals that held at `now` (ms since the epoch) before and are not among
    * `rows`: restored elsewhere (another instance sharing the store, SPEC D-2; the store lays this
    * instance's own writes still on their way over what it read, so a removal made here is not missed).
+   * `waiting` as {@link load} takes it (a pair whose write waits is never announced).
    */
-  loadGone(rows: readonly Required<RemovedModel>[], now: number): LiveRemoval[] {
+  loadGone(rows: readonly Required<RemovedModel>[], now: number, waiting?: (pair: string) => boolean): LiveRemoval[] {
     const before = this.map.size > 0 ? this.live(now) : [];
-    this.load(rows);
+    this.load(rows, waiting);
     const gone = before.filter((r) => !this.map.has(pairKey(r.accountId, r.model)));
     if (this.restoring.size === 0) return gone;
     // One this instance is restoring is not restored elsewhere: its restore announces it.

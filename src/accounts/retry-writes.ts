@@ -5,14 +5,21 @@
  * the registry carried on from memory: the next re-read of the state (10 s) replaced memory with the
  * store's rows, without it, and a restart after space was freed had forgotten the lock.
  *
+ * The same holds for a removed account/model pairing (`removeModel`, SPEC 6.3's 24 h removal) and a
+ * provider circuit (`setCircuit` / `clearCircuit`): written once, a refused one was forgotten at the next
+ * re-read too (since session 42 they wait here as well).
+ *
  * Here each refused write is kept under its row's key (`lock␀ACCOUNT`, `cooldown␀ACCOUNT␀MODEL`,
- * `cooldowns␀ACCOUNT` for all of an account's; the account id second, {@link RetryWrites.forgetAccount}; a
- * later write of the same row replaces it) with what it did to memory, and:
+ * `cooldowns␀ACCOUNT` for all of an account's, `removed␀ACCOUNT␀MODEL` or `removed␀ACCOUNT` for all of an
+ * account's, `circuit␀PROVIDER`; the kind first, the id second, {@link RetryWrites.forgetAccount},
+ * {@link RetryWrites.forget}; a later write of the same row replaces it) with what it did to memory, and:
  * - is written again before the next write of account state, before each re-read of the state
  *   (src/accounts/account-list.ts), and at a stop (src/stop-gateway.ts), in the order they were made,
  *   up to the first that fails again; a write made while others wait is queued behind them;
  * - while it waits, what it did to memory is done again after each re-read ({@link RetryWrites.reapply}),
- *   so the lock holds in memory too.
+ *   so the lock holds in memory too; the removed pairings and the circuits are not replaced by a re-read
+ *   where a write of theirs waits ({@link RetryWrites.has}: removed-pairings.ts and circuits.ts `load`),
+ *   so no change is announced as made elsewhere meanwhile.
  * Only for a store of this instance alone (not a shared PostgreSQL, where another instance may have
  * changed the row since: there a failed write is left to the periodic re-read, as before).
  */
@@ -66,12 +73,33 @@ export class RetryWrites {
     for (const w of this.waiting.values()) w.apply?.();
   }
 
+  /** Whether a write of the row `key` waits. O(1). */
+  has(key: string): boolean {
+    return this.waiting.size > 0 && this.waiting.has(key);
+  }
+
   /**
-   * Drops the waiting writes of the account's rows (its lock and cooldowns are being cleared by hand, a
-   * new login or the account's removal: a lock written again after that would bring it back).
+   * Drops the waiting writes of the account's lock and cooldowns (they are being cleared by hand, a new
+   * login or the account's removal: a lock written again after that would bring it back). Its removed
+   * pairings' writes stay (a new login does not restore them).
    */
   forgetAccount(accountId: string): void {
-    for (const key of [...this.waiting.keys()]) if (key.split("\u0000")[1] === accountId) this.waiting.delete(key);
+    for (const key of [...this.waiting.keys()]) {
+      const [kind, id] = key.split("\u0000");
+      if (id === accountId && (kind === "lock" || kind === "cooldown" || kind === "cooldowns")) this.waiting.delete(key);
+    }
+  }
+
+  /**
+   * Drops the waiting writes of the rows of `kind` (`removed`, `circuit`, …) for `id` — only the row
+   * `kind␀id␀sub` when `sub` is given, else every row of `id` (a restore by hand or a circuit closed by
+   * hand is written at once: a removal or an opening written again after it would bring it back).
+   */
+  forget(kind: string, id: string, sub?: string): void {
+    for (const key of [...this.waiting.keys()]) {
+      const [k, i, s] = key.split("\u0000");
+      if (k === kind && i === id && (sub === undefined || s === sub)) this.waiting.delete(key);
+    }
   }
 
   private keep(key: string, w: Waiting): void {

@@ -1,5 +1,5 @@
 /**
- * src/accounts/retry-writes.ts: lock and cooldown writes the embedded store refused (a full disk) are
+ * src/accounts/retry-writes.ts: lock, cooldown, removed-pairing and circuit writes the embedded store refused (a full disk) are
  * written again in the order they were made, the newest write of a row replacing an older one, a write
  * made while others wait queued behind them, and what each did to memory done again while it waits.
  */
@@ -50,15 +50,40 @@ test("a write made while others wait and fail again is queued behind them, not w
   expect([rows, calls]).toEqual([["lock a"], 1]);
 });
 
-test("an account's waiting writes are dropped when its lock and cooldowns are cleared (by hand, a new login)", () => {
+test("an account's waiting lock and cooldown writes are dropped when they are cleared (by hand, a new login); its removed pairings' and a same-named provider's circuit stay", () => {
   const { store, rows, state, write } = fakeStore();
   const w = new RetryWrites();
   state.full = true;
   w.persist(store, "lock\u0000a", write("lock a"));
   w.persist(store, "cooldown\u0000a\u0000m", write("cool a m"));
   w.persist(store, "lock\u0000ab", write("lock ab"));
+  w.persist(store, "removed\u0000a\u0000m", write("remove a m"));
+  w.persist(store, "circuit\u0000a", write("open a"));
   w.forgetAccount("a");
   state.full = false;
   expect(w.retry(store)).toBe(0);
-  expect(rows).toEqual(["lock ab"]);
+  expect(rows).toEqual(["lock ab", "remove a m", "open a"]);
+});
+
+test("a restore or a circuit close by hand drops the waiting removal or opening it supersedes, and only those", () => {
+  const { store, rows, state, write } = fakeStore();
+  const w = new RetryWrites();
+  state.full = true;
+  w.persist(store, "removed\u0000a\u0000m", write("remove a m"));
+  w.persist(store, "removed\u0000a\u0000n", write("remove a n"));
+  w.persist(store, "removed\u0000b\u0000m", write("remove b m"));
+  w.persist(store, "circuit\u0000p", write("open p"));
+  w.persist(store, "circuit\u0000q", write("open q"));
+  expect([w.has("removed\u0000a\u0000m"), w.has("circuit\u0000p"), w.has("circuit\u0000r")]).toEqual([true, true, false]);
+  w.forget("removed", "a", "m"); // restore a's m by hand
+  w.forget("circuit", "p"); // close p's circuit by hand
+  expect([w.has("removed\u0000a\u0000m"), w.has("circuit\u0000p")]).toEqual([false, false]);
+  state.full = false;
+  expect(w.retry(store)).toBe(0);
+  expect(rows).toEqual(["remove a n", "remove b m", "open q"]);
+  state.full = true;
+  w.persist(store, "removed\u0000a\u0000m", write("remove a m"));
+  w.persist(store, "removed\u0000a\u0000n", write("remove a n"));
+  w.forget("removed", "a"); // restore all of a's by hand
+  expect(w.size).toBe(0);
 });
