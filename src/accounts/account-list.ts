@@ -61,7 +61,7 @@ export class AccountList {
   }
 
   private async read(): Promise<void> {
-    // Lock and cooldown writes the store refused (a full disk) first: the rows read below then have them.
+    // Account-state writes the store refused (a full disk: locks, cooldowns, removed pairings, circuits) first: the rows read below then have them.
     this.registry.retryWrites();
     const stored = await this.store.listAccounts();
     const state = await this.store.loadAccountState();

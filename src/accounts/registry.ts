@@ -427,6 +427,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     // Its alerts' claims end first: another instance that learns of the lift may lock the account again at once.
     await this.opts.episodeEnded?.(accountId);
     this.unwritten.forgetAccount(accountId); // a refused lock written again after the lift would bring it back
+    const removals = this.unwritten.waitsFor("removed", accountId);
     // A quarantine the work lifts (a new login or import) is announced as what happened here too (quarantines.ts).
     this.liftingHere.set(accountId, what);
     let done: Awaited<ReturnType<LiftsHere["around"]>>;
@@ -434,6 +435,12 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       done = await this.lifts.around(accountId, asked, work, (c) => (c.change === "unlock" ? this.locks.has(accountId) : this.cooldowns.has(accountId, c.model!)));
     } finally {
       this.liftingHere.delete(accountId);
+    }
+    // The work removed the account (its rows went with it): a refused removal of its pairings is not written
+    // again, and one the work's re-read wrote after the delete is deleted (in the waiting order, retry-writes.ts).
+    if (removals && !this.index.find(accountId)) {
+      this.unwritten.forget("removed", accountId);
+      this.persistRow((st) => st.restoreModel(accountId), removedRow(accountId));
     }
     for (const c of done) this.publish(accountId, provider ?? this.providerOf(accountId), c.change, { model: c.model, reason: `${c.change === "unlock" ? "lock" : "cooldown"} (${c.held}) ${what}` });
   }

@@ -90,6 +90,16 @@ export class RetryWrites {
     }
   }
 
+  /** Whether a write of a row of `kind` (`removed`, `circuit`, …) for `id` waits. O(waiting writes). */
+  waitsFor(kind: string, id: string): boolean {
+    if (this.waiting.size === 0) return false;
+    for (const key of this.waiting.keys()) {
+      const [k, i] = key.split("\u0000");
+      if (k === kind && i === id) return true;
+    }
+    return false;
+  }
+
   /**
    * Drops the waiting writes of the rows of `kind` (`removed`, `circuit`, …) for `id` — only the row
    * `kind␀id␀sub` when `sub` is given, else every row of `id` (a restore by hand or a circuit closed by

@@ -4,7 +4,10 @@
  * made while others wait queued behind them, and what each did to memory done again while it waits.
  */
 import { expect, test } from "bun:test";
+import { classify } from "../../pipeline/classify.ts";
+import { AccountRegistry } from "../../src/accounts/registry.ts";
 import { RetryWrites } from "../../src/accounts/retry-writes.ts";
+import { account, providerOf, settableClock } from "./helpers.ts";
 import type { Store } from "../../src/store/types.ts";
 
 /** A store whose writes land in `rows` (in order) while `full` is false, and throw while it is true. */
@@ -86,4 +89,35 @@ test("a restore or a circuit close by hand drops the waiting removal or opening 
   w.persist(store, "removed\u0000a\u0000n", write("remove a n"));
   w.forget("removed", "a"); // restore all of a's by hand
   expect(w.size).toBe(0);
+});
+
+test("an account removed while a refused removal of its pairing waits: the removal is not written back after the account's rows went", async () => {
+  const writes: string[] = [];
+  const disk = { full: true };
+  const store = new Proxy({}, {
+    // An embedded store (not `shared`) whose removeModel throws while the disk is full.
+    get: (_t, method) => method === "shared" ? undefined : (...args: unknown[]) => {
+      if (method === "removeModel" && disk.full) throw new Error("database or disk is full");
+      if (method === "removeModel" || method === "restoreModel" || method === "deleteAccount") writes.push(`${String(method)} ${(args[0] as { accountId?: string }).accountId ?? args[0]}`);
+    },
+  }) as Store;
+  const p = providerOf("p");
+  const clock = settableClock();
+  const registry = new AccountRegistry(store, clock);
+  registry.setAccounts([account("a1"), account("a2")], new Map([["p", p]]));
+  const notFound = classify({ status: 404, bodyText: JSON.stringify({ type: "error", error: { type: "not_found_error", message: "model: claude-x" } }), now: clock.now() });
+  registry.failure(registry.list()[0]!, p, "claude-x", notFound);
+  registry.failure(registry.list()[1]!, p, "claude-x", notFound);
+  expect(writes).toEqual([]);
+  disk.full = false;
+  // The admin API's removal: the store deletes the account and its rows, then the re-read (which first writes what waits) and the new list.
+  await registry.lift("a1", "cleared: the account was removed", async () => {
+    writes.push("deleteAccount a1");
+    registry.retryWrites();
+    registry.setAccounts([account("a2")], new Map([["p", p]]));
+  });
+  registry.retryWrites();
+  // a1's removal, written again after the delete, is deleted again; a2's stays.
+  expect(writes).toEqual(["deleteAccount a1", "removeModel a1", "removeModel a2", "restoreModel a1"]);
+  registry.close();
 });
