@@ -297,7 +297,9 @@ export function undoSetup(cli: string, dir: string, dryRun: boolean): UndoResult
     const keys = entry.keys.join(", ");
     const state = states.get(name)!;
     if (state === "unknown") {
-      lines.push(`${path} already pointed at the gateway when switchyard setup first kept a record of it (an older switchyard with no backup, or an edit by hand), so what it was before is unknown and --undo leaves it as it is: remove setup's settings from it by hand: ${keys}`);
+      // the copy of the file as setup first found it (settings written by hand, e.g. README's Codex table with its env_key) is named: it may be what the user wants back
+      const found = original !== null && existsSync(original) ? `; or, to have that file back as setup first found it, copy ${original} over it (cp ${original} ${path})` : "";
+      lines.push(`${path} already pointed at the gateway when switchyard setup first kept a record of it (an older switchyard with no backup, or an edit by hand), so what it was before is unknown and --undo leaves it as it is: remove setup's settings from it by hand: ${keys}${found}`);
       continue;
     }
     // a file undo leaves still names this one (Codex's config.toml its model catalog): removing it would leave the CLI pointing at a file that is gone

@@ -19,7 +19,9 @@
  *   "responses"`, `supports_websockets = true` (SPEC 2.5) and `experimental_bearer_token`; when the
  *   installed Codex's prompt could be read (src/cli/codex-instructions.ts), `model_catalog_json`
  *   naming `switchyard-models.json` next to `config.toml`: Codex's model catalog of every model the
- *   gateway lists ({@link codexModelInfo}), so Codex has their metadata instead of its fallback.
+ *   gateway lists ({@link codexModelInfo}), so Codex has their metadata instead of its fallback. An
+ *   `env_key` in that table (README's and the dashboard's snippet name the key's variable so) is
+ *   commented out, with a note: Codex reads that variable before `experimental_bearer_token`.
  * - Gemini CLI, `~/.gemini/.env`: `GOOGLE_GEMINI_BASE_URL`, `GEMINI_API_KEY`, and with `--model`
  *   `GEMINI_MODEL`; `~/.gemini/settings.json`: `security.auth.selectedType: "gemini-api-key"` (without
  *   it the CLI refuses to run non-interactively), with `--model` `model.name`, and with a known window
@@ -30,8 +32,8 @@
  *   its session summaries and checks do not ask for `gemini-…-flash-lite` ids the gateway may not serve.
  *
  * Rules: only these keys are touched (everything else in the files stays, comments and order of a TOML
- * or .env file included); a changed file is first copied (`<file>.switchyard-original` the first time,
- * `<file>.switchyard-backup-<time>` later), and `setup CLI --undo` puts it back (src/cli/setup-undo.ts); the
+ * or .env file included, a rewritten TOML line's trailing comment too); a changed file is first
+ * copied (`<file>.switchyard-original` the first time, `<file>.switchyard-backup-<time>` later), and `setup CLI --undo` puts it back (src/cli/setup-undo.ts); the
  * change is printed as a unified diff with the key masked (Codex's model catalog as one summary line);
  * a second run with the same arguments changes nothing (and says so); `--dry-run` prints the diff and
  * writes nothing. The key is the client key the CLI will present: `--key`, else `$SWITCHYARD_KEY`,
@@ -261,19 +263,74 @@ function findKey(lines: string[], from: number, to: number, key: string): number
 }
 
 /**
- * TOML text with top-level keys `top` and the keys `table` of table `[tableName]` set; lines that set
- * other keys, comments and other tables are kept byte for byte. A missing key is added at the end of
- * its section (top-level keys before the first table); a missing table is appended. The result is
- * checked with Bun's TOML parser.
+ * Where the comment of a TOML `key = value` line starts (the index of its `#`), or -1 when it has
+ * none: the first `#` after the `=` outside a basic (`"…"`, escapes honoured), literal (`'…'`) or
+ * triple-quoted string. -1 too for a value that goes on past the line (a multi-line string).
  */
-export function editToml(before: string | undefined, top: Array<[string, string | number | boolean]>, tableName: string, table: Array<[string, string | number | boolean]>): string {
+function commentStart(line: string): number {
+  let i = line.indexOf("=") + 1;
+  while (i > 0 && i < line.length) {
+    const c = line[i]!;
+    if (c === "#") return i;
+    if (c === '"' || c === "'") {
+      const quote = line.startsWith(c.repeat(3), i) ? c.repeat(3) : c;
+      let j = i + quote.length;
+      while (j < line.length && !line.startsWith(quote, j)) j += c === '"' && line[j] === "\\" ? 2 : 1;
+      if (j >= line.length) return -1;
+      i = j + quote.length;
+      // a triple-quoted string may end in up to two more quotes of its own
+      while (quote.length === 3 && line[i] === c) i++;
+    } else i++;
+  }
+  return -1;
+}
+
+/**
+ * A `key = value` line with its value set to `value`, keeping what the user wrote around the value:
+ * its indentation and spacing around `=`, and a trailing comment (`model = "demo"  # or a combo /
+ * alias name`), moved so that it starts in the same column when the new value leaves room (else after
+ * the space it had, at most two). A line whose value already equals `value` is left as it is.
+ */
+function setLine(line: string, value: string | number | boolean): string {
+  const eq = line.indexOf("=");
+  const hash = commentStart(line);
+  const end = hash >= 0 ? hash : line.length;
+  const old = line.slice(eq + 1, end).trim();
+  try {
+    if ((Bun.TOML.parse(`v = ${old}`) as { v?: unknown }).v === value) return line;
+  } catch {
+    // a value Bun cannot read on its own (a multi-line one): written afresh
+  }
+  const head = line.slice(0, eq + 1) + (/^\s*/.exec(line.slice(eq + 1))![0] || " ");
+  const valueText = tomlValue(value);
+  if (hash < 0) return head + valueText;
+  const gap = hash - line.slice(0, hash).trimEnd().length;
+  const pad = Math.max(Math.max(1, Math.min(gap, 2)), hash - (head.length + valueText.length));
+  return head + valueText + " ".repeat(pad) + line.slice(hash);
+}
+
+/**
+ * TOML text with top-level keys `top` and the keys `table` of table `[tableName]` set; lines that set
+ * other keys, comments and other tables are kept byte for byte, and a line setup rewrites keeps its
+ * trailing comment ({@link setLine}). A missing key is added at the end of its section (top-level keys
+ * before the first table); a missing table is appended. Each key of `commentOut` that the table sets
+ * is commented out (`# ` before its line), below a comment line `# <why>`. The result is checked with
+ * Bun's TOML parser.
+ */
+export function editToml(
+  before: string | undefined,
+  top: Array<[string, string | number | boolean]>,
+  tableName: string,
+  table: Array<[string, string | number | boolean]>,
+  commentOut: { keys: string[]; why: string } = { keys: [], why: "" },
+): string {
   const lines = before === undefined || before === "" ? [] : before.replace(/\n$/, "").split("\n");
   let firstTable = lines.findIndex((l) => TABLE_HEADER.test(l));
   if (firstTable < 0) firstTable = lines.length;
   for (const [k, v] of top) {
     const i = findKey(lines, 0, firstTable, k);
     const line = `${k} = ${tomlValue(v)}`;
-    if (i >= 0) lines[i] = line;
+    if (i >= 0) lines[i] = setLine(lines[i]!, v);
     else {
       // After the last non-blank top-level line.
       let at = firstTable;
@@ -295,13 +352,19 @@ export function editToml(before: string | undefined, top: Array<[string, string 
   for (const [k, v] of table) {
     const i = findKey(lines, start + 1, end, k);
     const line = `${k} = ${tomlValue(v)}`;
-    if (i >= 0) lines[i] = line;
+    if (i >= 0) lines[i] = setLine(lines[i]!, v);
     else {
       let at = end;
       while (at > start + 1 && lines[at - 1]!.trim() === "") at--;
       lines.splice(at, 0, line);
       end++;
     }
+  }
+  for (const k of commentOut.keys) {
+    const i = findKey(lines, start + 1, end, k);
+    if (i < 0) continue;
+    const indent = /^\s*/.exec(lines[i]!)![0];
+    lines.splice(i, 1, `${indent}# ${commentOut.why}`, `${indent}# ${lines[i]!.slice(indent.length)}`);
   }
   const out = lines.join("\n") + "\n";
   Bun.TOML.parse(out); // throws on a file this edit made invalid (it never should)
@@ -377,7 +440,37 @@ function codex(o: SetupOptions): FileChange[] {
   }
   const table: Array<[string, string | boolean]> = [...codexProviderTable(o.gatewayUrl), ["experimental_bearer_token", o.key]];
   const keys = [...top.map(([k]) => k), `[model_providers.${CODEX_PROVIDER_ID}]`];
-  return [{ path, before, after: editToml(before, top, `model_providers.${CODEX_PROVIDER_ID}`, table), keys }, ...changes];
+  // The provider table of README's snippet (and the dashboard's) names the key's variable with
+  // `env_key`; Codex 0.171 reads that before `experimental_bearer_token`: it sends the variable's value
+  // and, without the variable, refuses to start ("Missing environment variable"). So it goes, commented out.
+  const envKey = before === undefined ? undefined : codexEnvKey(Bun.TOML.parse(before));
+  const commentOut = { keys: ["env_key"], why: ENV_KEY_COMMENT };
+  const after = editToml(before, top, `model_providers.${CODEX_PROVIDER_ID}`, table, commentOut);
+  const note = envKey === undefined ? undefined : codexEnvKeyNote(path, envKey, codexEnvKey(Bun.TOML.parse(after)) === undefined);
+  return [{ path, before, after, keys, ...(note ? { note } : {}) }, ...changes];
+}
+
+/** The comment line setup writes above the `env_key` line it comments out in Codex's provider table. */
+export const ENV_KEY_COMMENT = "switchyard setup: env_key commented out: Codex would send that variable, not experimental_bearer_token";
+
+/** The `env_key` of `[model_providers.switchyard]` in a parsed Codex `config.toml`, when it sets one. */
+function codexEnvKey(config: unknown): unknown {
+  const providers = isObj(config) ? config.model_providers : undefined;
+  const table = isObj(providers) ? providers[CODEX_PROVIDER_ID] : undefined;
+  return isObj(table) ? table.env_key : undefined;
+}
+
+/**
+ * The note for an `env_key` of Codex's provider table (`value`: what it was; named when it reads as a
+ * variable's name, which is what it must be, never printed otherwise): commented out (`done`), or, set
+ * in a form setup does not edit (a dotted key, an inline table), to be removed by hand.
+ */
+function codexEnvKeyNote(path: string, value: unknown, done: boolean): string {
+  const name = typeof value === "string" && /^[A-Za-z_][A-Za-z0-9_]*$/.test(value) ? `env_key = "${value}"` : "env_key";
+  const why = `Codex reads the key from that variable before experimental_bearer_token (without the variable it stops with "Missing environment variable"; with it, it sends the variable's value, not the key setup writes)`;
+  return done
+    ? `note: ${path}: setup commented out ${name} in [model_providers.${CODEX_PROVIDER_ID}]: ${why}; the line stays in the file, commented out, and so does the file as it was in setup's copy of it (backup:)`
+    : `note: ${path} sets ${name} for [model_providers.${CODEX_PROVIDER_ID}] in a form setup does not edit: remove it by hand: ${why}`;
 }
 
 function gemini(o: SetupOptions): FileChange[] {

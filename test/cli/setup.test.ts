@@ -615,9 +615,9 @@ experimental_bearer_token = "${KEY}"
   });
 });
 
-test("editToml replaces a key in place and keeps inline comments of other lines", () => {
+test("editToml replaces a key in place and keeps inline comments, of other lines and of the line it rewrites", () => {
   const out = editToml('model = "a" # old\n# note\n[model_providers.switchyard]\nbase_url = "x"\nextra = 1 # mine\n', [["model", "b"]], "model_providers.switchyard", [["base_url", "y"]]);
-  expect(out).toBe('model = "b"\n# note\n[model_providers.switchyard]\nbase_url = "y"\nextra = 1 # mine\n');
+  expect(out).toBe('model = "b" # old\n# note\n[model_providers.switchyard]\nbase_url = "y"\nextra = 1 # mine\n');
 });
 
 describe("the real CLIs started with only the HOME setup wrote", () => {
