@@ -46,6 +46,20 @@ export const GEMINI_UTILITY_ALIASES = [
   "chat-compression-default",
 ] as const;
 
+/**
+ * The bare model ids Gemini CLI 0.61.0 answers with when no model is set (`-m`, `model.name`,
+ * `GEMINI_MODEL`): its default `auto` mode sends a prompt to `gemini-3.1-pro-preview`, or to
+ * `gemini-3-flash-preview` when its router's classifier picks the flash model (newuser13's tryout saw
+ * the first).
+ */
+export const GEMINI_CLI_ANSWER_MODELS = ["gemini-3.1-pro-preview", "gemini-3-flash-preview"] as const;
+
+/**
+ * The bare model ids behind {@link GEMINI_UTILITY_ALIASES} (the module comment says which alias goes
+ * where): asked for whatever the answer model is, unless setup points the aliases elsewhere.
+ */
+export const GEMINI_CLI_UTILITY_MODELS = ["gemini-3.1-flash-lite", "gemini-3.5-flash-lite", "gemini-3-flash-preview", "gemini-3-pro-preview"] as const;
+
 /** One entry of Gemini CLI's `modelConfigs.customOverrides`. */
 export interface GeminiOverride {
   match: Record<string, unknown>;

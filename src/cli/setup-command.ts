@@ -15,6 +15,7 @@ import { PLACEHOLDER_KEY, runSetup, setupDir, type SetupModel } from "./setup.ts
 import { undoSetup } from "./setup-undo.ts";
 import { adminTokenFor, noAccountsNote, setupModel } from "./setup-gateway.ts";
 import { askAdmin, NoAnswer, noAnswerLine, type AdminAnswer } from "./admin-request.ts";
+import { GEMINI_CLI_ANSWER_MODELS, GEMINI_CLI_UTILITY_MODELS } from "./gemini-utility-models.ts";
 
 import type { SetupCli as SetupTarget } from "../setup-commands.ts";
 import { printable, visible } from "./terminal.ts";
@@ -286,7 +287,7 @@ export async function setupCommand(target: SetupTarget, opts: SetupCommandOption
   }
   for (const c of r.created) out(`created: ${c} (${undo} removes it)`);
   if (target === "gemini" && !name) {
-    const note = await geminiDefaultModelsNote(url, key, io);
+    const note = await geminiDefaultModelsNote(url, key, dataDir, opts.utilityModel);
     if (note) out(note);
   }
   const none = await noAccountsNote(url, dataDir);
@@ -309,25 +310,38 @@ export function undoCommand(target: SetupTarget, dryRun: boolean, io: CliIo): vo
 }
 
 /**
- * Without `--model`, Gemini CLI asks for its own models by their bare ids (0.61.0: `gemini-3.1-pro-preview`
- * for the answer and a `gemini-…-flash-lite` one that routes every prompt, seen by newuser13's tryout),
- * which reach an account of a Gemini provider or nothing: a 404 for every prompt. When the gateway lists
- * no `gemini-…` model for the key (no account of a Gemini provider serves one), the note says so and what
- * to do. Undefined when it lists one, or the model list cannot be read.
+ * Without `--model`, Gemini CLI asks for its own models by their bare ids ({@link GEMINI_CLI_ANSWER_MODELS},
+ * and unless `--utility-model` points its helper tasks elsewhere {@link GEMINI_CLI_UTILITY_MODELS}),
+ * which the gateway serves through an account of the built-in `gemini` provider, or of a provider that
+ * lists that id under `models:` (R-2), or not at all. Each id is asked of the admin API's dry run
+ * (`POST /admin/api/dry-run`, as a Gemini client's request presenting `key`, as {@link dryRunForKey}
+ * does): the note names the ids it would send to no account (and those the key's `models` allow-list
+ * leaves out), and what to do. `GET /v1/models` cannot tell: an API-key provider configured without
+ * `models:` lists nothing though its account serves every id, and a listed `x/gemini-…` serves no bare
+ * id. Undefined when every id is served, or the admin API cannot be asked (no admin token, no answer).
  */
-async function geminiDefaultModelsNote(url: string, key: string, io: SetupIo): Promise<string | undefined> {
-  try {
-    const res = await askGateway(url, "/v1/models", key, io);
-    if (!res.ok) return void (await res.body?.cancel());
-    const data = ((await res.json()) as { data?: unknown }).data;
-    const ids = Array.isArray(data) ? data.flatMap((e) => (typeof (e as { id?: unknown })?.id === "string" ? [(e as { id: string }).id] : [])) : [];
-    if (ids.some((id) => (id.split("/").pop() ?? "").startsWith("gemini-"))) return undefined;
-  } catch {
-    return undefined;
+async function geminiDefaultModelsNote(url: string, key: string, dataDir: string, utilityModel: string | undefined): Promise<string | undefined> {
+  const ids = [...new Set<string>([...GEMINI_CLI_ANSWER_MODELS, ...(utilityModel === undefined ? GEMINI_CLI_UTILITY_MODELS : [])])];
+  const token = adminTokenFor(url, dataDir);
+  const request = { contents: [{ role: "user", parts: [{ text: "hi" }] }] };
+  const answers = await Promise.all(ids.map((model) => askAdmin(url, token, "POST", "/dry-run", { model, format: "gemini", request, headers: { authorization: `Bearer ${key}` }, limits: false })));
+  const unserved: string[] = [];
+  const notAllowed: string[] = [];
+  for (const [i, a] of answers.entries()) {
+    if (a === undefined || a instanceof NoAnswer) return undefined;
+    const error = (a.data as { error?: { code?: string } } | undefined)?.error;
+    if (a.status === 403 && error?.code === "model_not_allowed") notAllowed.push(ids[i]!);
+    else if (a.status === 404 || (a.status === 200 && ((a.data as { attempts?: unknown[] }).attempts ?? []).length === 0)) unserved.push(ids[i]!);
+    else if (a.status !== 200) return undefined; // the admin API refused setup (no admin token) or failed: it cannot tell
   }
+  if (unserved.length + notAllowed.length === 0) return undefined;
+  const why = [
+    ...(unserved.length > 0 ? [`no account serves ${unserved.join(", ")} (an account of the built-in gemini provider would, or of a provider listing the id under models:)`] : []),
+    ...(notAllowed.length > 0 ? [`the client key's models allow-list leaves out ${notAllowed.join(", ")}`] : []),
+  ].join("; ");
   return (
-    `note: no --model given, so Gemini CLI asks for its own gemini-… models (gemini-3.1-pro-preview, and a flash-lite one that routes each prompt), ` +
-    `but the gateway at ${url} lists no gemini-… model (no account of a Gemini provider): every prompt would get a 404; ` +
+    `note: no --model given, so Gemini CLI asks for its own models by their bare ids (${ids.join(", ")}), and the gateway at ${url} serves ${unserved.length + notAllowed.length === ids.length ? "none" : "only some"} of them: ` +
+    `${why}, so its requests for those fail (switchyard route ID --format gemini says why); ` +
     `run switchyard setup gemini --model NAME (a model, alias or combo the gateway serves), or use gemini -m NAME`
   );
 }

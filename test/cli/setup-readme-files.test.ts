@@ -1,11 +1,16 @@
 /**
  * `switchyard setup` over what a new user already has from README (a new user's tryout): Codex's
  * `config.toml` written by hand from README's snippet, its `[model_providers.switchyard]` table with
- * `env_key = "SWITCHYARD_KEY"` and trailing comments.
+ * `env_key = "SWITCHYARD_KEY"` and trailing comments; and Gemini CLI set up without `--model` on a
+ * gateway whose built-in `gemini` provider has an account, or whose only Gemini-format provider lists
+ * one of Gemini CLI's bare ids.
  *
  * Before: setup added `experimental_bearer_token` beside that `env_key`, which Codex reads first (without
  * the variable `codex exec` stopped with "Missing environment variable: SWITCHYARD_KEY"; with it, it
- * sent the variable's placeholder, not setup's key); a line setup rewrote lost its trailing comment.
+ * sent the variable's placeholder, not setup's key); a line setup rewrote lost its trailing comment;
+ * `setup gemini` judged Gemini CLI's bare ids by `GET /v1/models`, where an API-key provider without
+ * `models:` lists nothing (a false "every prompt would get a 404") and a listed `x/gemini-…` hid the
+ * note though the bare ids are not served.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -162,5 +167,47 @@ experimental_bearer_token = "${KEY}"
       },
       CLI_TEST_TIMEOUT_MS + INSTALL_HOOK_TIMEOUT_MS,
     );
+  });
+});
+
+describe("setup gemini without --model asks the gateway's dry run about Gemini CLI's bare ids", () => {
+  test("the built-in gemini provider has an account (no models: listed): no note (it said every prompt would get a 404)", async () => {
+    const r = await setup(gw, scratchHome(), "gemini", "--dry-run");
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).not.toContain("no --model given");
+  });
+
+  test("only a provider listing gemini-3-pro-preview: the note names every other bare id (a listed gx/gemini-… hid it); --utility-model leaves only the answer models", async () => {
+    const other = await startGateway(
+      `
+server: { require_api_key: true }
+${providersAtFake(["gx", "gemini"])}
+    models:
+      gemini-3-pro-preview: { context_window: 1000000 }
+accounts:
+  - id: gx-1
+    provider: gx
+    api_key: env:FAKE_KEY
+keys:
+  - name: laptop
+    key: env:SETUP_KEY
+`,
+      { env: { SETUP_KEY: KEY } },
+    );
+    try {
+      const ids = "gemini-3.1-pro-preview, gemini-3-flash-preview, gemini-3.1-flash-lite, gemini-3.5-flash-lite, gemini-3-pro-preview";
+      const r = await setup(other, scratchHome(), "gemini", "--dry-run");
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout.split("\n").filter((l) => l.includes("no --model given"))).toEqual([
+        `note: no --model given, so Gemini CLI asks for its own models by their bare ids (${ids}), and the gateway at ${other.url} serves only some of them: no account serves gemini-3.1-pro-preview, gemini-3-flash-preview, gemini-3.1-flash-lite, gemini-3.5-flash-lite (an account of the built-in gemini provider would, or of a provider listing the id under models:), so its requests for those fail (switchyard route ID --format gemini says why); run switchyard setup gemini --model NAME (a model, alias or combo the gateway serves), or use gemini -m NAME`,
+      ]);
+      const u = await setup(other, scratchHome(), "gemini", "--utility-model", "gx/gemini-3-pro-preview", "--dry-run");
+      expect(u.code, u.stderr).toBe(0);
+      expect(u.stdout.split("\n").filter((l) => l.includes("no --model given"))).toEqual([
+        `note: no --model given, so Gemini CLI asks for its own models by their bare ids (gemini-3.1-pro-preview, gemini-3-flash-preview), and the gateway at ${other.url} serves none of them: no account serves gemini-3.1-pro-preview, gemini-3-flash-preview (an account of the built-in gemini provider would, or of a provider listing the id under models:), so its requests for those fail (switchyard route ID --format gemini says why); run switchyard setup gemini --model NAME (a model, alias or combo the gateway serves), or use gemini -m NAME`,
+      ]);
+    } finally {
+      await other.stop();
+    }
   });
 });

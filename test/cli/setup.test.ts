@@ -366,7 +366,7 @@ experimental_bearer_token = "${KEY}"
       const r = await setup(home, "gemini", "--dry-run");
       expect(r.code).toBe(0);
       expect(r.stdout).toContain(
-        `note: no --model given, so Gemini CLI asks for its own gemini-… models (gemini-3.1-pro-preview, and a flash-lite one that routes each prompt), but the gateway at ${gw.url} lists no gemini-… model (no account of a Gemini provider): every prompt would get a 404; run switchyard setup gemini --model NAME (a model, alias or combo the gateway serves), or use gemini -m NAME`,
+        `note: no --model given, so Gemini CLI asks for its own models by their bare ids (gemini-3.1-pro-preview, gemini-3-flash-preview, gemini-3.1-flash-lite, gemini-3.5-flash-lite, gemini-3-pro-preview), and the gateway at ${gw.url} serves none of them: no account serves gemini-3.1-pro-preview, gemini-3-flash-preview, gemini-3.1-flash-lite, gemini-3.5-flash-lite, gemini-3-pro-preview (an account of the built-in gemini provider would, or of a provider listing the id under models:), so its requests for those fail (switchyard route ID --format gemini says why); run switchyard setup gemini --model NAME (a model, alias or combo the gateway serves), or use gemini -m NAME`,
       );
       expect((await setup(home, "gemini", "--model", "coding", "--dry-run")).stdout).not.toContain("no --model given");
     } finally {
