@@ -1,14 +1,17 @@
 /**
  * Tool names a provider refuses, mapped per request (SPEC F-2): a format allows characters another
  * refuses — Gemini takes `[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}` (REFERENCE §4.1), Anthropic only
- * `^[a-zA-Z0-9_-]{1,128}$` (its 400 "tools.0.custom.name: String should match pattern"), while MCP
- * clients name tools `docker.io:list_images`, `github.create issue` or in other scripts. A builder
+ * `^[a-zA-Z0-9_-]{1,128}$` (its 400 "tools.0.custom.name: String should match pattern"), OpenAI (Chat
+ * and Responses) only `^[a-zA-Z0-9_-]{1,64}$` (its 400 "Invalid 'tools[0].function.name': string does
+ * not match pattern" / "string too long"), while MCP clients name tools `docker.io:list_images`,
+ * `github.create issue` or in other scripts. A builder
  * maps every name of a request deterministically and collision-safe ({@link ToolNameMap}), in one
  * fixed order ({@link registerToolNames}), and hands the reverse map to its decoder as `toolNames`
  * (codec.ts `DecoderOptions`) so the client's tool calls carry the names it declared. Pure.
  */
 import { portableTools } from "./tool-kinds.ts";
-import type { HubRequest } from "./hub.ts";
+import type { HubRequest, Warnings } from "./hub.ts";
+import { shortHash } from "./openai-chat/mapping.ts";
 
 /** The longest tool name Gemini and Anthropic take. */
 const MAX = 128;
@@ -16,7 +19,9 @@ const MAX = 128;
 /** A provider's tool-name rule: whether a name passes as it is, and what a name that does not becomes. */
 export interface ToolNameRule {
   valid: RegExp;
-  /** A valid name for any name (at most 128 characters). */
+  /** The longest name the provider takes, in characters (UTF-16 code units; every valid name is ASCII). */
+  max: number;
+  /** A valid name for any name (at most {@link max} characters). */
   sanitize(name: string): string;
 }
 
@@ -35,7 +40,7 @@ export class ToolNameMap {
     if (known !== undefined) return known;
     let out = this.rule.sanitize(name);
     if (this.used.has(out) && this.used.get(out) !== name) {
-      const base = out.slice(0, MAX - 4);
+      const base = out.slice(0, this.rule.max - 4);
       for (let i = 2; this.used.has(out); i++) out = `${base}_${i}`;
     }
     this.forward.set(name, out);
@@ -75,11 +80,48 @@ export function registerToolNames(req: HubRequest, names: ToolNameMap): ToolName
 /** Anthropic's rule (`^[a-zA-Z0-9_-]{1,128}$`): every other character → `_`, cut to 128; empty → `_`. */
 export const ANTHROPIC_TOOL_NAMES: ToolNameRule = {
   valid: /^[a-zA-Z0-9_-]{1,128}$/,
+  max: MAX,
   sanitize(name) {
     if (this.valid.test(name)) return name;
     return (name.replace(/[^a-zA-Z0-9_-]/g, "_") || "_").slice(0, MAX);
   },
 };
+
+/** The longest tool name OpenAI takes (Chat `tools[].function.name`, Responses `tools[].name`). */
+const OPENAI_MAX = 64;
+
+/**
+ * OpenAI's rule, Chat Completions and Responses alike (`^[a-zA-Z0-9_-]{1,64}$`, the API reference's
+ * "a-z, A-Z, 0-9, or contain underscores and dashes, with a maximum length of 64"): every other
+ * character → `_`, empty → `_`; a name then longer than 64 keeps its first 55 characters and gets `_`
+ * and 8 hex digits of a digest of the whole name (formats/openai-chat/mapping.ts `shortHash`), so two
+ * long names alike in their first 64 characters stay two names whatever order they come in. Used for
+ * the Chat and Responses builders' targets (`openai`, `openai-compatible`, `openai-responses`, `codex`).
+ */
+export const OPENAI_TOOL_NAMES: ToolNameRule = {
+  valid: /^[a-zA-Z0-9_-]{1,64}$/,
+  max: OPENAI_MAX,
+  sanitize(name) {
+    if (this.valid.test(name)) return name;
+    const out = name.replace(/[^a-zA-Z0-9_-]/g, "_") || "_";
+    return out.length <= OPENAI_MAX ? out : `${out.slice(0, OPENAI_MAX - 9)}_${shortHash(name).slice(0, 8)}`;
+  },
+};
+
+/**
+ * The `renamed_tool` warnings of a builder's name map ({@link ToolNameMap.renamed}), one per name it
+ * changed, naming the provider (`Anthropic`, `OpenAI`), and the decoder hints that map the reply's
+ * names back (codec.ts `DecoderOptions.toolNames`); `undefined` hints when no name changed.
+ */
+export function renamedToolWarnings(names: ToolNameMap, provider: string, w: Warnings): { toolNames: Record<string, string> } | undefined {
+  const renamed = names.renamed();
+  let any = false;
+  for (const [given, orig] of Object.entries(renamed)) {
+    any = true;
+    w.add("renamed_tool", `The tool name ${JSON.stringify(orig)} is not a valid ${provider} tool name; sent as ${JSON.stringify(given)}.`);
+  }
+  return any ? { toolNames: renamed } : undefined;
+}
 
 /**
  * The client's name for a tool name in a provider's reply: its entry in `toolNames` (a decoder's

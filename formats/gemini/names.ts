@@ -18,7 +18,7 @@ export function sanitizeGeminiName(name: string): string {
 }
 
 /** Gemini's rule for {@link ToolNameMap}. */
-export const GEMINI_TOOL_NAMES: ToolNameRule = { valid: VALID, sanitize: sanitizeGeminiName };
+export const GEMINI_TOOL_NAMES: ToolNameRule = { valid: VALID, max: MAX, sanitize: sanitizeGeminiName };
 
 /** A {@link ToolNameMap} for Gemini's rule; `toGemini` is its `map`. */
 export class GeminiNameMap extends ToolNameMap {

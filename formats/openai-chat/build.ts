@@ -19,6 +19,7 @@ import { effortForDisabledReasoning, takesVerbosity } from "../openai-common/mod
 import { chatToolId } from "./mapping.ts";
 import type { JsonObject as Json } from "../json.ts";
 import { withArticle } from "../article.ts";
+import { OPENAI_TOOL_NAMES, registerToolNames, renamedToolWarnings, ToolNameMap } from "../tool-names.ts";
 
 function joinText(parts: HubPart[], sep: string): string {
   let out = "";
@@ -45,14 +46,14 @@ function effortFromBudget(budget: number): ReasoningEffort {
 /**
  * Hub tool choice → Chat `tool_choice`. `allowed` → `{type: "allowed_tools", allowed_tools: {mode,
  * tools: [{type: "function", function: {name}}]}}` (OpenAI Chat Completions reference, `tool_choice`);
- * the caller decides where it can go ({@link buildRequest}).
+ * the caller decides where it can go ({@link buildRequest}). Names as the request's map sends them.
  */
-function chatToolChoice(tc: ToolChoice): unknown {
+function chatToolChoice(tc: ToolChoice, names: ToolNameMap): unknown {
   switch (tc.type) {
     case "tool":
-      return { type: "function", function: { name: tc.name } };
+      return { type: "function", function: { name: names.map(tc.name) } };
     case "allowed":
-      return { type: "allowed_tools", allowed_tools: { mode: tc.mode, tools: tc.names.map((name) => ({ type: "function", function: { name } })) } };
+      return { type: "allowed_tools", allowed_tools: { mode: tc.mode, tools: tc.names.map((name) => ({ type: "function", function: { name: names.map(name) } })) } };
     default:
       return tc.type;
   }
@@ -97,7 +98,11 @@ function resultsAfterCalls(messages: Json[]): void {
 class Builder {
   readonly w = new Warnings();
 
-  constructor(private readonly target: BuildTarget) {}
+  constructor(
+    private readonly target: BuildTarget,
+    /** The request's tool names as OpenAI takes them (formats/tool-names.ts). */
+    readonly names: ToolNameMap,
+  ) {}
 
   /** A user-side media/text part → Chat content part, or undefined (dropped with a warning). */
   part(p: HubPart): Json | undefined {
@@ -193,7 +198,7 @@ class Builder {
           text += p.text;
           break;
         case "tool_call":
-          calls.push({ id: chatToolId(p.id), type: "function", function: { name: p.name, arguments: p.arguments.length > 0 ? p.arguments : "{}" } });
+          calls.push({ id: chatToolId(p.id), type: "function", function: { name: this.names.map(p.name), arguments: p.arguments.length > 0 ? p.arguments : "{}" } });
           break;
         case "thinking":
           // Reasoning text goes back as `reasoning_content` where a compatible thinking model expects
@@ -257,6 +262,11 @@ class Builder {
  *   Signed or redacted thinking is reported as `stripped_signature`.
  * - tool ids longer than 64 characters or with characters outside `[A-Za-z0-9_-]` are mapped
  *   deterministically ({@link chatToolId}) in calls and results alike.
+ * - tool names OpenAI refuses (`^[a-zA-Z0-9_-]{1,64}$`: an MCP client's `docker.io:list_images`, a
+ *   name over 64 characters) mapped the same way in tools, history and `tool_choice`
+ *   (formats/tool-names.ts `OPENAI_TOOL_NAMES`), each with a `renamed_tool` warning;
+ *   `decoderHints.toolNames` gives the decoders the way back to the client's. Names that fit are sent
+ *   as they are (the prompt cache sees the same tools).
  * - tools: `{type:"function",function:{name,description?,parameters,strict?}}`; no description → the
  *   key is omitted, never null (B35). Provider tools of another format are dropped with a warning.
  *   `tool_choice` / `parallel_tool_calls` only when tools are sent (OpenAI rejects them otherwise). An
@@ -288,7 +298,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (req.previousResponseId) {
     throw invalid("previous_response_id cannot be used with this model: its provider does not store conversations.", "previous_response_id");
   }
-  const b = new Builder(target);
+  const b = new Builder(target, registerToolNames(req, new ToolNameMap(OPENAI_TOOL_NAMES)));
   const openai = target.kind === "openai";
   const messages: Json[] = [];
   const sys = joinText(req.system, "\n\n");
@@ -321,7 +331,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   // Responses `custom` (freeform) tools become one-string-argument function tools (formats/tool-kinds.ts).
   for (const t of portableTools(req.tools)) {
     if (t.kind === "function") {
-      const fn: Json = { name: t.name };
+      const fn: Json = { name: b.names.map(t.name) };
       if (t.description !== undefined && t.description !== null) fn.description = t.description;
       fn.parameters = t.parameters ?? { type: "object", properties: {} };
       if (typeof t.strict === "boolean") fn.strict = t.strict;
@@ -337,7 +347,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (tc?.type === "allowed" && !openai && req.source.format !== "openai-chat") {
     // Third-party servers may not know allowed_tools (vLLM's and OpenRouter's tool_choice take the
     // strings and a named function only): the same restriction as a shorter tool list and the mode.
-    const allowed = new Set(tc.names);
+    const allowed = new Set(tc.names.map((n) => b.names.map(n)));
     const kept = tools.filter((t) => t.type === "function" && allowed.has((t.function as Json).name as string));
     b.w.add("changed_field", `tool_choice allowed_tools is not sent to a third-party Chat server: only the ${kept.length} allowed tool(s) were declared, with tool_choice "${tc.mode}".`);
     tools.length = 0;
@@ -346,7 +356,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   if (tools.length > 0) {
     body.tools = tools;
-    if (tc) body.tool_choice = chatToolChoice(tc);
+    if (tc) body.tool_choice = chatToolChoice(tc, b.names);
     if (typeof req.parallelToolCalls === "boolean") body.parallel_tool_calls = req.parallelToolCalls;
   }
 
@@ -417,5 +427,6 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     const dropped = extraKeys.filter((k) => !k.startsWith("$")); // `$…`: per-item fields a format keeps for itself
     if (dropped.length > 0) b.w.add("dropped_field", `Fields with no Chat Completions equivalent were dropped: ${dropped.join(", ")}.`);
   }
-  return { body, warnings: b.w.list };
+  const hints = renamedToolWarnings(b.names, "OpenAI", b.w);
+  return hints ? { body, warnings: b.w.list, decoderHints: hints } : { body, warnings: b.w.list };
 }

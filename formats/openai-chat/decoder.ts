@@ -51,6 +51,7 @@ import { chatShapes, ShapeKind, type ShapeBook } from "./chunk-shapes.ts";
 import { errorFromPayload } from "./errors.ts";
 import { finishIsFailure, promptFiltered, shortHash, stopFromChat, usageFromChat } from "./mapping.ts";
 import { isObj } from "../json.ts";
+import { clientToolName } from "../tool-names.ts";
 
 interface Slot {
   /** Block key: -1, -2, … in order of appearance. */
@@ -550,7 +551,8 @@ export class ChatDecoder implements StreamDecoder {
       const nonce = (this.nonce ??= Math.random().toString(36).slice(2, 10));
       slot.id = `call_${nonce}${shortHash(`${nonce}:${this.synthesized++}`).slice(0, 8)}`;
     }
-    this.emit({ type: "block_start", index: slot.key, block: { type: "tool_call", id: slot.id, name: slot.name } });
+    // A name the builder changed for OpenAI's rule (formats/tool-names.ts): the client's.
+    this.emit({ type: "block_start", index: slot.key, block: { type: "tool_call", id: slot.id, name: clientToolName(this.opts.toolNames, slot.name) } });
     if (slot.pending.length > 0) {
       this.emit({ type: "block_delta", index: slot.key, delta: { type: "tool_args", json: slot.pending } });
       slot.pending = "";

@@ -13,6 +13,7 @@ import { promptFiltered, shortHash, stopFromChat, stopToChat, usageFromChat, usa
 import { argumentsText } from "../json-depth.ts";
 import { isObj, jsonLength } from "../json.ts";
 import { reasoningDetail } from "./reasoning-details.ts";
+import { clientToolName } from "../tool-names.ts";
 
 /** Text of a Chat `content` that is a string or an array of `{type:"text"|"output_text", text}` parts. */
 function contentText(content: unknown): string {
@@ -32,8 +33,8 @@ function contentText(content: unknown): string {
  * §2.3) → thinking part; `content` → text part; `refusal` → a text part marked `refusal` and stop
  * reason `refusal`;
  * `tool_calls` → tool-call parts (a missing id is synthesised as `call_` + a digest of the response id
- * and position; `arguments` sent as an object are serialised). The legacy `function_call` is read as
- * one tool call.
+ * and position; `arguments` sent as an object are serialised; a name the builder changed → the
+ * client's, `opts.toolNames`). The legacy `function_call` is read as one tool call.
  *
  * Stop reason: {@link stopFromChat}; `tool_use` whenever tool calls are present (REFERENCE §5.1);
  * `stop_sequence` when vLLM `stop_reason` / SGLang `matched_stop` names the string; `null` when the
@@ -79,7 +80,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
     const fn = isObj(c.function) ? c.function : {};
     const args = typeof fn.arguments === "string" ? fn.arguments : fn.arguments !== undefined && fn.arguments !== null ? argumentsText(fn.arguments) : "";
     const id = typeof c.id === "string" && c.id ? c.id : `call_${shortHash(`${rid}:${i}`)}`;
-    content.push({ type: "tool_call", id, name: typeof fn.name === "string" ? fn.name : "", arguments: args });
+    content.push({ type: "tool_call", id, name: typeof fn.name === "string" ? clientToolName(opts.toolNames, fn.name) : "", arguments: args });
   });
 
   const raw = typeof choice.finish_reason === "string" && choice.finish_reason ? choice.finish_reason : undefined;

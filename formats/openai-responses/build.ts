@@ -21,6 +21,7 @@ import { effortForDisabledReasoning, reasonsByDefault } from "../openai-common/m
 import { isObj } from "../json.ts";
 import { applyCodexFixes } from "./codex.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
+import { OPENAI_TOOL_NAMES, registerToolNames, renamedToolWarnings, ToolNameMap } from "../tool-names.ts";
 import { LOGPROBS_INCLUDE, TOOL_FIELDS_KEY, hasItemPrefix, sanitizeCallId, sourceToUrl } from "./common.ts";
 
 const FORMAT = "openai-responses" as const;
@@ -97,6 +98,8 @@ interface BuildContext {
   customTools: Set<string>;
   /** call ids of custom tool calls seen in the history (their outputs are `custom_tool_call_output`). */
   customCalls: Set<string>;
+  /** The request's tool names as OpenAI takes them (formats/tool-names.ts). */
+  names: ToolNameMap;
 }
 
 function customInput(args: string): string {
@@ -167,7 +170,7 @@ function messageItems(m: HubMessage, ctx: BuildContext, out: Array<Record<string
           const item: Record<string, unknown> = { type: "custom_tool_call" };
           if (hasItemPrefix(p.itemId, "ctc_")) item.id = p.itemId;
           item.call_id = callId;
-          item.name = p.name;
+          item.name = ctx.names.map(p.name);
           item.input = customInput(p.arguments);
           out.push(item);
           continue;
@@ -175,7 +178,7 @@ function messageItems(m: HubMessage, ctx: BuildContext, out: Array<Record<string
         const item: Record<string, unknown> = { type: "function_call" };
         if (hasItemPrefix(p.itemId, "fc_")) item.id = p.itemId;
         item.call_id = callId;
-        item.name = p.name;
+        item.name = ctx.names.map(p.name);
         if (p.namespace) item.namespace = p.namespace;
         item.arguments = p.arguments.length > 0 ? p.arguments : "{}";
         out.push(item);
@@ -214,15 +217,25 @@ function toolResultOutputText(r: ToolResultPart): string {
   return errorPrefixed(r, r.content.map((c) => (c.type === "text" ? c.text : "")).join("\n"));
 }
 
+/** A `custom` tool (or a namespace's custom member) with the name `names` sends; the same object when that is its own. */
+function customNamed(raw: Record<string, unknown>, names: ToolNameMap | undefined): Record<string, unknown> {
+  if (!names || raw.type !== "custom" || typeof raw.name !== "string") return raw;
+  const name = names.map(raw.name);
+  return name === raw.name ? raw : { ...raw, name };
+}
+
 /**
  * Hub tools → Responses tools: flat functions, namespaces re-nested (members after the namespace's
  * own non-function tools, in hub order), provider tools of this format; other formats' provider tools
- * dropped with a warning. `fields` restores per-tool fields kept by {@link parseRequest}.
+ * dropped with a warning. `fields` restores per-tool fields kept by {@link parseRequest}. `names`: the
+ * request's name map (formats/tool-names.ts) for a provider body, whose function and `custom` tools go
+ * by the names it gives; without it (a reply's echo of the client's tools) names stay as they are.
  */
 export function buildTools(
   tools: HubTool[],
   w?: Warnings,
   fields?: Record<string, Record<string, unknown>>,
+  names?: ToolNameMap,
 ): Array<Record<string, unknown>> {
   const out: Array<Record<string, unknown>> = [];
   const namespaces = new Map<string, Array<Record<string, unknown>>>();
@@ -243,7 +256,8 @@ export function buildTools(
       }
       if (t.raw.type === "namespace" && typeof t.raw.name === "string") {
         const existing = namespaces.get(t.raw.name);
-        const members = (Array.isArray(t.raw.tools) ? t.raw.tools : []) as Array<Record<string, unknown>>;
+        const given = (Array.isArray(t.raw.tools) ? t.raw.tools : []) as Array<Record<string, unknown>>;
+        const members = names ? given.map((m) => customNamed(m, names)) : given;
         if (existing) existing.push(...members);
         else {
           const { tools: _m, ...shell } = t.raw;
@@ -253,10 +267,10 @@ export function buildTools(
         }
         continue;
       }
-      out.push(t.raw);
+      out.push(customNamed(t.raw, names));
       continue;
     }
-    const f: Record<string, unknown> = { type: "function", name: t.name };
+    const f: Record<string, unknown> = { type: "function", name: names ? names.map(t.name) : t.name };
     if (t.description !== undefined) f.description = t.description;
     f.strict = t.strict ?? false;
     f.parameters = t.parameters;
@@ -285,16 +299,16 @@ function customToolNames(tools: HubTool[]): Set<string> {
   return names;
 }
 
-function buildToolChoice(tc: ToolChoice, customTools: Set<string>): unknown {
+function buildToolChoice(tc: ToolChoice, customTools: Set<string>, names: ToolNameMap): unknown {
   switch (tc.type) {
     case "auto":
     case "required":
     case "none":
       return tc.type;
     case "tool":
-      return { type: customTools.has(tc.name) ? "custom" : "function", name: tc.name };
+      return { type: customTools.has(tc.name) ? "custom" : "function", name: names.map(tc.name) };
     case "allowed":
-      return { type: "allowed_tools", mode: tc.mode, tools: tc.names.map((name) => ({ type: customTools.has(name) ? "custom" : "function", name })) };
+      return { type: "allowed_tools", mode: tc.mode, tools: tc.names.map((name) => ({ type: customTools.has(name) ? "custom" : "function", name: names.map(name) })) };
   }
 }
 
@@ -402,6 +416,10 @@ const MIN_OUTPUT_TOKENS = 16;
  *   a result without its call → text, a call without its result → an error output), except with
  *   `previous_response_id` or a Responses client's `conversation`, where a result may answer a call
  *   of the stored response or conversation;
+ * - tool names OpenAI refuses (`^[a-zA-Z0-9_-]{1,64}$`: `docker.io:list_images`, a name over 64
+ *   characters) mapped the same way in tools, history and `tool_choice` (formats/tool-names.ts
+ *   `OPENAI_TOOL_NAMES`), each with a `renamed_tool` warning; `decoderHints.toolNames` maps the reply's
+ *   calls back to the client's names; names that fit are sent as they are;
  * - tools flat (`{type:"function", name, parameters, strict}`), Codex namespaces re-nested, provider
  *   tools of other formats dropped with a warning; an `allowed` tool choice → `allowed_tools`;
  *   `verbosity` → `text.verbosity`;
@@ -439,7 +457,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   // stores Responses by default, the other formats' APIs (Chat included) do not (REFERENCE §3.1).
   const store = target.kind === "codex" ? false : fromResponses ? req.store : req.store === true;
   const customTools = customToolNames(req.tools);
-  const ctx: BuildContext = { target, store, w, customTools, customCalls: new Set() };
+  const names = registerToolNames(req, new ToolNameMap(OPENAI_TOOL_NAMES));
+  const ctx: BuildContext = { target, store, w, customTools, customCalls: new Set(), names };
 
   const body: Record<string, unknown> = { model: target.model };
   const instructions = req.system
@@ -457,9 +476,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   body.input = input;
 
   const toolFields = fromResponses ? (req.source.extra[TOOL_FIELDS_KEY] as Record<string, Record<string, unknown>> | undefined) : undefined;
-  const tools = buildTools(req.tools, w, toolFields);
+  const tools = buildTools(req.tools, w, toolFields, names);
   if (tools.length > 0) body.tools = tools;
-  if (req.toolChoice) body.tool_choice = buildToolChoice(req.toolChoice, customTools);
+  if (req.toolChoice) body.tool_choice = buildToolChoice(req.toolChoice, customTools, names);
   else if (fromResponses && req.source.extra.tool_choice !== undefined) body.tool_choice = req.source.extra.tool_choice;
   if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
 
@@ -526,5 +545,6 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   body.stream = target.stream;
   if (target.kind === "codex") applyCodexFixes(body, target, w);
-  return { body, warnings: w.list };
+  const hints = renamedToolWarnings(names, "OpenAI", w);
+  return hints ? { body, warnings: w.list, decoderHints: hints } : { body, warnings: w.list };
 }

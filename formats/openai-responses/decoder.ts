@@ -40,6 +40,7 @@ import type { DecoderOptions, StreamDecoder } from "../codec.ts";
 import { SseReader, type SseEvent } from "../sse.ts";
 import { fromResponsesUsage, HUB_ITEMS, stopForTerminal } from "./common.ts";
 import { hubErrorFromOpenAi } from "./errors.ts";
+import { clientToolName } from "../tool-names.ts";
 
 type Json = Record<string, any>;
 
@@ -109,12 +110,15 @@ class ResponsesDecoder implements StreamDecoder {
   /** StreamDecoder.serverTools: hosted tools' items (the types the hub has no slot for) started and not yet done. */
   serverTools = 0;
   private readonly family: ProviderFamily;
+  /** Provider tool name → the client's (DecoderOptions.toolNames: names the builder had to change). */
+  private readonly toolNames: Record<string, string> | undefined;
 
   constructor(
     opts: DecoderOptions,
     private readonly emit: (ev: HubEvent) => void,
   ) {
     this.family = opts.family;
+    this.toolNames = opts.toolNames;
     this.reader = new SseReader((e) => this.onSse(e));
   }
 
@@ -532,7 +536,8 @@ class ResponsesDecoder implements StreamDecoder {
     it.callId = callId;
     it.name = name;
     this.sawTool = true;
-    const block: BlockStart = { type: "tool_call", id: callId, name };
+    // A name the builder changed for OpenAI's rule (formats/tool-names.ts): the client's.
+    const block: BlockStart = { type: "tool_call", id: callId, name: clientToolName(this.toolNames, name) };
     if (it.id !== undefined) block.itemId = it.id;
     if (typeof raw.namespace === "string" && raw.namespace) block.namespace = it.namespace = raw.namespace;
     this.emit({ type: "block_start", index: it.key, block });

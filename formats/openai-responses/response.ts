@@ -26,6 +26,7 @@ import { hubErrorFromOpenAi } from "./errors.ts";
 import { buildTools } from "./build.ts";
 import { echoMembers } from "./echo-memo.ts";
 import { callSignaturesAsThinking } from "../call-signatures.ts";
+import { clientToolName } from "../tool-names.ts";
 
 type Json = Record<string, any>;
 
@@ -300,7 +301,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
           type: "tool_call",
           // An id that is neither a string nor a number (an object) is no id: String() of it may throw.
           id: typeof item.call_id === "string" ? item.call_id : typeof item.id === "string" || typeof item.id === "number" ? String(item.id) : "",
-          name: typeof item.name === "string" ? item.name : "",
+          name: typeof item.name === "string" ? clientToolName(opts.toolNames, item.name) : "", // a name the builder changed: the client's
           arguments: custom ? JSON.stringify({ input: typeof item.input === "string" ? item.input : "" }) : typeof item.arguments === "string" ? item.arguments : "",
         };
         if (typeof item.id === "string") call.itemId = item.id;
