@@ -158,6 +158,19 @@ export interface EncoderOptions {
    * tools memo by their bytes (docs/performance.md item 164). Optional: without it the memo compares.
    */
   requestText?: RequestText;
+  /**
+   * Chat: the client declared its functions with the legacy `functions` parameter, not `tools`
+   * (formats/openai-chat/parse.ts `usesLegacyFunctions`): a call in the reply goes out as the legacy
+   * `function_call`, as the Chat API answers such a request, not as `tool_calls`.
+   */
+  legacyFunctions?: boolean;
+  /**
+   * Where an encoder says what it changed or left out of the reply for the client's format (SPEC F-2),
+   * e.g. the calls after the first for a legacy `functions` request; the pipeline adds it to the
+   * request's warnings (the `X-Switchyard-Warning` header while the reply has not started, the call's
+   * trace always). Absent: not said.
+   */
+  warn?(code: string, message: string): void;
   /** Wall clock in ms since the epoch, injected for tests. */
   now?: () => number;
   /** Id generator for ids the gateway mints (`msg_…`, `resp_…`, `chatcmpl-…`), injected for tests. */

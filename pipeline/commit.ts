@@ -11,7 +11,8 @@
 import { codecFor } from "../formats/index.ts";
 import type { DecoderOptions, EncoderOptions } from "../formats/codec.ts";
 import type { RequestText } from "../formats/write-body-json.ts";
-import { FormatError, hubError, type HubError, type HubRequest, type ProviderFamily } from "../formats/hub.ts";
+import { FormatError, hubError, Warnings, type HubError, type HubRequest, type ProviderFamily } from "../formats/hub.ts";
+import { usesLegacyFunctions } from "../formats/openai-chat/index.ts";
 import { eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
 import { requestTextOf, tryHubOf, type RequestContext } from "./context.ts";
 import type { UpstreamReply } from "./execute.ts";
@@ -130,9 +131,10 @@ function familyHints(family: ProviderFamily): DecoderOptions {
 
 /**
  * The encoders' options for one request's reply: the model the client asked for, its usage option, and
- * the parsed request, fetched only when an encoder reads it (Responses encoders echo request fields). A
- * class (the getter on its prototype), not an object literal with `get`: no getter pair, getter function
- * and scope per reply (issue 17).
+ * the parsed request, fetched only when an encoder reads it (Responses encoders echo request fields);
+ * for a Chat client, whether it sent the legacy `functions` (read by the Chat encoders); `warn` adds an
+ * encoder's warning to the request's (SPEC F-2). A class (the getters on its prototype), not an object
+ * literal with `get`: no getter pair, getter function and scope per reply (issue 17).
  */
 class ReplyEncoderOptions implements EncoderOptions {
   readonly model: string;
@@ -149,6 +151,14 @@ class ReplyEncoderOptions implements EncoderOptions {
 
   get requestText(): RequestText | undefined {
     return this.ctx.clientFormat === "openai-responses" ? requestTextOf(this.ctx) : undefined;
+  }
+
+  get legacyFunctions(): boolean {
+    return this.ctx.clientFormat === "openai-chat" && this.ctx.body.functions !== undefined && usesLegacyFunctions(this.ctx.body);
+  }
+
+  warn(code: string, message: string): void {
+    new Warnings(this.ctx.warnings).add(code, message);
   }
 }
 

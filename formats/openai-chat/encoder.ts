@@ -23,6 +23,11 @@
  *   `arguments: ""`, later fragments only `index` + `function.arguments`; `index` is the tool slot
  *   (0, 1, 2… in output order, whatever the upstream used); a call that got no argument text gets one
  *   `arguments: "{}"` fragment when its block stops (REFERENCE §6.2 step 3);
+ * - for a request that declared its functions with the legacy `functions` (`opts.legacyFunctions`), the
+ *   first call goes out as the Chat API writes it for such a request: `delta.function_call` with
+ *   `name` and `arguments: ""` first, then `{arguments}` fragments (`"{}"` when none came), and the
+ *   finish `function_call` for `tool_calls`; the legacy form holds one call, so later calls are left
+ *   out, said at the finish by `opts.warn` (`dropped_tool_call`);
  * - the finish chunk `delta: {}` + `finish_reason` ({@link stopToChat}), after a `delta.refusal` with a
  *   refusal finish's `explanation` when no refusal text came (finish `content_filter`);
  * - at the end of the event stream: the usage chunk (`choices: []`, all counters integers) ONLY when
@@ -83,6 +88,12 @@ export class ChatEncoder implements StreamEncoder {
   /** Output index of the open refusal block (its text goes to `delta.refusal`), and whether one was sent. */
   private refusalBlock = -1;
   private refusalSent = false;
+  /** The client sent the legacy `functions` (EncoderOptions.legacyFunctions): calls as `function_call`, the first only. */
+  private readonly legacy: boolean;
+  /** Where the left-out calls are said (`opts.warn`, called as a method of `opts`). */
+  private readonly opts: EncoderOptions;
+  /** Calls after the first, left out of a legacy reply. */
+  private leftOut = 0;
 
   constructor(
     opts: EncoderOptions,
@@ -94,6 +105,13 @@ export class ChatEncoder implements StreamEncoder {
     this.head = common + `[{"index":0,"delta":`;
     this.usageHead = common + `[],"usage":`;
     this.includeUsage = opts.includeUsage === true;
+    this.legacy = opts.legacyFunctions === true;
+    this.opts = opts;
+  }
+
+  /** A call's fragment: `tool_calls[{index, …}]`, or for a legacy request the `function_call` object itself. */
+  private callDelta(fields: string): void {
+    this.delta(this.legacy ? `{"function_call":{${fields}}}` : `{"tool_calls":[{"index":${this.toolSlot},${fields}}]}`);
   }
 
   /** Writes one choice chunk with the given delta JSON and a null finish_reason. */
@@ -126,14 +144,17 @@ export class ChatEncoder implements StreamEncoder {
         if (this.finished) return;
         if (ev.block.type === "tool_call") {
           const b = ev.block;
+          if (this.legacy && this.nextSlot > 0) {
+            this.leftOut++; // `function_call` holds one call: its fragments (other block index) are not sent
+            return;
+          }
           this.toolBlock = ev.index;
           this.toolSlot = this.nextSlot++;
           this.toolArgsSent = false;
           this.toolId = b.id;
           this.toolSig = b.signature;
-          this.delta(
-            `{"tool_calls":[{"index":${this.toolSlot},"id":${JSON.stringify(b.id)},"type":"function","function":{"name":${JSON.stringify(b.name)},"arguments":""}}]}`,
-          );
+          if (this.legacy) this.delta(`{"function_call":{"name":${JSON.stringify(b.name)},"arguments":""}}`);
+          else this.delta(`{"tool_calls":[{"index":${this.toolSlot},"id":${JSON.stringify(b.id)},"type":"function","function":{"name":${JSON.stringify(b.name)},"arguments":""}}]}`);
         } else if (ev.block.type === "text") {
           if (ev.block.refusal === true) this.refusalBlock = ev.index;
         } else if (ev.block.type === "thinking") {
@@ -175,7 +196,7 @@ export class ChatEncoder implements StreamEncoder {
           case "tool_args":
             if (ev.index !== this.toolBlock) return;
             this.toolArgsSent = true;
-            this.delta(`{"tool_calls":[{"index":${this.toolSlot},"function":{"arguments":${JSON.stringify(d.json)}}}]}`);
+            this.callDelta(this.legacy ? `"arguments":${JSON.stringify(d.json)}` : `"function":{"arguments":${JSON.stringify(d.json)}}`);
             return;
           case "signature":
             // No Chat slot for opaque reasoning state: a thinking block's or a tool call's goes in
@@ -194,7 +215,7 @@ export class ChatEncoder implements StreamEncoder {
           this.thinkingText = "";
         }
         if (ev.index === this.toolBlock) {
-          if (!this.toolArgsSent) this.delta(`{"tool_calls":[{"index":${this.toolSlot},"function":{"arguments":"{}"}}]}`);
+          if (!this.toolArgsSent) this.callDelta(this.legacy ? `"arguments":"{}"` : `"function":{"arguments":"{}"}`);
           if (this.toolSig) this.addDetail({ type: "tool_call", id: this.toolId, signature: this.toolSig });
           this.toolBlock = -1;
           this.toolSig = undefined;
@@ -209,7 +230,10 @@ export class ChatEncoder implements StreamEncoder {
         // explanation as `delta.refusal`; the finish stays `content_filter` (not `refusalSent`).
         if (ev.reason === "refusal" && ev.explanation !== undefined && !this.refusalSent) this.delta(`{"refusal":${JSON.stringify(ev.explanation)}}`);
         this.finished = true;
-        this.write(this.head + `{},"finish_reason":"${stopToChat(ev.reason, this.refusalSent)}"}]}\n\n`);
+        let finish: string = stopToChat(ev.reason, this.refusalSent);
+        if (this.legacy && finish === "tool_calls" && this.nextSlot > 0) finish = "function_call";
+        if (this.leftOut > 0) this.opts.warn?.("dropped_tool_call", legacyLeftOut(this.leftOut + 1));
+        this.write(this.head + `{},"finish_reason":"${finish}"}]}\n\n`);
         return;
       case "error":
         if (this.finished) {
@@ -239,6 +263,15 @@ export class ChatEncoder implements StreamEncoder {
     this.closed = true;
     this.write("data: " + JSON.stringify(errorBody(err)) + "\n\n" + SSE_DONE);
   }
+}
+
+/**
+ * The warning of a legacy `functions` request's reply that held `calls` calls: only the first reached
+ * the client as `function_call` (the stream encoder's and {@link encodeResponse}'s).
+ */
+export function legacyLeftOut(calls: number): string {
+  const rest = calls - 1;
+  return `The reply held ${calls} function calls; a request with the legacy functions parameter gets one, as function_call: the first was sent, ${rest} ${rest === 1 ? "was" : "were"} left out. Declare the functions as tools to get every call.`;
 }
 
 /** Creates a Chat stream encoder writing SSE text into `write` (codec contract). */

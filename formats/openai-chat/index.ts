@@ -43,4 +43,4 @@ export { ChatEncoder } from "./encoder.ts";
 export { ChatTap } from "./tap.ts";
 export { chatErrorObject, errorFromPayload } from "./errors.ts";
 export { chatToolId, stopFromChat, stopToChat, usageFromChat, usageToChat } from "./mapping.ts";
-export { parseDataUrl } from "./parse.ts";
+export { parseDataUrl, usesLegacyFunctions } from "./parse.ts";

@@ -202,6 +202,20 @@ function legacyFunctions(raw: Record<string, unknown>, tools: HubTool[]): { cons
 }
 
 /**
+ * Whether a Chat request declares its functions only the legacy way: a `functions` list the parser
+ * reads ({@link legacyFunctions}: a non-empty array of objects with a string `name`) and no `tools` (absent,
+ * null or empty). Its reply then carries a call as the legacy `message.function_call` /
+ * `delta.function_call` with finish_reason `function_call` (codec.ts `EncoderOptions.legacyFunctions`),
+ * as the Chat API answers such a request: an app written for it reads nothing else.
+ */
+export function usesLegacyFunctions(body: Record<string, unknown>): boolean {
+  const fns = body.functions;
+  if (!Array.isArray(fns) || fns.length === 0 || !fns.every((f) => isObj(f) && typeof f.name === "string")) return false;
+  const tools = body.tools;
+  return tools === undefined || tools === null || (Array.isArray(tools) && tools.length === 0);
+}
+
+/**
  * The Chat request body checked against {@link ChatRequestSchema}, and its output. Also asked by the
  * same-format tidy lane (tidy.ts) before it drops or filters something for its type, so a malformed
  * body is the same 400 whatever the target.

@@ -8,7 +8,7 @@ import { countsTokens, type DecoderOptions, type EncoderOptions, type PlainReply
 import { FormatError, hubError, noteDropped, type HubPart, type HubResponse, type StopReason, type TokenLogprob } from "../hub.ts";
 import { chatLogprobs, readOpenAILogprobs } from "../openai-common/logprobs.ts";
 import { promoteStopReason } from "../normalize.ts";
-import { defaultChatId } from "./encoder.ts";
+import { defaultChatId, legacyLeftOut } from "./encoder.ts";
 import { promptFiltered, shortHash, stopFromChat, stopToChat, usageFromChat, usageToChat, type ChatUsage } from "./mapping.ts";
 import { argumentsText } from "../json-depth.ts";
 import { isObj, jsonLength } from "../json.ts";
@@ -194,8 +194,10 @@ export interface ChatCompletionBody {
       /** Signed and redacted thinking and tool calls' signatures, tagged (reasoning-details.ts). */
       reasoning_details?: Array<Record<string, unknown>>;
       tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
+      /** The legacy form, for a request that sent `functions` (EncoderOptions.legacyFunctions): the first call. */
+      function_call?: { name: string; arguments: string };
     };
-    finish_reason: "stop" | "length" | "tool_calls" | "content_filter" | null;
+    finish_reason: "stop" | "length" | "tool_calls" | "function_call" | "content_filter" | null;
     /** `null` unless the reply carries token log probabilities: then `{content: [...], refusal: null}`. */
     logprobs: null | { content: unknown[]; refusal: null };
   }>;
@@ -213,6 +215,10 @@ export interface ChatCompletionBody {
  * {@link stopToChat}, `null` only for a reply that never said why it stopped (the pipeline answers such
  * a reply with an error instead). `usage` always has every counter ({@link usageToChat}). `logprobs`:
  * the text parts' token log probabilities as `{content, refusal: null}`, `null` when they carry none.
+ * For a request that declared its functions with the legacy `functions` (`opts.legacyFunctions`): the
+ * first call as `message.function_call` `{name, arguments}` instead of `tool_calls`, `finish_reason`
+ * `function_call` for `tool_calls`, as the Chat API answers it; later calls are left out, said through
+ * `opts.warn` (`dropped_tool_call`).
  */
 export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCompletionBody {
   let text = "";
@@ -246,9 +252,14 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCom
   };
   if (reasoning.length > 0) message.reasoning_content = reasoning;
   if (details.length > 0) message.reasoning_details = details;
-  if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  const legacy = opts.legacyFunctions === true && toolCalls.length > 0;
+  if (legacy) {
+    message.function_call = toolCalls[0]!.function;
+    if (toolCalls.length > 1) opts.warn?.("dropped_tool_call", legacyLeftOut(toolCalls.length));
+  } else if (toolCalls.length > 0) message.tool_calls = toolCalls;
   let finish: ChatCompletionBody["choices"][0]["finish_reason"] = resp.stopReason ? stopToChat(resp.stopReason, refusal !== null) : null;
   if (toolCalls.length > 0 && finish === "stop") finish = "tool_calls";
+  if (legacy && finish === "tool_calls") finish = "function_call";
   // A provider's refusal with its explanation and no refusal text (Anthropic `stop_details`): the
   // explanation is the refusal the client reads; the finish stays `content_filter` (the provider's policy stopped it).
   if (refusal === null && resp.stopReason === "refusal" && resp.stopExplanation !== undefined) message.refusal = resp.stopExplanation;
