@@ -90,7 +90,7 @@ export interface DecoderOptions {
   family: ProviderFamily;
   /**
    * Tool names the builder had to change for the provider (provider name → client name), mapped back
-   * on tool calls in the reply (Gemini's and Anthropic's name rules, formats/tool-names.ts).
+   * on tool calls in the reply (Gemini's, Anthropic's and OpenAI's name rules, formats/tool-names.ts).
    */
   toolNames?: Record<string, string>;
 }

@@ -2,12 +2,12 @@
  * Tool names a provider refuses, mapped per request (SPEC F-2): a format allows characters another
  * refuses — Gemini takes `[a-zA-Z_][a-zA-Z0-9_.:-]{0,127}` (REFERENCE §4.1), Anthropic only
  * `^[a-zA-Z0-9_-]{1,128}$` (its 400 "tools.0.custom.name: String should match pattern"), OpenAI (Chat
- * and Responses) only `^[a-zA-Z0-9_-]{1,64}$` (its 400 "Invalid 'tools[0].function.name': string does
- * not match pattern" / "string too long"), while MCP clients name tools `docker.io:list_images`,
- * `github.create issue` or in other scripts. A builder
- * maps every name of a request deterministically and collision-safe ({@link ToolNameMap}), in one
- * fixed order ({@link registerToolNames}), and hands the reverse map to its decoder as `toolNames`
- * (codec.ts `DecoderOptions`) so the client's tool calls carry the names it declared. Pure.
+ * and Responses) only `^[a-zA-Z0-9_-]{1,64}$` (its API reference: "a-z, A-Z, 0-9, or contain
+ * underscores and dashes, with a maximum length of 64"), while MCP clients name tools
+ * `docker.io:list_images`, `github.create issue` or in other scripts. A builder maps every name of a
+ * request deterministically and collision-safe ({@link ToolNameMap}), in one fixed order
+ * ({@link registerToolNames}), and hands the reverse map to its decoder as `toolNames` (codec.ts
+ * `DecoderOptions`) so the client's tool calls carry the names it declared. Pure.
  */
 import { portableTools } from "./tool-kinds.ts";
 import type { HubRequest, Warnings } from "./hub.ts";
