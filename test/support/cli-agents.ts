@@ -78,6 +78,7 @@ export interface ClaudeRun {
  * request goes out under a name the gateway does not know. `allowedTools` pre-approves tools (print
  * mode has nobody to answer a permission prompt). The key is ANTHROPIC_API_KEY (sent as x-api-key),
  * or ANTHROPIC_AUTH_TOKEN (sent as Bearer) with `auth: "token"`; "placeholder" unless `key` is given.
+ * CLAUDE_CODE_MAX_RETRIES is 0 unless `ownRetries` (then the CLI's default retry policy applies).
  */
 export async function runClaude(
   bin: string,
@@ -90,6 +91,8 @@ export async function runClaude(
     timeoutMs?: number;
     key?: string;
     auth?: "api-key" | "token";
+    /** Leave CLAUDE_CODE_MAX_RETRIES unset: the CLI retries as it does for a user (default: 0 retries). */
+    ownRetries?: boolean;
   },
 ): Promise<ClaudeRun> {
   const h = scratchHome("claude");
@@ -112,7 +115,7 @@ export async function runClaude(
         CLAUDE_CODE_SUBAGENT_MODEL: opts.model,
         CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: "1",
         // No retries: the first attempt through the gateway must work (a retry would hide a broken stream).
-        CLAUDE_CODE_MAX_RETRIES: "0",
+        ...(opts.ownRetries ? {} : { CLAUDE_CODE_MAX_RETRIES: "0" }),
         DISABLE_AUTOUPDATER: "1",
         DISABLE_TELEMETRY: "1",
         DISABLE_ERROR_REPORTING: "1",
