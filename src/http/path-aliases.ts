@@ -10,7 +10,9 @@
  *   rules and CORS cover `/v1` and `/v1beta` only, src/http/browser-guard.ts `clientSurface`), but its 404
  *   names the path under `/v1` and says to end the base URL with `/v1` ({@link pathHint});
  * - an OpenAI endpoint the gateway does not serve (`/v1/embeddings`, the legacy `/v1/completions`,
- *   audio, images, moderations): its 404 says so, so the user knows it is not a base-URL mistake.
+ *   audio, images, moderations): its 404 says so, so the user knows it is not a base-URL mistake;
+ * - the base address itself (`/`, which `scripts/start` prints): a browser is sent to `/dashboard`, an
+ *   API client's 404 names the dashboard and the API paths ({@link rootAnswer}).
  */
 import { errorResponse } from "../../pipeline/index.ts";
 import { hubError } from "../../formats/hub.ts";
@@ -53,4 +55,22 @@ export function pathHint(method: string, path: string, headers: Headers): Respon
     }
   }
   return undefined;
+}
+
+/**
+ * The answer to the base address `/` (what `switchyard start` prints), which no route serves: a browser
+ * (GET or HEAD whose `Accept` names `text/html`) gets a 302 to `/dashboard`; anyone else the JSON 404
+ * (code `unknown_url`, the OpenAI shape unless the headers name another format, as any unknown path)
+ * whose message names the dashboard and the API paths. Undefined for any other path.
+ */
+export function rootAnswer(method: string, path: string, headers: Headers): Response | undefined {
+  if (path !== "/") return undefined;
+  if ((method === "GET" || method === "HEAD") && /\btext\/html\b/i.test(headers.get("accept") ?? "")) {
+    return new Response(null, { status: 302, headers: { location: "/dashboard", "cache-control": "no-store" } });
+  }
+  const message =
+    `Unknown path: ${method} /. This is switchyard's base address: the dashboard is at /dashboard (open it in a browser); ` +
+    `the API is under /v1 (POST /v1/chat/completions, /v1/responses, /v1/messages; GET /v1/models) and Gemini's under /v1beta/models ` +
+    `(a client's base URL is this address followed by /v1, or the address alone for the Anthropic SDK and Gemini clients).`;
+  return errorResponse(formatForPath(path, headers), hubError("not_found", message, { code: "unknown_url" }));
 }

@@ -10,7 +10,7 @@ import { errorResponse, type Endpoint, type Gateway } from "../../pipeline/index
 import { hubError, type WireFormat } from "../../formats/hub.ts";
 import { ResponsesSocketSession, takesDeflateFrom, type SocketLike } from "./responses-socket.ts";
 import { browserGuard, collapseSlashes, formatForPath, pathOf, type BrowserPolicy } from "./browser-guard.ts";
-import { pathHint } from "./path-aliases.ts";
+import { pathHint, rootAnswer } from "./path-aliases.ts";
 import { StoreError } from "../store/types.ts";
 import { holdOpen } from "./keep-alive.ts";
 import { urlTooLong } from "./request-head.ts";
@@ -533,7 +533,12 @@ export function createServer(deps: ServerDeps) {
         const served = collapsed === undefined ? undefined : servedAlias(request, server as PeerSource | null, collapsed);
         if (served !== undefined) return served;
         const asked = collapsed ?? path;
-        return methodNotAllowed(request.method, asked, request.headers) ?? pathHint(request.method, asked, request.headers) ?? unknownPath(request.method, path, request.headers);
+        return (
+          methodNotAllowed(request.method, asked, request.headers) ??
+          rootAnswer(request.method, asked, request.headers) ??
+          pathHint(request.method, asked, request.headers) ??
+          unknownPath(request.method, path, request.headers)
+        );
       }
       // Bad input that reached Elysia's own parser or a route's declared schema is the client's error
       // (SPEC 2.6, G-4): a 400 in the client's format naming the field, never a 500.

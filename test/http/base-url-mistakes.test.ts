@@ -3,7 +3,8 @@
  * in "/" asks for `/v1//chat/completions`, served as `/v1/chat/completions` on every API path (the browser
  * rules, CORS and the body limit as on the plain path); a base URL without `/v1` gets a 404 in the
  * client's format naming the path under `/v1` and the base URL to set; an endpoint the gateway does not
- * serve (embeddings, legacy completions, audio, images, moderations) gets a 404 saying so.
+ * serve (embeddings, legacy completions, audio, images, moderations) gets a 404 saying so; the base
+ * address `/` sends a browser to `/dashboard` and names the dashboard and the API paths to anyone else.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
@@ -156,5 +157,34 @@ describe("endpoints the gateway does not serve say so", () => {
     const res = await send("GET", "/v2/whatever");
     expect(res.status).toBe(404);
     expect(((await res.json()) as { error: { message: string } }).error.message).toBe("Unknown path: GET /v2/whatever");
+  });
+});
+
+describe("the base address itself (GET /, what scripts/start prints)", () => {
+  test("a browser (Accept: text/html) is sent to /dashboard", async () => {
+    const accept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8";
+    for (const method of ["GET", "HEAD"]) {
+      const res = await fetch(`${gw.url}/`, { method, redirect: "manual", headers: { accept } });
+      expect({ method, status: res.status, location: res.headers.get("location") }).toEqual({ method, status: 302, location: "/dashboard" });
+    }
+    // Followed as a browser does: the dashboard's page.
+    const page = await fetch(`${gw.url}/`, { headers: { accept } });
+    expect({ status: page.status, url: new URL(page.url).pathname, type: page.headers.get("content-type") }).toMatchObject({ status: 200, url: "/dashboard" });
+    expect(await page.text()).toContain("<html");
+  });
+
+  test("an API client gets the JSON 404 naming /dashboard and the API paths", async () => {
+    for (const headers of [{}, { accept: "application/json" }, { accept: "*/*" }] as Record<string, string>[]) {
+      const res = await fetch(`${gw.url}/`, { headers });
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toContain("application/json");
+      const b = (await res.json()) as { error: { message: string; code: string } };
+      expect(b.error.code).toBe("unknown_url");
+      expect(b.error.message).toStartWith("Unknown path: GET /. This is switchyard's base address: the dashboard is at /dashboard");
+      for (const p of ["/v1/chat/completions", "/v1/responses", "/v1/messages", "/v1/models", "/v1beta/models"]) expect(b.error.message).toContain(p);
+    }
+    const post = await send("POST", "/", CHAT);
+    expect(post.status).toBe(404);
+    expect(((await post.json()) as { error: { message: string } }).error.message).toStartWith("Unknown path: POST /. This is switchyard's base address");
   });
 });
