@@ -37,6 +37,10 @@ test("usdColumn: one number of decimals down a column, as many as its smallest a
   const cents = usdColumn([1.25, 0.5]);
   expect([1.25, 0.5].map(cents)).toEqual(["$1.25", "$0.50"]);
   expect(usdColumn([0.0012, 3])(3)).toBe("$3.0000");
+  // between a cent and a dime: the second digit stays (two $0.025 calls read "$0.03" each beside a total of $0.05)
+  expect([0.025, 0.05, 1].map(usdColumn([0.025, 0.05, 1]))).toEqual(["$0.025", "$0.050", "$1.000"]);
+  expect([0.001, 0.1].map(usdColumn([0.001, 0.1]))).toEqual(["$0.0010", "$0.1000"]);
+  expect(usdColumn([0.1, 2])(0.1)).toBe("$0.10");
 });
 
 test("Usage's Cost column reads one number of decimals, and the range and grouping are kept in the address across a reload", async () => {
@@ -58,7 +62,8 @@ test("Usage's Cost column reads one number of decimals, and the range and groupi
     await w.page.reload();
     await w.page.locator("table.usage tbody tr[data-group='shop-1']").waitFor({ timeout: 10_000 });
     expect(await w.page.locator(".seg button.on").allInnerTexts()).toEqual(["by account", "7 days"]);
-    expect(await costs()).toEqual({ "shop-1": "$0.05" }); // one amount: cents, as usd() writes it
+    // one amount, two significant digits as in any column (it read usd()'s cents, "$0.05", until a $0.025 call read "$0.03")
+    expect(await costs()).toEqual({ "shop-1": "$0.054" });
     // Back to the defaults: the address is plain again.
     await w.page.getByRole("button", { name: "by model" }).click();
     await w.page.getByRole("button", { name: "1 day" }).click();

@@ -144,13 +144,16 @@ export function usd(n: number | undefined | null): string {
  * A formatter for one column of USD amounts (`values`, the column's amounts): every amount with the
  * same number of decimals, as many as its smallest non-zero amount needs for two significant digits
  * (at least 2 — cents —, at most 8), so a column does not mix "$1.25" with "$0.0012" (newuser12b's
- * tryout, H8): "$1.2500" above "$0.0012". Zero reads "$0", as {@link usd} writes it; a column of cents
- * and more reads as usd() does.
+ * tryout, H8): "$1.2500" above "$0.0012". A column whose smallest amount is between a cent and a dime
+ * keeps its second digit too: $0.025 reads "$0.025", not usd()'s "$0.03" (two such calls read "$0.06"
+ * beside a total of $0.05). Zero reads "$0", as {@link usd} writes it; a column of dimes and more reads
+ * as usd() does.
  */
 export function usdColumn(values: ReadonlyArray<number | undefined | null>): (n: number | undefined | null) => string {
   let smallest = Infinity;
   for (const v of values) if (typeof v === "number" && Number.isFinite(v) && v !== 0) smallest = Math.min(smallest, Number(Math.abs(v).toPrecision(2)));
-  const decimals = smallest === Infinity || smallest >= 0.01 ? 2 : Math.min(8, Math.max(2, Math.ceil(-Math.log10(smallest) + 1e-9) + 1));
+  // Two significant digits of the smallest: 0.025 → 3 decimals ("$0.025", not "$0.03"), 0.00014 → 5.
+  const decimals = smallest === Infinity ? 2 : Math.min(8, Math.max(2, 1 - Math.floor(Math.log10(smallest) + 1e-9)));
   return (n) => {
     if (n === undefined || n === null || !Number.isFinite(n)) return "–";
     if (n === 0) return "$0";

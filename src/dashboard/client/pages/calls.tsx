@@ -12,7 +12,7 @@ import { Fragment } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
 import { api, ApiError, qs } from "../api.ts";
 import { ActionButton, Breakable, Card, Empty, ErrorLine, Pill, useData, useDebounced } from "../components.tsx";
-import { clockSeconds, count, dateIfNotToday, ms, usd } from "../format.ts";
+import { clockSeconds, count, dateIfNotToday, ms, usdColumn } from "../format.ts";
 import { useLive } from "../live.ts";
 import type { CallRow, Recording, RouteTrace } from "../types.ts";
 import { answeredErrorHead, refreshLines, tokenSaverSentence } from "../../../../pipeline/trace-words.ts";
@@ -199,7 +199,7 @@ function TraceView({ call, recorder, recorderChanged, onSince, onClose }: { call
               unpriced <span class="muted">(no price is known for this model, so no cost is counted; <code>settings.pricing</code> gives one)</span>
             </>
           ) : call.costUsd !== undefined ? (
-            `${usd(call.costUsd)} at API prices`
+            `${usdColumn([call.costUsd])(call.costUsd)} at API prices`
           ) : (
             "–"
           )}
@@ -496,6 +496,8 @@ export function CallsPage() {
       (!filters.transport || (c.transport ?? "unknown") === filters.transport) &&
       (!filters.instance || c.instance === filters.instance),
   );
+  // One number of decimals down the Cost column, two significant digits of its smallest cost ($0.025 is not "$0.03").
+  const costCell = usdColumn(rows.filter((c) => !c.unpriced).map((c) => c.costUsd));
   // Several instances on one store (newuser12a G11): which one served each call is a column, and a filter.
   const instances = new Set((answer?.calls ?? []).map((c) => c.instance ?? ""));
   const byInstance = instances.size > 1 || filters.instance !== "";
@@ -671,7 +673,7 @@ export function CallsPage() {
                         <td class="num" data-opt="1" data-tokens="">
                           <TokensInOut u={c.usage} estimated={c.estimated && c.outcome !== "rejected"} />
                         </td>
-                        <td class="num" data-opt="1">{c.unpriced ? <span class="muted" title="No price is known for this model, so no cost is counted">unpriced</span> : usd(c.costUsd)}</td>
+                        <td class="num" data-opt="1">{c.unpriced ? <span class="muted" title="No price is known for this model, so no cost is counted">unpriced</span> : costCell(c.costUsd)}</td>
                         <td class="num">{ms(c.totalMs)}</td>
                       </tr>
                     );
