@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { startApp } from "../src/app.ts";
+import { stopOnSignals } from "../src/stop-signals.ts";
 import { startFakeUpstream } from "../test/support/fake-upstream.ts";
 import { demoConfigYaml } from "./lib/demo-config.ts";
 
@@ -21,6 +22,9 @@ const dataDir = mkdtempSync(join(tmpdir(), "switchyard-demo-"));
 const configPath = join(dataDir, "config.yaml");
 writeFileSync(configPath, demoConfigYaml(fake.url));
 const app = await startApp({ configPath, dataDir, host: "127.0.0.1", port: values.port ? Number(values.port) : 0 });
+// The gateway stops as `switchyard start`'s does (its "shutting down" and "stopped" lines, its exit
+// status in last-exit.json for `switchyard stop --data-dir`); the fake upstream after it.
+stopOnSignals(app, { afterShutdown: () => fake.stop() });
 // The CLI as this shell can run it (the demo may be started from outside the checkout).
 const cli = `bun ${relative(process.cwd(), join(import.meta.dir, "../src/main.ts")) || "src/main.ts"}`;
 process.stderr.write(`switchyard demo listening on ${app.url} (fake upstream ${fake.url}; config ${configPath})
@@ -40,10 +44,3 @@ Point Claude Code at it (the CLI finds this instance by --data-dir or --url, not
 
 Ctrl-C stops both.
 `);
-const stop = async () => {
-  await app.shutdown(2000);
-  await fake.stop();
-  process.exit(0);
-};
-process.on("SIGINT", () => void stop());
-process.on("SIGTERM", () => void stop());

@@ -495,7 +495,8 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
   // The gateway (and everything it loads) is imported only by `start`: the other commands are thin
   // admin API clients and start in a fraction of the time without it.
   const { startApp } = await import("./app.ts");
-  const { secondSignalLine, startFailedLine, stoppedLine, thirdSignalLine } = await import("./log-lines.ts");
+  const { startFailedLine } = await import("./log-lines.ts");
+  const { stopOnSignals } = await import("./stop-signals.ts");
   // A start that fails: one JSON line on stderr, where the start's other lines (`switchyard listening`,
   // `stopped`) go, for a supervisor or collector that reads JSON lines, then the same text for people
   // (a terminal) as before (try22 P9).
@@ -533,51 +534,7 @@ async function start(values: Record<string, unknown>, dataDir: string): Promise<
   }
   // The signal handlers go in before "listening" is written: a supervisor (or a test) that sends
   // SIGTERM the moment it reads that line must get the graceful stop, not Bun's default exit (143).
-  // A second signal during the grace period (Ctrl-C twice, a supervisor signalling again) ends the grace
-  // period now rather than cutting connections: open streams still get their in-band error, usage is
-  // flushed and instance.json removed; the exit code is then 128 + the signal's number (130 SIGINT,
-  // 143 SIGTERM), the convention for "killed by a signal", not 0 (try20 D4). A request still waiting on
-  // its upstream (for a whole reply, or a stream's first content) gets a 503 in its own format, its
-  // upstream call aborted, as at the end of a full grace period. The second signal also ends the last
-  // flush's retries while the database is away (they count what was lost); a third exits at once
-  // (review20 R3, R4), its line counting the requests answered since the stop began, whose log lines and
-  // usage rows may be lost (try22 P3). Every stop ends with one `stopped` line: exit code, time taken,
-  // how the requests in flight ended, rows of the last flush (src/log-lines.ts stoppedLine, try22 P8).
-  let stopping = false;
-  let forcedBy: string | undefined;
-  const stop = async (signal: string) => {
-    if (forcedBy) {
-      const code = signal === "SIGINT" ? 130 : 143;
-      process.stderr.write(thirdSignalLine(signal, code, app.stopProgress(), Date.now()) + "\n");
-      app.leaveExitStatus(code, `a third signal (${signal}) during its stop made it exit at once, without its last writes: the requests it answered since the stop began may have no log line or usage row`);
-      process.exit(code);
-    }
-    if (stopping) {
-      forcedBy = signal;
-      const p = app.stopProgress();
-      process.stderr.write(secondSignalLine(signal, p ? p.open() : { requests: app.inflight(), streams: 0 }, Date.now()) + "\n");
-      await app.shutdown();
-      return;
-    }
-    stopping = true;
-    process.stderr.write(JSON.stringify({ level: "info", time: Date.now(), msg: "shutting down", signal, inflight: app.inflight() }) + "\n");
-    const written = await app.shutdown();
-    // 130 / 143 after a second signal; 1: writes were lost (logged); else 0. The closing line says which and how it went.
-    const code = forcedBy ? (forcedBy === "SIGINT" ? 130 : 143) : written ? 0 : 1;
-    process.stderr.write(stoppedLine(app.stopProgress()!, code, forcedBy, Date.now()) + "\n");
-    // for `switchyard stop`, which is not this process's parent (src/exit-status.ts)
-    app.leaveExitStatus(
-      code,
-      forcedBy
-        ? `a second ${forcedBy} ended its shutdown grace period early: the requests still open then were ended (a stream with its in-band error, a request waiting on its upstream with a 503)`
-        : code !== 0
-          ? "writes were lost: the database was away, or the embedded store's writes failed (a full disk): rows unwritten at the stop, or refused earlier at the store's cap; its log line \"stopping …\" says which"
-          : undefined,
-    );
-    process.exit(code);
-  };
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
+  stopOnSignals(app);
   const cfg = app.config();
   await app.flushLog(); // the start's lines on stdout (a store upgrade's warning) before "listening"
   process.stderr.write(

@@ -2,7 +2,8 @@
  * scripts/demo as a new operator meets it (README: "No provider account at hand?"): what it prints
  * works as printed. The dashboard's address answers with the dashboard, the printed requests are
  * served, and the printed CLI commands reach this instance (its data directory is a temporary one, so
- * `switchyard setup` without `--data-dir` would find no instance in ~/.switchyard).
+ * `switchyard setup` without `--data-dir` would find no instance in ~/.switchyard); `switchyard stop
+ * --data-dir` stops it as it stops `switchyard start`'s gateway (src/stop-signals.ts).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
@@ -73,4 +74,24 @@ test("the printed request is served, and the printed calls list and setup comman
   expect(r.stdout).toContain(`"ANTHROPIC_BASE_URL": "${url}"`);
   expect(r.stdout).toContain('"ANTHROPIC_MODEL": "demo"');
   expect(r.stdout.trim().split("\n").at(-1)).toBe("dry run: nothing was written");
+}, 60_000);
+
+test("switchyard stop --data-dir stops it as it stops `start`'s gateway: exit code 0 from last-exit.json, the 'shutting down' and 'stopped' lines", async () => {
+  const dataDir = /--data-dir (\S+)/.exec(printed)![1]!;
+  const fakeUrl = /fake upstream (http:\/\/127\.0\.0\.1:\d+)/.exec(printed)![1]!;
+  const stopped = run(`bun src/main.ts stop --data-dir ${dataDir}`);
+  expect({ code: stopped.code, stderr: stopped.stderr }).toEqual({ code: 0, stderr: "" });
+  // it named "its exit code is not known: it left no …/last-exit.json" before: the demo's stop skipped start's exit path
+  expect(stopped.stdout.trim()).toMatch(new RegExp(`^stopped switchyard \\(pid ${demo.pid}, .*\\) in \\d+\\.\\d s \\(exit code 0\\)$`));
+  expect(await demo.exited).toBe(0);
+  let rest = "";
+  const reader = (demo.stderr as ReadableStream<Uint8Array>).getReader();
+  const decoder = new TextDecoder();
+  for (let r = await reader.read(); !r.done; r = await reader.read()) rest += decoder.decode(r.value, { stream: true });
+  const lines = rest.split("\n").filter((l) => l.startsWith("{")).map((l) => JSON.parse(l) as { msg: string; signal?: string; exitCode?: number });
+  expect(lines.find((l) => l.msg === "shutting down")).toMatchObject({ signal: "SIGTERM" });
+  expect(lines.at(-1)?.msg).toStartWith("stopped: exit 0 after ");
+  expect(lines.at(-1)?.exitCode).toBe(0);
+  // and the fake upstream stopped with it
+  expect(await fetch(fakeUrl).then(() => "answered", () => "refused")).toBe("refused");
 }, 60_000);
