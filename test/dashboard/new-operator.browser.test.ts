@@ -470,19 +470,41 @@ test("the charts' legends show the latest bucket's values while the pointer is n
   }
 }, 60_000);
 
-test("Usage: with no model priced, the subtitle says there is no cost instead of 'cost at API prices'", async () => {
+test("Usage: the demo's models are priced (its demo prices), so the subtitle says 'cost at API prices'", async () => {
   const w = await openPage(suite.browser, suite.gw.url);
   try {
     await w.page.goto(`${suite.gw.url}/dashboard/usage`);
     const subtitle = w.page.locator(".page-head p.muted");
     await subtitle.waitFor({ timeout: 10_000 });
     await w.page.locator("table.usage").waitFor({ timeout: 10_000 });
-    const text = await subtitle.innerText();
-    expect(text).not.toContain("API prices");
-    expect(text).toMatch(/no cost: \d+ requests of this period used models without a price/);
+    expect(await subtitle.innerText()).toContain("cost at API prices");
+    expect(await w.page.locator('table.usage tbody tr[data-group="demo-anthropic/claude-demo"] td[data-label="Cost"]').innerText()).toMatch(/^\$0\.0\d+$/);
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();
+  }
+}, 60_000);
+
+test("Usage: with no model priced (the demo's config without its prices), the subtitle says there is no cost instead of 'cost at API prices'", async () => {
+  const unpriced = DEMO_YAML.slice(0, DEMO_YAML.indexOf("settings:\n"));
+  expect(unpriced).not.toContain("pricing");
+  const bare = await startGateway(unpriced);
+  const w = await openPage(suite.browser, bare.url);
+  try {
+    const res = await fetch(`${bare.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "demo", messages: [{ role: "user", content: "hi" }] }) });
+    expect(res.status).toBe(200);
+    await res.text();
+    await w.page.goto(`${bare.url}/dashboard/usage`);
+    const subtitle = w.page.locator(".page-head p.muted");
+    await subtitle.waitFor({ timeout: 10_000 });
+    await w.page.locator("table.usage").waitFor({ timeout: 10_000 });
+    const text = await subtitle.innerText();
+    expect(text).not.toContain("API prices");
+    expect(text).toMatch(/no cost: \d+ requests? of this period used models without a price/);
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+    await bare.stop();
   }
 }, 60_000);
 

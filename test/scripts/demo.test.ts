@@ -76,6 +76,20 @@ test("the printed request is served, and the printed calls list and setup comman
   expect(r.stdout.trim().split("\n").at(-1)).toBe("dry run: nothing was written");
 }, 60_000);
 
+test("the demo's models are priced (invented demo prices): the served request has a cost, not 'unpriced'", async () => {
+  const dataDir = /--data-dir (\S+)/.exec(printed)![1]!;
+  // the printed request (combo demo → demo-anthropic/claude-demo) was served above: 11 input tokens at $3, 7 output at $15 a million
+  let usage = run(`bun src/main.ts usage --data-dir ${dataDir}`);
+  for (let i = 0; i < 50 && !usage.stdout.includes("demo-anthropic/claude-demo"); i++) {
+    await Bun.sleep(100);
+    usage = run(`bun src/main.ts usage --data-dir ${dataDir}`);
+  }
+  expect(usage.stderr).toBe("");
+  const row = usage.stdout.split("\n").find((l) => l.startsWith("demo-anthropic/claude-demo"));
+  expect(row?.trim().split(/\s+/).at(-1)).toBe("$0.00014");
+  expect(usage.stdout).not.toContain("unpriced");
+}, 30_000);
+
 test("switchyard stop --data-dir stops it as it stops `start`'s gateway: exit code 0 from last-exit.json, the 'shutting down' and 'stopped' lines", async () => {
   const dataDir = /--data-dir (\S+)/.exec(printed)![1]!;
   const fakeUrl = /fake upstream (http:\/\/127\.0\.0\.1:\d+)/.exec(printed)![1]!;
