@@ -297,8 +297,10 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   }
   let err = last?.error ?? hubError("api_error", "No target could serve this request.", { status: 503 });
   if (unserved && unserved.length > 1 && last && namesError(unserved, last.error)) err = allUnserved(unserved);
-  // only an operator can end it (x-should-retry: false) when nothing else failed: no call made, no target unserved otherwise
-  if (err.operatorOnly && (attempts > 0 || unserved?.some((u) => !u.error.operatorOnly))) err = { ...err, operatorOnly: undefined };
+  // only an operator can end it (x-should-retry: false) when nothing else failed: no call made, no target
+  // unserved otherwise nor passed over for its open circuit (it closes by itself: Retry-After says when)
+  const retryMayServe = (f: { error: HubError }) => !f.error.operatorOnly;
+  if (err.operatorOnly && (attempts > 0 || unserved?.some(retryMayServe) || skipped?.some(retryMayServe))) err = { ...err, operatorOnly: undefined };
   // The client's body, refused by the translation before any call: the gateway's refusal (outcome
   // rejected, no model served), as the guard's are, not an error of a model never called. Only when
   // every target refused it, or was passed over for capacity and would have refused it too (above).

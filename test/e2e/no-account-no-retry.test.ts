@@ -69,3 +69,37 @@ test("a target that failed upstream beside one without an account: still retryab
     gw.fake.handle(undefined);
   }
 });
+
+test("a target without an account beside one whose circuit is open: retryable (Retry-After, no x-should-retry; a Gemini client gets a 5xx)", async () => {
+  const own = await startGateway(
+    `${DEFAULT_YAML}${Array.from({ length: 10 }, (_, i) => `  - { id: oai-x${i}, provider: oai, api_key: env:FAKE_KEY }\n`).join("")}
+combos:
+  - name: later
+    targets:
+      - model: openai/gpt-5-mini
+      - model: oai/gpt-x
+`,
+  );
+  try {
+    const ownPost = (path: string, body: unknown) => fetch(`${own.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+    const circuit = async () => {
+      const r = await fetch(`${own.url}/admin/api/providers`, { headers: { authorization: `Bearer ${own.app.adminToken}` } });
+      return ((await r.json()) as { providers: Array<{ id: string; circuit: { state: string } }> }).providers.find((p) => p.id === "oai")!.circuit.state;
+    };
+    // SPEC 6.3: consecutive 5xx open oai's circuit; it closes by itself (a retry later is served).
+    own.fake.handle(() => ({ status: 500, json: { error: { type: "server_error", message: "boom" } } }));
+    for (let i = 0; i < 12 && (await circuit()) !== "open"; i++) await (await ownPost("/v1/chat/completions", { model: "oai/gpt-x", messages: [{ role: "user", content: "hi" }] })).text();
+    expect(await circuit()).toBe("open");
+    own.fake.handle(undefined);
+    const seen = own.fake.requests.length;
+    const chat = await ownPost("/v1/chat/completions", { model: "later", messages: [{ role: "user", content: "hi" }] });
+    await chat.text();
+    expect({ status: chat.status, retry: chat.headers.get("x-should-retry"), after: Number(chat.headers.get("retry-after")) > 0 }).toEqual({ status: 503, retry: null, after: true });
+    const gem = await ownPost("/v1beta/models/later:generateContent", { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+    const gemBody = (await gem.json()) as { error: { status: string } };
+    expect({ status: gem.status, retry: gem.headers.get("x-should-retry"), rpc: gemBody.error.status }).toEqual({ status: 503, retry: null, rpc: "UNAVAILABLE" });
+    expect(own.fake.requests.length).toBe(seen); // no call: the circuit is open
+  } finally {
+    await own.stop();
+  }
+}, 60_000);
