@@ -97,6 +97,8 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   let others = 0;
   /** The target whose turn the budget (attempts, deadline) ended, when it ended the loop. */
   let stopTi: number | undefined;
+  /** Whether an account was passed over for want of a concurrency slot in time. */
+  let slotMissed = false;
 
   for (let ti = 0; ti < targets.length; ti++) {
     const target = targets[ti];
@@ -179,6 +181,7 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
         if (!release) {
           if (requestEnded(ctx, deps)) break targetLoop;
           ctx.trace.decisions.push({ subject: `${target.label} @ ${account.id}`, verdict: "out", reason: "no free concurrency slot in time" });
+          slotMissed = true; // a slot frees by itself: not an operator's to end (below)
           continue targetLoop;
         }
         attempts++;
@@ -299,8 +302,9 @@ export async function runAttempts(ctx: RequestContext, planned: Target[], route:
   if (unserved && unserved.length > 1 && last && namesError(unserved, last.error)) err = allUnserved(unserved);
   // only an operator can end it (x-should-retry: false) when nothing else failed: no call made, no target
   // unserved otherwise nor passed over for its open circuit (it closes by itself: Retry-After says when)
+  // or a full account (a slot frees by itself)
   const retryMayServe = (f: { error: HubError }) => !f.error.operatorOnly;
-  if (err.operatorOnly && (attempts > 0 || unserved?.some(retryMayServe) || skipped?.some(retryMayServe))) err = { ...err, operatorOnly: undefined };
+  if (err.operatorOnly && (attempts > 0 || slotMissed || unserved?.some(retryMayServe) || skipped?.some(retryMayServe))) err = { ...err, operatorOnly: undefined };
   // The client's body, refused by the translation before any call: the gateway's refusal (outcome
   // rejected, no model served), as the guard's are, not an error of a model never called. Only when
   // every target refused it, or was passed over for capacity and would have refused it too (above).

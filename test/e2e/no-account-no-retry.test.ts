@@ -103,3 +103,32 @@ combos:
     await own.stop();
   }
 }, 60_000);
+
+test("a target without an account beside one whose only account had no free concurrency slot in time: retryable (no x-should-retry)", async () => {
+  const own = await startGateway(
+    `${DEFAULT_YAML}  - { id: chat-1, provider: chat, api_key: env:FAKE_KEY, max_concurrency: 1 }
+combos:
+  - name: busy
+    targets:
+      - model: openai/gpt-5-mini
+      - model: chat/gpt-x
+`,
+    { slotWaitMs: 50 },
+  );
+  try {
+    const ask = () => fetch(`${own.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "busy", messages: [{ role: "user", content: "hi" }] }) });
+    let release!: (v?: unknown) => void;
+    const held = new Promise((done) => (release = done));
+    own.fake.handle(() => ({ status: 200, headers_after: held, json: { id: "c1", object: "chat.completion", created: 1, model: "gpt-x", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] } }));
+    const first = ask(); // takes chat-1's one slot until released
+    while (own.fake.requests.length === 0) await Bun.sleep(5);
+    const second = await ask();
+    await second.text();
+    release();
+    expect({ status: second.status, retry: second.headers.get("x-should-retry") }).toEqual({ status: 503, retry: null });
+    expect((await first).status).toBe(200);
+  } finally {
+    own.fake.handle(undefined);
+    await own.stop();
+  }
+}, 60_000);
