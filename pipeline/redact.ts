@@ -235,9 +235,11 @@ const REFERENCE = new RegExp(
 /**
  * An absolute path as a working directory reads (`/tmp`, `~/code`, `/Users/Jane Doe/code`, `C:\\work`):
  * see {@link memberSecretOk}. Its parts take letters, digits, spaces and `_ . @ + ~ ( ) ' , -` only: a
- * value with a password's symbols (`/Xk9#mQ2z`, `/hunter2!`) is not a directory's name.
+ * value with a password's symbols (`/Xk9#mQ2z`, `/hunter2!`) is not a directory's name. Each `\\`
+ * between parts is required (a part's characters never match two ways: linear time; an optional one
+ * after each part backtracked exponentially on a long part followed by another symbol).
  */
-const WORKING_DIRECTORY = /^(?:~?\/(?:[\p{L}\p{N}_.@+~()',-][\p{L}\p{N}_ .@+~()',-]*(?:\/[\p{L}\p{N}_ .@+~()',-]+)*\/?)?|[A-Za-z]:\\(?:[\p{L}\p{N}_ .@+~()',-]+\\?)*)$/u;
+const WORKING_DIRECTORY = /^(?:~?\/(?:[\p{L}\p{N}_.@+~()',-][\p{L}\p{N}_ .@+~()',-]*(?:\/[\p{L}\p{N}_ .@+~()',-]+)*\/?)?|[A-Za-z]:\\(?:[\p{L}\p{N}_ .@+~()',-]+(?:\\[\p{L}\p{N}_ .@+~()',-]+)*\\?)?)$/u;
 /** A whole version or version range (`v1.2.3`, `1.2.3-beta.1`, `^1.10.12`, `>=2.0`; not `3.14`, not `2.5Tr0ub4dor&3!`). */
 const VERSION = /^(?:(?:[~^]|[<>]=?|=)\s*v?\d+(?:\.(?:\d+|[xX*]))*|v\d+(?:\.\d+)+|\d+(?:\.\d+){2,})(?:[-+][0-9A-Za-z.]+)?$/;
 /** Names under which a number is a count or an id, not a PIN: `pass`, `db_pass`, `dbPass` (a test run's passes), `*token` (a tokenizer's token id). */

@@ -581,3 +581,13 @@ test("under `pwd` an absolute path is the working directory (an environment dump
   // the exemption is the working directory's name alone: a path-like value under `password` is a secret
   expect(r.redact("/tmp", "password")).toBe("[SECRET_5]");
 });
+
+test("under `pwd` a Windows path with a long part and a symbol after it is looked at in linear time (it took 2^length steps: a 30-character part held the gateway's event loop for seconds, a 40-character one for hours)", () => {
+  const r = new Redactor();
+  const kept = ["C:\\", "C:\\work", "C:\\work\\", "C:\\Users\\Jane Doe\\code", "C:\\Program Files (x86)\\My App"];
+  expect(kept.map((v) => r.redact(v, "pwd"))).toEqual(kept);
+  const t0 = performance.now();
+  // 28 and 26 characters before the symbol: about 2 s and 0.7 s on the old pattern (each character more doubled it)
+  const out = [`C:\\${"a".repeat(28)}#`, "C:\\dev\\my-company-backend-service#2"].map((v) => r.redact(v, "pwd"));
+  expect({ out, fast: performance.now() - t0 < 500 }).toEqual({ out: ["[SECRET_1]", "[SECRET_2]"], fast: true });
+});
