@@ -193,10 +193,11 @@ const SECRET_WORD =
 const SECRET_NAME = new RegExp(`^(?:[A-Za-z0-9_.-]{0,40}?${SECRET_WORD}|(?:[A-Za-z0-9_.-]{0,40}[_.-])?(?:authorization|pwd|pass(?:phrase|code)?|cookie)s?)$`, "i");
 /**
  * {@link SECRET_NAME}'s short words written camelCase after another word (`dbPass`, `smtpPwd`,
- * `userPasscode`, `proxyAuthorization`, `sessionCookie`: their values went upstream in clear, `db_pass`'s
- * did not); case-sensitive, so `bypass` and `compass` stay plain words (and `byPass` one).
+ * `userPasscode`, `proxyAuthorization`, `sessionCookie`, and after an acronym: `DBPass`, `SMTPPwd`,
+ * `HTTPAuthorization`: their values went upstream in clear, `db_pass`'s did not); case-sensitive, so
+ * `bypass` and `compass` stay plain words (and `byPass`, `ByPass`, `BYPass` one).
  */
-const CAMEL_SECRET_NAME = /^[A-Za-z0-9_.-]{0,40}[a-z0-9](?:Authorization|Pwd|(?<![Bb]y)Pass(?:phrase|code)?|Cookie)s?$/;
+const CAMEL_SECRET_NAME = /^[A-Za-z0-9_.-]{0,40}[A-Za-z0-9](?:Authorization|Pwd|(?<![Bb][Yy])Pass(?:phrase|code)?|Cookie)s?$/;
 /**
  * Where the value under a secret-named member lies in `text`: the whole of it but surrounding white
  * space and a pair of quotes, as [start, end); undefined when that is empty or longer than 65,536

@@ -380,11 +380,18 @@ describe("which member names are secret-named", () => {
   test("pass, pwd, passcode, cookie and authorization after another word in camelCase are secret-named as after a `_`; byPass is not", () => {
     const names = ["dbPass", "smtpPwd", "userPasscode", "adminPassphrase", "sessionCookie", "proxyAuthorization", "db_pass"];
     for (const name of names) expect({ name, out: new Redactor().redact(VALUE, name) }).toEqual({ name, out: "[SECRET_1]" });
-    for (const name of ["byPass", "bypass", "compass", "dbpass"]) expect({ name, out: new Redactor().redact(VALUE, name) }).toEqual({ name, out: VALUE });
+    for (const name of ["byPass", "ByPass", "BYPass", "bypass", "compass", "dbpass"]) expect({ name, out: new Redactor().redact(VALUE, name) }).toEqual({ name, out: VALUE });
     // through a tool call's arguments: a PIN under `mysqlPwd` too; digits under `testPass` are a count, as under `test_pass`
     const args = { host: "db1", dbPass: "hunter2", mysqlPwd: 4321, testPass: 12, test_pass: 12 };
     const { raw } = run("chat", { model: "m", messages: [{ role: "assistant", content: null, tool_calls: [{ id: "c1", type: "function", function: { name: "f", arguments: JSON.stringify(args) } }] }] });
     expect(JSON.parse(JSON.parse(raw).messages[0].tool_calls[0].function.arguments)).toEqual({ host: "db1", dbPass: "[SECRET_1]", mysqlPwd: "[SECRET_2]", testPass: 12, test_pass: 12 });
+  });
+
+  test("after an acronym too (Go and C# write DBPass, SMTPPwd): secret-named, as dbPass is", () => {
+    for (const name of ["DBPass", "SMTPPwd", "LDAPPassphrase", "AWSCookie", "HTTPAuthorization", "FTPPasscode"]) expect({ name, out: new Redactor().redact(VALUE, name) }).toEqual({ name, out: "[SECRET_1]" });
+    const args = { Host: "db1", DBPass: "hunter2", SMTPPwd: 4321, TestPass: 12 };
+    const { raw } = run("messages", { model: "m", max_tokens: 10, messages: [{ role: "assistant", content: [{ type: "tool_use", id: "t1", name: "f", input: args }] }] });
+    expect(JSON.parse(raw).messages[0].content[0].input).toEqual({ Host: "db1", DBPass: "[SECRET_1]", SMTPPwd: "[SECRET_2]", TestPass: 12 });
   });
 });
 
