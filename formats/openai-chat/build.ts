@@ -86,8 +86,16 @@ function resultsAfterCalls(messages: Json[]): void {
       if (m.role === "tool") continue;
       out.push(m);
       if (m.role !== "assistant" || !Array.isArray(m.tool_calls)) continue;
-      const ids = new Set((m.tool_calls as Json[]).map((c) => c.id));
-      for (let t = 0; t < tools.length; t++) if (ids.has(tools[t].tool_call_id)) out.push(...tools.splice(t--, 1));
+      // one tool message per call, the first left of its id: an id a client reuses across turns (call_0) is answered in order
+      const owed = new Map<unknown, number>();
+      for (const c of m.tool_calls as Json[]) owed.set(c.id, (owed.get(c.id) ?? 0) + 1);
+      for (let t = 0; t < tools.length; t++) {
+        const n = owed.get(tools[t].tool_call_id);
+        if (n) {
+          owed.set(tools[t].tool_call_id, n - 1);
+          out.push(...tools.splice(t--, 1));
+        }
+      }
     }
     out.push(...tools); // answering no call of the stretch (none once the history is paired): where they were, at its end
     if (out.some((m, k) => m !== stretch[k])) messages.splice(i, stretch.length, ...out);

@@ -420,6 +420,28 @@ describe("buildRequest", () => {
     const plain = hub({ messages: [{ role: "assistant", content: [call("c1")] }, { role: "user", content: [result("c1", "R1"), text("next")] }, { role: "system", content: [text("s")] }] });
     expect(roles(openaiChat.buildRequest(plain, target("openai")).body)).toEqual(["assistant c1", "tool c1", "user next", "system s"]);
   });
+
+  test("a call id a client reuses turn after turn (call_0, as local models send it): each tool message follows its own turn's call", () => {
+    const call = (name: string) => ({ type: "tool_call" as const, id: "call_0", name, arguments: "{}" });
+    const result = (text: string) => ({ type: "tool_result" as const, callId: "call_0", content: [{ type: "text" as const, text }] });
+    const h = hub({
+      messages: [
+        { role: "user", content: [{ type: "text", text: "go" }] },
+        { role: "assistant", content: [call("f")] },
+        { role: "user", content: [result("R1")] },
+        { role: "assistant", content: [call("g")] },
+        { role: "user", content: [result("R2")] },
+      ],
+    });
+    const body = openaiChat.buildRequest(h, target("openai")).body as any;
+    expect(body.messages.map((m: any) => (m.role === "tool" ? `tool ${m.content}` : m.tool_calls ? `assistant ${m.tool_calls[0].function.name}` : `${m.role}`))).toEqual([
+      "user",
+      "assistant f",
+      "tool R1",
+      "assistant g",
+      "tool R2",
+    ]);
+  });
   test("streaming builds ask include_usage; tool_choice and parallel_tool_calls only with tools; no nulls", () => {
     const withTools = hub({
       tools: [{ kind: "function", name: "f", description: "d", parameters: { type: "object" } }],
