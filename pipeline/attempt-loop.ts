@@ -423,7 +423,7 @@ function finalError(
   const warning = warningHeader(ctx.warnings);
   if (warning) headers.set("x-switchyard-warning", warning);
   const res = errorAnswer(ctx, err, headers);
-  deps.finish(ctx, { outcome: f.rejected ? "rejected" : "error", status: err.status, attempts: f.attempts, fallback: f.fallback, target: f.target, account: f.account });
+  deps.finish(ctx, { outcome: f.rejected ? "rejected" : "error", status: err.operatorOnly ? (ctx.trace.error?.status ?? err.status) : err.status, attempts: f.attempts, fallback: f.fallback, target: f.target, account: f.account });
   return res;
 }
 

@@ -54,6 +54,9 @@ test("a Gemini client: 400 FAILED_PRECONDITION with the same message (Gemini CLI
     expect({ status: r.status, retry: r.headers.get("x-should-retry"), code: body.error.code, rpc: body.error.status }).toEqual({ status: 400, retry: "false", code: 400, rpc: "FAILED_PRECONDITION" });
     expect(body.error.message).toStartWith(NO_ACCOUNT);
   }
+  // the calls list says what the client got
+  const calls = (await (await fetch(`${gw.url}/admin/api/calls?limit=1`)).json()) as { calls: Array<{ status: number }> };
+  expect(calls.calls[0]?.status).toBe(400);
 });
 
 test("a target that failed upstream beside one without an account: still retryable (no x-should-retry)", async () => {

@@ -70,8 +70,8 @@ test(
     expect(`${r.run.stdout}\n${r.run.stderr}`, story).toContain(MESSAGE);
     expect(logged.length, story).toBeGreaterThanOrEqual(1);
     expect(logged.length, story).toBeLessThanOrEqual(2);
-    // The log line keeps the gateway's own status (503 no_account); the Gemini client got it as a 400.
-    for (const l of logged) expect({ model: l.model, status: l.status, code: l.code }, story).toEqual({ model: MODEL, status: 503, code: "no_account" });
+    // The log line says what the Gemini client got: the 400 of FAILED_PRECONDITION, code no_account.
+    for (const l of logged) expect({ model: l.model, status: l.status, code: l.code }, story).toEqual({ model: MODEL, status: 400, code: "no_account" });
     expect(suite.gw.fake.requests, story).toEqual([]);
     expect(r.outside, story).toEqual([]);
   },
