@@ -7,7 +7,7 @@
  */
 import type { BudgetUse } from "../../pipeline/ports.ts";
 import { describeBudgetUse, dollars } from "./key-limits.ts";
-import { spentUsd } from "../limits/dollars.ts";
+import { dollarsColumn, spentUsd } from "../limits/dollars.ts";
 import { SINCE } from "../admin/since.ts";
 
 /** GET /admin/api/usage's `cost`: money spent, and subscriptions' use at API prices (USD). */
@@ -59,12 +59,13 @@ const NO_GROUP_MEANS: Record<UsageGrouping, string> = {
  * priced at nothing (a model given `settings.pricing` of 0, such as a local one), as the dashboard's Usage
  * page reads them; "$0.0123 + 2 unpriced" when some requests had no price (their cost is not in the
  * sum); "2 unpriced" when none had one; "-" when nothing was priced nor served (`served`: the row's
- * requests that did not fail; a row of refusals and errors only).
+ * requests that did not fail; a row of refusals and errors only). `money` writes the amount: {@link dollars}
+ * alone, or the column's formatter (dollarsColumn), so that every row has the column's decimals.
  */
-export function costCell(costUsd: unknown, unpriced: unknown, served = 0): string {
+export function costCell(costUsd: unknown, unpriced: unknown, served = 0, money: (usd: number) => string = dollars): string {
   const c = typeof costUsd === "number" ? costUsd : 0;
   const n = typeof unpriced === "number" ? unpriced : 0;
-  const sum = c > 0 || (c === 0 && n === 0 && served > 0 && typeof costUsd === "number") ? dollars(c) : undefined;
+  const sum = c > 0 || (c === 0 && n === 0 && served > 0 && typeof costUsd === "number") ? money(c) : undefined;
   if (n === 0) return sum ?? "-";
   return c > 0 ? `${sum} + ${n} unpriced` : `${n} unpriced`;
 }
@@ -98,6 +99,11 @@ export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGroupi
   const limited = by === "account";
   // Subscriptions' use at API prices is not money spent: its own column (newuser12b's tryout: the cost column added both).
   const subscriptions = rows.some((x) => typeof x.subscriptionUsd === "number" && x.subscriptionUsd > 0);
+  // One precision per money column, as the dashboard's Usage page (dollarsColumn): each row written alone
+  // put "$0.00014" above "$0.000027".
+  const spent = (x: Record<string, unknown>) => (typeof x.costUsd === "number" ? spentUsd(x as { costUsd: number; subscriptionUsd?: number }) : x.costUsd);
+  const costMoney = dollarsColumn(rows.map((x) => spent(x)).filter((c): c is number => typeof c === "number"));
+  const subscriptionMoney = dollarsColumn(rows.map((x) => (typeof x.subscriptionUsd === "number" ? x.subscriptionUsd : 0)));
   const out = [
     table(
       [by, "requests", "errors", "refused", ...(limited ? ["rate_limited"] : []), "input", "output", "cache_read", "cache_write", "reasoning", "saved", "cost", ...(subscriptions ? ["subscription_use"] : []), ...(byKey ? ["budgets"] : [])],
@@ -113,8 +119,8 @@ export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGroupi
         x.cacheWriteTokens,
         x.reasoningTokens,
         x.savedTokens ?? 0,
-        costCell(typeof x.costUsd === "number" ? spentUsd(x as { costUsd: number; subscriptionUsd?: number }) : x.costUsd, x.unpriced, servedAndPriceable(x, by)),
-        ...(subscriptions ? [typeof x.subscriptionUsd === "number" && x.subscriptionUsd > 0 ? dollars(x.subscriptionUsd) : "-"] : []),
+        costCell(spent(x), x.unpriced, servedAndPriceable(x, by), costMoney),
+        ...(subscriptions ? [typeof x.subscriptionUsd === "number" && x.subscriptionUsd > 0 ? subscriptionMoney(x.subscriptionUsd) : "-"] : []),
         ...(byKey ? [x.budgets ? describeBudgetUse(x.budgets as BudgetUse[]) : "-"] : []),
       ]),
     ),

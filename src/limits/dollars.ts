@@ -50,3 +50,29 @@ export function dollarsPair(a: number, b: number): [string, string] {
   const d = Math.max(2, decimalsOf(a), decimalsOf(b));
   return [`$${a.toFixed(d)}`, `$${b.toFixed(d)}`];
 }
+
+/**
+ * The decimals of a column of USD amounts (`values`; zero, missing and non-finite ones are ignored):
+ * as many as its smallest non-zero amount needs for two significant digits, at least 2 (cents), at
+ * most 8 ($0.025 → 3, $0.00014 → 5, $0.000027 → 6, $1.25 → 2). One rule for the dashboard's columns
+ * (src/dashboard/client/format.ts usdColumn) and the command line's ({@link dollarsColumn}), so that a
+ * column never mixes "$0.00014" with "$0.000027".
+ */
+export function columnDecimals(values: ReadonlyArray<number | undefined | null>): number {
+  let smallest = Infinity;
+  for (const v of values) if (typeof v === "number" && Number.isFinite(v) && v !== 0) smallest = Math.min(smallest, Number(Math.abs(v).toPrecision(2)));
+  // Two significant digits of the smallest: 0.025 → 3 decimals ("$0.025", not "$0.03"), 0.00014 → 5.
+  return smallest === Infinity ? 2 : Math.min(8, Math.max(2, 1 - Math.floor(Math.log10(smallest) + 1e-9)));
+}
+
+/**
+ * A formatter for one column of the command line's USD amounts (`usage`'s cost and subscription_use):
+ * every amount with the {@link columnDecimals} of `values` ("$0.000140" above "$0.000027", "$1.2500"
+ * above "$0.0012"), as the dashboard's usdColumn writes them. Zero reads "$0.00", as {@link dollars}
+ * writes it (nothing spent, as the dashboard's "$0"), and so does an amount under $0.00000001, which 8
+ * decimals would write as nothing.
+ */
+export function dollarsColumn(values: ReadonlyArray<number | undefined | null>): (n: number) => string {
+  const decimals = columnDecimals(values);
+  return (n) => (Math.abs(n) < 1e-8 ? dollars(n) : `${n < 0 ? "-" : ""}$${Math.abs(n).toFixed(decimals)}`);
+}

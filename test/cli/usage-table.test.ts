@@ -6,7 +6,8 @@
 import { describe, expect, test } from "bun:test";
 import { costCell, usageLines } from "../../src/cli/usage-table.ts";
 import { describeBudgetUse, dollars } from "../../src/cli/key-limits.ts";
-import { dollarsPair } from "../../src/limits/dollars.ts";
+import { dollarsColumn, dollarsPair } from "../../src/limits/dollars.ts";
+import { usdColumn } from "../../src/dashboard/client/format.ts";
 import { formatBudgetAmount } from "../../pipeline/key-limits.ts";
 
 /** A table as tab-joined cells, so the test reads the cells, not the padding. */
@@ -27,12 +28,29 @@ const row = (group: string | null, extra: Record<string, unknown> = {}) => ({
 });
 
 describe("usage table", () => {
+  test("the cost column has one precision, its smallest amount's, as the dashboard's: scripts/demo printed $0.00014 above $0.000027", () => {
+    const rows = [row("claude-sonnet", { costUsd: 0.00014 }), row("gpt-mini", { costUsd: 0.000027 }), row("local", { costUsd: 0 }), row("big", { costUsd: 1.5, unpriced: 1 })];
+    const costs = usageLines(rows, "model", tsv)[0].split("\n").slice(1).map((l) => l.split("\t").at(-1));
+    expect(costs).toEqual(["$0.000140", "$0.000027", "$0.00", "$1.500000 + 1 unpriced"]); // nothing spent reads $0.00, as the dashboard's $0
+    // the dashboard's Usage page writes the same amounts of one column with the same decimals (src/limits/dollars.ts columnDecimals)
+    const web = usdColumn([0.00014, 0.000027, 1.5]);
+    expect([web(0.00014), web(0.000027), web(1.5)]).toEqual(["$0.000140", "$0.000027", "$1.500000"]);
+    for (const column of [[0.00014, 0.000027], [0.025, 0.05, 1], [0.001, 0.1], [1.25, 0.5], [0.0012, 3], [0.054, 0.000043]]) {
+      const cli = dollarsColumn(column);
+      const dash = usdColumn(column);
+      expect(column.map(cli)).toEqual(column.map((v) => dash(v)));
+    }
+    // subscriptions' use at API prices: a column of its own, with its own precision
+    const subs = usageLines([row("cc/opus", { costUsd: 0.5, subscriptionUsd: 0.5 }), row("cc/haiku", { costUsd: 0.00031, subscriptionUsd: 0.00031 })], "model", tsv)[0].split("\n").slice(1).map((l) => l.split("\t").at(-1));
+    expect(subs).toEqual(["$0.50000", "$0.00031"]);
+  });
+
   test("by model: the (none) row and the unpriced cost are explained under the table", () => {
     const out = usageLines([row("claude-x", { costUsd: 0.0123, unpriced: 1 }), row("glm-5", { unpriced: 2 }), row(null, { refused: 2 })], "model", tsv);
     expect(out).toEqual([
       [
         "model\trequests\terrors\trefused\tinput\toutput\tcache_read\tcache_write\treasoning\tsaved\tcost",
-        "claude-x\t2\t0\t0\t10\t5\t0\t0\t0\t0\t$0.0123 + 1 unpriced",
+        "claude-x\t2\t0\t0\t10\t5\t0\t0\t0\t0\t$0.012 + 1 unpriced", // two significant digits, as the dashboard's column
         "glm-5\t2\t0\t0\t10\t5\t0\t0\t0\t0\t2 unpriced",
         "(none)\t2\t0\t2\t10\t5\t0\t0\t0\t0\t-",
       ].join("\n"),

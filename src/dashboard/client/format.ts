@@ -1,5 +1,6 @@
 /** Formatting for the dashboard: durations, times, counts, money. */
 import { formatMs, formatWait } from "../../../formats/wait-words.ts";
+import { columnDecimals } from "../../limits/dollars.ts";
 
 /**
  * "2h 14m", "3m 05s", "42s" for a positive span of ms; "now" at or below zero: the dashboard's ticking
@@ -147,13 +148,11 @@ export function usd(n: number | undefined | null): string {
  * tryout, H8): "$1.2500" above "$0.0012". A column whose smallest amount is between a cent and a dime
  * keeps its second digit too: $0.025 reads "$0.025", not usd()'s "$0.03" (two such calls read "$0.06"
  * beside a total of $0.05). Zero reads "$0", as {@link usd} writes it; a column of dimes and more reads
- * as usd() does.
+ * as usd() does. The decimals are src/limits/dollars.ts columnDecimals, which `switchyard usage` uses too.
  */
 export function usdColumn(values: ReadonlyArray<number | undefined | null>): (n: number | undefined | null) => string {
-  let smallest = Infinity;
-  for (const v of values) if (typeof v === "number" && Number.isFinite(v) && v !== 0) smallest = Math.min(smallest, Number(Math.abs(v).toPrecision(2)));
-  // Two significant digits of the smallest: 0.025 → 3 decimals ("$0.025", not "$0.03"), 0.00014 → 5.
-  const decimals = smallest === Infinity ? 2 : Math.min(8, Math.max(2, 1 - Math.floor(Math.log10(smallest) + 1e-9)));
+  // the rule the command line's columns use too (src/limits/dollars.ts dollarsColumn)
+  const decimals = columnDecimals(values);
   return (n) => {
     if (n === undefined || n === null || !Number.isFinite(n)) return "–";
     if (n === 0) return "$0";
