@@ -39,7 +39,7 @@ import { defaultConfigPath, loadConfig } from "./config/load.ts";
 import { startRemarks } from "./start-remarks.ts";
 import type { RuntimeConfig } from "./config/types.ts";
 import { geminiModelEntry, geminiModelList, modelList, modelEntry } from "./http/models.ts";
-import { LiveConfig, NO_CONFIG_FILE_TO_RELOAD } from "./config/live.ts";
+import { LiveConfig } from "./config/live.ts";
 import { outOfForce } from "./config/compose.ts";
 import type { ConfigChanges } from "./config/diff.ts";
 import type { StartedWith } from "./config/restart-only.ts";
@@ -501,7 +501,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   const watcher = cfg.source.path ? followConfigFile(cfg.source.path, { config: () => cfg, live, bus, clock, log, env }) : undefined;
   // Without a file nothing else listens for SIGHUP, and its default action ended the process without a
   // word (try19 D1): say why nothing is reloaded, as `switchyard reload` does, and keep running.
-  const hupWithoutFile = () => log(JSON.stringify({ level: "warn", time: clock.now(), msg: "SIGHUP: nothing reloaded", error: NO_CONFIG_FILE_TO_RELOAD }));
+  const hupWithoutFile = () => log(JSON.stringify({ level: "warn", time: clock.now(), msg: "SIGHUP: nothing reloaded", error: live.noFileToReload() }));
   const listenHup = !cfg.source.path;
   if (listenHup) process.on("SIGHUP", hupWithoutFile);
   // settings.usage_retention_days: usage rows older than that are deleted, in batches, every hour.

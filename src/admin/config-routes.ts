@@ -21,7 +21,7 @@ import type { AccountRegistry } from "../accounts/registry.ts";
 import type { StoredObjects } from "../config/compose.ts";
 import { webhookUrlShown } from "../show-url.ts";
 import { ConfigError, issueText, type ConfigIssue } from "../config/errors.ts";
-import { type LiveConfig, NO_CONFIG_FILE_TO_RELOAD } from "../config/live.ts";
+import type { LiveConfig } from "../config/live.ts";
 import type { RestartNeeded } from "../config/restart-only.ts";
 import { parseYaml } from "../config/load.ts";
 import { ComboSchema, SettingsSchema } from "../config/schema.ts";
@@ -440,7 +440,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
       .post("/accounts/:id/enable", ({ params }) => setDisabled(params.id, false))
       // ---- reload --------------------------------------------------------------------------
       .post("/config/reload", async () => {
-        if (!live.path) return adminError(409, NO_CONFIG_FILE_TO_RELOAD, null, "no_config_file");
+        if (!live.path) return adminError(409, live.noFileToReload(), null, "no_config_file");
         const r = live.reloadFile();
         if (r.ok) {
           // a reload that found the file as last read says what that read changed (describe-changes.ts describeReload)

@@ -9,21 +9,41 @@
  *   stored objects and recomposes (the next request uses it); another instance's announcement of a
  *   change (SPEC D-2) and the periodic account re-read (every 10 s, the safety net) call it too.
  */
+import { existsSync } from "node:fs";
 import type { RoutingObjectStore } from "../store/routing-objects.ts";
 import { composeConfig, readConfigBase, type ConfigBase, type StoredObjects } from "./compose.ts";
 import { configChanges, type ConfigChanges } from "./diff.ts";
 import type { FileChange } from "./describe-changes.ts";
 import { ConfigError } from "./errors.ts";
+import { defaultConfigPath } from "./load.ts";
 import type { Env } from "./secrets.ts";
 import type { RuntimeConfig } from "./types.ts";
 
 /** Options of {@link LiveConfig}. */
 /**
- * What a reload of an instance on the built-in default configuration answers (no file: `POST
- * /admin/api/config/reload`'s 409, `switchyard reload`) and what SIGHUP logs then (the process keeps running).
+ * Why an instance started without a config file does not take up one written later, in the words the
+ * start remark (src/start-remarks.ts) and {@link noConfigFileToReload} give: only the file an instance
+ * starts with is read and watched, because some of a file's settings are read only at start (the
+ * address, `server.host` / `server.port`, and the store, `server.database`: a file naming a PostgreSQL
+ * database cannot move a running instance off its SQLite one), so a file taken up at run time would not
+ * run as a start with it does.
  */
-export const NO_CONFIG_FILE_TO_RELOAD =
-  "This instance runs on the built-in default configuration: there is no config file to reload. Write one (~/.switchyard/config.yaml, $SWITCHYARD_HOME/config.yaml, or any file passed with --config) and restart switchyard to use it.";
+export const ONLY_THE_STARTING_FILE =
+  "switchyard reads and watches only the config file it started with, as some of a file's settings (server.host, server.port, server.database) take effect only at start";
+
+/**
+ * What a reload of an instance on the built-in default configuration answers (no file: `POST
+ * /admin/api/config/reload`'s 409, `switchyard reload`) and what SIGHUP logs then (the process keeps
+ * running): what to do, restart, and why ({@link ONLY_THE_STARTING_FILE}). `defaultPath` is the file
+ * `switchyard start` would have read (load.ts defaultConfigPath, the start remark's); `written`,
+ * whether it exists now (written after the start): then the sentence says that one is there.
+ */
+export function noConfigFileToReload(defaultPath: string, written: boolean): string {
+  const restart = "restart switchyard (switchyard stop, then switchyard start) to use it";
+  return written
+    ? `This instance started on the built-in default configuration: ${defaultPath} was written after it started and is not read until then; ${restart}. ${ONLY_THE_STARTING_FILE}.`
+    : `This instance started on the built-in default configuration: there is no config file to reload. Write one at ${defaultPath} (or pass --config FILE to start) and ${restart}. ${ONLY_THE_STARTING_FILE}.`;
+}
 
 export interface LiveConfigOptions {
   /** The file's path; absent when running on the built-in default. */
@@ -84,6 +104,15 @@ export class LiveConfig {
    */
   fileChangeBefore(changes: ConfigChanges): FileChange | undefined {
     return Object.keys(changes).length === 0 ? this.lastChange : undefined;
+  }
+
+  /**
+   * Why there is nothing to reload on the built-in default ({@link noConfigFileToReload}), naming the
+   * default config path of this instance's environment and whether a file is there now.
+   */
+  noFileToReload(): string {
+    const at = defaultConfigPath(this.opts.env);
+    return noConfigFileToReload(at, existsSync(at));
   }
 
   /** The file's absolute path, when there is a file. */

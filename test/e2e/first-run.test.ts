@@ -2,10 +2,11 @@
  * A new user's first start (README "On a fresh machine"): `switchyard start` with no config file and no
  * API key in the environment. The log says that no account is configured and where a config file goes;
  * a request says how to add an account; a reload says why there is nothing to reload, and so does
- * SIGHUP, which leaves the process running.
+ * SIGHUP, which leaves the process running; a file written at the default path afterwards is not taken
+ * up (some of its settings are read only at start): reload and SIGHUP say it is there and to restart.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -16,6 +17,15 @@ let proc: Subprocess<"ignore", "pipe", "pipe">;
 let url: string;
 let adminToken: string;
 const lines: string[] = [];
+
+/** Why a file is not taken up while the instance runs (the start remark's and the 409's last words). */
+const WHY = "switchyard reads and watches only the config file it started with, as some of a file's settings (server.host, server.port, server.database) take effect only at start";
+/** The 409 and SIGHUP's sentence while no file is at the default path: what to do (write one, restart) and why. */
+const noFile = () =>
+  `This instance started on the built-in default configuration: there is no config file to reload. Write one at ${join(home, ".switchyard", "config.yaml")} (or pass --config FILE to start) and restart switchyard (switchyard stop, then switchyard start) to use it. ${WHY}.`;
+/** The same once a file was written at the default path after the start. */
+const written = () =>
+  `This instance started on the built-in default configuration: ${join(home, ".switchyard", "config.yaml")} was written after it started and is not read until then; restart switchyard (switchyard stop, then switchyard start) to use it. ${WHY}.`;
 
 /** Collects a stream's lines into {@link lines}. */
 async function collect(stream: ReadableStream<Uint8Array>): Promise<void> {
@@ -61,7 +71,7 @@ describe("first start without a config file", () => {
     expect(msgs).toContainEqual(
       expect.objectContaining({
         level: "info",
-        msg: `no config file at ${join(home, ".switchyard", "config.yaml")}: running the built-in default; write one there (examples/config.yaml is a commented example) or pass --config FILE, and restart switchyard to use it`,
+        msg: `no config file at ${join(home, ".switchyard", "config.yaml")}: running the built-in default; write one there (examples/config.yaml is a commented example) or pass --config FILE, and restart switchyard (switchyard stop, then switchyard start) to use it: ${WHY}`,
       }),
     );
   });
@@ -103,7 +113,7 @@ describe("first start without a config file", () => {
     const res = await fetch(`${url}/admin/api/config/reload`, { method: "POST", headers: { authorization: `Bearer ${adminToken}` } });
     expect(res.status).toBe(409);
     expect(((await res.json()) as { error: { message: string } }).error.message).toBe(
-      "This instance runs on the built-in default configuration: there is no config file to reload. Write one (~/.switchyard/config.yaml, $SWITCHYARD_HOME/config.yaml, or any file passed with --config) and restart switchyard to use it.",
+      noFile(),
     );
   });
   test("SIGHUP logs that there is no file to reload and the gateway keeps running (try19 D1: it died without a word, leaving instance.json)", async () => {
@@ -113,12 +123,33 @@ describe("first start without a config file", () => {
     expect(said()).toMatchObject({
       level: "warn",
       msg: "SIGHUP: nothing reloaded",
-      error: "This instance runs on the built-in default configuration: there is no config file to reload. Write one (~/.switchyard/config.yaml, $SWITCHYARD_HOME/config.yaml, or any file passed with --config) and restart switchyard to use it.",
+      error: noFile(),
     });
     expect(proc.exitCode).toBeNull();
     const res = await fetch(`${url}/health`);
     expect(res.status).toBe(200);
     await res.arrayBuffer();
     expect(existsSync(join(home, ".switchyard", "instance.json"))).toBe(true);
+  }, 30_000);
+
+  test("a config file written at the default path after the start: reload, switchyard reload and SIGHUP say it is there and that a restart reads it, and the built-in default stays", async () => {
+    const path = join(home, ".switchyard", "config.yaml");
+    writeFileSync(path, "aliases:\n  fast: anthropic/claude-haiku-4-5\n");
+    const res = await fetch(`${url}/admin/api/config/reload`, { method: "POST", headers: { authorization: `Bearer ${adminToken}` } });
+    expect(res.status).toBe(409);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe(written());
+    const cli = Bun.spawn([...SOURCE_CLI, "reload"], { cwd: home, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: home }, stdout: "pipe", stderr: "pipe" });
+    const [out, err, code] = await Promise.all([new Response(cli.stdout).text(), new Response(cli.stderr).text(), cli.exited]);
+    expect({ out, code }).toEqual({ out: "", code: 1 });
+    expect(err).toContain(written());
+    const before = lines.length;
+    proc.kill("SIGHUP");
+    const said = () => lines.slice(before).flatMap((l) => (l.startsWith("{") ? [JSON.parse(l) as { level: string; msg: string; error?: string }] : [])).find((m) => m.msg === "SIGHUP: nothing reloaded");
+    for (const end = Date.now() + 15_000; !said() && proc.exitCode === null && Date.now() < end; ) await Bun.sleep(20);
+    expect(said()).toMatchObject({ level: "warn", msg: "SIGHUP: nothing reloaded", error: written() });
+    expect(proc.exitCode).toBeNull();
+    // still on the built-in default: the file's alias is not in force
+    const settings = await fetch(`${url}/admin/api/settings`, { headers: { authorization: `Bearer ${adminToken}` } });
+    expect(((await settings.json()) as { file: unknown }).file).toBeNull();
   }, 30_000);
 });
