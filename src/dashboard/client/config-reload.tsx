@@ -60,7 +60,7 @@ export function ConfigReloadCard() {
       {!outcome && (
         <p class="muted small" data-reload="file">
           {settings.data && !file ? (
-            "This instance runs on the built-in default configuration: there is no config file to reload."
+            "This instance started on the built-in default configuration: there is no config file to reload. A config file written now is read after a restart (switchyard stop, then switchyard start): some of its settings (server.host, server.port, server.database) take effect only at start."
           ) : (
             <>
               {file && (
