@@ -18,9 +18,16 @@
  *   OpenAI's servers: no other provider can run them, so they stay provider tools and the builders
  *   drop them with a warning (never pretend a search happened).
  *
+ * - A function declared in a Codex `namespace` tool (`{type:"namespace", name:"mcp__docs__", tools:[…]}`:
+ *   the hub holds each member as a function with its `namespace`) becomes a function of one flat name
+ *   that keeps the namespace ({@link namespacedToolName}: `mcp__docs__search`), so two namespaces'
+ *   `search` stay two tools; calls of it in history carry the same name ({@link flatNamespaces}), and
+ *   a reply's call of it goes back to Codex as `namespace` + `name`
+ *   (formats/openai-responses/response.ts `clientTools().resolve` reads the flat form).
+ *
  * Used by the builders of the formats other than Responses before they write their tool lists.
  */
-import type { FunctionTool, HubTool } from "./hub.ts";
+import type { FunctionTool, HubMessage, HubRequest, HubTool } from "./hub.ts";
 import { checkArgumentsDepth } from "./json-depth.ts";
 
 /** The argument that carries a freeform tool's raw input (also the hub shape of `custom_tool_call`). */
@@ -130,4 +137,53 @@ export function localShellAction(args: string): Record<string, unknown> {
     env: typeof a.env === "object" && a.env !== null ? a.env : {},
     user: typeof a.user === "string" ? a.user : null,
   };
+}
+
+/**
+ * The one flat name a function `name` declared in the Codex namespace `namespace` goes by on formats
+ * without namespaces: the namespace without its trailing `_`s, `__`, the name without its leading
+ * `_`s (`mcp__docs__` + `search` → `mcp__docs__search`; `multi_agent_v1` + `spawn_agent` →
+ * `multi_agent_v1__spawn_agent`), as MCP tools are named flat. The form
+ * formats/openai-responses/response.ts `clientTools().resolve` maps back to namespace + name. A
+ * provider's tool-name rule applies after it (formats/tool-names.ts).
+ */
+export function namespacedToolName(namespace: string, name: string): string {
+  return `${namespace.replace(/_+$/, "")}__${name.replace(/^_+/, "")}`;
+}
+
+/**
+ * `req` for a builder of a format without namespaces (Chat, Anthropic, Gemini): every function declared
+ * in a Codex namespace under its flat name ({@link namespacedToolName}, `namespace` cleared), every
+ * history call with a `namespace` likewise, and a namespace's shell tool (the provider tool that holds
+ * its members other than functions) left out when it holds none, so no `dropped_tool` warning names a
+ * namespace whose functions were sent. Returns `req` itself when nothing is namespaced (the common
+ * case); never changes `req`.
+ */
+export function flatNamespaces(req: HubRequest): HubRequest {
+  const spaced = req.tools.some((t) => (t.kind === "function" ? t.namespace : t.format === "openai-responses" && t.raw.type === "namespace"));
+  let messages: HubMessage[] | undefined;
+  for (let i = 0; i < req.messages.length; i++) {
+    const m = req.messages[i]!;
+    if (!m.content.some((p) => p.type === "tool_call" && p.namespace)) continue;
+    messages ??= req.messages.slice();
+    messages[i] = {
+      ...m,
+      content: m.content.map((p) => {
+        if (p.type !== "tool_call" || !p.namespace) return p;
+        const { namespace, ...call } = p;
+        return { ...call, name: namespacedToolName(namespace, p.name) };
+      }),
+    };
+  }
+  if (!spaced && !messages) return req;
+  const tools: HubTool[] = [];
+  for (const t of req.tools) {
+    if (t.kind === "function" && t.namespace) {
+      const { namespace, ...f } = t;
+      tools.push({ ...f, name: namespacedToolName(namespace, t.name) });
+    } else if (t.kind === "provider" && t.format === "openai-responses" && t.raw.type === "namespace" && !(Array.isArray(t.raw.tools) && t.raw.tools.length > 0)) {
+      continue;
+    } else tools.push(t);
+  }
+  return { ...req, tools, messages: messages ?? req.messages };
 }

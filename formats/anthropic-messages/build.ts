@@ -3,7 +3,7 @@
  * `anthropic`, `claude-code` and `anthropic-compatible`, with a {@link Warning} for everything dropped
  * or changed. The turn shaping ({@link mergeTurns}) is shared with tidy.ts.
  */
-import { portableTools } from "../tool-kinds.ts";
+import { flatNamespaces, portableTools } from "../tool-kinds.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import {
   type CacheControl,
@@ -350,6 +350,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       "previous_response_id",
     );
   }
+  req = flatNamespaces(req); // Codex namespace members under flat names (tool-kinds.ts)
   const w = new Warnings();
   const same = req.source.format === "anthropic-messages";
   const keepSystemTurns = same && target.kind !== "anthropic-compatible";

@@ -44,7 +44,7 @@
  *   thoughtSignature}`, or `{text: "", thoughtSignature}` for a signature-only part, exactly as the
  *   decoder received it); unsigned or foreign reasoning text is dropped with a warning.
  */
-import { portableTools } from "../tool-kinds.ts";
+import { flatNamespaces, portableTools } from "../tool-kinds.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import type {
   DocumentPart,
@@ -93,7 +93,7 @@ export function geminiPath(model: string, stream: boolean): string {
 
 /** Every function name of the request in a Gemini name map, in the shared fixed order (formats/tool-names.ts). */
 function registerNames(req: HubRequest): GeminiNameMap {
-  return registerToolNames(req, new GeminiNameMap()) as GeminiNameMap;
+  return registerToolNames(flatNamespaces(req), new GeminiNameMap()) as GeminiNameMap;
 }
 
 /**
@@ -322,6 +322,7 @@ const NO_SLOT: Array<[keyof HubRequest, string]> = [
  * `parallel_tool_calls`, `reasoning_not_disabled`, `extra_candidates`, `hoisted_system_message`). Does not throw.
  */
 export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest {
+  req = flatNamespaces(req); // Codex namespace members under flat names (tool-kinds.ts)
   const w = new Warnings();
   const family = target.family;
   const names = registerNames(req);

@@ -3,7 +3,7 @@
  * `openai` (`max_completion_tokens`) or `openai-compatible` (`max_tokens`): {@link buildRequest}.
  */
 import { pairToolHistory } from "../tool-pairs.ts";
-import { portableTools } from "../tool-kinds.ts";
+import { flatNamespaces, portableTools } from "../tool-kinds.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import {
   invalidRequest as invalid,
@@ -306,6 +306,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (req.previousResponseId) {
     throw invalid("previous_response_id cannot be used with this model: its provider does not store conversations.", "previous_response_id");
   }
+  req = flatNamespaces(req); // Codex namespace members under flat names (tool-kinds.ts)
   const b = new Builder(target, registerToolNames(req, new ToolNameMap(OPENAI_TOOL_NAMES)));
   const openai = target.kind === "openai";
   const messages: Json[] = [];

@@ -5,7 +5,7 @@
  */
 import { isObj } from "../json.ts";
 import { readOpenAILogprobs, responsesPartLogprobs } from "../openai-common/logprobs.ts";
-import { LOCAL_SHELL_NAME, localShellAction } from "../tool-kinds.ts";
+import { LOCAL_SHELL_NAME, localShellAction, namespacedToolName } from "../tool-kinds.ts";
 import {
   FormatError,
   hubError,
@@ -61,7 +61,7 @@ export function clientTools(req: HubRequest | undefined): ClientTools {
     if (t.kind === "function") {
       if (t.namespace) {
         namespaced.set(t.name, t.namespace);
-        flat.set(`${t.namespace.replace(/_+$/, "")}__${t.name.replace(/^_+/, "")}`, { name: t.name, namespace: t.namespace });
+        flat.set(namespacedToolName(t.namespace, t.name), { name: t.name, namespace: t.namespace });
       } else plain.add(t.name);
     } else if (t.raw.type === "custom" && typeof t.raw.name === "string") custom.add(t.raw.name);
     else if (t.raw.type === "local_shell") localShell = true;

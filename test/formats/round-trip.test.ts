@@ -35,8 +35,12 @@ const TARGETS: Array<{ format: WireFormat; kind: ProviderKind; family: BuildTarg
   { format: "openai-responses", kind: "openai-responses", family: "openai" },
 ];
 
-/** The essentials of a conversation a target format can carry. */
-function essentials(req: HubRequest) {
+/**
+ * The essentials of a conversation a target format can carry. `flat`: for a target without namespaces,
+ * where a Codex namespace's function goes by namespace + `__` + name (`multi_agent_v1__spawn_agent`).
+ */
+function essentials(req: HubRequest, flat = false) {
+  const named = (x: { name: string; namespace?: string }) => (flat && x.namespace ? `${x.namespace.replace(/_+$/, "")}__${x.name}` : x.name);
   const text: string[] = [];
   /** System text (top-level and mid-conversation system/developer turns, which some targets hoist). */
   const system: string[] = [];
@@ -47,7 +51,7 @@ function essentials(req: HubRequest) {
     const into = m.role === "system" || m.role === "developer" ? system : text;
     for (const p of m.content) {
       if (p.type === "text" && p.text.trim()) into.push(p.text.trim());
-      if (p.type === "tool_call") calls.push({ id: p.id, name: p.name, args: p.arguments === "" ? {} : JSON.parse(p.arguments) });
+      if (p.type === "tool_call") calls.push({ id: p.id, name: named(p), args: p.arguments === "" ? {} : JSON.parse(p.arguments) });
       if (p.type === "tool_result") {
         results.push({
           id: p.callId,
@@ -62,7 +66,7 @@ function essentials(req: HubRequest) {
   }
   const tools = req.tools
     .filter((t) => t.kind === "function")
-    .map((t) => ({ name: (t as { name: string }).name, props: Object.keys(((t as { parameters: { properties?: object } }).parameters.properties ?? {}) as object).sort() }))
+    .map((t) => ({ name: named(t as { name: string; namespace?: string }), props: Object.keys(((t as { parameters: { properties?: object } }).parameters.properties ?? {}) as object).sort() }))
     .sort((a, b) => a.name.localeCompare(b.name));
   const norm = (xs: string[]) => xs.join("\n\n").replace(/\s+/g, " ");
   return { text: norm(text), system: norm(system.sort()), calls, results, tools, maxOutputTokens: req.maxOutputTokens };
@@ -82,14 +86,14 @@ describe("client captures → each provider format → back", () => {
           stream: true,
         });
         const back = CODECS[target.format].parseRequest!(built.body);
-        const a = essentials(hub);
+        const a = essentials(hub, target.format !== "openai-responses");
         const b = essentials(back);
         // Conversation text in order; system text as a whole (targets may hoist or join system turns).
         expect(b.text).toBe(a.text);
         expect(new Set(b.system.split(" "))).toEqual(new Set(a.system.split(" ")));
         expect(b.calls).toEqual(a.calls);
         expect(b.results).toEqual(a.results);
-        // Function tools survive (namespaced Codex tools are flattened by non-Responses targets).
+        // Function tools survive (namespaced Codex tools flattened to namespace__name by non-Responses targets).
         expect(b.tools.map((t) => t.name)).toEqual(a.tools.map((t) => t.name));
         for (const t of a.tools) expect(b.tools.find((x) => x.name === t.name)?.props).toEqual(t.props);
         if (a.maxOutputTokens !== undefined) expect(b.maxOutputTokens).toBe(a.maxOutputTokens);
@@ -106,7 +110,7 @@ describe("client captures → each provider format → back", () => {
       const body = await clientRequest(cap.file);
       const hub = CODECS[cap.format].parseRequest!(body);
       const built = gemini.buildRequest({ ...hub, model: "gemini-x" }, { model: "gemini-x", kind: "gemini", family: "gemini", stream: true });
-      const a = essentials(hub);
+      const a = essentials(hub, true);
       const g = built.body as any;
       const texts: string[] = [];
       const sys: string[] = [];
