@@ -6,7 +6,11 @@
  * `custom_tool_call` with the exact raw patch (streamed and whole), and a history that carries a
  * `custom_tool_call` and its output reaches each provider as that provider's tool call and result.
  * `local_shell` likewise: a function with an argv array there, a `local_shell_call` exec action here.
- * Hosted tools (`web_search`) cannot run elsewhere: dropped with a warning, never faked.
+ * Hosted tools (`web_search`) cannot run elsewhere: dropped with a warning, never faked. A function
+ * in a `namespace` tool (two MCP servers' `search`) goes to those providers as namespace + name, in
+ * the declarations and in history, with no warning, and the provider's call of it reaches the SDK as
+ * `function_call` with `name` and `namespace` (until 2026-12-07: `search` declared twice, both
+ * namespaces reported dropped).
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import OpenAI from "openai";
@@ -214,6 +218,45 @@ describe("Codex local_shell across provider formats", () => {
       expect(h.results).toHaveLength(1);
       expect(h.results[0].text).toContain("a.ts");
     });
+  }
+});
+
+describe("Codex namespace tools across provider formats", () => {
+  // Two MCP servers' `search`, as Codex 0.171 declares MCP tools: one namespace per server.
+  const ns = (name: string, description: string) => ({ type: "namespace", name, description, tools: [{ type: "function", name: "search", description: `Search ${description}.`, strict: false, parameters: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } }] });
+  const TOOLS = [EXEC, ns("mcp__docs__", "the docs"), ns("mcp__web__", "the web")];
+  for (const lane of LANES.filter((l) => l.format !== "openai-responses")) {
+    for (const stream of [true, false]) {
+      test(`${lane.name}, ${stream ? "streamed" : "whole"}: each search offered once under its namespace, history too; the call of the web one reaches the SDK with namespace mcp__web__`, async () => {
+        // The provider calls the web server's search by the name it was offered.
+        gw.fake.handle((r) => {
+          const name = declaredTools(r).find((t) => t.name.includes("web"))?.name ?? "search";
+          return simpleReply(r.format!, { toolCalls: [{ id: "call_web_1", name, arguments: { q: "bun" } }] }, r.stream);
+        });
+        const input = [
+          { role: "user", content: "Search the docs, then the web." },
+          { type: "function_call", call_id: "call_docs_1", name: "search", namespace: "mcp__docs__", arguments: '{"q":"bun"}' },
+          { type: "function_call_output", call_id: "call_docs_1", output: "nothing in the docs" },
+        ];
+        const res = await client()
+          .responses.create({ model: lane.model, input, tools: TOOLS, store: false, stream } as never)
+          .withResponse();
+        let output: any[];
+        if (stream) {
+          const events: any[] = [];
+          for await (const ev of res.data as any) events.push(ev);
+          output = events.filter((e) => e.type === "response.output_item.done").map((e) => e.item);
+        } else output = (res.data as any).output;
+
+        const req = gw.fake.requests[0]!;
+        expect(declaredTools(req).map((t) => t.name)).toEqual(["exec_command", "mcp__docs__search", "mcp__web__search"]);
+        expect(history(req).calls.map((c) => c.name)).toEqual(["mcp__docs__search"]);
+        const warnings = JSON.parse(res.response.headers.get("x-switchyard-warning") ?? "[]") as Array<{ code: string }>;
+        expect(warnings.filter((w) => w.code === "dropped_tool")).toEqual([]);
+        const calls = output.filter((o) => o.type !== "reasoning");
+        expect(calls).toEqual([expect.objectContaining({ type: "function_call", name: "search", namespace: "mcp__web__", arguments: '{"q":"bun"}' })]);
+      });
+    }
   }
 });
 
