@@ -27,7 +27,7 @@
  *
  * Used by the builders of the formats other than Responses before they write their tool lists.
  */
-import type { FunctionTool, HubMessage, HubRequest, HubTool } from "./hub.ts";
+import type { FunctionTool, HubMessage, HubRequest, HubTool, ToolChoice } from "./hub.ts";
 import { checkArgumentsDepth } from "./json-depth.ts";
 
 /** The argument that carries a freeform tool's raw input (also the hub shape of `custom_tool_call`). */
@@ -156,8 +156,10 @@ export function namespacedToolName(namespace: string, name: string): string {
  * in a Codex namespace under its flat name ({@link namespacedToolName}, `namespace` cleared), every
  * history call with a `namespace` likewise, and a namespace's shell tool (the provider tool that holds
  * its members other than functions) left out when it holds none, so no `dropped_tool` warning names a
- * namespace whose functions were sent. Returns `req` itself when nothing is namespaced (the common
- * case); never changes `req`.
+ * namespace whose functions were sent. A `tool_choice` naming a member by its bare name (Responses'
+ * `{type:"function", name}` has no namespace) names its flat name when no plain function has that name
+ * and only one namespace declares it; otherwise it is left as it came. Returns `req` itself when
+ * nothing is namespaced (the common case); never changes `req`.
  */
 export function flatNamespaces(req: HubRequest): HubRequest {
   const spaced = req.tools.some((t) => (t.kind === "function" ? t.namespace : t.format === "openai-responses" && t.raw.type === "namespace"));
@@ -177,13 +179,29 @@ export function flatNamespaces(req: HubRequest): HubRequest {
   }
   if (!spaced && !messages) return req;
   const tools: HubTool[] = [];
+  /** Bare name → its flat name, or null when a plain function or two namespaces declare that name. */
+  const bare = new Map<string, string | null>();
   for (const t of req.tools) {
     if (t.kind === "function" && t.namespace) {
       const { namespace, ...f } = t;
-      tools.push({ ...f, name: namespacedToolName(namespace, t.name) });
+      const flat = namespacedToolName(namespace, t.name);
+      bare.set(t.name, bare.has(t.name) ? null : flat);
+      tools.push({ ...f, name: flat });
     } else if (t.kind === "provider" && t.format === "openai-responses" && t.raw.type === "namespace" && !(Array.isArray(t.raw.tools) && t.raw.tools.length > 0)) {
       continue;
     } else tools.push(t);
   }
-  return { ...req, tools, messages: messages ?? req.messages };
+  for (const t of req.tools) if (t.kind === "function" && !t.namespace) bare.set(t.name, null);
+  const out: HubRequest = { ...req, tools, messages: messages ?? req.messages };
+  const choice = flatChoice(req.toolChoice, bare);
+  if (choice) out.toolChoice = choice;
+  return out;
+}
+
+/** A tool choice with each bare name of {@link flatNamespaces}' `bare` map as its flat name; undefined when none changes. */
+function flatChoice(tc: ToolChoice | undefined, bare: Map<string, string | null>): ToolChoice | undefined {
+  const flat = (name: string) => bare.get(name) ?? name;
+  if (tc?.type === "tool" && flat(tc.name) !== tc.name) return { type: "tool", name: flat(tc.name) };
+  if (tc?.type === "allowed" && tc.names.some((n) => flat(n) !== n)) return { ...tc, names: tc.names.map(flat) };
+  return undefined;
 }

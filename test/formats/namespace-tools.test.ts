@@ -139,6 +139,24 @@ describe("Codex namespace members reach providers without namespaces under flat 
   }
 });
 
+/** The function names a provider body's tool choice names (Chat tool_choice, Anthropic tool_choice, Gemini allowedFunctionNames). */
+function choiceOf(to: WireFormat, b: Record<string, any>): string[] {
+  if (to === "openai-chat") return b.tool_choice?.function ? [b.tool_choice.function.name] : [];
+  if (to === "anthropic-messages") return b.tool_choice?.name ? [b.tool_choice.name] : [];
+  return b.toolConfig?.functionCallingConfig?.allowedFunctionNames ?? [];
+}
+
+describe("a tool_choice naming a namespace's function by its bare name", () => {
+  for (const t of TARGETS) {
+    test(`${t.kind}: names the flat name the function was declared by`, () => {
+      const body = { model: "m", input: "hi", tools: [codexBody.tools[0], codexBody.tools[1]], tool_choice: { type: "function", name: "search" } };
+      const built = translateBody("openai-responses", body, t.to, t.kind);
+      expect(namesOf(t.to, built.body).declared).toEqual(["exec_command", "mcp__docs__search"]);
+      expect(choiceOf(t.to, built.body)).toEqual(["mcp__docs__search"]);
+    });
+  }
+});
+
 describe("what stays as it was", () => {
   test("a namespace with a member that is not a function is still reported for that member", () => {
     const body = { model: "m", input: "hi", tools: [{ type: "namespace", name: "ns", description: "d", tools: [member("search"), { type: "custom", name: "free" }] }] };
