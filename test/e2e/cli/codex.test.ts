@@ -8,6 +8,8 @@
  * freeform `apply_patch` tool (for model gpt-5.5, an alias of the lane's model here), the provider
  * sees a function tool with one `input` string, the fake calls it with a patch, Codex applies it to
  * files in its working directory and sends the result back through the provider's tool-result shape.
+ * And a call of a function in a Codex `namespace` tool (multi_agent_v1's close_agent, declared to the
+ * translated providers as `multi_agent_v1__close_agent`) reaches Codex's own handler.
  *
  * The CLI is installed by the beforeAll (npm, into .cache/e2e-clis/); without network that fails and so
  * do these tests. A first "direct" test runs the CLI straight against the fake, without the gateway:
@@ -195,6 +197,43 @@ for (const lane of [
       CLI_TEST_TIMEOUT_MS,
     );
   });
+}
+
+/** The names of the tool calls in a Chat or Anthropic request's history. */
+function calledIn(req: { format?: string; body: any }): string[] {
+  const msgs: any[] = req.body?.messages ?? [];
+  if (req.format === "openai-chat") return msgs.flatMap((m) => (m.tool_calls ?? []).map((c: any) => c.function.name));
+  return msgs.flatMap((m) => (Array.isArray(m.content) ? m.content : []).filter((b: any) => b.type === "tool_use").map((b: any) => b.name));
+}
+
+for (const lane of LANES.filter((l) => l.format !== "openai-responses")) {
+  test(
+    `Codex → switchyard → ${lane.name}: a call of a namespace tool (multi_agent_v1 close_agent) reaches Codex's own handler; the provider sees it by namespace + name`,
+    async () => {
+      // Codex 0.171 runs a namespaced function only when the call carries its namespace: straight from a
+      // Responses server, `close_agent` or `multi_agent_v1__close_agent` without one is "unsupported call".
+      suite.gw.fake.reset();
+      const FLAT = "multi_agent_v1__close_agent";
+      suite.gw.fake.handle((req) => {
+        if (!req.format) return undefined;
+        if (toolResultsIn(req).length > 0) return simpleReply(req.format, { text: `Closed over ${lane.name}.` }, req.stream);
+        if (!toolNamesIn(req).includes(FLAT)) return simpleReply(req.format, { text: "ok" }, req.stream);
+        return simpleReply(req.format, { toolCalls: [{ id: req.format === "anthropic-messages" ? "toolu_ns_1" : "call_ns_1", name: FLAT, arguments: { target: "agent-x" } }] }, req.stream);
+      });
+      const r = await runCodex(suite.bins[0], { baseUrlV1: `${suite.gw.url}/v1`, model: lane.model, prompt: "Close agent x.", trap: suite.trap });
+      const story = r.describe(`--- upstream requests ---\n${summarizeRequests(suite.gw.fake)}`);
+      expect(r.run.code, story).toBe(0);
+      const reqs = modelRequests(suite.gw.fake).filter((q) => toolNamesIn(q).includes(FLAT));
+      expect(reqs.length, story).toBe(2);
+      expect(toolNamesIn(reqs[0]), story).not.toContain("close_agent");
+      // Codex ran close_agent (its handler refuses the made-up id) and sent the call back in history.
+      const results = toolResultsIn(reqs[1]);
+      expect(results.map((t) => t.text), story).toEqual([expect.stringContaining("invalid agent id agent-x")]);
+      expect(calledIn(reqs[1]), story).toEqual([FLAT]);
+      expect(r.lastMessage, story).toContain(`Closed over ${lane.name}.`);
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
 }
 
 /** An Anthropic stream with thinking on: a signed thinking block, then a call of `tool` with `args`. */
