@@ -152,8 +152,39 @@ export function namespacedToolName(namespace: string, name: string): string {
 }
 
 /**
+ * The flat name each namespaced function of `tools` is declared by on formats without namespaces, keyed
+ * by {@link namespacedKey}: {@link namespacedToolName}, unless a plain function or an earlier member
+ * already goes by it (a plain `ns__search` beside namespace `ns`'s `search`; namespaces `a` and `a_`
+ * flatten alike), then that name with the first free numeric suffix `_2`, `_3`, … (as
+ * formats/tool-names.ts resolves clashes). Members are taken in declaration order, so the request
+ * builder ({@link flatNamespaces}) and the reply (formats/openai-responses/response.ts
+ * `clientTools().resolve`) agree on every name. A member declared twice keeps its first name.
+ */
+export function namespacedToolNames(tools: readonly HubTool[]): Map<string, string> {
+  const out = new Map<string, string>();
+  const taken = new Set<string>();
+  for (const t of tools) if (t.kind === "function" && !t.namespace) taken.add(t.name);
+  for (const t of tools) {
+    if (t.kind !== "function" || !t.namespace) continue;
+    const key = namespacedKey(t.namespace, t.name);
+    if (out.has(key)) continue;
+    const base = namespacedToolName(t.namespace, t.name);
+    let flat = base;
+    for (let n = 2; taken.has(flat); n++) flat = `${base}_${n}`;
+    taken.add(flat);
+    out.set(key, flat);
+  }
+  return out;
+}
+
+/** The key of `name` in namespace `namespace` in {@link namespacedToolNames}' map. */
+export function namespacedKey(namespace: string, name: string): string {
+  return `${namespace}\u0000${name}`;
+}
+
+/**
  * `req` for a builder of a format without namespaces (Chat, Anthropic, Gemini): every function declared
- * in a Codex namespace under its flat name ({@link namespacedToolName}, `namespace` cleared), every
+ * in a Codex namespace under its flat name ({@link namespacedToolNames}, `namespace` cleared), every
  * history call with a `namespace` likewise, and a namespace's shell tool (the provider tool that holds
  * its members other than functions) left out when it holds none, so no `dropped_tool` warning names a
  * namespace whose functions were sent. A `tool_choice` naming a member by its bare name (Responses'
@@ -163,6 +194,8 @@ export function namespacedToolName(namespace: string, name: string): string {
  */
 export function flatNamespaces(req: HubRequest): HubRequest {
   const spaced = req.tools.some((t) => (t.kind === "function" ? t.namespace : t.format === "openai-responses" && t.raw.type === "namespace"));
+  const names = spaced ? namespacedToolNames(req.tools) : new Map<string, string>();
+  const flatName = (namespace: string, name: string) => names.get(namespacedKey(namespace, name)) ?? namespacedToolName(namespace, name);
   let messages: HubMessage[] | undefined;
   for (let i = 0; i < req.messages.length; i++) {
     const m = req.messages[i]!;
@@ -173,7 +206,7 @@ export function flatNamespaces(req: HubRequest): HubRequest {
       content: m.content.map((p) => {
         if (p.type !== "tool_call" || !p.namespace) return p;
         const { namespace, ...call } = p;
-        return { ...call, name: namespacedToolName(namespace, p.name) };
+        return { ...call, name: flatName(namespace, p.name) };
       }),
     };
   }
@@ -184,7 +217,7 @@ export function flatNamespaces(req: HubRequest): HubRequest {
   for (const t of req.tools) {
     if (t.kind === "function" && t.namespace) {
       const { namespace, ...f } = t;
-      const flat = namespacedToolName(namespace, t.name);
+      const flat = flatName(namespace, t.name);
       bare.set(t.name, bare.has(t.name) ? null : flat);
       tools.push({ ...f, name: flat });
     } else if (t.kind === "provider" && t.format === "openai-responses" && t.raw.type === "namespace" && !(Array.isArray(t.raw.tools) && t.raw.tools.length > 0)) {

@@ -5,7 +5,7 @@
  */
 import { isObj } from "../json.ts";
 import { readOpenAILogprobs, responsesPartLogprobs } from "../openai-common/logprobs.ts";
-import { LOCAL_SHELL_NAME, localShellAction, namespacedToolName } from "../tool-kinds.ts";
+import { LOCAL_SHELL_NAME, localShellAction, namespacedKey, namespacedToolNames } from "../tool-kinds.ts";
 import {
   FormatError,
   hubError,
@@ -57,11 +57,14 @@ export function clientTools(req: HubRequest | undefined): ClientTools {
   const flat = new Map<string, { name: string; namespace: string }>();
   const custom = new Set<string>();
   let localShell = false;
+  let flatNames: Map<string, string> | undefined; // made at the first namespaced function only
   for (const t of req?.tools ?? []) {
     if (t.kind === "function") {
       if (t.namespace) {
         namespaced.set(t.name, t.namespace);
-        flat.set(namespacedToolName(t.namespace, t.name), { name: t.name, namespace: t.namespace });
+        flatNames ??= namespacedToolNames(req.tools);
+        const f = flatNames.get(namespacedKey(t.namespace, t.name))!;
+        if (!flat.has(f)) flat.set(f, { name: t.name, namespace: t.namespace });
       } else plain.add(t.name);
     } else if (t.raw.type === "custom" && typeof t.raw.name === "string") custom.add(t.raw.name);
     else if (t.raw.type === "local_shell") localShell = true;

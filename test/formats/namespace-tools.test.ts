@@ -172,3 +172,89 @@ describe("what stays as it was", () => {
     expect((built.body as any).input[1]).toMatchObject({ type: "function_call", name: "search", namespace: "mcp__docs__" });
   });
 });
+
+/**
+ * Flat names that would clash: a plain `ns__search` beside namespace `ns`'s `search`, and namespaces
+ * `a` and `a_` (both flatten to `a__x`). Until 2026-12-07 both went to the provider under one name
+ * (`["ns__search","ns__search"]`, a duplicate providers refuse) with no warning, and a call of it
+ * went back as whichever was looked up first.
+ */
+const clashBody = {
+  model: "m",
+  input: [
+    { type: "message", role: "user", content: "hi" },
+    { type: "function_call", call_id: "call_1", name: "search", namespace: "ns", arguments: '{"q":"a"}' },
+    { type: "function_call_output", call_id: "call_1", output: "one" },
+    { type: "function_call", call_id: "call_2", name: "ns__search", arguments: '{"q":"b"}' },
+    { type: "function_call_output", call_id: "call_2", output: "two" },
+    { type: "function_call", call_id: "call_3", name: "x", namespace: "a_", arguments: "{}" },
+    { type: "function_call_output", call_id: "call_3", output: "three" },
+  ],
+  tools: [
+    { type: "function", name: "ns__search", parameters: SCHEMA },
+    { type: "namespace", name: "ns", description: "d", tools: [member("search")] },
+    { type: "namespace", name: "a", description: "A", tools: [member("x")] },
+    { type: "namespace", name: "a_", description: "A_", tools: [member("x")] },
+  ],
+};
+
+/** The Responses output items Codex gets for a provider reply calling `calls` (streamed or whole). */
+function replyItems(t: (typeof TARGETS)[number], body: any, calls: Array<{ id: string; name: string; arguments: Record<string, unknown> }>, stream: boolean): any[] {
+  const built = translateBody("openai-responses", body, t.to, t.kind);
+  const reply = simpleReply(t.to as "openai-chat", { toolCalls: calls }, stream);
+  const opts = { family: t.family, ...built.decoderHints };
+  const request = codecFor("openai-responses").parseRequest!(body);
+  if (!stream) {
+    const resp = codecFor(t.to).decodeResponse(reply.json, opts);
+    return (openaiResponses.encodeResponse!(resp, { model: "m", request }) as any).output;
+  }
+  let out = "";
+  const enc = openaiResponses.createEncoder!({ model: "m", request }, (s) => (out += s));
+  const norm = new EventNormalizer((e: HubEvent) => enc.event(e));
+  const dec = codecFor(t.to).createDecoder(opts, (e) => norm.event(e));
+  dec.push(new TextEncoder().encode(reply.sse!));
+  dec.end();
+  norm.end();
+  enc.end();
+  const wire = parseSse(out);
+  const items = wire.filter((w) => w.event === "response.output_item.done").map((w) => w.data.item);
+  const added = wire.filter((w) => w.event === "response.output_item.added").map((w) => w.data.item);
+  expect(added.map((i: any) => [i.name, i.namespace])).toEqual(items.map((i: any) => [i.name, i.namespace]));
+  return items;
+}
+
+describe("flat names that would clash get a numeric suffix, and calls map back to the right tool", () => {
+  for (const t of TARGETS) {
+    test(`${t.kind}: a plain ns__search and ns's search, a's and a_'s x are four distinct names, history the same`, () => {
+      const built = translateBody("openai-responses", clashBody, t.to, t.kind);
+      const n = namesOf(t.to, built.body);
+      expect(n.declared).toEqual(["ns__search", "ns__search_2", "a__x", "a__x_2"]);
+      expect(n.called).toEqual(["ns__search_2", "ns__search", "a__x_2"]);
+      if (t.to === "gemini") expect(n.answered).toEqual(["ns__search_2", "ns__search", "a__x_2"]);
+      expect(built.warnings.filter((w) => w.code === "dropped_tool")).toEqual([]);
+    });
+
+    test(`${t.kind}: the repro from the issue (plain ns__search, then namespace ns with search) declares two names`, () => {
+      const body = { model: "m", input: "hi", tools: [clashBody.tools[0], clashBody.tools[1]] };
+      expect(namesOf(t.to, translateBody("openai-responses", body, t.to, t.kind).body).declared).toEqual(["ns__search", "ns__search_2"]);
+    });
+
+    for (const stream of [true, false]) {
+      test(`${t.kind}, ${stream ? "streamed" : "whole"}: each suffixed or plain name reaches Codex as its own tool`, () => {
+        const items = replyItems(t, clashBody, [
+          { id: "call_a", name: "ns__search", arguments: { q: "plain" } },
+          { id: "call_b", name: "ns__search_2", arguments: { q: "spaced" } },
+          { id: "call_c", name: "a__x", arguments: {} },
+          { id: "call_d", name: "a__x_2", arguments: {} },
+        ], stream);
+        expect(items.map((i: any) => ({ type: i.type, name: i.name, namespace: i.namespace }))).toEqual([
+          { type: "function_call", name: "ns__search", namespace: undefined },
+          { type: "function_call", name: "search", namespace: "ns" },
+          { type: "function_call", name: "x", namespace: "a" },
+          { type: "function_call", name: "x", namespace: "a_" },
+        ]);
+        expect(JSON.parse(items[1].arguments)).toEqual({ q: "spaced" });
+      });
+    }
+  }
+});
