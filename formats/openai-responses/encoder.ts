@@ -297,7 +297,7 @@ class ResponsesEncoder implements StreamEncoder {
         return;
       }
       case "tool_call": {
-        const r = this.tools.resolve(b.name);
+        const r = this.tools.resolve(b.name, b.namespace);
         if (r.custom) {
           const id = mintId("ctc_", this.opts.newId);
           this.cur = { ...base, kind: "custom_tool_call", id, idJson: JSON.stringify(id), callId: b.id, name: r.name };

@@ -41,8 +41,13 @@ type Json = Record<string, any>;
  * and which names are `custom` (freeform) tools, called with `custom_tool_call` + raw `input`.
  */
 export interface ClientTools {
-  /** Namespace to put on a call to `name`, or undefined. Also accepts the flat `ns__name` form. */
-  resolve(name: string): { name: string; namespace?: string; custom: boolean; localShell?: boolean };
+  /**
+   * Namespace to put on a call to `name`, or undefined. A call without `namespace` (from a provider
+   * without namespaces) may name a member by its flat name (`ns__name`, formats/tool-kinds.ts
+   * `namespacedToolNames`), looked up before bare member names; a call that came with its `namespace`
+   * (a Responses provider) names the member itself and is not read as a flat name.
+   */
+  resolve(name: string, namespace?: string): { name: string; namespace?: string; custom: boolean; localShell?: boolean };
 }
 
 /** The {@link ClientTools} of a request without tools: every call is a plain function of its own name. */
@@ -73,12 +78,12 @@ export function clientTools(req: HubRequest | undefined): ClientTools {
     }
   }
   return {
-    resolve(name) {
+    resolve(name, namespace) {
       if (plain.has(name)) return { name, custom: false };
+      const f = namespace ? undefined : flat.get(name);
+      if (f) return { name: f.name, namespace: f.namespace, custom: false };
       const ns = namespaced.get(name);
       if (ns) return { name, namespace: ns, custom: false };
-      const f = flat.get(name);
-      if (f) return { name: f.name, namespace: f.namespace, custom: false };
       if (localShell && name === LOCAL_SHELL_NAME) return { name, custom: false, localShell: true };
       return { name, custom: custom.has(name) };
     },
@@ -155,7 +160,7 @@ function outputItems(content: HubPart[], opts: EncoderOptions, tools: ClientTool
         break;
       }
       case "tool_call": {
-        const r = tools.resolve(p.name);
+        const r = tools.resolve(p.name, p.namespace);
         if (r.custom) {
           out.push({ type: "custom_tool_call", id: hasItemPrefix(p.itemId, "ctc_") ? p.itemId : mintId("ctc_", opts.newId), status: "completed", call_id: p.id, name: r.name, input: customInputOf(p.arguments) });
           break;

@@ -258,3 +258,40 @@ describe("flat names that would clash get a numeric suffix, and calls map back t
     }
   }
 });
+
+/** Namespace `x`'s member `a__b` (bare name) and namespace `a`'s `b` (flat name `a__b`). */
+const crossBody = {
+  model: "m",
+  input: "hi",
+  tools: [
+    { type: "namespace", name: "x", description: "X", tools: [member("a__b")] },
+    { type: "namespace", name: "a", description: "A", tools: [member("b")] },
+  ],
+};
+
+describe("a flat name that is also another namespace's bare member name", () => {
+  for (const t of TARGETS) {
+    for (const stream of [true, false]) {
+      test(`${t.kind}, ${stream ? "streamed" : "whole"}: the call of a__b goes to a's b, x__a__b to x's a__b`, () => {
+        expect(namesOf(t.to, translateBody("openai-responses", crossBody, t.to, t.kind).body).declared).toEqual(["x__a__b", "a__b"]);
+        const items = replyItems(t, crossBody, [
+          { id: "call_a", name: "a__b", arguments: {} },
+          { id: "call_b", name: "x__a__b", arguments: {} },
+        ], stream);
+        expect(items.map((i: any) => [i.name, i.namespace])).toEqual([["b", "a"], ["a__b", "x"]]);
+      });
+    }
+  }
+
+  test("a Responses provider's call that carries its namespace names the member itself, not a flat name", () => {
+    const request = codecFor("openai-responses").parseRequest!(crossBody);
+    const reply = {
+      id: "resp_1", object: "response", created_at: 1, status: "completed", model: "m",
+      output: [{ type: "function_call", id: "fc_1", call_id: "call_1", name: "a__b", namespace: "x", arguments: "{}", status: "completed" }],
+      usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
+    };
+    const resp = codecFor("openai-responses").decodeResponse(reply, { family: "openai" });
+    const items = (openaiResponses.encodeResponse!(resp, { model: "m", request }) as any).output;
+    expect(items.map((i: any) => [i.type, i.name, i.namespace])).toEqual([["function_call", "a__b", "x"]]);
+  });
+});
