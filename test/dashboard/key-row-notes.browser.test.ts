@@ -5,7 +5,7 @@
  *   secret refused, and after a reload nothing on the page said so; now the row reads "rotated 01:52 AM"
  *   (local time, as "disabled …" reads) and "old secret works until 02:02 AM";
  * - how many of the key's requests its USD budget could not count (try18 D17): requests served by a
- *   model without a price (the demo's fake upstream models have none) left the bar at $0.00 with only a
+ *   model without a price (here demo-chat/gpt-unpriced: the demo prices its own three models) left the bar at $0.00 with only a
  *   log line saying why; now the row reads "3 requests of unpriced models not counted", pointing at
  *   settings.pricing, and the admin API's budget use has `unpriced: 3`.
  */
@@ -16,6 +16,8 @@ import { until } from "../support/until.ts";
 const ADMIN = "sy-test-row-notes-admin-00001";
 const { suite, chat, createKey, listed } = keysPageSuite(ADMIN);
 const ask = async (secret: string) => (await chat(secret)).status;
+/** A request to a model the demo prices not (its fake upstream answers any model name). */
+const askUnpriced = async (secret: string) => (await chat(secret, "demo-chat/gpt-unpriced")).status;
 
 test("a Rotate whose answer the page never got: after a reload the row says when the key was rotated and until when the old secret works", async () => {
   const first = await createKey("ci");
@@ -65,7 +67,7 @@ test("a Rotate whose answer the page never got: after a reload the row says when
 test("a USD budget says how many requests of unpriced models it did not count, in the admin API and on the row, pointing at settings.pricing", async () => {
   const spend = await createKey("spend", { budgets: [{ window: "1d", usd: 5 }] });
   const tokens = await createKey("tokens", { budgets: [{ window: "1d", tokens: 100_000 }] });
-  expect([await ask(spend), await ask(spend), await ask(spend), await ask(tokens)]).toEqual([200, 200, 200, 200]);
+  expect([await askUnpriced(spend), await askUnpriced(spend), await askUnpriced(spend), await askUnpriced(tokens)]).toEqual([200, 200, 200, 200]);
   suite.gw.app.settle();
   await until(async () => (await listed("spend")).use.budgets[0].unpriced === 3, 30_000, "the budget to count 3 unpriced requests");
   expect((await listed("spend")).use.budgets[0]).toMatchObject({ budget: { window: "1d", usd: 5 }, used: 0, unpriced: 3 });
@@ -79,7 +81,7 @@ test("a USD budget says how many requests of unpriced models it did not count, i
     expect((await note.innerText()).replace(/\s+/g, " ").trim()).toBe("3 requests of unpriced models not counted (no price is known for them; settings.pricing gives one)");
     expect(await w.page.locator('tr[data-key="tokens"] .key-unpriced').count()).toBe(0);
     // one more, seen live (the page re-reads the keys as their requests finish)
-    expect(await ask(spend)).toBe(200);
+    expect(await askUnpriced(spend)).toBe(200);
     await w.page.locator('tr[data-key="spend"] .key-unpriced[data-unpriced="4"]').waitFor({ timeout: 30_000 });
     // the notes (this one, and ci's rotation from the test before) keep the table in its card at 1280 px
     await w.page.setViewportSize({ width: 1280, height: 900 });

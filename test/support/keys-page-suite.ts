@@ -31,12 +31,12 @@ keys:
     async listed(name: string): Promise<any> {
       return ((await (await fetch(`${suite.gw.url}/admin/api/keys`, { headers: admin })).json()) as { keys: any[] }).keys.find((k) => k.name === name);
     },
-    /** One Chat request with the key `secret` (demo-chat/gpt-demo, "hi"): its status and JSON body. */
-    async chat(secret: string): Promise<{ status: number; body: any }> {
+    /** One Chat request with the key `secret` ("hi" to `model`, the demo's priced demo-chat/gpt-demo by default): its status and JSON body. */
+    async chat(secret: string, model = "demo-chat/gpt-demo"): Promise<{ status: number; body: any }> {
       const r = await fetch(`${suite.gw.url}/v1/chat/completions`, {
         method: "POST",
         headers: { "content-type": "application/json", authorization: `Bearer ${secret}` },
-        body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
+        body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }] }),
       });
       return { status: r.status, body: await r.json() };
     },
