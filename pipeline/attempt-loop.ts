@@ -423,7 +423,8 @@ function finalError(
   const warning = warningHeader(ctx.warnings);
   if (warning) headers.set("x-switchyard-warning", warning);
   const res = errorAnswer(ctx, err, headers);
-  deps.finish(ctx, { outcome: f.rejected ? "rejected" : "error", status: err.operatorOnly ? (ctx.trace.error?.status ?? err.status) : err.status, attempts: f.attempts, fallback: f.fallback, target: f.target, account: f.account });
+  // recorded as the client got it (errorAnswer's trace: Anthropic's 529 a 503, a Gemini client's FAILED_PRECONDITION a 400)
+  deps.finish(ctx, { outcome: f.rejected ? "rejected" : "error", status: ctx.trace.error?.status ?? err.status, attempts: f.attempts, fallback: f.fallback, target: f.target, account: f.account });
   return res;
 }
 
