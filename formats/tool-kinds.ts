@@ -27,7 +27,7 @@
  *
  * Used by the builders of the formats other than Responses before they write their tool lists.
  */
-import type { FunctionTool, HubMessage, HubRequest, HubTool, ToolChoice } from "./hub.ts";
+import { invalidRequest, type FunctionTool, type HubMessage, type HubRequest, type HubTool, type ToolChoice } from "./hub.ts";
 import { checkArgumentsDepth } from "./json-depth.ts";
 
 /** The argument that carries a freeform tool's raw input (also the hub shape of `custom_tool_call`). */
@@ -152,11 +152,13 @@ export function namespacedToolName(namespace: string, name: string): string {
 }
 
 /**
- * The flat name each namespaced function of `tools` is declared by on formats without namespaces, keyed
- * by {@link namespacedKey}: {@link namespacedToolName}, unless a plain function or an earlier member
+ * The flat name each namespaced member of `tools` is declared by on formats without namespaces, keyed
+ * by {@link namespacedKey} (a function) or {@link namespacedCustomKey} (a `custom` member, held in its
+ * namespace's shell tool): {@link namespacedToolName}, unless a plain function or an earlier member
  * already goes by it (a plain `ns__search` beside namespace `ns`'s `search`; namespaces `a` and `a_`
  * flatten alike), then that name with the first free numeric suffix `_2`, `_3`, … (as
- * formats/tool-names.ts resolves clashes). Members are taken in declaration order, so the request
+ * formats/tool-names.ts resolves clashes). Functions are taken first, in declaration order, then custom
+ * members in declaration order (so a custom member never moves a function's name), and the request
  * builder ({@link flatNamespaces}) and the reply (formats/openai-responses/response.ts
  * `clientTools().resolve`) agree on every name. A member declared twice keeps its first name.
  */
@@ -164,38 +166,86 @@ export function namespacedToolNames(tools: readonly HubTool[]): Map<string, stri
   const out = new Map<string, string>();
   const taken = new Set<string>();
   for (const t of tools) if (t.kind === "function" && !t.namespace) taken.add(t.name);
-  for (const t of tools) {
-    if (t.kind !== "function" || !t.namespace) continue;
-    const key = namespacedKey(t.namespace, t.name);
-    if (out.has(key)) continue;
-    const base = namespacedToolName(t.namespace, t.name);
+  const add = (key: string, namespace: string, name: string) => {
+    if (out.has(key)) return;
+    const base = namespacedToolName(namespace, name);
     let flat = base;
     for (let n = 2; taken.has(flat); n++) flat = `${base}_${n}`;
     taken.add(flat);
     out.set(key, flat);
+  };
+  for (const t of tools) if (t.kind === "function" && t.namespace) add(namespacedKey(t.namespace, t.name), t.namespace, t.name);
+  for (const t of tools) {
+    const shell = namespaceShell(t);
+    if (shell) for (const m of shell.customs) add(namespacedCustomKey(shell.name, m.name as string), shell.name, m.name as string);
   }
   return out;
 }
 
-/** The key of `name` in namespace `namespace` in {@link namespacedToolNames}' map. */
+/** The key of function `name` in namespace `namespace` in {@link namespacedToolNames}' map. */
 export function namespacedKey(namespace: string, name: string): string {
   return `${namespace}\u0000${name}`;
 }
 
+/** The key of the `custom` member `name` of namespace `namespace` in {@link namespacedToolNames}' map. */
+export function namespacedCustomKey(namespace: string, name: string): string {
+  return `${namespace}\u0000${name}\u0000custom`;
+}
+
+/**
+ * A Codex namespace's shell tool (formats/openai-responses/parse.ts: the provider tool holding the
+ * namespace's name, description and members other than functions): its name, its description when it
+ * has one (trimmed, not empty), its named `custom` members and any other members; undefined for
+ * any other tool.
+ */
+export function namespaceShell(t: HubTool): { name: string; description?: string; customs: Array<Record<string, unknown>>; others: unknown[] } | undefined {
+  if (t.kind !== "provider" || t.format !== "openai-responses" || t.raw.type !== "namespace" || typeof t.raw.name !== "string") return undefined;
+  const customs: Array<Record<string, unknown>> = [];
+  const others: unknown[] = [];
+  for (const m of Array.isArray(t.raw.tools) ? (t.raw.tools as unknown[]) : []) {
+    const r = typeof m === "object" && m !== null ? (m as Record<string, unknown>) : undefined;
+    if (r?.type === "custom" && typeof r.name === "string" && r.name.length > 0) customs.push(r);
+    else others.push(m);
+  }
+  const d = typeof t.raw.description === "string" ? t.raw.description.trim() : "";
+  return d ? { name: t.raw.name, description: d, customs, others } : { name: t.raw.name, customs, others };
+}
+
+/**
+ * A member's description on a format without namespaces: its namespace's description, a blank line,
+ * then its own (either alone when the other is absent), so the model still reads what the namespace is
+ * for (Responses shows it the namespace's description: the OpenAI API reference's "A description of
+ * the namespace shown to the model"). The same text for the same request every time (prompt caches).
+ */
+export function withNamespaceDescription(namespace: string | undefined, own: string | undefined): string | undefined {
+  if (!namespace) return own;
+  return own ? `${namespace}\n\n${own}` : namespace;
+}
+
 /**
  * `req` for a builder of a format without namespaces (Chat, Anthropic, Gemini): every function declared
- * in a Codex namespace under its flat name ({@link namespacedToolNames}, `namespace` cleared), every
- * history call with a `namespace` likewise, and a namespace's shell tool (the provider tool that holds
- * its members other than functions) left out when it holds none, so no `dropped_tool` warning names a
- * namespace whose functions were sent. A `tool_choice` naming a member by its bare name (Responses'
- * `{type:"function", name}` has no namespace) names its flat name when no plain function has that name
- * and only one namespace declares it; otherwise it is left as it came. Returns `req` itself when
- * nothing is namespaced (the common case); never changes `req`.
+ * in a Codex namespace under its flat name ({@link namespacedToolNames}, `namespace` cleared) with its
+ * namespace's description before its own ({@link withNamespaceDescription}); every `custom` member of a
+ * namespace as the function a top-level `custom` tool becomes ({@link freeformAsFunction}) under its
+ * flat name, likewise described; every history call with a `namespace` under its flat name (a
+ * function's, else a custom member's of that name); and a namespace's shell tool left out unless it
+ * holds members of other kinds (then kept with only those, which the builder reports dropped), so no
+ * `dropped_tool` warning names a namespace whose members were sent.
+ *
+ * A `tool_choice` naming a member by its bare name (Responses' `{type:"function"|"custom", name}` has no
+ * namespace) names its flat name when no top-level tool has that name and only one namespace declares
+ * it; a top-level tool of that name is the one named (left as it came). When two or more namespaces
+ * declare it (and no top-level tool), no flat name is the one the client meant: throws a
+ * {@link FormatError} (400 `invalid_request`, param `tool_choice`) naming the namespaces, rather than
+ * guess (Codex itself refuses a flat tool name two declarations share; a Responses provider gets the
+ * namespaces and the choice as they came). Returns `req` itself when nothing is namespaced (the common
+ * case); never changes `req`.
  */
 export function flatNamespaces(req: HubRequest): HubRequest {
   const spaced = req.tools.some((t) => (t.kind === "function" ? t.namespace : t.format === "openai-responses" && t.raw.type === "namespace"));
   const names = spaced ? namespacedToolNames(req.tools) : new Map<string, string>();
-  const flatName = (namespace: string, name: string) => names.get(namespacedKey(namespace, name)) ?? namespacedToolName(namespace, name);
+  const flatName = (namespace: string, name: string) =>
+    names.get(namespacedKey(namespace, name)) ?? names.get(namespacedCustomKey(namespace, name)) ?? namespacedToolName(namespace, name);
   let messages: HubMessage[] | undefined;
   for (let i = 0; i < req.messages.length; i++) {
     const m = req.messages[i]!;
@@ -211,30 +261,70 @@ export function flatNamespaces(req: HubRequest): HubRequest {
     };
   }
   if (!spaced && !messages) return req;
+  const descriptions = new Map<string, string>();
+  for (const t of req.tools) {
+    const shell = namespaceShell(t);
+    if (shell?.description && !descriptions.has(shell.name)) descriptions.set(shell.name, shell.description);
+  }
   const tools: HubTool[] = [];
-  /** Bare name → its flat name, or null when a plain function or two namespaces declare that name. */
-  const bare = new Map<string, string | null>();
+  /** Bare member name → the namespaces declaring it, with the flat name each declared it by. */
+  const bare = new Map<string, Map<string, string>>();
+  const note = (name: string, namespace: string, flat: string) => {
+    let m = bare.get(name);
+    if (!m) bare.set(name, (m = new Map()));
+    if (!m.has(namespace)) m.set(namespace, flat);
+  };
+  /** Names of top-level tools (functions, `custom`, `local_shell`): a bare name in tool_choice is theirs. */
+  const top = new Set<string>();
   for (const t of req.tools) {
     if (t.kind === "function" && t.namespace) {
       const { namespace, ...f } = t;
       const flat = flatName(namespace, t.name);
-      bare.set(t.name, bare.has(t.name) ? null : flat);
-      tools.push({ ...f, name: flat });
-    } else if (t.kind === "provider" && t.format === "openai-responses" && t.raw.type === "namespace" && !(Array.isArray(t.raw.tools) && t.raw.tools.length > 0)) {
+      note(t.name, namespace, flat);
+      const description = withNamespaceDescription(descriptions.get(namespace), t.description);
+      tools.push(description === undefined ? { ...f, name: flat } : { ...f, name: flat, description });
       continue;
-    } else tools.push(t);
+    }
+    const shell = namespaceShell(t);
+    if (!shell) {
+      if (t.kind === "function") top.add(t.name);
+      else if (t.format === "openai-responses" && (t.raw.type === "custom" || t.raw.type === "local_shell")) top.add(typeof t.raw.name === "string" ? t.raw.name : LOCAL_SHELL_NAME);
+      tools.push(t);
+      continue;
+    }
+    for (const m of shell.customs) {
+      const fn = freeformAsFunction(m)!;
+      const flat = names.get(namespacedCustomKey(shell.name, fn.name))!;
+      note(fn.name, shell.name, flat);
+      tools.push({ ...fn, name: flat, description: withNamespaceDescription(descriptions.get(shell.name), fn.description) });
+    }
+    if (shell.others.length > 0 && t.kind === "provider") tools.push({ ...t, raw: { ...t.raw, tools: shell.others } });
   }
-  for (const t of req.tools) if (t.kind === "function" && !t.namespace) bare.set(t.name, null);
   const out: HubRequest = { ...req, tools, messages: messages ?? req.messages };
-  const choice = flatChoice(req.toolChoice, bare);
+  const choice = flatChoice(req.toolChoice, bare, top);
   if (choice) out.toolChoice = choice;
   return out;
 }
 
-/** A tool choice with each bare name of {@link flatNamespaces}' `bare` map as its flat name; undefined when none changes. */
-function flatChoice(tc: ToolChoice | undefined, bare: Map<string, string | null>): ToolChoice | undefined {
-  const flat = (name: string) => bare.get(name) ?? name;
+/**
+ * A tool choice with each bare member name of {@link flatNamespaces} as its flat name; undefined when
+ * none changes. Throws a FormatError (400) for a bare name several namespaces declare (module doc).
+ */
+function flatChoice(tc: ToolChoice | undefined, bare: Map<string, Map<string, string>>, top: Set<string>): ToolChoice | undefined {
+  const flat = (name: string): string => {
+    const spaces = top.has(name) ? undefined : bare.get(name);
+    if (!spaces) return name;
+    if (spaces.size === 1) return spaces.values().next().value!;
+    const list = [...spaces.keys()].map((n) => JSON.stringify(n));
+    throw invalidRequest(
+      `tool_choice names the tool "${name}", which the namespaces ${list.slice(0, -1).join(", ")} and ${list.at(-1)} each declare; a tool_choice cannot name a namespace, and this provider has no namespaces to tell them apart. Choose "required" (or "auto") instead, or give the tools distinct names.`,
+      "tool_choice",
+    );
+  };
   if (tc?.type === "tool" && flat(tc.name) !== tc.name) return { type: "tool", name: flat(tc.name) };
-  if (tc?.type === "allowed" && tc.names.some((n) => flat(n) !== n)) return { ...tc, names: tc.names.map(flat) };
+  if (tc?.type === "allowed") {
+    const names = tc.names.map(flat);
+    if (names.some((n, i) => n !== tc.names[i])) return { ...tc, names };
+  }
   return undefined;
 }

@@ -171,6 +171,7 @@ function messageItems(m: HubMessage, ctx: BuildContext, out: Array<Record<string
           if (hasItemPrefix(p.itemId, "ctc_")) item.id = p.itemId;
           item.call_id = callId;
           item.name = ctx.names.map(p.name);
+          if (p.namespace) item.namespace = p.namespace;
           item.input = customInput(p.arguments);
           out.push(item);
           continue;

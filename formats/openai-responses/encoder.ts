@@ -300,11 +300,13 @@ class ResponsesEncoder implements StreamEncoder {
         const r = this.tools.resolve(b.name, b.namespace);
         if (r.custom) {
           const id = mintId("ctc_", this.opts.newId);
-          this.cur = { ...base, kind: "custom_tool_call", id, idJson: JSON.stringify(id), callId: b.id, name: r.name };
-          this.sendObj("response.output_item.added", {
-            output_index: outputIndex,
-            item: { id, type: "custom_tool_call", status: "in_progress", call_id: b.id, name: r.name, input: "" },
-          });
+          const it: OpenItem = { ...base, kind: "custom_tool_call", id, idJson: JSON.stringify(id), callId: b.id, name: r.name };
+          const item: Json = { id, type: "custom_tool_call", status: "in_progress", call_id: b.id, name: r.name };
+          const ns = b.namespace ?? r.namespace;
+          if (ns) item.namespace = it.namespace = ns;
+          item.input = "";
+          this.cur = it;
+          this.sendObj("response.output_item.added", { output_index: outputIndex, item });
           return;
         }
         if (r.localShell) {
@@ -490,7 +492,9 @@ class ResponsesEncoder implements StreamEncoder {
         const input = customInputOf(it.text);
         if (input.length > 0) this.sendObj("response.custom_tool_call_input.delta", { item_id: it.id, output_index: it.outputIndex, delta: input });
         this.sendObj("response.custom_tool_call_input.done", { item_id: it.id, output_index: it.outputIndex, input });
-        item = { id: it.id, type: "custom_tool_call", status: "completed", call_id: it.callId, name: it.name, input };
+        item = { id: it.id, type: "custom_tool_call", status: "completed", call_id: it.callId, name: it.name };
+        if (it.namespace) item.namespace = it.namespace;
+        item.input = input;
         break;
       }
       case "local_shell_call":

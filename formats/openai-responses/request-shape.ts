@@ -140,7 +140,7 @@ export function plainFunctionCallOutput(item: Json): boolean {
 
 /** `CustomToolCallItemSchema`. */
 export function plainCustomToolCall(item: Json): boolean {
-  return isObj(item) && item.type === "custom_tool_call" && typeof item.call_id === "string" && typeof item.name === "string" && typeof item.input === "string" && nullishString(item.id);
+  return isObj(item) && item.type === "custom_tool_call" && typeof item.call_id === "string" && typeof item.name === "string" && typeof item.input === "string" && nullishString(item.id) && nullishString(item.namespace);
 }
 
 /** `CustomToolCallOutputItemSchema`. */

@@ -5,7 +5,7 @@
  */
 import { isObj } from "../json.ts";
 import { readOpenAILogprobs, responsesPartLogprobs } from "../openai-common/logprobs.ts";
-import { LOCAL_SHELL_NAME, localShellAction, namespacedKey, namespacedToolNames } from "../tool-kinds.ts";
+import { LOCAL_SHELL_NAME, localShellAction, namespacedCustomKey, namespacedKey, namespacedToolNames, namespaceShell } from "../tool-kinds.ts";
 import {
   FormatError,
   hubError,
@@ -38,7 +38,8 @@ type Json = Record<string, any>;
  * What the client declared, for shaping calls the way it expects: the namespace of a flattened
  * function (Codex `namespace` tools: a namespaced call comes back as `function_call` with `name` =
  * the inner name and `namespace` = the namespace, per the OpenAI SDK's `ResponseFunctionToolCall`),
- * and which names are `custom` (freeform) tools, called with `custom_tool_call` + raw `input`.
+ * and which names are `custom` (freeform) tools, called with `custom_tool_call` + raw `input` (a
+ * namespace's custom member with its `namespace` too, as Codex's own flat-tool routes restore it).
  */
 export interface ClientTools {
   /**
@@ -59,29 +60,39 @@ export function clientTools(req: HubRequest | undefined): ClientTools {
   if (!req || req.tools.length === 0) return NO_TOOLS;
   const plain = new Set<string>();
   const namespaced = new Map<string, string>();
-  const flat = new Map<string, { name: string; namespace: string }>();
+  /** Flat name (formats/tool-kinds.ts `namespacedToolNames`) → the member it stands for. */
+  const flat = new Map<string, { name: string; namespace: string; custom: boolean }>();
   const custom = new Set<string>();
   let localShell = false;
-  let flatNames: Map<string, string> | undefined; // made at the first namespaced function only
-  for (const t of req?.tools ?? []) {
+  let flatNames: Map<string, string> | undefined; // made at the first namespace only
+  const addFlat = (key: string, name: string, namespace: string, isCustom: boolean) => {
+    flatNames ??= namespacedToolNames(req.tools);
+    const f = flatNames.get(key)!;
+    if (!flat.has(f)) flat.set(f, { name, namespace, custom: isCustom });
+  };
+  for (const t of req.tools) {
     if (t.kind === "function") {
       if (t.namespace) {
         namespaced.set(t.name, t.namespace);
-        flatNames ??= namespacedToolNames(req.tools);
-        const f = flatNames.get(namespacedKey(t.namespace, t.name))!;
-        if (!flat.has(f)) flat.set(f, { name: t.name, namespace: t.namespace });
+        addFlat(namespacedKey(t.namespace, t.name), t.name, t.namespace, false);
       } else plain.add(t.name);
     } else if (t.raw.type === "custom" && typeof t.raw.name === "string") custom.add(t.raw.name);
     else if (t.raw.type === "local_shell") localShell = true;
-    else if (t.raw.type === "namespace" && Array.isArray(t.raw.tools)) {
-      for (const m of t.raw.tools as Json[]) if (m.type === "custom" && typeof m.name === "string") custom.add(m.name);
+    else {
+      const shell = namespaceShell(t);
+      if (shell) {
+        for (const m of shell.customs) {
+          custom.add(m.name as string);
+          addFlat(namespacedCustomKey(shell.name, m.name as string), m.name as string, shell.name, true);
+        }
+      }
     }
   }
   return {
     resolve(name, namespace) {
       if (plain.has(name)) return { name, custom: false };
       const f = namespace ? undefined : flat.get(name);
-      if (f) return { name: f.name, namespace: f.namespace, custom: false };
+      if (f) return { name: f.name, namespace: f.namespace, custom: f.custom };
       const ns = namespaced.get(name);
       if (ns) return { name, namespace: ns, custom: false };
       if (localShell && name === LOCAL_SHELL_NAME) return { name, custom: false, localShell: true };
@@ -162,7 +173,11 @@ function outputItems(content: HubPart[], opts: EncoderOptions, tools: ClientTool
       case "tool_call": {
         const r = tools.resolve(p.name, p.namespace);
         if (r.custom) {
-          out.push({ type: "custom_tool_call", id: hasItemPrefix(p.itemId, "ctc_") ? p.itemId : mintId("ctc_", opts.newId), status: "completed", call_id: p.id, name: r.name, input: customInputOf(p.arguments) });
+          const item: Json = { type: "custom_tool_call", id: hasItemPrefix(p.itemId, "ctc_") ? p.itemId : mintId("ctc_", opts.newId), status: "completed", call_id: p.id, name: r.name };
+          const ns = p.namespace ?? r.namespace;
+          if (ns) item.namespace = ns;
+          item.input = customInputOf(p.arguments);
+          out.push(item);
           break;
         }
         if (r.localShell) {

@@ -58,6 +58,8 @@ export const CustomToolCallItemSchema = v.looseObject({
   call_id: v.string(),
   name: v.string(),
   input: v.string(),
+  /** The Codex namespace of a `custom` member of a `namespace` tool. */
+  namespace: nullishString,
 });
 
 /** `custom_tool_call_output`. */

@@ -158,8 +158,8 @@ describe("a tool_choice naming a namespace's function by its bare name", () => {
 });
 
 describe("what stays as it was", () => {
-  test("a namespace with a member that is not a function is still reported for that member", () => {
-    const body = { model: "m", input: "hi", tools: [{ type: "namespace", name: "ns", description: "d", tools: [member("search"), { type: "custom", name: "free" }] }] };
+  test("a namespace with a member neither a function nor a custom tool is still reported for that member", () => {
+    const body = { model: "m", input: "hi", tools: [{ type: "namespace", name: "ns", description: "d", tools: [member("search"), { type: "mystery", name: "odd" }] }] };
     const built = translateBody("openai-responses", body, "openai-chat", "openai");
     expect(namesOf("openai-chat", built.body).declared).toEqual(["ns__search"]);
     expect(built.warnings.filter((w) => w.code === "dropped_tool").length).toBe(1);

@@ -273,6 +273,18 @@ describe("through the hub", () => {
     expect("kind" in t && t.status).toBe(400);
     expect("kind" in t && t.param).toBe("previous_response_id");
   });
+
+  test("a tool_choice naming a function two Codex namespaces declare is a 400 naming them for a provider without namespaces, sent on to a Responses one", () => {
+    const ns = (name: string) => ({ type: "namespace", name, description: name, tools: [{ type: "function", name: "search", parameters: { type: "object", properties: {} } }] });
+    const c = ctx("openai-responses", { model: "up-model", input: "hi", tools: [ns("docs"), ns("web")], tool_choice: { type: "function", name: "search" } });
+    for (const kind of ["anthropic", "openai-compatible", "gemini"] as const) {
+      const t = translate(c, target(kind), "strip_with_warning");
+      expect("kind" in t && t.status).toBe(400);
+      expect("kind" in t && t.param).toBe("tool_choice");
+      expect("kind" in t && t.message).toContain('namespaces "docs" and "web"');
+    }
+    expect(bodyOf(ok(translate(c, target("openai-responses"), "strip_with_warning")))).toMatchObject({ tool_choice: { type: "function", name: "search" } });
+  });
 });
 
 describe("portability of reasoning state (SPEC F-8)", () => {
