@@ -165,6 +165,11 @@ export interface EncoderOptions {
    */
   legacyFunctions?: boolean;
   /**
+   * Chat: the names of the client's own `custom` tools (formats/openai-chat/custom-calls.ts): a call of
+   * one goes out as `{type:"custom", custom:{name, input}}` with the raw input, not as a function call.
+   */
+  customTools?: ReadonlySet<string>;
+  /**
    * Where an encoder says what it changed or left out of the reply for the client's format (SPEC F-2),
    * e.g. the calls after the first for a legacy `functions` request; the pipeline adds it to the
    * request's warnings (the `X-Switchyard-Warning` header while the reply has not started, the call's

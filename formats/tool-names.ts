@@ -12,6 +12,7 @@
 import { portableTools } from "./tool-kinds.ts";
 import type { HubRequest, Warnings } from "./hub.ts";
 import { shortHash } from "./openai-chat/mapping.ts";
+import { chatCustomName } from "./openai-chat/custom-calls.ts";
 
 /** The longest tool name Gemini and Anthropic take. */
 const MAX = 128;
@@ -59,11 +60,19 @@ export class ToolNameMap {
 /**
  * Every function name of a request registered in `names` in a fixed order (valid declared names first,
  * so they keep their identity; then other declared names; then names in history and tool_choice), so a
- * builder and whatever asks for the reverse map of the same request agree. Returns `names`.
+ * builder and whatever asks for the reverse map of the same request agree. `chatCustom`: a Chat
+ * client's own `custom` tools count as declared (the Chat builder sends them; other builders drop them,
+ * so their names are not theirs to rename). Returns `names`.
  */
-export function registerToolNames(req: HubRequest, names: ToolNameMap): ToolNameMap {
+export function registerToolNames(req: HubRequest, names: ToolNameMap, chatCustom = false): ToolNameMap {
   const declared: string[] = [];
-  for (const t of portableTools(req.tools)) if (t.kind === "function") declared.push(t.name);
+  for (const t of portableTools(req.tools)) {
+    if (t.kind === "function") declared.push(t.name);
+    else if (chatCustom && t.format === "openai-chat") {
+      const name = chatCustomName(t.raw);
+      if (name) declared.push(name);
+    }
+  }
   for (const n of declared) if (names.rule.valid.test(n)) names.map(n);
   for (const n of declared) names.map(n);
   for (const m of req.messages) {

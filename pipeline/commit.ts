@@ -12,7 +12,7 @@ import { codecFor } from "../formats/index.ts";
 import type { DecoderOptions, EncoderOptions } from "../formats/codec.ts";
 import type { RequestText } from "../formats/write-body-json.ts";
 import { FormatError, hubError, Warnings, type HubError, type HubRequest, type ProviderFamily } from "../formats/hub.ts";
-import { usesLegacyFunctions } from "../formats/openai-chat/index.ts";
+import { chatCustomToolsOfBody, usesLegacyFunctions } from "../formats/openai-chat/index.ts";
 import { eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
 import { requestTextOf, tryHubOf, type RequestContext } from "./context.ts";
 import type { UpstreamReply } from "./execute.ts";
@@ -132,7 +132,8 @@ function familyHints(family: ProviderFamily): DecoderOptions {
 /**
  * The encoders' options for one request's reply: the model the client asked for, its usage option, and
  * the parsed request, fetched only when an encoder reads it (Responses encoders echo request fields);
- * for a Chat client, whether it sent the legacy `functions` (read by the Chat encoders); `warn` adds an
+ * for a Chat client, whether it sent the legacy `functions` and the names of its own `custom` tools
+ * (read by the Chat encoders, the latter at each tool call); `warn` adds an
  * encoder's warning to the request's (SPEC F-2). A class (the getters on its prototype), not an object
  * literal with `get`: no getter pair, getter function and scope per reply (issue 17).
  */
@@ -155,6 +156,10 @@ class ReplyEncoderOptions implements EncoderOptions {
 
   get legacyFunctions(): boolean {
     return this.ctx.clientFormat === "openai-chat" && this.ctx.body.functions !== undefined && usesLegacyFunctions(this.ctx.body);
+  }
+
+  get customTools(): ReadonlySet<string> | undefined {
+    return this.ctx.clientFormat === "openai-chat" ? chatCustomToolsOfBody(this.ctx.body.tools) : undefined;
   }
 
   warn(code: string, message: string): void {

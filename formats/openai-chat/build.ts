@@ -4,6 +4,7 @@
  */
 import { pairToolHistory } from "../tool-pairs.ts";
 import { flatNamespaces, portableTools } from "../tool-kinds.ts";
+import { chatCustomToolNames, customCallJson, customChoiceRenamed, customToolRenamed } from "./custom-calls.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import {
   invalidRequest as invalid,
@@ -110,6 +111,8 @@ class Builder {
     private readonly target: BuildTarget,
     /** The request's tool names as OpenAI takes them (formats/tool-names.ts). */
     readonly names: ToolNameMap,
+    /** Names of the Chat client's own `custom` tools: calls of them go back as custom calls (custom-calls.ts). */
+    private readonly customTools: ReadonlySet<string> = new Set(),
   ) {}
 
   /** A user-side media/text part → Chat content part, or undefined (dropped with a warning). */
@@ -206,7 +209,8 @@ class Builder {
           text += p.text;
           break;
         case "tool_call":
-          calls.push({ id: chatToolId(p.id), type: "function", function: { name: this.names.map(p.name), arguments: p.arguments.length > 0 ? p.arguments : "{}" } });
+          if (this.customTools.has(p.name)) calls.push(customCallJson(chatToolId(p.id), this.names.map(p.name), p.arguments));
+          else calls.push({ id: chatToolId(p.id), type: "function", function: { name: this.names.map(p.name), arguments: p.arguments.length > 0 ? p.arguments : "{}" } });
           break;
         case "thinking":
           // Reasoning text goes back as `reasoning_content` where a compatible thinking model expects
@@ -307,7 +311,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     throw invalid("previous_response_id cannot be used with this model: its provider does not store conversations.", "previous_response_id");
   }
   req = flatNamespaces(req); // Codex namespace members under flat names (tool-kinds.ts)
-  const b = new Builder(target, registerToolNames(req, new ToolNameMap(OPENAI_TOOL_NAMES)));
+  const b = new Builder(target, registerToolNames(req, new ToolNameMap(OPENAI_TOOL_NAMES), true), chatCustomToolNames(req.tools));
   const openai = target.kind === "openai";
   const messages: Json[] = [];
   const sys = joinText(req.system, "\n\n");
@@ -346,7 +350,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       if (typeof t.strict === "boolean") fn.strict = t.strict;
       tools.push({ type: "function", function: fn });
     } else if (t.format === "openai-chat") {
-      tools.push(t.raw);
+      tools.push(customToolRenamed(t.raw, b.names)); // a `custom` tool under the name OpenAI's rule takes
+
     } else {
       const which = t.name ?? (typeof t.raw.type === "string" ? t.raw.type : undefined);
       b.w.add("dropped_tool", `The ${t.format} tool ${which ? `"${which}" ` : ""}cannot be sent to a Chat Completions upstream; it was dropped.`);
@@ -430,7 +435,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (req.source.format === "openai-chat") {
     for (const k of extraKeys) {
       const val = req.source.extra[k];
-      if (val !== null && val !== undefined && !(k in body)) body[k] = val;
+      if (val !== null && val !== undefined && !(k in body)) body[k] = k === "tool_choice" ? customChoiceRenamed(val, b.names) : val;
     }
   } else if (extraKeys.length > 0) {
     const dropped = extraKeys.filter((k) => !k.startsWith("$")); // `$…`: per-item fields a format keeps for itself

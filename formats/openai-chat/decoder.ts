@@ -63,6 +63,8 @@ interface Slot {
   args: string;
   /** Argument text received before the block could start (name unknown yet). */
   pending: string;
+  /** A call of a `custom` tool: its raw input goes out as the hub's `{"input": "…"}` (custom-calls.ts), closed at the finish. */
+  custom?: boolean;
 }
 
 const KIND_NONE = 0;
@@ -521,7 +523,15 @@ export class ChatDecoder implements StreamDecoder {
     }
     const fn = tc.function;
     let args = "";
-    if (isObj(fn)) {
+    if (isObj(tc.custom) && !isObj(fn)) {
+      // A custom tool's call (`custom: {name, input}`): its raw input pieces as pieces of one JSON string.
+      const c = tc.custom;
+      if (!slot.name && typeof c.name === "string" && c.name.length > 0) slot.name = c.name;
+      const first = !slot.custom;
+      slot.custom = true;
+      const input = typeof c.input === "string" ? JSON.stringify(c.input).slice(1, -1) : "";
+      args = first ? '{"input":"' + input : input;
+    } else if (isObj(fn)) {
       if (!slot.name && typeof fn.name === "string" && fn.name.length > 0) slot.name = fn.name;
       const a = fn.arguments;
       if (typeof a === "string") args = a;
@@ -535,7 +545,7 @@ export class ChatDecoder implements StreamDecoder {
     if (args.length === 0) return;
     // Whole arguments sent again after they were complete (delta + final, possibly re-formatted):
     // a second complete JSON object after a complete one can only be a repeat.
-    if (slot.args.length > 0 && args.charCodeAt(0) === 123 /* { */ && isCompleteJson(slot.args) && isCompleteJson(args)) return;
+    if (!slot.custom && slot.args.length > 0 && args.charCodeAt(0) === 123 /* { */ && isCompleteJson(slot.args) && isCompleteJson(args)) return;
     slot.args += args;
     if (slot.started) {
       this.emit({ type: "block_delta", index: slot.key, delta: { type: "tool_args", json: args } });
@@ -574,6 +584,7 @@ export class ChatDecoder implements StreamDecoder {
     // Chat has no per-call stop: every tool block closes at the finish, in order of appearance.
     for (const s of this.slots) {
       if (!s.started) this.startSlot(s); // a call whose name never came: kept, not dropped
+      if (s.custom) this.emit({ type: "block_delta", index: s.key, delta: { type: "tool_args", json: '"}' } });
       this.emit({ type: "block_stop", index: s.key });
     }
     let reason = stopFromChat(raw) as StopReason;

@@ -22,7 +22,9 @@
  * - each tool call's `id`, `type` and `function.name` once, in its first fragment with
  *   `arguments: ""`, later fragments only `index` + `function.arguments`; `index` is the tool slot
  *   (0, 1, 2… in output order, whatever the upstream used); a call that got no argument text gets one
- *   `arguments: "{}"` fragment when its block stops (REFERENCE §6.2 step 3);
+ *   `arguments: "{}"` fragment when its block stops (REFERENCE §6.2 step 3); a call of the client's own
+ *   `custom` tool (`opts.customTools`) goes out whole in one fragment at its stop,
+ *   `{index, id, type:"custom", custom:{name, input}}` with the raw input;
  * - for a request that declared its functions with the legacy `functions` (`opts.legacyFunctions`), the
  *   first call goes out as the Chat API writes it for such a request: `delta.function_call` with
  *   `name` and `arguments: ""` first, then `{arguments}` fragments (`"{}"` when none came), and the
@@ -48,6 +50,7 @@ import { SSE_DONE } from "../sse.ts";
 import { chatLogprobsJson } from "../openai-common/logprobs.ts";
 import { errorBody } from "./errors.ts";
 import { stopToChat, usageToChat } from "./mapping.ts";
+import { customCallJson } from "./custom-calls.ts";
 import { RandomText } from "../random-text.ts";
 
 /** 12 random bytes (24 hex chars) per `chatcmpl-` id, drawn for many ids at once (formats/random-text.ts). */
@@ -76,6 +79,9 @@ export class ChatEncoder implements StreamEncoder {
   /** The open tool call's id and signature (Gemini), for its `reasoning_details` entry at its stop. */
   private toolId = "";
   private toolSig: Opaque | undefined;
+  /** The open call is of the client's own `custom` tool (EncoderOptions.customTools): its name, and its argument text held for its stop. */
+  private customName: string | undefined;
+  private customArgs = "";
   private nextSlot = 0;
   private thinkingSent = false;
   private thinkingSep = false;
@@ -153,7 +159,11 @@ export class ChatEncoder implements StreamEncoder {
           this.toolArgsSent = false;
           this.toolId = b.id;
           this.toolSig = b.signature;
-          if (this.legacy) this.delta(`{"function_call":{"name":${JSON.stringify(b.name)},"arguments":""}}`);
+          this.customName = !this.legacy && this.opts.customTools?.has(b.name) ? b.name : undefined;
+          this.customArgs = "";
+          if (this.customName !== undefined) {
+            // Sent whole at its stop: the raw input is known once the `{"input": …}` arguments are complete.
+          } else if (this.legacy) this.delta(`{"function_call":{"name":${JSON.stringify(b.name)},"arguments":""}}`);
           else this.delta(`{"tool_calls":[{"index":${this.toolSlot},"id":${JSON.stringify(b.id)},"type":"function","function":{"name":${JSON.stringify(b.name)},"arguments":""}}]}`);
         } else if (ev.block.type === "text") {
           if (ev.block.refusal === true) this.refusalBlock = ev.index;
@@ -195,6 +205,10 @@ export class ChatEncoder implements StreamEncoder {
             return;
           case "tool_args":
             if (ev.index !== this.toolBlock) return;
+            if (this.customName !== undefined) {
+              this.customArgs += d.json;
+              return;
+            }
             this.toolArgsSent = true;
             this.callDelta(this.legacy ? `"arguments":${JSON.stringify(d.json)}` : `"function":{"arguments":${JSON.stringify(d.json)}}`);
             return;
@@ -215,7 +229,8 @@ export class ChatEncoder implements StreamEncoder {
           this.thinkingText = "";
         }
         if (ev.index === this.toolBlock) {
-          if (!this.toolArgsSent) this.callDelta(this.legacy ? `"arguments":"{}"` : `"function":{"arguments":"{}"}`);
+          if (this.customName !== undefined) this.delta(`{"tool_calls":[${JSON.stringify({ index: this.toolSlot, ...customCallJson(this.toolId, this.customName, this.customArgs) })}]}`);
+          else if (!this.toolArgsSent) this.callDelta(this.legacy ? `"arguments":"{}"` : `"function":{"arguments":"{}"}`);
           if (this.toolSig) this.addDetail({ type: "tool_call", id: this.toolId, signature: this.toolSig });
           this.toolBlock = -1;
           this.toolSig = undefined;

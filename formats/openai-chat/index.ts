@@ -44,3 +44,4 @@ export { ChatTap } from "./tap.ts";
 export { chatErrorObject, errorFromPayload } from "./errors.ts";
 export { chatToolId, stopFromChat, stopToChat, usageFromChat, usageToChat } from "./mapping.ts";
 export { parseDataUrl, usesLegacyFunctions } from "./parse.ts";
+export { chatCustomToolsOfBody } from "./custom-calls.ts";

@@ -23,6 +23,7 @@ import {
   type ToolResultPart,
 } from "../hub.ts";
 import { shortHash } from "./mapping.ts";
+import { customCallArguments } from "./custom-calls.ts";
 import { ChatRequestSchema, type ChatContentPart, type ChatMessage } from "./schema.ts";
 import { isObj } from "../json.ts";
 import { readCallSignatures, readReasoningDetails } from "./reasoning-details.ts";
@@ -331,8 +332,11 @@ export function parseRequest(body: unknown): HubRequest {
         if (typeof m.refusal === "string" && m.refusal.length > 0) msg.content.push({ type: "text", text: m.refusal, refusal: true });
         const callSigs = m.tool_calls && m.tool_calls.length > 0 ? readCallSignatures(m.reasoning_details) : undefined;
         (m.tool_calls ?? []).forEach((tc, j) => {
-          const id = tc.id || `call_${shortHash(`${i}:${j}:${tc.function.name}`)}`;
-          const call: ToolCallPart = { type: "tool_call", id, name: tc.function.name, arguments: argumentsText(tc.function.arguments) };
+          // A function call, or a call of a `custom` tool held with `{"input": …}` arguments (custom-calls.ts).
+          const fn = tc.function ?? (tc.custom ? { name: tc.custom.name, arguments: customCallArguments(tc.custom.input) } : undefined);
+          if (!fn) throw invalid(`messages[${i}].tool_calls[${j}].function: a tool call needs "function" (its name and arguments), or "custom" for a custom tool.`, `messages[${i}].tool_calls[${j}].function`);
+          const id = tc.id || `call_${shortHash(`${i}:${j}:${fn.name}`)}`;
+          const call: ToolCallPart = { type: "tool_call", id, name: fn.name, arguments: argumentsText(fn.arguments) };
           const signature = tc.id ? callSigs?.get(tc.id) : undefined;
           if (signature) call.signature = signature;
           msg.content.push(call);

@@ -42,7 +42,8 @@ function part(p: unknown): boolean {
 function toolCall(c: unknown): boolean {
   if (!isObj(c) || !nullishString(c.id) || !nullishString(c.type)) return false;
   const fn = c.function;
-  if (!isObj(fn) || typeof fn.name !== "string") return false;
+  if (fn === undefined && c.type === "custom") return isObj(c.custom) && typeof c.custom.name === "string" && nullishString(c.custom.input);
+  if (!isObj(fn) || typeof fn.name !== "string" || c.custom !== undefined) return false;
   const args = fn.arguments;
   return nullish(args) || typeof args === "string" || isObj(args);
 }

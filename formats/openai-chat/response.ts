@@ -14,6 +14,7 @@ import { argumentsText } from "../json-depth.ts";
 import { isObj, jsonLength } from "../json.ts";
 import { reasoningDetail } from "./reasoning-details.ts";
 import { clientToolName } from "../tool-names.ts";
+import { customCallArguments, customCallJson } from "./custom-calls.ts";
 
 /** Text of a Chat `content` that is a string or an array of `{type:"text"|"output_text", text}` parts. */
 function contentText(content: unknown): string {
@@ -77,7 +78,8 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   const rid = typeof body.id === "string" ? body.id : "";
   calls.forEach((c, i) => {
     if (!isObj(c)) return;
-    const fn = isObj(c.function) ? c.function : {};
+    // A custom tool's call (`custom: {name, input}`) is held with `{"input": …}` arguments (custom-calls.ts).
+    const fn = isObj(c.function) ? c.function : isObj(c.custom) ? { name: c.custom.name, arguments: customCallArguments(c.custom.input) } : {};
     const args = typeof fn.arguments === "string" ? fn.arguments : fn.arguments !== undefined && fn.arguments !== null ? argumentsText(fn.arguments) : "";
     const id = typeof c.id === "string" && c.id ? c.id : `call_${shortHash(`${rid}:${i}`)}`;
     content.push({ type: "tool_call", id, name: typeof fn.name === "string" ? clientToolName(opts.toolNames, fn.name) : "", arguments: args });
@@ -193,7 +195,8 @@ export interface ChatCompletionBody {
       reasoning_content?: string;
       /** Signed and redacted thinking and tool calls' signatures, tagged (reasoning-details.ts). */
       reasoning_details?: Array<Record<string, unknown>>;
-      tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }>;
+      /** Function calls; a call of the client's own `custom` tool as `{id, type:"custom", custom:{name, input}}`. */
+      tool_calls?: Array<{ id: string; type: "function"; function: { name: string; arguments: string } } | Record<string, unknown>>;
       /** The legacy form, for a request that sent `functions` (EncoderOptions.legacyFunctions): the first call. */
       function_call?: { name: string; arguments: string };
     };
@@ -209,7 +212,8 @@ export interface ChatCompletionBody {
  * into `message.content` (`null` when there is none), refusal parts into `message.refusal` (else a
  * refusal stop's explanation, `finish_reason` then `content_filter`); thinking → `message.reasoning_content` (same
  * vendor field as the stream encoder); tool calls → `message.tool_calls` with `arguments` `"{}"` when the
- * call had none; signed and redacted thinking, and each signed tool call's signature (Gemini, with the
+ * call had none (a call of the client's own `custom` tool, `opts.customTools`, as
+ * `{type:"custom", custom:{name, input}}`); signed and redacted thinking, and each signed tool call's signature (Gemini, with the
  * call's `id`), also in `message.reasoning_details`, signatures tagged
  * (reasoning-details.ts: Chat has no slot of its own; the client sends them back). `finish_reason` from
  * {@link stopToChat}, `null` only for a reply that never said why it stopped (the pipeline answers such
@@ -226,6 +230,9 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCom
   let refusal: string | null = null;
   let reasoning = "";
   const toolCalls: Array<{ id: string; type: "function"; function: { name: string; arguments: string } }> = [];
+  /** Every call in order, a call of a `custom` tool as one (EncoderOptions.customTools). */
+  const calls: Array<Record<string, unknown>> = [];
+  let customTools: ReadonlySet<string> | undefined | null = null; // read at the first call
   let logprobs: TokenLogprob[] | undefined;
   const details: Array<Record<string, unknown>> = [];
   for (const p of resp.content) {
@@ -240,7 +247,10 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCom
       const detail = reasoningDetail(p, details.length);
       if (detail) details.push(detail);
     } else if (p.type === "tool_call") {
-      toolCalls.push({ id: p.id, type: "function", function: { name: p.name, arguments: p.arguments.length > 0 ? p.arguments : "{}" } });
+      const call = { id: p.id, type: "function" as const, function: { name: p.name, arguments: p.arguments.length > 0 ? p.arguments : "{}" } };
+      toolCalls.push(call);
+      if (customTools === null) customTools = opts.customTools;
+      calls.push(customTools?.has(p.name) ? customCallJson(p.id, p.name, p.arguments) : call);
       const detail = reasoningDetail(p, details.length);
       if (detail) details.push(detail);
     }
@@ -256,7 +266,7 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): ChatCom
   if (legacy) {
     message.function_call = toolCalls[0]!.function;
     if (toolCalls.length > 1) opts.warn?.("dropped_tool_call", legacyLeftOut(toolCalls.length));
-  } else if (toolCalls.length > 0) message.tool_calls = toolCalls;
+  } else if (toolCalls.length > 0) message.tool_calls = calls;
   let finish: ChatCompletionBody["choices"][0]["finish_reason"] = resp.stopReason ? stopToChat(resp.stopReason, refusal !== null) : null;
   if (toolCalls.length > 0 && finish === "stop") finish = "tool_calls";
   if (legacy && finish === "tool_calls") finish = "function_call";

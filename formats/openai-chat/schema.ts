@@ -23,14 +23,21 @@ export const ContentPartSchema = v.looseObject({
 
 const ContentSchema = v.nullish(v.union([v.string(), v.array(ContentPartSchema)]));
 
-/** An assistant tool call in history. `arguments` is a JSON string (some clients send an object). */
+/**
+ * An assistant tool call in history: a function call (`arguments` a JSON string; some clients send an
+ * object), or a call of a `custom` tool (`type: "custom"`, `custom: {name, input}`, raw text). One of
+ * the two is required (parse.ts says which is missing).
+ */
 export const ToolCallSchema = v.looseObject({
   id: v.nullish(v.string()),
   type: v.nullish(v.string()),
-  function: v.looseObject({
-    name: v.string(),
-    arguments: v.nullish(v.union([v.string(), v.record(v.string(), v.unknown())])),
-  }),
+  function: v.optional(
+    v.looseObject({
+      name: v.string(),
+      arguments: v.nullish(v.union([v.string(), v.record(v.string(), v.unknown())])),
+    }),
+  ),
+  custom: v.optional(v.looseObject({ name: v.string(), input: v.nullish(v.string()) })),
 });
 
 /** One message. `role` is checked against the roles Chat defines. */

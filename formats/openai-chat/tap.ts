@@ -186,13 +186,18 @@ function hasContentText(text: string): boolean {
   return false;
 }
 
-/** Whether a delta's `tool_calls` carry something: a call's id or name, or argument text (an empty fragment is none). */
+/** Whether a delta's `tool_calls` carry something: a call's id or name, or argument text or a custom call's input (an empty fragment is none). */
 function callsCarry(calls: unknown[]): boolean {
   for (const c of calls) {
     if (!isObj(c)) continue;
     if (typeof c.id === "string" && c.id.length > 0) return true;
     const fn = c.function;
-    if (!isObj(fn)) continue;
+    if (!isObj(fn)) {
+      // A custom tool's call: its name or a piece of its raw input.
+      const cu = c.custom;
+      if (isObj(cu) && ((typeof cu.name === "string" && cu.name.length > 0) || (typeof cu.input === "string" && cu.input.length > 0))) return true;
+      continue;
+    }
     if (typeof fn.name === "string" && fn.name.length > 0) return true;
     if ((typeof fn.arguments === "string" && fn.arguments.length > 0) || isObj(fn.arguments)) return true;
   }

@@ -249,3 +249,16 @@ describe("tap endings (SPEC 6.4)", () => {
     }
   });
 });
+
+describe("content a custom tool's call carries", () => {
+  test("a piece of a custom call's input (no id, no function) counts as content, as a function's argument text does", () => {
+    const head = `data: {"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"custom","custom":{"name":"run","input":""}}]},"finish_reason":null}]}\n\n`;
+    const more = `data: {"id":"c","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"custom":{"input":"print(1)"}}]},"finish_reason":null}]}\n\n`;
+    const tap = openaiChat.createTap({ family: "openai", includeUsage: true });
+    tap.push(utf8.encode(head));
+    expect(tap.state.contentEvents).toBe(1);
+    tap.state.looking = true; // the reader asks again
+    tap.push(utf8.encode(more));
+    expect(tap.state.contentEvents).toBe(2);
+  });
+});
