@@ -15,6 +15,7 @@ import {
   type HubTool,
   type ImagePart,
   type MediaSource,
+  type Opaque,
   type ReasoningEffort,
   type ResponseFormat,
   type TextPart,
@@ -135,6 +136,16 @@ function userPart(p: ChatContentPart, where: string): HubPart | undefined {
   }
 }
 
+/**
+ * The signature of an assistant message's `reasoning_details` when it names exactly one call
+ * (reasoning-details.ts `readCallSignatures`), for a legacy `function_call` (no id of its own); none
+ * when there are several (which is which cannot be told) or none.
+ */
+function onlySignature(details: unknown): Opaque | undefined {
+  const sigs = readCallSignatures(details);
+  return sigs.size === 1 ? sigs.values().next().value : undefined;
+}
+
 /** Text-only content (system, developer, tool, assistant) → text parts; other part types are a 400. */
 function textParts(content: ChatMessage["content"], where: string): TextPart[] {
   if (content === null || content === undefined) return [];
@@ -250,8 +261,11 @@ export function checkedRequest(body: unknown): v.InferOutput<typeof ChatRequestS
  *   a tagged `reasoning.encrypted` entry with a tool call's `id` → that call's signature;
  *   text → text; refusal parts
  *   and the message's `refusal` field → text marked `refusal` (builders send it as text);
- *   `tool_calls` → tool-call parts (`arguments` kept as the JSON text; an object is serialised); the
- *   legacy `function_call` → a tool call with a minted id that the following `function` message pairs with.
+ *   `tool_calls` → tool-call parts (`arguments` kept as the JSON text; an object is serialised; a
+ *   `custom` tool's call `{type:"custom", custom:{name, input}}` → arguments `{"input": …}`); the
+ *   legacy `function_call` → a tool call with a minted id that the following `function` message pairs
+ *   with, and the message's call signature when its `reasoning_details` name exactly one (the reply's
+ *   call id, which the legacy form does not carry back).
  * - `tool` (and legacy `function`) messages → `tool_result` parts; consecutive ones form ONE user turn,
  *   in order (REFERENCE §5.7).
  * - tools: `function` tools (missing/null `description` stays absent, B35; missing `parameters` →
@@ -344,7 +358,12 @@ export function parseRequest(body: unknown): HubRequest {
         if (m.function_call) {
           const id = `call_${shortHash(`legacy:${i}:${m.function_call.name}`)}`;
           legacyCalls.push({ id, name: m.function_call.name, answered: false });
-          msg.content.push({ type: "tool_call", id, name: m.function_call.name, arguments: argumentsText(m.function_call.arguments) });
+          const call: ToolCallPart = { type: "tool_call", id, name: m.function_call.name, arguments: argumentsText(m.function_call.arguments) };
+          // The legacy form has no call id, so the signature entry (named by the reply's call id) cannot be
+          // matched by id: a message holds one function_call, so the message's one call signature is its.
+          const legacySig = m.tool_calls && m.tool_calls.length > 0 ? undefined : onlySignature(m.reasoning_details);
+          if (legacySig) call.signature = legacySig;
+          msg.content.push(call);
         }
         break;
       }

@@ -10,6 +10,7 @@ import type { HubEvent, HubResponse } from "../../../formats/hub.ts";
 import { encodeResponse } from "../../../formats/openai-chat/response.ts";
 import { usesLegacyFunctions } from "../../../formats/openai-chat/parse.ts";
 import { encodeChat, sdkFinalChatCompletion, ssePayloads } from "../../support/openai-chat-helpers.ts";
+import { codecFor } from "../../../formats/index.ts";
 
 const call = (index: number, id: string, name: string, pieces: string[]): HubEvent[] => [
   { type: "block_start", index, block: { type: "tool_call", id, name } },
@@ -105,5 +106,43 @@ describe("whole: message.function_call for a legacy request", () => {
     const body = encodeResponse({ content: [{ type: "text", text: "Hi." }], stopReason: "end_turn", usage: {} }, { model: "m", legacyFunctions: true });
     expect(body.choices[0]!.message).toEqual({ role: "assistant", content: "Hi.", refusal: null });
     expect(body.choices[0]!.finish_reason).toBe("stop");
+  });
+});
+
+describe("a Gemini call's thought signature with the legacy functions form", () => {
+  /** A Gemini reply: one call signed as Gemini signs the first call of a step. */
+  const SIGNED: HubResponse = {
+    content: [{ type: "tool_call", id: "call_g1", name: "get_weather", arguments: '{"city":"Paris"}', signature: { family: "gemini", value: "S1" } }],
+    stopReason: "tool_use",
+    usage: { inputTokens: 3, outputTokens: 5 },
+  };
+
+  test("sent back as the client got it (function_call without an id, reasoning_details naming the reply's call id), Gemini gets it on the call, not the placeholder", () => {
+    const msg = encodeResponse(SIGNED, { model: "m", legacyFunctions: true }).choices[0]!.message;
+    expect(msg.function_call).toEqual({ name: "get_weather", arguments: '{"city":"Paris"}' });
+    expect(msg.reasoning_details).toHaveLength(1);
+    const body = {
+      model: "m",
+      messages: [{ role: "user", content: "weather?" }, msg, { role: "function", name: "get_weather", content: "sunny" }],
+      functions: [{ name: "get_weather", parameters: { type: "object", properties: { city: { type: "string" } } } }],
+    };
+    const hub = codecFor("openai-chat").parseRequest!(body);
+    const built = codecFor("gemini").buildRequest({ ...hub, model: "gemini-3-pro-preview" }, { model: "gemini-3-pro-preview", kind: "gemini", family: "gemini", stream: false }).body as any;
+    const model = built.contents.find((c: any) => c.role === "model");
+    expect(model.parts).toEqual([{ functionCall: { name: "get_weather", args: { city: "Paris" } }, thoughtSignature: "S1" }]);
+  });
+
+  test("two call signatures in one legacy message: which is the call's cannot be told, neither is put on it", () => {
+    const details = [
+      { type: "reasoning.encrypted", id: "call_x", data: "sy|gemini|S1", format: "google-gemini-v1", index: 0 },
+      { type: "reasoning.encrypted", id: "call_y", data: "sy|gemini|S2", format: "google-gemini-v1", index: 1 },
+    ];
+    const body = {
+      model: "m",
+      messages: [{ role: "user", content: "weather?" }, { role: "assistant", content: null, function_call: { name: "get_weather", arguments: "{}" }, reasoning_details: details }, { role: "function", name: "get_weather", content: "sunny" }],
+      functions: [{ name: "get_weather", parameters: { type: "object", properties: {} } }],
+    };
+    const call = codecFor("openai-chat").parseRequest!(body).messages[1]!.content.find((p) => p.type === "tool_call") as any;
+    expect(call.signature).toBeUndefined();
   });
 });
