@@ -4,8 +4,8 @@
  * PII in every text the model reads. Pure and lenient: anything not shaped as expected is skipped.
  *
  * Where the text lives: `messages[].content` (a string, or parts whose `type:"text"` parts carry
- * `text`); an assistant's `tool_calls[].function.arguments` (a JSON string: a `json` slot, whose string values are the text) and the
- * legacy `function_call.arguments`; tool results are `role:"tool"` (legacy `"function"`) messages.
+ * `text`); an assistant's `tool_calls[].function.arguments` (a JSON string: a `json` slot, whose string values are the text), a
+ * `custom` tool call's raw `tool_calls[].custom.input` (plain text) and the legacy `function_call.arguments`; tool results are `role:"tool"` (legacy `"function"`) messages.
  * Chat has no error flag on a tool message: formats/openai-chat writes an error result as
  * `Error: <text>`, so a tool message starting with `Error:` counts as an error (and is left alone).
  */
@@ -57,7 +57,7 @@ export function toolResults(body: Obj): ToolResultSlot[] {
 
 /**
  * Every text slot the model reads (SPEC R-1), in body order: message contents (system, developer,
- * user, assistant, tool) and assistant tool-call arguments. Not names, ids, tools, media.
+ * user, assistant, tool) and assistant tool-call arguments and custom-call inputs. Not names, ids, tools, media.
  */
 export function promptText(body: Obj): TextSlot[] {
   const out: TextSlot[] = [];
@@ -66,6 +66,7 @@ export function promptText(body: Obj): TextSlot[] {
     if (Array.isArray(m.tool_calls)) {
       for (const tc of m.tool_calls) {
         if (isObj(tc) && isObj(tc.function) && typeof tc.function.arguments === "string") out.push(jsonSlot(tc.function, "arguments"));
+        else if (isObj(tc) && isObj(tc.custom) && typeof tc.custom.input === "string") out.push(slot(tc.custom, "input")); // a custom tool's raw input
       }
     }
     if (isObj(m.function_call) && typeof m.function_call.arguments === "string") out.push(jsonSlot(m.function_call, "arguments"));

@@ -42,6 +42,21 @@ function expectClean(raw: string, values = [EMAIL, IP, KEY, GHP, "MIIBVQIB"]) {
 /** No escape JSON does not have (the old `\[EMAIL_1]`). */
 const badEscape = /(?<!\\)(?:\\\\)*\\[^"\\/bfnrtu]/;
 
+describe("a Chat custom tool call's raw input", () => {
+  test("is redacted as text (it reaches the model as a function's arguments do)", () => {
+    const { raw } = run("chat", {
+      model: "m",
+      messages: [
+        { role: "user", content: "run it" },
+        { role: "assistant", content: null, tool_calls: [{ id: "call_1", type: "custom", custom: { name: "code_exec", input: `mail ${EMAIL} from ${IP}` } }] },
+        { role: "tool", tool_call_id: "call_1", content: "done" },
+      ],
+    });
+    expectClean(raw, [EMAIL, IP]);
+    expect(JSON.parse(raw).messages[1].tool_calls[0].custom.input).toBe("mail [EMAIL_1] from [IPV4_1]");
+  });
+});
+
 describe("JSON-text arguments are redacted on their decoded values", () => {
   test("Chat: a value right after \\n or \\t is replaced and the arguments stay valid JSON", () => {
     const args = JSON.stringify({ command: COMMAND });
