@@ -37,8 +37,9 @@ export interface StopParts {
   retention: Pick<UsageRetention, "stop">;
   store: Store;
   /**
-   * Writes again the account locks and cooldowns the embedded store refused (src/accounts/retry-writes.ts),
-   * before its last flush; returns how many still wait: lost, counted with the routing state changes lost.
+   * Writes again the account locks, cooldowns, removed pairings and circuits the embedded store refused
+   * (src/accounts/retry-writes.ts), before its last flush; returns how many still wait or were dropped for
+   * the cap on waiting writes: lost, counted with the routing state changes lost.
    */
   retryStateWrites?: () => number;
   log: (line: string) => void;

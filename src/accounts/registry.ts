@@ -574,10 +574,11 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /**
    * Writes again the lock, cooldown, removed-pairing and circuit writes the store refused (retry-writes.ts):
-   * before each re-read of the state and at a stop. Returns how many still wait (lost if the process ends now). Never throws.
+   * before each re-read of the state and at a stop. Returns how many are unwritten: those that still wait
+   * and those dropped for the cap on waiting writes (lost if the process ends now). Never throws.
    */
   retryWrites(): number {
-    return this.store && this.unwritten.size > 0 ? this.unwritten.retry(this.store) : 0;
+    return (this.store && this.unwritten.size > 0 ? this.unwritten.retry(this.store) : 0) + this.unwritten.dropped;
   }
 
   /**

@@ -12,58 +12,98 @@
  * Here each refused write is kept under its row's key (`lock␀ACCOUNT`, `cooldown␀ACCOUNT␀MODEL`,
  * `cooldowns␀ACCOUNT` for all of an account's, `removed␀ACCOUNT␀MODEL` or `removed␀ACCOUNT` for all of an
  * account's, `circuit␀PROVIDER`; the kind first, the id second, {@link RetryWrites.forgetAccount},
- * {@link RetryWrites.forget}; a later write of the same row replaces it) with what it did to memory, and:
+ * {@link RetryWrites.forget}) with what it did to memory. Only the newest write of a row is kept (a later
+ * write of the same row replaces it and goes last: an old state is never written over a newer one). The rows
+ * of one kind and one id (an account's lock, its cooldowns, its removals; a provider's circuit) form a
+ * line ({@link lineOf}): within a line the writes go in the order they were made, and one that fails
+ * again holds back the later ones of that line only; other lines' writes go on (until session 43 every
+ * waiting write was held back by the first that failed, so a row the store kept refusing held back
+ * every later lock, cooldown, removal and circuit). Each waiting write:
  * - is written again before the next write of account state, before each re-read of the state
- *   (src/accounts/account-list.ts), and at a stop (src/stop-gateway.ts), in the order they were made,
- *   up to the first that fails again; a write made while others wait is queued behind them;
+ *   (src/accounts/account-list.ts), and at a stop (src/stop-gateway.ts); a write made while an earlier
+ *   write of its line waits is queued behind it;
  * - while it waits, what it did to memory is done again after each re-read ({@link RetryWrites.reapply}),
  *   so the lock holds in memory too; the removed pairings and the circuits are not replaced by a re-read
  *   where a write of theirs waits ({@link RetryWrites.has}: removed-pairings.ts and circuits.ts `load`),
  *   so no change is announced as made elsewhere meanwhile.
+ * At most {@link MAX_WAITING} writes wait: past that the oldest is dropped and counted
+ * ({@link RetryWrites.dropped}; the stop counts it lost with those still waiting).
  * Only for a store of this instance alone (not a shared PostgreSQL, where another instance may have
  * changed the row since: there a failed write is left to the periodic re-read, as before).
  */
 import type { Store } from "../store/types.ts";
 
-/** One write waiting: the store call, and what it did to the registry's memory (done again after a re-read). */
+/** Writes kept waiting at most; past it the oldest is dropped (and counted). Rows are per account, model and provider, so a gateway reaches it only with that many distinct rows refused. */
+export const MAX_WAITING = 10_000;
+
+/** One write waiting: the store call, what it did to the registry's memory (done again after a re-read), and its line. */
 interface Waiting {
   write: (store: Store) => unknown;
   apply?: () => void;
+  line: string;
+}
+
+/**
+ * The line of a row key: its kind (`cooldowns`, all of an account's cooldowns, reads as `cooldown`) and
+ * its id, e.g. `cooldown␀a1` for `cooldown␀a1␀m` and `cooldowns␀a1`. Writes of one line stay in order.
+ */
+export function lineOf(key: string): string {
+  const [kind = "", id = ""] = key.split("\u0000");
+  return (kind === "cooldowns" ? "cooldown" : kind) + "\u0000" + id;
 }
 
 /** The refused account-state writes of one registry (see the module comment). */
 export class RetryWrites {
   /** By row key, in the order of their last write. */
   private readonly waiting = new Map<string, Waiting>();
+  /** How many writes wait per line. */
+  private readonly lines = new Map<string, number>();
+  private droppedCount = 0;
+
+  /** @param max writes kept waiting at most ({@link MAX_WAITING}; tests give fewer) */
+  constructor(private readonly max = MAX_WAITING) {}
 
   /** How many writes wait. */
   get size(): number {
     return this.waiting.size;
   }
 
+  /** How many waiting writes were dropped since the start for {@link MAX_WAITING} (never written: lost). */
+  get dropped(): number {
+    return this.droppedCount;
+  }
+
   /**
-   * Writes `write` to `store` now, or, when writes wait and one of them fails again, queues it behind
-   * them; a write that throws is kept under `key` (replacing an older write of that row). `apply`: what
-   * the write did to memory (done again by {@link reapply} while it waits). Never throws.
+   * Writes `write` to `store` now, or, when an earlier write of its line ({@link lineOf}) waits and fails
+   * again, queues it behind that one; a write that throws is kept under `key` (replacing an older write
+   * of that row). The other lines' waiting writes are written again first. `apply`: what the write did to
+   * memory (done again by {@link reapply} while it waits). Never throws.
    */
   persist(store: Store, key: string, write: (store: Store) => unknown, apply?: () => void): void {
-    if (this.waiting.size > 0 && this.retry(store) > 0) return this.keep(key, { write, apply });
+    const line = lineOf(key);
+    if (this.waiting.size > 0 && this.retry(store) > 0 && this.lines.has(line)) return this.keep(key, { write, apply, line });
     try {
       write(store);
     } catch {
-      this.keep(key, { write, apply });
+      this.keep(key, { write, apply, line });
     }
   }
 
-  /** Writes the waiting writes again, in order, up to the first that fails again. Returns how many still wait. Never throws. */
+  /**
+   * Writes the waiting writes again, each line in its order up to its first write that fails again (the
+   * other lines go on). Returns how many still wait. Never throws.
+   */
   retry(store: Store): number {
+    let held: Set<string> | undefined;
     for (const [key, w] of this.waiting) {
+      if (held?.has(w.line)) continue;
       try {
         w.write(store);
       } catch {
-        break;
+        (held ??= new Set()).add(w.line);
+        continue;
       }
-      this.waiting.delete(key);
+      this.remove(key, w);
     }
     return this.waiting.size;
   }
@@ -86,7 +126,7 @@ export class RetryWrites {
   forgetAccount(accountId: string): void {
     for (const key of [...this.waiting.keys()]) {
       const [kind, id] = key.split("\u0000");
-      if (id === accountId && (kind === "lock" || kind === "cooldown" || kind === "cooldowns")) this.waiting.delete(key);
+      if (id === accountId && (kind === "lock" || kind === "cooldown" || kind === "cooldowns")) this.remove(key);
     }
   }
 
@@ -108,12 +148,30 @@ export class RetryWrites {
   forget(kind: string, id: string, sub?: string): void {
     for (const key of [...this.waiting.keys()]) {
       const [k, i, s] = key.split("\u0000");
-      if (k === kind && i === id && (sub === undefined || s === sub)) this.waiting.delete(key);
+      if (k === kind && i === id && (sub === undefined || s === sub)) this.remove(key);
     }
   }
 
+  /**
+   * Keeps `w` under `key`, last (an older write of the row goes: the newest write of a row goes last).
+   * Past the cap ({@link MAX_WAITING} unless the constructor was given another) the oldest waiting write goes, counted.
+   */
   private keep(key: string, w: Waiting): void {
-    this.waiting.delete(key); // the newest write of a row goes last
+    this.remove(key);
     this.waiting.set(key, w);
+    this.lines.set(w.line, (this.lines.get(w.line) ?? 0) + 1);
+    while (this.waiting.size > this.max) {
+      const [oldest] = this.waiting.keys();
+      this.remove(oldest!);
+      this.droppedCount++;
+    }
+  }
+
+  /** Drops the waiting write of `key` (`w` when known), keeping the count of its line. */
+  private remove(key: string, w = this.waiting.get(key)): void {
+    if (!w || !this.waiting.delete(key)) return;
+    const n = (this.lines.get(w.line) ?? 1) - 1;
+    if (n > 0) this.lines.set(w.line, n);
+    else this.lines.delete(w.line);
   }
 }

@@ -1,12 +1,14 @@
 /**
  * src/accounts/retry-writes.ts: lock, cooldown, removed-pairing and circuit writes the embedded store refused (a full disk) are
- * written again in the order they were made, the newest write of a row replacing an older one, a write
- * made while others wait queued behind them, and what each did to memory done again while it waits.
+ * written again, each row's line (an account's lock, its cooldowns, its removals; a provider's circuit) in
+ * the order its writes were made and apart from the other lines, the newest write of a row replacing an
+ * older one, a write made while its line waits queued behind it, at most a cap of them (the oldest dropped
+ * and counted), and what each did to memory done again while it waits.
  */
 import { expect, test } from "bun:test";
 import { classify } from "../../pipeline/classify.ts";
 import { AccountRegistry } from "../../src/accounts/registry.ts";
-import { RetryWrites } from "../../src/accounts/retry-writes.ts";
+import { MAX_WAITING, RetryWrites } from "../../src/accounts/retry-writes.ts";
 import { account, providerOf, settableClock } from "./helpers.ts";
 import type { Store } from "../../src/store/types.ts";
 
@@ -39,18 +41,74 @@ test("refused writes wait in order, the newest of a row last; written again once
   expect([rows, w.size]).toEqual([["cool b m", "unlock a", "cool c m"], 0]);
 });
 
-test("a write made while others wait and fail again is queued behind them, not written before them", () => {
+test("a write made while an earlier write of its row's line waits and fails again is queued behind it, not written before it", () => {
   const { store, rows, state, write } = fakeStore();
   const w = new RetryWrites();
   state.full = true;
-  w.persist(store, "lock\u0000a", write("lock a"));
+  w.persist(store, "cooldown\u0000a\u0000m", write("cool a m"));
   let calls = 0;
-  // A write that would pass (it frees space) must not land before the lock waiting ahead of it.
+  // A clear of all of a's cooldowns that would pass (it frees space) must not land before the cooldown waiting ahead of it.
   w.persist(store, "cooldowns\u0000a", () => void calls++);
   expect([calls, w.size]).toEqual([0, 2]);
   state.full = false;
   expect(w.retry(store)).toBe(0);
-  expect([rows, calls]).toEqual([["lock a"], 1]);
+  expect([rows, calls]).toEqual([["cool a m"], 1]);
+});
+
+/** A store that refuses the writes whose label is in `refused` (a row it keeps refusing) and takes the others. */
+function refusingStore() {
+  const rows: string[] = [];
+  const refused = new Set<string>();
+  const write = (what: string) => (_: Store) => {
+    if (refused.has(what)) throw new Error("database or disk is full");
+    rows.push(what);
+  };
+  return { store: {} as Store, rows, refused, write };
+}
+
+test("a row's write the store keeps refusing holds back only its own line: other rows' writes land at once and at each retry", () => {
+  const { store, rows, refused, write } = refusingStore();
+  const w = new RetryWrites();
+  refused.add("lock a").add("cool b m");
+  w.persist(store, "lock\u0000a", write("lock a"));
+  w.persist(store, "cooldown\u0000b\u0000m", write("cool b m"));
+  // Unrelated rows (another account's cooldown, a removal, a circuit) are written now, not queued behind a's lock.
+  w.persist(store, "cooldown\u0000c\u0000m", write("cool c m"));
+  w.persist(store, "removed\u0000a\u0000m", write("remove a m"));
+  w.persist(store, "circuit\u0000p", write("open p"));
+  expect([rows, w.size]).toEqual([["cool c m", "remove a m", "open p"], 2]);
+  // b's cooldown is taken again; a's lock still refused: b's is written at the retry, a's waits alone.
+  refused.delete("cool b m");
+  expect(w.retry(store)).toBe(1);
+  expect(rows.slice(3)).toEqual(["cool b m"]);
+  expect([w.has("lock\u0000a"), w.has("cooldown\u0000b\u0000m")]).toEqual([true, false]);
+});
+
+test("newest wins per row and a line keeps its order: an older state of a row is never written after a newer one", () => {
+  const { store, rows, refused, write } = refusingStore();
+  const w = new RetryWrites();
+  refused.add("cool a m until 1");
+  w.persist(store, "cooldown\u0000a\u0000m", write("cool a m until 1"));
+  // Later writes of a's cooldowns wait behind it (its line), while b's lock lands.
+  w.persist(store, "cooldowns\u0000a", write("clear a"));
+  w.persist(store, "lock\u0000b", write("lock b"));
+  w.persist(store, "cooldown\u0000a\u0000m", write("cool a m until 2")); // replaces "until 1", after the clear
+  expect([rows, w.size]).toEqual([["lock b"], 2]);
+  refused.clear();
+  expect(w.retry(store)).toBe(0);
+  expect(rows).toEqual(["lock b", "clear a", "cool a m until 2"]);
+});
+
+test("at most the cap of writes wait: past it the oldest is dropped and counted", () => {
+  const { store, rows, state, write } = fakeStore();
+  const w = new RetryWrites(3);
+  state.full = true;
+  for (const a of ["a", "b", "c", "d", "e"]) w.persist(store, "lock\u0000" + a, write("lock " + a));
+  expect([w.size, w.dropped, w.has("lock\u0000a"), w.has("lock\u0000e")]).toEqual([3, 2, false, true]);
+  state.full = false;
+  expect(w.retry(store)).toBe(0);
+  expect([rows, w.dropped]).toEqual([["lock c", "lock d", "lock e"], 2]);
+  expect(MAX_WAITING).toBe(10_000);
 });
 
 test("an account's waiting lock and cooldown writes are dropped when they are cleared (by hand, a new login); its removed pairings' and a same-named provider's circuit stay", () => {
