@@ -202,6 +202,40 @@ describe("the store's own lines (a small cap, a settable clock)", () => {
     await s.close();
   }, 120_000);
 
+  test("rows recorded while the first flush after the outage writes the batches waiting ahead of the buffers (key budget use kept meanwhile) wait: none refused, no line of that flush's own", async () => {
+    const { s, url, got, infos } = await small();
+    await away(s);
+    record(s, 0, 7);
+    await s.flush();
+    expect(got).toEqual([{ level: "error", message: REFUSED_ERROR(2, "5"), counts: { refusedUsage: 2, refusedTraces: 0 } }]);
+    // Key budget use kept while away (a batch of its own, written before the buffers by the next flush).
+    expect(s.keepUnreportedUse([{ name: "key:dev:budget:5h:tokens", windowStart: Date.now(), windowEnd: Date.now() + 5 * 3_600_000, pending: true, used: 10, reported: 0 }])).toBe(true);
+    // Requests answered as the database comes back: their rows come while that flush writes the key use.
+    let recorded = false;
+    const lines = got.length;
+    const push = got.push.bind(got);
+    got.push = (...items) => {
+      const n = push(...items);
+      // recorded once the line is said, after the code that said it (the probe) went on to the first flush
+      if (!recorded && items.some((i) => i.message.startsWith("database reachable again"))) queueMicrotask(() => void ((recorded = true), record(s, 100, 3)));
+      return n;
+    };
+    await pg.server().start();
+    await until(() => got.length > lines && recorded, 20_000, "the database to be reachable again");
+    await until(() => s.stats().pendingUsage === 0, 20_000, "the rows waiting to be written");
+    await s.flush();
+    expect(got.slice(1)).toEqual([
+      {
+        level: "warn",
+        message: "database reachable again: kept writes replayed, catching up; 2 usage rows and 0 route traces refused meanwhile at the buffers' cap (5 of each) are lost (counted in switchyard_store_dropped_total; a stop exits 1 for them)",
+        counts: { refusedUsage: 2, refusedTraces: 0 },
+      },
+    ]); // until session 43 also "3 usage rows and 0 route traces were refused at the buffers' cap before this flush wrote the rest, …"
+    expect(infos).toEqual([]);
+    expect([await usageRows(url), s.stats().dropped]).toEqual([8, 2]);
+    await s.close();
+  }, 120_000);
+
   test("flushes PostgreSQL refuses while it answers (a constraint every usage row breaks): the rows refused meanwhile are said by a failed flush, and once by the flush that writes the rest", async () => {
     const { s, url, got } = await small();
     const sql = new SQL(url, { max: 1 });

@@ -23,7 +23,10 @@
  * Rows the buffers refused at their cap meanwhile (the newest, lost) are said as the embedded store's
  * (../refused-rows.ts): by the first flush not tried while the database is away (or rejected) after the
  * first refusal, again at most once a minute while their count grows, and in the `database reachable
- * again` line (PostgresStore puts them there: a `warn` line then, not `info`).
+ * again` line (PostgresStore puts them there: a `warn` line then, not `info`). A flush with batches to
+ * write ahead of the buffers (the kept one, a previous stop's, queued key use) takes the buffers' rows
+ * first, queued behind those, so that the first flush after an outage gives the buffers room at once:
+ * the rows recorded while it writes the batches ahead wait rather than being refused.
  */
 import type { PendingBatch, PendingWrites } from "../pending.ts";
 import { type RefusedLine, RefusedRows, refusedOnStderr } from "../refused-rows.ts";
@@ -149,7 +152,10 @@ export class PgFlusher {
   /** Their ids, and the file they came from (removed once they are written): see {@link writeDiskFirst}. */
   private diskIds = new Set<string>();
   private diskFile: { path: string; rows: RowCounts; keyUse: KeyUseOutcome; done: (path: string, rows: RowCounts, keyUse: KeyUseOutcome) => void } | undefined;
-  /** Batches of key budget use handed over at a stop ({@link queue}), written after the disk's, before the buffers. */
+  /**
+   * Batches written after the disk's, before the buffers: key budget use handed over at a stop ({@link
+   * queue}), and the buffers' rows a flush took before writing the batches ahead of them ({@link flush}).
+   */
   private queued: IdentifiedBatch[] = [];
   /** The lines of rows refused at the buffers' cap (../refused-rows.ts); the store says an outage's in its end's line. */
   readonly refused: RefusedRows;
@@ -197,7 +203,7 @@ export class PgFlusher {
     return left;
   }
 
-  /** What the queued batches hold. */
+  /** What the queued batches hold (key budget use, and rows taken from the buffers by a flush under way). */
   get queuedRows(): RowCounts {
     return countRows(this.queued);
   }
@@ -261,7 +267,11 @@ export class PgFlusher {
     f.done(f.path, f.rows, f.keyUse);
   }
 
-  /** Writes everything buffered now, the kept batch first, then a previous stop's batches from disk, then the queued key use (see the module comment). Never throws. */
+  /**
+   * Writes everything buffered now, the kept batch first, then a previous stop's batches from disk, then
+   * the queued key use, then the buffers (see the module comment); when any of those wait, the buffers'
+   * rows are taken first, queued behind them. Never throws.
+   */
   async flush(): Promise<void> {
     while (this.running) await this.running;
     this.pending.settle();
@@ -271,6 +281,11 @@ export class PgFlusher {
       this.refused.failed("database unreachable");
       return;
     }
+    // With batches to write ahead of the buffers (the kept batch, a previous stop's from disk, queued key
+    // budget use), the buffers' rows are queued behind them now: the buffers have room while those are
+    // written, so after an outage (the buffers full) a row recorded meanwhile waits instead of being
+    // refused at the cap (until session 43 such rows were lost, said in this flush's own line).
+    if ((this.unsure || this.fromDisk.length || this.queued.length) && !this.pending.empty) this.queued.push({ id: crypto.randomUUID(), batch: this.pending.take() });
     const kept = this.unsure;
     if (kept) {
       this.unsure = undefined;

@@ -457,8 +457,9 @@ export class PostgresStore implements Store {
   stats(): StoreStats {
     return {
       // The batch kept for its replay after a stalled flush counts as waiting too.
-      pendingUsage: this.pending.pendingUsage + this.flusher.keptRows,
-      pendingTraces: this.pending.pendingTraces,
+      // So does what a flush took from the buffers to write after the batches ahead of them (PgFlusher.flush).
+      pendingUsage: this.pending.pendingUsage + this.flusher.keptRows + this.flusher.queuedRows.usage,
+      pendingTraces: this.pending.pendingTraces + this.flusher.queuedRows.traces,
       dropped: this.pending.dropped + this.ctx.outboxDropped,
       flushErrors: this.flusher.flushErrors,
       lastFlushAt: this.flusher.lastFlushAt,
@@ -597,15 +598,15 @@ export class PostgresStore implements Store {
     return now.batches.filter((b) => !have.has(b.id) && !this.readAtStart.has(b.id) && !this.flusher.cameFromDisk(b.id));
   }
 
-  /** What waits unwritten now (the buffers, a kept batch, a previous stop's, the queued key budget use); undefined when nothing does. */
+  /** What waits unwritten now (the buffers, a kept batch, a previous stop's, the queued batches: key budget use, rows taken from the buffers); undefined when nothing does. */
   private unwritten(): UnwrittenAtClose | undefined {
     const k = this.flusher.kept;
     const d = this.flusher.diskRows;
     const q = this.flusher.queuedRows;
     const out = {
-      usage: this.pending.pendingUsage + k.usage + d.usage,
-      traces: this.pending.pendingTraces + k.traces + d.traces,
-      state: this.pending.pendingState + k.state + d.state,
+      usage: this.pending.pendingUsage + k.usage + d.usage + q.usage,
+      traces: this.pending.pendingTraces + k.traces + d.traces + q.traces,
+      state: this.pending.pendingState + k.state + d.state + q.state,
       keyUse: k.keyUse + d.keyUse + q.keyUse,
     };
     return out.usage || out.traces || out.state || out.keyUse ? out : undefined;
