@@ -18,7 +18,8 @@ import { openPostgresStore, type PostgresStore } from "../../src/store/postgres/
 import type { RefusedCounts } from "../../src/store/refused-rows.ts";
 import { idleStopParts } from "../support/stop-parts.ts";
 import { until } from "../support/until.ts";
-import { fakeClock, postgresForFile, tempDir, trace, usage } from "./helpers.ts";
+import { StoreError } from "../../src/store/types.ts";
+import { fakeClock, lockTable, postgresForFile, tempDir, trace, usage } from "./helpers.ts";
 
 const pg = postgresForFile();
 
@@ -110,7 +111,7 @@ test("through the gateway's store: one error line naming the rows refused, the c
 }, 180_000);
 
 describe("the store's own lines (a small cap, a settable clock)", () => {
-  async function small(unwrittenFile?: string, beforeFlush?: () => void) {
+  async function small(unwrittenFile?: string, beforeFlush?: () => void, flushAnswerMs?: number) {
     const url = await pg.database("refused_small");
     const clock = fakeClock();
     const got: { level: string; message: string; counts: RefusedCounts }[] = [];
@@ -122,6 +123,7 @@ describe("the store's own lines (a small cap, a settable clock)", () => {
       maxPending: 5,
       unwrittenFile,
       beforeFlush,
+      flushAnswerMs,
       onError: () => {},
       onInfo: (m) => infos.push(m),
       onRefused: (level, message, counts) => got.push({ level, message, counts }),
@@ -233,6 +235,30 @@ describe("the store's own lines (a small cap, a settable clock)", () => {
     ]); // until session 43 also "3 usage rows and 0 route traces were refused at the buffers' cap before this flush wrote the rest, …"
     expect(infos).toEqual([]);
     expect([await usageRows(url), s.stats().dropped]).toEqual([8, 2]);
+    await s.close();
+  }, 120_000);
+
+  test("a write ahead of the buffers that finds the database away again puts the rows the flush took back into the buffers: their cap holds while it is away", async () => {
+    const { s, url } = await small(undefined, undefined, 300);
+    const sql = new SQL(url, { max: 1 });
+    // Every flush statement first inserts its batch id into flush_batches: held, the key use's write goes unanswered.
+    const lock = await lockTable(sql, "flush_batches");
+    try {
+      // An outage as the store sees it (the database itself answers, for the probe to find it back).
+      (s as unknown as { ctx: { degrade(err: unknown): void } }).ctx.degrade(new StoreError("unavailable", "away for the test"));
+      record(s, 0, 5); // the buffers full
+      expect(s.keepUnreportedUse([{ name: "key:dev:budget:5h:tokens", windowStart: Date.now(), windowEnd: Date.now() + 5 * 3_600_000, pending: true, used: 10, reported: 0 }])).toBe(true);
+      // Back: the first flush takes the 5 rows, then the key use ahead of them goes unanswered: away again.
+      await until(() => s.stats().flushErrors === 1 && !s.health(), 20_000, "the first flush after the outage to find the database away again");
+      record(s, 100, 3);
+      // the 5 rows wait in the buffers again, so these 3 are refused (without that, 8 rows would wait)
+      expect(s.stats()).toMatchObject({ pendingUsage: 5, dropped: 3 });
+    } finally {
+      await lock.release();
+      await sql.close();
+    }
+    await until(() => s.health() && s.stats().pendingUsage === 0, 20_000, "the rows to be written");
+    expect(await usageRows(url)).toBe(5);
     await s.close();
   }, 120_000);
 

@@ -285,27 +285,37 @@ export class PgFlusher {
     // budget use), the buffers' rows are queued behind them now: the buffers have room while those are
     // written, so after an outage (the buffers full) a row recorded meanwhile waits instead of being
     // refused at the cap (until session 43 such rows were lost, said in this flush's own line).
-    if ((this.unsure || this.fromDisk.length || this.queued.length) && !this.pending.empty) this.queued.push({ id: crypto.randomUUID(), batch: this.pending.take() });
+    // A write ahead that leaves the database away again puts them back: the buffers' cap holds while it is away.
+    const taken = (this.unsure || this.fromDisk.length || this.queued.length) && !this.pending.empty ? { id: crypto.randomUUID(), batch: this.pending.take() } : undefined;
+    if (taken) this.queued.push(taken);
     const kept = this.unsure;
     if (kept) {
       this.unsure = undefined;
       await this.run(kept.batch, kept.id);
-      if (this.unsure || !this.ctx.reachable) return;
+      if (this.unsure || !this.ctx.reachable) return this.untake(taken);
     }
     while (this.fromDisk.length) {
       const next = this.fromDisk.shift()!;
       await this.run(next.batch, next.id);
-      if (this.unsure || !this.ctx.reachable) return;
+      if (this.unsure || !this.ctx.reachable) return this.untake(taken);
     }
     this.diskSettled();
     while (this.queued.length) {
       const next = this.queued.shift()!;
       await this.run(next.batch, next.id);
-      if (this.unsure || !this.ctx.reachable) return;
+      if (this.unsure || !this.ctx.reachable) return this.untake(taken);
     }
     if (this.pending.empty) return;
     await this.run(this.pending.take(), crypto.randomUUID());
     this.prune();
+  }
+
+  /** Puts the buffers' rows a flush took ({@link flush}) back into the buffers (at their cap, the overflow refused and counted) when they still wait in the queue. */
+  private untake(taken: IdentifiedBatch | undefined): void {
+    const i = taken ? this.queued.indexOf(taken) : -1;
+    if (i < 0) return;
+    this.queued.splice(i, 1);
+    this.putBack(taken!.batch);
   }
 
   /**
