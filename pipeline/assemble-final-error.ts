@@ -14,12 +14,14 @@
  * - Operator-only errors (`x-should-retry: false`) only when nothing else failed that may pass later.
  * - `Retry-After` of a final 429/503/529: when the first account frees up, capped at 6 h, or
  *   {@link SERVABLE_NOW_RETRY_AFTER_S} when the budget ended the request while a candidate may serve now.
- * - `x-should-retry: false` for a request too large for a per-minute window on every account that answered.
+ * - `x-should-retry: false` for a request too large for a per-minute window on every account that answered,
+ *   also when the budget left accounts untried whose windows are known to be too small as well (an
+ *   untried account whose window is not known, or is large enough, gets `Retry-After: 1` instead).
  *
  * Failure path only: nothing here runs for a served request.
  */
 import { hubError, type HubError } from "../formats/hub.ts";
-import { MAX_COOLDOWN_MS } from "./classify.ts";
+import { MAX_COOLDOWN_MS, windowFigures } from "./classify.ts";
 import type { AttemptFailure } from "./commit.ts";
 import { errorAnswer, NO_RETRY_HEADER, responseHeaders, warningHeader, type RequestContext } from "./context.ts";
 import type { CacheState, PickHints } from "./pick.ts";
@@ -157,6 +159,8 @@ export function assembleFinalError(ctx: RequestContext, end: LoopEnd, route: Att
     const near = nearAliasOrCombo(ctx.requestedModel, deps.routing());
     if (near) err = { ...err, message: `${err.message} (\`${ctx.requestedModel}\` is not an alias or combo of this gateway; did you mean "${near}"?)` };
   }
+  // Every attempt failed as too large for a per-minute window, and that answer is the client's.
+  const tooLarge = onlyTooLarge && last?.classification.row === "too_large_for_window" && err === last.error;
   if (err.status === 429 || err.status === 503 || err.status === 529 || !last) {
     // SPEC 2.4, 6.3: when the first account is free, from the cooldowns and locks the request's accounts
     // are under after it (not an upstream's raw Retry-After), capped at 6 h like a cooldown; Anthropic's
@@ -165,7 +169,9 @@ export function assembleFinalError(ctx: RequestContext, end: LoopEnd, route: Att
     const free = reached ? accountsFreeAt(reached, deps, hints, now) : undefined;
     if (free !== undefined && (firstFreeAt === undefined || free < firstFreeAt)) firstFreeAt = free;
     // The budget ended the request while a candidate may serve now (an account left untried): a retry is served at once.
-    if (stopTi !== undefined && servableLeft(targets, stopTi, deps, hints)) err = { ...err, retryAfterSeconds: SERVABLE_NOW_RETRY_AFTER_S };
+    // A request too large for the window of every account that answered is served at once only by an
+    // untried account with a larger window (or one not known).
+    if (stopTi !== undefined && (tooLarge ? untriedMayTakeTooLarge(ctx, targets, stopTi, last!, deps, hints) : servableLeft(targets, stopTi, deps, hints))) err = { ...err, retryAfterSeconds: SERVABLE_NOW_RETRY_AFTER_S };
     else if (firstFreeAt !== undefined) err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((Math.min(firstFreeAt, now + MAX_COOLDOWN_MS) - now) / 1000)) };
     else if (err.retryAfterSeconds !== undefined) err = { ...err, retryAfterSeconds: Math.min(err.retryAfterSeconds, MAX_COOLDOWN_MS / 1000) };
   }
@@ -173,7 +179,7 @@ export function assembleFinalError(ctx: RequestContext, end: LoopEnd, route: Att
   // by being sent again: tell the SDKs not to retry (below), unless an account cooling down may serve
   // it later (then Retry-After says when) or an attempt failed otherwise (a 5xx or a timeout on an
   // earlier target may pass a second later: review17 R4).
-  const noRetry = onlyTooLarge && last?.classification.row === "too_large_for_window" && err === last.error;
+  const noRetry = tooLarge && err === last?.error;
   // Refused: each provider skipped for want of any account counts it once (review18 R2: not per skip).
   if (deps.pool.noAccount && unserved) {
     const counted = new Set<string>();
@@ -212,6 +218,39 @@ function takersOf(ctx: RequestContext, skipped: readonly Failed[], portability: 
     else ctx.trace.decisions.push({ subject: s.target!.label, verdict: "out", reason: `not called; its translation would refuse the body too: ${built.message}` });
   }
   return takers;
+}
+
+/**
+ * Whether a candidate the budget left untried may take a request too large for a per-minute window at
+ * every account that answered (`failed`: the last such answer, SPEC 6.3's too_large_for_window row),
+ * its budget having ended at `targets[ti]`: an account that may serve now, of `targets[ti]` or of a
+ * later target whose provider's circuit is closed (a target's pinned account only), not tried for that
+ * target (the route trace's attempts), whose per-minute token window is not known to be too small
+ * ({@link AttemptDeps.health} `tokenWindowLimit`, read from its rate-limit headers). The request's size
+ * is the answer's "Requested M" (a window of M or more may take it); without it, the request is larger
+ * than the answer's "Limit N", else than the failed account's own known window (only a larger one may
+ * take it). An account whose window is not known may take it, and so does any when nothing says the
+ * request's size.
+ */
+function untriedMayTakeTooLarge(ctx: RequestContext, targets: readonly Target[], ti: number, failed: Failed, deps: AttemptDeps, hints: PickHints): boolean {
+  const figures = windowFigures(failed.error.message);
+  const over = figures.limit ?? (failed.account && failed.target ? deps.health.tokenWindowLimit?.(failed.account, failed.target.model) : undefined);
+  for (let i = ti; i < targets.length; i++) {
+    const t = targets[i]!;
+    if (deps.health.circuitOpen(t.provider.id)) continue;
+    for (const c of deps.pool.candidates(t.provider.id, t.model, hints)) {
+      if (!c.eligible || (t.accountId && c.account.id !== t.accountId) || triedFor(ctx, t.label, c.account.id)) continue;
+      const limit = deps.health.tokenWindowLimit?.(c.account, t.model);
+      if (limit === undefined || (figures.requested !== undefined ? limit >= figures.requested : over === undefined || limit > over)) return true;
+    }
+  }
+  return false;
+}
+
+/** Whether the request made an attempt of the target labelled `label` with account `accountId` (its route trace). */
+function triedFor(ctx: RequestContext, label: string, accountId: string): boolean {
+  for (const a of ctx.trace.attempts) if (a.target === label && a.accountId === accountId) return true;
+  return false;
 }
 
 /** The earliest `freeAt` (epoch ms) of `failed`, undefined when none says when it frees up. */

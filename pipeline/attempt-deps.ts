@@ -32,6 +32,14 @@ export interface AccountHealth {
    * when none are known. Feeds the 90 s per-minute rule of SPEC 6.3.
    */
   quotaHealthy?(account: Account, model: string): boolean | undefined;
+  /**
+   * The smallest per-minute token limit (tokens) the account's rate-limit headers last reported for
+   * `model` (SPEC P-5: OpenAI `x-ratelimit-limit-tokens`, Anthropic `anthropic-ratelimit-tokens-limit` /
+   * `-input-tokens-limit`), kept after the window resets; undefined when none was seen. Read only for a
+   * request too large for every per-minute window that answered, to know whether an account it did not
+   * try could take it (assemble-final-error.ts).
+   */
+  tokenWindowLimit?(account: Account, model: string): number | undefined;
   /** Whether the provider's circuit is open (SPEC 6.3: 10 consecutive 5xx). */
   circuitOpen(providerId: string): boolean;
   /**

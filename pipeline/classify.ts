@@ -53,6 +53,12 @@ export interface Classification {
   retryAfterSeconds?: number;
 }
 
+/** A per-minute token window's limit and a request's size as a 429's text gives them ("Limit 30000, Requested 35364"). */
+export interface WindowFigures {
+  limit?: number;
+  requested?: number;
+}
+
 /** The rows of SPEC 6.3. */
 export type ClassificationRow =
   | "rate_limit_with_reset"
@@ -162,6 +168,15 @@ function tooLargeForWindow(text: string): boolean {
   if (TOO_LARGE_FOR_WINDOW_WORDS.test(text)) return true;
   const m = LIMIT_REQUESTED.exec(text);
   return m !== null && Number(m[2]!.replace(THOUSANDS, "")) > Number(m[1]!.replace(THOUSANDS, ""));
+}
+
+/**
+ * The figures of a "Limit N, (Used U,) Requested M" list in a 429's text (OpenAI's, Groq's): the
+ * window's limit N and the request's M tokens; empty when the text has no such list.
+ */
+export function windowFigures(text: string): WindowFigures {
+  const m = LIMIT_REQUESTED.exec(text);
+  return m === null ? {} : { limit: Number(m[1]!.replace(THOUSANDS, "")), requested: Number(m[2]!.replace(THOUSANDS, "")) };
 }
 const MODEL_WORDS = /model[_ ]not[_ ]found|does not exist|not supported for|do not have access to (?:the )?model|model .* (?:is not|isn't) (?:available|supported)|unknown model|invalid model|not_found_error/i;
 const CREDENTIAL_403_WORDS = /invalid (?:api[ _-]?key|token|credential)|token (?:has )?expired|unauthori[sz]ed|authentication|revoked|invalid_grant|oauth/i;

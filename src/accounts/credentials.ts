@@ -571,6 +571,10 @@ export class SubscriptionHealth implements AccountHealth {
     return this.base.quotaHealthy?.(account, model);
   }
 
+  tokenWindowLimit(account: Account, model: string): number | undefined {
+    return this.base.tokenWindowLimit?.(account, model);
+  }
+
   circuitOpen(providerId: string): boolean {
     return this.base.circuitOpen(providerId);
   }

@@ -30,6 +30,8 @@ export interface QuotaReading {
 /** Quota windows by account; O(windows of one account) per lookup. */
 export class QuotaBook {
   private byAccount = new Map<string, QuotaWindow[]>();
+  /** Per account, the last token limit of each `tokens` / `input-tokens` window (by window and model), read or not since ({@link tokenLimit}). */
+  private limits = new Map<string, Map<string, { model: string; limit: number; at: number }>>();
 
   /** Replaces every window (store re-read). */
   load(windows: QuotaWindow[]): void {
@@ -38,6 +40,7 @@ export class QuotaBook {
       const list = next.get(w.accountId) ?? [];
       list.push({ ...w });
       next.set(w.accountId, list);
+      this.keepLimit(w);
     }
     this.byAccount = next;
   }
@@ -47,6 +50,7 @@ export class QuotaBook {
     const list = (this.byAccount.get(q.accountId) ?? []).filter((w) => !(w.window === q.window && w.model === q.model));
     list.push({ ...q });
     this.byAccount.set(q.accountId, list);
+    this.keepLimit(q);
   }
 
   /** Live windows of an account (reset time in the future or unknown). */
@@ -72,6 +76,36 @@ export class QuotaBook {
       if (!best || f < best.fraction) best = { fraction: f, window: w };
     }
     return best;
+  }
+
+  /**
+   * The smallest per-minute token limit (tokens) the account's rate-limit headers last reported for
+   * `model` or for all its models: the `limit` of its `tokens` window (OpenAI `x-ratelimit-limit-tokens`,
+   * Anthropic `anthropic-ratelimit-tokens-limit`) or `input-tokens` window (Anthropic
+   * `anthropic-ratelimit-input-tokens-limit`); undefined when none was reported. Kept after the window
+   * resets and the store drops its row (a per-minute window often resets within seconds): the limit is
+   * the account's tier, which outlives one minute's use; a later reading replaces it.
+   */
+  tokenLimit(accountId: string, model: string): number | undefined {
+    const limits = this.limits.get(accountId);
+    if (limits === undefined) return undefined;
+    let least: number | undefined;
+    for (const l of limits.values()) {
+      if (l.model !== model && l.model !== ALL_MODELS) continue;
+      if (least === undefined || l.limit < least) least = l.limit;
+    }
+    return least;
+  }
+
+  /** Keeps `w`'s token limit for {@link tokenLimit} unless a newer reading of the same window is kept. */
+  private keepLimit(w: QuotaWindow): void {
+    if ((w.window !== "tokens" && w.window !== "input-tokens") || w.limit === undefined || !(w.limit > 0)) return;
+    let limits = this.limits.get(w.accountId);
+    if (limits === undefined) this.limits.set(w.accountId, (limits = new Map()));
+    const key = `${w.window}\u0000${w.model}`;
+    const at = w.updatedAt ?? 0;
+    const kept = limits.get(key);
+    if (kept === undefined || at >= kept.at) limits.set(key, { model: w.model, limit: w.limit, at });
   }
 
   /**

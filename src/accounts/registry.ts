@@ -374,6 +374,11 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return r ? r.fraction > QUOTA_EXCLUDE_FRACTION : undefined;
   }
 
+  /** The account's per-minute token limit for `model` as its headers last reported it (QuotaBook.tokenLimit); undefined when unknown. */
+  tokenWindowLimit(account: Account, model: string): number | undefined {
+    return this.quota.tokenLimit(account.id, model);
+  }
+
   /** A provider circuit's state without consuming the half-open probe (dry run, status). */
   circuitState(providerId: string): { state: "closed" | "open" | "half-open"; openUntil?: number; consecutive5xx: number } {
     return this.circuits.state(providerId);

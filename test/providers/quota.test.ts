@@ -150,6 +150,24 @@ describe("readQuotaWindows", () => {
     for (const w of readQuotaWindows(new Headers({ "x-codex-primary-used-percent": "95" }), ctx("gpt-5"))) book.set(w);
     expect(book.exhausted("acct", "gpt-5", NOW)).toBeUndefined();
   });
+
+  test("tokenLimit: the per-minute token limit of the account's headers, for the model or all models, kept after the window resets and a store re-read without it", () => {
+    const book = new QuotaBook();
+    expect(book.tokenLimit("acct", "gpt-4o-mini")).toBeUndefined();
+    // OpenAI: a full window resets at once ("0s"), and the store drops a row once its reset has passed.
+    const openai = new Headers({ "x-ratelimit-limit-tokens": "30000", "x-ratelimit-remaining-tokens": "30000", "x-ratelimit-reset-tokens": "0s", "x-ratelimit-limit-requests": "500", "x-ratelimit-remaining-requests": "499" });
+    for (const w of readQuotaWindows(openai, ctx("gpt-4o-mini"))) book.set(w);
+    expect(book.tokenLimit("acct", "gpt-4o-mini")).toBe(30000);
+    expect(book.tokenLimit("acct", "gpt-4o")).toBeUndefined(); // another model's window is its own
+    book.load([]);
+    expect(book.tokenLimit("acct", "gpt-4o-mini")).toBe(30000);
+    // A newer reading replaces it (a tier raised); Anthropic's input-tokens window counts, the smaller wins.
+    for (const w of readQuotaWindows(new Headers({ "x-ratelimit-limit-tokens": "150000", "x-ratelimit-remaining-tokens": "150000" }), ctx("gpt-4o-mini"))) book.set({ ...w, updatedAt: NOW + 1 });
+    expect(book.tokenLimit("acct", "gpt-4o-mini")).toBe(150000);
+    const anthropic = new Headers({ "anthropic-ratelimit-tokens-limit": "90000", "anthropic-ratelimit-tokens-remaining": "90000", "anthropic-ratelimit-input-tokens-limit": "40000", "anthropic-ratelimit-input-tokens-remaining": "40000" });
+    for (const w of readQuotaWindows(anthropic, ctx("claude-x"))) book.set(w);
+    expect(book.tokenLimit("acct", "claude-x")).toBe(40000);
+  });
 });
 
 describe("named reset times in the classification", () => {
