@@ -48,7 +48,7 @@ export type { Translated } from "./translate.ts";
 // Routing: resolve, order, predicates, the dry run
 export type { ComboSpec, ComboStrategy, Resolution, RoutingTable, Target, TargetSpec } from "./resolve.ts";
 export { comboRepeats, noAccountMessage, resolveModel } from "./resolve.ts";
-export { planRoute, TargetOrder, type RoutePlan } from "./order.ts";
+export { planRoute, planRouteSeeded, TargetOrder, type RoutePlan } from "./order.ts";
 export {
   CAPABILITIES,
   FACT_TYPES,

@@ -574,6 +574,26 @@ export interface PlanDeps {
 }
 
 /**
+ * {@link planRoute} ordered as a real request of `req.requestedModel` is: when it routes to a
+ * least-used combo, the plan first waits for the lifetime counts' read that such a request waits for
+ * ({@link TargetOrder.seedWait}: under way after a restart, or asked by this call when none was yet, e.g.
+ * after a reload added the combo; bounded by the app, 1 s), so a dry run then orders by the lifetime
+ * counts, not by this process's counts alone (its order differed from the request's). Other plans are
+ * made at once.
+ */
+export async function planRouteSeeded(
+  order: TargetOrder,
+  table: RoutingTable,
+  req: OrderRequest & { headers: Headers },
+  deps: PlanDeps,
+): Promise<RoutePlan | { error: { status: number; message: string } }> {
+  const resolution = resolveModel(req.requestedModel, table);
+  const seed = "kind" in resolution ? undefined : order.seedWait(resolution);
+  if (seed) await seed;
+  return planRoute(order, table, req, deps);
+}
+
+/**
  * Runs resolve → order → pick for a request without calling upstream or changing any state (SPEC 2.2
  * `route`): the same functions as a real request ({@link resolveModel}, {@link TargetOrder.plan},
  * {@link pickAccount} against the live pool), with strategy counters frozen. A target whose model every

@@ -5,7 +5,8 @@
  * - `GET /admin/api/accounts`: live account status (src/accounts/status.ts).
  * - `POST /admin/api/dry-run`: the ordered candidates for a request and why each target and account
  *   is in, out or moved, computed by the functions a real request uses (pipeline/order.ts
- *   `planRoute`), without calling upstream or advancing any strategy counter.
+ *   `planRouteSeeded`), without calling upstream or advancing any strategy counter; a least-used
+ *   combo's plan waits, as its request does, for the lifetime counts read after a restart (at most 1 s).
  *
  * Dry-run body (valibot-validated):
  *
@@ -42,7 +43,7 @@ import type { Elysia } from "elysia";
 import * as v from "valibot";
 import type { HubError, WireFormat } from "../../formats/hub.ts";
 import { codecFor } from "../../formats/index.ts";
-import { authenticate, checkRequestBody, ENDPOINT_FORMAT, hasCountedLimits, keyDisabledMessage, keyId, modelAllowed, modelNotAllowedMessage, planRoute, refusalError, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
+import { authenticate, checkRequestBody, ENDPOINT_FORMAT, hasCountedLimits, keyDisabledMessage, keyId, modelAllowed, modelNotAllowedMessage, planRouteSeeded, refusalError, type RoutingTable, type TargetOrder } from "../../pipeline/index.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { AccountStrategy } from "../accounts/selection.ts";
 import { accountsStatus } from "../accounts/status.ts";
@@ -175,7 +176,8 @@ export async function dryRun(deps: RoutingAdminDeps, input: DryRunInput): Promis
     }
   }
   const keyTag = input.key_tag ?? key?.tag;
-  const plan = planRoute(
+  // ordered as the request would be: a least-used combo's after the lifetime counts a request waits for
+  const plan = await planRouteSeeded(
     deps.order,
     deps.routing(),
     { clientFormat, requestedModel, hub, hubError, keyTag, keyName: key?.name, keyModels: key?.limits?.models, headers },
