@@ -235,10 +235,12 @@ function takersOf(ctx: RequestContext, skipped: readonly Failed[], portability: 
 function untriedMayTakeTooLarge(ctx: RequestContext, targets: readonly Target[], ti: number, failed: Failed, deps: AttemptDeps, hints: PickHints): boolean {
   const figures = windowFigures(failed.error.message);
   const over = figures.limit ?? (failed.account && failed.target ? deps.health.tokenWindowLimit?.(failed.account, failed.target.model) : undefined);
+  // Which accounts are eligible, not their order: no round-robin turn for a provider the request never reached.
+  const look: PickHints = { ...hints, dryRun: true };
   for (let i = ti; i < targets.length; i++) {
     const t = targets[i]!;
     if (deps.health.circuitOpen(t.provider.id)) continue;
-    for (const c of deps.pool.candidates(t.provider.id, t.model, hints)) {
+    for (const c of deps.pool.candidates(t.provider.id, t.model, look)) {
       if (!c.eligible || (t.accountId && c.account.id !== t.accountId) || triedFor(ctx, t.label, c.account.id)) continue;
       const limit = deps.health.tokenWindowLimit?.(c.account, t.model);
       if (limit === undefined || (figures.requested !== undefined ? limit >= figures.requested : over === undefined || limit > over)) return true;
