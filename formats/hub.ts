@@ -107,12 +107,10 @@ export interface TextPart {
   signature?: Opaque;
   /** Responses assistant message `phase` ("commentary" | "final_answer"), kept for round trips. */
   phase?: string;
-  /**
-   * The model's refusal rather than an answer (Chat `message.refusal` / `delta.refusal`, Responses
-   * `refusal` content part): OpenAI clients read it from its own field (the SDKs' structured-output
-   * helpers), other formats as plain text.
-   */
+  /** The model's refusal (Chat `refusal`, Responses `refusal` part): OpenAI clients read it from its own field, others as text. */
   refusal?: boolean;
+  /** An Anthropic `tool_reference` in a tool result (the tool it loaded): sent back as one to Anthropic, as `text` elsewhere. */
+  toolReference?: string;
   /** Log probabilities of the text's tokens, in order, when the client asked for them and the provider sent them. */
   logprobs?: TokenLogprob[];
 }

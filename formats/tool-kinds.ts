@@ -52,6 +52,20 @@ export function portableTools(tools: HubTool[]): HubTool[] {
   return out ?? tools;
 }
 
+/**
+ * `tools` without Claude Code's `DeferredToolPlaceholder` (a function tool with `defer_loading: true`
+ * whose description says never to call it: it only keeps Anthropic's deferred tool loading on; seen in
+ * every Claude Code request, /work/shared/fixtures/clients README), for the builders of formats with no
+ * deferred loading (Chat, Gemini, Responses without a `tool_search` tool), where it would be one more
+ * tool the model could call. Claude Code's deferred tools themselves are declared there as any other,
+ * so a ToolSearch result (a `tool_reference`, sent as text) names a tool the model already has. The
+ * array is returned unchanged when it has no such tool.
+ */
+export function withoutDeferPlaceholder(tools: HubTool[]): HubTool[] {
+  const i = tools.findIndex((t) => t.kind === "function" && t.deferLoading === true && t.name === "DeferredToolPlaceholder");
+  return i < 0 ? tools : tools.filter((_, j) => j !== i);
+}
+
 /** Whether a hub tool list declares a Responses `custom` (freeform) tool named `name`. */
 export function isFreeformTool(tools: readonly HubTool[], name: string): boolean {
   return tools.some((t) => t.kind === "provider" && t.format === "openai-responses" && t.raw.type === "custom" && t.raw.name === name);

@@ -92,7 +92,7 @@ function toolResultBlock(p: ToolResultPart, w: Warnings): Json {
   const block: Json = { type: "tool_result", tool_use_id: sanitizeToolId(p.callId) };
   const parts: Json[] = [];
   for (const c of p.content) {
-    const b = c.type === "text" ? textBlock(c) : mediaBlock(c, w);
+    const b = c.type !== "text" ? mediaBlock(c, w) : c.toolReference !== undefined ? { type: "tool_reference", tool_name: c.toolReference } : textBlock(c);
     if (b) parts.push(b);
   }
   if (parts.length === 1 && parts[0].type === "text" && parts[0].cache_control === undefined) block.content = parts[0].text;

@@ -92,8 +92,18 @@ function parseDocument(b: Json, path: string): DocumentPart | null {
   return withCache(part, b);
 }
 
+/**
+ * A `tool_reference` block of a tool result (`{type: "tool_reference", tool_name}`: Claude Code's
+ * ToolSearch result, which Anthropic's API expands into the named deferred tool's definition (Anthropic
+ * tool search docs) → a text part that says the tool is loaded, keeping the name for an Anthropic build.
+ * Other providers have the tool declared as any other (their builds send `defer_loading` tools as usual).
+ */
+function toolReferencePart(toolName: string): TextPart {
+  return { type: "text", text: `Tool ${toolName} is now available: call it as any other tool.`, toolReference: toolName };
+}
+
 /** One block of a user/assistant/system message → a hub part, or null for a block the hub cannot hold. */
-function parseBlock(b: Json, path: string): HubPart | null {
+function parseBlock(b: Json, path: string, left: LeftOut): HubPart | null {
   switch (b.type) {
     case "text":
       return parseText(b, path);
@@ -121,8 +131,14 @@ function parseBlock(b: Json, path: string): HubPart | null {
           else if (c.type === "document") {
             const d = parseDocument(c, p);
             if (d) content.push(d);
+          } else if (c.type === "tool_reference" && typeof c.tool_name === "string") {
+            content.push(toolReferencePart(c.tool_name));
           } else if (typeof c.text === "string") {
             content.push({ type: "text", text: c.text }); // e.g. search_result-like blocks with text
+          } else {
+            // A block with no hub slot and no text: left out, and named (never silently).
+            const type = `${String(c.type)} (in a tool_result)`;
+            if (!left.types.includes(type)) left.types.push(type);
           }
         });
       }
@@ -157,7 +173,7 @@ function parseContent(content: string | Json[], path: string, left: LeftOut): Hu
   const out: HubPart[] = [];
   let dropped = false;
   content.forEach((b, i) => {
-    const p = parseBlock(b, `${path}.${i}`);
+    const p = parseBlock(b, `${path}.${i}`, left);
     if (p) out.push(p);
     else {
       // No hub slot (a server tool's block, a type this code does not know): named, not silent.

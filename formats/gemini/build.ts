@@ -44,7 +44,7 @@
  *   thoughtSignature}`, or `{text: "", thoughtSignature}` for a signature-only part, exactly as the
  *   decoder received it); unsigned or foreign reasoning text is dropped with a warning.
  */
-import { flatNamespaces, portableTools } from "../tool-kinds.ts";
+import { flatNamespaces, portableTools, withoutDeferPlaceholder } from "../tool-kinds.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import type {
   DocumentPart,
@@ -501,7 +501,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   const decls: GeminiFunctionDeclaration[] = [];
   const tools: Record<string, unknown>[] = [];
   // Responses `custom` (freeform) tools become one-string-argument function tools (formats/tool-kinds.ts).
-  for (const t of portableTools(req.tools)) {
+  for (const t of portableTools(withoutDeferPlaceholder(req.tools))) {
     if (t.kind === "function") {
       if (t.cacheControl) sawCache = true;
       const name = names.toGemini(t.name);

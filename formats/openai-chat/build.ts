@@ -3,7 +3,7 @@
  * `openai` (`max_completion_tokens`) or `openai-compatible` (`max_tokens`): {@link buildRequest}.
  */
 import { pairToolHistory } from "../tool-pairs.ts";
-import { flatNamespaces, portableTools } from "../tool-kinds.ts";
+import { flatNamespaces, portableTools, withoutDeferPlaceholder } from "../tool-kinds.ts";
 import { chatCustomToolNames, customCallJson, customChoiceRenamed, customToolRenamed } from "./custom-calls.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import {
@@ -342,7 +342,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
 
   const tools: Json[] = [];
   // Responses `custom` (freeform) tools become one-string-argument function tools (formats/tool-kinds.ts).
-  for (const t of portableTools(req.tools)) {
+  for (const t of portableTools(withoutDeferPlaceholder(req.tools))) {
     if (t.kind === "function") {
       const fn: Json = { name: b.names.map(t.name) };
       if (t.description !== undefined && t.description !== null) fn.description = t.description;

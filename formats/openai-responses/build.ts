@@ -21,6 +21,7 @@ import { effortForDisabledReasoning, reasonsByDefault } from "../openai-common/m
 import { isObj } from "../json.ts";
 import { applyCodexFixes } from "./codex.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
+import { withoutDeferPlaceholder } from "../tool-kinds.ts";
 import { OPENAI_TOOL_NAMES, registerToolNames, renamedToolWarnings, ToolNameMap } from "../tool-names.ts";
 import { LOGPROBS_INCLUDE, TOOL_FIELDS_KEY, hasItemPrefix, sanitizeCallId, sourceToUrl } from "./common.ts";
 
@@ -231,6 +232,8 @@ function customNamed(raw: Record<string, unknown>, names: ToolNameMap | undefine
  * dropped with a warning. `fields` restores per-tool fields kept by {@link parseRequest}. `names`: the
  * request's name map (formats/tool-names.ts) for a provider body, whose function and `custom` tools go
  * by the names it gives; without it (a reply's echo of the client's tools) names stay as they are.
+ * A provider body leaves out Claude Code's `DeferredToolPlaceholder` and sends `defer_loading` only
+ * when the request declares a `tool_search` tool.
  */
 export function buildTools(
   tools: HubTool[],
@@ -249,7 +252,11 @@ export function buildTools(
     }
     return members;
   };
-  for (const t of tools) {
+  // A provider body (names given): no Claude Code placeholder, and `defer_loading` only where a
+  // `tool_search` tool can load the deferred functions (OpenAI's tool search docs); Claude Code's
+  // ToolSearch is a client function, so its deferred tools are declared as usual (tool-kinds.ts).
+  const searchable = !names || tools.some((t) => t.kind === "provider" && t.format === FORMAT && t.raw.type === "tool_search");
+  for (const t of names ? withoutDeferPlaceholder(tools) : tools) {
     if (t.kind === "provider") {
       if (t.format !== FORMAT) {
         w?.add("dropped_tool", `Tool '${t.name ?? String(t.raw.type ?? "?")}' is specific to ${t.format} and was not sent.`);
@@ -275,7 +282,7 @@ export function buildTools(
     if (t.description !== undefined) f.description = t.description;
     f.strict = t.strict ?? false;
     f.parameters = t.parameters;
-    if (t.deferLoading) f.defer_loading = true;
+    if (t.deferLoading && searchable) f.defer_loading = true;
     const kept = fields?.[t.namespace ? `${t.namespace}/${t.name}` : t.name];
     if (kept) for (const k of Object.keys(kept)) if (!(k in f)) f[k] = kept[k];
     if (t.namespace) nsShell(t.namespace).push(f);

@@ -1,0 +1,92 @@
+/**
+ * Found in a tryout with the real Claude Code 2.1.332 in front of an openai-compatible and a gemini
+ * provider, with an MCP server configured (`claude -p … --mcp-config …`): Claude Code declares its MCP
+ * tools deferred (`defer_loading: true`, plus a `DeferredToolPlaceholder` whose description says never
+ * to call it) and loads one through its `ToolSearch` tool, whose result is a `tool_reference` block
+ * (`{"type": "tool_reference", "tool_name": "mcp__facts__lookup_fact"}`) that Anthropic's API expands
+ * into the tool's definition. The gateway read a tool_result's blocks by their `text` only, so the
+ * block vanished: the Chat provider got `{"role": "tool", "content": ""}`, the Gemini one
+ * `{"result": ""}`, no warning in the route trace.
+ *
+ * Asked here, with the exact bodies the providers get: the tool message says which tool was loaded
+ * (Chat, Gemini, Responses); the deferred tool is declared as any other there, the placeholder is not
+ * sent, and Responses gets no `defer_loading` without a `tool_search` tool; an Anthropic-compatible
+ * provider gets the `tool_reference` block and `defer_loading` back as the client sent them; a block
+ * inside a tool result that has no equivalent and no text is named in a warning, never dropped silently.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway();
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+const SAID = "Tool mcp__facts__lookup_fact is now available: call it as any other tool.";
+const LOOKUP = { name: "mcp__facts__lookup_fact", description: "Look up a fact by topic", input_schema: { type: "object", properties: { topic: { type: "string" } } }, defer_loading: true };
+const PLACEHOLDER = { name: "DeferredToolPlaceholder", description: "Reserved placeholder that keeps deferred tool loading active; never call this tool.", input_schema: { type: "object", properties: {} }, defer_loading: true };
+const SEARCH = { name: "ToolSearch", description: "Fetches full schema definitions for deferred tools", input_schema: { type: "object", properties: { query: { type: "string" } }, required: ["query"] } };
+
+function body(model: string, resultContent: unknown[] = [{ type: "tool_reference", tool_name: "mcp__facts__lookup_fact" }]) {
+  return {
+    model,
+    max_tokens: 100,
+    tools: [SEARCH, PLACEHOLDER, LOOKUP],
+    messages: [
+      { role: "user", content: "Look up a fact" },
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_ts1", name: "ToolSearch", input: { query: "select:mcp__facts__lookup_fact" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_ts1", content: resultContent }] },
+    ],
+  };
+}
+
+async function send(b: unknown): Promise<{ sent: any; warnings: { code: string; message: string }[] }> {
+  const res = await fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(b) });
+  expect(res.status).toBe(200);
+  const warnings = JSON.parse(res.headers.get("x-switchyard-warning") ?? "[]");
+  await res.text();
+  return { sent: gw.fake.requests.at(-1)!.body, warnings };
+}
+
+describe("a ToolSearch result (tool_reference) on a translated lane", () => {
+  test("Chat: the tool message names the loaded tool; the tool is declared, the placeholder is not sent", async () => {
+    gw.fake.enqueue(simpleReply("openai-chat", { text: "ok" }, false));
+    const { sent } = await send(body("chat/gpt-test"));
+    expect(sent.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "toolu_ts1", content: SAID });
+    expect(sent.tools.map((t: any) => t.function.name)).toEqual(["ToolSearch", "mcp__facts__lookup_fact"]);
+    expect(sent.tools[1]).toEqual({ type: "function", function: { name: "mcp__facts__lookup_fact", description: "Look up a fact by topic", parameters: { type: "object", properties: { topic: { type: "string" } } } } });
+  });
+
+  test("Gemini: the functionResponse says which tool was loaded; no placeholder declared", async () => {
+    gw.fake.enqueue(simpleReply("gemini", { text: "ok" }, false));
+    const { sent } = await send(body("gem/gemini-test"));
+    expect(sent.contents.at(-1)).toEqual({ role: "user", parts: [{ functionResponse: { name: "ToolSearch", response: { result: SAID } } }] });
+    expect(sent.tools[0].functionDeclarations.map((d: any) => d.name)).toEqual(["ToolSearch", "mcp__facts__lookup_fact"]);
+  });
+
+  test("Responses: the function_call_output says it; no defer_loading without a tool_search tool, no placeholder", async () => {
+    gw.fake.enqueue(simpleReply("openai-responses", { text: "ok" }, false));
+    const { sent } = await send(body("resp/gpt-test"));
+    expect(sent.input.at(-1)).toEqual({ type: "function_call_output", call_id: "toolu_ts1", output: SAID });
+    expect(sent.tools.map((t: any) => t.name)).toEqual(["ToolSearch", "mcp__facts__lookup_fact"]);
+    expect(sent.tools[1].defer_loading).toBeUndefined();
+  });
+
+  test("Anthropic-compatible: the tool_reference block and defer_loading go as the client sent them", async () => {
+    gw.fake.enqueue(simpleReply("anthropic-messages", { text: "ok" }, false));
+    const { sent } = await send(body("anthc/claude-test"));
+    expect(sent.messages.at(-1)).toEqual({ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_ts1", content: [{ type: "tool_reference", tool_name: "mcp__facts__lookup_fact" }] }] });
+    expect(sent.tools.map((t: any) => [t.name, t.defer_loading])).toEqual([["ToolSearch", undefined], ["DeferredToolPlaceholder", true], ["mcp__facts__lookup_fact", true]]);
+  });
+
+  test("a block with no equivalent and no text inside a tool result is named in a warning, not dropped silently", async () => {
+    gw.fake.enqueue(simpleReply("openai-chat", { text: "ok" }, false));
+    const { sent, warnings } = await send(body("chat/gpt-test", [{ type: "text", text: "found:" }, { type: "future_block", data: 1 }]));
+    expect(sent.messages.at(-1)).toEqual({ role: "tool", tool_call_id: "toolu_ts1", content: "found:" });
+    expect(warnings).toContainEqual({ code: "dropped_input_item", message: "Content blocks with no equivalent in the request to chat/gpt-test were not sent: future_block (in a tool_result)." });
+  });
+});
