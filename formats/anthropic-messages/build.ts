@@ -4,6 +4,7 @@
  * or changed. The turn shaping ({@link mergeTurns}) is shared with tidy.ts.
  */
 import { flatNamespaces, portableTools } from "../tool-kinds.ts";
+import { withoutReasoningTail } from "../reasoning-tail.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import {
   type CacheControl,
@@ -369,7 +370,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   const turns: OutMessage[] = [];
   let conversationStarted = false;
   // Orphans repaired first (REFERENCE §5.7): message count and order unchanged, so `i` still indexes item fields.
-  pairToolHistory(req.messages, w, "Anthropic").forEach((m, i) => {
+  // A re-sent reasoning tail (a cut reply's, Codex) is no prefill; repeats go once (reasoning-tail.ts).
+  const history = same ? req.messages : withoutReasoningTail(req.messages, w, "Anthropic");
+  pairToolHistory(history, w, "Anthropic").forEach((m, i) => {
     const fields = itemFields?.messages?.[String(i)];
     if (m.role === "system" || m.role === "developer") {
       if (keepSystemTurns && m.role === "system") {

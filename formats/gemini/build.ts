@@ -45,6 +45,7 @@
  *   decoder received it); unsigned or foreign reasoning text is dropped with a warning.
  */
 import { flatNamespaces, portableTools, withoutDeferPlaceholder } from "../tool-kinds.ts";
+import { withoutReasoningTail } from "../reasoning-tail.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import type {
   DocumentPart,
@@ -324,6 +325,8 @@ const NO_SLOT: Array<[keyof HubRequest, string]> = [
 export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest {
   req = flatNamespaces(req); // Codex namespace members under flat names (tool-kinds.ts)
   const w = new Warnings();
+  // A re-sent reasoning tail (a cut reply's, Codex) is not a model turn to continue (reasoning-tail.ts).
+  if (req.source.format !== "gemini") req = { ...req, messages: withoutReasoningTail(req.messages, w, "Gemini") };
   const family = target.family;
   const names = registerNames(req);
   let sawCache = false;

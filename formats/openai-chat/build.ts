@@ -4,6 +4,7 @@
  */
 import { pairToolHistory } from "../tool-pairs.ts";
 import { flatNamespaces, portableTools, withoutDeferPlaceholder } from "../tool-kinds.ts";
+import { withoutReasoningTail } from "../reasoning-tail.ts";
 import { chatCustomToolNames, customCallJson, customChoiceRenamed, customToolRenamed } from "./custom-calls.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import {
@@ -312,6 +313,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   req = flatNamespaces(req); // Codex namespace members under flat names (tool-kinds.ts)
   const b = new Builder(target, registerToolNames(req, new ToolNameMap(OPENAI_TOOL_NAMES), true), chatCustomToolNames(req.tools));
+  // A re-sent reasoning tail (a cut reply's, Codex): repeats go once, the tail is not sent (reasoning-tail.ts).
+  if (req.source.format !== "openai-chat") req = { ...req, messages: withoutReasoningTail(req.messages, b.w, "the Chat Completions upstream") };
   const openai = target.kind === "openai";
   const messages: Json[] = [];
   const sys = joinText(req.system, "\n\n");

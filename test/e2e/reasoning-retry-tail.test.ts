@@ -1,0 +1,74 @@
+/**
+ * Codex after a reply that broke off once its signed thinking was done (seen with the real Codex
+ * 0.171.0 in front of an Anthropic-compatible provider): Codex keeps the finished reasoning item and
+ * sends it again when it retries, so the next request ends in reasoning only — built as it was, an
+ * Anthropic request `[user, assistant: [thinking]]` with thinking enabled, which Anthropic takes as a
+ * prefill to continue; over the WebSocket with default retries the copies piled up (11 identical
+ * thinking blocks). Asked here, with the exact bodies the providers get: a last assistant turn of
+ * reasoning only is not sent (a `dropped_thinking` warning says so), identical reasoning items in a row
+ * go once (Anthropic, Gemini, Chat targets).
+ */
+import { describe, expect, test } from "bun:test";
+import { gatewaySuite } from "../support/gateway-suite.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+
+const suite = gatewaySuite();
+
+const REASONING = "The user wants the file read first; call read_file on a.ts.";
+const tools = [{ type: "function", name: "read_file", description: "Reads a file.", parameters: { type: "object", properties: { path: { type: "string" } }, required: ["path"] } }];
+const codexBody = (model: string, input: unknown[]) => ({ model, store: false, stream: true, include: ["reasoning.encrypted_content"], reasoning: { effort: "high", summary: "auto" }, tools, input });
+const post = (body: unknown) => fetch(`${suite.gw.url}/v1/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+const warningsOf = (res: Response) => JSON.parse(res.headers.get("x-switchyard-warning") ?? "[]") as Array<{ code: string; message: string }>;
+const user = { type: "message", role: "user", content: [{ type: "input_text", text: "What is in a.ts?" }] };
+const reasoning = (sig: string) => ({ type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: REASONING }], encrypted_content: sig });
+const call = { type: "function_call", call_id: "toolu_th1", name: "read_file", arguments: '{"path":"a.ts"}' };
+const output = { type: "function_call_output", call_id: "toolu_th1", output: "export const foo = 1;" };
+const tail = (target: string) =>
+  `The conversation ended in an assistant turn holding only reasoning (a client re-sending the reasoning of a reply that broke off); it was not sent, as ${target} would continue from it instead of answering.`;
+
+async function send(model: string, input: unknown[]) {
+  suite.gw.fake.handle((r) => simpleReply(r.format!, { text: "ok" }, r.stream));
+  const res = await post(codexBody(model, input));
+  expect(res.status).toBe(200);
+  await res.text();
+  return { sent: suite.gw.fake.requests.at(-1)!.body as any, warnings: warningsOf(res) };
+}
+
+describe("Codex re-sends the reasoning of a cut reply", () => {
+  test("Anthropic: a last turn of reasoning only (three copies) is not sent as a prefill, and said", async () => {
+    const r = reasoning("sy|anthropic|SIGabc");
+    const { sent, warnings } = await send("anth/claude-x", [user, r, r, r]);
+    expect(sent.messages).toEqual([{ role: "user", content: [{ type: "text", text: "What is in a.ts?" }] }]);
+    expect(sent.thinking.type).toBe("enabled");
+    expect(warnings).toContainEqual({ code: "dropped_thinking", message: tail("Anthropic") });
+  });
+
+  test("Anthropic: identical reasoning items in a row before a call go once", async () => {
+    const r = reasoning("sy|anthropic|SIGabc");
+    const { sent, warnings } = await send("anth/claude-x", [user, r, r, call, output]);
+    expect(sent.messages).toEqual([
+      { role: "user", content: [{ type: "text", text: "What is in a.ts?" }] },
+      { role: "assistant", content: [{ type: "thinking", thinking: REASONING, signature: "SIGabc" }, { type: "tool_use", id: "toolu_th1", name: "read_file", input: { path: "a.ts" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_th1", content: "export const foo = 1;" }] },
+    ]);
+    expect(warnings.map((w) => w.code)).not.toContain("dropped_thinking");
+  });
+
+  test("Gemini: a last model turn of signed thoughts only is not sent; repeats before a call go once", async () => {
+    const r = reasoning("sy|gemini|R2VtU2ln");
+    const first = await send("gem/gemini-x", [user, r, r]);
+    expect(first.sent.contents).toEqual([{ role: "user", parts: [{ text: "What is in a.ts?" }] }]);
+    expect(first.warnings).toContainEqual({ code: "dropped_thinking", message: tail("Gemini") });
+    const second = await send("gem/gemini-x", [user, r, r, call, output]);
+    expect(second.sent.contents[1].parts.filter((p: any) => p.thought === true)).toEqual([{ text: REASONING, thought: true, thoughtSignature: "R2VtU2ln" }]);
+  });
+
+  test("Chat: the reasoning-only tail is said; repeated reasoning is one reasoning_content", async () => {
+    const r = reasoning("sy|anthropic|SIGabc");
+    const first = await send("chat/gpt-test", [user, r, r]);
+    expect(first.sent.messages).toEqual([{ role: "user", content: "What is in a.ts?" }]);
+    expect(first.warnings).toContainEqual({ code: "dropped_thinking", message: tail("the Chat Completions upstream") });
+    const second = await send("chat/gpt-test", [user, r, r, call, output]);
+    expect(second.sent.messages[1].reasoning_content).toBe(REASONING);
+  });
+});
