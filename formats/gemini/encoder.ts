@@ -18,7 +18,10 @@
  *   `{id, name, args}` with the parsed arguments object (Gemini has no argument deltas; `""` → `{}`;
  *   text that is not a JSON object is sent as `{arguments: "<text>"}` rather than dropped; a call whose
  *   arguments a token limit cut never gets here: the normalizer ends the reply with its error instead,
- *   formats/normalize.ts `NormalizerOptions.wholeToolCalls`).
+ *   formats/normalize.ts `NormalizerOptions.wholeToolCalls`). A call without a signature of its own
+ *   carries the reasoning since the previous call as its `thoughtSignature` (`sy|thoughts|…`,
+ *   thought-carry.ts: Gemini CLI keeps no thought part, but keeps a call's signature), unless it is
+ *   longer than thought-carry.ts `MAX_CARRIED_CHARS` (then a `dropped_thinking` warning).
  * - the last chunk carries `finishReason` (mapping.ts `finishReasonToGemini`; `finishMessage` the
  *   finish's `explanation` when it has one: an Anthropic refusal's `stop_details`) and `usageMetadata`
  *   (every counter an integer; only the counts the provider reported, none when it reported no usage,
@@ -29,7 +32,7 @@
  *   invented finish. An error after the finish closes the stream normally (SPEC 6.4 exception).
  */
 import type { EncoderOptions, StreamEncoder } from "../codec.ts";
-import type { HubError, HubEvent, HubResponse, Opaque, TokenLogprob, Usage } from "../hub.ts";
+import type { HubError, HubEvent, HubResponse, Opaque, ThinkingPart, TokenLogprob, Usage } from "../hub.ts";
 import { mergeUsage, type StopReason } from "../hub.ts";
 import { checkArgumentsDepth } from "../json-depth.ts";
 import { flat, isPlainJsonText } from "../json-text.ts";
@@ -37,6 +40,7 @@ import { TRUNCATED_ERROR } from "../normalize.ts";
 import { errorBody } from "./errors.ts";
 import { finishReasonToGemini, usageToGemini, writeGeminiLogprobs, writeGeminiSignature } from "./mapping.ts";
 import { RandomText } from "../random-text.ts";
+import { carryThoughts, isCarried, MAX_CARRIED_CHARS, tooLongMessage, type CarriedPart } from "./thought-carry.ts";
 
 /** 18 random bytes (24 base64url chars) per response id, drawn for many ids at once (formats/random-text.ts). */
 const RESPONSE_ID_RANDOM = new RandomText(18, 24, "base64url");
@@ -82,12 +86,18 @@ export class GeminiEncoder implements StreamEncoder {
   private pendingSig: string | undefined;
   private tool: { id: string; name: string; args: string; sig?: string } | undefined;
   private finish: StopReason | undefined;
+  /** The reasoning since the last call (or the start), carried on the next call without a signature (thought-carry.ts). */
+  private carry: CarriedPart[] = [];
+  /** The open thinking block's part in {@link carry}. */
+  private carryThinking: ThinkingPart | undefined;
+  /** Characters of text and signatures in {@link carry}; past {@link MAX_CARRIED_CHARS} nothing more is kept (it cannot be carried). */
+  private carryChars = 0;
   /** The finish's `explanation` (a refusal's, Anthropic `stop_details`): the last chunk's `finishMessage`. */
   private finishMessage: string | undefined;
   private closed = false;
 
   constructor(
-    opts: EncoderOptions,
+    private readonly opts: EncoderOptions,
     private readonly write: (text: string) => void,
   ) {
     const id = opts.newId ? opts.newId("") : defaultResponseId();
@@ -132,12 +142,19 @@ export class GeminiEncoder implements StreamEncoder {
           if (b.signature) this.pendingSig = writeGeminiSignature(b.signature);
         } else if (b.type === "thinking") {
           this.openKind = THINKING;
+          const t: ThinkingPart = { type: "thinking", text: "" };
+          if (b.itemId) t.itemId = b.itemId;
+          if (b.raw) t.raw = true;
+          this.carry.push(t);
+          this.carryThinking = t;
         } else if (b.type === "tool_call") {
           this.openKind = TOOL;
           this.tool = { id: b.id, name: b.name, args: "" };
           if (b.signature) this.tool.sig = writeGeminiSignature(b.signature);
         } else {
-          this.openKind = NONE; // redacted thinking: no Gemini slot
+          this.openKind = NONE; // redacted thinking: no Gemini part, only carried on the next call
+          this.carry.push({ type: "redacted_thinking", data: b.data });
+          this.carryChars += b.data.value.length;
         }
         return;
       }
@@ -162,14 +179,16 @@ export class GeminiEncoder implements StreamEncoder {
           case "thinking":
             if (this.openKind !== THINKING) return;
             this.part(`{"text":${JSON.stringify(d.text)},"thought":true}`);
+            this.carryText(d.text);
+            return;
+          case "thinking_part":
+            if (this.openKind === THINKING && this.carryThinking) (this.carryThinking.summary ??= []).push("");
             return;
           case "signature":
             this.signature(d.signature);
             return;
           case "tool_args":
             if (this.openKind === TOOL && this.tool) this.tool.args += d.json;
-            return;
-          case "thinking_part":
             return;
         }
         return;
@@ -179,14 +198,17 @@ export class GeminiEncoder implements StreamEncoder {
         if (this.openKind === TOOL && this.tool) {
           const t = this.tool;
           const call = `{"id":${JSON.stringify(t.id)},"name":${JSON.stringify(t.name)},"args":${JSON.stringify(argsObject(t.args))}}`;
-          this.part(`{"functionCall":${call}${this.sigMember(t.sig)}}`);
+          this.part(`{"functionCall":${call}${this.sigMember(t.sig ?? this.carried())}}`);
           this.tool = undefined;
+          this.carry = [];
+          this.carryChars = 0;
         } else if (this.openKind === TEXT && this.pendingSig !== undefined) {
           this.part(`{"text":""${this.sigMember(this.pendingSig)}}`);
         }
         this.pendingSig = undefined;
         this.openKind = NONE;
         this.openIndex = -1;
+        this.carryThinking = undefined;
         return;
       case "finish":
         if (this.finish === undefined) {
@@ -201,8 +223,34 @@ export class GeminiEncoder implements StreamEncoder {
     }
   }
 
+  /** A thinking delta's text into the open block's carried part (and its last summary part), while the bound allows. */
+  private carryText(text: string): void {
+    const t = this.carryThinking;
+    if (!t) return;
+    this.carryChars += text.length;
+    if (this.carryChars > MAX_CARRIED_CHARS) return;
+    t.text += text;
+    if (t.summary) t.summary[t.summary.length - 1] += text;
+  }
+
+  /** The carried-thinking signature for a call without its own (thought-carry.ts), or undefined. */
+  private carried(): string | undefined {
+    const parts = this.carry.filter(isCarried);
+    if (parts.length === 0) return undefined;
+    if (this.carryChars > MAX_CARRIED_CHARS) {
+      this.opts.warn?.("dropped_thinking", tooLongMessage(this.carryChars));
+      return undefined;
+    }
+    const o = carryThoughts(parts, (n) => this.opts.warn?.("dropped_thinking", tooLongMessage(n)));
+    return o ? writeGeminiSignature(o) : undefined;
+  }
+
   private signature(sig: Opaque): void {
     const value = writeGeminiSignature(sig);
+    if (this.openKind === THINKING && this.carryThinking) {
+      this.carryThinking.signature = sig;
+      this.carryChars += sig.value.length;
+    }
     if (this.openKind === TOOL && this.tool) this.tool.sig = value;
     else if (this.openKind === THINKING) this.part(`{"text":"","thought":true${this.sigMember(value)}}`);
     else if (this.openKind === TEXT) this.part(`{"text":""${this.sigMember(value)}}`);
@@ -254,7 +302,10 @@ export function createEncoder(opts: EncoderOptions, write: (text: string) => voi
 export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<string, unknown> {
   const parts: Record<string, unknown>[] = [];
   let logprobs: TokenLogprob[] | undefined;
+  /** Reasoning since the last call, carried on the next call without a signature (thought-carry.ts). */
+  let carry: CarriedPart[] = [];
   for (const p of resp.content) {
+    if (isCarried(p)) carry.push(p);
     if (p.type === "text") {
       if (p.logprobs) logprobs = logprobs ? logprobs.concat(p.logprobs) : p.logprobs;
       const part: Record<string, unknown> = { text: p.text };
@@ -266,8 +317,10 @@ export function encodeResponse(resp: HubResponse, opts: EncoderOptions): Record<
       if (p.text.length > 0 || p.signature) parts.push(part);
     } else if (p.type === "tool_call") {
       const part: Record<string, unknown> = { functionCall: { id: p.id, name: p.name, args: argsObject(p.arguments) } };
-      if (p.signature) part.thoughtSignature = writeGeminiSignature(p.signature);
+      const carried = p.signature ? undefined : carryThoughts(carry, (n) => opts.warn?.("dropped_thinking", tooLongMessage(n)));
+      if (p.signature ?? carried) part.thoughtSignature = writeGeminiSignature((p.signature ?? carried)!);
       parts.push(part);
+      carry = [];
     }
   }
   const candidate: Record<string, unknown> = { content: { role: "model", parts } };

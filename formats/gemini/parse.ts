@@ -20,7 +20,9 @@
  *   still see what ran.
  * - Signatures: a tagged `sy|<family>|…` value gets its family back, an untagged one is `gemini`, and
  *   Google's placeholder `skip_thought_signature_validator` (Gemini CLI adds it to calls it got without
- *   one) is no state at all (mapping.ts `readGeminiSignature`).
+ *   one) is no state at all (mapping.ts `readGeminiSignature`). A functionCall's `sy|thoughts|…`
+ *   signature is the reasoning the gateway carried on the call for a client that drops thought parts
+ *   (thought-carry.ts): its thinking parts go back before the call, the call gets no signature.
  * - Tool-call ids (REFERENCE §5.3): `functionCall.id` when the client kept it (Gemini CLI does, as
  *   `<name>__<id>`), else minted from the position (`call_<content>_<part>`: the same every turn, so
  *   prompt caches keep hitting). A `functionResponse` pairs with the earlier unanswered call of the same
@@ -68,6 +70,7 @@ import {
   type ToolChoice,
 } from "../hub.ts";
 import { readGeminiSignature } from "./mapping.ts";
+import { insertCarried, readCarriedThoughts, THOUGHTS_FAMILY } from "./thought-carry.ts";
 
 type Obj = Record<string, unknown>;
 
@@ -252,7 +255,10 @@ function parseContents(contents: unknown[], left: LeftOut): HubMessage[] {
         if (!name) throw bad(`contents[${ci}].parts[${pi}].functionCall.name is required.`, `contents[${ci}].parts[${pi}].functionCall.name`);
         const id = typeof fc.id === "string" && fc.id.length > 0 ? fc.id : `call_${ci}_${pi}`;
         const call: HubPart = { type: "tool_call", id, name, arguments: JSON.stringify(isObj(fc.args) ? fc.args : {}) };
-        if (sig) call.signature = sig;
+        // Reasoning the gateway carried on the call (thought-carry.ts) goes back before it.
+        const carried = sig && assistant ? readCarriedThoughts(sig) : undefined;
+        if (carried) insertCarried(content, carried);
+        else if (sig && sig.family !== THOUGHTS_FAMILY) call.signature = sig;
         content.push(call);
         open.push({ id, name, turn });
         return;

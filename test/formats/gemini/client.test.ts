@@ -258,7 +258,8 @@ describe("encodeResponse", () => {
             parts: [
               { text: "why", thought: true, thoughtSignature: "sy|openai|enc" },
               { text: "Answer", thoughtSignature: "c2ln" },
-              { functionCall: { id: "c1", name: "f", args: {} } },
+              // The call carries the reasoning before it (formats/gemini/thought-carry.ts), for clients that drop thought parts.
+              { functionCall: { id: "c1", name: "f", args: {} }, thoughtSignature: "sy|thoughts|" + Buffer.from('{"v":1,"p":[{"t":"why","s":"openai|enc"}]}').toString("base64url") },
             ],
           },
           finishReason: "STOP",
