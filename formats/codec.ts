@@ -93,6 +93,14 @@ export interface DecoderOptions {
    * on tool calls in the reply (Gemini's, Anthropic's and OpenAI's name rules, formats/tool-names.ts).
    */
   toolNames?: Record<string, string>;
+  /**
+   * Draws the per-reply part of the call ids a decoder mints for calls that came without one (Gemini's
+   * `call_<responseId>_<part>_<n>`, gemini/decoder.ts), once per reply: a server that reuses its
+   * responseId then still gives each reply's calls ids of their own. The gateway passes a random one
+   * (formats/random-text.ts `randomIdPart`, pipeline/commit.ts); absent, minted ids depend on the reply's bytes alone
+   * (tests that compare two decodes of the same bytes).
+   */
+  callIdPart?: () => string;
 }
 
 /**

@@ -43,3 +43,11 @@ export class RandomText {
   }
 }
 
+/** 4 random bytes per id part, as 8 hex characters. */
+const ID_PART = new RandomText(4, 8, "hex");
+
+/** A short random id part: 8 hex characters (32 bits), e.g. the per-reply part of minted call ids (codec.ts `DecoderOptions.callIdPart`). */
+export function randomIdPart(): string {
+  return ID_PART.next();
+}
+

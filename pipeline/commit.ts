@@ -11,6 +11,7 @@
 import { codecFor } from "../formats/index.ts";
 import type { DecoderOptions, EncoderOptions } from "../formats/codec.ts";
 import type { RequestText } from "../formats/write-body-json.ts";
+import { randomIdPart } from "../formats/random-text.ts";
 import { FormatError, hubError, Warnings, type HubError, type HubRequest, type ProviderFamily } from "../formats/hub.ts";
 import { chatCustomToolsOfBody, usesLegacyFunctions } from "../formats/openai-chat/index.ts";
 import { eventTooLarge, MAX_SSE_EVENT_BYTES, SSE_HEADERS } from "../formats/sse.ts";
@@ -75,7 +76,7 @@ export function replyDriverFor(
   const providerCodec = codecFor(translated.upstreamFormat);
   const clientCodec = codecFor(ctx.clientFormat);
   const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
-  const hints = translated.decoderHints === undefined ? familyHints(provider.family) : { family: provider.family, ...translated.decoderHints };
+  const hints = translated.decoderHints === undefined ? familyHints(provider.family) : { family: provider.family, callIdPart: randomIdPart, ...translated.decoderHints };
   // SPEC S-3: a redacted request's reply goes through the hub, where placeholders are mapped back.
   const restoration = ctx.restoration;
   if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat && !restoration) {
@@ -125,7 +126,7 @@ function asEvents(driver: ReplyDriver, events: boolean): ReplyDriver | ReplyDriv
 const FAMILY_HINTS = new Map<ProviderFamily, Readonly<DecoderOptions>>();
 function familyHints(family: ProviderFamily): DecoderOptions {
   let hints = FAMILY_HINTS.get(family);
-  if (hints === undefined) FAMILY_HINTS.set(family, (hints = { family }));
+  if (hints === undefined) FAMILY_HINTS.set(family, (hints = { family, callIdPart: randomIdPart }));
   return hints;
 }
 

@@ -11,8 +11,13 @@
  *   reassembled by JSON path and emitted as one `tool_args` delta when the call closes: on a part
  *   without `willContinue` (an empty `functionCall: {}` or the last piece), when the next call starts,
  *   or at `finishReason`.
- * - Call ids: the `functionCall.id` when present, else minted `call_<responseId>_<n>` (deterministic
- *   per stream; `^[a-zA-Z0-9_-]+$`).
+ * - Call ids: the `functionCall.id` when present, else minted `call_<responseId>_<part>_<n>`
+ *   (`^[a-zA-Z0-9_-]+$`; the responseId's other characters left out, at most 40 kept; `<part>` drawn
+ *   once per reply from `opts.callIdPart`, which the gateway sets to 8 random hex characters: a server
+ *   that reuses its responseId, as Gemini-compatible fakes and proxies do, still gives each reply's
+ *   calls ids of their own (until 2026-12-07 two turns' calls were both `call_resp_g1_0` and Claude
+ *   Code, pairing results by id, looped); without `callIdPart`, `call_<responseId>_<n>`, the same for
+ *   the same bytes). Without a responseId: `call_<16 random hex>_<n>`.
  * - `thoughtSignature` (or snake_case `thought_signature`): on a functionCall part → the tool_call
  *   block's signature (on a continuation piece of a streamed call, whose block started already: a
  *   `signature` delta on that block, which every client encoder keeps: formats/call-signatures.ts); on a non-empty text part → that text block's signature (the block then
@@ -99,6 +104,8 @@ export class GeminiChunkDecoder {
   /** The log probabilities of the chunk being decoded, until its first text takes them. */
   private logprobs: TokenLogprob[] | undefined;
   private idBase: string | undefined;
+  /** `_<part>` of minted call ids (`opts.callIdPart`, drawn at the first), "" without. */
+  private idPart: string | undefined;
   private minted = 0;
   /**
    * Kinds of part left out for want of a hub slot (`inlineData part`, `executableCode part`, …), for a
@@ -304,8 +311,10 @@ export class GeminiChunkDecoder {
       // across turns of a conversation.
       const b = crypto.getRandomValues(new Uint8Array(8));
       this.idBase = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+      this.idPart = "";
     }
-    return `call_${this.idBase}_${this.minted++}`;
+    this.idPart ??= this.opts.callIdPart ? "_" + this.opts.callIdPart() : "";
+    return `call_${this.idBase}${this.idPart}_${this.minted++}`;
   }
 
   private functionCall(fc: Obj, sig: string | undefined): void {

@@ -14,6 +14,7 @@ import {
 import type { HubEvent, HubPart, ToolCallPart } from "../../../formats/hub.ts";
 import { TRUNCATED_ERROR } from "../../../formats/normalize.ts";
 import { MALFORMED_CHUNK_ERROR } from "../../../formats/gemini/decoder.ts";
+import { randomIdPart } from "../../../formats/random-text.ts";
 
 const entries = (await manifest()).filter((e) => e.format === "gemini" && e.kind === "sse");
 
@@ -428,6 +429,18 @@ describe("gemini decoder: parts, signatures, ids", () => {
     const b = (reply(decodeBytes(bytes)).response.content[0] as ToolCallPart).id;
     expect(a).toMatch(/^call_[a-zA-Z0-9_-]+_0$/);
     expect(a).not.toBe(b);
+  });
+
+  test("an upstream that reuses its responseId (a Gemini-compatible server's constant one) still gets call ids unique across replies", () => {
+    // Found in a tryout: ids were call_<responseId>_<n>, so two turns' calls were both call_resp_g1_0 and
+    // Claude Code, pairing results by id, looped (2,228 requests in 120 s).
+    const bytes = geminiSse({ candidates: [{ content: { parts: [{ functionCall: { name: "f", args: {} } }, { functionCall: { name: "g", args: {} } }] }, finishReason: "STOP" }], responseId: "resp_g1" });
+    // The gateway's decoders draw a part per reply (pipeline/commit.ts); test/e2e/gemini-reused-response-id.test.ts checks it there.
+    const ids = [0, 1, 2].flatMap(() => (reply(decodeBytes(bytes, { family: "gemini", callIdPart: randomIdPart })).response.content as ToolCallPart[]).map((c) => c.id));
+    expect(new Set(ids).size).toBe(6);
+    for (const id of ids) expect(id).toMatch(/^call_resp_g1_[0-9a-f]{8}_[01]$/);
+    // Without it (tests comparing two decodes), ids depend on the bytes alone, as before.
+    expect((reply(decodeBytes(bytes)).response.content as ToolCallPart[]).map((c) => c.id)).toEqual(["call_resp_g1_0", "call_resp_g1_1"]);
   });
 
   test("only candidate 0 is decoded", () => {
