@@ -467,14 +467,15 @@ export function geminiSettings(): Record<string, unknown> {
  * `gemini -p PROMPT -m MODEL --output-format json --yolo` with GOOGLE_GEMINI_BASE_URL = `baseUrl`
  * (the host root: the CLI appends `/v1beta/models/…`) and GEMINI_API_KEY = `key` ("placeholder"
  * unless given), in a scratch HOME holding {@link geminiSettings}. `--yolo` approves tool calls (print
- * mode has nobody to answer a prompt).
+ * mode has nobody to answer a prompt). `settings`: members added to (or replacing) those settings'
+ * top-level ones (e.g. `modelConfigs` with a thinking budget).
  */
-export async function runGemini(bin: string, opts: { baseUrl: string; model: string; prompt: string; trap: TrapProxy; timeoutMs?: number; key?: string }): Promise<GeminiRun> {
+export async function runGemini(bin: string, opts: { baseUrl: string; model: string; prompt: string; trap: TrapProxy; timeoutMs?: number; key?: string; settings?: Record<string, unknown> }): Promise<GeminiRun> {
   const h = scratchHome("gemini");
   const trapStart = opts.trap.attempts.length;
   try {
     mkdirSync(join(h.home, ".gemini"));
-    writeFileSync(join(h.home, ".gemini", "settings.json"), JSON.stringify(geminiSettings(), null, 2));
+    writeFileSync(join(h.home, ".gemini", "settings.json"), JSON.stringify({ ...geminiSettings(), ...opts.settings }, null, 2));
     const run = await runCli([bin, "-p", opts.prompt, "-m", opts.model, "--output-format", "json", "--yolo"], {
       cwd: h.work,
       timeoutMs: opts.timeoutMs ?? CLI_RUN_TIMEOUT_MS,

@@ -28,6 +28,7 @@ import {
 import { conformance } from "../../support/conformance.ts";
 import { cliSuite } from "../../support/cli-suite.ts";
 import { fakeProviders } from "../../support/configs.ts";
+import { simpleReply } from "../../support/fake-upstream.ts";
 
 const YAML = `
 ${fakeProviders([["gem", "gemini"], ["anthc", "anthropic-compatible"]])}`;
@@ -91,3 +92,54 @@ for (const lane of LANES) {
     );
   });
 }
+
+/** An Anthropic stream: signed thinking, then a call of run_shell_command with TOOL_COMMAND. */
+function thinkThenCall(model: string): string {
+  const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
+  return (
+    ev("message_start", { type: "message_start", message: { id: "msg_t1", type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage: { input_tokens: 11, output_tokens: 1 } } }) +
+    ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "thinking", thinking: "", signature: "" } }) +
+    ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "thinking_delta", thinking: "I should run the command." } }) +
+    ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "signature_delta", signature: "ZTJlLXNpZw==" } }) +
+    ev("content_block_stop", { type: "content_block_stop", index: 0 }) +
+    ev("content_block_start", { type: "content_block_start", index: 1, content_block: { type: "tool_use", id: "toolu_e2e_1", name: "run_shell_command", input: {} } }) +
+    ev("content_block_delta", { type: "content_block_delta", index: 1, delta: { type: "input_json_delta", partial_json: JSON.stringify({ command: TOOL_COMMAND }) } }) +
+    ev("content_block_stop", { type: "content_block_stop", index: 1 }) +
+    ev("message_delta", { type: "message_delta", delta: { stop_reason: "tool_use", stop_sequence: null }, usage: { output_tokens: 9 } }) +
+    ev("message_stop", { type: "message_stop" })
+  );
+}
+
+describe("Gemini CLI → switchyard → anthropic-compatible, thinking on", () => {
+  // Gemini CLI keeps no thought parts in its history; the provider's signed thinking rides on the
+  // call's thoughtSignature (formats/gemini/thought-carry.ts), so the turn after the tool call keeps
+  // thinking on and gives the provider its thinking back first (until 2026-12-07: thinking off,
+  // dropped_thinking_config, on every turn after a tool call).
+  test(
+    "the turn after a tool call keeps thinking on, with the signed thinking first",
+    async () => {
+      suite.gw.fake.reset();
+      const lane = ANTHROPIC_COMPATIBLE_LANE;
+      suite.gw.fake.handle((req) => {
+        if (req.format !== "anthropic-messages") return undefined;
+        if (toolResultsIn(req).some((t) => t.text.includes(TOOL_MARKER))) return simpleReply(req.format, { text: finalTextFor(lane.name) }, req.stream);
+        if (req.stream && req.body.tools?.some((t: { name?: string }) => t.name === "run_shell_command")) return { sse: thinkThenCall(lane.upstreamModel) };
+        return simpleReply(req.format, { text: "ok" }, req.stream);
+      });
+      const settings = { modelConfigs: { customOverrides: [{ match: { model: lane.model }, modelConfig: { generateContentConfig: { thinkingConfig: { thinkingBudget: 4096, includeThoughts: true } } } }] } };
+      const r = await runGemini(suite.bins[0], { baseUrl: suite.gw.url, model: lane.model, prompt: TOOL_PROMPT, trap: suite.trap, settings });
+      expectSuccess(r, finalTextFor(lane.name));
+      const reqs = modelRequests(suite.gw.fake);
+      const story = r.describe(`--- upstream requests ---\n${summarizeRequests(suite.gw.fake)}`);
+      const first = reqs.find((q) => toolResultsIn(q).length === 0 && q.body.thinking);
+      expect(first?.body.thinking?.type, story).toBe("enabled");
+      const after = reqs.find((q) => toolResultsIn(q).some((t) => t.text.includes(TOOL_MARKER)));
+      expect(after, story).toBeDefined();
+      expect(after!.body.thinking?.type, story).toBe("enabled");
+      const assistant = after!.body.messages.find((m: { role: string }) => m.role === "assistant");
+      expect(assistant.content[0], story).toEqual({ type: "thinking", thinking: "I should run the command.", signature: "ZTJlLXNpZw==" });
+      expect(assistant.content.at(-1).type, story).toBe("tool_use");
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
