@@ -31,7 +31,7 @@ import { fakeProviders } from "../../support/configs.ts";
 import { simpleReply } from "../../support/fake-upstream.ts";
 
 const YAML = `
-${fakeProviders([["gem", "gemini"], ["anthc", "anthropic-compatible"]])}`;
+${fakeProviders([["gem", "gemini"], ["anthc", "anthropic-compatible"], ["chat", "openai-compatible"]])}`;
 
 const LANES: CliLane[] = [
   { name: "gemini (native)", model: "gem/gemini-e2e", upstreamModel: "gemini-e2e", format: "gemini", path: "/v1beta/models/gemini-e2e:" },
@@ -139,6 +139,44 @@ describe("Gemini CLI → switchyard → anthropic-compatible, thinking on", () =
       const assistant = after!.body.messages.find((m: { role: string }) => m.role === "assistant");
       expect(assistant.content[0], story).toEqual({ type: "thinking", thinking: "I should run the command.", signature: "ZTJlLXNpZw==" });
       expect(assistant.content.at(-1).type, story).toBe("tool_use");
+    },
+    CLI_TEST_TIMEOUT_MS,
+  );
+});
+
+/** A Chat stream (DeepSeek style): reasoning_content, then a call of run_shell_command with TOOL_COMMAND. */
+function reasonThenCall(model: string): string {
+  const c = (delta: unknown, finish: string | null = null) => `data: ${JSON.stringify({ id: "chatcmpl-t1", object: "chat.completion.chunk", created: 1, model, choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+  return (
+    c({ role: "assistant", reasoning_content: "I should run " }) +
+    c({ reasoning_content: "the command." }) +
+    c({ tool_calls: [{ index: 0, id: "call_e2e_1", type: "function", function: { name: "run_shell_command", arguments: JSON.stringify({ command: TOOL_COMMAND }) } }] }) +
+    c({}, "tool_calls") +
+    "data: [DONE]\n\n"
+  );
+}
+
+describe("Gemini CLI → switchyard → openai-compatible thinking model", () => {
+  // The same for a Chat thinking model: its reasoning_content rides on the call and goes back on the
+  // turn after it (until 2026-12-07 that turn had none).
+  test(
+    "the turn after a tool call sends the model's reasoning_content back",
+    async () => {
+      suite.gw.fake.reset();
+      const model = "chat/deepseek-e2e";
+      suite.gw.fake.handle((req) => {
+        if (req.format !== "openai-chat") return undefined;
+        if (toolResultsIn(req).some((t) => t.text.includes(TOOL_MARKER))) return simpleReply(req.format, { text: finalTextFor("openai-compatible") }, req.stream);
+        if (req.stream && req.body.tools?.some((t: { function?: { name?: string } }) => t.function?.name === "run_shell_command")) return { sse: reasonThenCall("deepseek-e2e") };
+        return simpleReply(req.format, { text: "ok" }, req.stream);
+      });
+      const r = await runGemini(suite.bins[0], { baseUrl: suite.gw.url, model, prompt: TOOL_PROMPT, trap: suite.trap });
+      expectSuccess(r, finalTextFor("openai-compatible"));
+      const story = r.describe(`--- upstream requests ---\n${summarizeRequests(suite.gw.fake)}`);
+      const after = modelRequests(suite.gw.fake).find((q) => toolResultsIn(q).some((t) => t.text.includes(TOOL_MARKER)));
+      expect(after, story).toBeDefined();
+      const assistant = after!.body.messages.find((m: { role: string; tool_calls?: unknown }) => m.role === "assistant" && m.tool_calls);
+      expect(assistant?.reasoning_content, story).toBe("I should run the command.");
     },
     CLI_TEST_TIMEOUT_MS,
   );
