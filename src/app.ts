@@ -263,6 +263,8 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     bus,
     // alerts are claimed across instances only on a shared store (the webhook's `claim` below)
     episodeEnded: store.shared ? (id) => endAlertEpisode(store, id, ["account_locked", "account_quarantined"]) : undefined,
+    // a lock, cooldown, removal or circuit write the shared database rejected: one error line each
+    log,
   });
   // The registry's accounts: the configuration's in force with it, the store's as last read (re-read on refresh).
   const accountList = new AccountList(store, registry, () => cfg);
@@ -348,7 +350,12 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   const metrics = new GatewayMetrics({
     accounts: () => registry.snapshot(),
     circuit: (id) => registry.circuitState(id),
-    store: () => store.stats(),
+    // with the account state writes lost (rejected by a shared database, or past the embedded store's cap on refused ones)
+    store: () => {
+      const s = store.stats();
+      const lost = registry.lostStateWrites;
+      return lost ? { ...s, dropped: s.dropped + lost } : s;
+    },
     inflight: () => inflight.size,
     settle,
     // read at scrape time only (the webhook is made below)
@@ -597,6 +604,6 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     const unmarked = opts.writeInstanceFile !== false ? markStopping(instanceFile, nonce, Date.now()) : undefined;
     if (unmarked) log(JSON.stringify({ level: "warn", time: Date.now(), msg: unmarked, path: instanceFile }));
     progress = { startedAt: Date.now(), inflightAtStart: inflight.size, open: () => ({ requests: inflight.size, streams: openStreams.size }) };
-    return stopGateway({ halt, server, inflight, openStreams, graceOver, settle, webhook, budgetWindows, keyCounters, retention, store, retryStateWrites: () => registry.retryWrites(), log, telemetry, stdoutLog, removeInstanceFile }, graceMs, () => graceCut, progress);
+    return stopGateway({ halt, server, inflight, openStreams, graceOver, settle, webhook, budgetWindows, keyCounters, retention, store, retryStateWrites: async (until) => (await registry.stateWritesSettled(until), registry.retryWrites()), log, telemetry, stdoutLog, removeInstanceFile }, graceMs, () => graceCut, progress);
   }
 }

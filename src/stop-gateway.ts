@@ -39,9 +39,11 @@ export interface StopParts {
   /**
    * Writes again the account locks, cooldowns, removed pairings and circuits the embedded store refused
    * (src/accounts/retry-writes.ts), before its last flush; returns how many still wait or were dropped for
-   * the cap on waiting writes: lost, counted with the routing state changes lost.
+   * the cap on waiting writes: lost, counted with the routing state changes lost. On a shared store it
+   * first waits, until `until()` (ms since the epoch) at the latest, for the writes still being tried
+   * (src/accounts/shared-state-writes.ts), and counts those the database rejected.
    */
-  retryStateWrites?: () => number;
+  retryStateWrites?: (until: () => number) => number | Promise<number>;
   log: (line: string) => void;
   telemetry?: { shutdown(): Promise<unknown> };
   /** The request log's stdout buffer (absent when the app was given its own `log`). */
@@ -111,11 +113,11 @@ export async function stopGateway(parts: StopParts, graceMs: number, graceCut: (
   settle();
   await parts.retention.stop();
   if (progress) progress.lastUsageRows = store.stats().pendingUsage;
-  const stateLeft = parts.retryStateWrites?.() ?? 0;
+  const stateLeft = (await parts.retryStateWrites?.(() => (graceCut() ? 0 : deadline))) ?? 0;
   // bounded by the grace period's end: a stalled database's flush waits (the store's close keeps its batch)
   await settledBy(Promise.resolve(store.flush()), () => (graceCut() ? 0 : deadline));
   const closedStore = (await store.close(() => (graceCut() ? 0 : deadline))) || undefined;
-  const closed = stateLeft > 0 ? { ...(closedStore ?? { usage: 0, traces: 0, keyUse: 0, while: "writes to the embedded store fail" }), state: (closedStore?.state ?? 0) + stateLeft } : closedStore;
+  const closed = stateLeft > 0 ? { ...(closedStore ?? { usage: 0, traces: 0, keyUse: 0, while: store.shared ? "the database rejected account state writes" : "writes to the embedded store fail" }), state: (closedStore?.state ?? 0) + stateLeft } : closedStore;
   const unwritten = budgetsNotTaken ? { ...(closed ?? { usage: 0, traces: 0, state: 0 }), keyUse: (closed?.keyUse ?? 0) + budgetsNotTaken } : closed;
   const lost = unwrittenAtCloseLine(unwritten, minuteWindowsLost, Date.now(), parts.log, graceCut());
   await parts.telemetry?.shutdown();

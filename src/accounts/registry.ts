@@ -29,6 +29,7 @@ import { Quarantines } from "./quarantines.ts";
 import { clearedElsewhere, LiftsHere, type HeldCooldown, type HeldLock } from "./cleared-elsewhere.ts";
 import { AccountLocks } from "./hold-locks.ts";
 import { RetryWrites } from "./retry-writes.ts";
+import { rejectedStateWriteLine, SharedStateWrites } from "./shared-state-writes.ts";
 import { quarantineAdvice, type HeldLockState } from "./lock-advice.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
 import { RemovedPairings } from "./removed-pairings.ts";
@@ -58,6 +59,11 @@ export interface RegistryOptions {
    * before the lock is cleared by hand or a login's work begins; never throws.
    */
   episodeEnded?: (accountId: string) => Promise<void>;
+  /**
+   * Receives the `error` line of each lock, cooldown, removal or circuit write a shared store's database
+   * rejected (shared-state-writes.ts `rejectedStateWriteLine`); default stderr.
+   */
+  log?: (line: string) => void;
 }
 
 export { BACKOFF_BASE_MS, BACKOFF_MAX_MS } from "./hold-cooldowns.ts";
@@ -70,8 +76,12 @@ export type { UnservedRequests } from "./count-unserved-requests.ts";
 export class AccountRegistry implements AccountPool, AccountHealth {
   /** Who serves what: the accounts, the provider table, each provider's accounts (provider-accounts.ts). */
   private readonly index = new ProviderAccounts();
-  /** Lock, cooldown, removed-pairing and circuit writes the embedded store refused (a full disk), written again later: retry-writes.ts. */
-  private readonly unwritten = new RetryWrites();
+  /**
+   * Lock, cooldown, removed-pairing and circuit writes the embedded store refused (a full disk), written
+   * again later (retry-writes.ts); on a shared store those the database rejects, tried again when
+   * transient, else said and counted (shared-state-writes.ts).
+   */
+  private readonly unwritten: RetryWrites | SharedStateWrites;
   /** Cooldowns per account and model (SPEC 6.3), see hold-cooldowns.ts. */
   private readonly cooldowns = new Cooldowns({
     now: () => this.clock.now(),
@@ -126,6 +136,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     private readonly clock: Clock,
     private readonly opts: RegistryOptions = {},
   ) {
+    const log = opts.log ?? ((line: string) => console.error(line));
+    this.unwritten = store?.shared ? new SharedStateWrites((r) => log(rejectedStateWriteLine(r, clock.now()))) : new RetryWrites();
     this.ends = new EndTimer(() => clock.now(), (from, now) => this.expire(from, now), opts.bus !== undefined);
     this.ranking = new RequestRanking({ clock, opts, stats: this.stats, quota: this.quota, bindings: this.bindings });
   }
@@ -570,20 +582,39 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /**
    * {@link persist} of one lock, cooldown, removed-pairing or circuit row (`key`; `apply`: what the write
    * did to memory): on a store of this instance alone a write it refuses (a full disk) is kept and written
-   * again later (retry-writes.ts).
+   * again later (retry-writes.ts); on a shared store one the database rejects is tried again when the
+   * rejection is transient, else logged and counted (shared-state-writes.ts).
    */
   private persistRow(write: (store: Store) => unknown, key?: string, apply?: () => void): void {
-    if (!this.store || this.store.shared || key === undefined) return this.persist(write);
+    if (!this.store || key === undefined) return this.persist(write);
     this.unwritten.persist(this.store, key, write, apply);
   }
 
   /**
    * Writes again the lock, cooldown, removed-pairing and circuit writes the store refused (retry-writes.ts):
    * before each re-read of the state and at a stop. Returns how many are unwritten: those that still wait
-   * and those dropped for the cap on waiting writes (lost if the process ends now). Never throws.
+   * and those dropped for the cap on waiting writes (lost if the process ends now). On a shared store the
+   * writes go by themselves (shared-state-writes.ts): those on their way and those the database rejected. Never throws.
    */
   retryWrites(): number {
     return (this.store && this.unwritten.size > 0 ? this.unwritten.retry(this.store) : 0) + this.unwritten.dropped;
+  }
+
+  /**
+   * At a stop, before {@link retryWrites}: on a shared store, waits until the state writes on their way
+   * (a transient rejection's tries) are done, or `until()` (ms since the epoch), 2 s at most
+   * (shared-state-writes.ts `SETTLE_AT_STOP_MS`); those still on their way then count as unwritten. At once otherwise.
+   */
+  async stateWritesSettled(until: () => number): Promise<void> {
+    if (this.unwritten instanceof SharedStateWrites) await this.unwritten.settled(until);
+  }
+
+  /**
+   * State writes lost so far (not counting those still waiting): on a shared store those the database
+   * rejected, on the embedded one those dropped for the cap on waiting writes. For `switchyard_store_dropped_total`.
+   */
+  get lostStateWrites(): number {
+    return this.unwritten.dropped;
   }
 
   /**

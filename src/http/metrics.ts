@@ -299,7 +299,7 @@ export class GatewayMetrics {
     });
     new Counter({
       name: "switchyard_store_dropped_total",
-      help: "Usage rows and traces dropped (buffer overflow while flushes failed, a value the database refused, after close, or unwritten at a stop while the database was away and not kept on disk either).",
+      help: "Usage rows and traces dropped (buffer overflow while flushes failed, a value the database refused, after close, or unwritten at a stop while the database was away and not kept on disk either), and account state writes lost (a lock, cooldown, removal or circuit a shared database rejected, or past the embedded store's cap on refused ones).",
       registers,
       collect() {
         this.reset();

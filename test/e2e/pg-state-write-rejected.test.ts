@@ -1,0 +1,92 @@
+/**
+ * A gateway on PostgreSQL whose database rejects an account's lock (a trigger raising P0001, as a policy
+ * or a constraint would): the operator reads one `error` line naming the account and the SQLSTATE,
+ * `switchyard_store_dropped_total` counts it, and the stop says the state change was lost and exits 1
+ * (until session 43 the rejection was swallowed: no row, no line, no count). In process (startApp), a
+ * throwaway PostgreSQL, the scriptable fake upstream.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { SQL } from "bun";
+import { type App, startApp } from "../../src/app.ts";
+import { providersAtFake } from "../support/configs.ts";
+import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
+import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { until } from "../support/until.ts";
+
+let pg: TestPostgres;
+let fake: FakeUpstream;
+let app: App | undefined;
+let dir: string;
+let url: string;
+const logs: string[] = [];
+
+beforeAll(async () => {
+  pg = await startPostgres();
+  url = await pg.createDatabase("app_state_rejected");
+  fake = await startFakeUpstream();
+  dir = mkdtempSync(join(tmpdir(), "sy-pg-state-rejected-"));
+  const yaml = `${providersAtFake(["p", "anthropic"])}\naccounts:\n  - { id: a1, provider: p, api_key: env:FAKE_KEY }\n`.replaceAll("{{FAKE}}", fake.url);
+  writeFileSync(join(dir, "config.yaml"), yaml);
+  app = await startApp({
+    configPath: join(dir, "config.yaml"),
+    dataDir: dir,
+    host: "127.0.0.1",
+    port: 0,
+    database: url,
+    env: { FAKE_KEY: "sk-fake-upstream-rejected" },
+    log: (l) => void logs.push(l),
+    fetchImpl: fake.fetch,
+  });
+}, 180_000);
+
+afterAll(async () => {
+  await app?.shutdown(1000);
+  await fake?.stop();
+  await pg?.destroy();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}, 60_000);
+
+const post = () =>
+  fetch(`${app!.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+
+const dropped = async () => Number(/^switchyard_store_dropped_total (\d+)$/m.exec(await (await fetch(`${app!.url}/metrics`)).text())?.[1]);
+
+test("a lock the database rejects with P0001: one error line, counted in switchyard_store_dropped_total, and the stop exits 1 saying the state change is lost", async () => {
+  const admin = new SQL(url, { max: 1 });
+  try {
+    await admin.unsafe(`CREATE FUNCTION refuse() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'locks are written by the operator only' USING ERRCODE = 'P0001'; END $$ LANGUAGE plpgsql`);
+    await admin.unsafe(`CREATE TRIGGER refuse BEFORE INSERT ON account_locks FOR EACH ROW EXECUTE FUNCTION refuse()`);
+    expect(await dropped()).toBe(0);
+    fake.handle(() => ({ status: 401, json: { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } } }));
+    expect((await post()).status).toBe(503); // the key rejected upstream: the account is locked
+    const rejected = () => logs.map((l) => JSON.parse(l) as { level: string; msg: string }).filter((l) => l.msg.startsWith("the database rejected"));
+    await until(() => rejected().length > 0, 10_000, "the rejected-write line", 20);
+    const [line] = rejected();
+    expect(line).toMatchObject({
+      level: "error",
+      msg: "the database rejected the write of account a1's lock (SQLSTATE P0001: locks are written by the operator only), not tried again: the change is lost (the database keeps no row of it, other instances do not see it, and this one forgets it at its next re-read of the state; counted in switchyard_store_dropped_total)",
+      kind: "lock",
+      accountId: "a1",
+      sqlstate: "P0001",
+      tries: 1,
+    });
+    expect(JSON.stringify(logs)).not.toContain("sk-fake-upstream-rejected");
+    expect(await dropped()).toBe(1);
+    expect((await admin`SELECT count(*)::int AS n FROM account_locks`)[0].n).toBe(0);
+    const before = logs.length;
+    const clean = await app!.shutdown(1000);
+    app = undefined;
+    expect(clean).toBe(false); // exit 1
+    const stop = logs.slice(before).map((l) => JSON.parse(l) as { level: string; msg: string; state?: number }).find((l) => l.state !== undefined);
+    expect(stop).toMatchObject({
+      level: "error",
+      msg: "stopping while the database rejected account state writes: 0 usage rows, 0 route traces, 1 routing/budget state changes and the key-limit use of 0 windows were not written at the stop and are lost",
+      state: 1,
+    });
+  } finally {
+    await admin.close();
+  }
+}, 60_000);
