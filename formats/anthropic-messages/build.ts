@@ -371,7 +371,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   let conversationStarted = false;
   // Orphans repaired first (REFERENCE §5.7): message count and order unchanged, so `i` still indexes item fields.
   // A re-sent reasoning tail (a cut reply's, Codex) is no prefill; repeats go once (reasoning-tail.ts).
-  const history = same ? req.messages : withoutReasoningTail(req.messages, w, "Anthropic");
+  const history = same ? req.messages : withoutReasoningTail(req.messages, w, "anthropic");
   pairToolHistory(history, w, "Anthropic").forEach((m, i) => {
     const fields = itemFields?.messages?.[String(i)];
     if (m.role === "system" || m.role === "developer") {

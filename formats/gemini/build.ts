@@ -326,7 +326,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   req = flatNamespaces(req); // Codex namespace members under flat names (tool-kinds.ts)
   const w = new Warnings();
   // A re-sent reasoning tail (a cut reply's, Codex) is not a model turn to continue (reasoning-tail.ts).
-  if (req.source.format !== "gemini") req = { ...req, messages: withoutReasoningTail(req.messages, w, "Gemini") };
+  if (req.source.format !== "gemini") req = { ...req, messages: withoutReasoningTail(req.messages, w, "gemini") };
   const family = target.family;
   const names = registerNames(req);
   let sawCache = false;

@@ -314,7 +314,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   req = flatNamespaces(req); // Codex namespace members under flat names (tool-kinds.ts)
   const b = new Builder(target, registerToolNames(req, new ToolNameMap(OPENAI_TOOL_NAMES), true), chatCustomToolNames(req.tools));
   // A re-sent reasoning tail (a cut reply's, Codex): repeats go once, the tail is not sent (reasoning-tail.ts).
-  if (req.source.format !== "openai-chat") req = { ...req, messages: withoutReasoningTail(req.messages, b.w, "the Chat Completions upstream") };
+  if (req.source.format !== "openai-chat") req = { ...req, messages: withoutReasoningTail(req.messages, b.w, "openai-chat") };
   const openai = target.kind === "openai";
   const messages: Json[] = [];
   const sys = joinText(req.system, "\n\n");

@@ -22,6 +22,7 @@ import { isObj } from "../json.ts";
 import { applyCodexFixes } from "./codex.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
 import { withoutDeferPlaceholder } from "../tool-kinds.ts";
+import { withoutReasoningTail } from "../reasoning-tail.ts";
 import { OPENAI_TOOL_NAMES, registerToolNames, renamedToolWarnings, ToolNameMap } from "../tool-names.ts";
 import { LOGPROBS_INCLUDE, TOOL_FIELDS_KEY, hasItemPrefix, sanitizeCallId, sourceToUrl } from "./common.ts";
 
@@ -438,6 +439,8 @@ const MIN_OUTPUT_TOKENS = 16;
  *   redacted thinking dropped with a warning (F-8); reasoning switched off (Anthropic thinking
  *   disabled, Gemini budget 0) → the model's least `reasoning.effort` (`none` from gpt-5.1 on,
  *   `minimal` for gpt-5, …: openai-common/models.ts), with a `changed_field` warning when it is not off;
+ *   from a client of another format, identical reasoning in a row goes once and a last assistant turn
+ *   of reasoning only is not sent (`dropped_thinking`; reasoning-tail.ts);
  * - `source.extra` re-emitted when the client spoke Responses (client_metadata, metadata, text
  *   verbosity, …); another format's extra fields are named in one `dropped_field` warning;
  * - an error tool result (`isError`) says `Error: …` in its output text (no flag in Responses).
@@ -479,7 +482,11 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   // Orphans repaired (REFERENCE §5.7), but not with previous_response_id or a Responses client's
   // `conversation`: a result there may answer a call of the stored response or conversation.
   const stored = req.previousResponseId !== undefined || (req.source.format === "openai-responses" && req.source.extra.conversation !== undefined);
-  const history = stored ? req.messages : pairToolHistory(req.messages, w, "the Responses upstream");
+  // A translated conversation's re-sent reasoning tail (a cut reply's) would be a reasoning item with
+  // nothing after it, which OpenAI refuses; repeats go once (reasoning-tail.ts). A Responses client's own
+  // items are sent as it sent them.
+  const messages = fromResponses ? req.messages : withoutReasoningTail(req.messages, w, "openai-responses");
+  const history = stored ? messages : pairToolHistory(messages, w, "the Responses upstream");
   for (const m of history) messageItems(m, ctx, input);
   body.input = input;
 

@@ -5,8 +5,12 @@
  * Anthropic request `[user, assistant: [thinking]]` with thinking enabled, which Anthropic takes as a
  * prefill to continue; over the WebSocket with default retries the copies piled up (11 identical
  * thinking blocks). Asked here, with the exact bodies the providers get: a last assistant turn of
- * reasoning only is not sent (a `dropped_thinking` warning says so), identical reasoning items in a row
- * go once (Anthropic, Gemini, Chat targets).
+ * reasoning only is not sent (a `dropped_thinking` warning says why, for each target), identical
+ * reasoning items in a row go once (Anthropic, Gemini, Chat targets).
+ *
+ * The same for a Responses provider reached by a Chat, Anthropic or Gemini client whose history ends in
+ * reasoning only (OpenAI refuses a reasoning item with no item after it): until 2026-12-07 the
+ * Responses build sent `[user message, reasoning]`. A Responses client's own items go as it sent them.
  */
 import { describe, expect, test } from "bun:test";
 import { gatewaySuite } from "../support/gateway-suite.ts";
@@ -23,8 +27,14 @@ const user = { type: "message", role: "user", content: [{ type: "input_text", te
 const reasoning = (sig: string) => ({ type: "reasoning", id: "rs_1", summary: [{ type: "summary_text", text: REASONING }], encrypted_content: sig });
 const call = { type: "function_call", call_id: "toolu_th1", name: "read_file", arguments: '{"path":"a.ts"}' };
 const output = { type: "function_call_output", call_id: "toolu_th1", output: "export const foo = 1;" };
-const tail = (target: string) =>
-  `The conversation ended in an assistant turn holding only reasoning (a client re-sending the reasoning of a reply that broke off); it was not sent, as ${target} would continue from it instead of answering.`;
+const tail = (why: string) =>
+  `The conversation ended in an assistant turn holding only reasoning (a client re-sending the reasoning of a reply that broke off); it was not sent, as ${why}; the request ends at the turn before it.`;
+const WHY = {
+  anthropic: "Anthropic would take it as a prefill and continue it instead of answering",
+  gemini: "Gemini would take it as a model turn to continue instead of answering",
+  chat: "a Chat Completions assistant message carries reasoning (reasoning_content) only beside an answer or a tool call",
+  responses: "the Responses API refuses a reasoning item with no item after it",
+};
 
 async function send(model: string, input: unknown[]) {
   suite.gw.fake.handle((r) => simpleReply(r.format!, { text: "ok" }, r.stream));
@@ -40,7 +50,7 @@ describe("Codex re-sends the reasoning of a cut reply", () => {
     const { sent, warnings } = await send("anth/claude-x", [user, r, r, r]);
     expect(sent.messages).toEqual([{ role: "user", content: [{ type: "text", text: "What is in a.ts?" }] }]);
     expect(sent.thinking.type).toBe("enabled");
-    expect(warnings).toContainEqual({ code: "dropped_thinking", message: tail("Anthropic") });
+    expect(warnings).toContainEqual({ code: "dropped_thinking", message: tail(WHY.anthropic) });
   });
 
   test("Anthropic: identical reasoning items in a row before a call go once", async () => {
@@ -58,7 +68,7 @@ describe("Codex re-sends the reasoning of a cut reply", () => {
     const r = reasoning("sy|gemini|R2VtU2ln");
     const first = await send("gem/gemini-x", [user, r, r]);
     expect(first.sent.contents).toEqual([{ role: "user", parts: [{ text: "What is in a.ts?" }] }]);
-    expect(first.warnings).toContainEqual({ code: "dropped_thinking", message: tail("Gemini") });
+    expect(first.warnings).toContainEqual({ code: "dropped_thinking", message: tail(WHY.gemini) });
     const second = await send("gem/gemini-x", [user, r, r, call, output]);
     expect(second.sent.contents[1].parts.filter((p: any) => p.thought === true)).toEqual([{ text: REASONING, thought: true, thoughtSignature: "R2VtU2ln" }]);
   });
@@ -67,8 +77,78 @@ describe("Codex re-sends the reasoning of a cut reply", () => {
     const r = reasoning("sy|anthropic|SIGabc");
     const first = await send("chat/gpt-test", [user, r, r]);
     expect(first.sent.messages).toEqual([{ role: "user", content: "What is in a.ts?" }]);
-    expect(first.warnings).toContainEqual({ code: "dropped_thinking", message: tail("the Chat Completions upstream") });
+    expect(first.warnings).toContainEqual({ code: "dropped_thinking", message: tail(WHY.chat) });
     const second = await send("chat/gpt-test", [user, r, r, call, output]);
     expect(second.sent.messages[1].reasoning_content).toBe(REASONING);
+  });
+});
+
+/** OpenAI's encrypted reasoning state as a client of another format holds it (tagged, formats/hub.ts). */
+const ENC = "gAAAAB-enc-1";
+const SIGNED = `sy|openai|${ENC}`;
+
+async function sendAt(path: string, body: unknown) {
+  suite.gw.fake.handle((r) => simpleReply(r.format!, { text: "ok" }, r.stream));
+  const res = await fetch(`${suite.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+  expect(res.status).toBe(200);
+  await res.text();
+  return { sent: suite.gw.fake.requests.at(-1)!.body as any, warnings: warningsOf(res) };
+}
+
+const RESP_USER = { type: "message", role: "user", content: [{ type: "input_text", text: "What is in a.ts?" }] };
+const RESP_REASONING = { type: "reasoning", summary: [{ type: "summary_text", text: REASONING }], encrypted_content: ENC };
+const RESP_CALL = { type: "function_call", call_id: "call_1", name: "read_file", arguments: '{"path":"a.ts"}' };
+const RESP_OUTPUT = { type: "function_call_output", call_id: "call_1", output: "export const foo = 1;" };
+
+describe("A Responses provider gets no reasoning item with nothing after it", () => {
+  test("Chat client: an assistant message of reasoning_details only is not sent; repeats before a call go once", async () => {
+    const detail = { type: "reasoning.text", text: REASONING, signature: SIGNED, index: 0 };
+    const chat = (messages: unknown[]) => ({ model: "resp/o4", reasoning_effort: "high", messages });
+    const first = await sendAt("/v1/chat/completions", chat([{ role: "user", content: "What is in a.ts?" }, { role: "assistant", content: null, reasoning_details: [detail, { ...detail, index: 1 }] }]));
+    expect(first.sent).toEqual({ model: "o4", input: [RESP_USER], reasoning: { effort: "high", summary: "auto" }, store: false, include: ["reasoning.encrypted_content"], stream: false });
+    expect(first.warnings).toContainEqual({ code: "dropped_thinking", message: tail(WHY.responses) });
+    const second = await sendAt(
+      "/v1/chat/completions",
+      chat([
+        { role: "user", content: "What is in a.ts?" },
+        { role: "assistant", content: null, reasoning_details: [detail, { ...detail, index: 1 }], tool_calls: [{ id: "call_1", type: "function", function: { name: "read_file", arguments: '{"path":"a.ts"}' } }] },
+        { role: "tool", tool_call_id: "call_1", content: "export const foo = 1;" },
+      ]),
+    );
+    expect(second.sent.input).toEqual([RESP_USER, RESP_REASONING, RESP_CALL, RESP_OUTPUT]);
+    expect(second.warnings.map((w) => w.code)).not.toContain("dropped_thinking");
+  });
+
+  test("Anthropic client: a last assistant turn of signed thinking only is not sent", async () => {
+    const { sent, warnings } = await sendAt("/v1/messages", {
+      model: "resp/o4",
+      max_tokens: 4000,
+      thinking: { type: "enabled", budget_tokens: 2000 },
+      messages: [
+        { role: "user", content: "What is in a.ts?" },
+        { role: "assistant", content: [{ type: "thinking", thinking: REASONING, signature: SIGNED }, { type: "thinking", thinking: REASONING, signature: SIGNED }] },
+      ],
+    });
+    expect(sent).toEqual({ model: "o4", input: [RESP_USER], max_output_tokens: 4000, reasoning: { effort: "low", summary: "auto" }, store: false, include: ["reasoning.encrypted_content"], stream: false });
+    expect(warnings).toContainEqual({ code: "dropped_thinking", message: tail(WHY.responses) });
+  });
+
+  test("Gemini client: a last model turn of thoughts only is not sent", async () => {
+    const { sent, warnings } = await sendAt("/v1beta/models/resp/o4:generateContent", {
+      contents: [
+        { role: "user", parts: [{ text: "What is in a.ts?" }] },
+        { role: "model", parts: [{ text: REASONING, thought: true, thoughtSignature: SIGNED }] },
+      ],
+      generationConfig: { thinkingConfig: { thinkingBudget: 2000, includeThoughts: true } },
+    });
+    expect(sent).toEqual({ model: "o4", input: [RESP_USER], reasoning: { effort: "low", summary: "auto" }, store: false, include: ["reasoning.encrypted_content"], stream: false });
+    expect(warnings).toContainEqual({ code: "dropped_thinking", message: tail(WHY.responses) });
+  });
+
+  test("Responses client (native lane): its items go as it sent them", async () => {
+    const input = [RESP_USER, RESP_REASONING];
+    const { sent, warnings } = await sendAt("/v1/responses", { model: "resp/o4", store: false, input });
+    expect(sent.input).toEqual(input);
+    expect(warnings.map((w) => w.code)).not.toContain("dropped_thinking");
   });
 });
