@@ -99,7 +99,12 @@ function parseDocument(b: Json, path: string): DocumentPart | null {
  * Other providers have the tool declared as any other (their builds send `defer_loading` tools as usual).
  */
 function toolReferencePart(toolName: string): TextPart {
-  return { type: "text", text: `Tool ${toolName} is now available: call it as any other tool.`, toolReference: toolName };
+  return { type: "text", text: toolReferenceText(toolName), toolReference: toolName };
+}
+
+/** The text a `tool_reference` block naming `toolName` becomes where it cannot go as a block (also tidy.ts). */
+export function toolReferenceText(toolName: string): string {
+  return `Tool ${toolName} is now available: call it as any other tool.`;
 }
 
 /** One block of a user/assistant/system message → a hub part, or null for a block the hub cannot hold. */

@@ -10,6 +10,7 @@ import { withClaudeCodeIdentity } from "./claude-code.ts";
 import { DEFAULT_MAX_TOKENS, readOpaque, sanitizeToolId } from "./mapping.ts";
 import { checkedEnvelope } from "./parse.ts";
 import { envelopeAccepted } from "./request-shape.ts";
+import { withoutDeferredLoading } from "./deferred-tools.ts";
 
 /**
  * Blocks of one turn (or of `system`) as sent: empty text removed, thinking kept only when signed by
@@ -91,7 +92,9 @@ function tidyBlocks(content: unknown, path: string, role: string, family: Provid
  * - `max_tokens` added when missing (`target.defaultMaxOutputTokens`, else {@link DEFAULT_MAX_TOKENS});
  *   `model` = target model; `stream` = `target.stream`;
  * - kind `claude-code`: Claude Code's identity block first in `system` when missing
- *   ({@link withClaudeCodeIdentity}).
+ *   ({@link withClaudeCodeIdentity});
+ * - for `anthropic-compatible`, Claude Code's deferred tools declared as any other: no `defer_loading`,
+ *   no `DeferredToolPlaceholder`, a `tool_reference` in a tool result sent as text (deferred-tools.ts).
  * `cache_control` markers are kept: Anthropic-compatible servers accept or ignore them.
  *
  * The body is first checked against the request schema (request-shape.ts {@link envelopeAccepted} by
@@ -188,6 +191,9 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       return copy ?? t;
     });
   }
+
+  // Third-party servers do not all take Anthropic's deferred tool loading (deferred-tools.ts).
+  if (target.kind === "anthropic-compatible") withoutDeferredLoading(out, w);
 
   const th = out.thinking;
   if (isObj(th) && th.type === "enabled") {

@@ -11,7 +11,9 @@
  * Asked here, with the exact bodies the providers get: the tool message says which tool was loaded
  * (Chat, Gemini, Responses); the deferred tool is declared as any other there, the placeholder is not
  * sent, and Responses gets no `defer_loading` without a `tool_search` tool; an Anthropic-compatible
- * provider gets the `tool_reference` block and `defer_loading` back as the client sent them; a block
+ * provider (GLM, LM Studio, vLLM: not all take Anthropic's deferred loading) gets the same text, the
+ * tools without `defer_loading` and no placeholder, with a warning; Anthropic gets the `tool_reference`
+ * block and `defer_loading` as the client sent them; a block
  * inside a tool result that has no equivalent and no text is named in a warning, never dropped silently.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -76,11 +78,22 @@ describe("a ToolSearch result (tool_reference) on a translated lane", () => {
     expect(sent.tools[1].defer_loading).toBeUndefined();
   });
 
-  test("Anthropic-compatible: the tool_reference block and defer_loading go as the client sent them", async () => {
+  test("Anthropic-compatible: the tool result says which tool was loaded; no defer_loading, no placeholder, and said", async () => {
     gw.fake.enqueue(simpleReply("anthropic-messages", { text: "ok" }, false));
-    const { sent } = await send(body("anthc/claude-test"));
+    const { sent, warnings } = await send(body("anthc/claude-test"));
+    expect(sent.messages.at(-1)).toEqual({ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_ts1", content: [{ type: "text", text: SAID }] }] });
+    expect(sent.tools).toEqual([SEARCH, { name: LOOKUP.name, description: LOOKUP.description, input_schema: LOOKUP.input_schema }]);
+    expect(warnings).toContainEqual({
+      code: "changed_field",
+      message: "Deferred tool loading (defer_loading, tool_reference) is Anthropic's own: defer_loading was not sent (the deferred tools declared as any other, Claude Code's DeferredToolPlaceholder left out) and any tool_reference block was sent as text naming the tool.",
+    });
+  });
+
+  test("Anthropic: the tool_reference block and defer_loading go as the client sent them", async () => {
+    gw.fake.enqueue(simpleReply("anthropic-messages", { text: "ok" }, false));
+    const { sent } = await send(body("anth/claude-test"));
     expect(sent.messages.at(-1)).toEqual({ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_ts1", content: [{ type: "tool_reference", tool_name: "mcp__facts__lookup_fact" }] }] });
-    expect(sent.tools.map((t: any) => [t.name, t.defer_loading])).toEqual([["ToolSearch", undefined], ["DeferredToolPlaceholder", true], ["mcp__facts__lookup_fact", true]]);
+    expect(sent.tools).toEqual([SEARCH, PLACEHOLDER, LOOKUP]);
   });
 
   test("a block with no equivalent and no text inside a tool result is named in a warning, not dropped silently", async () => {

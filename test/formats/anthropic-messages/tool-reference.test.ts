@@ -3,11 +3,13 @@
  * hub and back to Anthropic: the hub holds it as text naming the tool (what other formats send) and
  * the Anthropic build sends the block again, as Anthropic's API expands it into the tool's definition.
  * Reached when an Anthropic client's request is built from the hub for an Anthropic provider (a body
- * carrying another provider's tagged signatures).
+ * carrying another provider's tagged signatures). An Anthropic client's request tidied for an
+ * `anthropic-compatible` server gets the text instead, and no deferred loading (deferred-tools.ts).
  */
 import { expect, test } from "bun:test";
 import { parseRequest } from "../../../formats/anthropic-messages/parse.ts";
 import { buildRequest } from "../../../formats/anthropic-messages/build.ts";
+import { tidyRequest } from "../../../formats/anthropic-messages/tidy.ts";
 
 test("tool_reference: hub text naming the tool, the same block again in the Anthropic build", () => {
   const hub = parseRequest({
@@ -30,4 +32,36 @@ test("tool_reference: hub text naming the tool, the same block again in the Anth
     { type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "tool_reference", tool_name: "mcp__facts__lookup_fact" }, { type: "text", text: "1 tool" }] },
   ]);
   expect(body.tools[0].defer_loading).toBe(true);
+});
+
+test("anthropic-compatible tidy: deferred tools declared as any other, tool_reference sent as text, said once; anthropic keeps them", () => {
+  const lookup = { name: "mcp__facts__lookup_fact", input_schema: { type: "object" }, defer_loading: true };
+  const placeholder = { name: "DeferredToolPlaceholder", input_schema: { type: "object" }, defer_loading: true };
+  const search = { name: "ToolSearch", input_schema: { type: "object" } };
+  const result = { type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "tool_reference", tool_name: "mcp__facts__lookup_fact", cache_control: { type: "ephemeral" } }, { type: "text", text: "1 tool" }] };
+  const client = {
+    model: "m",
+    max_tokens: 100,
+    tools: [search, placeholder, lookup],
+    messages: [
+      { role: "user", content: "Look up a fact" },
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "ToolSearch", input: { query: "select:mcp__facts__lookup_fact" } }] },
+      { role: "user", content: [result] },
+    ],
+  };
+  const before = JSON.stringify(client);
+  const compat = tidyRequest(client, { model: "glm-x", kind: "anthropic-compatible", family: "provider:glm", stream: false });
+  expect((compat.body as any).tools).toEqual([search, { name: "mcp__facts__lookup_fact", input_schema: { type: "object" } }]);
+  expect((compat.body as any).messages[2]).toEqual({
+    role: "user",
+    content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "Tool mcp__facts__lookup_fact is now available: call it as any other tool.", cache_control: { type: "ephemeral" } }, { type: "text", text: "1 tool" }] }],
+  });
+  expect(compat.warnings.filter((w) => w.code === "changed_field")).toEqual([
+    { code: "changed_field", message: "Deferred tool loading (defer_loading, tool_reference) is Anthropic's own: defer_loading was not sent (the deferred tools declared as any other, Claude Code's DeferredToolPlaceholder left out) and any tool_reference block was sent as text naming the tool." },
+  ]);
+  expect(JSON.stringify(client)).toBe(before);
+  const native = tidyRequest(client, { model: "claude-x", kind: "anthropic", family: "anthropic", stream: false });
+  expect((native.body as any).tools).toEqual([search, placeholder, lookup]);
+  expect((native.body as any).messages[2].content).toEqual([result]);
+  expect(native.warnings.map((w) => w.code)).not.toContain("changed_field");
 });

@@ -1,0 +1,89 @@
+/**
+ * Claude Code's deferred tool loading on an `anthropic-compatible` provider (tidy.ts): {@link withoutDeferredLoading}. Pure.
+ *
+ * With an MCP server configured, Claude Code declares its MCP tools with `defer_loading: true`, adds a
+ * `DeferredToolPlaceholder` tool (`defer_loading: true`, a description saying never to call it) and
+ * loads a tool through its `ToolSearch` tool, whose result is a `tool_result` holding
+ * `{type: "tool_reference", tool_name}` blocks that Anthropic's API expands into the named tool's
+ * definition (Anthropic tool search docs; fixtures/clients README). That is Anthropic's own feature, and
+ * third-party Messages servers do not all take it: LM Studio's Anthropic endpoint answers 400
+ * `…content.0.type: Invalid literal value, expected "text"` to the `tool_reference` block, so every
+ * later turn of the session fails the same way (NanmiCoder/cc-haha#1229), vLLM's Anthropic endpoint
+ * learnt the block in 2026 (vllm-project/vllm#40190), and GLM-5.1 behind Z.ai's Anthropic endpoint takes
+ * the request but reads the block as "no tool found" and stops (zai-org/GLM-5#76). Claude Code itself
+ * keeps tool search off for a host other than Anthropic's unless `ENABLE_TOOL_SEARCH` says the proxy
+ * forwards `tool_reference` blocks (its messages, quoted in cc-haha#1229).
+ * So for those servers the deferred tools are declared as any other, as the Chat, Gemini and Responses
+ * builds declare them: `defer_loading` is not sent, the placeholder is not sent, and each
+ * `tool_reference` in a tool result is the text the other builds send (parse.ts {@link toolReferenceText}).
+ */
+import type { Warnings } from "../hub.ts";
+import { isObj, type JsonObject as Json } from "../json.ts";
+import { toolReferenceText } from "./parse.ts";
+
+const PLACEHOLDER = "DeferredToolPlaceholder";
+
+/** `tools` without `defer_loading` and without Claude Code's placeholder; the same array when it has neither. */
+function plainTools(tools: unknown[]): unknown[] {
+  if (!tools.some((t) => isObj(t) && "defer_loading" in t)) return tools;
+  const out: unknown[] = [];
+  for (const t of tools) {
+    if (!isObj(t) || !("defer_loading" in t)) {
+      out.push(t);
+      continue;
+    }
+    if (t.name === PLACEHOLDER && t.defer_loading === true) continue;
+    const { defer_loading: _, ...rest } = t;
+    out.push(rest);
+  }
+  return out;
+}
+
+/** A tool result's content with each `tool_reference` block as a text block; the same array when it has none. */
+function referencesAsText(content: unknown[]): unknown[] {
+  if (!content.some((c) => isObj(c) && c.type === "tool_reference")) return content;
+  return content.map((c) => {
+    if (!isObj(c) || c.type !== "tool_reference" || typeof c.tool_name !== "string") return c;
+    const text: Json = { type: "text", text: toolReferenceText(c.tool_name) };
+    if (c.cache_control !== undefined) text.cache_control = c.cache_control;
+    return text;
+  });
+}
+
+/**
+ * A tidied Messages body (`out`, owned by the caller: its `tools` and `messages` arrays may be
+ * replaced, the objects in them are not changed) with deferred loading undone as the module doc says,
+ * and one `changed_field` warning when anything was. `messages` is read as tidy.ts leaves it (role and
+ * content arrays).
+ */
+export function withoutDeferredLoading(out: Json, w: Warnings): void {
+  let changed = false;
+  if (Array.isArray(out.tools)) {
+    const tools = plainTools(out.tools);
+    if (tools !== out.tools) {
+      out.tools = tools;
+      changed = true;
+    }
+  }
+  if (Array.isArray(out.messages)) {
+    out.messages = out.messages.map((m) => {
+      if (!isObj(m) || m.role !== "user" || !Array.isArray(m.content)) return m;
+      let content: unknown[] | undefined;
+      m.content.forEach((b, j) => {
+        const refs = isObj(b) && b.type === "tool_result" && Array.isArray(b.content) ? referencesAsText(b.content) : undefined;
+        const next = refs && refs !== (b as Json).content ? { ...(b as Json), content: refs } : b;
+        if (next !== b) content ??= (m.content as unknown[]).slice(0, j);
+        content?.push(next);
+      });
+      if (!content) return m;
+      changed = true;
+      return { ...m, content };
+    });
+  }
+  if (changed) {
+    w.add(
+      "changed_field",
+      "Deferred tool loading (defer_loading, tool_reference) is Anthropic's own: defer_loading was not sent (the deferred tools declared as any other, Claude Code's DeferredToolPlaceholder left out) and any tool_reference block was sent as text naming the tool.",
+    );
+  }
+}
