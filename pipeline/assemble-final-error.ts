@@ -16,7 +16,8 @@
  *   {@link SERVABLE_NOW_RETRY_AFTER_S} when the budget ended the request while a candidate may serve now.
  * - `x-should-retry: false` for a request too large for a per-minute window on every account that answered,
  *   also when the budget left accounts untried whose windows are known to be too small as well (an
- *   untried account whose window is not known, or is large enough, gets `Retry-After: 1` instead).
+ *   untried account whose window is not known, or is large enough, gets `Retry-After: 1` instead), and
+ *   never the upstream's own wait (a window's reset, `x-ratelimit-reset-tokens`: no wait lets it through).
  *
  * Failure path only: nothing here runs for a served request.
  */
@@ -161,6 +162,7 @@ export function assembleFinalError(ctx: RequestContext, end: LoopEnd, route: Att
   }
   // Every attempt failed as too large for a per-minute window, and that answer is the client's.
   const tooLarge = onlyTooLarge && last?.classification.row === "too_large_for_window" && err === last.error;
+  let waitDropped = false;
   if (err.status === 429 || err.status === 503 || err.status === 529 || !last) {
     // SPEC 2.4, 6.3: when the first account is free, from the cooldowns and locks the request's accounts
     // are under after it (not an upstream's raw Retry-After), capped at 6 h like a cooldown; Anthropic's
@@ -173,6 +175,10 @@ export function assembleFinalError(ctx: RequestContext, end: LoopEnd, route: Att
     // untried account with a larger window (or one not known).
     if (stopTi !== undefined && (tooLarge ? untriedMayTakeTooLarge(ctx, targets, stopTi, last!, deps, hints) : servableLeft(targets, stopTi, deps, hints))) err = { ...err, retryAfterSeconds: SERVABLE_NOW_RETRY_AFTER_S };
     else if (firstFreeAt !== undefined) err = { ...err, retryAfterSeconds: Math.max(1, Math.ceil((Math.min(firstFreeAt, now + MAX_COOLDOWN_MS) - now) / 1000)) };
+    // The upstream's own wait (OpenAI's x-ratelimit-reset-tokens / -requests on the 429, formats/openai-common
+    // errors.ts openAiRetryAfter) says when its window resets, which no request larger than the window waits
+    // for: a too-large answer goes without it (and keeps its x-should-retry: false, below).
+    else if (tooLarge) waitDropped = err.retryAfterSeconds !== undefined;
     else if (err.retryAfterSeconds !== undefined) err = { ...err, retryAfterSeconds: Math.min(err.retryAfterSeconds, MAX_COOLDOWN_MS / 1000) };
   }
   // A request larger than a per-minute window on every account that answered (sdk16 S1) cannot pass
@@ -180,6 +186,7 @@ export function assembleFinalError(ctx: RequestContext, end: LoopEnd, route: Att
   // it later (then Retry-After says when) or an attempt failed otherwise (a 5xx or a timeout on an
   // earlier target may pass a second later: review17 R4).
   const noRetry = tooLarge && err === last?.error;
+  if (waitDropped) err = { ...err, retryAfterSeconds: undefined };
   // Refused: each provider skipped for want of any account counts it once (review18 R2: not per skip).
   if (deps.pool.noAccount && unserved) {
     const counted = new Set<string>();

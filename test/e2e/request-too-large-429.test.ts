@@ -153,3 +153,24 @@ test("a combo whose first target failed otherwise (a 500) and whose second is to
     await gw.stop();
   }
 });
+
+test("a too-large 429 that also carries OpenAI's x-ratelimit-reset-tokens / -requests: still x-should-retry: false and no Retry-After (the reset wait does not let it through); the SDKs send it once", async () => {
+  const { gw } = suite;
+  const resets = { "x-ratelimit-limit-tokens": "30000", "x-ratelimit-remaining-tokens": "30000", "x-ratelimit-reset-tokens": "6m0s", "x-ratelimit-reset-requests": "1s" };
+  gw.fake.handle(() => ({ status: 429, headers: resets, json: { error: { message: TOO_LARGE, type: "tokens", param: null, code: "rate_limit_exceeded" } } }));
+  const res = await chat("oai/gpt-4o-mini");
+  expect(res.status).toBe(429);
+  expect(res.headers.get("retry-after")).toBeNull();
+  expect(res.headers.get("x-should-retry")).toBe("false");
+  expect(((await res.json()) as { error: { message: string } }).error.message).toBe(TOO_LARGE);
+  expect(gw.fake.requests.length).toBe(1);
+
+  const openai = new OpenAI({ apiKey: "placeholder", baseURL: `${gw.url}/v1` });
+  const err = await openai.chat.completions.create({ model: "oai/gpt-4o-mini", messages: [{ role: "user", content: "a very long prompt" }] }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(OpenAI.RateLimitError);
+  expect(gw.fake.requests.length).toBe(2);
+  const anthropic = new Anthropic({ apiKey: "placeholder", baseURL: gw.url });
+  const aerr = await anthropic.messages.create({ model: "oai/gpt-4o-mini", max_tokens: 50, messages: [{ role: "user", content: "a very long prompt" }] }).catch((e: unknown) => e);
+  expect(aerr).toBeInstanceOf(Anthropic.RateLimitError);
+  expect(gw.fake.requests.length).toBe(3);
+});
