@@ -85,6 +85,38 @@ export function unusableFinishError(raw: string | undefined): HubError {
   };
 }
 
+/** `HubError.code` of {@link unfinishedReplyError}; pipeline/classify.ts reads it as a reply with nothing usable. */
+export const UNFINISHED_REPLY_CODE = "upstream_unfinished_reply";
+
+/**
+ * Gemini's `finishReason` words that say generation broke off rather than finished (REFERENCE §5.1's
+ * judgement row: MALFORMED_FUNCTION_CALL, UNEXPECTED_TOOL_CALL, TOO_MANY_TOOL_CALLS, OTHER), read from
+ * the hub's `rawStopReason` / a finish event's `raw`.
+ */
+const NO_FINISH_WORDS: ReadonlySet<string> = new Set(["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "TOO_MANY_TOOL_CALLS", "OTHER"]);
+
+/** Whether a reply's raw stop reason (`raw`, the provider's own word) is one of REFERENCE §5.1's "no finish" words. */
+export function isNoFinishWord(raw: string | undefined): boolean {
+  return raw !== undefined && NO_FINISH_WORDS.has(raw);
+}
+
+/**
+ * The error of a whole reply (read to its end before the commit point: a non-streamed client, or a
+ * non-streaming upstream) that has content but ended with one of REFERENCE §5.1's "no finish" words
+ * ({@link isNoFinishWord}, e.g. MALFORMED_FUNCTION_CALL after some text): before the commit point the
+ * table says an upstream failure (the next target; at the last one a 502), not a finished turn. A
+ * streamed reply whose content already reached the client ends as the provider said (post-commit
+ * `end_turn` / `stop`). `raw` is the provider's word. Code {@link UNFINISHED_REPLY_CODE}.
+ */
+export function unfinishedReplyError(raw: string): HubError {
+  return {
+    kind: "api_error",
+    status: 502,
+    message: `The upstream broke off its reply, giving ${raw} as the reason: not a finished reply.`,
+    code: UNFINISHED_REPLY_CODE,
+  };
+}
+
 /** `HubError.code` of {@link cutToolCallError}; pipeline/classify.ts reads it as a reply with nothing usable. */
 export const CUT_TOOL_CALL_CODE = "upstream_tool_call_cut";
 

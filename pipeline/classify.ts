@@ -5,7 +5,7 @@
  */
 import { hubError, type HubError } from "../formats/hub.ts";
 import { epochMs, parseGoDuration } from "../formats/retry-after.ts";
-import { CUT_TOOL_CALL_CODE } from "../formats/normalize.ts";
+import { CUT_TOOL_CALL_CODE, UNFINISHED_REPLY_CODE } from "../formats/normalize.ts";
 import type { TransportError } from "./execute.ts";
 
 /**
@@ -343,7 +343,7 @@ export function classify(f: FailureFacts): Classification {
   // formats/openai-chat/decoder.ts EMPTY_REPLY_ERROR), or whose token limit cut its tool call for a client
   // given calls only whole (formats/normalize.ts cutToolCallError): the row of a whole reply with nothing
   // usable (commit.ts), whatever its 502 says: no account effect, no same-account retry, the next target.
-  if (f.error?.code === "upstream_empty_reply" || f.error?.code === CUT_TOOL_CALL_CODE) return { row: "empty_reply", account: { type: "none" }, loop: "next_target" };
+  if (f.error?.code === "upstream_empty_reply" || f.error?.code === CUT_TOOL_CALL_CODE || f.error?.code === UNFINISHED_REPLY_CODE) return { row: "empty_reply", account: { type: "none" }, loop: "next_target" };
   // The gateway's own shutdown cut the call (SPEC D-3: the grace period ended while it waited): nothing
   // about the upstream, no account effect, no other attempt (unserved-errors.ts gatewayStoppingError).
   if (f.stopping) return { row: "gateway_stopping", account: { type: "none" }, loop: "return" };

@@ -19,13 +19,13 @@ import { encodeResponseJson, type DecoderOptions, type EncoderOptions, type Form
 import { Accumulator, responseToEvents } from "../formats/accumulate.ts";
 import { concatBytes, SseReader } from "../formats/sse.ts";
 import { FormatError, hubError, mergeUsage, type HubError, type HubEvent, type HubResponse, type ProviderFamily, type StopReason, type Usage, type Warning } from "../formats/hub.ts";
-import { cutToolCallOf, EventNormalizer, isContentDelta, unusableFinishError } from "../formats/normalize.ts";
+import { cutToolCallOf, EventNormalizer, isContentDelta } from "../formats/normalize.ts";
 import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
 import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, replyTooLarge, tooDeepToParse } from "./whole-reply-bound.ts";
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
 import type { OutputSample } from "./output-estimate.ts";
 import { PassthroughDriver } from "./passthrough-driver.ts";
-import { endsUnfinished, hasUsableContent, opensBlock, replyChars } from "./reply-content.ts";
+import { hasUsableContent, opensBlock, replyChars, wholeReplyUnfinished } from "./reply-content.ts";
 import { NO_SECRETS, type SecretSource } from "./scrub.ts";
 import { scrubHubErrorEvent } from "./scrub-events.ts";
 
@@ -470,6 +470,14 @@ export class AccumulatedDriver extends DecodingDriver {
       this.lateError = undefined;
       return EMPTY;
     }
+    // Text, then a reason that is no finish (Gemini's MALFORMED_FUNCTION_CALL): nothing was sent yet, so
+    // REFERENCE §5.1's pre-commit rule holds, a failed attempt (reply-content.ts wholeReplyUnfinished).
+    const unfinished = wholeReplyUnfinished(r.response.content, r.response.stopReason, r.response.rawStopReason);
+    if (unfinished) {
+      this.earlyError = unfinished;
+      this.lateError = undefined;
+      return EMPTY;
+    }
     this.empty = !hasUsableContent(r.response.content, r.response.stopReason);
     this.replyWarnings = this.client.responseWarnings?.(r.response);
     return encodeResponseJson(this.client, r.response, this.encoderOptions);
@@ -567,12 +575,10 @@ export class WholeBodyDriver extends HubDriver {
       this.earlyError = e.error;
       return EMPTY;
     }
-    // Nothing in it and a reason that is no finish (Gemini's MALFORMED_FUNCTION_CALL): a failed attempt
-    // (formats/normalize.ts unusableFinishError); a native client gets its provider's word as it came.
-    if (!this.opts.native && endsUnfinished(resp.content, resp.stopReason)) {
-      this.earlyError = unusableFinishError(resp.rawStopReason);
-      return EMPTY;
-    }
+    // A reason that is no finish (Gemini's MALFORMED_FUNCTION_CALL), with nothing in it or after some
+    // text: a failed attempt, the whole reply being read before the commit point (reply-content.ts
+    // wholeReplyUnfinished); a native client gets its provider's word as it came.
+    if (!this.opts.native && (this.earlyError = wholeReplyUnfinished(resp.content, resp.stopReason, resp.rawStopReason))) return EMPTY;
     // A tool call a token limit cut, for a client given calls only whole: a failed attempt (normalize.ts).
     if (!this.opts.native && this.client.wholeToolCalls && (this.earlyError = cutToolCallOf(resp.content, resp.stopReason))) return EMPTY;
     // SPEC S-3: a reply holding a placeholder is re-encoded with the values, even for a native pair.

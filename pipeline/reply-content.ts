@@ -3,7 +3,8 @@
  * pipeline/re-translate.ts observe it: its characters of content, which of its parts open a block when
  * it is replayed as events, and whether it has anything usable (SPEC 6.3's empty-reply row).
  */
-import type { HubPart, StopReason } from "../formats/hub.ts";
+import type { HubError, HubPart, StopReason } from "../formats/hub.ts";
+import { isNoFinishWord, unfinishedReplyError, unusableFinishError } from "../formats/normalize.ts";
 
 /** pipeline/whole-reply-bound.ts `gatheredChars` of a whole reply's content (text, reasoning, tool arguments, redacted reasoning). */
 export function replyChars(content: HubPart[]): number {
@@ -37,6 +38,19 @@ export function opensBlock(part: HubPart): boolean {
  */
 export function endsUnfinished(content: HubPart[], stop: StopReason | null): boolean {
   return stop === "other" && !hasUsableContent(content, null);
+}
+
+/**
+ * The failure of a whole reply read to its end before the commit point that did not finish (REFERENCE
+ * §5.1's judgement row, "pre-commit treat as upstream failure"), or undefined: nothing in it and hub
+ * reason `other` ({@link endsUnfinished}: unusableFinishError), or content ending in one of Gemini's
+ * "no finish" words (`raw`: MALFORMED_FUNCTION_CALL, … formats/normalize.ts isNoFinishWord,
+ * unfinishedReplyError) whatever hub reason it became (`tool_use` after an earlier call).
+ */
+export function wholeReplyUnfinished(content: HubPart[], stop: StopReason | null, raw: string | undefined): HubError | undefined {
+  if (endsUnfinished(content, stop)) return unusableFinishError(raw);
+  if (stop !== null && isNoFinishWord(raw)) return unfinishedReplyError(raw!);
+  return undefined;
 }
 
 /** Whether a reply has something usable: a stop reason, non-empty text or reasoning, or a tool call (else SPEC 6.3's empty reply). */

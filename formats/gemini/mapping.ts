@@ -79,18 +79,17 @@ export function sameUsage(a: Usage | undefined, b: Usage): boolean {
  * in tool calls says `STOP`, as Gemini itself does (clients derive tool use from the functionCall
  * parts); `max_tokens` → `MAX_TOKENS`; `refusal` → `SAFETY`; `context_window_exceeded` →
  * `MAX_TOKENS` (the reply was cut by a token limit); `other` → `OTHER`; `pause_turn` (Anthropic paused
- * a long server-tool turn: the turn is NOT finished, the client sends the reply back to go on) →
- * `OTHER`, Gemini's word for generation that stopped for a reason outside its list (SPEC 6.4: never
- * read as a finished turn; REFERENCE §5.1 left it to judgement with `STOP`, which reads as finished;
- * `MAX_TOKENS` would send the user after a token limit that was not reached): Gemini CLI shows
- * "Response stopped for other reasons." The same turn reaches a Chat client as `length`
- * (openai-chat/mapping.ts `stopToChat`) and a Responses client as `incomplete`.
+ * a long server-tool turn; the client sends the reply back to go on) → `STOP`, REFERENCE §5.1's table
+ * (until 2026-12-07 `OTHER`, which Gemini CLI shows as "Response stopped for other reasons."). The
+ * same turn reaches a Chat client as `stop` (openai-chat/mapping.ts `stopToChat`) and a Responses
+ * client as `incomplete`.
  */
 export function finishReasonToGemini(reason: StopReason): string {
   switch (reason) {
     case "end_turn":
     case "tool_use":
     case "stop_sequence":
+    case "pause_turn":
       return "STOP";
     case "max_tokens":
     case "context_window_exceeded":
@@ -98,7 +97,6 @@ export function finishReasonToGemini(reason: StopReason): string {
     case "refusal":
       return "SAFETY";
     case "other":
-    case "pause_turn":
       return "OTHER";
   }
 }

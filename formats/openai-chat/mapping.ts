@@ -134,13 +134,12 @@ export function finishIsFailure(finish: string): boolean {
  * Hub {@link StopReason} → Chat `finish_reason` (REFERENCE §5.1). `other` becomes `stop` (judgement:
  * Chat has no closer word; the client sees a finished turn, which is what the provider said);
  * `max_tokens` and `context_window_exceeded` → `length`; `pause_turn` (Anthropic paused a long
- * server-tool turn: the turn is NOT finished, the client sends the reply back to go on) → `length`,
- * Chat's one word for a reply that stopped before the model finished (SPEC 6.4: never read as a
- * finished turn; REFERENCE §5.1 left it to judgement with `stop`, which reads as finished): a client
- * shows it as cut short and may continue it, as after a token limit. No other value is sent: typed
- * clients refuse a `finish_reason` outside stop, length, tool_calls, content_filter, function_call.
- * The same turn reaches a Gemini client as `OTHER` (gemini/mapping.ts `finishReasonToGemini`) and a
- * Responses client as `incomplete` (openai-responses/common.ts `terminalForStop`). `refusal` →
+ * server-tool turn; the client sends the reply back to go on) → `stop`, REFERENCE §5.1's table
+ * (until 2026-12-07 `length`, which sends a client after a token limit that was not reached). No
+ * other value is sent: typed clients refuse a `finish_reason` outside stop, length, tool_calls,
+ * content_filter, function_call. The same turn reaches a Gemini client as `STOP`
+ * (gemini/mapping.ts `finishReasonToGemini`) and a Responses client as `incomplete`
+ * (openai-responses/common.ts `terminalForStop`). `refusal` →
  * `content_filter`, except when the reply carried its refusal text in the refusal field
  * (`refusalSent`): that is how OpenAI ends a refusal (`stop`), and the SDKs' structured-output helpers
  * read `message.refusal` on it where they raise on `content_filter`.
@@ -151,7 +150,6 @@ export function stopToChat(reason: StopReason, refusalSent = false): "stop" | "l
       return "tool_calls";
     case "max_tokens":
     case "context_window_exceeded":
-    case "pause_turn":
       return "length";
     case "refusal":
       return refusalSent ? "stop" : "content_filter";

@@ -121,11 +121,10 @@ const EXPECT: Record<Why, { anthropic: string; chat: string; responses: { status
   refusal: { anthropic: "refusal", chat: "content_filter", responses: { status: "incomplete", details: { reason: "content_filter" } }, gemini: "SAFETY" },
   max_tokens: { anthropic: "max_tokens", chat: "length", responses: { status: "incomplete", details: { reason: "max_output_tokens" } }, gemini: "MAX_TOKENS" },
   context_window: { anthropic: "model_context_window_exceeded", chat: "length", responses: { status: "incomplete", details: { reason: "max_output_tokens" } }, gemini: "MAX_TOKENS" },
-  // A paused server-tool turn is not finished (the client sends it back to go on), so no client reads it
-  // as a finished one (SPEC 6.4): `incomplete` for a Responses client, whose API's reasons
-  // (max_output_tokens, content_filter) do not say it, so none is given; Chat's `length`, its one word
-  // for a reply that stopped before the model finished; Gemini's `OTHER` (stopped for another reason).
-  pause_turn: { anthropic: "pause_turn", chat: "length", responses: { status: "incomplete", details: null }, gemini: "OTHER" },
+  // A paused server-tool turn (the client sends it back to go on), as REFERENCE §5.1's table says:
+  // `incomplete` for a Responses client, whose API's reasons (max_output_tokens, content_filter) do not
+  // say it, so none is given; Chat `stop`, Gemini `STOP` (until 2026-12-07 `length` and `OTHER`).
+  pause_turn: { anthropic: "pause_turn", chat: "stop", responses: { status: "incomplete", details: null }, gemini: "STOP" },
 };
 
 const anthropic = () => new Anthropic({ apiKey: "x", baseURL: suite.gw.url, maxRetries: 0 });

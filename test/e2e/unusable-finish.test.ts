@@ -33,6 +33,7 @@ const post = (path: string, body: unknown) =>
   fetch(`${suite.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(body) });
 const messages = (model: string, stream: boolean) => post("/v1/messages", { model, max_tokens: 50, stream, messages: [{ role: "user", content: "hi" }] });
 const chat = (model: string, stream: boolean) => post("/v1/chat/completions", { model, stream, messages: [{ role: "user", content: "hi" }] });
+const responses = (model: string, stream: boolean) => post("/v1/responses", { model, stream, input: "hi" });
 
 describe("a Gemini reply of nothing that ended with MALFORMED_FUNCTION_CALL", () => {
   for (const upstream of ["streamed", "JSON"] as const) {
@@ -67,7 +68,37 @@ describe("a Gemini reply of nothing that ended with MALFORMED_FUNCTION_CALL", ()
     expect(suite.gw.fake.requests.map((r) => r.format)).toEqual(["gemini", "openai-chat"]);
   });
 
-  test("a reply with text before the odd finish is still served (after the commit point nothing is invented): end_turn", async () => {
+  // A reply read whole before the commit point (a non-streaming client, or a JSON upstream): REFERENCE
+  // §5.1's pre-commit rule, an upstream failure, text or not (until 2026-12-07 a finished turn).
+  for (const upstream of ["streamed", "JSON"] as const) {
+    for (const [name, send, stream] of [["Messages", messages, false], ["Chat", chat, false], ["Responses", responses, false], ["Chat, streaming", chat, true]] as const) {
+      if (upstream === "streamed" && stream) continue;
+      test(`text before MALFORMED_FUNCTION_CALL, ${upstream} upstream, ${name} client: 502 naming the reason, not a finished turn; the next combo target serves`, async () => {
+        const chunk = malformed();
+        chunk.candidates[0].content.parts = [{ text: "Partly done." }];
+        suite.gw.fake.enqueue(upstream === "JSON" ? { json: chunk } : { sse: sseOf(chunk) });
+        const res = await send("gem/gemini-x", stream);
+        const text = await res.text();
+        expect(res.status).toBe(502);
+        expect(text).not.toContain("Partly done.");
+        expect(JSON.parse(text).error.message).toBe("The upstream broke off its reply, giving MALFORMED_FUNCTION_CALL as the reason: not a finished reply.");
+        const trace = (await suite.gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+        expect(trace.attempts.map((a) => a.classification)).toEqual(["empty_reply"]);
+
+        suite.gw.fake.enqueue(upstream === "JSON" ? { json: chunk } : { sse: sseOf(chunk) });
+        const served = await send("gem-then-chat", stream);
+        expect(served.status).toBe(200);
+        expect(served.headers.get("x-switchyard-fallback")).toBe("1");
+        const body = await served.text();
+        expect(body).not.toContain("Partly done.");
+        const said = stream ? [...body.matchAll(/"content":"([^"]*)"/g)].map((m) => m[1]).join("") : body;
+        expect(said).toContain("Hello from the fake upstream.");
+        expect(suite.gw.fake.requests.map((r) => r.format)).toEqual(["gemini", "gemini", "openai-chat"]);
+      });
+    }
+  }
+
+  test("a reply with text before the odd finish is still served to a streaming client (after the commit point nothing is invented): end_turn", async () => {
     const chunk = malformed();
     chunk.candidates[0].content.parts = [{ text: "Partly done." }];
     suite.gw.fake.enqueue({ sse: sseOf(chunk) });

@@ -138,7 +138,7 @@ describe("encodeResponse", () => {
   test("stop reasons map by meaning", () => {
     const map = (stopReason: HubResponse["stopReason"]) => (openaiChat.encodeResponse!({ content: [{ type: "text", text: "x" }], stopReason, usage: {} }, enc) as any).choices[0].finish_reason;
     expect([map("end_turn"), map("max_tokens"), map("stop_sequence"), map("refusal"), map("context_window_exceeded"), map("pause_turn"), map(null)]).toEqual([
-      "stop", "length", "stop", "content_filter", "length", "length", null,
+      "stop", "length", "stop", "content_filter", "length", "stop", null,
     ]);
   });
 });
