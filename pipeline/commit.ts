@@ -9,7 +9,7 @@
  * already arrived with its first content (a short reply from a fast upstream) is sent whole too.
  */
 import { codecFor } from "../formats/index.ts";
-import type { DecoderOptions, EncoderOptions } from "../formats/codec.ts";
+import type { DecoderOptions, EncoderOptions, FormatCodec } from "../formats/codec.ts";
 import type { RequestText } from "../formats/write-body-json.ts";
 import { randomIdPart } from "../formats/random-text.ts";
 import { FormatError, hubError, Warnings, type HubError, type HubRequest, type ProviderFamily } from "../formats/hub.ts";
@@ -43,6 +43,8 @@ import { gatewayStoppingError } from "./unserved-errors.ts";
 import { byteSample, eventSample } from "./output-estimate.ts";
 import type { Translated } from "./translate.ts";
 import { NO_SECRETS, type SecretSource } from "./scrub.ts";
+import { estimateInputOfRequest } from "./key-limits.ts";
+import type { UsageEstimates } from "./estimate-reply-usage.ts";
 
 export type { AttemptFailure, CommitAttempt, CommitDeps, OpenStreams } from "./commit-out.ts";
 
@@ -88,13 +90,23 @@ export function replyDriverFor(
   }
   const encoderOptions = new ReplyEncoderOptions(ctx); // only for the drivers that encode (item 178)
   if (isSse && ctx.stream) {
-    if (events && clientCodec.createEventEncoder) return new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets);
-    return asEvents(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), events);
+    if (events && clientCodec.createEventEncoder) return estimating(new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), clientCodec, encoderOptions);
+    return asEvents(estimating(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), clientCodec, encoderOptions), events);
   }
-  if (isSse) return asEvents(new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, undefined, secrets), events);
+  if (isSse) return asEvents(estimating(new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, undefined, secrets), clientCodec, encoderOptions), events);
   const native = translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat;
   const wholeOpts = restoration ? { native, clientStream: ctx.stream, restoration } : WHOLE_OPTS[(native ? 2 : 0) + (ctx.stream ? 1 : 0)]!;
-  return asEvents(new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, wholeOpts), events);
+  return asEvents(estimating(new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, wholeOpts), clientCodec, encoderOptions), events);
+}
+
+/**
+ * `driver`, told where the usage of a reply without the provider's is estimated from
+ * (pipeline/estimate-reply-usage.ts), unless the `client` format's replies may go without usage
+ * (FormatCodec `usageOptional`: a Gemini client then gets no `usageMetadata`, as before).
+ */
+function estimating<D extends { estimates: UsageEstimates | undefined }>(driver: D, client: FormatCodec, from: UsageEstimates): D {
+  if (client.usageOptional !== true) driver.estimates = from;
+  return driver;
 }
 
 /**
@@ -165,6 +177,11 @@ class ReplyEncoderOptions implements EncoderOptions {
 
   warn(code: string, message: string): void {
     new Warnings(this.ctx.warnings).add(code, message);
+  }
+
+  /** estimate-reply-usage.ts {@link UsageEstimates}: the request body's input estimate, in tokens, as its usage row's. */
+  estimatedInputTokens(): number {
+    return estimateInputOfRequest(this.ctx);
   }
 }
 

@@ -28,6 +28,7 @@ import { PassthroughDriver } from "./passthrough-driver.ts";
 import { hasUsableContent, opensBlock, replyChars, wholeReplyUnfinished } from "./reply-content.ts";
 import { NO_SECRETS, type SecretSource } from "./scrub.ts";
 import { scrubHubErrorEvent } from "./scrub-events.ts";
+import { estimateReplyUsage, type UsageEstimates } from "./estimate-reply-usage.ts";
 
 const utf8 = new TextEncoder();
 /** Decodes a whole JSON reply (non-streaming decodes keep no state between calls, so one serves every reply). */
@@ -68,6 +69,11 @@ abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
   outputChars = 0;
   stopReason: StopReason | null = null;
   empty = false;
+  /**
+   * Where the usage of a reply the provider reported none for is estimated from (estimate-reply-usage.ts),
+   * set by pipeline/commit.ts for the translating drivers; without it the client gets what came.
+   */
+  estimates: UsageEstimates | undefined;
   abstract readonly buffered: boolean;
   abstract push(chunk: Uint8Array): Out;
   abstract end(failure?: HubError): Out;
@@ -235,6 +241,9 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
     else this.decoder.end();
     this.normalizer.end();
     this.restorer?.end();
+    // A finished reply without the provider's usage: the client's encoder gets the gateway's estimate
+    // (after the finish, where usage goes in the canonical stream), not observed: the row stays estimated.
+    if (this.estimates !== undefined && !this.usageSeen && this.stopReason !== null && !failure) this.deliver({ type: "usage", usage: estimateReplyUsage(this.estimates, this.outputChars) });
   }
 }
 
@@ -590,6 +599,9 @@ export class WholeBodyDriver extends HubDriver {
     const events = this.opts.clientStream && !nativeStream ? responseToEvents(resp) : undefined;
     if (events) for (const ev of events) this.observe(ev);
     else this.observeReply(resp);
+    // No usage from the provider: the client gets the gateway's estimate (estimate-reply-usage.ts), not observed.
+    const estimated = this.estimates !== undefined && !this.usageSeen && !(this.opts.native && !restored) ? estimateReplyUsage(this.estimates, this.outputChars) : undefined;
+    if (estimated) resp.usage = estimated;
     this.empty = !hasUsableContent(resp.content, resp.stopReason);
     this.earlyError = undefined;
     if (nativeStream) return this.provider.replayAsStream!(body, this.encoderOptions);
@@ -601,6 +613,7 @@ export class WholeBodyDriver extends HubDriver {
       const encoder = this.client.createEncoder(this.encoderOptions, (t) => (out += t));
       const normalizer = new EventNormalizer((ev) => encoder.event(ev));
       for (const ev of events) normalizer.event(ev);
+      if (estimated) normalizer.event({ type: "usage", usage: estimated });
       normalizer.end();
       encoder.end();
       return out;
