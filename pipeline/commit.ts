@@ -89,14 +89,34 @@ export function replyDriverFor(
     return events ? new SseEventsDriver(tap) : tap;
   }
   const encoderOptions = new ReplyEncoderOptions(ctx); // only for the drivers that encode (item 178)
+  const stops = translated.upstreamFormat === "openai-responses" ? emulatedStops(ctx) : undefined;
   if (isSse && ctx.stream) {
-    if (events && clientCodec.createEventEncoder) return estimating(new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), clientCodec, encoderOptions);
-    return asEvents(estimating(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), clientCodec, encoderOptions), events);
+    if (events && clientCodec.createEventEncoder) return cutting(estimating(new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), clientCodec, encoderOptions), stops);
+    return asEvents(cutting(estimating(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), clientCodec, encoderOptions), stops), events);
   }
-  if (isSse) return asEvents(estimating(new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, undefined, secrets), clientCodec, encoderOptions), events);
+  if (isSse) return asEvents(cutting(estimating(new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, undefined, secrets), clientCodec, encoderOptions), stops), events);
   const native = translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat;
   const wholeOpts = restoration ? { native, clientStream: ctx.stream, restoration } : WHOLE_OPTS[(native ? 2 : 0) + (ctx.stream ? 1 : 0)]!;
-  return asEvents(estimating(new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, wholeOpts), clientCodec, encoderOptions), events);
+  const whole = estimating(new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, wholeOpts), clientCodec, encoderOptions);
+  if (stops) whole.stops = stops;
+  return asEvents(whole, events);
+}
+
+/**
+ * The request's stop sequences (Messages `stop_sequences`, Chat `stop`, Gemini `stopSequences`, as the
+ * hub request holds them) when the gateway emulates them: the target's format has no stop field
+ * (OpenAI Responses, REFERENCE §5.11; formats/openai-responses/build.ts sends none); undefined when the
+ * request has none.
+ */
+function emulatedStops(ctx: RequestContext): readonly string[] | undefined {
+  const stops = tryHubOf(ctx)?.stopSequences?.filter((s) => s.length > 0);
+  return stops && stops.length > 0 ? stops : undefined;
+}
+
+/** `driver`, cutting its reply at the first of `stops` (pipeline/cut-at-stop-sequence.ts) when there are any. */
+function cutting<D extends { emulateStops(stops: readonly string[]): void }>(driver: D, stops: readonly string[] | undefined): D {
+  if (stops) driver.emulateStops(stops);
+  return driver;
 }
 
 /**
@@ -304,6 +324,8 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   // Anthropic's web search sends its server_tool_use block, then only pings until its result), pings
   // for up to SERVER_TOOL_IDLE_FACTOR idle timeouts after the last such read, as on a stream.
   const gathers = driver.gathers === true;
+  /** Whether the driver emulates stop sequences (ReplyDriver.cut): only then is it asked after each read. */
+  const cuts = driver.cut !== undefined;
   /** Bytes of events without content read by a gathering driver that holds nothing yet. */
   let contentless = 0;
   /** Gathering without content: when (performance.now()) the loop last refreshed `idle`, its `contentEvents` after the last read, when a read made them grow (0: never). */
@@ -370,6 +392,13 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
       }
       if (driver.hold) driver.hold(r.value);
       else prefix.push(driver.push(r.value));
+      if (cuts && driver.cut === true) {
+        // The reply ended at an emulated stop sequence (pipeline/cut-at-stop-sequence.ts): read no more of it.
+        ended = true;
+        void reader.cancel().catch(() => {});
+        prefix.push(delivery.end(driver));
+        break;
+      }
       if (gathers && !driver.contentSeen) {
         contentless += r.value.byteLength;
         const n = driver.contentEvents ?? 0;
@@ -422,6 +451,12 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
         taken += r.value.byteLength;
         if (driver.hold) driver.hold(r.value);
         else prefix.push(driver.push(r.value));
+        if (cuts && driver.cut === true) {
+          ended = true;
+          void reader.cancel().catch(() => {});
+          prefix.push(delivery.end(driver));
+          break;
+        }
       }
       // What a holding driver kept (the reply so far) is the stream's first output.
       if (!ended && driver.hold) prefix.push(driver.push(NO_BYTES));

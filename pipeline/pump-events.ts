@@ -59,9 +59,16 @@ export function pumpEvents(
     report(endedWith(driver, failure));
     endSink();
   };
+  /** Whether the driver emulates stop sequences (ReplyDriver.cut): only then is it asked after each read. */
+  const cuts = driver.cut !== undefined;
   const run = async () => {
     for (const p of prefix) emit(p);
     while (!ended) {
+      // The reply ended at an emulated stop sequence (ReplyDriver.cut): the upstream is read no more.
+      if (cuts && driver.cut === true) {
+        void reader.cancel().catch(() => {});
+        return finish(undefined);
+      }
       let r: ReadResult;
       try {
         r = await reads.next();

@@ -29,6 +29,7 @@ import { hasUsableContent, opensBlock, replyChars, wholeReplyUnfinished } from "
 import { NO_SECRETS, type SecretSource } from "./scrub.ts";
 import { scrubHubErrorEvent } from "./scrub-events.ts";
 import { estimateReplyUsage, type UsageEstimates } from "./estimate-reply-usage.ts";
+import { cutReplyAtStop, StopSequenceCutter } from "./cut-at-stop-sequence.ts";
 
 const utf8 = new TextEncoder();
 /** Decodes a whole JSON reply (non-streaming decodes keep no state between calls, so one serves every reply). */
@@ -155,9 +156,13 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
   get contentEvents(): number {
     return this.produced + (this.decoder.progress ?? 0);
   }
-  private readonly normalizer: EventNormalizer;
+  private normalizer: EventNormalizer;
   private readonly decoder: StreamDecoder;
   private readonly restorer: EventRestorer | undefined;
+  /** The normalizer's options and outputs, for {@link emulateStops}'s normalizer. */
+  private readonly normalized: { opts: { wholeToolCalls?: boolean }; event: (ev: HubEvent) => void; text: (index: number, text: string, plain: boolean) => void };
+  /** Set by {@link emulateStops}. */
+  private stopCutter: StopSequenceCutter | undefined;
 
   /**
    * `client`: its `wholeToolCalls` trait is the normalizer's (formats/normalize.ts NormalizerOptions).
@@ -175,17 +180,15 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
     };
     var restorer = restoration ? new EventRestorer(restoration, sink) : undefined;
     this.restorer = restorer;
+    var text = (index: number, text: string, plain: boolean) => {
+      this.observeText(text);
+      this.deliverText(index, text, plain);
+    };
+    this.normalized = restorer
+      ? { opts, event: (ev) => restorer!.event(ev), text: (index, t) => restorer!.event({ type: "block_delta", index, delta: { type: "text", text: t } }) }
+      : { opts, event: sink, text };
     // Text deltas go on without their event objects (item 133), except through the restorer, which reads events.
-    this.normalizer = restorer
-      ? new EventNormalizer((ev) => restorer!.event(ev), undefined, opts)
-      : new EventNormalizer(
-          sink,
-          (index, text, plain) => {
-            this.observeText(text);
-            this.deliverText(index, text, plain);
-          },
-          opts,
-        );
+    this.normalizer = restorer ? new EventNormalizer((ev) => restorer!.event(ev), undefined, opts) : new EventNormalizer(sink, text, opts);
     this.decoder = provider.createDecoder(
       decoderOptions,
       (ev) => {
@@ -218,6 +221,23 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
   /** {@link ReplyDriver.dropped}: what the decoder left out of the upstream's stream so far ({@link StreamDecoder.dropped}). */
   get dropped(): readonly string[] | undefined {
     return this.decoder.dropped;
+  }
+
+  /**
+   * Emulates the request's stop sequences (`stops`, for an upstream format without a stop field:
+   * pipeline/cut-at-stop-sequence.ts): the normalized events pass through a {@link StopSequenceCutter}
+   * before the client's side. Called before the first `push`; other replies never pay for it.
+   */
+  emulateStops(stops: readonly string[]): void {
+    const n = this.normalized;
+    const cutter = new StopSequenceCutter(stops, n.event, n.text);
+    this.stopCutter = cutter;
+    this.normalizer = new EventNormalizer((ev) => cutter.event(ev), (index, text, plain) => cutter.onText(index, text, plain), n.opts);
+  }
+
+  /** {@link ReplyDriver.cut}: the reply ended at an emulated stop sequence; undefined when none is emulated. */
+  get cut(): boolean | undefined {
+    return this.stopCutter?.cut;
   }
 
   /** One canonical (normalized, restored) event for the client side. */
@@ -425,6 +445,9 @@ export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
   get serverToolRunning() {
     return this.driver.serverToolRunning;
   }
+  get cut() {
+    return this.driver.cut;
+  }
 }
 
 /**
@@ -501,6 +524,8 @@ export class AccumulatedDriver extends DecodingDriver {
  * {@link replyTooLarge} when the reply grows past `maxBytes` (and holds nothing after).
  */
 export class WholeBodyDriver extends HubDriver {
+  /** The request's stop sequences, emulated for an upstream format without a stop field (set by pipeline/commit.ts). */
+  stops: readonly string[] | undefined;
   readonly buffered = true;
   /** What the upstream's reply held that the client's reply, written from the hub, leaves out (set by `end`). */
   dropped: readonly string[] | undefined;
@@ -584,6 +609,8 @@ export class WholeBodyDriver extends HubDriver {
       this.earlyError = e.error;
       return EMPTY;
     }
+    // The request's stop sequences, emulated for an upstream without a stop field (cut-at-stop-sequence.ts).
+    if (this.stops !== undefined) cutReplyAtStop(resp, this.stops);
     // A reason that is no finish (Gemini's MALFORMED_FUNCTION_CALL), with nothing in it or after some
     // text: a failed attempt, the whole reply being read before the commit point (reply-content.ts
     // wholeReplyUnfinished); a native client gets its provider's word as it came.

@@ -84,6 +84,12 @@ export interface ReplyDriver<Out = Uint8Array> {
    */
   hold?(chunk: Uint8Array): void;
   /**
+   * Optional: the reply ended at a stop sequence the gateway emulates (pipeline/cut-at-stop-sequence.ts):
+   * its finish was handed on, so the upstream is read no more (its reader cancelled) and the driver ended.
+   * Undefined (from the start) for a driver that emulates none: the readers then never look at it per read.
+   */
+  readonly cut?: boolean;
+  /**
    * Optional: {@link end}, whose output may be the text whose UTF-8 bytes `end` would return (a driver
    * that writes text returns it unencoded). Called instead of `end` only for a reply the commit point
    * sends whole as an HTTP body: Bun writes a Response made from a string without the JS byte array

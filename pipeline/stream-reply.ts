@@ -36,6 +36,8 @@ export function replyStream(
   sent: { bytes: number } = { bytes: 0 },
 ): ReadableStream<Uint8Array> {
   const reads = committedReads(reader, opts, driver);
+  /** Whether the driver emulates stop sequences (ReplyDriver.cut): only then is it asked after each read. */
+  const cuts = driver.cut !== undefined;
   let ended = false;
   let reported = false;
   const report = (failure: HubError | undefined) => {
@@ -85,6 +87,11 @@ export function replyStream(
         try {
           // Read until the driver has something for the client (an upstream read may end mid-event).
           while (!ended) {
+            // The reply ended at an emulated stop sequence (ReplyDriver.cut): the upstream is read no more.
+            if (cuts && driver.cut === true) {
+              void reader.cancel().catch(() => {});
+              return finish(controller, undefined);
+            }
             let r: ReadResult;
             try {
               r = await reads.next();

@@ -509,9 +509,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (req.topP !== undefined) body.top_p = req.topP;
   if (req.topLogprobs !== undefined) body.top_logprobs = req.topLogprobs;
   if (req.topK !== undefined) w.add("dropped_field", "top_k is not supported by the Responses format and was not sent.");
-  if (req.stopSequences && req.stopSequences.length > 0) {
-    w.add("dropped_field", "Stop sequences are not supported by the Responses format (no stop field) and were not sent.");
-  }
+  // Stop sequences: the format has no stop field, so none is sent; the gateway emulates them on the
+  // reply (pipeline/cut-at-stop-sequence.ts, REFERENCE §5.11: scan the text and cut), no warning.
   if (req.n !== undefined && req.n > 1) w.add("dropped_field", "n > 1 is not supported by the Responses format; one reply is generated.");
 
   const reasoning = buildReasoning(req, target.model, w);

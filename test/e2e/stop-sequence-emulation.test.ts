@@ -1,0 +1,112 @@
+/**
+ * Stop sequences for an OpenAI Responses upstream, which has no stop field (REFERENCE §5.11: emulate or
+ * reject, never drop silently): the gateway scans the reply's text, cuts it where the first stop
+ * sequence begins (also one split across deltas), ends the reply with the client format's stop-sequence
+ * reason (Messages `stop_sequence` naming it, Chat `stop`, Gemini `STOP`) and reads no more of the
+ * upstream (its call is cancelled). Until 2026-12-07 the sequences were dropped with only an
+ * `X-Switchyard-Warning: dropped_field`, and the client got the text past its stop sequence and
+ * `end_turn`. Real gateway, fake upstream.
+ */
+import { describe, expect, test } from "bun:test";
+import { gatewaySuite } from "../support/gateway-suite.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+
+const suite = gatewaySuite();
+// "\n\nUser:" arrives split across three deltas
+const PIECES = ["The answer is 42.", "\n", "\nUs", "er: and what about", " more text after it"];
+const BEFORE = "The answer is 42.";
+const post = (path: string, body: unknown) =>
+  fetch(`${suite.gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(body) });
+
+/** The upstream's reply: the pieces, then (streamed) keep-alive comments for as long as the gateway reads. */
+function upstream() {
+  suite.gw.fake.handle((r) => {
+    const reply = simpleReply("openai-responses", { textPieces: PIECES, model: r.model }, r.stream);
+    return r.stream ? { ...reply, endless: ": keep-alive\n\n", endless_every_ms: 20 } : reply;
+  });
+}
+
+const sseData = (text: string) =>
+  text
+    .split("\n")
+    .filter((l) => l.startsWith("data: ") && l !== "data: [DONE]")
+    .map((l) => JSON.parse(l.slice(6)));
+
+/** Waits (up to 5 s) until the fake upstream saw its call cancelled. */
+async function upstreamCancelled(): Promise<number> {
+  for (const end = Date.now() + 5000; suite.gw.fake.aborted === 0 && Date.now() < end; ) await Bun.sleep(10);
+  return suite.gw.fake.aborted;
+}
+
+describe("stop sequences emulated for a Responses upstream", () => {
+  test("Messages client, streaming: the text before the sequence exactly, stop_reason stop_sequence naming it; the upstream call is cancelled", async () => {
+    upstream();
+    const res = await post("/v1/messages", { model: "resp/gpt-x", max_tokens: 100, stream: true, stop_sequences: ["\n\nUser:"], messages: [{ role: "user", content: "hi" }] });
+    expect(res.status).toBe(200);
+    expect(res.headers.get("x-switchyard-warning")).toBeNull();
+    const events = sseData(await res.text());
+    expect(events.filter((e) => e.delta?.type === "text_delta").map((e) => e.delta.text).join("")).toBe(BEFORE);
+    expect(events.find((e) => e.type === "message_delta").delta).toEqual({ stop_reason: "stop_sequence", stop_sequence: "\n\nUser:" });
+    expect(events.at(-1).type).toBe("message_stop");
+    expect(await upstreamCancelled()).toBe(1);
+  });
+
+  test("Messages client, not streaming: the same, as one JSON reply", async () => {
+    upstream();
+    const res = await post("/v1/messages", { model: "resp/gpt-x", max_tokens: 100, stop_sequences: ["\n\nUser:"], messages: [{ role: "user", content: "hi" }] });
+    const body = (await res.json()) as any;
+    expect(body.content).toEqual([{ type: "text", text: BEFORE }]);
+    expect([body.stop_reason, body.stop_sequence]).toEqual(["stop_sequence", "\n\nUser:"]);
+  });
+
+  test("Chat client, streaming (stop as a string): the text before it, finish_reason stop, [DONE]; the upstream call is cancelled", async () => {
+    upstream();
+    const res = await post("/v1/chat/completions", { model: "resp/gpt-x", stream: true, stop: "\n\nUser:", messages: [{ role: "user", content: "hi" }] });
+    const text = await res.text();
+    const chunks = sseData(text);
+    expect(chunks.map((c) => c.choices[0]?.delta?.content ?? "").join("")).toBe(BEFORE);
+    expect(chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean)).toEqual(["stop"]);
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+    expect(await upstreamCancelled()).toBe(1);
+  });
+
+  test("Chat client, streaming, the upstream's bytes arriving in pieces 30 ms apart (the sequence split across reads, after the commit point)", async () => {
+    suite.gw.fake.handle((r) => {
+      const sse = simpleReply("openai-responses", { textPieces: PIECES, model: r.model }, true).sse!;
+      const cuts = ['"delta":"\\n"', '"delta":"\\nUs"', '"delta":"er: and'].map((m) => Buffer.byteLength(sse.slice(0, sse.indexOf(m) + 12)));
+      return { sse, split_at: cuts, delay_ms: 30, endless: ": keep-alive\n\n", endless_every_ms: 20 };
+    });
+    const res = await post("/v1/chat/completions", { model: "resp/gpt-x", stream: true, stop: ["\n\nUser:"], messages: [{ role: "user", content: "hi" }] });
+    const chunks = sseData(await res.text());
+    expect(chunks.map((c) => c.choices[0]?.delta?.content ?? "").join("")).toBe(BEFORE);
+    expect(chunks.map((c) => c.choices[0]?.finish_reason).filter(Boolean)).toEqual(["stop"]);
+    expect(await upstreamCancelled()).toBe(1);
+  });
+
+  test("Chat client, not streaming (stop as a list): content cut, finish_reason stop", async () => {
+    upstream();
+    const res = await post("/v1/chat/completions", { model: "resp/gpt-x", stop: ["nothing", "\n\nUser:"], messages: [{ role: "user", content: "hi" }] });
+    const body = (await res.json()) as any;
+    expect([body.choices[0].message.content, body.choices[0].finish_reason]).toEqual([BEFORE, "stop"]);
+  });
+
+  test("Gemini client, streaming and not (generationConfig.stopSequences): text cut, finishReason STOP", async () => {
+    for (const path of ["/v1beta/models/resp/gpt-x:streamGenerateContent?alt=sse", "/v1beta/models/resp/gpt-x:generateContent"]) {
+      upstream();
+      const res = await post(path, { contents: [{ role: "user", parts: [{ text: "hi" }] }], generationConfig: { stopSequences: ["\n\nUser:"] } });
+      const text = await res.text();
+      const chunks = path.includes("stream") ? sseData(text) : [JSON.parse(text)];
+      const said = chunks.flatMap((c) => c.candidates?.[0]?.content?.parts ?? []).map((p: { text?: string }) => p.text ?? "").join("");
+      expect(said).toBe(BEFORE);
+      expect(chunks.map((c) => c.candidates?.[0]?.finishReason).filter(Boolean)).toEqual(["STOP"]);
+    }
+  });
+
+  test("a reply without the sequence is served whole, as the upstream ended it", async () => {
+    suite.gw.fake.handle((r) => simpleReply("openai-responses", { textPieces: ["no stop ", "here"], model: r.model }, r.stream));
+    const res = await post("/v1/messages", { model: "resp/gpt-x", max_tokens: 100, stream: true, stop_sequences: ["\n\nUser:"], messages: [{ role: "user", content: "hi" }] });
+    const events = sseData(await res.text());
+    expect(events.filter((e) => e.delta?.type === "text_delta").map((e) => e.delta.text).join("")).toBe("no stop here");
+    expect(events.find((e) => e.type === "message_delta").delta.stop_reason).toBe("end_turn");
+  });
+});
