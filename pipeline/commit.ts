@@ -89,7 +89,8 @@ export function replyDriverFor(
     return events ? new SseEventsDriver(tap) : tap;
   }
   const encoderOptions = new ReplyEncoderOptions(ctx); // only for the drivers that encode (item 178)
-  const stops = translated.upstreamFormat === "openai-responses" ? emulatedStops(ctx) : undefined;
+  // A Responses client has no stop field: its own lane (native, no hub parsed) is never asked.
+  const stops = translated.upstreamFormat === "openai-responses" && ctx.clientFormat !== "openai-responses" ? emulatedStops(ctx) : undefined;
   if (isSse && ctx.stream) {
     if (events && clientCodec.createEventEncoder) return cutting(estimating(new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), clientCodec, encoderOptions), stops);
     return asEvents(cutting(estimating(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), clientCodec, encoderOptions), stops), events);
