@@ -159,8 +159,10 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
   private normalizer: EventNormalizer;
   private readonly decoder: StreamDecoder;
   private readonly restorer: EventRestorer | undefined;
-  /** The normalizer's options and outputs, for {@link emulateStops}'s normalizer. */
-  private readonly normalized: { opts: { wholeToolCalls?: boolean }; event: (ev: HubEvent) => void; text: (index: number, text: string, plain: boolean) => void };
+  /** The normalizer's options and outputs without a restorer (made per reply anyway), for {@link emulateStops}'s normalizer. */
+  private readonly normalizerOpts: { wholeToolCalls?: boolean };
+  private readonly toClient: (ev: HubEvent) => void;
+  private readonly toClientText: (index: number, text: string, plain: boolean) => void;
   /** Set by {@link emulateStops}. */
   private stopCutter: StopSequenceCutter | undefined;
 
@@ -184,9 +186,9 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
       this.observeText(text);
       this.deliverText(index, text, plain);
     };
-    this.normalized = restorer
-      ? { opts, event: (ev) => restorer!.event(ev), text: (index, t) => restorer!.event({ type: "block_delta", index, delta: { type: "text", text: t } }) }
-      : { opts, event: sink, text };
+    this.normalizerOpts = opts;
+    this.toClient = sink;
+    this.toClientText = text;
     // Text deltas go on without their event objects (item 133), except through the restorer, which reads events.
     this.normalizer = restorer ? new EventNormalizer((ev) => restorer!.event(ev), undefined, opts) : new EventNormalizer(sink, text, opts);
     this.decoder = provider.createDecoder(
@@ -229,10 +231,12 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
    * before the client's side. Called before the first `push`; other replies never pay for it.
    */
   emulateStops(stops: readonly string[]): void {
-    const n = this.normalized;
-    const cutter = new StopSequenceCutter(stops, n.event, n.text);
+    const restorer = this.restorer;
+    const cutter = restorer
+      ? new StopSequenceCutter(stops, (ev) => restorer.event(ev), (index, text) => restorer.event({ type: "block_delta", index, delta: { type: "text", text } }))
+      : new StopSequenceCutter(stops, this.toClient, this.toClientText);
     this.stopCutter = cutter;
-    this.normalizer = new EventNormalizer((ev) => cutter.event(ev), (index, text, plain) => cutter.onText(index, text, plain), n.opts);
+    this.normalizer = new EventNormalizer((ev) => cutter.event(ev), (index, text, plain) => cutter.onText(index, text, plain), this.normalizerOpts);
   }
 
   /** {@link ReplyDriver.cut}: the reply ended at an emulated stop sequence; undefined when none is emulated. */
