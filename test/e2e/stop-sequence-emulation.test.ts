@@ -8,6 +8,8 @@
  * `end_turn`. Real gateway, fake upstream.
  */
 import { describe, expect, test } from "bun:test";
+import Anthropic from "@anthropic-ai/sdk";
+import OpenAI from "openai";
 import { gatewaySuite } from "../support/gateway-suite.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
 
@@ -100,6 +102,18 @@ describe("stop sequences emulated for a Responses upstream", () => {
       expect(said).toBe(BEFORE);
       expect(chunks.map((c) => c.candidates?.[0]?.finishReason).filter(Boolean)).toEqual(["STOP"]);
     }
+  });
+
+  test("the official SDKs read it: Anthropic's finalMessage() stop_sequence naming it, OpenAI's stream finish_reason stop, the text before it", async () => {
+    upstream();
+    const anthropic = new Anthropic({ apiKey: "placeholder", baseURL: suite.gw.url, maxRetries: 0 });
+    const msg = await anthropic.messages.stream({ model: "resp/gpt-x", max_tokens: 100, stop_sequences: ["\n\nUser:"], messages: [{ role: "user", content: "hi" }] }).finalMessage();
+    expect(msg.content.map((b) => (b.type === "text" ? b.text : b.type))).toEqual([BEFORE]);
+    expect([msg.stop_reason, msg.stop_sequence]).toEqual(["stop_sequence", "\n\nUser:"]);
+    upstream();
+    const openai = new OpenAI({ apiKey: "placeholder", baseURL: `${suite.gw.url}/v1`, maxRetries: 0 });
+    const done = await openai.chat.completions.stream({ model: "resp/gpt-x", stop: ["\n\nUser:"], messages: [{ role: "user", content: "hi" }] }).finalChatCompletion();
+    expect([done.choices[0]!.message.content, done.choices[0]!.finish_reason]).toEqual([BEFORE, "stop"]);
   });
 
   test("a reply without the sequence is served whole, as the upstream ended it", async () => {
