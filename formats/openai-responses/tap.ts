@@ -26,10 +26,17 @@
  * delayed in effect). That keeps `end(failure)` able to append a well-formed `response.failed` after a
  * cut-off stream instead of gluing it onto half an event.
  *
- * `end(failure?)`: nothing when a terminal event arrived; otherwise `response.failed` with the next
- * `sequence_number`, the response id seen, and `failure` (else the upstream's `error` event, else a
- * truncation error) — SPEC 6.4. When the provider sent nothing at all, `response.created` goes first
- * (the OpenAI SDK requires it, REFERENCE §0).
+ * `end(failure?)`: nothing when a terminal event arrived; otherwise an `error` event then
+ * `response.failed`, with the next `sequence_number`s, the response id seen, `failure` (else the
+ * upstream's `error` event, else a truncation error) and the items completed so far (those whose
+ * `output_item.done` came) as its `output` — SPEC 6.4, what the translated lanes' encoder sends
+ * (encoder.ts `fail`) and OpenAI's own failed stream has (recorded `openai-responses/error-event.sse`:
+ * `error`, then `response.failed`). The `error` event is what makes the OpenAI SDK throw (7.x's
+ * `responses.stream()` otherwise resolves a "failed" response with the text so far, and a raw
+ * `for await` ends quietly); it is left out when the upstream sent one already (the SDK raised on it),
+ * and by the event tap (on Codex's Responses WebSocket an `error` frame is a request refused before its
+ * response, as encoder.ts's event encoder says). When the provider sent nothing at all,
+ * `response.created` goes first (the OpenAI SDK requires it, REFERENCE §0).
  *
  * A stream whose first event is not `response.created` (a third-party Responses server: recorded
  * `openai-responses/incomplete-max-output-tokens.sse` starts with an output item) gets one made before
@@ -99,6 +106,13 @@ abstract class ResponsesObserver {
    * kept: an upstream that sends more has them read then, so a stream holds no more than that many.
    */
   private unreadLifecycle: string[] | undefined;
+  /**
+   * The data of the `output_item.done` events read, unparsed: the items completed so far, which only
+   * {@link closing} reads (the failed response's `output`).
+   */
+  private doneItems: string[] | undefined;
+  /** The upstream sent an `error` event: {@link closing} sends none of its own. */
+  private sawErrorEvent = false;
   /** `end()` is dispatching the unterminated tail: only a complete terminal event counts then. */
   protected flushing = false;
   /** `end()` ran: later calls append nothing. */
@@ -140,11 +154,12 @@ abstract class ResponsesObserver {
   }
 
   /**
-   * The events that close a reply without a terminal event: `response.failed` with `failure` (else the
-   * upstream's `error`, else truncation), after `response.created` when nothing came at all. Records
-   * the error in `state`.
+   * The events that close a reply without a terminal event (module doc): `response.failed` with
+   * `failure` (else the upstream's `error`, else truncation) and the items completed so far, after an
+   * `error` event when `errorEvent` and the upstream sent none, after `response.created` when nothing
+   * came at all. Records the error in `state`.
    */
-  protected closing(failure: HubError | undefined): StreamEvent[] {
+  protected closing(failure: HubError | undefined, errorEvent: boolean): StreamEvent[] {
     const err = failure ?? this.state.error ?? TRUNCATED_ERROR;
     this.state.error = err;
     this.foldLifecycle();
@@ -163,6 +178,10 @@ abstract class ResponsesObserver {
         }),
       });
     }
+    if (errorEvent && !this.sawErrorEvent) {
+      // encoder.ts `fail`'s error event: the OpenAI SDK raises on it.
+      out.push({ event: "error", data: JSON.stringify({ type: "error", sequence_number: ++seq, code, message: err.message, param: err.param ?? null }) });
+    }
     out.push({
       event: "response.failed",
       data: JSON.stringify({
@@ -175,12 +194,22 @@ abstract class ResponsesObserver {
           model: model ?? null,
           error: { code, message: err.message },
           incomplete_details: null,
-          output: [],
+          output: this.outputSoFar(),
           usage: null,
         },
       }),
     });
     return out;
+  }
+
+  /** The items of the `output_item.done` events read, by their `output_index` (arrival order without one). */
+  private outputSoFar(): Json[] {
+    const done: { at: number; item: Json }[] = [];
+    for (const data of this.doneItems ?? []) {
+      const ev = parse(data);
+      if (ev?.item && typeof ev.item === "object") done.push({ at: typeof ev.output_index === "number" ? ev.output_index : done.length, item: ev.item as Json });
+    }
+    return done.sort((a, b) => a.at - b.at).map((d) => d.item);
   }
 
   // ---------------------------------------------------------------------------------------------
@@ -242,6 +271,7 @@ abstract class ResponsesObserver {
         const ev = parsed ?? parse(data);
         const inner = ev?.error && typeof ev.error === "object" ? (ev.error as Json) : ev;
         if (!this.state.error) this.state.error = ev ? hubErrorFromOpenAi(inner, 0) : errorEventNotJson(data);
+        this.sawErrorEvent = true;
         return;
       }
       case "response.output_item.added":
@@ -251,6 +281,7 @@ abstract class ResponsesObserver {
         // A hosted tool's item (not one the hub carries) is a server tool in flight until it is done; a
         // `.done` is read for its type only while one is.
         const added = name === "response.output_item.added";
+        if (!added) (this.doneItems ??= []).push(data); // read by `closing` only
         if (!added && this.state.serverTools === 0) return;
         const type = itemType(parsed, data);
         if (type === undefined || HUB_ITEMS.has(type)) return;
@@ -356,7 +387,7 @@ class ResponsesTap extends ResponsesObserver implements PassthroughTap {
     // Any other unterminated tail is half an event: dropped, never glued to what follows.
     if (this.state.terminal) return EMPTY;
     let out = "";
-    for (const e of this.closing(failure)) out += sseNamed(e.event!, e.data);
+    for (const e of this.closing(failure, true)) out += sseNamed(e.event!, e.data);
     return utf8.encode(out);
   }
 }
@@ -390,7 +421,7 @@ class ResponsesEventTap extends ResponsesObserver implements PassthroughTap<Stre
     this.reader.end();
     if (this.state.terminal) return this.take();
     this.out = [];
-    return this.closing(failure);
+    return this.closing(failure, false);
   }
 
   private take(): StreamEvent[] {

@@ -4,6 +4,7 @@ import { parseSse, sdkStream } from "../../support/openai-responses-helpers.ts";
 import { openaiResponses } from "../../../formats/openai-responses/index.ts";
 import type { PassthroughTap } from "../../../formats/codec.ts";
 import { concatBytes, SseReader } from "../../../formats/sse.ts";
+import { TRUNCATED_ERROR } from "../../../formats/normalize.ts";
 import { expectCrlfOneBytePerRead } from "../../support/tap-framing.ts";
 import { expectSplitReadsDecodeAlike } from "../../support/split-reads.ts";
 
@@ -96,24 +97,45 @@ describe("events that span reads", () => {
 });
 
 describe("tap end(): the missing terminal", () => {
-  test("cut mid-stream: the half event is dropped and response.failed follows with the next sequence_number and the response id", async () => {
+  test("cut mid-stream: the half event is dropped, then an error event and response.failed with the next sequence_numbers and the response id; the SDK throws", async () => {
     const bytes = await recordedBytes("openai-responses/text.sse");
     const s = text(bytes);
     const cutAt = utf8.encode(s.slice(0, s.indexOf('"delta":" file"'))).length; // inside the third delta
     const { tap, forwarded, appended } = run([bytes.subarray(0, cutAt)]);
     const wire = parseSse(text(forwarded) + text(appended));
-    expect(wire.at(-2)!.data.sequence_number).toBe(5);
+    expect(wire.at(-3)!.data.sequence_number).toBe(5);
+    expect(wire.at(-2)!.data).toEqual({ type: "error", sequence_number: 6, code: "server_error", message: TRUNCATED_ERROR.message, param: null });
     const failed = wire.at(-1)!.data;
     expect(failed).toMatchObject({
       type: "response.failed",
-      sequence_number: 6,
-      response: { id: "resp_051ebd7ab60063870069d4fe8ac1348194bf06d0a4646af05f", status: "failed", error: { code: "server_error" } },
+      sequence_number: 7,
+      response: { id: "resp_051ebd7ab60063870069d4fe8ac1348194bf06d0a4646af05f", status: "failed", error: { code: "server_error", message: TRUNCATED_ERROR.message }, output: [] },
     });
     expect(tap.state.error?.code).toBe("upstream_truncated");
     expect(wire.some((w) => w.data.type === "response.completed")).toBe(false);
     const { final, error } = await sdkStream(concat([forwarded, appended]));
-    expect(error).toBeUndefined();
-    expect(final.status).toBe("failed");
+    expect(final).toBeUndefined();
+    expect(String(error)).toContain(TRUNCATED_ERROR.message);
+  });
+
+  test("cut after an item completed: response.failed carries the items completed so far (as the translated lanes' does), not the open one", async () => {
+    const bytes = await recordedBytes("openai-responses/reasoning-summary-encrypted-function-call.sse");
+    const s = text(bytes);
+    const cutAt = utf8.encode(s.slice(0, s.indexOf("event: response.function_call_arguments.done"))).length; // the call is open
+    const { forwarded, appended } = run([bytes.subarray(0, cutAt)]);
+    const done = parseSse(text(forwarded)).filter((w) => w.event === "response.output_item.done");
+    expect(done.map((w) => w.data.item.type)).toEqual(["reasoning"]);
+    const closing = parseSse(text(appended));
+    expect(closing.map((w) => w.event)).toEqual(["error", "response.failed"]);
+    expect(closing[1]!.data.response.output).toEqual([done[0]!.data.item]);
+  });
+
+  test("an upstream error event then a cut: response.failed alone (the SDK raised on the upstream's error already)", async () => {
+    const sse =
+      'event: response.created\ndata: {"type":"response.created","sequence_number":0,"response":{"id":"resp_x","status":"in_progress","output":[]}}\n\n' +
+      'event: error\ndata: {"type":"error","sequence_number":1,"code":"server_error","message":"Boom"}\n\n';
+    const { appended } = run([utf8.encode(sse)]);
+    expect(parseSse(text(appended)).map((w) => [w.event, w.data.sequence_number])).toEqual([["response.failed", 2]]);
   });
 
   test("end(failure) reports the gateway's failure (e.g. idle timeout) with the mapped code", async () => {
@@ -121,8 +143,9 @@ describe("tap end(): the missing terminal", () => {
     const s = text(bytes);
     const cut = utf8.encode(s.slice(0, s.indexOf("event: response.function_call_arguments.done")));
     const { appended } = run([cut], { kind: "rate_limit", status: 429, message: "Rate limited upstream" });
-    const failed = parseSse(text(appended))[0]!.data;
-    expect(failed.response.error).toEqual({ code: "rate_limit_exceeded", message: "Rate limited upstream" });
+    const [error, failed] = parseSse(text(appended)).map((w) => w.data);
+    expect(error).toMatchObject({ type: "error", code: "rate_limit_exceeded", message: "Rate limited upstream" });
+    expect(failed!.response.error).toEqual({ code: "rate_limit_exceeded", message: "Rate limited upstream" });
   });
 
   test("an upstream error event without response.failed: end() appends response.failed carrying that error", () => {
@@ -138,15 +161,17 @@ describe("tap end(): the missing terminal", () => {
     });
   });
 
-  test("nothing received at all: response.created then response.failed, readable by the SDK", async () => {
+  test("nothing received at all: response.created, error, response.failed, which the SDK raises", async () => {
     const { appended } = run([]);
     const wire = parseSse(text(appended));
     expect(wire.map((w) => [w.event, w.data.sequence_number])).toEqual([
       ["response.created", 0],
-      ["response.failed", 1],
+      ["error", 1],
+      ["response.failed", 2],
     ]);
-    const { final } = await sdkStream(appended);
-    expect(final.status).toBe("failed");
+    const { final, error } = await sdkStream(appended);
+    expect(final).toBeUndefined();
+    expect(String(error)).toContain(TRUNCATED_ERROR.message);
   });
 
   test("a terminal event without its final blank line is forwarded, terminated, and counts as complete", async () => {
@@ -171,9 +196,10 @@ describe("tap end(): the missing terminal", () => {
       for (const tap of [openaiResponses.createTap({ family: "openai" }), openaiResponses.createEventTap!({ family: "openai" })]) {
         (tap as PassthroughTap<unknown>).push(utf8.encode(sse));
         const closing = tap.end();
-        const events = closing instanceof Uint8Array ? parseSse(text(closing)).map((e) => e.data) : (closing as Array<{ data: string }>).map((e) => JSON.parse(e.data));
+        // The byte tap sends an error event first (module doc), the event tap does not.
+        const events = closing instanceof Uint8Array ? parseSse(text(closing)).map((e) => e.data).slice(1) : (closing as Array<{ data: string }>).map((e) => JSON.parse(e.data));
         expect(events).toHaveLength(1);
-        expect(events[0]).toMatchObject({ type: "response.failed", sequence_number: seq, response: { id, model, status: "failed" } });
+        expect(events[0]).toMatchObject({ type: "response.failed", sequence_number: closing instanceof Uint8Array ? seq + 1 : seq, response: { id, model, status: "failed" } });
       }
     }
   });
@@ -276,8 +302,19 @@ describe("event tap: the byte tap's events, without reading its bytes again", ()
     const appended = tap.end(failure);
     return { fromBytes: eventsOf(concat([bytesRun.forwarded, bytesRun.appended])), events: [...events, ...appended], appended, state: tap.state, bytesState: bytesRun.tap.state };
   }
+  /** The same events, but the byte tap's closing `error` event (the event tap sends none, module doc), whose sequence number the event tap's `response.failed` takes. */
   const same = (r: ReturnType<typeof both>) => {
-    expect(r.events).toEqual(r.fromBytes);
+    const at = r.fromBytes.findIndex((e, i) => e.event === "error" && r.fromBytes[i + 1]?.event === "response.failed" && i + 2 === r.fromBytes.length && !r.events.some((x) => x.event === "error"));
+    if (at < 0) expect(r.events).toEqual(r.fromBytes);
+    else {
+      expect(r.events.slice(0, at)).toEqual(r.fromBytes.slice(0, at));
+      expect(r.events.slice(at).map((e) => e.event)).toEqual(["response.failed"]);
+      const seqOf = (e: { data: string }) => JSON.parse(e.data).sequence_number;
+      expect(seqOf(r.events[at]!)).toBe(seqOf(r.fromBytes[at]!));
+      const { sequence_number: _a, ...fromEvents } = JSON.parse(r.events[at]!.data);
+      const { sequence_number: _b, ...fromBytes } = JSON.parse(r.fromBytes[at + 1]!.data);
+      expect(fromEvents).toEqual(fromBytes);
+    }
     expect(r.state).toEqual(r.bytesState);
   };
 

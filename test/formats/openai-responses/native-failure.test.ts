@@ -1,12 +1,12 @@
 /**
- * Found by trying the official SDKs against switchyard (helper session 43, report-only): a Responses
- * client served by a Responses provider (native lane, formats/openai-responses/tap.ts `closing`) gets
- * only `response.failed` when the upstream breaks mid-reply, while the translated lanes
- * (formats/openai-responses/encoder.ts `fail`) send `error` then `response.failed`, as OpenAI's own
- * recorded failure does (openai-responses/error-event.sse). With openai 7.60, `responses.stream()` and
- * a raw `for await` reject on the translated lanes and resolve (status "failed", the text so far) on
- * the native one. These tests fail on the current code; the lead may adopt them (test/formats/
- * openai-responses/tap.test.ts "cut mid-stream" asserts the current behaviour and would change too).
+ * Found by trying the official SDKs against switchyard (session 43): a Responses client served by a
+ * Responses provider (native lane, formats/openai-responses/tap.ts `closing`) got only `response.failed`
+ * when the upstream broke mid-reply, while the translated lanes (formats/openai-responses/encoder.ts
+ * `fail`) send `error` then `response.failed`, as OpenAI's own recorded failure does
+ * (openai-responses/error-event.sse). With openai 7.x, `responses.stream()` and a raw `for await`
+ * rejected on the translated lanes and resolved (status "failed", the text so far) on the native one.
+ * Fixed 2026-12-07: the native lane sends the `error` event too (test/e2e/responses-native-cut.test.ts
+ * through the gateway).
  */
 import { describe, expect, test } from "bun:test";
 import { recordedBytes } from "../../support/fixtures.ts";
