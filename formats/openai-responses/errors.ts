@@ -6,6 +6,7 @@
  */
 import { ERROR_STATUS, hubError, type ErrorKind, type HubError } from "../hub.ts";
 import { classifyOpenAiError, openAiErrorCode, openAiRetryAfter } from "../openai-common/errors.ts";
+import { rawErrorText } from "../raw-error-text.ts";
 
 /** OpenAI `error.type` per kind (REFERENCE §2.4, §5.2). */
 const TYPE_FOR_KIND: Record<ErrorKind, string> = {
@@ -111,7 +112,10 @@ export function errorBody(err: HubError): { error: { message: string; type: stri
 
 /**
  * Provider HTTP error → hub error (codec `parseError`). Reads the OpenAI envelope
- * (`{"error":{…}}`), also a bare `{message,code}` object and non-JSON text; never throws. The kind
+ * (`{"error":{…}}`), also a bare `{message,code}` object and non-JSON text (its first 500 characters
+ * as the message, as Anthropic's parser keeps them; an empty body or an HTML page, a proxy's 502, gives
+ * "Upstream returned HTTP N." as the Chat and Anthropic parsers do: formats/raw-error-text.ts); never
+ * throws. The kind
  * comes from the shared OpenAI classifier (formats/openai-common/errors.ts: codes, then wording, then
  * the status; REFERENCE §5.2); `Retry-After` / `retry-after-ms` headers (an HTTP date measured
  * against `now`, ms since the epoch), OpenAI's `x-ratelimit-reset-*` on a 429 and a "try again in Ns"
@@ -128,7 +132,7 @@ export function parseError(status: number, body: string, headers: Headers, now?:
   } catch {
     obj = undefined;
   }
-  const fallbackMessage = body.trim().slice(0, 500) || `Upstream HTTP ${status}`;
+  const fallbackMessage = rawErrorText(body, 500) ?? `Upstream returned HTTP ${status}.`;
   const err = hubErrorFromOpenAi(obj ?? { message: fallbackMessage }, status, headers, now);
   if (!err.status) err.status = ERROR_STATUS[err.kind];
   return err;

@@ -26,8 +26,10 @@ describe("parseError (provider HTTP errors)", () => {
     });
     expect(openaiResponses.parseError(404, JSON.stringify({ error: { message: "no", type: "invalid_request_error", code: "model_not_found" } }), new Headers()).kind).toBe("model_not_found");
     expect(openaiResponses.parseError(401, JSON.stringify({ error: { message: "bad key", type: "invalid_request_error", code: "invalid_api_key" } }), new Headers()).kind).toBe("authentication");
-    expect(openaiResponses.parseError(503, "<html>upstream down</html>", new Headers())).toMatchObject({ kind: "overloaded", status: 503, message: "<html>upstream down</html>" });
-    expect(openaiResponses.parseError(500, "", new Headers())).toMatchObject({ kind: "api_error", status: 500 });
+    // An HTML page (a proxy's) is not the client's message; other text is, cut to 500 characters.
+    expect(openaiResponses.parseError(503, "<html>upstream down</html>", new Headers())).toMatchObject({ kind: "overloaded", status: 503, message: "Upstream returned HTTP 503." });
+    expect(openaiResponses.parseError(503, "upstream down", new Headers())).toMatchObject({ kind: "overloaded", status: 503, message: "upstream down" });
+    expect(openaiResponses.parseError(500, "", new Headers())).toMatchObject({ kind: "api_error", status: 500, message: "Upstream returned HTTP 500." });
     // Responses-compatible servers without OpenAI codes: the wording decides
     expect(openaiResponses.parseError(400, JSON.stringify({ error: { message: "This model's maximum context length is 8192 tokens" } }), new Headers()).kind).toBe("context_length_exceeded");
     expect(openaiResponses.parseError(429, JSON.stringify({ message: "You exceeded your current quota" }), new Headers()).kind).toBe("quota_exhausted");
