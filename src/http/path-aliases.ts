@@ -9,6 +9,10 @@
  * - a base URL without `/v1` (`http://127.0.0.1:20128` + `/chat/completions`): not served (the browser
  *   rules and CORS cover `/v1` and `/v1beta` only, src/http/browser-guard.ts `clientSurface`), but its 404
  *   names the path under `/v1` and says to end the base URL with `/v1` ({@link pathHint});
+ * - a base URL with `/v1` twice for an OpenAI client (`…/v1/v1` + `/chat/completions`, `/responses`,
+ *   `/models`): not served (only `/v1/v1/messages` is, the Anthropic SDK's path for a base URL ending in
+ *   `/v1`, an easy mistake since every OpenAI client wants it), but its 404 names the path and says to
+ *   end the base URL with `/v1` once ({@link pathHint});
  * - an OpenAI endpoint the gateway does not serve (`/v1/embeddings`, the legacy `/v1/completions`,
  *   audio, images, moderations): its 404 says so, so the user knows it is not a base-URL mistake;
  * - the base address itself (`/`, which `scripts/start` prints): a browser is sent to `/dashboard`, an
@@ -45,6 +49,13 @@ export function pathHint(method: string, path: string, headers: Headers): Respon
       `Unknown path: ${method} ${path.slice(0, 300)}. This gateway serves the API under /v1: the path is ${method} ${right.slice(0, 300)}. ` +
       `Set the app's base URL to ${base.slice(0, 300)} (an app that adds /v1 itself, such as the Anthropic SDK, takes it without /v1).`;
     return errorResponse(formatForPath(right, headers), hubError("not_found", message, { code: "unknown_url" }));
+  }
+  const once = path.startsWith("/v1/v1/") ? path.slice(3) : undefined;
+  if (once !== undefined && (UNDER_V1.includes(once.slice(3)) || once.startsWith("/v1/models/"))) {
+    const message =
+      `Unknown path: ${method} ${path.slice(0, 300)}. The path has /v1 twice: it is ${method} ${once.slice(0, 300)}. ` +
+      `Set the app's base URL to ${base.slice(0, 300)}, with /v1 once (an app that adds /v1 itself, such as the Anthropic SDK, takes it without /v1).`;
+    return errorResponse(formatForPath(once, headers), hubError("not_found", message, { code: "unknown_url" }));
   }
   for (const [prefix, what] of NOT_SERVED) {
     if (prefix.endsWith("/") ? path.startsWith(prefix) || `${path}/` === prefix : path === prefix || path.startsWith(`${prefix}/`)) {

@@ -135,6 +135,41 @@ describe("a base URL without /v1: a 404 naming the right path, in the client's f
   });
 });
 
+describe("a base URL with /v1 twice (…/v1/v1): a 404 naming the path with /v1 once, as a base URL without /v1 gets", () => {
+  for (const [method, path, body] of [
+    ["POST", "/v1/v1/chat/completions", CHAT],
+    ["POST", "/v1/v1/responses", { model: "oai/gpt-test", input: "hi" }],
+    ["GET", "/v1/v1/models", undefined],
+    ["GET", "/v1/v1/models/oai/gpt-test", undefined],
+    ["POST", "/v1//v1/chat/completions", CHAT],
+  ] as const) {
+    test(`${method} ${path}`, async () => {
+      const before = gw.fake.requests.length;
+      const res = await send(method, path, body);
+      expect(res.status).toBe(404);
+      const b = (await res.json()) as { error: unknown };
+      expect(b.error).toEqual({
+        message:
+          `Unknown path: ${method} ${path.replace("//", "/")}. The path has /v1 twice: it is ${method} ${path.replace("//", "/").slice(3)}. ` +
+          `Set the app's base URL to http://127.0.0.1:${gw.app.port}/v1, with /v1 once (an app that adds /v1 itself, such as the Anthropic SDK, takes it without /v1).`,
+        type: "invalid_request_error",
+        param: null,
+        code: "unknown_url",
+      });
+      expect(gw.fake.requests.length).toBe(before);
+    });
+  }
+
+  test("POST /v1/v1/messages is served (the Anthropic SDK's path for a base URL ending in /v1); /v1/v1/messages/batches is Anthropic's plain 404", async () => {
+    const res = await send("POST", "/v1/v1/messages", MSG);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { type: string }).type).toBe("message");
+    const batches = await send("POST", "/v1/v1/messages/batches", MSG);
+    expect(batches.status).toBe(404);
+    expect(((await batches.json()) as { error: { message: string } }).error.message).toBe("Unknown path: POST /v1/v1/messages/batches");
+  });
+});
+
 describe("endpoints the gateway does not serve say so", () => {
   for (const [path, what] of [
     ["/v1/embeddings", "embeddings"],
