@@ -44,8 +44,17 @@
  * snapshot hasn't been set yet, expected 'response.created' event"; sdk16 S5). It names the response
  * as the first event does when that event carries one (its id and model: the SDK refuses a lifecycle
  * event whose id differs from the first's), else with no id (the stream's later events have none,
- * as in the recording) and the first event's sequence number. An `error` or `keepalive` event first
- * is left alone (the SDK raises the one as it comes and refuses the other before any `response.created`).
+ * as in the recording), with the first event's sequence number. Such a stream is not passed on byte
+ * for byte (it is no OpenAI stream, and already not as it came): each event goes out re-serialised
+ * ({@link ResponsesObserver.repair}) with its `sequence_number` one higher, so the numbers keep
+ * rising after the made event (until 2026-12-07 the made event and the first repeated one), and a
+ * terminal event whose `response` has no `output` gets the items completed so far (the
+ * `output_item.done` events' items): the recording's `response.incomplete` has none, and openai 6.x's
+ * `responses.stream()` takes the terminal's `response` as the final one and threw "rsp.output is not
+ * iterable" (7.x keeps the items it read). A stream that begins with `response.created` (OpenAI's) is
+ * passed on unchanged, terminal included. An `error` or `keepalive` event first is left alone, nothing
+ * made nor rewritten (the SDK raises the one as it comes and refuses the other before any
+ * `response.created`).
  *
  * The event tap ({@link createEventTap}, for Codex's Responses WebSocket, SPEC 2.5) reads the same
  * way and forwards the same events, as the events its reader dispatched (each complete event, in order;
@@ -53,10 +62,11 @@
  */
 import { mergeUsage, type HubError } from "../hub.ts";
 import type { PassthroughTap, StreamEvent, TapOptions, TapState } from "../codec.ts";
-import { errorEventNotJson, HeldEvent, SseReader, sseNamed, type SseEvent } from "../sse.ts";
+import { errorEventNotJson, HeldEvent, SseReader, sseData, sseNamed, type SseEvent } from "../sse.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { fromResponsesUsage, HUB_ITEMS, stopForTerminal } from "./common.ts";
 import { failedCodeForKind, hubErrorFromOpenAi } from "./errors.ts";
+import { ItemSnapshot } from "./item-snapshot.ts";
 
 type Json = Record<string, any>;
 
@@ -113,6 +123,10 @@ abstract class ResponsesObserver {
   private doneItems: string[] | undefined;
   /** The upstream sent an `error` event: {@link closing} sends none of its own. */
   private sawErrorEvent = false;
+  /** A `response.created` was made before the first event ({@link startOf}): every event goes out {@link repair}ed. */
+  protected repairing = false;
+  /** While {@link repairing}: the items the events built, for a terminal event without `output`. */
+  private snapshot: ItemSnapshot | undefined;
   /** `end()` is dispatching the unterminated tail: only a complete terminal event counts then. */
   protected flushing = false;
   /** `end()` ran: later calls append nothing. */
@@ -141,7 +155,30 @@ abstract class ResponsesObserver {
     if (typeof from?.id === "string") response.id = from.id;
     Object.assign(response, { object: "response", status: "in_progress", model: typeof from?.model === "string" ? from.model : null, output: [], usage: null, error: null, incomplete_details: null });
     const seq = typeof parsed?.sequence_number === "number" ? parsed.sequence_number : 0;
+    this.repairing = true;
+    this.snapshot = new ItemSnapshot();
     this.lead({ event: "response.created", data: JSON.stringify({ type: "response.created", sequence_number: seq, response }) });
+  }
+
+  /**
+   * An event of a stream that began without `response.created`, as it goes out (module doc): its
+   * `sequence_number` one higher than the upstream's (after the made event, which took the first
+   * event's), and a terminal event's `response` without `output` given the items the events built
+   * ({@link ItemSnapshot}, as openai 7.x's `ResponseStream` builds them: the completed ones for
+   * `response.completed`, the unfinished ones too otherwise). An event whose data is not a JSON
+   * object goes out as it came. Returns the event and its parsed (rewritten) data.
+   */
+  private repair(e: SseEvent, name: string | undefined): { event: SseEvent; parsed: Json | undefined } {
+    const parsed = parse(e.data);
+    if (!parsed) return { event: e, parsed };
+    const type = typeof (name ?? parsed.type) === "string" ? ((name ?? parsed.type) as string) : "";
+    this.snapshot?.read(type, parsed);
+    if (typeof parsed.sequence_number === "number") parsed.sequence_number += 1;
+    const r = parsed.response;
+    if ((type === "response.completed" || type === "response.incomplete" || type === "response.failed") && r && typeof r === "object" && !Array.isArray(r.output)) {
+      r.output = this.snapshot?.output(type !== "response.completed") ?? [];
+    }
+    return { event: { event: e.event, data: JSON.stringify(parsed) }, parsed };
   }
 
   /**
@@ -215,7 +252,7 @@ abstract class ResponsesObserver {
   // ---------------------------------------------------------------------------------------------
 
   private onEvent(e: SseEvent): void {
-    const data = e.data;
+    let data = e.data;
     if (data.length === 0 || data === "[DONE]") return;
     let name = e.event;
     let parsed: Json | undefined;
@@ -227,6 +264,12 @@ abstract class ResponsesObserver {
       if (!parsed || (name !== "response.completed" && name !== "response.incomplete" && name !== "response.failed")) return;
     }
     if (this.events === 0 && name !== "response.created") this.startOf(data, name);
+    if (this.repairing) {
+      const fixed = this.repair(e, name);
+      e = fixed.event;
+      data = e.data;
+      parsed = fixed.parsed;
+    }
     this.events++;
     this.forwarded(e);
     this.trackSeq(data);
@@ -342,9 +385,19 @@ class ResponsesTap extends ResponsesObserver implements PassthroughTap {
 
   /** The made `response.created` (module doc), not yet sent. */
   private leading: Uint8Array | undefined;
+  /** The events read and {@link ResponsesObserver.repair}ed, not yet sent (a stream that began without `response.created`). */
+  private repaired = "";
 
-  protected forwarded(): void {
-    // the bytes go out as they came (push)
+  protected forwarded(e: SseEvent): void {
+    // the bytes go out as they came (push), or rewritten when repairing
+    if (this.repairing) this.repaired += e.event !== undefined ? sseNamed(e.event, e.data) : sseData(e.data);
+  }
+
+  /** The repaired events read so far (emptied), instead of the bytes `held` gave. */
+  private takeRepaired(): Uint8Array {
+    const out = this.repaired;
+    this.repaired = "";
+    return out.length === 0 ? EMPTY : utf8.encode(out);
   }
 
   protected lead(e: StreamEvent): void {
@@ -354,7 +407,8 @@ class ResponsesTap extends ResponsesObserver implements PassthroughTap {
   push(chunk: Uint8Array): Uint8Array {
     if (chunk.length === 0) return EMPTY;
     this.reader.push(chunk);
-    return this.led(this.held.push(chunk));
+    const out = this.held.push(chunk);
+    return this.led(this.repairing ? this.takeRepaired() : out);
   }
 
   /** `out` after the made `response.created` when one waits (the read that completed the first event). */
@@ -376,6 +430,13 @@ class ResponsesTap extends ResponsesObserver implements PassthroughTap {
     this.flushing = true;
     this.reader.end();
     const tail = this.held.takeAll();
+    if (this.repairing) {
+      // A terminal event without its blank line was read and repaired; nothing else of the tail goes out.
+      if (this.state.terminal) return this.led(this.takeRepaired());
+      let out = "";
+      for (const e of this.closing(failure, true)) out += sseNamed(e.event!, e.data);
+      return utf8.encode(out);
+    }
     if (tail.length > 0 && !terminalBefore && this.state.terminal) {
       // The terminal event arrived without its blank line: forward it, terminated.
       const out = new Uint8Array(tail.length + 2);

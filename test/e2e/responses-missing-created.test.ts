@@ -3,8 +3,12 @@
  * openai-responses/incomplete-max-output-tokens.sse, from a third-party Responses server: an output
  * item first, then `response.incomplete`; sdk16 S5). The OpenAI SDK's `responses.stream()` throws on
  * any other first event ("When snapshot hasn't been set yet, expected 'response.created' event"); the
- * passthrough now puts a `response.created` before the first event and forwards the rest byte for
- * byte, so the SDK reads the reply: `incomplete`, `max_output_tokens`. Real gateway, fake upstream.
+ * passthrough now puts a `response.created` before the first event, so the SDK reads the reply:
+ * `incomplete`, `max_output_tokens`. The rest goes out re-serialised (formats/openai-responses/tap.ts
+ * `repair`, since 2026-12-07): sequence numbers one higher, so they rise after the made event (it and
+ * the first event both had 0), and the terminal `response.incomplete`, which has no `output`, with the
+ * item the stream opened (openai 6.x takes the terminal's response whole and threw "rsp.output is not
+ * iterable"; 7.x builds the same output itself). Real gateway, fake upstream.
  */
 import { expect, test } from "bun:test";
 import OpenAI from "openai";
@@ -14,13 +18,20 @@ import { recordedBytes } from "../support/fixtures.ts";
 const suite = gatewaySuite();
 const SSE = new TextDecoder().decode(await recordedBytes("openai-responses/incomplete-max-output-tokens.sse"));
 
-test("the client gets one made response.created (no id, as the stream's own events have none), then the upstream's bytes unchanged", async () => {
+test("the client gets one made response.created (no id, as the stream's own events have none), then the upstream's events, numbered after it, the terminal with its output", async () => {
   suite.gw.fake.handle(() => ({ sse: SSE }));
   const res = await fetch(`${suite.gw.url}/v1/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "resp/gpt-5", stream: true, input: "x" }) });
   expect(res.status).toBe(200);
   const text = await res.text();
   const first = text.indexOf("\n\n") + 2;
-  expect(text.slice(first)).toBe(SSE);
+  const frames = text.split("\n\n").filter(Boolean);
+  const recorded = SSE.split("\n\n").filter(Boolean);
+  const dataOf = (frame: string) => JSON.parse(frame.split("\n").find((l) => l.startsWith("data: "))!.slice(6));
+  expect(frames.map((f) => f.split("\n")[0])).toEqual(["event: response.created", ...recorded.map((f) => f.split("\n")[0])]);
+  expect(frames.map((f) => dataOf(f).sequence_number)).toEqual([0, 1, 2]);
+  const item = dataOf(recorded[0]!).item;
+  expect(dataOf(frames[1]!)).toEqual({ ...dataOf(recorded[0]!), sequence_number: 1 });
+  expect(dataOf(frames[2]!)).toEqual({ ...dataOf(recorded[1]!), sequence_number: 2, response: { ...dataOf(recorded[1]!).response, output: [item] } });
   const head = text.slice(0, first);
   expect(head.startsWith("event: response.created\ndata: ")).toBe(true);
   const created = JSON.parse(head.split("\n")[1]!.slice(6));

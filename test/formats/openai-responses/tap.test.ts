@@ -28,7 +28,11 @@ describe("tap over every recorded Responses stream", () => {
       const bytes = await recordedBytes(entry.file);
       const { tap, forwarded, appended } = run([bytes]);
       if (text(bytes).startsWith("event: response.created")) expect(forwarded).toEqual(bytes); // bytes unchanged
-      else expect(text(forwarded)).toEndWith(text(bytes)); // after a made response.created (below)
+      else {
+        // After a made response.created (below), the recorded events re-serialised, their sequence numbers one higher.
+        const want = parseSse(text(bytes));
+        expect(parseSse(text(forwarded)).slice(1).map((w) => [w.event, w.data.type, w.data.sequence_number])).toEqual(want.map((w) => [w.event, w.data.type, w.data.sequence_number + 1]));
+      }
       expect(appended.length).toBe(0); // complete stream: nothing added
       const rec = entry.recorded!;
       expect(tap.state.terminal).toBe(true);
@@ -240,18 +244,53 @@ describe("a stream without response.created (sdk16 S5): one is made before its f
   const ev = (name: string, data: unknown) => utf8.encode(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
   const item = ev("response.output_item.added", { type: "response.output_item.added", sequence_number: 0, output_index: 0, item: { id: "rs_1", type: "reasoning", summary: [] } });
 
-  test("incomplete-max-output-tokens.sse: a response.created without an id, then the recorded bytes; the SDK's ResponseStream reads it", async () => {
+  test("incomplete-max-output-tokens.sse: a response.created without an id, then the recorded events with rising sequence numbers, the terminal with the output; the SDK's ResponseStream reads it", async () => {
     const bytes = await recordedBytes("openai-responses/incomplete-max-output-tokens.sse");
+    const recorded = parseSse(text(bytes));
     const { forwarded, appended } = run([bytes]);
     const wire = parseSse(text(forwarded));
     expect(wire[0]).toEqual({
       event: "response.created",
       data: { type: "response.created", sequence_number: 0, response: { object: "response", status: "in_progress", model: null, output: [], usage: null, error: null, incomplete_details: null } },
     });
-    expect(text(forwarded).slice(text(forwarded).indexOf("\n\n") + 2)).toBe(text(bytes));
+    // Sequence numbers 0, 1, 2 (the recording's 0 and 1 after the made 0: until 2026-12-07 they were 0, 0, 1).
+    expect(wire.map((w) => w.data.sequence_number)).toEqual([0, 1, 2]);
+    expect(wire[1]!.data).toEqual({ ...recorded[0]!.data, sequence_number: 1 });
+    // The terminal's response had no output (openai 6.x took it as the final response and threw
+    // "rsp.output is not iterable"): the item the stream opened, as openai 7.x builds it.
+    const item = recorded[0]!.data.item;
+    expect(wire[2]!.data).toEqual({ ...recorded[1]!.data, sequence_number: 2, response: { ...recorded[1]!.data.response, output: [item] } });
     expect(appended.length).toBe(0);
     const { final } = await sdkStream(forwarded);
     expect(final.status).toBe("incomplete");
+    expect(final.output).toEqual([item]);
+  });
+
+  test("a third-party stream's message cut by the token limit: the terminal's output holds the text so far; a completed one the completed items only", () => {
+    const msg = { id: "msg_1", type: "message", status: "in_progress", role: "assistant", content: [] };
+    const events = (terminal: string, status: string) => [
+      ev("response.output_item.added", { type: "response.output_item.added", sequence_number: 0, output_index: 0, item: { id: "rs_1", type: "reasoning", summary: [] } }),
+      ev("response.output_item.done", { type: "response.output_item.done", sequence_number: 1, output_index: 0, item: { id: "rs_1", type: "reasoning", summary: [{ type: "summary_text", text: "think" }] } }),
+      ev("response.output_item.added", { type: "response.output_item.added", sequence_number: 2, output_index: 1, item: msg }),
+      ev("response.content_part.added", { type: "response.content_part.added", sequence_number: 3, item_id: "msg_1", output_index: 1, content_index: 0, part: { type: "output_text", annotations: [], text: "" } }),
+      ev("response.output_text.delta", { type: "response.output_text.delta", sequence_number: 4, item_id: "msg_1", output_index: 1, content_index: 0, delta: "Hel" }),
+      ev("response.output_text.delta", { type: "response.output_text.delta", sequence_number: 5, item_id: "msg_1", output_index: 1, content_index: 0, delta: "lo" }),
+      ev(terminal, { type: terminal, sequence_number: 6, response: { status, incomplete_details: status === "incomplete" ? { reason: "max_output_tokens" } : null } }),
+    ];
+    const reasoning = { id: "rs_1", type: "reasoning", summary: [{ type: "summary_text", text: "think" }] };
+    const cut = parseSse(text(run(events("response.incomplete", "incomplete")).forwarded));
+    expect(cut.map((w) => w.data.sequence_number)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    expect(cut.at(-1)!.data.response.output).toEqual([reasoning, { ...msg, content: [{ type: "output_text", annotations: [], text: "Hello" }] }]);
+    const completed = parseSse(text(run(events("response.completed", "completed")).forwarded));
+    expect(completed.at(-1)!.data.response.output).toEqual([reasoning]);
+  });
+
+  test("a terminal event that carries its output keeps it; a stream that began with response.created is not rewritten", async () => {
+    const own = [{ id: "msg_9", type: "message", status: "completed", role: "assistant", content: [{ type: "output_text", annotations: [], text: "mine" }] }];
+    const terminal = ev("response.completed", { type: "response.completed", sequence_number: 1, response: { status: "completed", output: own } });
+    expect(parseSse(text(run([item, terminal]).forwarded)).at(-1)!.data.response.output).toEqual(own);
+    const bytes = await recordedBytes("openai-responses/text.sse");
+    expect(run([bytes]).forwarded).toEqual(bytes);
   });
 
   test("first event response.in_progress: the made response.created carries its id and model", () => {
