@@ -19,18 +19,21 @@ const CUT = WHOLE.slice(0, WHOLE.indexOf('"delta":" file"'));
 const openai = () => new OpenAI({ apiKey: "placeholder", baseURL: `${suite.gw.url}/v1`, maxRetries: 0 });
 const MESSAGE = "The upstream stream ended before the reply was complete.";
 
-test("responses.stream().finalResponse() rejects with the gateway's message; the text so far came as deltas", async () => {
-  suite.gw.fake.handle(() => ({ sse: CUT }));
-  const stream = openai().responses.stream({ model: "resp/gpt-5", input: "x" });
-  let deltas = "";
-  stream.on("response.output_text.delta", (e) => (deltas += e.delta));
-  const outcome = await stream.finalResponse().then(
-    (r) => ({ resolved: r.status }),
-    (e: unknown) => ({ rejected: e instanceof APIError ? e.message : String(e) }),
-  );
-  expect(outcome).toEqual({ rejected: MESSAGE });
-  expect(deltas.length).toBeGreaterThan(0);
-});
+// `oai`: kind openai, where a Responses client is served natively by the provider's Responses API.
+for (const model of ["resp/gpt-5", "oai/gpt-5"]) {
+  test(`${model}: responses.stream().finalResponse() rejects with the gateway's message; the text so far came as deltas`, async () => {
+    suite.gw.fake.handle(() => ({ sse: CUT }));
+    const stream = openai().responses.stream({ model, input: "x" });
+    let deltas = "";
+    stream.on("response.output_text.delta", (e) => (deltas += e.delta));
+    const outcome = await stream.finalResponse().then(
+      (r) => ({ resolved: r.status }),
+      (e: unknown) => ({ rejected: e instanceof APIError ? e.message : String(e) }),
+    );
+    expect(outcome).toEqual({ rejected: MESSAGE });
+    expect(deltas.length).toBeGreaterThan(0);
+  });
+}
 
 test("a raw for await over responses.create({stream: true}) throws an APIError after the text so far", async () => {
   suite.gw.fake.handle(() => ({ sse: CUT }));
