@@ -41,8 +41,31 @@ const CREDENTIAL_SHAPES: RegExp[] = [
  * {@link REDACTED}. `secrets` may contain empty or short strings; those are ignored.
  */
 export function scrubText(text: string, secrets: Iterable<string> = []): string {
-  let out = text;
   const known = [...new Set([...secrets].filter((s) => typeof s === "string" && s.length >= MIN_SECRET_LENGTH))].sort((a, b) => b.length - a.length);
+  // Carried reasoning first, while its base64url is whole (a shape replaced inside it would spoil the decoding).
+  const open = text.includes(CARRIED_TAG)
+    ? text.replace(CARRIED_VALUE, (whole, value: string) => {
+        const decoded = Buffer.from(value, "base64url").toString("utf8");
+        const clean = scrubPlain(decoded, known);
+        return clean === decoded ? whole : CARRIED_TAG + Buffer.from(clean, "utf8").toString("base64url");
+      })
+    : text;
+  return scrubPlain(open, known);
+}
+
+/**
+ * The tag of reasoning a Gemini client's call carries on its `thoughtSignature` (formats/gemini/
+ * thought-carry.ts: `sy|thoughts|<base64url of JSON>`): the thinking text in it is base64url, out of
+ * sight of a scrub of the plain text, so {@link scrubText} decodes each such value, scrubs the decoded
+ * text (one level: a tag inside it is not decoded again) and encodes it back when something was
+ * replaced. One scan of the text, each value decoded once: linear in the text's length.
+ */
+const CARRIED_TAG = "sy|thoughts|";
+const CARRIED_VALUE = /sy\|thoughts\|([A-Za-z0-9_-]+)/g;
+
+/** {@link scrubText}'s two passes over plain text, `known` filtered and longest first. */
+function scrubPlain(text: string, known: readonly string[]): string {
+  let out = text;
   for (const s of known) {
     if (out.includes(s)) out = out.split(s).join(REDACTED);
     const escaped = JSON.stringify(s).slice(1, -1);
