@@ -15,7 +15,13 @@
  * - identical reasoning parts in a row in one assistant turn (same text, same signature; the Responses
  *   item id aside) are sent once;
  * - a last assistant turn that holds nothing but reasoning (thinking, redacted thinking) is not sent,
- *   with a `dropped_thinking` warning; the model answers the user turn before it afresh.
+ *   with a `dropped_thinking` warning; the model answers the user turn before it afresh;
+ * - for Anthropic, such a turn inside the conversation too (Codex's retry once the user typed again
+ *   after a cut reply: `[user q1, reasoning, user q2]`): Anthropic's extended-thinking guide lets a
+ *   client leave out the thinking of earlier assistant turns, but documents no assistant turn of
+ *   thinking alone, so it is left out, with a `dropped_thinking` warning, and the user turns around it
+ *   go as one (the build merges them). The Chat and Gemini builds leave such a turn out already (no
+ *   message or content is left of it).
  * Only for a request from another format than the target's: a client of the target's own format meant
  * what it sent.
  */
@@ -58,7 +64,8 @@ export function withoutReasoningTail(messages: HubMessage[], w: Warnings, target
     if (parts && !out) out = messages.slice(0, i);
     out?.push(parts ? { ...m, content: parts } : m);
   });
-  const list = out ?? messages;
+  let list = out ?? messages;
+  if (target === "anthropic") list = withoutInnerReasoningTurns(list, w);
   const last = list[list.length - 1];
   if (last?.role !== "assistant" || last.content.length === 0 || !last.content.every(isReasoning)) return list;
   w.add(
@@ -66,4 +73,20 @@ export function withoutReasoningTail(messages: HubMessage[], w: Warnings, target
     `The conversation ended in an assistant turn holding only reasoning (a client re-sending the reasoning of a reply that broke off); it was not sent, ${WHY[target]}; the request ends at the turn before it.`,
   );
   return list.slice(0, -1);
+}
+
+/**
+ * `list` without its assistant turns of reasoning only that have a turn after them (module doc, for
+ * Anthropic), with one `dropped_thinking` warning naming how many; `list` itself when there is none.
+ */
+function withoutInnerReasoningTurns(list: HubMessage[], w: Warnings): HubMessage[] {
+  const inner = (m: HubMessage, i: number) => i < list.length - 1 && m.role === "assistant" && m.content.length > 0 && m.content.every(isReasoning);
+  const kept = list.filter((m, i) => !inner(m, i));
+  if (kept.length === list.length) return list;
+  const n = list.length - kept.length;
+  w.add(
+    "dropped_thinking",
+    `${n === 1 ? "An assistant turn" : `${n} assistant turns`} inside the conversation held only reasoning (a client re-sending the reasoning of a reply that broke off); not sent, as Anthropic documents no assistant turn of thinking alone; the turns around it are sent without it.`,
+  );
+  return kept;
 }

@@ -64,6 +64,19 @@ describe("Codex re-sends the reasoning of a cut reply", () => {
     expect(warnings.map((w) => w.code)).not.toContain("dropped_thinking");
   });
 
+  test("Anthropic: a turn of reasoning only between two user turns (the user typed again after the cut) is not sent, and said", async () => {
+    const r = reasoning("sy|anthropic|SIGabc");
+    const again = { type: "message", role: "user", content: [{ type: "input_text", text: "Go on, please." }] };
+    const { sent, warnings } = await send("anth/claude-x", [user, r, r, again]);
+    expect(sent.messages).toEqual([{ role: "user", content: [{ type: "text", text: "What is in a.ts?" }, { type: "text", text: "Go on, please." }] }]);
+    expect(sent.thinking.type).toBe("enabled");
+    expect(warnings).toContainEqual({
+      code: "dropped_thinking",
+      message:
+        "An assistant turn inside the conversation held only reasoning (a client re-sending the reasoning of a reply that broke off); not sent, as Anthropic documents no assistant turn of thinking alone; the turns around it are sent without it.",
+    });
+  });
+
   test("Gemini: a last model turn of signed thoughts only is not sent; repeats before a call go once", async () => {
     const r = reasoning("sy|gemini|R2VtU2ln");
     const first = await send("gem/gemini-x", [user, r, r]);
