@@ -237,9 +237,22 @@ export function withNamespaceDescription(namespace: string | undefined, own: str
 }
 
 /**
+ * Characters of a namespace's description repeated on every member ({@link flatNamespaces}); a longer
+ * one is given in full on the namespace's first member only, and each other member gets
+ * {@link namespacePointer} instead: a 2,100-character description on 40 members was 87 KB of tools JSON.
+ */
+export const NAMESPACE_DESCRIPTION_REPEAT_MAX = 200;
+
+/** What a member other than the first reads of a long namespace description: the namespace and the member (flat name) that has it. */
+export function namespacePointer(namespace: string, first: string): string {
+  return `(Part of namespace ${namespace}: see ${first} for its description.)`;
+}
+
+/**
  * `req` for a builder of a format without namespaces (Chat, Anthropic, Gemini): every function declared
  * in a Codex namespace under its flat name ({@link namespacedToolNames}, `namespace` cleared) with its
- * namespace's description before its own ({@link withNamespaceDescription}); every `custom` member of a
+ * namespace's description before its own ({@link withNamespaceDescription}; a description longer than
+ * {@link NAMESPACE_DESCRIPTION_REPEAT_MAX} on the first member only, the others pointing to it); every `custom` member of a
  * namespace as the function a top-level `custom` tool becomes ({@link freeformAsFunction}) under its
  * flat name, likewise described; every history call with a `namespace` under its flat name (a
  * function's, else a custom member's of that name); and a namespace's shell tool left out unless it
@@ -288,6 +301,15 @@ export function flatNamespaces(req: HubRequest): HubRequest {
     if (!m) bare.set(name, (m = new Map()));
     if (!m.has(namespace)) m.set(namespace, flat);
   };
+  /** Namespace → the flat name of its first member, which has its description in full. */
+  const firsts = new Map<string, string>();
+  const describe = (namespace: string, flat: string, own: string | undefined) => {
+    const d = descriptions.get(namespace);
+    const first = firsts.get(namespace);
+    if (first === undefined) firsts.set(namespace, flat);
+    if (first === undefined || d === undefined || d.length <= NAMESPACE_DESCRIPTION_REPEAT_MAX) return withNamespaceDescription(d, own);
+    return withNamespaceDescription(namespacePointer(namespace, first), own);
+  };
   /** Names of top-level tools (functions, `custom`, `local_shell`): a bare name in tool_choice is theirs. */
   const top = new Set<string>();
   for (const t of req.tools) {
@@ -295,7 +317,7 @@ export function flatNamespaces(req: HubRequest): HubRequest {
       const { namespace, ...f } = t;
       const flat = flatName(namespace, t.name);
       note(t.name, namespace, flat);
-      const description = withNamespaceDescription(descriptions.get(namespace), t.description);
+      const description = describe(namespace, flat, t.description);
       tools.push(description === undefined ? { ...f, name: flat } : { ...f, name: flat, description });
       continue;
     }
@@ -310,7 +332,7 @@ export function flatNamespaces(req: HubRequest): HubRequest {
       const fn = freeformAsFunction(m)!;
       const flat = names.get(namespacedCustomKey(shell.name, fn.name))!;
       note(fn.name, shell.name, flat);
-      tools.push({ ...fn, name: flat, description: withNamespaceDescription(descriptions.get(shell.name), fn.description) });
+      tools.push({ ...fn, name: flat, description: describe(shell.name, flat, fn.description) });
     }
     if (shell.others.length > 0 && t.kind === "provider") tools.push({ ...t, raw: { ...t.raw, tools: shell.others } });
   }
