@@ -97,6 +97,20 @@ export class QuotaBook {
     return least;
   }
 
+  /**
+   * Forgets the token limits ({@link tokenLimit}) of each account `keep` says no to: an account removed,
+   * or one whose API key was replaced (a new key may have another tier). The windows themselves go when
+   * the store's rows do (its account deleted, {@link load}). O(accounts with a limit).
+   */
+  forgetLimits(keep: (accountId: string) => boolean): void {
+    for (const id of this.limits.keys()) if (!keep(id)) this.limits.delete(id);
+  }
+
+  /** The accounts with a token limit kept ({@link forgetLimits}). */
+  limitedAccounts(): IterableIterator<string> {
+    return this.limits.keys();
+  }
+
   /** Keeps `w`'s token limit for {@link tokenLimit} unless a newer reading of the same window is kept. */
   private keepLimit(w: QuotaWindow): void {
     if ((w.window !== "tokens" && w.window !== "input-tokens") || w.limit === undefined || !(w.limit > 0)) return;

@@ -317,3 +317,31 @@ describe("accounts status", () => {
     hold!();
   });
 });
+
+describe("per-minute token limits", () => {
+  const providers = () => new Map([["p", providerOf("p")]]);
+  const tokens = (accountId: string, limit: number) => ({ accountId, window: "tokens", model: "*", remaining: limit, limit, updatedAt: 1 });
+
+  test("an account removed from the list, or given another API key, loses its limit; one kept as it was keeps it", () => {
+    const { registry, acc } = rig();
+    for (const id of ["a1", "a2", "a3"]) registry.setQuota(tokens(id, 30_000));
+    expect(registry.tokenWindowLimit(acc("a1"), "m")).toBe(30_000);
+    const rekeyed = account("a2", "p", { priority: 2, credential: { type: "api_key", apiKey: "sk-a2-another-key" } });
+    registry.setAccounts([acc("a1"), rekeyed], providers());
+    expect(registry.tokenWindowLimit(acc("a1"), "m")).toBe(30_000); // same key: kept
+    expect(registry.tokenWindowLimit(rekeyed, "m")).toBeUndefined(); // another key: the old tier's limit is not its
+    expect(registry.tokenWindowLimit(acc("a3"), "m")).toBeUndefined(); // removed (and not back with its old limit if re-added)
+    registry.setAccounts([acc("a1"), rekeyed, acc("a3")], providers());
+    expect(registry.tokenWindowLimit(acc("a3"), "m")).toBeUndefined();
+    registry.setQuota(tokens("a2", 450_000));
+    expect(registry.tokenWindowLimit(rekeyed, "m")).toBe(450_000);
+  });
+
+  test("a new account list of the same accounts (a reload, new objects) keeps every limit", () => {
+    const { registry } = rig();
+    registry.setQuota(tokens("a1", 30_000));
+    const again = [account("a1", "p", { priority: 1 }), account("a2", "p", { priority: 2 })];
+    registry.setAccounts(again, providers());
+    expect(registry.tokenWindowLimit(again[0]!, "m")).toBe(30_000);
+  });
+});
