@@ -16,12 +16,14 @@
  *   item id aside) are sent once;
  * - a last assistant turn that holds nothing but reasoning (thinking, redacted thinking) is not sent,
  *   with a `dropped_thinking` warning; the model answers the user turn before it afresh;
- * - for Anthropic, such a turn inside the conversation too (Codex's retry once the user typed again
- *   after a cut reply: `[user q1, reasoning, user q2]`): Anthropic's extended-thinking guide lets a
- *   client leave out the thinking of earlier assistant turns, but documents no assistant turn of
- *   thinking alone, so it is left out, with a `dropped_thinking` warning, and the user turns around it
- *   go as one (the build merges them). The Chat and Gemini builds leave such a turn out already (no
- *   message or content is left of it).
+ * - for Anthropic and Responses targets, such a turn inside the conversation too (Codex's retry once
+ *   the user typed again after a cut reply: `[user q1, reasoning, user q2]`): Anthropic's
+ *   extended-thinking guide lets a client leave out the thinking of earlier assistant turns, but
+ *   documents no assistant turn of thinking alone, and OpenAI's Responses API refuses a reasoning item
+ *   whose next item is not the output it came with (the same 400 as at the end), so it is left out,
+ *   with a `dropped_thinking` warning; for Anthropic the user turns around it go as one (the build
+ *   merges them), for Responses they go as two user messages. The Chat and Gemini builds leave such a
+ *   turn out already (no message or content is left of it).
  * Only for a request from another format than the target's: a client of the target's own format meant
  * what it sent.
  */
@@ -65,7 +67,7 @@ export function withoutReasoningTail(messages: HubMessage[], w: Warnings, target
     out?.push(parts ? { ...m, content: parts } : m);
   });
   let list = out ?? messages;
-  if (target === "anthropic") list = withoutInnerReasoningTurns(list, w);
+  if (target === "anthropic" || target === "openai-responses") list = withoutInnerReasoningTurns(list, w, target);
   const last = list[list.length - 1];
   if (last?.role !== "assistant" || last.content.length === 0 || !last.content.every(isReasoning)) return list;
   w.add(
@@ -75,18 +77,25 @@ export function withoutReasoningTail(messages: HubMessage[], w: Warnings, target
   return list.slice(0, -1);
 }
 
+/** Why a reasoning-only turn inside the conversation is not sent, per target that leaves it out (module doc). */
+const INNER_WHY: Record<"anthropic" | "openai-responses", string> = {
+  anthropic: "as Anthropic documents no assistant turn of thinking alone",
+  "openai-responses": "as the Responses API refuses a reasoning item not followed by its output",
+};
+
 /**
  * `list` without its assistant turns of reasoning only that have a turn after them (module doc, for
- * Anthropic), with one `dropped_thinking` warning naming how many; `list` itself when there is none.
+ * Anthropic and Responses targets), with one `dropped_thinking` warning naming how many and why for
+ * `target`; `list` itself when there is none.
  */
-function withoutInnerReasoningTurns(list: HubMessage[], w: Warnings): HubMessage[] {
+function withoutInnerReasoningTurns(list: HubMessage[], w: Warnings, target: "anthropic" | "openai-responses"): HubMessage[] {
   const inner = (m: HubMessage, i: number) => i < list.length - 1 && m.role === "assistant" && m.content.length > 0 && m.content.every(isReasoning);
   const kept = list.filter((m, i) => !inner(m, i));
   if (kept.length === list.length) return list;
   const n = list.length - kept.length;
   w.add(
     "dropped_thinking",
-    `${n === 1 ? "An assistant turn" : `${n} assistant turns`} inside the conversation held only reasoning (a client re-sending the reasoning of a reply that broke off); not sent, as Anthropic documents no assistant turn of thinking alone; the turns around it are sent without it.`,
+    `${n === 1 ? "An assistant turn" : `${n} assistant turns`} inside the conversation held only reasoning (a client re-sending the reasoning of a reply that broke off); not sent, ${INNER_WHY[target]}; the turns around it are sent without it.`,
   );
   return kept;
 }

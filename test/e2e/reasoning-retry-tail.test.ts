@@ -132,6 +132,21 @@ describe("A Responses provider gets no reasoning item with nothing after it", ()
     expect(second.warnings.map((w) => w.code)).not.toContain("dropped_thinking");
   });
 
+  test("Chat client: an assistant message of reasoning_details only between two user turns is not sent, and said", async () => {
+    const detail = { type: "reasoning.text", text: REASONING, signature: SIGNED, index: 0 };
+    const { sent, warnings } = await sendAt("/v1/chat/completions", {
+      model: "resp/o4",
+      reasoning_effort: "high",
+      messages: [{ role: "user", content: "What is in a.ts?" }, { role: "assistant", content: null, reasoning_details: [detail] }, { role: "user", content: "Go on, please." }],
+    });
+    expect(sent.input).toEqual([RESP_USER, { type: "message", role: "user", content: [{ type: "input_text", text: "Go on, please." }] }]);
+    expect(warnings).toContainEqual({
+      code: "dropped_thinking",
+      message:
+        "An assistant turn inside the conversation held only reasoning (a client re-sending the reasoning of a reply that broke off); not sent, as the Responses API refuses a reasoning item not followed by its output; the turns around it are sent without it.",
+    });
+  });
+
   test("Anthropic client: a last assistant turn of signed thinking only is not sent", async () => {
     const { sent, warnings } = await sendAt("/v1/messages", {
       model: "resp/o4",
