@@ -40,6 +40,7 @@ import {
 import { pairToolHistory } from "../tool-pairs.ts";
 import { mediaSource } from "./media.ts";
 import { ANTHROPIC_TOOL_NAMES, registerToolNames, ToolNameMap } from "../tool-names.ts";
+import { namedToolReferences } from "../tool-references.ts";
 
 /** One Anthropic message being assembled (build and tidy). */
 export interface OutMessage {
@@ -360,6 +361,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   const itemFields = same && isObj(extra[ITEM_FIELDS_KEY]) ? (extra[ITEM_FIELDS_KEY] as ItemFields) : undefined;
   // Names Anthropic refuses (a dot, a colon, a space, another script) mapped, and back in the reply.
   const names = registerToolNames(req, new ToolNameMap(ANTHROPIC_TOOL_NAMES));
+  req = namedToolReferences(req, (n) => names.map(n), w); // ToolSearch results name the tools as declared
 
   // ---- system and messages
   const system: Json[] = [];

@@ -15,11 +15,11 @@
  * forwards `tool_reference` blocks (its messages, quoted in cc-haha#1229).
  * So for those servers the deferred tools are declared as any other, as the Chat, Gemini and Responses
  * builds declare them: `defer_loading` is not sent, the placeholder is not sent, and each
- * `tool_reference` in a tool result is the text the other builds send (parse.ts {@link toolReferenceText}).
+ * `tool_reference` in a tool result is the text the other builds send (formats/tool-references.ts {@link toolReferenceText}).
  */
 import type { Warnings } from "../hub.ts";
 import { isObj, type JsonObject as Json } from "../json.ts";
-import { toolReferenceText } from "./parse.ts";
+import { toolReferenceText, undeclaredToolReferenceText } from "../tool-references.ts";
 
 const PLACEHOLDER = "DeferredToolPlaceholder";
 
@@ -39,12 +39,17 @@ function plainTools(tools: unknown[]): unknown[] {
   return out;
 }
 
-/** A tool result's content with each `tool_reference` block as a text block; the same array when it has none. */
-function referencesAsText(content: unknown[]): unknown[] {
+/**
+ * A tool result's content with each `tool_reference` block as a text block; the same array when it has
+ * none. A block naming a tool `declared` denies says the tool is not available, with a warning.
+ */
+function referencesAsText(content: unknown[], declared: (name: string) => boolean, w: Warnings): unknown[] {
   if (!content.some((c) => isObj(c) && c.type === "tool_reference")) return content;
   return content.map((c) => {
     if (!isObj(c) || c.type !== "tool_reference" || typeof c.tool_name !== "string") return c;
-    const text: Json = { type: "text", text: toolReferenceText(c.tool_name) };
+    const known = declared(c.tool_name);
+    if (!known) w.add("changed_field", `A tool_reference names the tool ${JSON.stringify(c.tool_name)}, which this request does not declare; sent as text saying it is not available.`);
+    const text: Json = { type: "text", text: known ? toolReferenceText(c.tool_name) : undeclaredToolReferenceText(c.tool_name) };
     if (c.cache_control !== undefined) text.cache_control = c.cache_control;
     return text;
   });
@@ -58,6 +63,8 @@ function referencesAsText(content: unknown[]): unknown[] {
  */
 export function withoutDeferredLoading(out: Json, w: Warnings): void {
   let changed = false;
+  let names: Set<unknown> | undefined; // the declared tool names, read when a tool_reference is met
+  const declared = (name: string) => (names ??= new Set(Array.isArray(out.tools) ? out.tools.map((t) => (isObj(t) ? t.name : undefined)) : [])).has(name);
   if (Array.isArray(out.tools)) {
     const tools = plainTools(out.tools);
     if (tools !== out.tools) {
@@ -70,7 +77,7 @@ export function withoutDeferredLoading(out: Json, w: Warnings): void {
       if (!isObj(m) || m.role !== "user" || !Array.isArray(m.content)) return m;
       let content: unknown[] | undefined;
       m.content.forEach((b, j) => {
-        const refs = isObj(b) && b.type === "tool_result" && Array.isArray(b.content) ? referencesAsText(b.content) : undefined;
+        const refs = isObj(b) && b.type === "tool_result" && Array.isArray(b.content) ? referencesAsText(b.content, declared, w) : undefined;
         const next = refs && refs !== (b as Json).content ? { ...(b as Json), content: refs } : b;
         if (next !== b) content ??= (m.content as unknown[]).slice(0, j);
         content?.push(next);

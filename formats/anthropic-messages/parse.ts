@@ -24,6 +24,7 @@ import { ITEM_FIELDS_KEY, readCacheControl, readOpaque, type ItemFields } from "
 import { acceptedEnvelope } from "./request-shape.ts";
 import { check, RequestSchema, type RequestBody } from "./schema.ts";
 import { signaturesOntoCalls } from "../call-signatures.ts";
+import { toolReferenceText } from "../tool-references.ts";
 
 const TOP_LEVEL_KNOWN = new Set([
   "model",
@@ -99,12 +100,8 @@ function parseDocument(b: Json, path: string): DocumentPart | null {
  * Other providers have the tool declared as any other (their builds send `defer_loading` tools as usual).
  */
 function toolReferencePart(toolName: string): TextPart {
+  // The text names the client's tool; each builder renders it with the name it gives the tool (tool-references.ts).
   return { type: "text", text: toolReferenceText(toolName), toolReference: toolName };
-}
-
-/** The text a `tool_reference` block naming `toolName` becomes where it cannot go as a block (also tidy.ts). */
-export function toolReferenceText(toolName: string): string {
-  return `Tool ${toolName} is now available: call it as any other tool.`;
 }
 
 /** One block of a user/assistant/system message → a hub part, or null for a block the hub cannot hold. */

@@ -61,6 +61,7 @@ import { sendableStops, Warnings } from "../hub.ts";
 import { GeminiNameMap } from "./names.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
 import { registerToolNames } from "../tool-names.ts";
+import { namedToolReferences } from "../tool-references.ts";
 import { dataUrlBase64 } from "../media-types.ts";
 import { cleanParameters, cleanResponseJsonSchema } from "./schema-clean.ts";
 import type { GeminiContent, GeminiFunctionDeclaration, GeminiPart } from "./schema.ts";
@@ -329,6 +330,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (req.source.format !== "gemini") req = { ...req, messages: withoutReasoningTail(req.messages, w, "gemini") };
   const family = target.family;
   const names = registerNames(req);
+  req = namedToolReferences(req, (n) => names.toGemini(n), w); // ToolSearch results name the tools as sent
   let sawCache = false;
 
   // ---- system ---------------------------------------------------------------------------

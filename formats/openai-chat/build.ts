@@ -22,6 +22,7 @@ import { chatToolId } from "./mapping.ts";
 import type { JsonObject as Json } from "../json.ts";
 import { withArticle } from "../article.ts";
 import { OPENAI_TOOL_NAMES, registerToolNames, renamedToolWarnings, ToolNameMap } from "../tool-names.ts";
+import { namedToolReferences } from "../tool-references.ts";
 
 function joinText(parts: HubPart[], sep: string): string {
   let out = "";
@@ -313,6 +314,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   req = flatNamespaces(req); // Codex namespace members under flat names (tool-kinds.ts)
   const b = new Builder(target, registerToolNames(req, new ToolNameMap(OPENAI_TOOL_NAMES), true), chatCustomToolNames(req.tools));
+  req = namedToolReferences(req, (n) => b.names.map(n), b.w); // ToolSearch results name the tools as sent
   // A re-sent reasoning tail (a cut reply's, Codex): repeats go once, the tail is not sent (reasoning-tail.ts).
   if (req.source.format !== "openai-chat") req = { ...req, messages: withoutReasoningTail(req.messages, b.w, "openai-chat") };
   const openai = target.kind === "openai";

@@ -24,6 +24,7 @@ import { pairToolHistory } from "../tool-pairs.ts";
 import { withoutDeferPlaceholder } from "../tool-kinds.ts";
 import { withoutReasoningTail } from "../reasoning-tail.ts";
 import { OPENAI_TOOL_NAMES, registerToolNames, renamedToolWarnings, ToolNameMap } from "../tool-names.ts";
+import { namedToolReferences } from "../tool-references.ts";
 import { LOGPROBS_INCLUDE, TOOL_FIELDS_KEY, hasItemPrefix, sanitizeCallId, sourceToUrl } from "./common.ts";
 
 const FORMAT = "openai-responses" as const;
@@ -469,6 +470,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   const store = target.kind === "codex" ? false : fromResponses ? req.store : req.store === true;
   const customTools = customToolNames(req.tools);
   const names = registerToolNames(req, new ToolNameMap(OPENAI_TOOL_NAMES));
+  req = namedToolReferences(req, (n) => names.map(n), w); // ToolSearch results name the tools as sent
   const ctx: BuildContext = { target, store, w, customTools, customCalls: new Set(), names };
 
   const body: Record<string, unknown> = { model: target.model };
