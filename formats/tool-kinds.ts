@@ -27,7 +27,7 @@
  *
  * Used by the builders of the formats other than Responses before they write their tool lists.
  */
-import { invalidRequest, type FunctionTool, type HubMessage, type HubRequest, type HubTool, type ToolChoice } from "./hub.ts";
+import { invalidRequest, Warnings, type FunctionTool, type HubMessage, type HubRequest, type HubTool, type ToolChoice } from "./hub.ts";
 import { checkArgumentsDepth } from "./json-depth.ts";
 
 /** The argument that carries a freeform tool's raw input (also the hub shape of `custom_tool_call`). */
@@ -267,8 +267,12 @@ export function namespacePointer(namespace: string, first: string): string {
  * guess (Codex itself refuses a flat tool name two declarations share; a Responses provider gets the
  * namespaces and the choice as they came). Returns `req` itself when nothing is namespaced (the common
  * case); never changes `req`.
+ *
+ * A member declared twice under one flat name (a namespace `ns` declared twice, each holding `patch`)
+ * is declared once, as first declared, with a `dropped_tool` warning added to `w`: Anthropic refuses
+ * two tools of one name, and Chat and Gemini would get the same function twice.
  */
-export function flatNamespaces(req: HubRequest): HubRequest {
+export function flatNamespaces(req: HubRequest, w: Warnings = new Warnings()): HubRequest {
   const spaced = req.tools.some((t) => (t.kind === "function" ? t.namespace : t.format === "openai-responses" && t.raw.type === "namespace"));
   const names = spaced ? namespacedToolNames(req.tools) : new Map<string, string>();
   const flatName = (namespace: string, name: string) =>
@@ -312,10 +316,21 @@ export function flatNamespaces(req: HubRequest): HubRequest {
   };
   /** Names of top-level tools (functions, `custom`, `local_shell`): a bare name in tool_choice is theirs. */
   const top = new Set<string>();
+  /** Flat names already declared for members; true when `flat` is one (then warned, not declared again). */
+  const sent = new Set<string>();
+  const again = (flat: string, namespace: string, name: string): boolean => {
+    if (!sent.has(flat)) {
+      sent.add(flat);
+      return false;
+    }
+    w.add("dropped_tool", `The namespace ${JSON.stringify(namespace)} declares the tool ${JSON.stringify(name)} more than once; it was declared once, as first declared.`);
+    return true;
+  };
   for (const t of req.tools) {
     if (t.kind === "function" && t.namespace) {
       const { namespace, ...f } = t;
       const flat = flatName(namespace, t.name);
+      if (again(flat, namespace, t.name)) continue;
       note(t.name, namespace, flat);
       const description = describe(namespace, flat, t.description);
       tools.push(description === undefined ? { ...f, name: flat } : { ...f, name: flat, description });
@@ -331,6 +346,7 @@ export function flatNamespaces(req: HubRequest): HubRequest {
     for (const m of shell.customs) {
       const fn = freeformAsFunction(m)!;
       const flat = names.get(namespacedCustomKey(shell.name, fn.name))!;
+      if (again(flat, shell.name, fn.name)) continue;
       note(fn.name, shell.name, flat);
       tools.push({ ...fn, name: flat, description: describe(shell.name, flat, fn.description) });
     }

@@ -352,8 +352,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       "previous_response_id",
     );
   }
-  req = flatNamespaces(req); // Codex namespace members under flat names (tool-kinds.ts)
   const w = new Warnings();
+  req = flatNamespaces(req, w); // Codex namespace members under flat names (tool-kinds.ts)
   const same = req.source.format === "anthropic-messages";
   const keepSystemTurns = same && target.kind !== "anthropic-compatible";
   const family = target.family;

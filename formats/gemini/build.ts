@@ -324,8 +324,8 @@ const NO_SLOT: Array<[keyof HubRequest, string]> = [
  * `parallel_tool_calls`, `reasoning_not_disabled`, `extra_candidates`, `hoisted_system_message`). Does not throw.
  */
 export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest {
-  req = flatNamespaces(req); // Codex namespace members under flat names (tool-kinds.ts)
   const w = new Warnings();
+  req = flatNamespaces(req, w); // Codex namespace members under flat names (tool-kinds.ts)
   // A re-sent reasoning tail (a cut reply's, Codex) is not a model turn to continue (reasoning-tail.ts).
   if (req.source.format !== "gemini") req = { ...req, messages: withoutReasoningTail(req.messages, w, "gemini") };
   const family = target.family;

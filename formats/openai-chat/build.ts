@@ -312,8 +312,10 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (req.previousResponseId) {
     throw invalid("previous_response_id cannot be used with this model: its provider does not store conversations.", "previous_response_id");
   }
-  req = flatNamespaces(req); // Codex namespace members under flat names (tool-kinds.ts)
+  const early = new Warnings();
+  req = flatNamespaces(req, early); // Codex namespace members under flat names (tool-kinds.ts)
   const b = new Builder(target, registerToolNames(req, new ToolNameMap(OPENAI_TOOL_NAMES), true), chatCustomToolNames(req.tools));
+  b.w.addAll(early.list);
   req = namedToolReferences(req, (n) => b.names.map(n), b.w); // ToolSearch results name the tools as sent
   // A re-sent reasoning tail (a cut reply's, Codex): repeats go once, the tail is not sent (reasoning-tail.ts).
   if (req.source.format !== "openai-chat") req = { ...req, messages: withoutReasoningTail(req.messages, b.w, "openai-chat") };
