@@ -12,6 +12,7 @@ import {
   type FunctionTool,
   type HubMessage,
   type HubRequest,
+  type HubTool,
   type ImagePart,
   invalidRequest as invalid,
   type ProviderFamily,
@@ -275,7 +276,18 @@ function historyToolDeclarations(messages: OutMessage[], w: Warnings): Json[] | 
   return used.map((name) => ({ name, input_schema: { type: "object", properties: {} } }));
 }
 
-function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined, names: ToolNameMap): Json {
+/**
+ * Whether a request's deferred tools (`defer_loading`) can go to Anthropic as deferred: an Anthropic
+ * client's request (its own search tool, e.g. Claude Code's ToolSearch, finds them) or one declaring
+ * Anthropic's server-side search tool (`tool_search_tool_regex_…`, `tool_search_tool_bm25_…`, Anthropic
+ * tool search docs). A translated request's search tool (a Responses `tool_search`) is dropped here,
+ * and deferred tools with no search tool to load them are not the request the client meant.
+ */
+function defersWithSearch(tools: HubTool[], same: boolean): boolean {
+  return same || tools.some((t) => t.kind === "provider" && t.format === "anthropic-messages" && typeof t.raw.type === "string" && t.raw.type.startsWith("tool_search_tool"));
+}
+
+function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined, names: ToolNameMap, defer: boolean): Json {
   let schema = t.parameters;
   if (!isObj(schema) || Object.keys(schema).length === 0) schema = { type: "object", properties: {} };
   else if (schema.type === undefined) schema = { type: "object", ...schema };
@@ -283,7 +295,7 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
   if (t.description !== undefined && t.description !== null) out.description = t.description;
   out.input_schema = schema;
   if (same && t.strict !== undefined) out.strict = t.strict;
-  if (t.deferLoading !== undefined) out.defer_loading = t.deferLoading;
+  if (t.deferLoading !== undefined && defer) out.defer_loading = t.deferLoading;
   cacheField(out, t.cacheControl);
   const rest = same ? fields?.tools?.[t.name] : undefined;
   if (rest) for (const k in rest) if (!(k in out)) out[k] = rest[k];
@@ -412,8 +424,12 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   // ---- tools
   const tools: Json[] = [];
   // Responses `custom` (freeform) tools become one-string-argument function tools (formats/tool-kinds.ts).
+  const defer = defersWithSearch(req.tools, same);
+  if (!defer && req.tools.some((t) => t.kind === "function" && t.deferLoading === true)) {
+    w.add("dropped_field", "defer_loading was not sent: no tool search tool goes to Anthropic to load deferred tools, so they were declared as any other");
+  }
   for (const t of portableTools(req.tools)) {
-    if (t.kind === "function") tools.push(toolJson(t, same, itemFields, names));
+    if (t.kind === "function") tools.push(toolJson(t, same, itemFields, names, defer));
     else if (t.format === "anthropic-messages") tools.push(t.raw);
     else w.add("dropped_tool", `Tool ${JSON.stringify(t.name ?? t.raw.type ?? "?")} is specific to ${t.format} and was dropped`);
   }
