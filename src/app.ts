@@ -282,6 +282,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     reload: refreshAccounts,
     fetchImpl: opts.fetchImpl,
     log,
+    onLostWrite: () => registry.countLostStateWrite(),
   });
   credentials.loadOverrides(await store.listCredentialOverrides());
   // SPEC D-2: another instance changed shared state (announced within about a second): re-read it.

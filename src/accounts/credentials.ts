@@ -106,6 +106,8 @@ export interface CredentialDeps {
   fetchImpl?: typeof fetch;
   /** One JSON line per event (never a token). */
   log?: (line: string) => void;
+  /** Called once per quarantine write the store rejected (the registry counts it: `lostStateWrites`). */
+  onLostWrite?: () => void;
   timings?: Partial<CredentialTimings>;
 }
 
@@ -287,19 +289,31 @@ export class CredentialManager {
   /**
    * Quarantines the account's credential by fingerprint (SPEC 6.3: rejected after refresh, or no way
    * to refresh): written through to the store, then the live registry is reloaded. Both the credential
-   * in use and the account's own one (when a refreshed one replaced it in memory) are quarantined.
+   * in use and the account's own one (when a refreshed one replaced it in memory) are quarantined. A
+   * write the store rejects is not tried again: one `error` line (account, reason, the store's message
+   * without the fingerprint) and {@link CredentialDeps.onLostWrite}; the `warn` "quarantined" line only
+   * when a write was kept.
    */
   async quarantine(account: Account, reason: string): Promise<void> {
     const fps = new Set([credentialFingerprint(this.current(account)), credentialFingerprint(account.credential)]);
+    let written = false;
     for (const fingerprint of fps) {
       if (!fingerprint) continue;
       try {
         await this.deps.store.quarantine({ fingerprint, accountId: account.id, reason, since: this.deps.clock.now() });
-      } catch {
-        // the store is closed or failing: the next reload reconciles
+        written = true;
+      } catch (e) {
+        // Lost: the store keeps no quarantine row, and the re-read of the state below does not hold it either.
+        this.deps.onLostWrite?.();
+        const error = (e instanceof Error ? e.message : String(e)).split(fingerprint).join("…");
+        this.log("error", "the store rejected a credential quarantine: it is lost (the store keeps no row of it, so neither this instance, which re-reads the state next, nor another holds the quarantine; counted in switchyard_store_dropped_total)", {
+          account: account.id,
+          reason,
+          error,
+        });
       }
     }
-    this.log("warn", "credential quarantined until a new login or import", { account: account.id, reason });
+    if (written) this.log("warn", "credential quarantined until a new login or import", { account: account.id, reason });
     await this.reloadQuietly();
   }
 

@@ -82,6 +82,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * transient, else said and counted (shared-state-writes.ts).
    */
   private readonly unwritten: RetryWrites | SharedStateWrites;
+  /** State writes rejected outside the registry and counted here ({@link countLostStateWrite}). */
+  private lostElsewhere = 0;
   /** Cooldowns per account and model (SPEC 6.3), see hold-cooldowns.ts. */
   private readonly cooldowns = new Cooldowns({
     now: () => this.clock.now(),
@@ -605,7 +607,12 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * writes go by themselves (shared-state-writes.ts): those on their way and those the database rejected. Never throws.
    */
   retryWrites(): number {
-    return (this.store && this.unwritten.size > 0 ? this.unwritten.retry(this.store) : 0) + this.unwritten.dropped;
+    return (this.store && this.unwritten.size > 0 ? this.unwritten.retry(this.store) : 0) + this.lostStateWrites;
+  }
+
+  /** Counts one state write the store rejected outside the registry (a credential quarantine, credentials.ts): lost. */
+  countLostStateWrite(): void {
+    this.lostElsewhere++;
   }
 
   /**
@@ -622,7 +629,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * rejected, on the embedded one those dropped for the cap on waiting writes. For `switchyard_store_dropped_total`.
    */
   get lostStateWrites(): number {
-    return this.unwritten.dropped;
+    return this.unwritten.dropped + this.lostElsewhere;
   }
 
   /**
