@@ -20,6 +20,28 @@ function firstStop(text: string, stops: readonly string[]): { at: number; stop: 
   return found;
 }
 
+/**
+ * Where in `text` the earliest stop sequence that may still complete with more text begins: the first
+ * `q` (at most `before`) where the rest of `text` is a proper beginning of a stop sequence that would
+ * win over `hit` (it begins before `hit`, or at the same place and is listed before it, as
+ * {@link firstStop} decides on the whole text); undefined when none may. Looks back no further than the
+ * longest stop sequence.
+ */
+function stillOpen(text: string, stops: readonly string[], hit: { at: number; stop: string }): number | undefined {
+  const hitRank = stops.indexOf(hit.stop);
+  let longest = 0;
+  for (const s of stops) longest = Math.max(longest, s.length);
+  for (let q = Math.max(0, text.length - longest + 1); q <= hit.at; q++) {
+    const rest = text.length - q;
+    for (let k = 0; k < stops.length; k++) {
+      const s = stops[k]!;
+      if (s.length <= rest || (q === hit.at && k >= hitRank)) continue;
+      if (text.startsWith(s.slice(0, rest), q)) return q;
+    }
+  }
+  return undefined;
+}
+
 /** The length of the longest end of `text` that is the beginning of a stop sequence (what may still become one). */
 function heldBack(text: string, stops: readonly string[]): number {
   let longest = 0;
@@ -39,7 +61,10 @@ function heldBack(text: string, stops: readonly string[]): number {
  * objects) and hands them on to `sink` / `text`, but holds back the end of a text delta that may be the
  * beginning of a stop sequence (only the longest such end: released as soon as it cannot match, or when
  * another event comes). At a match it hands on the text before it, the block's `block_stop` and a
- * `finish` with reason `stop_sequence`, then drops everything after; {@link cut} says the reply is
+ * `finish` with reason `stop_sequence`, then drops everything after. A match is settled only when no
+ * stop sequence that would win over it on the whole text (one beginning earlier, as "abc" over "b" in
+ * "xabc") may still complete: until then the text from where that one began is held, so the cut is the
+ * whole reply's ({@link cutReplyAtStop}) however the deltas split the text. {@link cut} says the reply is
  * complete, so the caller reads no more of the upstream.
  */
 export class StopSequenceCutter {
@@ -59,22 +84,26 @@ export class StopSequenceCutter {
     if (this.cut) return;
     if (ev.type === "block_delta" && ev.delta.type === "text") return this.onText(ev.index, ev.delta.text, false);
     this.release();
-    this.sink(ev);
+    if (!this.cut) this.sink(ev);
   }
 
   /** One text delta (codec.ts TextDeltaSink). */
   onText(index: number, text: string, plain: boolean): void {
     if (this.cut) return;
     if (this.heldIndex !== index) this.release();
+    if (this.cut) return;
     const fresh = this.held.length === 0;
     const all = this.held + text;
     this.held = "";
     const hit = firstStop(all, this.stops);
     if (hit) {
-      if (hit.at > 0) this.text(index, all.slice(0, hit.at), false);
-      this.cut = true;
-      this.sink({ type: "block_stop", index });
-      this.sink({ type: "finish", reason: "stop_sequence", stopSequence: hit.stop });
+      // A longer stop sequence that began before this match (or a stop listed before it, at the same
+      // place) may still complete: hold from where it began until the next text decides.
+      const open = stillOpen(all, this.stops, hit);
+      if (open === undefined) return this.cutAt(index, all, hit);
+      if (open > 0) this.text(index, all.slice(0, open), false);
+      this.held = all.slice(open);
+      this.heldIndex = index;
       return;
     }
     const keep = heldBack(all, this.stops);
@@ -85,11 +114,27 @@ export class StopSequenceCutter {
     } else this.heldIndex = -1;
   }
 
-  /** The held-back text goes on: what followed showed it is no stop sequence. */
+  /** Hands on the text before `hit`, then the block's end and the `stop_sequence` finish; nothing more after. */
+  private cutAt(index: number, all: string, hit: { at: number; stop: string }): void {
+    if (hit.at > 0) this.text(index, all.slice(0, hit.at), false);
+    this.cut = true;
+    this.sink({ type: "block_stop", index });
+    this.sink({ type: "finish", reason: "stop_sequence", stopSequence: hit.stop });
+  }
+
+  /**
+   * The block's text ended (another event or block came): the held-back text goes on, or, when it holds
+   * a match that was waiting on a longer stop sequence, the reply is cut there ({@link cut} after).
+   */
   private release(): void {
-    if (this.held.length > 0) this.text(this.heldIndex, this.held, false);
+    const held = this.held;
+    const index = this.heldIndex;
     this.held = "";
     this.heldIndex = -1;
+    if (held.length === 0) return;
+    const hit = firstStop(held, this.stops);
+    if (hit) this.cutAt(index, held, hit);
+    else this.text(index, held, false);
   }
 }
 

@@ -57,6 +57,35 @@ describe("StopSequenceCutter", () => {
   });
 });
 
+describe("overlapping stop sequences: the same text gives the same cut however it arrived", () => {
+  const stops = ["abc", "b"];
+  const whole = (text: string) => {
+    const resp = { content: [{ type: "text", text }], stopReason: "end_turn" } as unknown as HubResponse;
+    cutReplyAtStop(resp, stops);
+    return { text: (resp.content[0] as { text: string } | undefined)?.text ?? "", stop: resp.stopSequence ?? undefined };
+  };
+  const streamed = (deltas: string[], after: HubEvent[] = []) => {
+    const r = run(stops, deltas, after);
+    const fin = r.out.find((e) => e.type === "finish") as { stopSequence?: string } | undefined;
+    return { text: r.text, stop: fin?.stopSequence ?? undefined };
+  };
+
+  test('"xabc tail" split at every place, and in three deltas: cut at "x" naming "abc", as the whole reply is', () => {
+    const text = "xabc tail";
+    expect(whole(text)).toEqual({ text: "x", stop: "abc" });
+    for (let i = 0; i <= text.length; i++) expect(streamed([text.slice(0, i), text.slice(i)])).toEqual({ text: "x", stop: "abc" });
+    expect(streamed(["xa", "b", "c tail"])).toEqual({ text: "x", stop: "abc" });
+  });
+
+  test('"xab d": the held "ab" turns out no "abc", so the cut is at "b" (as whole); "xab" then the block ends: cut at "b" too', () => {
+    expect(whole("xab d")).toEqual({ text: "xa", stop: "b" });
+    expect(streamed(["xab", " d"])).toEqual({ text: "xa", stop: "b" });
+    const r = run(stops, ["xab"], END);
+    expect(r.text).toBe("xa");
+    expect(r.out.slice(1)).toEqual([{ type: "block_stop", index: 0 }, { type: "finish", reason: "stop_sequence", stopSequence: "b" }]);
+  });
+});
+
 describe("cutReplyAtStop", () => {
   test("a whole reply: the text cut, later parts dropped, stop_sequence naming it", () => {
     const resp: HubResponse = {
