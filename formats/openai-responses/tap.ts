@@ -47,7 +47,9 @@
  * as in the recording), with the first event's sequence number. Such a stream is not passed on byte
  * for byte (it is no OpenAI stream, and already not as it came): each event goes out re-serialised
  * ({@link ResponsesObserver.repair}) with its `sequence_number` one higher, so the numbers keep
- * rising after the made event (until 2026-12-07 the made event and the first repeated one), and a
+ * rising after the made event (until 2026-12-07 the made event and the first repeated one); its SSE
+ * comments (`: keep-alive`), `id:` / `retry:` lines and `data: [DONE]` go out as they came, in order
+ * with the events (until 2026-12-07 they were dropped: {@link ResponsesTap.repairedRead}); and a
  * terminal event whose `response` has no `output` gets the items completed so far (the
  * `output_item.done` events' items): the recording's `response.incomplete` has none, and openai 6.x's
  * `responses.stream()` takes the terminal's `response` as the final one and threw "rsp.output is not
@@ -62,7 +64,7 @@
  */
 import { mergeUsage, type HubError } from "../hub.ts";
 import type { PassthroughTap, StreamEvent, TapOptions, TapState } from "../codec.ts";
-import { errorEventNotJson, HeldEvent, SseReader, sseData, sseNamed, type SseEvent } from "../sse.ts";
+import { errorEventNotJson, HeldEvent, SseReader, sseData, sseNamed, splitEvents, splitLines, type SseEvent } from "../sse.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
 import { fromResponsesUsage, HUB_ITEMS, stopForTerminal } from "./common.ts";
 import { failedCodeForKind, hubErrorFromOpenAi } from "./errors.ts";
@@ -76,6 +78,7 @@ const MAX_UNREAD_LIFECYCLE = 8;
 /** The empty event output (shared: callers never modify an output). */
 const NO_EVENTS: StreamEvent[] = [];
 const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder();
 
 /** Index just past the last SSE event terminator (`\n\n`, `\r\n\r\n`, `\r\r`) in `b`, or -1. */
 function lastBoundary(b: Uint8Array, from: number): number {
@@ -385,18 +388,57 @@ class ResponsesTap extends ResponsesObserver implements PassthroughTap {
 
   /** The made `response.created` (module doc), not yet sent. */
   private leading: Uint8Array | undefined;
-  /** The events read and {@link ResponsesObserver.repair}ed, not yet sent (a stream that began without `response.created`). */
-  private repaired = "";
+  /** The events read and {@link ResponsesObserver.repair}ed, not yet sent (a stream that began without `response.created`), in order. */
+  private repaired: string[] = [];
 
   protected forwarded(e: SseEvent): void {
     // the bytes go out as they came (push), or rewritten when repairing
-    if (this.repairing) this.repaired += e.event !== undefined ? sseNamed(e.event, e.data) : sseData(e.data);
+    if (this.repairing) this.repaired.push(e.event !== undefined ? sseNamed(e.event, e.data) : sseData(e.data));
   }
 
-  /** The repaired events read so far (emptied), instead of the bytes `held` gave. */
+  /** The repaired events read so far (emptied), joined. */
   private takeRepaired(): Uint8Array {
-    const out = this.repaired;
-    this.repaired = "";
+    const out = this.repaired.join("");
+    this.repaired = [];
+    return out.length === 0 ? EMPTY : utf8.encode(out);
+  }
+
+  /**
+   * What goes out of a repaired stream's read: the complete events `held` gave (`bytes`), each event
+   * the reader dispatched (with data, not `[DONE]`) as {@link ResponsesObserver.repair} rewrote it, after
+   * the event's comment, `id:` and `retry:` lines as they came; a block that dispatches nothing (an SSE
+   * comment such as `: keep-alive`, `data: [DONE]`, a lone `id:` / `retry:`) as it came. In order.
+   */
+  private repairedRead(bytes: Uint8Array): Uint8Array {
+    if (bytes.length === 0 && this.repaired.length === 0) return EMPTY;
+    const queue = this.repaired;
+    this.repaired = [];
+    let next = 0;
+    let out = "";
+    const parts = splitEvents(utf8Decoder.decode(bytes));
+    for (let i = 0; i < parts.length; i += 2) {
+      const block = parts[i]!;
+      if (block.length === 0) continue;
+      const end = parts[i + 1] ?? "";
+      const lines = splitLines(block);
+      let data: string | undefined;
+      let extra = "";
+      for (let j = 0; j < lines.length; j += 2) {
+        // An SSE line: `field: value` (one space after the colon dropped), `field` alone, `:comment`.
+        const line = lines[j]!;
+        const colon = line.indexOf(":");
+        const field = colon < 0 ? line : line.slice(0, colon);
+        if (field === "data") {
+          const v = colon < 0 ? "" : line.charCodeAt(colon + 1) === 32 ? line.slice(colon + 2) : line.slice(colon + 1);
+          data = data === undefined ? v : `${data}\n${v}`;
+        } else if (colon === 0 || field === "id" || field === "retry") extra += `${line}\n`;
+      }
+      const dispatches = data !== undefined && data.length > 0 && data !== "[DONE]";
+      if (dispatches && next < queue.length) out += extra + queue[next++]!;
+      else if (!dispatches) out += block + end;
+      // (an event the reader dispatched with nothing repaired for it cannot happen: the two read the same bytes)
+    }
+    for (; next < queue.length; next++) out += queue[next]!;
     return out.length === 0 ? EMPTY : utf8.encode(out);
   }
 
@@ -408,7 +450,7 @@ class ResponsesTap extends ResponsesObserver implements PassthroughTap {
     if (chunk.length === 0) return EMPTY;
     this.reader.push(chunk);
     const out = this.held.push(chunk);
-    return this.led(this.repairing ? this.takeRepaired() : out);
+    return this.led(this.repairing ? this.repairedRead(out) : out);
   }
 
   /** `out` after the made `response.created` when one waits (the read that completed the first event). */
