@@ -29,7 +29,8 @@
  * `end(failure?)`: nothing when a terminal event arrived; otherwise an `error` event then
  * `response.failed`, with the next `sequence_number`s, the response id seen, `failure` (else the
  * upstream's `error` event, else a truncation error) and the items completed so far (those whose
- * `output_item.done` came) as its `output` — SPEC 6.4, what the translated lanes' encoder sends
+ * `output_item.done` came; one whose event is over 64 KiB, an image's, by its `id` and `type` only:
+ * the tap holds no second copy of it) as its `output` — SPEC 6.4, what the translated lanes' encoder sends
  * (encoder.ts `fail`) and OpenAI's own failed stream has (recorded `openai-responses/error-event.sse`:
  * `error`, then `response.failed`). The `error` event is what makes the OpenAI SDK throw (7.x's
  * `responses.stream()` otherwise resolves a "failed" response with the text so far, and a raw
@@ -75,6 +76,11 @@ type Json = Record<string, any>;
 const EMPTY = new Uint8Array(0);
 /** Lifecycle events a tap keeps unparsed at most (ResponsesObserver.unreadLifecycle); OpenAI sends two or three per reply. */
 const MAX_UNREAD_LIFECYCLE = 8;
+/**
+ * The longest `output_item.done` data (characters) a tap keeps whole for {@link ResponsesObserver.closing};
+ * OpenAI's message and call items are far below it, an image's base64 far above.
+ */
+const MAX_KEPT_DONE_ITEM = 64 * 1024;
 /** The empty event output (shared: callers never modify an output). */
 const NO_EVENTS: StreamEvent[] = [];
 const utf8 = new TextEncoder();
@@ -121,7 +127,10 @@ abstract class ResponsesObserver {
   private unreadLifecycle: string[] | undefined;
   /**
    * The data of the `output_item.done` events read, unparsed: the items completed so far, which only
-   * {@link closing} reads (the failed response's `output`).
+   * {@link closing} reads (the failed response's `output`). Not kept while {@link repairing} (the
+   * snapshot has them); an event over {@link MAX_KEPT_DONE_ITEM} characters (an `image_generation_call`'s
+   * base64 `result`, MBs) is kept as its item's `id` and `type` only ({@link doneItemStub}), so a stream
+   * does not hold a second copy of what it already forwarded (issue 17).
    */
   private doneItems: string[] | undefined;
   /** The upstream sent an `error` event: {@link closing} sends none of its own. */
@@ -242,8 +251,9 @@ abstract class ResponsesObserver {
     return out;
   }
 
-  /** The items of the `output_item.done` events read, by their `output_index` (arrival order without one). */
+  /** The items of the `output_item.done` events read, by their `output_index` (arrival order without one); a repaired stream's from its snapshot. */
   private outputSoFar(): Json[] {
+    if (this.repairing && this.snapshot) return this.snapshot.output(false);
     const done: { at: number; item: Json }[] = [];
     for (const data of this.doneItems ?? []) {
       const ev = parse(data);
@@ -327,7 +337,7 @@ abstract class ResponsesObserver {
         // A hosted tool's item (not one the hub carries) is a server tool in flight until it is done; a
         // `.done` is read for its type only while one is.
         const added = name === "response.output_item.added";
-        if (!added) (this.doneItems ??= []).push(data); // read by `closing` only
+        if (!added && !this.repairing) (this.doneItems ??= []).push(data.length > MAX_KEPT_DONE_ITEM ? doneItemStub(data) : data); // read by `closing` only
         if (!added && this.state.serverTools === 0) return;
         const type = itemType(parsed, data);
         if (type === undefined || HUB_ITEMS.has(type)) return;
@@ -572,6 +582,27 @@ function itemType(parsed: Json | undefined, data: string): string | undefined {
     t = m ? m[1] : parse(data)?.item?.type;
   }
   return typeof t === "string" ? t : undefined;
+}
+
+/** `"item": {` … `"id": "…"` before any nested object: the item's id (OpenAI writes it first). */
+const ITEM_ID = /"item"\s*:\s*\{[^{}]*?"id"\s*:\s*"([^"\\]*)"/;
+
+/**
+ * What a tap keeps of an `output_item.done` event too large to keep whole (MAX_KEPT_DONE_ITEM): the
+ * event with its item's `id` and `type` only (read without parsing the event; absent when not found
+ * so) and its top-level `output_index` (the last such key, as `trackSeq` reads the sequence number).
+ */
+function doneItemStub(data: string): string {
+  const item: Json = {};
+  const id = ITEM_ID.exec(data.slice(0, 4096))?.[1];
+  if (id !== undefined) item.id = id;
+  const type = itemType(undefined, data.slice(0, 4096));
+  if (type !== undefined) item.type = type;
+  const stub: Json = { item };
+  const at = data.lastIndexOf('"output_index":');
+  const n = at < 0 ? NaN : Number.parseInt(data.slice(at + 15, at + 32).trimStart(), 10);
+  if (Number.isFinite(n)) stub.output_index = n;
+  return JSON.stringify(stub);
 }
 
 function parse(data: string): Json | undefined {
