@@ -52,6 +52,9 @@ export function portableTools(tools: HubTool[]): HubTool[] {
   return out ?? tools;
 }
 
+/** The name of Claude Code's deferred-loading placeholder tool (observed in its requests; {@link withoutDeferPlaceholder}). */
+export const DEFER_PLACEHOLDER = "DeferredToolPlaceholder";
+
 /**
  * `tools` without Claude Code's `DeferredToolPlaceholder` (a function tool with `defer_loading: true`
  * whose description says never to call it: it only keeps Anthropic's deferred tool loading on; seen in
@@ -62,7 +65,7 @@ export function portableTools(tools: HubTool[]): HubTool[] {
  * array is returned unchanged when it has no such tool.
  */
 export function withoutDeferPlaceholder(tools: HubTool[]): HubTool[] {
-  const i = tools.findIndex((t) => t.kind === "function" && t.deferLoading === true && t.name === "DeferredToolPlaceholder");
+  const i = tools.findIndex((t) => t.kind === "function" && t.deferLoading === true && t.name === DEFER_PLACEHOLDER);
   return i < 0 ? tools : tools.filter((_, j) => j !== i);
 }
 

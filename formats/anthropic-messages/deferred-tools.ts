@@ -20,8 +20,7 @@
 import type { Warnings } from "../hub.ts";
 import { isObj, type JsonObject as Json } from "../json.ts";
 import { toolReferenceText, undeclaredToolReferenceText } from "../tool-references.ts";
-
-const PLACEHOLDER = "DeferredToolPlaceholder";
+import { DEFER_PLACEHOLDER as PLACEHOLDER } from "../tool-kinds.ts";
 
 /** `tools` without `defer_loading` and without Claude Code's placeholder; the same array when it has neither. */
 function plainTools(tools: unknown[]): unknown[] {
