@@ -21,12 +21,19 @@
  * - otherwise: one `event: error` (`failure`, else an `api_error` "stream ended early"); never an
  *   invented finish. A `message_stop` before any stop reason is such a cut-off reply too: it (and
  *   whatever follows it) is withheld and the error frame takes its place, as the translated lanes do.
+ *
+ * One repair: a `message_start` after the stream's first (recorded/anthropic-messages/
+ * duplicate-message-start.sse) is not forwarded, as the `anthropic-compatible` lane drops it (its
+ * normalizer keeps one, formats/normalize.ts): the official SDK's `MessageStream` throws on a second one
+ * ("Unexpected event order, got message_start before receiving message_stop"). Its usage is still read
+ * (later values replace), so the recorded figures are the same as on that lane; the client keeps the
+ * first event's. Only a read that brought a repeat is cut apart ({@link withoutRepeatedStarts}).
  */
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { FormatError, mergeUsage, type HubError } from "../hub.ts";
 import { DEPTH_CHECKED_BYTES, nestsDeeperThan, upstreamNestedTooDeep } from "../json-depth.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
-import { errorEventNotJson, HeldEvent, lastEventBoundary, MAX_SSE_EVENT_BYTES, SseReader, wholeEvents, type SseEvent } from "../sse.ts";
+import { concatBytes, errorEventNotJson, HeldEvent, lastEventBoundary, MAX_SSE_EVENT_BYTES, readEvent, splitEvents, SseReader, wholeEvents, type SseEvent } from "../sse.ts";
 import { errorFrame, errorFromObject } from "./errors.ts";
 import { serverToolStep, stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
 import { indexOfBytes } from "../index-of-bytes.ts";
@@ -175,6 +182,39 @@ function knownName(text: string, from: number, to: number): string | undefined {
   return text.startsWith(name, from) ? name : undefined;
 }
 
+/** A UTF-8 byte order mark read as latin1 (one character a byte). */
+const BOM_LATIN1 = "\xef\xbb\xbf";
+
+/**
+ * `out` (whole events, ending at an event boundary) without its `message_start` events, but the first
+ * when `keepFirst` (the stream's first `message_start` is in `out`): each dropped event goes with the
+ * blank line that ends it; every other byte is kept as it came. Events are named as the SSE reader names
+ * them: by their `event:` line, else by their data's `type`. The text is read as latin1 (one character
+ * a byte), so offsets are byte offsets and bytes that are not UTF-8 survive; `streamStart`: `out` begins
+ * the stream, whose BOM (which the reader strips there) is not part of the first event's name.
+ */
+function withoutRepeatedStarts(out: Uint8Array, keepFirst: boolean, streamStart: boolean): Uint8Array {
+  const buf = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  const parts = splitEvents(buf.toString("latin1"));
+  const kept: Uint8Array[] = [];
+  let at = 0;
+  for (let i = 0; i < parts.length; i += 2) {
+    const event = parts[i];
+    const end = at + event.length + (parts[i + 1]?.length ?? 0);
+    const probe = i === 0 && streamStart && event.startsWith(BOM_LATIN1) ? event.slice(BOM_LATIN1.length) : event;
+    const ev = probe.length > 0 ? readEvent(probe) : undefined;
+    const name = ev === undefined ? undefined : (ev.event ?? parse(ev.data)?.type);
+    if (name === "message_start" && !keepFirst) {
+      // Dropped: the event and the line ends that end it.
+    } else {
+      if (name === "message_start") keepFirst = false;
+      kept.push(out.subarray(at, end));
+    }
+    at = end;
+  }
+  return concatBytes(kept);
+}
+
 /** {@link lastEventBoundary} as {@link HeldEvent} asks for it: −1 when no event ended. */
 const lastEventEnd = (bytes: Uint8Array): number => lastEventBoundary(bytes) || -1;
 
@@ -194,6 +234,8 @@ export class AnthropicTap implements PassthroughTap {
   private fed = false;
   /** A CR was read: CR and CRLF framing is left to the SSE reader whole (no event is skipped by bytes). */
   private crSeen = false;
+  /** `message_start` events read: every one after the first is a repeat, not forwarded (see the module doc). */
+  private starts = 0;
 
   constructor(_opts: TapOptions) {
     // A named event with one data line (all of Anthropic's) comes to `quickNamed`: its name matched in
@@ -203,9 +245,16 @@ export class AnthropicTap implements PassthroughTap {
 
   push(chunk: Uint8Array): Uint8Array {
     if (this.ended || this.prematureStop || chunk.length === 0) return EMPTY;
-    const out = this.pending.push(chunk);
+    let out = this.pending.push(chunk);
     if (out.length === 0) return EMPTY;
+    const startsBefore = this.starts;
+    const streamStart = !this.fed;
     this.read(out);
+    // This read brought a repeated `message_start`: it is cut out (the first one, if here, stays).
+    if (this.starts > 1 && this.starts > startsBefore) {
+      out = withoutRepeatedStarts(out, startsBefore === 0, streamStart);
+      if (out.length === 0) return EMPTY;
+    }
     if (this.prematureStop) {
       // Forward what came before the withheld `message_stop` (its event line starts the event).
       this.pending.takeAll();
@@ -232,8 +281,10 @@ export class AnthropicTap implements PassthroughTap {
       const text = new TextDecoder().decode(rest);
       if (wholeEvents(text)) {
         tail = text + "\n\n";
+        const startsBefore = this.starts;
         this.reader.pushText(tail);
-        if (this.prematureStop) tail = "";
+        // A premature stop is withheld; so is a repeated `message_start` (one event: no blank line in it).
+        if (this.prematureStop || (this.starts > 1 && this.starts > startsBefore)) tail = "";
       }
     }
     const s = this.state;
@@ -408,6 +459,7 @@ export class AnthropicTap implements PassthroughTap {
         else this.state.terminal = true;
         return;
       case "message_start": {
+        this.starts++;
         const m = parse(data);
         if (m) mergeUsage(this.state.usage, usageFromAnthropic(m.message?.usage));
         return;

@@ -11,8 +11,11 @@ import { endpointOf, viewReply, type ClientFormat } from "../support/client-repl
 import { providersAtFake } from "../support/configs.ts";
 
 const YAML = `
-${providersAtFake(["anthc", "anthropic-compatible"], ["chat", "openai-compatible"], ["resp", "openai-responses"], ["gem", "gemini"])}
+${providersAtFake(["anthc", "anthropic-compatible"], ["chat", "openai-compatible"], ["resp", "openai-responses"], ["gem", "gemini"], ["anth", "anthropic"])}
 accounts:
+  - id: anth-1
+    provider: anth
+    api_key: env:FAKE_KEY
   - id: chat-1
     provider: chat
     api_key: env:FAKE_KEY
@@ -37,7 +40,7 @@ afterAll(async () => {
   await gw?.stop();
 });
 afterEach(async () => {
-  for (const a of ["chat-1", "resp-1", "gem-1", "anthc-1"]) {
+  for (const a of ["chat-1", "resp-1", "gem-1", "anthc-1", "anth-1"]) {
     await gw.app.store.clearCooldown(a);
     await gw.app.store.clearLock(a);
   }
@@ -156,14 +159,29 @@ const entries = (await manifest()).filter((e) => e.kind === "sse");
  */
 const MALFORMED_FOR_NATIVE = new Set(["openai-responses/rotating-item-ids.sse"]);
 
-for (const client of CLIENTS) {
-  describe(`recorded streams → ${client} client`, () => {
-    for (const e of entries) {
+/**
+ * The lanes: each client format reads every recording from the provider of its format (anthropic-compatible
+ * for Messages: the hub lane), and a Messages client reads the Anthropic recordings from kind `anthropic`
+ * too (the native passthrough, formats/anthropic-messages/tap.ts).
+ */
+const LANES: Array<{ client: ClientFormat; name: string; files: ManifestEntry[]; provider: (e: ManifestEntry) => string }> = [
+  ...CLIENTS.map((client) => ({ client, name: `recorded streams → ${client} client`, files: entries, provider: (e: ManifestEntry) => PROVIDER[e.format] })),
+  {
+    client: "anthropic-messages",
+    name: "recorded Anthropic streams → anthropic-messages client through kind anthropic (passthrough)",
+    files: entries.filter((e) => e.format === "anthropic-messages"),
+    provider: () => "anth",
+  },
+];
+
+for (const { client, name, files, provider } of LANES) {
+  describe(name, () => {
+    for (const e of files) {
       test(e.file, async () => {
         const bytes = await recordedBytes(e.file);
         gw.fake.reset();
         gw.fake.handle(() => ({ sse: new TextDecoder().decode(bytes) }));
-        const body = request(client, `${PROVIDER[e.format]}/${e.recorded?.model ?? "recorded-model"}`);
+        const body = request(client, `${provider(e)}/${e.recorded?.model ?? "recorded-model"}`);
         const res = await fetch(`${gw.url}${endpointOf(client)}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
         const native = client === "openai-responses" && e.format === "openai-responses";
         if (native && MALFORMED_FOR_NATIVE.has(e.file)) {

@@ -2,9 +2,10 @@
  * A native stream's exact output and observations, pinned (docs/performance.md items 122 and 123): the
  * passthrough reply driver (`passthroughDriver` around each format's `createTap`, what the commit point
  * uses when client and provider speak the same format) forwards the provider's bytes, withholds what
- * it must (Chat's usage-only chunk the client did not ask for, a premature `message_stop`), appends
- * the format's in-band error or closing frames at the end (SPEC 6.4), and reads usage (O-1), the stop
- * reason, the first content (R-8's commit point) and in-band errors on the way. A change made for
+ * it must (Chat's usage-only chunk the client did not ask for, a premature `message_stop`, a repeated
+ * Anthropic `message_start`), appends the format's in-band error or closing frames at the end (SPEC
+ * 6.4), and reads usage (O-1), the stop reason, the first content (R-8's commit point) and in-band
+ * errors on the way. A change made for
  * speed in a tap or the driver must leave all of that as it was: the client's bytes, and what the
  * driver reports after every read (`contentSeen`, `earlyError`, `stopReason`) and at the end (`usage`,
  * `usageSeen`, `lateError`, `outputChars`).

@@ -23,15 +23,26 @@ function run(pieces: Uint8Array[], failure?: Parameters<PassthroughTap["end"]>[0
 }
 
 const entries = (await manifest()).filter((e) => e.format === "anthropic-messages" && e.kind === "sse");
+/** The recording whose second `message_start` the tap drops (the only one not forwarded byte for byte). */
+const DUPLICATE_START = "anthropic-messages/duplicate-message-start.sse";
+
+/** What the tap forwards of a recording: all of it, but the repeated `message_start` event (its first line to the next event's). */
+async function forwardedOf(file: string): Promise<Uint8Array> {
+  const bytes = await recordedBytes(file);
+  if (file !== DUPLICATE_START) return bytes;
+  const s = text(bytes);
+  const second = s.indexOf("event: message_start", 1);
+  return utf8.encode(s.slice(0, second) + s.slice(s.indexOf("event: content_block_start")));
+}
 /** Recordings up to this many bytes are also split in two at every offset. */
 const SHORT = 1_200;
 
 describe("passthrough tap over every recorded stream", () => {
   for (const entry of entries) {
-    test(`${entry.file}: bytes unchanged, usage/stop/terminal observed`, async () => {
+    test(`${entry.file}: bytes unchanged (a repeated message_start dropped), usage/stop/terminal observed`, async () => {
       const bytes = await recordedBytes(entry.file);
       const { out, tap } = run([bytes]);
-      expect(out).toEqual(bytes);
+      expect(text(out)).toBe(text(await forwardedOf(entry.file)));
       const rec = entry.recorded!;
       const u = tap.state.usage;
       const seen: Record<string, number> = {};
@@ -57,7 +68,7 @@ describe("passthrough tap over every recorded stream", () => {
         return { out: Buffer.from(out).toString("latin1"), state: tap.state };
       };
       const whole = decode([bytes]);
-      expect(whole.out).toBe(Buffer.from(bytes).toString("latin1"));
+      expect(whole.out).toBe(Buffer.from(await forwardedOf(entry.file)).toString("latin1"));
       expect(whole.state.terminal).toBe(true);
       expect(decode(readsAt(bytes, Array.from({ length: bytes.length - 1 }, (_, i) => i + 1)))).toEqual(whole);
       if (bytes.length > SHORT) expectSplitReadsDecodeAlike(bytes, decode);
@@ -154,6 +165,71 @@ describe("tap end(): closing what was cut, never inventing a finish", () => {
     tap.push(bytes);
     expect(tap.end({ kind: "api_error", status: 502, message: "x" }).length).toBe(0);
     expect(tap.push(utf8.encode("event: ping\n\n")).length).toBe(0);
+  });
+});
+
+describe("a repeated message_start (the SDK's MessageStream throws on it) is not forwarded", () => {
+  const START = (id: string, input: number) =>
+    `event: message_start\ndata: {"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","content":[],"model":"claude-test","stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${input},"output_tokens":1}}}\n\n`;
+  const BLOCK =
+    'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n' +
+    'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}\n\n' +
+    'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n';
+  const END = 'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}\n\nevent: message_stop\ndata: {"type":"message_stop"}\n\n';
+
+  test("the recording: the client gets message_start once, then the rest byte for byte, and the SDK's stream finishes", async () => {
+    const bytes = await recordedBytes(DUPLICATE_START);
+    // As sent, the SDK refuses it: what the passthrough forwarded before.
+    const before = await sdkFinalMessage(bytes).then(
+      () => null,
+      (e) => e,
+    );
+    expect(String(before)).toContain("message_start");
+    const { out, tap } = run([bytes]);
+    expect(eventTypes(text(out))).toEqual(["message_start", "content_block_start", "content_block_delta", "content_block_stop", "message_delta", "message_stop"]);
+    expect(text(out)).toBe(text(await forwardedOf(DUPLICATE_START)));
+    const msg = await sdkFinalMessage(out);
+    expect(msg.id).toBe("msg_dup");
+    expect(msg.content.map((b) => (b.type === "text" ? b.text : b.type))).toEqual(["Hello, World!"]);
+    expect(msg.stop_reason).toBe("end_turn");
+    expect(msg.usage).toMatchObject({ input_tokens: 17, output_tokens: 227 });
+    expect(tap.state.usage).toEqual({ inputTokens: 17, outputTokens: 227 });
+    expect(tap.state.terminal).toBe(true);
+  });
+
+  test("a repeat after content, in its own read, one byte per read, and CRLF-framed: dropped each time; its usage still read", async () => {
+    const sent = START("msg_a", 3) + BLOCK + START("msg_b", 9) + END;
+    const want = START("msg_a", 3) + BLOCK + END;
+    const i = sent.indexOf("event: message_start", 1);
+    const crlf = (t: string) => t.replace(/\n/g, "\r\n");
+    for (const [pieces, expected] of [
+      [[sent], want],
+      [[sent.slice(0, i), sent.slice(i, sent.indexOf("event: message_delta")), sent.slice(sent.indexOf("event: message_delta"))], want],
+      [Array.from(sent, (c) => c), want],
+      [[crlf(sent)], crlf(want)],
+      [Array.from(crlf(sent), (c) => c), crlf(want)],
+    ] as Array<[string[], string]>) {
+      const { out, tap } = run(pieces.map((p) => utf8.encode(p)));
+      expect(text(out)).toBe(expected);
+      expect(tap.state.usage).toEqual({ inputTokens: 9, outputTokens: 5 });
+      expect(tap.state.terminal).toBe(true);
+    }
+    expect((await sdkFinalMessage(utf8.encode(want))).content.map((b) => (b.type === "text" ? b.text : b.type))).toEqual(["Hi"]);
+  });
+
+  test("a BOM before the first message_start, a repeat without its blank line at the end, and unnamed events: only repeats dropped", () => {
+    const bom = "\ufeff";
+    const sent = bom + START("msg_a", 3) + START("msg_b", 4) + BLOCK + END;
+    const latin1 = (b: Uint8Array) => Buffer.from(b).toString("latin1");
+    expect(latin1(run([utf8.encode(sent)]).out)).toBe(latin1(utf8.encode(bom + START("msg_a", 3) + BLOCK + END)));
+    // A repeat the upstream closed on without its blank line: withheld too (then the stream is cut: error frame).
+    const tail = START("msg_a", 3) + BLOCK + START("msg_b", 4).trimEnd();
+    const cut = text(run([utf8.encode(tail)]).out);
+    expect(eventTypes(cut)).toEqual(["message_start", "content_block_start", "content_block_delta", "content_block_stop", "error"]);
+    // Unnamed (never Anthropic's): named by their data's type, as the reader reads them.
+    const unnamed = (t: string) => t.replace(/^event: [a-z_]+\n/gm, "");
+    const { out } = run([utf8.encode(unnamed(START("msg_a", 3)) + unnamed(START("msg_b", 4)) + BLOCK + END)]);
+    expect(text(out)).toBe(unnamed(START("msg_a", 3)) + BLOCK + END);
   });
 });
 
