@@ -82,6 +82,13 @@ export interface BuiltRequest {
   warnings: Warning[];
   /** Hints the same format's decoder needs to read the reply to this request (e.g. renamed tools). */
   decoderHints?: Partial<DecoderOptions>;
+  /**
+   * `anthropic-beta` values (each a prefix, e.g. `advanced-tool-use-`, matching any dated version) the
+   * client's header may carry that are not forwarded with this body: it uses nothing they enable, what it
+   * used having been tidied away (formats/anthropic-messages/deferred-tools.ts, kind
+   * `anthropic-compatible`). Absent: the client's betas go as sent.
+   */
+  droppedBetas?: readonly string[];
 }
 
 /** Options for a provider-side decoder. */

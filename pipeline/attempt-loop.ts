@@ -413,7 +413,7 @@ async function attemptOnce(
     try {
       // executeCall's steps (execute.ts), taken here: one async layer fewer per attempt (item 263).
       const executor = deps.executorFor(provider);
-      const call = { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: clientHeadersOf(ctx), upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat, promptCacheKey: translated.promptCacheKey, traceparent: deps.traceUpstream ? upstreamTraceparent(ctx, trace) : undefined, signal: undefined as unknown as AbortSignal };
+      const call = { provider, account, model: target.model, body: translated.body, stream: translated.upstreamStream, clientHeaders: clientHeadersOf(ctx), upstreamFormat: translated.upstreamFormat, clientFormat: ctx.clientFormat, promptCacheKey: translated.promptCacheKey, droppedBetas: translated.droppedBetas, traceparent: deps.traceUpstream ? upstreamTraceparent(ctx, trace) : undefined, signal: undefined as unknown as AbortSignal };
       const sent = startCall(call, ctx.signal, headerMs, deps.graceOver);
       try {
         const pending = executor.send(call);

@@ -34,6 +34,11 @@ export interface UpstreamCall {
   /** Kind `codex`: the prompt-cache key the body carries, sent as `session_id` too (pipeline/translate.ts). */
   promptCacheKey?: string;
   /**
+   * `anthropic-beta` values (prefixes) of the client's header not forwarded: the body was tidied of what
+   * they enable (pipeline/translate.ts `Translated.droppedBetas`). Absent: the client's betas go as sent.
+   */
+  droppedBetas?: readonly string[];
+  /**
    * The W3C `traceparent` of this attempt while spans are exported (pipeline/trace-context.ts); it
    * replaces the client's, which is forwarded as sent otherwise (SPEC O-5, P-3).
    */

@@ -48,6 +48,8 @@ export interface Translated {
   decoderHints?: BuiltRequest["decoderHints"];
   /** Kind `codex`: the prompt-cache key the body carries ({@link codexCacheKey}); the executor's `session_id`. */
   promptCacheKey?: string;
+  /** `anthropic-beta` values (prefixes) not forwarded with this body (BuiltRequest.droppedBetas: the tidy took away what they enable). */
+  droppedBetas?: readonly string[];
 }
 
 /** Portability policy of the combo (SPEC F-8). */
@@ -284,7 +286,7 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
       const built = codec.tidyRequest({ ...ctx.body, model: target.model, stream: upstreamStream }, buildTarget);
       if (!conversationLeft(upstreamFormat, built.body)) return emptyConversationError(ctx.clientFormat, ctx.body, undefined, upstreamFormat, target.label, built.warnings);
       if (params) Object.assign(built.body, params);
-      return { mode: "tidy", upstreamFormat, body: bodyJson(built.body, requestTextOf(ctx)), upstreamStream, warnings: built.warnings };
+      return { mode: "tidy", upstreamFormat, body: bodyJson(built.body, requestTextOf(ctx)), upstreamStream, warnings: built.warnings, droppedBetas: built.droppedBetas };
     }
     const hub = hubOf(ctx);
     if (hub.previousResponseId !== undefined && upstreamFormat !== "openai-responses") {

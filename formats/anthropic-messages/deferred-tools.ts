@@ -16,11 +16,32 @@
  * So for those servers the deferred tools are declared as any other, as the Chat, Gemini and Responses
  * builds declare them: `defer_loading` is not sent, the placeholder is not sent, and each
  * `tool_reference` in a tool result is the text the other builds send (formats/tool-references.ts {@link toolReferenceText}).
+ * Claude Code's `advanced-tool-use-2025-11-20` beta, which enables deferred loading on Anthropic's API,
+ * then goes out of the `anthropic-beta` header those servers get unless the body still uses something
+ * else of it ({@link usesAdvancedToolUse}; tidy.ts `droppedBetas`): Z.ai is reported to defer tools under
+ * it even without `defer_loading` (zai-org/feedback#172, not tried here).
  */
 import type { Warnings } from "../hub.ts";
 import { isObj, type JsonObject as Json } from "../json.ts";
 import { toolReferenceText, undeclaredToolReferenceText } from "../tool-references.ts";
 import { DEFER_PLACEHOLDER as PLACEHOLDER } from "../tool-kinds.ts";
+
+/**
+ * The `anthropic-beta` value (a prefix: its versions are dated, Claude Code sends
+ * `advanced-tool-use-2025-11-20`) under which Anthropic's API takes deferred loading, the tool search
+ * tool, tool use examples and programmatic tool calling (Anthropic's advanced tool use announcement).
+ */
+export const ADVANCED_TOOL_USE_BETA = "advanced-tool-use-";
+
+/**
+ * Whether `tools` (a tidied body's, after {@link withoutDeferredLoading}) still use something of
+ * {@link ADVANCED_TOOL_USE_BETA}: a tool search tool (`tool_search_tool_…`), a tool's `input_examples`
+ * or `allowed_callers`. Deferred loading itself never is left by then.
+ */
+export function usesAdvancedToolUse(tools: unknown): boolean {
+  if (!Array.isArray(tools)) return false;
+  return tools.some((t) => isObj(t) && ((typeof t.type === "string" && t.type.startsWith("tool_search_tool")) || t.input_examples !== undefined || t.allowed_callers !== undefined));
+}
 
 /** `tools` without `defer_loading` and without Claude Code's placeholder; the same array when it has neither. */
 function plainTools(tools: unknown[]): unknown[] {

@@ -10,7 +10,10 @@ import { withClaudeCodeIdentity } from "./claude-code.ts";
 import { DEFAULT_MAX_TOKENS, readOpaque, sanitizeToolId } from "./mapping.ts";
 import { checkedEnvelope } from "./parse.ts";
 import { envelopeAccepted } from "./request-shape.ts";
-import { withoutDeferredLoading } from "./deferred-tools.ts";
+import { ADVANCED_TOOL_USE_BETA, usesAdvancedToolUse, withoutDeferredLoading } from "./deferred-tools.ts";
+
+/** {@link tidyRequest}'s `droppedBetas` for an `anthropic-compatible` body that uses nothing of the advanced tool use beta. */
+const DROPPED_BETAS: readonly string[] = Object.freeze([ADVANCED_TOOL_USE_BETA]);
 
 /**
  * Blocks of one turn (or of `system`) as sent: empty text removed, thinking kept only when signed by
@@ -94,7 +97,9 @@ function tidyBlocks(content: unknown, path: string, role: string, family: Provid
  * - kind `claude-code`: Claude Code's identity block first in `system` when missing
  *   ({@link withClaudeCodeIdentity});
  * - for `anthropic-compatible`, Claude Code's deferred tools declared as any other: no `defer_loading`,
- *   no `DeferredToolPlaceholder`, a `tool_reference` in a tool result sent as text (deferred-tools.ts).
+ *   no `DeferredToolPlaceholder`, a `tool_reference` in a tool result sent as text (deferred-tools.ts);
+ *   and, when the body then uses nothing else of the advanced tool use beta ({@link usesAdvancedToolUse}),
+ *   `droppedBetas` names it: the client's `anthropic-beta` goes without it (src/providers/index.ts).
  * `cache_control` markers are kept: Anthropic-compatible servers accept or ignore them.
  *
  * The body is first checked against the request schema (request-shape.ts {@link envelopeAccepted} by
@@ -192,8 +197,13 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
     });
   }
 
-  // Third-party servers do not all take Anthropic's deferred tool loading (deferred-tools.ts).
-  if (target.kind === "anthropic-compatible") withoutDeferredLoading(out, w);
+  // Third-party servers do not all take Anthropic's deferred tool loading (deferred-tools.ts), nor then
+  // need the beta that enables it, when the body uses nothing else of it.
+  let droppedBetas: readonly string[] | undefined;
+  if (target.kind === "anthropic-compatible") {
+    withoutDeferredLoading(out, w);
+    if (!usesAdvancedToolUse(out.tools)) droppedBetas = DROPPED_BETAS;
+  }
 
   const th = out.thinking;
   if (isObj(th) && th.type === "enabled") {
@@ -211,5 +221,5 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       w.add("dropped_thinking_config", "The last tool-use turn has no thinking signed by this provider; thinking was disabled");
     }
   }
-  return { body: out, warnings: w.list };
+  return droppedBetas ? { body: out, warnings: w.list, droppedBetas } : { body: out, warnings: w.list };
 }

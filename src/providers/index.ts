@@ -110,6 +110,23 @@ function bearer(cred: Credential, secret: string): string {
   return value;
 }
 
+/**
+ * `headers` without the `anthropic-beta` values that start with one of `prefixes` (the others kept, in
+ * order, joined by ","); without the header when none is left. Claude Code's
+ * `advanced-tool-use-2025-11-20` on a body tidied of deferred loading for an `anthropic-compatible`
+ * server (UpstreamCall.droppedBetas): Z.ai is reported to defer tools under it even without
+ * `defer_loading` (zai-org/feedback#172).
+ */
+function withoutBetas(headers: Headers, prefixes: readonly string[]): void {
+  const sent = headers.get("anthropic-beta");
+  if (sent === null) return;
+  const values = sent.split(",").map((s) => s.trim()).filter(Boolean);
+  const kept = values.filter((v) => !prefixes.some((p) => v.startsWith(p)));
+  if (kept.length === values.length) return;
+  if (kept.length === 0) headers.delete("anthropic-beta");
+  else headers.set("anthropic-beta", kept.join(","));
+}
+
 /** Builds the outgoing headers: forwarded allow-list, then auth and format headers. */
 export function headersFor(call: UpstreamCall, clientFormat: WireFormat | undefined): Headers {
   const out = new Headers();
@@ -138,6 +155,7 @@ export function headersFor(call: UpstreamCall, clientFormat: WireFormat | undefi
   switch (call.upstreamFormat) {
     case "anthropic-messages":
       if (!out.has("anthropic-version")) out.set("anthropic-version", ANTHROPIC_VERSION);
+      if (call.droppedBetas !== undefined) withoutBetas(out, call.droppedBetas);
       if (cred.type === "api_key") out.set("x-api-key", cred.apiKey);
       else if (cred.type === "oauth") out.set("authorization", bearer(cred, cred.accessToken));
       if (kind === "claude-code") {

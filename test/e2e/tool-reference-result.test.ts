@@ -12,8 +12,9 @@
  * (Chat, Gemini, Responses); the deferred tool is declared as any other there, the placeholder is not
  * sent, and Responses gets no `defer_loading` without a `tool_search` tool; an Anthropic-compatible
  * provider (GLM, LM Studio, vLLM: not all take Anthropic's deferred loading) gets the same text, the
- * tools without `defer_loading` and no placeholder, with a warning; Anthropic gets the `tool_reference`
- * block and `defer_loading` as the client sent them; a block
+ * tools without `defer_loading` and no placeholder, with a warning, and Claude Code's
+ * `advanced-tool-use-…` beta left out of its `anthropic-beta` (the other betas kept); Anthropic gets the
+ * `tool_reference` block, `defer_loading` and the beta as the client sent them; a block
  * inside a tool result that has no equivalent and no text is named in a warning, never dropped silently.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -46,13 +47,17 @@ function body(model: string, resultContent: unknown[] = [{ type: "tool_reference
   };
 }
 
-async function send(b: unknown): Promise<{ sent: any; warnings: { code: string; message: string }[] }> {
-  const res = await fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(b) });
+async function send(b: unknown, headers: Record<string, string> = {}): Promise<{ sent: any; warnings: { code: string; message: string }[]; sentHeaders: Record<string, string> }> {
+  const res = await fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01", ...headers }, body: JSON.stringify(b) });
   expect(res.status).toBe(200);
   const warnings = JSON.parse(res.headers.get("x-switchyard-warning") ?? "[]");
   await res.text();
-  return { sent: gw.fake.requests.at(-1)!.body, warnings };
+  const seen = gw.fake.requests.at(-1)!;
+  return { sent: seen.body, warnings, sentHeaders: seen.headers };
 }
+
+/** The `anthropic-beta` Claude Code 2.1.332 sends with deferred tools (test/fixtures/shared/clients/claude-code-tool-use.headers.json). */
+const CLAUDE_CODE_BETAS = "claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,thinking-token-count-2026-05-13,advanced-tool-use-2025-11-20";
 
 describe("a ToolSearch result (tool_reference) on a translated lane", () => {
   test("Chat: the tool message names the loaded tool; the tool is declared, the placeholder is not sent", async () => {
@@ -94,6 +99,24 @@ describe("a ToolSearch result (tool_reference) on a translated lane", () => {
     const { sent } = await send(body("anth/claude-test"));
     expect(sent.messages.at(-1)).toEqual({ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_ts1", content: [{ type: "tool_reference", tool_name: "mcp__facts__lookup_fact" }] }] });
     expect(sent.tools).toEqual([SEARCH, PLACEHOLDER, LOOKUP]);
+  });
+
+  test("Claude Code's advanced-tool-use beta: not sent to an anthropic-compatible provider once deferred loading is tidied away (its other betas are); Anthropic gets it", async () => {
+    gw.fake.enqueue(simpleReply("anthropic-messages", { text: "ok" }, false));
+    const compatible = await send(body("anthc/claude-test"), { "anthropic-beta": CLAUDE_CODE_BETAS });
+    expect(compatible.sentHeaders["anthropic-beta"]).toBe("claude-code-20250219,interleaved-thinking-2025-05-14,context-management-2025-06-27,thinking-token-count-2026-05-13");
+    // A beta header holding only it: no header at all.
+    gw.fake.enqueue(simpleReply("anthropic-messages", { text: "ok" }, false));
+    const alone = await send(body("anthc/claude-test"), { "anthropic-beta": "advanced-tool-use-2025-11-20" });
+    expect(alone.sentHeaders["anthropic-beta"]).toBeUndefined();
+    gw.fake.enqueue(simpleReply("anthropic-messages", { text: "ok" }, false));
+    const anthropic = await send(body("anth/claude-test"), { "anthropic-beta": CLAUDE_CODE_BETAS });
+    expect(anthropic.sentHeaders["anthropic-beta"]).toBe(CLAUDE_CODE_BETAS);
+    // A body that still uses the beta (a tool's input_examples): the header goes as sent.
+    gw.fake.enqueue(simpleReply("anthropic-messages", { text: "ok" }, false));
+    const examples = { ...body("anthc/claude-test"), tools: [SEARCH, { ...LOOKUP, input_examples: [{ topic: "tides" }] }] };
+    const kept = await send(examples, { "anthropic-beta": CLAUDE_CODE_BETAS });
+    expect(kept.sentHeaders["anthropic-beta"]).toBe(CLAUDE_CODE_BETAS);
   });
 
   test("a block with no equivalent and no text inside a tool result is named in a warning, not dropped silently", async () => {

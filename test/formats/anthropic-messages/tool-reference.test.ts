@@ -59,9 +59,23 @@ test("anthropic-compatible tidy: deferred tools declared as any other, tool_refe
   expect(compat.warnings.filter((w) => w.code === "changed_field")).toEqual([
     { code: "changed_field", message: "Deferred tool loading (defer_loading, tool_reference) is Anthropic's own: defer_loading was not sent (the deferred tools declared as any other, Claude Code's DeferredToolPlaceholder left out) and any tool_reference block was sent as text naming the tool." },
   ]);
+  // Nothing of the advanced tool use beta is left: the client's anthropic-beta goes without it.
+  expect(compat.droppedBetas).toEqual(["advanced-tool-use-"]);
   expect(JSON.stringify(client)).toBe(before);
   const native = tidyRequest(client, { model: "claude-x", kind: "anthropic", family: "anthropic", stream: false });
   expect((native.body as any).tools).toEqual([search, placeholder, lookup]);
   expect((native.body as any).messages[2].content).toEqual([result]);
   expect(native.warnings.map((w) => w.code)).not.toContain("changed_field");
+  expect(native.droppedBetas).toBeUndefined();
+});
+
+test("anthropic-compatible tidy: the advanced tool use beta is kept while the body still uses it (a tool search tool, input_examples, allowed_callers)", () => {
+  const base = { model: "m", max_tokens: 100, messages: [{ role: "user", content: "hi" }] };
+  const tidied = (tools: unknown[]) => tidyRequest({ ...base, tools }, { model: "glm-x", kind: "anthropic-compatible", family: "provider:glm", stream: false });
+  const fn = { name: "f", input_schema: { type: "object" } };
+  expect(tidied([fn]).droppedBetas).toEqual(["advanced-tool-use-"]);
+  expect(tidyRequest(base, { model: "glm-x", kind: "anthropic-compatible", family: "provider:glm", stream: false }).droppedBetas).toEqual(["advanced-tool-use-"]);
+  expect(tidied([fn, { type: "tool_search_tool_regex_20251119", name: "tool_search_tool_regex" }]).droppedBetas).toBeUndefined();
+  expect(tidied([{ ...fn, input_examples: [{}] }]).droppedBetas).toBeUndefined();
+  expect(tidied([{ ...fn, allowed_callers: ["code_execution_20250825"] }]).droppedBetas).toBeUndefined();
 });
