@@ -1,5 +1,7 @@
 /**
- * Claude Code's deferred tool loading on an `anthropic-compatible` provider (tidy.ts): {@link withoutDeferredLoading}. Pure.
+ * Claude Code's deferred tool loading on an `anthropic-compatible` provider (tidy.ts): {@link withoutDeferredLoading};
+ * on Anthropic's own API, only a `tool_reference` to a tool the request does not declare is changed
+ * ({@link withoutUndeclaredReferences}). Pure.
  *
  * With an MCP server configured, Claude Code declares its MCP tools with `defer_loading: true`, adds a
  * `DeferredToolPlaceholder` tool (`defer_loading: true`, a description saying never to call it) and
@@ -60,19 +62,72 @@ function plainTools(tools: unknown[]): unknown[] {
 }
 
 /**
- * A tool result's content with each `tool_reference` block as a text block; the same array when it has
- * none. A block naming a tool `declared` denies says the tool is not available, with a warning.
+ * A tool result's content with each `tool_reference` block as a text block (`all`), or only each one
+ * naming a tool `declared` denies (not `all`); the same array when none is. A block naming such a tool
+ * says the tool is not available, with a warning (as formats/tool-references.ts says it on the other lanes).
  */
-function referencesAsText(content: unknown[], declared: (name: string) => boolean, w: Warnings): unknown[] {
-  if (!content.some((c) => isObj(c) && c.type === "tool_reference")) return content;
-  return content.map((c) => {
-    if (!isObj(c) || c.type !== "tool_reference" || typeof c.tool_name !== "string") return c;
-    const known = declared(c.tool_name);
-    if (!known) w.add("changed_field", `A tool_reference names the tool ${JSON.stringify(c.tool_name)}, which this request does not declare; sent as text saying it is not available.`);
-    const text: Json = { type: "text", text: known ? toolReferenceText(c.tool_name) : undeclaredToolReferenceText(c.tool_name) };
-    if (c.cache_control !== undefined) text.cache_control = c.cache_control;
-    return text;
+function referencesAsText(content: unknown[], declared: (name: string) => boolean, w: Warnings, all: boolean): unknown[] {
+  let out: unknown[] | undefined;
+  content.forEach((c, j) => {
+    let next = c;
+    if (isObj(c) && c.type === "tool_reference" && typeof c.tool_name === "string") {
+      const known = declared(c.tool_name);
+      if (!known || all) {
+        if (!known) w.add("changed_field", `A tool_reference names the tool ${JSON.stringify(c.tool_name)}, which this request does not declare; sent as text saying it is not available.`);
+        const text: Json = { type: "text", text: known ? toolReferenceText(c.tool_name) : undeclaredToolReferenceText(c.tool_name) };
+        if (c.cache_control !== undefined) text.cache_control = c.cache_control;
+        next = text;
+      }
+    }
+    if (next !== c) out ??= content.slice(0, j);
+    out?.push(next);
   });
+  return out ?? content;
+}
+
+/**
+ * `out.messages` (as tidy.ts leaves them: role and content arrays) with the `tool_reference` blocks of
+ * their tool results rendered by {@link referencesAsText}; `out.messages` unchanged (the same array)
+ * when none is. Returns whether any was. The objects in it are not changed.
+ */
+function toolResultReferences(out: Json, declared: (name: string) => boolean, w: Warnings, all: boolean): boolean {
+  if (!Array.isArray(out.messages)) return false;
+  let changed = false;
+  const messages = out.messages.map((m) => {
+    if (!isObj(m) || m.role !== "user" || !Array.isArray(m.content)) return m;
+    let content: unknown[] | undefined;
+    m.content.forEach((b, j) => {
+      const refs = isObj(b) && b.type === "tool_result" && Array.isArray(b.content) ? referencesAsText(b.content, declared, w, all) : undefined;
+      const next = refs && refs !== (b as Json).content ? { ...(b as Json), content: refs } : b;
+      if (next !== b) content ??= (m.content as unknown[]).slice(0, j);
+      content?.push(next);
+    });
+    if (!content) return m;
+    changed = true;
+    return { ...m, content };
+  });
+  if (changed) out.messages = messages;
+  return changed;
+}
+
+/** Whether `name` is a tool `out.tools` declares (any tool with that `name`), the names read once on the first call. */
+function declaredIn(out: Json): (name: string) => boolean {
+  let names: Set<unknown> | undefined;
+  return (name) => (names ??= new Set(Array.isArray(out.tools) ? out.tools.map((t) => (isObj(t) ? t.name : undefined)) : [])).has(name);
+}
+
+/**
+ * A tidied Messages body for Anthropic's own API (kinds `anthropic`, `claude-code`: `out`, owned by the
+ * caller, whose `messages` array may be replaced) with each `tool_reference` block naming a tool the
+ * request does not declare sent as text saying the tool is not available in this request, with a
+ * `changed_field` warning: Anthropic answers 400 to a reference to a tool it was not given (its tool
+ * search docs), as the translated lanes say it (formats/tool-references.ts). A reference to a declared
+ * tool stays a block. With an `mcp_toolset` declared (Anthropic's MCP connector, whose tools the body
+ * does not name), every reference stays.
+ */
+export function withoutUndeclaredReferences(out: Json, w: Warnings): void {
+  if (Array.isArray(out.tools) && out.tools.some((t) => isObj(t) && t.type === "mcp_toolset")) return;
+  toolResultReferences(out, declaredIn(out), w, false);
 }
 
 /**
@@ -83,8 +138,8 @@ function referencesAsText(content: unknown[], declared: (name: string) => boolea
  */
 export function withoutDeferredLoading(out: Json, w: Warnings): void {
   let changed = false;
-  let names: Set<unknown> | undefined; // the declared tool names, read when a tool_reference is met
-  const declared = (name: string) => (names ??= new Set(Array.isArray(out.tools) ? out.tools.map((t) => (isObj(t) ? t.name : undefined)) : [])).has(name);
+  // The declared tool names, read when a tool_reference is met (after the placeholder is left out).
+  const declared = declaredIn(out);
   if (Array.isArray(out.tools)) {
     const tools = plainTools(out.tools);
     if (tools !== out.tools) {
@@ -92,21 +147,7 @@ export function withoutDeferredLoading(out: Json, w: Warnings): void {
       changed = true;
     }
   }
-  if (Array.isArray(out.messages)) {
-    out.messages = out.messages.map((m) => {
-      if (!isObj(m) || m.role !== "user" || !Array.isArray(m.content)) return m;
-      let content: unknown[] | undefined;
-      m.content.forEach((b, j) => {
-        const refs = isObj(b) && b.type === "tool_result" && Array.isArray(b.content) ? referencesAsText(b.content, declared, w) : undefined;
-        const next = refs && refs !== (b as Json).content ? { ...(b as Json), content: refs } : b;
-        if (next !== b) content ??= (m.content as unknown[]).slice(0, j);
-        content?.push(next);
-      });
-      if (!content) return m;
-      changed = true;
-      return { ...m, content };
-    });
-  }
+  if (toolResultReferences(out, declared, w, true)) changed = true;
   if (changed) {
     w.add(
       "changed_field",

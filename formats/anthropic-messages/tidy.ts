@@ -10,7 +10,7 @@ import { withClaudeCodeIdentity } from "./claude-code.ts";
 import { DEFAULT_MAX_TOKENS, readOpaque, sanitizeToolId } from "./mapping.ts";
 import { checkedEnvelope } from "./parse.ts";
 import { envelopeAccepted } from "./request-shape.ts";
-import { ADVANCED_TOOL_USE_BETA, usesAdvancedToolUse, withoutDeferredLoading } from "./deferred-tools.ts";
+import { ADVANCED_TOOL_USE_BETA, usesAdvancedToolUse, withoutDeferredLoading, withoutUndeclaredReferences } from "./deferred-tools.ts";
 
 /** {@link tidyRequest}'s `droppedBetas` for an `anthropic-compatible` body that uses nothing of the advanced tool use beta. */
 const DROPPED_BETAS: readonly string[] = Object.freeze([ADVANCED_TOOL_USE_BETA]);
@@ -99,7 +99,9 @@ function tidyBlocks(content: unknown, path: string, role: string, family: Provid
  * - for `anthropic-compatible`, Claude Code's deferred tools declared as any other: no `defer_loading`,
  *   no `DeferredToolPlaceholder`, a `tool_reference` in a tool result sent as text (deferred-tools.ts);
  *   and, when the body then uses nothing else of the advanced tool use beta ({@link usesAdvancedToolUse}),
- *   `droppedBetas` names it: the client's `anthropic-beta` goes without it (src/providers/index.ts).
+ *   `droppedBetas` names it: the client's `anthropic-beta` goes without it (src/providers/index.ts);
+ * - for `anthropic` and `claude-code`, a `tool_reference` naming a tool the request does not declare sent
+ *   as text saying the tool is not available (deferred-tools.ts {@link withoutUndeclaredReferences}).
  * `cache_control` markers are kept: Anthropic-compatible servers accept or ignore them.
  *
  * The body is first checked against the request schema (request-shape.ts {@link envelopeAccepted} by
@@ -203,6 +205,9 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
   if (target.kind === "anthropic-compatible") {
     withoutDeferredLoading(out, w);
     if (!usesAdvancedToolUse(out.tools)) droppedBetas = DROPPED_BETAS;
+  } else {
+    // Anthropic's API refuses a tool_reference to a tool the request does not declare.
+    withoutUndeclaredReferences(out, w);
   }
 
   const th = out.thinking;

@@ -14,7 +14,8 @@
  * provider (GLM, LM Studio, vLLM: not all take Anthropic's deferred loading) gets the same text, the
  * tools without `defer_loading` and no placeholder, with a warning, and Claude Code's
  * `advanced-tool-use-…` beta left out of its `anthropic-beta` (the other betas kept); Anthropic gets the
- * `tool_reference` block, `defer_loading` and the beta as the client sent them; a block
+ * `tool_reference` block, `defer_loading` and the beta as the client sent them (but a body the gateway
+ * tidies for it sends a reference to a tool it does not declare as text, with a warning); a block
  * inside a tool result that has no equivalent and no text is named in a warning, never dropped silently.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -99,6 +100,28 @@ describe("a ToolSearch result (tool_reference) on a translated lane", () => {
     const { sent } = await send(body("anth/claude-test"));
     expect(sent.messages.at(-1)).toEqual({ role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_ts1", content: [{ type: "tool_reference", tool_name: "mcp__facts__lookup_fact" }] }] });
     expect(sent.tools).toEqual([SEARCH, PLACEHOLDER, LOOKUP]);
+  });
+
+  test("Anthropic, a body the gateway tidies (another provider's signed thinking in it): a tool_reference to a tool it does not declare goes as text saying so, with a warning in the header and the trace; a declared one as the block", async () => {
+    const gone = { type: "tool_reference", tool_name: "mcp__gone__fetch" };
+    const b = body("anth/claude-test", [{ type: "tool_reference", tool_name: "mcp__facts__lookup_fact" }, gone]);
+    // Thinking signed by a Gemini provider (as the gateway tags it for the client): the body is tidied, not passed through.
+    b.messages[1] = { role: "assistant", content: [{ type: "thinking", thinking: "search", signature: "sy|gemini|c2ln" } as any, ...(b.messages[1].content as any[])] };
+    gw.fake.enqueue(simpleReply("anthropic-messages", { text: "ok" }, false));
+    const res = await fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" }, body: JSON.stringify(b) });
+    expect(res.status).toBe(200);
+    await res.text();
+    const sent = gw.fake.requests.at(-1)!.body;
+    expect(sent.messages.at(-1)).toEqual({
+      role: "user",
+      content: [{ type: "tool_result", tool_use_id: "toolu_ts1", content: [{ type: "tool_reference", tool_name: "mcp__facts__lookup_fact" }, { type: "text", text: "Tool mcp__gone__fetch was found but is not available in this request: do not call it." }] }],
+    });
+    expect(sent.messages[1].content.map((c: any) => c.type)).toEqual(["tool_use"]);
+    expect(sent.tools).toEqual([SEARCH, PLACEHOLDER, LOOKUP]);
+    const said = { code: "changed_field", message: 'A tool_reference names the tool "mcp__gone__fetch", which this request does not declare; sent as text saying it is not available.' };
+    expect(JSON.parse(res.headers.get("x-switchyard-warning") ?? "[]")).toContainEqual(said);
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.warnings).toContainEqual(said);
   });
 
   test("Claude Code's advanced-tool-use beta: not sent to an anthropic-compatible provider once deferred loading is tidied away (its other betas are); Anthropic gets it", async () => {

@@ -4,7 +4,8 @@
  * the Anthropic build sends the block again, as Anthropic's API expands it into the tool's definition.
  * Reached when an Anthropic client's request is built from the hub for an Anthropic provider (a body
  * carrying another provider's tagged signatures). An Anthropic client's request tidied for an
- * `anthropic-compatible` server gets the text instead, and no deferred loading (deferred-tools.ts).
+ * `anthropic-compatible` server gets the text instead, and no deferred loading (deferred-tools.ts); one
+ * tidied for Anthropic keeps the block unless it names a tool the request does not declare.
  */
 import { expect, test } from "bun:test";
 import { parseRequest } from "../../../formats/anthropic-messages/parse.ts";
@@ -67,6 +68,40 @@ test("anthropic-compatible tidy: deferred tools declared as any other, tool_refe
   expect((native.body as any).messages[2].content).toEqual([result]);
   expect(native.warnings.map((w) => w.code)).not.toContain("changed_field");
   expect(native.droppedBetas).toBeUndefined();
+});
+
+test("anthropic and claude-code tidy: a tool_reference naming a tool the request does not declare is sent as text saying so, with a warning; a declared one stays a block", () => {
+  const lookup = { name: "mcp__facts__lookup_fact", input_schema: { type: "object" }, defer_loading: true };
+  const known = { type: "tool_reference", tool_name: "mcp__facts__lookup_fact" };
+  const gone = { type: "tool_reference", tool_name: "mcp__gone__fetch", cache_control: { type: "ephemeral" } };
+  const client = (tools: unknown[]) => ({
+    model: "m",
+    max_tokens: 100,
+    tools,
+    messages: [
+      { role: "user", content: "Look up a fact" },
+      { role: "assistant", content: [{ type: "tool_use", id: "toolu_1", name: "ToolSearch", input: { query: "facts" } }] },
+      { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [known, gone] }] },
+    ],
+  });
+  for (const kind of ["anthropic", "claude-code"] as const) {
+    const body = client([{ name: "ToolSearch", input_schema: { type: "object" } }, lookup]);
+    const before = JSON.stringify(body);
+    const tidied = tidyRequest(body, { model: "claude-x", kind, family: "anthropic", stream: false });
+    expect((tidied.body as any).messages.at(-1).content[0].content).toEqual([known, { type: "text", text: "Tool mcp__gone__fetch was found but is not available in this request: do not call it.", cache_control: { type: "ephemeral" } }]);
+    expect(tidied.warnings).toContainEqual({ code: "changed_field", message: 'A tool_reference names the tool "mcp__gone__fetch", which this request does not declare; sent as text saying it is not available.' });
+    expect((tidied.body as any).tools).toEqual([{ name: "ToolSearch", input_schema: { type: "object" } }, lookup]);
+    expect(tidied.droppedBetas).toBeUndefined();
+    expect(JSON.stringify(body)).toBe(before);
+  }
+  // Every reference declared: the body's messages go as they came (the same objects), no warning.
+  const declared = client([lookup, { name: "mcp__gone__fetch", input_schema: { type: "object" }, defer_loading: true }]);
+  const same = tidyRequest(declared, { model: "claude-x", kind: "anthropic", family: "anthropic", stream: false });
+  expect((same.body as any).messages.at(-1).content[0].content).toEqual([known, gone]);
+  expect(same.warnings.map((w) => w.code)).not.toContain("changed_field");
+  // An MCP connector toolset names no tools: its references are left to Anthropic.
+  const toolset = tidyRequest(client([lookup, { type: "mcp_toolset", mcp_server_name: "gone" }]), { model: "claude-x", kind: "anthropic", family: "anthropic", stream: false });
+  expect((toolset.body as any).messages.at(-1).content[0].content).toEqual([known, gone]);
 });
 
 test("anthropic-compatible tidy: the advanced tool use beta is kept while the body still uses it (a tool search tool, input_examples, allowed_callers)", () => {
