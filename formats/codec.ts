@@ -423,13 +423,6 @@ export interface FormatCodec {
    * `NormalizerOptions.wholeToolCalls`, `cutToolCallOf`). Absent: false.
    */
   readonly wholeToolCalls?: boolean;
-  /**
-   * The format's replies may go without usage (Gemini's `usageMetadata` is optional, and its encoder
-   * leaves it out when the provider reported none): a reply the provider reported no usage for gets
-   * none rather than the gateway's estimate (pipeline/estimate-reply-usage.ts), which the formats whose
-   * replies carry a usage object get instead of zeros. Absent: false.
-   */
-  readonly usageOptional?: boolean;
   /** Client body → hub. Throws {@link FormatError} (400 in the client's format) on invalid input. */
   parseRequest?(body: unknown): HubRequest;
   /** Hub events → client SSE text. */

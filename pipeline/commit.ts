@@ -92,13 +92,13 @@ export function replyDriverFor(
   // A Responses client has no stop field: its own lane (native, no hub parsed) is never asked.
   const stops = translated.upstreamFormat === "openai-responses" && ctx.clientFormat !== "openai-responses" ? emulatedStops(ctx) : undefined;
   if (isSse && ctx.stream) {
-    if (events && clientCodec.createEventEncoder) return cutting(estimating(new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), clientCodec, encoderOptions), stops);
-    return asEvents(cutting(estimating(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), clientCodec, encoderOptions), stops), events);
+    if (events && clientCodec.createEventEncoder) return cutting(estimating(new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), encoderOptions), stops);
+    return asEvents(cutting(estimating(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), encoderOptions), stops), events);
   }
-  if (isSse) return asEvents(cutting(estimating(new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, undefined, secrets), clientCodec, encoderOptions), stops), events);
+  if (isSse) return asEvents(cutting(estimating(new AccumulatedDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, undefined, secrets), encoderOptions), stops), events);
   const native = translated.mode === "native" && translated.upstreamFormat === ctx.clientFormat;
   const wholeOpts = restoration ? { native, clientStream: ctx.stream, restoration } : WHOLE_OPTS[(native ? 2 : 0) + (ctx.stream ? 1 : 0)]!;
-  const whole = estimating(new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, wholeOpts), clientCodec, encoderOptions);
+  const whole = estimating(new WholeBodyDriver(providerCodec, clientCodec, hints, encoderOptions, wholeOpts), encoderOptions);
   if (stops) whole.stops = stops;
   return asEvents(whole, events);
 }
@@ -122,11 +122,11 @@ function cutting<D extends { emulateStops(stops: readonly string[]): void }>(dri
 
 /**
  * `driver`, told where the usage of a reply without the provider's is estimated from
- * (pipeline/estimate-reply-usage.ts), unless the `client` format's replies may go without usage
- * (FormatCodec `usageOptional`: a Gemini client then gets no `usageMetadata`, as before).
+ * (pipeline/estimate-reply-usage.ts): every client format gets the estimate, a Gemini client as its
+ * `usageMetadata` (since 2026-12-07; before, none).
  */
-function estimating<D extends { estimates: UsageEstimates | undefined }>(driver: D, client: FormatCodec, from: UsageEstimates): D {
-  if (client.usageOptional !== true) driver.estimates = from;
+function estimating<D extends { estimates: UsageEstimates | undefined }>(driver: D, from: UsageEstimates): D {
+  driver.estimates = from;
   return driver;
 }
 

@@ -33,7 +33,6 @@ export { finishReasonToGemini, usageToGemini, writeGeminiSignature, readGeminiSi
 export const gemini: FormatCodec = {
   format: "gemini",
   wholeToolCalls: true,
-  usageOptional: true,
   parseRequest: (body) => parseRequest(body),
   createEncoder,
   encodeResponse,

@@ -3,9 +3,8 @@
  * has no usage chunk, through an `openai-compatible` provider): every client format that carries a
  * usage object gets the gateway's estimate, the same figures the request's usage row records (marked
  * estimated), not a confident 0 (until 2026-12-07: prompt_tokens 0 / completion_tokens 0 for a Chat
- * client with include_usage, zeros for Responses and Messages clients). A Gemini client, whose
- * `usageMetadata` is optional, still gets none rather than figures it would read as the provider's
- * (test/e2e/gemini-client.test.ts). Input: the body's 59 characters of text / 4 → 15; output: "Reading it." and the call's name
+ * client with include_usage, zeros for Responses and Messages clients; a Gemini client got no
+ * `usageMetadata` until the evening of 2026-12-07, now it gets the estimate too). Input: the body's 59 characters of text / 4 → 15; output: "Reading it." and the call's name
  * and arguments, 28 characters / 4 → 7 (pipeline/estimate-reply-usage.ts). Real gateway, fake upstream.
  */
 import { describe, expect, test } from "bun:test";
@@ -93,12 +92,20 @@ describe("a Chat provider that sends no usage: the client gets the gateway's est
     }
   });
 
-  test("a Gemini client (usageMetadata optional) gets none, streamed or not; the row is estimated as before", async () => {
+  test("a Gemini client gets the estimate as usageMetadata, on the last chunk of a stream or in the JSON reply; the row is estimated", async () => {
     for (const path of ["/v1beta/models/chat/m:streamGenerateContent?alt=sse", "/v1beta/models/chat/m:generateContent"]) {
       suite.gw.fake.enqueue({ sse: new TextDecoder().decode(await recordedBytes("openai-chat/tool-call-index-1.sse")) });
       const res = await post(path, { contents: [{ role: "user", parts: [{ text: PROMPT }] }] });
       expect(res.status).toBe(200);
-      expect(await res.text()).not.toContain("usageMetadata");
+      const text = await res.text();
+      const usage = { promptTokenCount: 15, candidatesTokenCount: 7, totalTokenCount: 22 };
+      if (path.includes("stream")) {
+        const chunks = text.split("\n\n").filter((c) => c.startsWith("data: ")).map((c) => JSON.parse(c.slice(6)));
+        // only the last chunk (the one with finishReason) carries it, as Gemini's own streams do
+        expect(chunks.slice(0, -1).every((c) => c.usageMetadata === undefined)).toBe(true);
+        expect(chunks.at(-1).candidates[0].finishReason).toBe("STOP");
+        expect(chunks.at(-1).usageMetadata).toEqual(usage);
+      } else expect(JSON.parse(text).usageMetadata).toEqual(usage);
       const row = await rowOf(res.headers.get("x-request-id")!);
       expect(row).toMatchObject({ estimated: true, usage: { inputTokens: 15, outputTokens: 7 } });
     }

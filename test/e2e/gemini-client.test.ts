@@ -276,7 +276,7 @@ describe("raw SSE grammar", () => {
     await expect(collect(s)).rejects.toThrow(/ended before the reply was complete/);
   });
 
-  test("a provider that reports no usage: the SDK sees no usageMetadata (not zero counts), streamed or not", async () => {
+  test("a provider that reports no usage: the SDK sees the gateway's estimate (not zero counts), on the last chunk only, streamed or not", async () => {
     gw.fake.reset();
     const chunk = (delta: object, finish: string | null) =>
       `data: ${JSON.stringify({ id: "c1", object: "chat.completion.chunk", created: 1, model: "m", choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
@@ -284,11 +284,13 @@ describe("raw SSE grammar", () => {
     const chunks = await collect(await genai().models.generateContentStream({ model: "chat/gpt-test", contents: "hi" }));
     expect(chunks.map((c) => c.text ?? "").join("")).toBe("ok");
     expect(chunks.at(-1)!.candidates?.[0]?.finishReason).toBe(FinishReason.STOP);
-    expect(chunks.every((c) => c.usageMetadata === undefined)).toBe(true);
+    // "hi" is 1 token, "ok" 1 (characters / 4, rounded up: pipeline/estimate-reply-usage.ts)
+    expect(chunks.slice(0, -1).every((c) => c.usageMetadata === undefined)).toBe(true);
+    expect(chunks.at(-1)!.usageMetadata).toEqual({ promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 });
     gw.fake.enqueue({ json: { id: "c2", object: "chat.completion", created: 1, model: "m", choices: [{ index: 0, message: { role: "assistant", content: "ok" }, finish_reason: "stop" }] } });
     const r = await genai().models.generateContent({ model: "chat/gpt-test", contents: "hi" });
     expect(r.text).toBe("ok");
-    expect(r.usageMetadata).toBeUndefined();
+    expect(r.usageMetadata).toEqual({ promptTokenCount: 1, candidatesTokenCount: 1, totalTokenCount: 2 });
   });
 
   test("native lane: a provider stream reset inside an event never hands the client the torn JSON; the in-band error chunk follows the whole events", async () => {
