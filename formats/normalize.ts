@@ -6,7 +6,9 @@
  * `message_start`, a missing `block_stop`, `stop` although tools were called (§5.1), content after the
  * finish, and an upstream that ends without saying why it stopped (SPEC 6.4). For a client given tool
  * calls only whole (Gemini, Responses: {@link NormalizerOptions}), a call whose arguments a token limit
- * cut ends the reply with {@link cutToolCallError} instead of passing as a complete call.
+ * cut ends the reply with {@link cutToolCallError} instead of passing as a complete call. With
+ * {@link NormalizerOptions.unfinishedAsError}, content then a reason that says generation broke off
+ * (Gemini's MALFORMED_FUNCTION_CALL) ends it with {@link unfinishedReplyError} instead of the finish.
  *
  * Decoder-side contract (what a decoder may emit):
  * - `block_start.index` is a decoder-chosen KEY, unique per block within the stream (any integer);
@@ -49,6 +51,14 @@ export interface NormalizerOptions {
    * a finished one). Any other next event lets the call close as it came.
    */
   wholeToolCalls?: boolean;
+  /**
+   * The reply is translated for its client (pipeline/re-translate.ts's decoding drivers, a client of
+   * another format): content then a reason that says generation broke off ({@link isNoFinishWord},
+   * Gemini's MALFORMED_FUNCTION_CALL) ends it with {@link unfinishedReplyError} instead of the finish
+   * (SPEC 6.4). Absent: the finish as it came (a whole reply's decode, whose caller judges it:
+   * pipeline/reply-content.ts wholeReplyUnfinished; a native pair, whose client gets its provider's word).
+   */
+  unfinishedAsError?: boolean;
 }
 
 /**
@@ -105,8 +115,10 @@ export function isNoFinishWord(raw: string | undefined): boolean {
  * non-streaming upstream) that has content but ended with one of REFERENCE §5.1's "no finish" words
  * ({@link isNoFinishWord}, e.g. MALFORMED_FUNCTION_CALL after some text): before the commit point the
  * table says an upstream failure (the next target; at the last one a 502), not a finished turn. A
- * streamed reply whose content already reached the client ends as the provider said (post-commit
- * `end_turn` / `stop`). `raw` is the provider's word. Code {@link UNFINISHED_REPLY_CODE}.
+ * streamed reply translated for its client ends with it too ({@link EventNormalizer} emits it instead of
+ * the finish, {@link NormalizerOptions.unfinishedAsError}): after the
+ * commit point, with text already sent, the client's format's in-band error (SPEC 6.4), not `end_turn` /
+ * `stop` (until 2026-12-07 it was). `raw` is the provider's word. Code {@link UNFINISHED_REPLY_CODE}.
  */
 export function unfinishedReplyError(raw: string): HubError {
   return {
@@ -198,6 +210,8 @@ export class EventNormalizer {
   private sawTool = false;
   /** {@link NormalizerOptions.wholeToolCalls}. */
   private readonly wholeToolCalls: boolean;
+  /** {@link NormalizerOptions.unfinishedAsError}. */
+  private readonly unfinishedAsError: boolean;
   /** The live block is a tool call that stopped, its `block_stop` held until the next event (wholeToolCalls). */
   private held = false;
 
@@ -211,6 +225,7 @@ export class EventNormalizer {
     opts?: NormalizerOptions,
   ) {
     this.wholeToolCalls = opts?.wholeToolCalls === true;
+    this.unfinishedAsError = opts?.unfinishedAsError === true;
   }
 
   /** Whether a tool-call block was emitted (latched). */
@@ -267,6 +282,13 @@ export class EventNormalizer {
           // Nothing came, and the reason is no finish: a failure, not an empty turn (unusableFinishError).
           this.failed = true;
           this.emit({ type: "error", error: unusableFinishError(ev.raw) });
+          return;
+        }
+        if (this.unfinishedAsError && isNoFinishWord(ev.raw)) {
+          // Content, then a reason that says generation broke off (Gemini's MALFORMED_FUNCTION_CALL):
+          // not a finished reply (SPEC 6.4), the same failure as a whole reply's (unfinishedReplyError).
+          this.failed = true;
+          this.emit({ type: "error", error: unfinishedReplyError(ev.raw!) });
           return;
         }
         this.finished = true;

@@ -19,7 +19,7 @@ import { encodeResponseJson, type DecoderOptions, type EncoderOptions, type Form
 import { Accumulator, responseToEvents } from "../formats/accumulate.ts";
 import { concatBytes, SseReader } from "../formats/sse.ts";
 import { FormatError, hubError, mergeUsage, type HubError, type HubEvent, type HubResponse, type ProviderFamily, type StopReason, type Usage, type Warning } from "../formats/hub.ts";
-import { cutToolCallOf, EventNormalizer, isContentDelta } from "../formats/normalize.ts";
+import { cutToolCallOf, EventNormalizer, isContentDelta, type NormalizerOptions } from "../formats/normalize.ts";
 import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
 import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, replyTooLarge, tooDeepToParse } from "./whole-reply-bound.ts";
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
@@ -160,7 +160,7 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
   private readonly decoder: StreamDecoder;
   private readonly restorer: EventRestorer | undefined;
   /** The normalizer's options and outputs without a restorer (made per reply anyway), for {@link emulateStops}'s normalizer. */
-  private readonly normalizerOpts: { wholeToolCalls?: boolean };
+  private readonly normalizerOpts: NormalizerOptions;
   private readonly toClient: (ev: HubEvent) => void;
   private readonly toClientText: (index: number, text: string, plain: boolean) => void;
   /** Set by {@link emulateStops}. */
@@ -174,7 +174,9 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
     super();
     // `var`, not `const`, for what the callbacks below hold: they then share one scope with the
     // parameters (captured top-level `const`s get a second scope object per reply: docs/performance.md item 260).
-    var opts = { wholeToolCalls: client.wholeToolCalls };
+    // A reply broken off after content (Gemini's MALFORMED_FUNCTION_CALL) ends in the client's in-band
+    // error when translated (SPEC 6.4); a native pair (a redacted one comes here) keeps the provider's word.
+    var opts = { wholeToolCalls: client.wholeToolCalls, unfinishedAsError: provider.format !== client.format };
     var sink = (ev: HubEvent) => {
       this.observe(ev);
       // An in-band error may echo a secret: scrubbed before the client's encoder writes it (only error events pay).

@@ -98,16 +98,35 @@ describe("a Gemini reply of nothing that ended with MALFORMED_FUNCTION_CALL", ()
     }
   }
 
-  test("a reply with text before the odd finish is still served to a streaming client (after the commit point nothing is invented): end_turn", async () => {
-    const chunk = malformed();
-    chunk.candidates[0].content.parts = [{ text: "Partly done." }];
-    suite.gw.fake.enqueue({ sse: sseOf(chunk) });
-    const res = await messages("gem/gemini-x", true);
-    expect(res.status).toBe(200);
-    const text = await res.text();
-    expect(text).toContain('"text":"Partly done."');
-    expect(text).toContain('"stop_reason":"end_turn"');
-  });
+  // After the commit point (text already streamed): SPEC 6.4, never passed off as finished. The
+  // client's format's in-band error, as a cut stream gets (until 2026-12-07 `end_turn` / `stop`).
+  const UNFINISHED = "The upstream broke off its reply, giving MALFORMED_FUNCTION_CALL as the reason: not a finished reply.";
+  for (const [name, send, ended] of [
+    ["Messages", messages, (t: string) => t.includes("event: error") && t.includes(UNFINISHED) && !t.includes("end_turn") && !t.includes("message_stop")],
+    ["Chat", chat, (t: string) => t.includes(`"message":"${UNFINISHED}"`) && !t.includes('"finish_reason":"stop"')],
+    ["Responses", responses, (t: string) => t.includes("response.failed") && t.includes(UNFINISHED) && !t.includes("response.completed")],
+  ] as const) {
+    test(`text streamed, then MALFORMED_FUNCTION_CALL, ${name} client: the text, then the format's in-band error naming the reason; the row and trace say it failed`, async () => {
+      const first = { candidates: [{ content: { role: "model", parts: [{ text: "Partly " }] }, index: 0 }], modelVersion: "gemini-x" };
+      const chunk = malformed();
+      chunk.candidates[0].content.parts = [{ text: "done." }];
+      suite.gw.fake.enqueue({ sse: sseOf(first) + sseOf(chunk), split_at: [Buffer.byteLength(sseOf(first))], delay_ms: 30 });
+      const res = await send("gem/gemini-x", true);
+      expect(res.status).toBe(200);
+      const text = await res.text();
+      expect(text).toContain("Partly ");
+      expect(ended(text)).toBe(true);
+      const trace = (await suite.gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+      expect(trace.outcome).not.toBe("ok");
+      suite.gw.app.settle();
+      let row: { outcome?: string } | undefined;
+      for (const end = Date.now() + 15_000; !row && Date.now() < end; await Bun.sleep(50)) {
+        const calls = ((await (await fetch(`${suite.gw.url}/admin/api/calls?limit=50`)).json()) as { calls: Array<{ requestId: string; outcome: string }> }).calls;
+        row = calls.find((c) => c.requestId === res.headers.get("x-request-id"));
+      }
+      expect(row?.outcome).toBe("upstream_error");
+    });
+  }
 
   test("a Gemini client of the Gemini provider (native lane) gets Gemini's own reply, to retry as Gemini CLI does", async () => {
     suite.gw.fake.enqueue({ sse: sseOf(malformed()) });
