@@ -45,6 +45,7 @@ import type { Translated } from "./translate.ts";
 import { NO_SECRETS, type SecretSource } from "./scrub.ts";
 import { estimateInputOfRequest } from "./key-limits.ts";
 import type { UsageEstimates } from "./estimate-reply-usage.ts";
+import { UsageChunkAdder } from "./add-usage-chunk.ts";
 
 export type { AttemptFailure, CommitAttempt, CommitDeps, OpenStreams } from "./commit-out.ts";
 
@@ -85,7 +86,9 @@ export function replyDriverFor(
     const tapOptions = { family: provider.family, includeUsage: ctx.includeUsage };
     // What was forwarded is kept to estimate the output of a reply that ends without usage (output-estimate.ts).
     if (events && providerCodec.createEventTap) return passthroughDriver(providerCodec.createEventTap(tapOptions), eventSample(providerCodec, hints), secrets);
-    const tap = passthroughDriver(providerCodec.createTap(tapOptions), byteSample(providerCodec, hints), secrets);
+    // A Chat client that asked for usage gets its chunk though the upstream sends none (add-usage-chunk.ts).
+    const usageChunk = ctx.includeUsage ? new UsageChunkAdder(new ReplyEncoderOptions(ctx)) : undefined;
+    const tap = passthroughDriver(providerCodec.createTap(tapOptions), byteSample(providerCodec, hints), secrets, usageChunk);
     return events ? new SseEventsDriver(tap) : tap;
   }
   const encoderOptions = new ReplyEncoderOptions(ctx); // only for the drivers that encode (item 178)

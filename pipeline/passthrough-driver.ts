@@ -11,6 +11,7 @@ import type { PassthroughTap, TapState } from "../formats/codec.ts";
 import type { OutputSample } from "./output-estimate.ts";
 import type { SecretSource } from "./scrub.ts";
 import { scrubErrorOutput } from "./scrub-events.ts";
+import type { UsageChunkAdder } from "./add-usage-chunk.ts";
 
 /**
  * The driver `passthroughDriver` makes (pipeline/re-translate.ts). A class, not an object literal with
@@ -35,6 +36,8 @@ export class PassthroughDriver<Out> {
     private readonly sample: OutputSample<Out> | undefined,
     /** The attempt's secrets, asked for only once the tap has read an in-band error. */
     private readonly secrets: SecretSource,
+    /** A native Chat stream whose client asked for usage: adds the usage chunk the upstream did not send (add-usage-chunk.ts). */
+    private readonly usageChunk?: UsageChunkAdder,
   ) {
     this.tapState = tap.state;
   }
@@ -44,13 +47,20 @@ export class PassthroughDriver<Out> {
     // The tap reads each event before it forwards it: an error event in `out` has set `error` by now.
     if (this.tapState.error !== undefined) out = scrubErrorOutput(out, this.secrets, this.tap);
     this.sample?.add(out);
+    if (this.usageChunk !== undefined) return this.withUsage(out, false);
     return out;
+  }
+
+  /** `out` through {@link usageChunk} (a byte tap's output: the adder is given only to one). */
+  private withUsage(out: Out, ended: boolean): Out {
+    return this.usageChunk!.add(out as Uint8Array, this.tapState, ended, () => this.outputChars) as Out;
   }
 
   end(failure?: HubError): Out {
     let out = this.tap.end(failure);
     if (this.tapState.error !== undefined) out = scrubErrorOutput(out, this.secrets, this.tap);
     this.sample?.add(out);
+    if (this.usageChunk !== undefined) out = this.withUsage(out, true);
     // Whatever in-band error the client got (the provider's, the failure, or the tap's truncation
     // error) makes the reply a failed one; a failure after the provider's stop reason got only the
     // missing closing frames (SPEC 6.4): the reply finished.

@@ -25,6 +25,7 @@ import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, replyTooLa
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
 import type { OutputSample } from "./output-estimate.ts";
 import { PassthroughDriver } from "./passthrough-driver.ts";
+import type { UsageChunkAdder } from "./add-usage-chunk.ts";
 import { hasUsableContent, opensBlock, replyChars, wholeReplyUnfinished } from "./reply-content.ts";
 import { NO_SECRETS, type SecretSource } from "./scrub.ts";
 import { scrubHubErrorEvent } from "./scrub-events.ts";
@@ -46,9 +47,10 @@ import type { ReplyDriver } from "./reply-driver.ts";
  * Passthrough of a native streaming pair: bytes, or the events of an event tap (SPEC 2.5). `sample`
  * keeps what was forwarded, for `outputChars` (pipeline/output-estimate.ts); without it that is 0.
  * `secrets`: what an in-band error is scrubbed of (SPEC 2.4); without them, credential shapes only.
+ * `usageChunk`: a native Chat stream's usage chunk when the upstream sends none (add-usage-chunk.ts).
  */
-export function passthroughDriver<Out = Uint8Array>(tap: PassthroughTap<Out>, sample?: OutputSample<Out>, secrets: SecretSource = NO_SECRETS): ReplyDriver<Out> {
-  return new PassthroughDriver(tap, sample, secrets);
+export function passthroughDriver<Out = Uint8Array>(tap: PassthroughTap<Out>, sample?: OutputSample<Out>, secrets: SecretSource = NO_SECRETS, usageChunk?: UsageChunkAdder): ReplyDriver<Out> {
+  return new PassthroughDriver(tap, sample, secrets, usageChunk);
 }
 
 /**

@@ -111,6 +111,34 @@ describe("a Chat provider that sends no usage: the client gets the gateway's est
     }
   });
 
+  test("native Chat stream (kind openai) without a usage chunk: a client with include_usage gets one before [DONE] (choices [], the estimate), the upstream's bytes otherwise as they came", async () => {
+    const upstream = new TextDecoder().decode(await recordedBytes("openai-chat/tool-call-index-1.sse"));
+    suite.gw.fake.enqueue({ sse: upstream });
+    const res = await post("/v1/chat/completions", { model: "oai/m", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: PROMPT }] });
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const at = upstream.indexOf("data: [DONE]");
+    const added = text.slice(at, text.length - (upstream.length - at));
+    expect(text.slice(0, at)).toBe(upstream.slice(0, at));
+    expect(text.endsWith(upstream.slice(at))).toBe(true);
+    expect(added.startsWith("data: ") && added.endsWith("\n\n")).toBe(true);
+    const chunk = JSON.parse(added.slice(6));
+    expect(chunk).toEqual({
+      id: "msg_sanitized",
+      object: "chat.completion.chunk",
+      created: 0,
+      model: "claude-haiku-4-5-20251001",
+      choices: [],
+      usage: { prompt_tokens: 15, completion_tokens: 7, total_tokens: 22, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } },
+    });
+    const row = await rowOf(res.headers.get("x-request-id")!);
+    expect(row).toMatchObject({ estimated: true, usage: { inputTokens: 15, outputTokens: 7 } });
+    // without include_usage: the upstream's bytes exactly
+    suite.gw.fake.enqueue({ sse: upstream });
+    const plain = await post("/v1/chat/completions", { model: "oai/m", stream: true, messages: [{ role: "user", content: PROMPT }] });
+    expect(await plain.text()).toBe(upstream);
+  });
+
   test("a provider that reports usage: its figures, as before (not the estimate)", async () => {
     const sse = new TextDecoder().decode(await recordedBytes("openai-chat/tool-call-index-1.sse"));
     const usage = `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 0, model: "m", choices: [], usage: { prompt_tokens: 40, completion_tokens: 3, total_tokens: 43 } })}\n\n`;
