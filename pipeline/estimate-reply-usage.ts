@@ -1,6 +1,8 @@
 /**
  * The usage a translated reply reports to its client when the provider reported none (a Chat server
- * that sends no usage chunk, a JSON reply without `usage`): the gateway's estimate, the same figures
+ * that sends no usage chunk, a JSON reply without `usage`), in every client format (a Gemini client's
+ * `usageMetadata` too), and the usage chunk a native Chat stream's `include_usage` client gets when its
+ * upstream sent none (pipeline/add-usage-chunk.ts): the gateway's estimate, the same figures
  * the request's usage row records (src/limits/accounting.ts, marked estimated), instead of zeros a
  * client reads as a free, empty reply. Input: the request body's estimate (pipeline/key-limits.ts
  * `estimateInputOfRequest`: text characters / 4 plus a flat amount per image); output: the characters of
