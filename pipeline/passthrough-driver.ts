@@ -4,7 +4,8 @@
  * events, SPEC 2.5) and observes usage, the finish and errors (SPEC F-3, O-1, 6.4). Once the tap has
  * read an in-band error, its error events (those the tap says are: PassthroughTap.isErrorEvent) are
  * scrubbed of the attempt's secrets before the client gets them (SPEC 2.4, pipeline/scrub-events.ts);
- * until then its output goes out as it is.
+ * until then its output goes out as it is. A native Chat stream whose client asked for usage gets the
+ * usage chunk its upstream did not send (pipeline/add-usage-chunk.ts).
  */
 import type { HubError, StopReason, Usage } from "../formats/hub.ts";
 import type { PassthroughTap, TapState } from "../formats/codec.ts";
