@@ -19,7 +19,7 @@ const text = new TextDecoder();
 
 /** Adds the usage chunk to a native Chat stream's output (see the module's comment); one per reply. */
 export class UsageChunkAdder {
-  /** The first chunk's data line (a copy), once output began; null when none was found there. */
+  /** The first output's first data line (a copy), once output began and more was to come; null when none was found there. */
   private first: Uint8Array | null | undefined;
   /** `[DONE]` (or the end) was reached: nothing more to add. */
   private settled = false;
@@ -35,14 +35,17 @@ export class UsageChunkAdder {
    */
   add(out: Uint8Array, state: TapState, ended: boolean, outputChars: () => number): Uint8Array {
     if (this.settled || out.byteLength === 0) return out;
-    if (this.first === undefined) this.first = firstChunkLine(out, FIRST_LINE_BYTES) ?? null;
-    if (!state.terminal && !ended) return out;
+    const last = state.terminal || ended;
+    // Copied only when more output follows: a reply read whole in one output (the usual short one) reads it from `out` below.
+    if (this.first === undefined && !last) this.first = firstChunkLine(out, FIRST_LINE_BYTES)?.slice() ?? null;
+    if (!last) return out;
     this.settled = true;
     const u = state.usage;
     if (state.stopReason === null || state.error !== undefined || u.inputTokens !== undefined || u.outputTokens !== undefined) return out;
     const at = doneLineAt(out);
     if (at < 0) return out;
-    const chunk = utf8.encode(usageChunk(this.first ? text.decode(this.first) : undefined, estimateReplyUsage(this.estimates, outputChars())));
+    const first = this.first === undefined ? firstChunkLine(out, FIRST_LINE_BYTES) : this.first;
+    const chunk = utf8.encode(usageChunk(first ? text.decode(first) : undefined, estimateReplyUsage(this.estimates, outputChars())));
     return concatBytes([out.subarray(0, at), chunk, out.subarray(at)]);
   }
 }

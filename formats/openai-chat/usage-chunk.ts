@@ -47,7 +47,7 @@ export function doneLineAt(bytes: Uint8Array): number {
 /**
  * The data of the first `data: {…}` line in `bytes` (the first events a Chat stream forwarded), for
  * {@link usageChunk}'s `id`, `created`, `model` and `system_fingerprint`; undefined when none begins
- * within the first `limit` bytes or its line is longer than that.
+ * within the first `limit` bytes or its line is longer than that. A view of `bytes`, not a copy.
  */
 export function firstChunkLine(bytes: Uint8Array, limit: number): Uint8Array | undefined {
   const n = Math.min(bytes.length, limit);
@@ -56,7 +56,7 @@ export function firstChunkLine(bytes: Uint8Array, limit: number): Uint8Array | u
     while (end < bytes.length && bytes[end] !== LF && bytes[end] !== CR) end++;
     if (holds(bytes, at, DATA)) {
       const v = bytes[at + 5] === 32 ? at + 6 : at + 5;
-      if (bytes[v] === 123 && end < bytes.length && end - v <= limit) return bytes.slice(v, end);
+      if (bytes[v] === 123 && end < bytes.length && end - v <= limit) return bytes.subarray(v, end);
     }
     while (end < bytes.length && (bytes[end] === LF || bytes[end] === CR)) end++;
     at = end;
