@@ -26,6 +26,7 @@
  * re-read ({@link SharedStateWrites.reapply}), as for the embedded store's refused writes.
  */
 import { errMessage } from "../store/rows.ts";
+import { sqlState } from "../store/sql-state.ts";
 import { StoreError, type Store } from "../store/types.ts";
 import { lineOf } from "./retry-writes.ts";
 
@@ -72,12 +73,6 @@ interface Pending {
 interface Line {
   current: Pending;
   queue: Map<string, Pending>;
-}
-
-/** The SQLSTATE of a PostgreSQL error (Bun's `errno`, five characters), or undefined. */
-export function sqlState(err: unknown): string | undefined {
-  const s = (err as { errno?: unknown } | null)?.errno;
-  return typeof s === "string" && /^[0-9A-Z]{5}$/.test(s) ? s : undefined;
 }
 
 /** The row a key names, for the rejected-write line. */

@@ -23,6 +23,7 @@
  */
 import { SQL } from "bun";
 import { errMessage } from "../rows.ts";
+import { sqlState } from "../sql-state.ts";
 import type { StoreChange } from "../shared.ts";
 import { answerWithin, SHARED_ANSWER_MS } from "../shared.ts";
 import { StoreError } from "../types.ts";
@@ -68,11 +69,11 @@ export const UNAVAILABLE_MESSAGE = "the database cannot be reached, so this was 
  */
 export function isUnavailable(err: unknown): boolean {
   if (err instanceof StoreError) return err.code === "unavailable";
-  const e = err as { code?: unknown; errno?: unknown; message?: unknown } | null;
+  const e = err as { code?: unknown } | null;
   const code = typeof e?.code === "string" ? e.code : "";
   if (/^ERR_POSTGRES_(CONNECTION|SOCKET|.*TIMEOUT|IDLE|LIFETIME|SERVER_CLOSED|TLS)/.test(code)) return true;
   if (/^(ECONN|EPIPE|ETIMEDOUT|ENOTFOUND|EHOSTUNREACH|ENETUNREACH)/.test(code)) return true;
-  const state = typeof e?.errno === "string" ? e.errno : "";
+  const state = sqlState(err) ?? "";
   if (state.startsWith("08") || state === "57P01" || state === "57P02" || state === "57P03") return true;
   // Insufficient resources (53300 too many connections, 53100 disk full, 53200 out of memory): the
   // database cannot serve this instance now; it serves from memory and keeps its writes until it can.
@@ -89,8 +90,7 @@ const STOPPED = new StoreError("unavailable", "the change was stopped: its bound
  */
 function wasStopped(err: unknown): boolean {
   if (err === STOPPED) return true;
-  const e = err as { code?: unknown; errno?: unknown } | null;
-  return e?.code === "ERR_POSTGRES_QUERY_CANCELLED" || e?.errno === "57014";
+  return (err as { code?: unknown } | null)?.code === "ERR_POSTGRES_QUERY_CANCELLED" || sqlState(err) === "57014";
 }
 
 /** What every PostgreSQL role holds: the pool, the instance id, the clock, degraded-mode state. */

@@ -32,6 +32,7 @@ import type { PendingBatch, PendingWrites } from "../pending.ts";
 import { type RefusedLine, RefusedRows, refusedOnStderr } from "../refused-rows.ts";
 import { errMessage, quotaParams } from "../rows.ts";
 import { answerWithin } from "../shared.ts";
+import { sqlState } from "../sql-state.ts";
 import { StoreError } from "../types.ts";
 import { isUnavailable, type PgContext } from "./db.ts";
 import { countBackKeyUse } from "./count-back-key-use.ts";
@@ -121,8 +122,7 @@ export function pgJson(v: unknown): string {
 
 /** Whether PostgreSQL rejected a statement for a value in it (SQLSTATE class 22, data exception). */
 function isDataError(err: unknown): boolean {
-  const state = (err as { errno?: unknown } | null)?.errno;
-  return typeof state === "string" && state.startsWith("22");
+  return sqlState(err)?.startsWith("22") ?? false;
 }
 
 /** What the key budget use of a disk file's batches came to: windows counted back, and dropped (their windows had ended). */
