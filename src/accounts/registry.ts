@@ -29,7 +29,7 @@ import { Quarantines } from "./quarantines.ts";
 import { clearedElsewhere, LiftsHere, type HeldCooldown, type HeldLock } from "./cleared-elsewhere.ts";
 import { AccountLocks } from "./hold-locks.ts";
 import { RetryWrites } from "./retry-writes.ts";
-import { rejectedStateWriteLine, SharedStateWrites } from "./shared-state-writes.ts";
+import { rejectedStateWriteLine, SharedStateWrites, writeTryingAgain } from "./shared-state-writes.ts";
 import { quarantineAdvice, type HeldLockState } from "./lock-advice.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
 import { RemovedPairings } from "./removed-pairings.ts";
@@ -425,12 +425,13 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * Restores the account's removed pairings (SPEC 6.3) now — `model`'s, else all — in the store (awaited: the
    * next re-read must not bring them back) and in memory, publishing `model_restored` once for each that
    * memory held (also when a re-read dropped it meanwhile, removed-pairings.ts `restoreAround`): the models
-   * that held when asked, sorted (empty when none). @throws the store's error (StoreError).
+   * that held when asked, sorted (empty when none). A transient rejection of a shared database is tried again
+   * (shared-state-writes.ts `writeTryingAgain`). @throws the store's error (StoreError), the database's last rejection.
    */
   async restorePairings(accountId: string, model?: string, reason = "restored by hand"): Promise<string[]> {
     const store = this.store;
     this.unwritten.forget("removed", accountId, model); // a refused removal written again after the restore would bring it back
-    const done = await this.removed.restoreAround(accountId, model, () => this.clock.now(), async () => void (store && (await store.restoreModel(accountId, model))));
+    const done = await this.removed.restoreAround(accountId, model, () => this.clock.now(), async () => void (store && (await writeTryingAgain(() => store.restoreModel(accountId, model)))));
     for (const m of done.announce) this.publish(accountId, this.providerOf(accountId), "model_restored", { model: m, reason });
     return done.restored;
   }
@@ -635,24 +636,27 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   /**
    * Clears the account's whole-account lock now (`switchyard accounts unlock ID`, SPEC 9.3): in the store
    * (awaited: the next re-read must not bring it back) and in memory, publishing `unlock` "lock (REASON)
-   * cleared by hand" once when one held. The lock that held, or undefined when none did. @throws the
-   * store's error (StoreError).
+   * cleared by hand" once when one held. The lock that held, or undefined when none did. A transient
+   * rejection of a shared database is tried again (shared-state-writes.ts `writeTryingAgain`). @throws the
+   * store's error (StoreError), the database's last rejection.
    */
   async unlock(accountId: string): Promise<HeldLockState | undefined> {
     const held = this.locks.get(accountId);
     const live = held && (held.until === null || held.until > this.clock.now()) ? held : undefined;
     await this.lift(accountId, "cleared by hand", async () => {
-      if (this.store) await this.store.clearLock(accountId);
+      const store = this.store;
+      if (store) await writeTryingAgain(() => store.clearLock(accountId));
       this.locks.delete(accountId);
     });
     return live;
   }
 
-  /** Closes the provider's circuit now (ProviderCircuits.close) and in the store (awaited: other instances drop it within about a second). @throws StoreError */
+  /** Closes the provider's circuit now (ProviderCircuits.close) and in the store (awaited: other instances drop it within about a second; a transient rejection tried again, shared-state-writes.ts `writeTryingAgain`). @throws StoreError, the database's last rejection */
   async closeCircuit(providerId: string): Promise<ClosedCircuit | undefined> {
     const held = this.circuits.close(providerId);
     this.unwritten.forget("circuit", providerId); // a refused opening written again after the close would bring it back
-    if (this.store) await this.store.clearCircuit(providerId);
+    const store = this.store;
+    if (store) await writeTryingAgain(() => store.clearCircuit(providerId));
     return held;
   }
 }

@@ -37,6 +37,37 @@ export const STATE_WRITE_TRIES = 5;
 /** Wait before the second try, ms; doubled before each further one (±50 %): about 0.75 s over the five tries. */
 export const STATE_WRITE_BACKOFF_MS = 50;
 
+/** Whether a write's rejection is tried again: its SQLSTATE is one of {@link TRANSIENT_SQLSTATES}. */
+export function isTransient(err: unknown): boolean {
+  const state = sqlState(err);
+  return state !== undefined && TRANSIENT_SQLSTATES.has(state);
+}
+
+/** The wait after try number `tries` (1 for the first) before the next, ms: {@link STATE_WRITE_BACKOFF_MS} doubled per try, ±50 %. */
+export function backoffMs(tries: number): number {
+  return STATE_WRITE_BACKOFF_MS * 2 ** (tries - 1) * (0.5 + Math.random());
+}
+
+/**
+ * A state change made by hand and awaited (`switchyard accounts unlock`, `close-circuit`, `restore`,
+ * and the admin API's routes behind them: src/accounts/registry.ts `unlock`, `closeCircuit`,
+ * `restorePairings`): `write` tried again on a transient rejection, as the background writes are
+ * ({@link STATE_WRITE_TRIES} tries in all, {@link backoffMs} between them). Until session 44 a
+ * serialization failure or a lock timeout was the command's error at once. `sleep`: tests shorten it.
+ * @returns what `write` returns
+ * @throws any other rejection at once, a transient one still failing at its last try
+ */
+export async function writeTryingAgain<T>(write: () => T | PromiseLike<T>, sleep: (ms: number) => Promise<unknown> = (ms) => Bun.sleep(ms)): Promise<T> {
+  for (let tries = 1; ; tries++) {
+    try {
+      return await write();
+    } catch (err) {
+      if (tries >= STATE_WRITE_TRIES || !isTransient(err)) throw err;
+      await sleep(backoffMs(tries));
+    }
+  }
+}
+
 /**
  * How long a stop waits at most for the writes still on their way ({@link SharedStateWrites.settled}), ms:
  * longer than a transient rejection's tries; a stalled database's statement is not waited for (the
@@ -239,8 +270,8 @@ export class SharedStateWrites {
       // The store closed (a stop): what is not written then is the stop's to count, as before.
       if (err instanceof StoreError && err.code === "closed") return;
       const sqlstate = sqlState(err);
-      if (sqlstate !== undefined && TRANSIENT_SQLSTATES.has(sqlstate) && tries < STATE_WRITE_TRIES) {
-        await this.sleep(STATE_WRITE_BACKOFF_MS * 2 ** (tries - 1) * (0.5 + Math.random()));
+      if (isTransient(err) && tries < STATE_WRITE_TRIES) {
+        await this.sleep(backoffMs(tries));
         if (p.forgotten || line.queue.has(p.key)) return;
         continue;
       }

@@ -4,7 +4,7 @@
  * test/store/pg-state-write-refused.test.ts).
  */
 import { expect, test } from "bun:test";
-import { rejectedStateWriteLine, SharedStateWrites, STATE_WRITE_TRIES, type RejectedStateWrite } from "../../src/accounts/shared-state-writes.ts";
+import { rejectedStateWriteLine, SharedStateWrites, STATE_WRITE_TRIES, writeTryingAgain, type RejectedStateWrite } from "../../src/accounts/shared-state-writes.ts";
 import type { Store } from "../../src/store/types.ts";
 
 const store = {} as Store;
@@ -108,4 +108,22 @@ test("what the writes on their way and waiting did to memory is done again after
   memory.length = 0;
   w.reapply();
   expect(memory).toEqual([]);
+});
+
+test("a write made by hand and awaited: a transient rejection is tried again up to the last try, any other is thrown at once", async () => {
+  const waits: number[] = [];
+  const sleep = async (ms: number) => void waits.push(ms);
+  let calls = 0;
+  const twice = () => (++calls <= 2 ? Promise.reject(pgError("55P03", "could not obtain lock")) : Promise.resolve("done"));
+  expect(await writeTryingAgain(twice, sleep)).toBe("done");
+  expect(calls).toBe(3);
+  expect(waits.length).toBe(2);
+  calls = 0;
+  const always = () => (++calls, Promise.reject(pgError("40P01", "deadlock detected")));
+  await expect(writeTryingAgain(always, sleep)).rejects.toThrow("deadlock detected");
+  expect(calls).toBe(STATE_WRITE_TRIES);
+  calls = 0;
+  const policy = () => (++calls, Promise.reject(pgError("P0001", "refused by policy")));
+  await expect(writeTryingAgain(policy, sleep)).rejects.toThrow("refused by policy");
+  expect(calls).toBe(1);
 });

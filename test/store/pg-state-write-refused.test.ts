@@ -64,6 +64,38 @@ test("a removal, a circuit and a lock refused for a full disk are kept and writt
   }
 }, 60_000);
 
+test("an unlock, a circuit closed and a restore by hand, each refused with 40001 twice, land on the third try instead of failing", async () => {
+  const url = await pg.database("state_by_hand");
+  const store = await openPostgresStore({ url, onError: () => {} });
+  const admin = new SQL(url, { max: 1 });
+  try {
+    const lines: string[] = [];
+    const r = registryOn(store, lines);
+    r.remove();
+    r.openCircuit();
+    r.lock();
+    const counts = async () => Promise.all(TABLES.map(async (t) => Number((await admin.unsafe(`SELECT count(*)::int AS n FROM ${t}`))[0].n)));
+    await until(async () => (await counts()).every((n) => n === 1), 10_000, "the removal, circuit and lock rows", 20);
+    for (const t of TABLES) {
+      await admin.unsafe(`CREATE SEQUENCE ${t}_tries`);
+      await admin.unsafe(`CREATE FUNCTION busy_${t}() RETURNS trigger AS $$ BEGIN IF nextval('${t}_tries') <= 2 THEN RAISE EXCEPTION 'could not serialize access due to concurrent update' USING ERRCODE = '40001'; END IF; RETURN OLD; END $$ LANGUAGE plpgsql`);
+      await admin.unsafe(`CREATE TRIGGER busy BEFORE DELETE ON ${t} FOR EACH ROW EXECUTE FUNCTION busy_${t}()`);
+    }
+    expect(await r.registry.unlock("a2")).toMatchObject({ reason: expect.any(String) });
+    expect(await r.registry.closeCircuit("p")).toMatchObject({ state: "open" });
+    expect(await r.registry.restorePairings("a1", "claude-x")).toEqual(["claude-x"]);
+    expect(await counts()).toEqual([0, 0, 0]);
+    for (const t of TABLES) expect(Number((await admin.unsafe(`SELECT last_value FROM ${t}_tries`))[0].last_value)).toBe(3);
+    expect(r.registry.snapshot().locks).toEqual([]);
+    expect(r.registry.circuitOpen("p")).toBe(false);
+    expect(lines).toEqual([]); // nothing lost, nothing said
+    r.registry.close();
+  } finally {
+    await admin.close();
+    await store.close(() => 0);
+  }
+}, 60_000);
+
 /** A registry of accounts a1 and a2 of provider p on `store`, its log lines in `lines`, and the failures that write each kind of row. */
 function registryOn(store: Store, lines: string[]) {
   const clock = { now: () => Date.now(), sleep: (ms: number) => Bun.sleep(ms) };
