@@ -290,28 +290,36 @@ export class CredentialManager {
    * Quarantines the account's credential by fingerprint (SPEC 6.3: rejected after refresh, or no way
    * to refresh): written through to the store, then the live registry is reloaded. Both the credential
    * in use and the account's own one (when a refreshed one replaced it in memory) are quarantined. A
-   * write the store rejects is not tried again: one `error` line (account, reason, the store's message
-   * without the fingerprint) and {@link CredentialDeps.onLostWrite}; the `warn` "quarantined" line only
+   * write the store rejects is not tried again: one `error` line per quarantine however many of its
+   * fingerprints' writes were rejected (account, reason, the store's first message without the
+   * fingerprints; until session 44 a refreshed credential held in memory while the store rejected
+   * writes gave two lines) and one {@link CredentialDeps.onLostWrite}; the `warn` "quarantined" line only
    * when a write was kept.
    */
   async quarantine(account: Account, reason: string): Promise<void> {
-    const fps = new Set([credentialFingerprint(this.current(account)), credentialFingerprint(account.credential)]);
+    const fps = [...new Set([credentialFingerprint(this.current(account)), credentialFingerprint(account.credential)])].filter((f): f is string => !!f);
     let written = false;
+    let rejection: unknown;
+    const rejected: string[] = [];
     for (const fingerprint of fps) {
-      if (!fingerprint) continue;
       try {
         await this.deps.store.quarantine({ fingerprint, accountId: account.id, reason, since: this.deps.clock.now() });
         written = true;
       } catch (e) {
-        // Lost: the store keeps no quarantine row, and the re-read of the state below does not hold it either.
-        this.deps.onLostWrite?.();
-        const error = (e instanceof Error ? e.message : String(e)).split(fingerprint).join("…");
-        this.log("error", "the store rejected a credential quarantine: it is lost (the store keeps no row of it, so neither this instance, which re-reads the state next, nor another holds the quarantine; counted in switchyard_store_dropped_total)", {
-          account: account.id,
-          reason,
-          error,
-        });
+        if (rejected.length === 0) rejection = e;
+        rejected.push(fingerprint);
       }
+    }
+    if (rejected.length > 0) {
+      // Lost: the store keeps no quarantine row (of that credential), and the re-read of the state below does not hold it either.
+      this.deps.onLostWrite?.();
+      let error = rejection instanceof Error ? rejection.message : String(rejection);
+      for (const fingerprint of fps) error = error.split(fingerprint).join("…");
+      const which = rejected[0] === fps[0] ? "the refreshed credential in use" : "the account's own credential";
+      const msg = written
+        ? `the store rejected the quarantine of ${which} (the other one's was written): it is lost (the store keeps no row of it, so neither this instance, which re-reads the state next, nor another holds it; counted in switchyard_store_dropped_total)`
+        : "the store rejected a credential quarantine: it is lost (the store keeps no row of it, so neither this instance, which re-reads the state next, nor another holds the quarantine; counted in switchyard_store_dropped_total)";
+      this.log("error", msg, { account: account.id, reason, error });
     }
     if (written) this.log("warn", "credential quarantined until a new login or import", { account: account.id, reason });
     await this.reloadQuietly();

@@ -1,6 +1,6 @@
 /**
  * A gateway whose store rejects a credential quarantine (SPEC 6.3; here a SQLite trigger refusing the
- * insert, as a constraint or a policy would): the operator reads an `error` line per write naming the account
+ * insert, as a constraint or a policy would): the operator reads an `error` line per quarantine naming the account
  * and the store's message (no token, no fingerprint), `switchyard_store_dropped_total` counts it, and
  * no "credential quarantined" line claims the quarantine holds. Until 2026-12-07 an empty catch
  * (src/accounts/credentials.ts `quarantine`) dropped it without a line or a count. In process, the
