@@ -103,6 +103,11 @@ export function stdoutLineBuffer(): LineBuffer {
  * The store's rows refused earlier at its cap while its writes failed (`store.refused`) are lost too
  * (an `error` line, exit 1, also when the last flush wrote everything or kept the rest on disk):
  * `refusedUsage`, `refusedTraces`, and with the rows unwritten at the stop `lostUsage`, `lostTraces` (in all).
+ * The account state changes lost before the stop (`store.earlierState`: those the store rejected, each
+ * said in its `error` line then, and those the embedded store dropped at its cap on waiting writes) are
+ * said apart from those still on their way at the stop (`state`), as lost earlier (an `error` line, exit
+ * 1): `rejectedState`, `droppedState`, `lostState` (in all). Until session 44 they were all said to be
+ * "not written at the stop".
  */
 export function unwrittenAtCloseLine(
   store:
@@ -114,6 +119,7 @@ export function unwrittenAtCloseLine(
         while?: string;
         kept?: { file: string; usage: number; traces: number; state: number; keyUse?: number };
         refused?: { usage: number; traces: number; while: string };
+        earlierState?: { rejected: number; droppedAtCap: number };
       }
     | undefined
     | void,
@@ -127,8 +133,9 @@ export function unwrittenAtCloseLine(
   const k = store ? store.kept : undefined;
   const kept = k && k.usage + k.traces + k.state + (k.keyUse ?? 0) > 0 ? { ...k, keyUse: k.keyUse ?? 0 } : undefined;
   const r = store && store.refused && store.refused.usage + store.refused.traces > 0 ? store.refused : undefined;
+  const e = store && store.earlierState && store.earlierState.rejected + store.earlierState.droppedAtCap > 0 ? store.earlierState : undefined;
   const lostAtStop = lost.usage + lost.traces + lost.state + budgetsLost > 0;
-  const lostAny = lostAtStop || !!r;
+  const lostAny = lostAtStop || !!r || !!e;
   if (!lostAny && !kept && !minuteWindows) return undefined;
   const away = `stopping while ${(store && store.while) || "the database is away"}`;
   // The embedded store's close (its `while`) does not wait for the grace period: its last flush failed at once (a full disk), and a longer grace would not have written them.
@@ -143,15 +150,21 @@ export function unwrittenAtCloseLine(
   const where = kept ? `kept in ${kept.file}, which the next start with this data directory writes to the database${kept.keyUse ? " (counting the budget use back into each window still open then)" : ""}` : "";
   const keptOrMinutes = [kept ? `${keptWhat} were not written ${within} and are ${where}` : "", minuteWindows ? `the rpm/tpm use of ${minuteWindows} minute windows was not reported ${kept ? "" : `${within} `}(not kept: a minute window lapses within a minute)` : ""].filter(Boolean).join("; ");
   // rows the store refused earlier at its cap while its writes failed: lost then, said again here with the total
-  const refusedWhat = r ? `${r.usage} usage rows and ${r.traces} route traces refused ${r.while}` : "";
-  const inAll = r ? `${lost.usage + r.usage} usage rows and ${lost.traces + r.traces} route traces lost in all` : "";
+  // and account state changes lost before the stop: rejected (each said in its error line then) or dropped at the embedded store's cap
+  const eState = e ? e.rejected + e.droppedAtCap : 0;
+  const earlierState = e
+    ? [e.rejected ? `${e.rejected} account state changes rejected earlier (each said in its error line then)` : "", e.droppedAtCap ? `${e.droppedAtCap} account state changes dropped earlier at the cap on writes waiting while the store refused them` : ""].filter(Boolean).join(" and ")
+    : "";
+  const earlierWhat = [r ? `${r.usage} usage rows and ${r.traces} route traces refused ${r.while}` : "", earlierState].filter(Boolean).join(", and ");
+  const inAll = [r ? `${lost.usage + r.usage} usage rows and ${lost.traces + r.traces} route traces` : "", e ? `${lost.state + eState} routing/budget state changes` : ""].filter(Boolean).join(", and ") + " lost in all";
   const msg = lostAtStop
-    ? `${away}: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and ${keyLost} were not written ${within} and are lost${kept ? `; ${keptWhat} are ${where}` : ""}${r ? `; before, ${refusedWhat} are lost too: ${inAll}` : ""}`
-    : r
-      ? `${kept ? away : "stopping"}: ${refusedWhat} are lost: ${inAll}${keptOrMinutes ? `; ${keptOrMinutes}` : ""}${kept ? "" : "; the rest was written"}`
+    ? `${away}: ${lost.usage} usage rows, ${lost.traces} route traces, ${lost.state} routing/budget state changes and ${keyLost} were not written ${within} and are lost${kept ? `; ${keptWhat} are ${where}` : ""}${r || e ? `; before, ${earlierWhat} are lost too: ${inAll}` : ""}`
+    : r || e
+      ? `${kept ? away : "stopping"}: ${earlierWhat} are lost: ${inAll}${keptOrMinutes ? `; ${keptOrMinutes}` : ""}${kept ? "" : "; the rest was written"}`
       : `${away}: ${keptOrMinutes}; nothing ${minuteWindows ? "else " : ""}is lost`;
   const keptFields = kept ? { keptUsage: kept.usage, keptTraces: kept.traces, keptState: kept.state, keptKeyLimitWindows: kept.keyUse, keptIn: kept.file } : {};
-  const fields = r ? { ...keptFields, refusedUsage: r.usage, refusedTraces: r.traces, lostUsage: lost.usage + r.usage, lostTraces: lost.traces + r.traces } : keptFields;
+  const refusedFields = r ? { ...keptFields, refusedUsage: r.usage, refusedTraces: r.traces, lostUsage: lost.usage + r.usage, lostTraces: lost.traces + r.traces } : keptFields;
+  const fields = e ? { ...refusedFields, rejectedState: e.rejected, droppedState: e.droppedAtCap, lostState: lost.state + eState } : refusedFields;
   const line = JSON.stringify({ level: lostAny ? "error" : "warn", time: now, msg, ...lost, ...fields });
   log(line);
   return lostAny ? line : undefined;

@@ -38,12 +38,17 @@ export interface StopParts {
   store: Store;
   /**
    * Writes again the account locks, cooldowns, removed pairings and circuits the embedded store refused
-   * (src/accounts/retry-writes.ts), before its last flush; returns how many still wait or were dropped for
-   * the cap on waiting writes: lost, counted with the routing state changes lost. On a shared store it
-   * first waits, until `until()` (ms since the epoch) at the latest, for the writes still being tried
-   * (src/accounts/shared-state-writes.ts), and counts those the database rejected.
+   * (src/accounts/retry-writes.ts), before its last flush. On a shared store it waits, until `until()`
+   * (ms since the epoch) at the latest, for the writes still being tried (src/accounts/shared-state-writes.ts).
    */
-  retryStateWrites?: (until: () => number) => number | Promise<number>;
+  retryStateWrites?: (until: () => number) => unknown;
+  /**
+   * Read after the store's close: the account state writes lost, by what happened
+   * (src/accounts/registry.ts `unwrittenStateWrites`): rejected earlier (each said in its `error` line
+   * then), dropped earlier at the embedded store's cap on waiting writes, and those still on their way or
+   * waiting at the stop (with those the closed store refused). All are counted lost (exit 1).
+   */
+  unwrittenStateWrites?: () => { rejected: number; droppedAtCap: number; atStop: number };
   log: (line: string) => void;
   telemetry?: { shutdown(): Promise<unknown> };
   /** The request log's stdout buffer (absent when the app was given its own `log`). */
@@ -113,11 +118,14 @@ export async function stopGateway(parts: StopParts, graceMs: number, graceCut: (
   settle();
   await parts.retention.stop();
   if (progress) progress.lastUsageRows = store.stats().pendingUsage;
-  const stateLeft = (await parts.retryStateWrites?.(() => (graceCut() ? 0 : deadline))) ?? 0;
+  await parts.retryStateWrites?.(() => (graceCut() ? 0 : deadline));
   // bounded by the grace period's end: a stalled database's flush waits (the store's close keeps its batch)
   await settledBy(Promise.resolve(store.flush()), () => (graceCut() ? 0 : deadline));
   const closedStore = (await store.close(() => (graceCut() ? 0 : deadline))) || undefined;
-  const closed = stateLeft > 0 ? { ...(closedStore ?? { usage: 0, traces: 0, keyUse: 0, while: store.shared ? "the database rejected account state writes" : "writes to the embedded store fail" }), state: (closedStore?.state ?? 0) + stateLeft } : closedStore;
+  // after the close: a state write the closed store refused counts with those still on their way
+  const st = parts.unwrittenStateWrites?.() ?? { rejected: 0, droppedAtCap: 0, atStop: 0 };
+  const atStop = st.atStop > 0 ? { ...(closedStore ?? { usage: 0, traces: 0, keyUse: 0, while: store.shared ? "account state writes were still on their way" : "writes to the embedded store fail" }), state: (closedStore?.state ?? 0) + st.atStop } : closedStore;
+  const closed = st.rejected + st.droppedAtCap > 0 ? { ...(atStop ?? { usage: 0, traces: 0, state: 0, keyUse: 0 }), earlierState: { rejected: st.rejected, droppedAtCap: st.droppedAtCap } } : atStop;
   const unwritten = budgetsNotTaken ? { ...(closed ?? { usage: 0, traces: 0, state: 0 }), keyUse: (closed?.keyUse ?? 0) + budgetsNotTaken } : closed;
   const lost = unwrittenAtCloseLine(unwritten, minuteWindowsLost, Date.now(), parts.log, graceCut());
   await parts.telemetry?.shutdown();

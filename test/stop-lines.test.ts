@@ -130,3 +130,36 @@ describe("a stop whose store can no longer take the key budget use the key count
     expect(line.msg).toContain("the key-limit use of 3 windows (1 rpm/tpm minute windows, not kept: they lapse within a minute; 2 budget windows that could not be kept) were not written");
   });
 });
+
+describe("account state changes lost before the stop are said as what happened, apart from those still on their way at it", () => {
+  test("rejected by the database earlier, with one still on its way at the stop: each said as it happened, and the total", () => {
+    const lines: string[] = [];
+    const store = { usage: 0, traces: 0, state: 1, while: "account state writes were still on their way", earlierState: { rejected: 2, droppedAtCap: 0 } };
+    expect(unwrittenAtCloseLine(store, 0, 1, (l) => lines.push(l))).toBeDefined();
+    expect(JSON.parse(lines[0]!)).toEqual({
+      level: "error",
+      time: 1,
+      msg: "stopping while account state writes were still on their way: 0 usage rows, 0 route traces, 1 routing/budget state changes and the key-limit use of 0 windows were not written at the stop and are lost; before, 2 account state changes rejected earlier (each said in its error line then) are lost too: 3 routing/budget state changes lost in all",
+      usage: 0,
+      traces: 0,
+      state: 1,
+      keyLimitWindows: 0,
+      rejectedState: 2,
+      droppedState: 0,
+      lostState: 3,
+    });
+  });
+  test("the embedded store's writes dropped at its cap, nothing else lost: not said to be unwritten at the stop", () => {
+    const lines: string[] = [];
+    expect(unwrittenAtCloseLine({ usage: 0, traces: 0, state: 0, earlierState: { rejected: 0, droppedAtCap: 4 } }, 0, 1, (l) => lines.push(l))).toBeDefined();
+    const line = JSON.parse(lines[0]!);
+    expect(line).toMatchObject({ level: "error", state: 0, rejectedState: 0, droppedState: 4, lostState: 4 });
+    expect(line.msg).toBe("stopping: 4 account state changes dropped earlier at the cap on writes waiting while the store refused them are lost: 4 routing/budget state changes lost in all; the rest was written");
+  });
+  test("rows refused at the store's cap and state changes rejected earlier, in one sentence", () => {
+    const lines: string[] = [];
+    const refused = { usage: 5, traces: 1, while: "at the store's cap" };
+    unwrittenAtCloseLine({ usage: 0, traces: 0, state: 0, refused, earlierState: { rejected: 1, droppedAtCap: 0 } }, 0, 1, (l) => lines.push(l));
+    expect(JSON.parse(lines[0]!).msg).toBe("stopping: 5 usage rows and 1 route traces refused at the store's cap, and 1 account state changes rejected earlier (each said in its error line then) are lost: 5 usage rows and 1 route traces, and 1 routing/budget state changes lost in all; the rest was written");
+  });
+});

@@ -611,6 +611,20 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return (this.store && this.unwritten.size > 0 ? this.unwritten.retry(this.store) : 0) + this.lostStateWrites;
   }
 
+  /**
+   * The state writes lost or unwritten, by what happened, for a stop's line (read after the store's
+   * close): `rejected`, those the store rejected earlier, each said in an `error` line then (on a shared
+   * database shared-state-writes.ts's, and the credential quarantines); `droppedAtCap`, those the embedded
+   * store refused and dropped earlier for the cap on waiting writes (retry-writes.ts); `atStop`, those
+   * still on their way or waiting at the stop, and on a shared store those it refused once closed.
+   * Their sum is {@link retryWrites}'s count (after the close: with the refused ones). Never throws.
+   */
+  unwrittenStateWrites(): { rejected: number; droppedAtCap: number; atStop: number } {
+    const u = this.unwritten;
+    if (u instanceof SharedStateWrites) return { rejected: u.rejectedCount + this.lostElsewhere, droppedAtCap: 0, atStop: u.size + u.refusedAtClose };
+    return { rejected: this.lostElsewhere, droppedAtCap: u.dropped, atStop: u.size };
+  }
+
   /** Counts one state write the store rejected outside the registry (a credential quarantine, credentials.ts): lost. */
   countLostStateWrite(): void {
     this.lostElsewhere++;

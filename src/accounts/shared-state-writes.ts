@@ -21,7 +21,9 @@
  * - any other rejection (P0001 raised by a trigger, 23xxx constraint, 42xxx, …), or a transient one
  *   still failing at its last try, is dropped: one `error` line ({@link rejectedStateWriteLine}: kind,
  *   account or provider id, model, SQLSTATE, the database's message) and counted
- *   ({@link SharedStateWrites.dropped}: the stop's lost state changes and `switchyard_store_dropped_total`).
+ *   ({@link SharedStateWrites.dropped}: the stop's lost state changes and `switchyard_store_dropped_total`);
+ * - a write the store refuses because it is closed (after a stop's last flush) is counted as lost too
+ *   ({@link SharedStateWrites.refusedAtClose}), with the stop's writes still on their way.
  * While a write waits (queued, in flight or between tries) what it did to memory is done again after each
  * re-read ({@link SharedStateWrites.reapply}), as for the embedded store's refused writes.
  */
@@ -140,6 +142,7 @@ export class SharedStateWrites {
   /** By line ({@link lineOf}). */
   private readonly lines = new Map<string, Line>();
   private rejected = 0;
+  private refusedClosed = 0;
 
   /**
    * @param onRejected receives each dropped write (the registry logs it: {@link rejectedStateWriteLine})
@@ -157,9 +160,23 @@ export class SharedStateWrites {
     return n;
   }
 
-  /** How many writes the database rejected since the start (dropped: lost). */
+  /** How many writes were lost since the start: those the database rejected ({@link rejectedCount}) and those the closed store refused ({@link refusedAtClose}). */
   get dropped(): number {
+    return this.rejected + this.refusedClosed;
+  }
+
+  /** How many writes the database rejected since the start (each said in its `error` line then). */
+  get rejectedCount(): number {
     return this.rejected;
+  }
+
+  /**
+   * How many writes the store refused because it was closed (a stop's last flush done): still on their
+   * way (between tries, or sent after the stop counted them) when it closed; lost. Until session 44
+   * they were left uncounted.
+   */
+  get refusedAtClose(): number {
+    return this.refusedClosed;
   }
 
   /**
@@ -267,8 +284,11 @@ export class SharedStateWrites {
       }
       // A newer write of the row replaces it (goes next), or the row was cleared by hand meanwhile.
       if (p.forgotten || line.queue.has(p.key)) return;
-      // The store closed (a stop): what is not written then is the stop's to count, as before.
-      if (err instanceof StoreError && err.code === "closed") return;
+      // The store closed (a stop): lost, counted with the writes still on their way at the stop (no line of its own: the stop's says it).
+      if (err instanceof StoreError && err.code === "closed") {
+        this.refusedClosed++;
+        return;
+      }
       const sqlstate = sqlState(err);
       if (isTransient(err) && tries < STATE_WRITE_TRIES) {
         await this.sleep(backoffMs(tries));

@@ -1,7 +1,8 @@
 /**
  * A gateway on PostgreSQL whose database rejects an account's lock (a trigger raising P0001, as a policy
  * or a constraint would): the operator reads one `error` line naming the account and the SQLSTATE,
- * `switchyard_store_dropped_total` counts it, and the stop says the state change was lost and exits 1
+ * `switchyard_store_dropped_total` counts it, and the stop says the state change the database rejected
+ * earlier is lost and exits 1
  * (until session 43 the rejection was swallowed: no row, no line, no count). In process (startApp), a
  * throwaway PostgreSQL, the scriptable fake upstream.
  */
@@ -81,10 +82,14 @@ test("a lock the database rejects with P0001: one error line, counted in switchy
     app = undefined;
     expect(clean).toBe(false); // exit 1
     const stop = logs.slice(before).map((l) => JSON.parse(l) as { level: string; msg: string; state?: number }).find((l) => l.state !== undefined);
+    // said as what happened: rejected earlier (its error line above), not "not written at the stop"
     expect(stop).toMatchObject({
       level: "error",
-      msg: "stopping while the database rejected account state writes: 0 usage rows, 0 route traces, 1 routing/budget state changes and the key-limit use of 0 windows were not written at the stop and are lost",
-      state: 1,
+      msg: "stopping: 1 account state changes rejected earlier (each said in its error line then) are lost: 1 routing/budget state changes lost in all; the rest was written",
+      state: 0,
+      rejectedState: 1,
+      droppedState: 0,
+      lostState: 1,
     });
   } finally {
     await admin.close();
