@@ -3,7 +3,9 @@
  * or a constraint would): the operator reads one `error` line naming the account and the SQLSTATE,
  * `switchyard_store_dropped_total` counts it, and the stop says the state change the database rejected
  * earlier is lost and exits 1
- * (until session 43 the rejection was swallowed: no row, no line, no count). In process (startApp), a
+ * (until session 43 the rejection was swallowed: no row, no line, no count). An unlock through the admin
+ * API that the database refuses with a transient SQLSTATE is tried again (until session 44 it was the
+ * request's error). In process (startApp), a
  * throwaway PostgreSQL, the scriptable fake upstream.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -54,6 +56,27 @@ const post = () =>
   fetch(`${app!.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
 
 const dropped = async () => Number(/^switchyard_store_dropped_total (\d+)$/m.exec(await (await fetch(`${app!.url}/metrics`)).text())?.[1]);
+
+test("POST /admin/api/accounts/a1/unlock (switchyard accounts unlock) whose delete the database refuses with 40001 twice: tried again, 200 and the lock gone, not a failed request", async () => {
+  const admin = new SQL(url, { max: 1 });
+  try {
+    fake.handle(() => ({ status: 401, json: { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } } }));
+    expect((await post()).status).toBe(503); // the key rejected upstream: the account is locked
+    await until(async () => (await admin`SELECT account_id FROM account_locks`).length === 1, 10_000, "the lock row", 20);
+    await admin.unsafe(`CREATE SEQUENCE unlock_tries`);
+    await admin.unsafe(`CREATE FUNCTION busy_twice() RETURNS trigger AS $$ BEGIN IF nextval('unlock_tries') <= 2 THEN RAISE EXCEPTION 'could not serialize access due to concurrent update' USING ERRCODE = '40001'; END IF; RETURN OLD; END $$ LANGUAGE plpgsql`);
+    await admin.unsafe(`CREATE TRIGGER busy BEFORE DELETE ON account_locks FOR EACH ROW EXECUTE FUNCTION busy_twice()`);
+    const res = await fetch(`${app!.url}/admin/api/accounts/a1/unlock`, { method: "POST" });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: "a1", unlocked: { reason: expect.stringContaining("401") } });
+    expect((await admin`SELECT count(*)::int AS n FROM account_locks`)[0].n).toBe(0);
+    expect(Number((await admin`SELECT last_value FROM unlock_tries`)[0].last_value)).toBe(3);
+    expect(await dropped()).toBe(0);
+    await admin.unsafe(`DROP TRIGGER busy ON account_locks`);
+  } finally {
+    await admin.close();
+  }
+}, 60_000);
 
 test("a lock the database rejects with P0001: one error line, counted in switchyard_store_dropped_total, and the stop exits 1 saying the state change is lost", async () => {
   const admin = new SQL(url, { max: 1 });
