@@ -13,32 +13,38 @@ import type { Account } from "../../pipeline/ports.ts";
 
 const clock = { now: () => 1_800_000_000_000, sleep: (ms: number) => Bun.sleep(ms) };
 
+/** The line of a rejected quarantine. */
+const LOST = "the store rejected a credential quarantine: it is lost (the store keeps no row of it, so neither this instance, which re-reads the state next, nor another holds the quarantine; counted in switchyard_store_dropped_total)";
+/** The `error` lines among `lines`, as objects. */
+const errorLines = (lines: string[]) => lines.map((l) => JSON.parse(l)).filter((l) => l.level === "error");
+
+/** A credential manager whose store's `quarantine` is `quarantine`, its lines in `lines`, each lost write counted by `registry`. */
+function managerWith(quarantine: (q: { fingerprint: string }) => Promise<void>, lines: string[], registry?: AccountRegistry): CredentialManager {
+  return new CredentialManager({
+    store: { updateCredential: () => {}, quarantine },
+    clock,
+    oauthOf: () => undefined,
+    reload: () => {},
+    log: (l) => void lines.push(l),
+    onLostWrite: () => registry?.countLostStateWrite(),
+  });
+}
+
 test("a rejected quarantine write: one error line without the token or fingerprint, counted as a lost state write", async () => {
   const account: Account = { id: "acct", providerId: "cc", priority: 0, disabled: false, source: "db", credential: { type: "oauth", accessToken: "at-secret-0", refreshToken: "rt-secret-0" } };
   const fp = credentialFingerprint(account.credential)!;
   const lines: string[] = [];
   const registry = new AccountRegistry(undefined, clock, { log: (l) => void lines.push(l) });
-  const m = new CredentialManager({
-    store: {
-      updateCredential: () => {},
-      quarantine: async (q) => {
-        throw new Error(`duplicate key value violates unique constraint "quarantine_pkey": Key (fingerprint)=(${q.fingerprint}) already exists.`);
-      },
-    },
-    clock,
-    oauthOf: () => undefined,
-    reload: () => {},
-    log: (l) => void lines.push(l),
-    onLostWrite: () => registry.countLostStateWrite(),
-  });
+  const m = managerWith(async (q) => {
+    throw new Error(`duplicate key value violates unique constraint "quarantine_pkey": Key (fingerprint)=(${q.fingerprint}) already exists.`);
+  }, lines, registry);
   expect(registry.lostStateWrites).toBe(0);
   await m.quarantine(account, "refresh token rejected by the provider");
-  const errors = lines.map((l) => JSON.parse(l)).filter((l) => l.level === "error");
-  expect(errors).toEqual([
+  expect(errorLines(lines)).toEqual([
     {
       level: "error",
       time: clock.now(),
-      msg: "the store rejected a credential quarantine: it is lost (the store keeps no row of it, so neither this instance, which re-reads the state next, nor another holds the quarantine; counted in switchyard_store_dropped_total)",
+      msg: LOST,
       account: "acct",
       reason: "refresh token rejected by the provider",
       error: 'duplicate key value violates unique constraint "quarantine_pkey": Key (fingerprint)=(…) already exists.',
@@ -57,30 +63,19 @@ test("a refreshed credential held in memory while the store rejects writes: its 
   const lines: string[] = [];
   const tried: string[] = [];
   const registry = new AccountRegistry(undefined, clock, { log: (l) => void lines.push(l) });
-  const m = new CredentialManager({
-    store: {
-      updateCredential: () => {},
-      quarantine: async (q) => {
-        tried.push(q.fingerprint);
-        throw new Error(`permission denied for table quarantined_credentials (${q.fingerprint})`);
-      },
-    },
-    clock,
-    oauthOf: () => undefined,
-    reload: () => {},
-    log: (l) => void lines.push(l),
-    onLostWrite: () => registry.countLostStateWrite(),
-  });
+  const m = managerWith(async (q) => {
+    tried.push(q.fingerprint);
+    throw new Error(`permission denied for table quarantined_credentials (${q.fingerprint})`);
+  }, lines, registry);
   m.loadOverrides([{ accountId: "acct", baseFingerprint: sha256Hex("at-secret-0"), credential: refreshed }]);
   expect(m.current(account)).toEqual(refreshed);
   await m.quarantine(account, "refresh token rejected by the provider: invalid_grant");
   expect(tried).toEqual([credentialFingerprint(refreshed)!, credentialFingerprint(account.credential)!]); // both tried
-  const errors = lines.map((l) => JSON.parse(l)).filter((l) => l.level === "error");
-  expect(errors).toEqual([
+  expect(errorLines(lines)).toEqual([
     {
       level: "error",
       time: clock.now(),
-      msg: "the store rejected a credential quarantine: it is lost (the store keeps no row of it, so neither this instance, which re-reads the state next, nor another holds the quarantine; counted in switchyard_store_dropped_total)",
+      msg: LOST,
       account: "acct",
       reason: "refresh token rejected by the provider: invalid_grant",
       error: "permission denied for table quarantined_credentials (…)",
@@ -96,18 +91,9 @@ test("only the refreshed credential's quarantine rejected: the line names it and
   const refreshed = { type: "oauth" as const, accessToken: "at-secret-1", refreshToken: "rt-secret-1" };
   const lines: string[] = [];
   let calls = 0;
-  const m = new CredentialManager({
-    store: {
-      updateCredential: () => {},
-      quarantine: async () => {
-        if (++calls === 1) throw new Error("canceling statement due to lock timeout");
-      },
-    },
-    clock,
-    oauthOf: () => undefined,
-    reload: () => {},
-    log: (l) => void lines.push(l),
-  });
+  const m = managerWith(async () => {
+    if (++calls === 1) throw new Error("canceling statement due to lock timeout");
+  }, lines);
   m.loadOverrides([{ accountId: "acct", baseFingerprint: sha256Hex("at-secret-0"), credential: refreshed }]);
   await m.quarantine(account, "refresh token rejected by the provider: invalid_grant");
   expect(lines.map((l) => JSON.parse(l)).map((l) => [l.level, l.msg])).toEqual([
