@@ -351,7 +351,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   const metrics = new GatewayMetrics({
     accounts: () => registry.snapshot(),
     circuit: (id) => registry.circuitState(id),
-    // with the account state writes lost (rejected by a shared database, or past the embedded store's cap on refused ones)
+    // with the account state writes lost (rejected by a shared database or refused by it once closed, or past the embedded store's cap on refused ones)
     store: () => {
       const s = store.stats();
       const lost = registry.lostStateWrites;

@@ -641,7 +641,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /**
    * State writes lost so far (not counting those still waiting): on a shared store those the database
-   * rejected, on the embedded one those dropped for the cap on waiting writes. For `switchyard_store_dropped_total`.
+   * rejected and those the store refused once closed, on the embedded one those dropped for the cap on
+   * waiting writes; and the credential quarantines the store rejected. For `switchyard_store_dropped_total`.
    */
   get lostStateWrites(): number {
     return this.unwritten.dropped + this.lostElsewhere;
