@@ -24,6 +24,7 @@
 import { createHash } from "node:crypto";
 import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { basename, dirname, join } from "node:path";
+import { tomlStatements } from "./toml-edit.ts";
 
 /** The record's file name, in the directory of the files setup writes for a CLI. */
 export const SETUP_RECORD_FILE = "switchyard-setup.json";
@@ -112,7 +113,7 @@ function freeName(dir: string, name: string, now: number): string {
  */
 export function gatewaySettingsIn(text: string, after?: string): string[] {
   const found: string[] = [];
-  if (/^\s*\[\s*model_providers\.switchyard\s*\]/m.test(text)) found.push("[model_providers.switchyard]");
+  if (hasSwitchyardTable(text)) found.push("[model_providers.switchyard]");
   const urls: Array<[string, RegExp]> = [
     ["env.ANTHROPIC_BASE_URL", /"ANTHROPIC_BASE_URL"\s*:\s*"([^"]*)"/],
     ["GOOGLE_GEMINI_BASE_URL", /^\s*(?:export\s+)?GOOGLE_GEMINI_BASE_URL\s*=\s*["']?([^"'\n]*)/m],
@@ -124,6 +125,19 @@ export function gatewaySettingsIn(text: string, after?: string): string[] {
     else if (re.exec(after)?.[1] === v) found.push(key);
   }
   return found;
+}
+
+/**
+ * Whether `text` read as TOML (src/cli/toml-edit.ts) has a `[model_providers.switchyard]` table header,
+ * however quoted or spaced; a line inside a multi-line string that reads like one does not count. Text
+ * that is not TOML (a JSON or .env file) is looked at line by line.
+ */
+function hasSwitchyardTable(text: string): boolean {
+  try {
+    return tomlStatements(text).some((s) => s.kind === "table" && s.key?.length === 2 && s.key[0] === "model_providers" && s.key[1] === "switchyard");
+  } catch {
+    return /^\s*\[\s*model_providers\.switchyard\s*\]/m.test(text);
+  }
 }
 
 /** What writing one file did: the backup made (and whether it is the original), or that setup created the file. */

@@ -32,7 +32,8 @@
  *   its session summaries and checks do not ask for `gemini-…-flash-lite` ids the gateway may not serve.
  *
  * Rules: only these keys are touched (everything else in the files stays, comments and order of a TOML
- * or .env file included, a rewritten TOML line's trailing comment too); a changed file is first
+ * or .env file included, a rewritten TOML line's trailing comment too, a multi-line TOML value read
+ * whole: src/cli/toml-edit.ts); a changed file is first
  * copied (`<file>.switchyard-original` the first time, `<file>.switchyard-backup-<time>` later), and `setup CLI --undo` puts it back (src/cli/setup-undo.ts); the
  * change is printed as a unified diff with the key masked (Codex's model catalog as one summary line);
  * a second run with the same arguments changes nothing (and says so); `--dry-run` prints the diff and
@@ -48,6 +49,7 @@ import { createTwoFilesPatch } from "diff";
 import { CODEX_PROVIDER_ID, codexProviderTable } from "../codex-provider.ts";
 import { geminiUtilityOverrides } from "./gemini-utility-models.ts";
 import { writeRecorded } from "./setup-undo.ts";
+import { editTomlText, TomlScanError, tomlStatements } from "./toml-edit.ts";
 
 /** The CLIs `setup` knows. */
 export type SetupTarget = "claude-code" | "codex" | "gemini";
@@ -245,77 +247,16 @@ export function editDotenv(before: string | undefined, sets: Array<[string, stri
 }
 
 // ---------------------------------------------------------------------------------------------
-// TOML (line edits: comments, order and unrelated tables stay exactly as they were)
+// TOML (statement edits: comments, order, other keys and tables stay byte for byte)
 // ---------------------------------------------------------------------------------------------
 
-const TABLE_HEADER = /^\s*\[/;
-
-/** A TOML value literal for a string or an integer. */
-function tomlValue(v: string | number | boolean): string {
-  return typeof v === "string" ? JSON.stringify(v) : String(v);
-}
-
-/** Index of the line that sets `key` in lines [from, to), or -1. */
-function findKey(lines: string[], from: number, to: number, key: string): number {
-  const re = new RegExp(`^\\s*${key.replace(/[.]/g, "\\.")}\\s*=`);
-  for (let i = from; i < to; i++) if (re.test(lines[i]!)) return i;
-  return -1;
-}
-
 /**
- * Where the comment of a TOML `key = value` line starts (the index of its `#`), or -1 when it has
- * none: the first `#` after the `=` outside a basic (`"…"`, escapes honoured), literal (`'…'`) or
- * triple-quoted string. -1 too for a value that goes on past the line (a multi-line string).
- */
-function commentStart(line: string): number {
-  let i = line.indexOf("=") + 1;
-  while (i > 0 && i < line.length) {
-    const c = line[i]!;
-    if (c === "#") return i;
-    if (c === '"' || c === "'") {
-      const quote = line.startsWith(c.repeat(3), i) ? c.repeat(3) : c;
-      let j = i + quote.length;
-      while (j < line.length && !line.startsWith(quote, j)) j += c === '"' && line[j] === "\\" ? 2 : 1;
-      if (j >= line.length) return -1;
-      i = j + quote.length;
-      // a triple-quoted string may end in up to two more quotes of its own
-      while (quote.length === 3 && line[i] === c) i++;
-    } else i++;
-  }
-  return -1;
-}
-
-/**
- * A `key = value` line with its value set to `value`, keeping what the user wrote around the value:
- * its indentation and spacing around `=`, and a trailing comment (`model = "demo"  # or a combo /
- * alias name`), moved so that it starts in the same column when the new value leaves room (else after
- * the space it had, at most two). A line whose value already equals `value` is left as it is.
- */
-function setLine(line: string, value: string | number | boolean): string {
-  const eq = line.indexOf("=");
-  const hash = commentStart(line);
-  const end = hash >= 0 ? hash : line.length;
-  const old = line.slice(eq + 1, end).trim();
-  try {
-    if ((Bun.TOML.parse(`v = ${old}`) as { v?: unknown }).v === value) return line;
-  } catch {
-    // a value Bun cannot read on its own (a multi-line one): written afresh
-  }
-  const head = line.slice(0, eq + 1) + (/^\s*/.exec(line.slice(eq + 1))![0] || " ");
-  const valueText = tomlValue(value);
-  if (hash < 0) return head + valueText;
-  const gap = hash - line.slice(0, hash).trimEnd().length;
-  const pad = Math.max(Math.max(1, Math.min(gap, 2)), hash - (head.length + valueText.length));
-  return head + valueText + " ".repeat(pad) + line.slice(hash);
-}
-
-/**
- * TOML text with top-level keys `top` and the keys `table` of table `[tableName]` set; lines that set
- * other keys, comments and other tables are kept byte for byte, and a line setup rewrites keeps its
- * trailing comment ({@link setLine}). A missing key is added at the end of its section (top-level keys
- * before the first table); a missing table is appended. Each key of `commentOut` that the table sets
- * is commented out (`# ` before its line), below a comment line `# <why>`. The result is checked with
- * Bun's TOML parser.
+ * TOML text with top-level keys `top` and the keys `table` of table `[tableName]` (a dotted name:
+ * `model_providers.switchyard`) set, every other byte kept, a multi-line value of any key read whole
+ * (src/cli/toml-edit.ts {@link editTomlText}); each key of `commentOut` that the table sets is
+ * commented out below a comment line `# <why>`. Throws a {@link TomlScanError} on text the scan cannot
+ * read, and Bun's parse error when the result is not TOML (the table set in a form the edit does not
+ * reach: dotted keys, an inline table); the caller says so.
  */
 export function editToml(
   before: string | undefined,
@@ -324,50 +265,8 @@ export function editToml(
   table: Array<[string, string | number | boolean]>,
   commentOut: { keys: string[]; why: string } = { keys: [], why: "" },
 ): string {
-  const lines = before === undefined || before === "" ? [] : before.replace(/\n$/, "").split("\n");
-  let firstTable = lines.findIndex((l) => TABLE_HEADER.test(l));
-  if (firstTable < 0) firstTable = lines.length;
-  for (const [k, v] of top) {
-    const i = findKey(lines, 0, firstTable, k);
-    const line = `${k} = ${tomlValue(v)}`;
-    if (i >= 0) lines[i] = setLine(lines[i]!, v);
-    else {
-      // After the last non-blank top-level line.
-      let at = firstTable;
-      while (at > 0 && lines[at - 1]!.trim() === "") at--;
-      lines.splice(at, 0, line);
-      firstTable++;
-    }
-  }
-  const header = new RegExp(`^\\s*\\[\\s*${tableName.replace(/[.]/g, "\\s*\\.\\s*")}\\s*\\]\\s*(#.*)?$`);
-  let start = lines.findIndex((l) => header.test(l));
-  if (start < 0) {
-    while (lines.length > 0 && lines.at(-1)!.trim() === "") lines.pop();
-    if (lines.length > 0) lines.push("");
-    lines.push(`[${tableName}]`);
-    start = lines.length - 1;
-  }
-  let end = lines.findIndex((l, i) => i > start && TABLE_HEADER.test(l));
-  if (end < 0) end = lines.length;
-  for (const [k, v] of table) {
-    const i = findKey(lines, start + 1, end, k);
-    const line = `${k} = ${tomlValue(v)}`;
-    if (i >= 0) lines[i] = setLine(lines[i]!, v);
-    else {
-      let at = end;
-      while (at > start + 1 && lines[at - 1]!.trim() === "") at--;
-      lines.splice(at, 0, line);
-      end++;
-    }
-  }
-  for (const k of commentOut.keys) {
-    const i = findKey(lines, start + 1, end, k);
-    if (i < 0) continue;
-    const indent = /^\s*/.exec(lines[i]!)![0];
-    lines.splice(i, 1, `${indent}# ${commentOut.why}`, `${indent}# ${lines[i]!.slice(indent.length)}`);
-  }
-  const out = lines.join("\n") + "\n";
-  Bun.TOML.parse(out); // throws on a file this edit made invalid (it never should)
+  const out = editTomlText(before, top, tableName.split("."), table, commentOut);
+  Bun.TOML.parse(out); // throws on a file this edit made invalid
   return out;
 }
 
@@ -419,6 +318,12 @@ function codex(o: SetupOptions): FileChange[] {
   if (before !== undefined) {
     const where = tomlFailure(before);
     if (where) throw new Error(`${path} is not valid TOML at ${describeFailure(where)}; nothing was written: fix or move it, then run setup again`);
+    try {
+      tomlStatements(before);
+    } catch (e) {
+      if (!(e instanceof TomlScanError)) throw e;
+      throw new Error(`${path}: setup cannot edit this file: at ${e.message} (Bun's TOML parser reads it, setup's reading of its lines does not); nothing was written: set the keys by hand (${CODEX_KEYS_BY_HAND})`);
+    }
   }
   const top: Array<[string, string | number]> = [["model_provider", CODEX_PROVIDER_ID]];
   const m = o.model;
@@ -445,10 +350,20 @@ function codex(o: SetupOptions): FileChange[] {
   // and, without the variable, refuses to start ("Missing environment variable"). So it goes, commented out.
   const envKey = before === undefined ? undefined : codexEnvKey(Bun.TOML.parse(before));
   const commentOut = { keys: ["env_key"], why: ENV_KEY_COMMENT };
-  const after = editToml(before, top, `model_providers.${CODEX_PROVIDER_ID}`, table, commentOut);
+  let after: string;
+  try {
+    after = editToml(before, top, `model_providers.${CODEX_PROVIDER_ID}`, table, commentOut);
+  } catch (e) {
+    // the provider table (or a key setup sets) already given as dotted keys or an inline table: adding the table would define it twice
+    const why = e instanceof Error ? e.message.replace(/^TOML Parse error:\s*/, "") : String(e);
+    throw new Error(`${path}: setup's settings would not fit this file (${why}): it sets model_providers.${CODEX_PROVIDER_ID} or one of setup's keys in a form setup does not edit (dotted keys, an inline table); nothing was written: make it a [model_providers.${CODEX_PROVIDER_ID}] table, or remove it, then run setup again`);
+  }
   const note = envKey === undefined ? undefined : codexEnvKeyNote(path, envKey, codexEnvKey(Bun.TOML.parse(after)) === undefined);
   return [{ path, before, after, keys, ...(note ? { note } : {}) }, ...changes];
 }
+
+/** What to set by hand in Codex's config.toml when setup cannot edit it. */
+const CODEX_KEYS_BY_HAND = `model_provider = "${CODEX_PROVIDER_ID}" and a [model_providers.${CODEX_PROVIDER_ID}] table as README's snippet shows`;
 
 /** The comment line setup writes above the `env_key` line it comments out in Codex's provider table. */
 export const ENV_KEY_COMMENT = "switchyard setup: env_key commented out: Codex would send that variable, not experimental_bearer_token";
