@@ -160,6 +160,8 @@ export interface ToolCallPart {
   signature?: Opaque;
   /** Responses namespace the function belongs to (Codex `namespace` tools), when known. */
   namespace?: string;
+  /** A Responses `custom_tool_call` (freeform; `arguments` = `{"input": …}`): tells a namespace's function and custom member of one name apart. */
+  custom?: true;
   cacheControl?: CacheControl;
 }
 

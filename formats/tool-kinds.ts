@@ -251,14 +251,20 @@ export function namespacePointer(namespace: string, first: string): string {
   return `(Part of namespace ${namespace}: see ${first} for its description.)`;
 }
 
+/** The `dropped_tool` warning for a member a namespace declares more than once (here and for Responses targets, formats/openai-responses/common.ts namespacesOnce). */
+export function namespaceMemberTwice(namespace: string, name: string): string {
+  return `The namespace ${JSON.stringify(namespace)} declares the tool ${JSON.stringify(name)} more than once; it was declared once, as first declared.`;
+}
+
 /**
  * `req` for a builder of a format without namespaces (Chat, Anthropic, Gemini): every function declared
  * in a Codex namespace under its flat name ({@link namespacedToolNames}, `namespace` cleared) with its
  * namespace's description before its own ({@link withNamespaceDescription}; a description longer than
  * {@link NAMESPACE_DESCRIPTION_REPEAT_MAX} on the first member only, the others pointing to it); every `custom` member of a
  * namespace as the function a top-level `custom` tool becomes ({@link freeformAsFunction}) under its
- * flat name, likewise described; every history call with a `namespace` under its flat name (a
- * function's, else a custom member's of that name); and a namespace's shell tool left out unless it
+ * flat name, likewise described; every history call with a `namespace` under its flat name, read by
+ * its item type (a `custom_tool_call`'s, `custom` on the hub part, is the custom member's, a
+ * `function_call`'s the function's, where the namespace has both of that name; else the one it has); and a namespace's shell tool left out unless it
  * holds members of other kinds (then kept with only those, which the builder reports dropped), so no
  * `dropped_tool` warning names a namespace whose members were sent.
  *
@@ -278,8 +284,12 @@ export function namespacePointer(namespace: string, first: string): string {
 export function flatNamespaces(req: HubRequest, w: Warnings = new Warnings()): HubRequest {
   const spaced = req.tools.some((t) => (t.kind === "function" ? t.namespace : t.format === "openai-responses" && t.raw.type === "namespace"));
   const names = spaced ? namespacedToolNames(req.tools) : new Map<string, string>();
-  const flatName = (namespace: string, name: string) =>
-    names.get(namespacedKey(namespace, name)) ?? names.get(namespacedCustomKey(namespace, name)) ?? namespacedToolName(namespace, name);
+  /** A member's flat name; a custom call's (`custom`) is the `custom` member's when the namespace has one of that name, else the function's. */
+  const flatName = (namespace: string, name: string, custom?: boolean) => {
+    const fn = names.get(namespacedKey(namespace, name));
+    const cu = names.get(namespacedCustomKey(namespace, name));
+    return (custom ? (cu ?? fn) : (fn ?? cu)) ?? namespacedToolName(namespace, name);
+  };
   let messages: HubMessage[] | undefined;
   for (let i = 0; i < req.messages.length; i++) {
     const m = req.messages[i]!;
@@ -290,7 +300,7 @@ export function flatNamespaces(req: HubRequest, w: Warnings = new Warnings()): H
       content: m.content.map((p) => {
         if (p.type !== "tool_call" || !p.namespace) return p;
         const { namespace, ...call } = p;
-        return { ...call, name: flatName(namespace, p.name) };
+        return { ...call, name: flatName(namespace, p.name, p.custom) };
       }),
     };
   }
@@ -326,7 +336,7 @@ export function flatNamespaces(req: HubRequest, w: Warnings = new Warnings()): H
       sent.add(flat);
       return false;
     }
-    w.add("dropped_tool", `The namespace ${JSON.stringify(namespace)} declares the tool ${JSON.stringify(name)} more than once; it was declared once, as first declared.`);
+    w.add("dropped_tool", namespaceMemberTwice(namespace, name));
     return true;
   };
   for (const t of req.tools) {

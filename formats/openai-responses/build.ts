@@ -25,7 +25,7 @@ import { withoutDeferPlaceholder } from "../tool-kinds.ts";
 import { withoutReasoningTail } from "../reasoning-tail.ts";
 import { OPENAI_TOOL_NAMES, registerToolNames, renamedToolWarnings, ToolNameMap } from "../tool-names.ts";
 import { namedToolReferences } from "../tool-references.ts";
-import { LOGPROBS_INCLUDE, TOOL_FIELDS_KEY, hasItemPrefix, sanitizeCallId, sourceToUrl } from "./common.ts";
+import { LOGPROBS_INCLUDE, TOOL_FIELDS_KEY, hasItemPrefix, namespacesOnce, sanitizeCallId, sourceToUrl } from "./common.ts";
 
 const FORMAT = "openai-responses" as const;
 
@@ -168,7 +168,8 @@ function messageItems(m: HubMessage, ctx: BuildContext, out: Array<Record<string
         ctx.w.add("stripped_signature", "Redacted thinking cannot be sent to a Responses upstream; it was dropped.");
       } else if (p.type === "tool_call") {
         const callId = sanitizeCallId(p.id);
-        if (ctx.customTools.has(p.name)) {
+        // a custom_tool_call item's call stays one (a namespace's function and custom member may share its name)
+        if (p.custom || ctx.customTools.has(p.name)) {
           ctx.customCalls.add(p.id);
           const item: Record<string, unknown> = { type: "custom_tool_call" };
           if (hasItemPrefix(p.itemId, "ctc_")) item.id = p.itemId;
@@ -493,7 +494,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   body.input = input;
 
   const toolFields = fromResponses ? (req.source.extra[TOOL_FIELDS_KEY] as Record<string, Record<string, unknown>> | undefined) : undefined;
-  const tools = buildTools(req.tools, w, toolFields, names);
+  const built = buildTools(req.tools, w, toolFields, names);
+  // a namespace declared twice (merged by buildTools): each member once
+  const tools = (namespacesOnce(built, (m) => w.add("dropped_tool", m)) ?? built) as Array<Record<string, unknown>>;
   if (tools.length > 0) body.tools = tools;
   if (req.toolChoice) body.tool_choice = buildToolChoice(req.toolChoice, customTools, names);
   else if (fromResponses && req.source.extra.tool_choice !== undefined) body.tool_choice = req.source.extra.tool_choice;

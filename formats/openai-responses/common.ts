@@ -6,6 +6,7 @@ import type { MediaSource, Opaque, ProviderFamily, StopReason, Usage } from "../
 import { OPAQUE_TAG, readTaggedOpaque, writeTaggedOpaque } from "../hub.ts";
 import { finiteNumber } from "../json.ts";
 import { RandomText } from "../random-text.ts";
+import { namespaceMemberTwice } from "../tool-kinds.ts";
 
 /**
  * Mints a gateway id with the given prefix (`resp_`, `msg_`, `fc_`, `rs_`, `ctc_`). Uses
@@ -297,3 +298,56 @@ export const LOGPROBS_INCLUDE = "message.output_text.logprobs";
  * (StreamDecoder.serverTools, TapState.serverTools).
  */
 export const HUB_ITEMS: ReadonlySet<string> = new Set(["message", "reasoning", "function_call", "custom_tool_call"]);
+
+/**
+ * Responses `tools` with each Codex namespace declared once and each of its members once, as Chat,
+ * Anthropic and Gemini get them (formats/tool-kinds.ts flatNamespaces): a later `{type:"namespace"}`
+ * of a name already declared is left out, its members not yet declared (by type and name: a function
+ * and a `custom` member may share a name) appended to the first declaration's `tools`; a member
+ * declared again (in either) is left out, and `warn` gets {@link namespaceMemberTwice} for it. The
+ * first declaration keeps its place and its other fields. Undefined when nothing is declared twice
+ * (the caller keeps its array, bytes and all); the input is not mutated.
+ */
+export function namespacesOnce(tools: readonly unknown[], warn: (message: string) => void): unknown[] | undefined {
+  const isNs = (t: unknown): t is Record<string, unknown> & { name: string } =>
+    typeof t === "object" && t !== null && (t as Record<string, unknown>).type === "namespace" && typeof (t as Record<string, unknown>).name === "string";
+  const memberKey = (m: unknown) => (typeof m === "object" && m !== null ? `${String((m as Record<string, unknown>).type)}\u0000${String((m as Record<string, unknown>).name)}` : undefined);
+  const seenNs = new Set<string>();
+  let twice = false;
+  for (const t of tools) {
+    if (!isNs(t)) continue;
+    const keys = new Set<string>();
+    for (const m of Array.isArray(t.tools) ? t.tools : []) {
+      const k = memberKey(m);
+      if (k !== undefined && keys.has(k)) twice = true;
+      if (k !== undefined) keys.add(k);
+    }
+    if (seenNs.has(t.name)) twice = true;
+    seenNs.add(t.name);
+  }
+  if (!twice) return undefined;
+  const out: unknown[] = [];
+  const firsts = new Map<string, { members: unknown[]; keys: Set<string> }>();
+  for (const t of tools) {
+    if (!isNs(t)) {
+      out.push(t);
+      continue;
+    }
+    let first = firsts.get(t.name);
+    if (!first) {
+      first = { members: [], keys: new Set() };
+      firsts.set(t.name, first);
+      out.push({ ...t, tools: first.members });
+    }
+    for (const m of Array.isArray(t.tools) ? t.tools : []) {
+      const k = memberKey(m);
+      if (k !== undefined && first.keys.has(k)) {
+        warn(namespaceMemberTwice(t.name, String((m as Record<string, unknown>).name)));
+        continue;
+      }
+      if (k !== undefined) first.keys.add(k);
+      first.members.push(m);
+    }
+  }
+  return out;
+}

@@ -11,7 +11,8 @@
  * - `function_call` → tool_call part (`call_id` → id, `id` → itemId, `namespace`);
  *   `function_call_output` → tool_result part (string or parts).
  * - `custom_tool_call` (freeform) → tool_call whose arguments are `{"input": "<raw text>"}` (JSON, so
- *   every format can carry it; `namespace` kept); rebuilt as `custom_tool_call` for Responses targets.
+ *   every format can carry it; `namespace` kept, the part marked `custom`, so a namespace's function
+ *   and custom member of one name are told apart); rebuilt as `custom_tool_call` for Responses targets.
  * - `reasoning` → thinking part: summary texts (joined by a blank line) or raw `reasoning_text`,
  *   `itemId`, and `encrypted_content` as an `openai`-family signature (a tagged `sy|<family>|…` value,
  *   common.ts, gets its family back); a reasoning item with no text and a Gemini signature right before
@@ -268,6 +269,7 @@ function parseInput(input: string | Array<Record<string, any>> | null | undefine
         const part: ToolCallPart = { type: "tool_call", id: cc.call_id, name: cc.name, arguments: JSON.stringify({ input: cc.input }) };
         if (cc.id) part.itemId = cc.id;
         if (cc.namespace) part.namespace = cc.namespace;
+        part.custom = true;
         assistantTurn().content.push(part);
         break;
       }

@@ -5,7 +5,7 @@
 import { Warnings } from "../hub.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import { applyCodexFixes } from "./codex.ts";
-import { ENCRYPTED_CONTENT_TAG, isOpenAiItemId, readEncryptedContent, sanitizeCallId } from "./common.ts";
+import { ENCRYPTED_CONTENT_TAG, isOpenAiItemId, namespacesOnce, readEncryptedContent, sanitizeCallId } from "./common.ts";
 import { issuerOf } from "../call-signatures.ts";
 
 /**
@@ -23,12 +23,17 @@ import { issuerOf } from "../call-signatures.ts";
  * - a reasoning item whose `encrypted_content` is tagged `sy|<family>|…` (common.ts: state another
  *   provider issued, handed to the client by switchyard) is untagged when `target.family` issued it
  *   and dropped otherwise (SPEC F-8: the upstream could not decrypt it and would refuse the request).
+ * - a Codex namespace declared twice is declared once, each member once ({@link namespacesOnce}, a
+ *   `dropped_tool` warning per member left out), as Chat, Anthropic and Gemini get it;
  * Everything else is passed through as the client sent it. The input object is not mutated.
  */
 export function tidyRequest(body: Record<string, unknown>, target: BuildTarget): BuiltRequest {
   const w = new Warnings();
   const out: Record<string, unknown> = { ...body, model: target.model, stream: target.stream };
   if (target.kind === "codex") applyCodexFixes(out, target, w);
+  // a namespace declared twice: each member once, as Chat, Anthropic and Gemini get them
+  const tools = Array.isArray(out.tools) ? namespacesOnce(out.tools as unknown[], (m) => w.add("dropped_tool", m)) : undefined;
+  if (tools) out.tools = tools;
   const storeFalse = out.store === false;
   if (storeFalse) {
     const include = Array.isArray(out.include) ? (out.include as unknown[]) : [];
