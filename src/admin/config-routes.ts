@@ -455,6 +455,11 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
 // ---- OpenAPI -------------------------------------------------------------------------------
 
 const ComboReply = v.object({ ...ComboSchema.pipe[1].entries, source: v.picklist(["config", "db"]), active: v.boolean(), error: v.optional(v.string()) });
+/** The body `PUT /combos/{name}` takes: a combo whose `name`, when given, is the path's (a combo is not renamed). */
+const ComboPut = v.strictObject({
+  ...ComboSchema.pipe[1].entries,
+  name: v.optional(v.pipe(v.string(), v.description("The path's name, when given (a combo is not renamed: another name is a 400)."))),
+});
 const AliasReply = v.object({ name: v.string(), target: v.string(), source: v.picklist(["config", "db"]), active: v.boolean(), error: v.optional(v.string()) });
 const SectionChanges = v.object({ added: v.array(v.string()), removed: v.array(v.string()), changed: v.array(v.string()) });
 const SettingsReply = v.object({
@@ -468,7 +473,7 @@ export const CONFIG_ROUTE_DOCS = {
   "GET /admin/api/combos": { summary: "Combos: the config file's (source config, read-only) and the database's (source db).", response: v.object({ combos: v.array(ComboReply) }) },
   "POST /admin/api/combos": { summary: "Create a combo in the database (validated like the config file); used by the next request.", body: ComboSchema.pipe[1], response: { 201: ComboReply } },
   "GET /admin/api/combos/:name": { summary: "One combo.", response: ComboReply },
-  "PUT /admin/api/combos/:name": { summary: "Replace a database combo (a config-file combo is a 409).", body: ComboSchema.pipe[1], response: ComboReply },
+  "PUT /admin/api/combos/:name": { summary: "Replace a database combo (a config-file combo is a 409); the name is the path's.", body: ComboPut, response: ComboReply },
   "DELETE /admin/api/combos/:name": { summary: "Delete a database combo (a config-file combo is a 409).", response: v.object({ deleted: v.string() }) },
   "GET /admin/api/aliases": { summary: "Aliases: the config file's (source config, read-only) and the database's (source db).", response: v.object({ aliases: v.array(AliasReply) }) },
   "POST /admin/api/aliases": { summary: "Create an alias in the database; used by the next request.", body: AliasCreate, response: { 201: AliasReply } },

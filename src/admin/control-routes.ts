@@ -411,12 +411,14 @@ export const CONTROL_ROUTE_DOCS = {
     summary:
       "One minimal upstream call with this account; writes no cooldown. Without `model`, the provider's first configured or discovered model, else one a combo or alias routes to it, else the model the account last served (in the last 30 days; `model_from` says which); a 400 with code `model_required` when none is known, whose error carries `models`, the models the account's upstream lists now (its models endpoint, asked then; up to 200, sorted), or an empty `models` and `models_error`, why that list could not be read.",
     body: AccountTestBody,
+    bodyOptional: true as const,
     response: AccountTestReply,
   },
   "POST /admin/api/accounts/:id/restore": {
     summary:
       "Restore the account's removed account/model pairings now (a model-scoped 403 or a 404 model not found removes one for 24 h): `model`'s, or all of them; in memory and in the store; publishes account_state model_restored per pairing.",
     body: AccountRestoreBody,
+    bodyOptional: true as const,
     response: AccountRestoreReply,
   },
   "POST /admin/api/providers/:id/close-circuit": {

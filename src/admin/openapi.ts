@@ -34,6 +34,11 @@ export interface AdminRouteDoc {
   summary: string;
   /** The JSON body the handler validates itself (valibot). */
   body?: v.GenericSchema;
+  /**
+   * The body may be left out (the handler reads an empty body as `{}`: every field optional): the
+   * document says `requestBody.required: false`, so a generated client may call the route without one.
+   */
+  bodyOptional?: true;
   /** The query parameters the handler reads (valibot object). */
   query?: v.GenericSchema;
   /** The JSON answer (status 200 unless keyed by status), or for `stream` routes one event's data. */
@@ -42,7 +47,7 @@ export interface AdminRouteDoc {
   stream?: boolean;
 }
 
-/** The error answer of every admin route (400 bad input, 404 unknown object, 409 read-only or taken). */
+/** The error answer of every admin route (the statuses: {@link ERROR_STATUSES}). */
 export const ErrorReply = v.object({
   error: v.object({
     message: v.string(),
@@ -51,6 +56,18 @@ export const ErrorReply = v.object({
     code: v.nullable(v.string()),
   }),
 });
+
+/**
+ * What the document's shared `4XX` and `5XX` answers say: every status an admin route, or the server
+ * in front of it, answers in the {@link ErrorReply} shape (src/admin/replies.ts `adminError`,
+ * access.ts, src/http/server.ts's catch-all, browser-guard.ts and request-head.ts).
+ */
+export const ERROR_STATUSES = {
+  "4XX":
+    "400 bad input (`param` names the field); 401 no valid admin credentials (with `WWW-Authenticate: Bearer`); 403 a key without the admin scope, a dashboard session's call without its CSRF token, a browser Origin not allowed, or a dry run's key refused (disabled, model not allowed); " +
+    "404 an unknown object or path; 405 a method the path does not take (with `Allow`); 409 read-only, taken or implicit; 411 a body without Content-Length; 413 a body over 1 MiB; 414 a URL too long; 421 a Host the gateway does not answer to; 422 a dry run's request without a valid client key.",
+  "5XX": "503 the store cannot answer (a shared database out of reach, or the instance shutting down); the request may be retried. Any other 5xx is an unexpected failure, never with a stack.",
+} as const;
 
 /**
  * Summaries, handler-validated bodies and query parameters of the admin routes, keyed by
@@ -64,6 +81,7 @@ export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
     summary:
       "Give the active stored key of this name a new secret (in the answer, shown this once) and keep everything else: its identity, scopes, tag, limits and their use (budget windows, this minute). The previous secret is accepted for `grace` more (e.g. 10m; default 0: refused at once); 404 for no such active key, 409 for a config-file key (a stored key sharing its name with one is the one rotated, with a `note`).",
     body: KeyRotate,
+    bodyOptional: true,
   },
   "PATCH /admin/api/keys/:name": {
     summary:
@@ -83,7 +101,11 @@ export const ADMIN_ROUTE_DOCS: Record<string, AdminRouteDoc> = {
   "DELETE /admin/api/accounts/:id": { summary: "Remove a stored subscription account (switchyard login / import) and its state; accounts of the config file are removed there, an implicit keyless account by giving its provider an account (both 409)." },
   "POST /admin/api/dry-run": { summary: "The ordered candidates for a request and why, without calling upstream. A request the endpoint refuses before routing (a field of the wrong type: `messages: 5`) gets that refusal instead: the endpoint's status and message, code `request_refused`, `param` the field, `endpoint_error` the body the client would get in its format. A disabled client key (named in `key`, or its secret in `headers`) gets the endpoint's 403, code `key_disabled`. Without a valid client key while `server.require_api_key` is on, the endpoint's 401 is answered as 422 with code `invalid_api_key` (a 401 here would read as refused admin credentials). Each such refusal carries the endpoint's status in `refused_status`.", body: DryRunBody },
   "GET /admin/api/oauth/:kind": { summary: "The OAuth client of the subscription providers of a kind (claude-code, codex); no secrets." },
-  "POST /admin/api/discovery": { summary: "Run model discovery now for a provider or account.", body: DiscoveryRequest },
+  "POST /admin/api/discovery": {
+    summary: "Run model discovery now for a provider or account (neither: every subscription account). A provider or account id the gateway does not know is a 404.",
+    body: DiscoveryRequest,
+    bodyOptional: true,
+  },
   "GET /admin/api/quota": { summary: "Live quota windows per account." },
   "GET /admin/api/openapi.json": { summary: "This document." },
   ...CONTROL_ROUTE_DOCS,
@@ -190,7 +212,7 @@ export function adminOpenApiDocument(app: AnyElysia): Record<string, unknown> {
   const { paths, components } = toOpenAPISchema(view, { staticFile: false }, undefined, { valibot: valibotToJsonSchema } as never, "3.1.0");
   // The admin API reads JSON bodies only (the generator also lists form encodings).
   const errorSchema = valibotToJsonSchema(ErrorReply);
-  type Op = { requestBody?: { content?: Record<string, unknown> }; responses?: Record<string, { description?: string; content?: Record<string, unknown> }> };
+  type Op = { requestBody?: { required?: boolean; content?: Record<string, unknown> }; responses?: Record<string, { description?: string; content?: Record<string, unknown> }> };
   for (const [path, item] of Object.entries(paths as Record<string, Record<string, Op>>)) {
     for (const [method, op] of Object.entries(item)) {
       if (!op) continue;
@@ -207,8 +229,10 @@ export function adminOpenApiDocument(app: AnyElysia): Record<string, unknown> {
       for (const r of Object.values(op.responses ?? {})) {
         if (r?.content) for (const type of Object.keys(r.content)) if (type !== "application/json" && type !== "text/event-stream") delete r.content[type];
       }
+      if (doc?.bodyOptional && op.requestBody) op.requestBody.required = false;
       op.responses ??= {};
-      op.responses["4XX"] ??= { description: "Bad input (400), unknown object (404), read-only or taken (409), no admin key (401).", content: { "application/json": { schema: errorSchema } } };
+      op.responses["4XX"] ??= { description: ERROR_STATUSES["4XX"], content: { "application/json": { schema: errorSchema } } };
+      op.responses["5XX"] ??= { description: ERROR_STATUSES["5XX"], content: { "application/json": { schema: errorSchema } } };
     }
   }
   return {
