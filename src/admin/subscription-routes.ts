@@ -20,7 +20,7 @@
  *   its state (cooldowns, locks, models, bindings); 409 for an account of the config file (remove it
  *   there), 404 when no stored account has the id. Requests already running on it finish.
  * - `POST /admin/api/discovery` `{provider?, account?}`: runs model discovery now and answers each
- *   account's result.
+ *   account's result; 404 for a provider or account id the gateway does not know.
  * - `GET /admin/api/quota`: the live quota windows per account (SPEC P-5), for `switchyard usage`.
  *
  * Body of `POST /admin/api/accounts`:
@@ -249,7 +249,12 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
       .post("/discovery", async ({ request }) => {
         const parsed = await readBody(request, DiscoveryRequest, {});
         if (!parsed.ok) return parsed.response;
-        const results = await deps.discovery.run({ providerId: parsed.value.provider, accountId: parsed.value.account });
+        // An id the gateway does not know is a 404, as for every admin route naming an object (a typo
+        // answered 200 {"results": []} read as nothing to discover).
+        const { provider, account } = parsed.value;
+        if (provider !== undefined && !deps.providers().has(provider)) return adminError(404, `No provider ${provider}.`, "provider");
+        if (account !== undefined && !deps.registry.find(account)) return adminError(404, `No account ${account}.`, "account");
+        const results = await deps.discovery.run({ providerId: provider, accountId: account });
         return { results };
       }, { parse: "none" })
       .get("/quota", () => {
