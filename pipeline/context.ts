@@ -466,6 +466,15 @@ export function errorResponse(format: WireFormat, err: HubError, headers?: Heade
   return errorReply(format, err, headers).response;
 }
 
+/**
+ * The `WWW-Authenticate` challenge of every 401 the gateway answers itself (RFC 9110 15.5.2: a 401 MUST
+ * carry one; RFC 6750 3 names the scheme): `Bearer`, in every client format, since every route takes
+ * `Authorization: Bearer KEY` (guard.ts `presentedKey`) next to its clients' own header (`x-api-key` for
+ * Anthropic's, `x-goog-api-key` or `?key=` for Gemini's), for which no challenge scheme is registered.
+ * The admin API and the dashboard's sign-in send it too.
+ */
+export const WWW_AUTHENTICATE = 'Bearer realm="switchyard"';
+
 /** {@link errorResponse} with the body object it sent (for the route trace's record of what the client read). */
 function errorReply(format: WireFormat, err: HubError, headers?: Headers): { response: Response; body: unknown } {
   const status = clientErrorStatus(format, err.status, err.operatorOnly);
@@ -473,6 +482,7 @@ function errorReply(format: WireFormat, err: HubError, headers?: Headers): { res
   const h = new Headers(headers);
   if (err.operatorOnly) h.set(NO_RETRY_HEADER, "false");
   h.set("content-type", "application/json");
+  if (err.status === 401 && !h.has("www-authenticate")) h.set("www-authenticate", WWW_AUTHENTICATE);
   if (!h.has("x-switchyard-cache") && h.has("x-switchyard-route-id")) h.set("x-switchyard-cache", "miss");
   if (err.retryAfterSeconds !== undefined && err.retryAfterSeconds > 0) {
     h.set("retry-after", String(Math.ceil(err.retryAfterSeconds)));

@@ -17,6 +17,7 @@ export {
   ENDPOINT_FORMAT,
   isCountTokens,
   errorResponse,
+  WWW_AUTHENTICATE,
   isLoopback,
   isRemote,
   noteLateError,

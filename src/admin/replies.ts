@@ -8,6 +8,7 @@ import * as v from "valibot";
 import { unknownKeysMessage } from "../unknown-keys.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../formats/json-depth.ts";
 import type { StoreErrorCode } from "../store/types.ts";
+import { WWW_AUTHENTICATE } from "../../pipeline/index.ts";
 
 /**
  * The status of an admin reply for a store failure: 409 for a read-only or taken object, 503 when the store cannot answer (a shared database that cannot be reached, SPEC D-2,
@@ -33,13 +34,16 @@ export function implicitAccountError(account: { id: string; providerId: string }
   );
 }
 
-/** An admin error reply. `param` is the offending field's path (`targets[0].model`), when one is at fault. */
+/**
+ * An admin error reply. `param` is the offending field's path (`targets[0].model`), when one is at fault.
+ * A 401 carries `WWW-Authenticate: Bearer` (RFC 9110 15.5.2; the scheme the OpenAPI document declares).
+ */
 export function adminError(status: number, message: string, param: string | null = null, code: string | null = null, extra: Record<string, unknown> = {}): Response {
   const type =
     status === 404 ? "not_found_error" : status === 409 ? "conflict_error" : status === 401 ? "authentication_error" : status === 403 ? "permission_error" : status === 503 ? "unavailable_error" : "invalid_request_error";
   return new Response(JSON.stringify({ error: { message, type, param, code, ...extra } }), {
     status,
-    headers: { "content-type": "application/json" },
+    headers: status === 401 ? { "content-type": "application/json", "www-authenticate": WWW_AUTHENTICATE } : { "content-type": "application/json" },
   });
 }
 

@@ -20,7 +20,7 @@
  * from this origin only, no inline script or style element, no framing.
  */
 import { Elysia } from "elysia";
-import { isRemote, presentedKey } from "../../pipeline/index.ts";
+import { isRemote, presentedKey, WWW_AUTHENTICATE } from "../../pipeline/index.ts";
 import { adminAccess, type AdminAuth } from "../admin/access.ts";
 import { SignInThrottle, signInRefusal } from "../admin/sign-in-throttle.ts";
 import { clearedSessionCookies, CSRF_HEADER, safeEqual, sessionCookie, type Session, type SessionBook } from "../admin/sessions.ts";
@@ -58,7 +58,7 @@ const peerOf = (server: unknown, request: Request) => (server as PeerSource | nu
 const jsonError = (status: number, message: string, type = "invalid_request_error") =>
   new Response(JSON.stringify({ error: { message, type, param: null, code: null } }), {
     status,
-    headers: { "content-type": "application/json", ...SECURITY_HEADERS },
+    headers: { "content-type": "application/json", ...SECURITY_HEADERS, ...(status === 401 ? { "www-authenticate": WWW_AUTHENTICATE } : {}) },
   });
 
 type Files = Map<string, { type: string; body: string }>;
