@@ -171,7 +171,10 @@ export const AliasUpdate = strictBody({
   target: aliasTarget,
 }, "an alias");
 /** A body that must carry a combo name (the rest is validated by the config loader). */
-const ComboName = v.looseObject({ name: v.pipe(v.string("name must be a string"), v.minLength(1, "name must not be empty")) });
+const ComboName = v.looseObject({ name: v.pipe(v.string("name must be a string"), v.minLength(1, "name must not be empty")) }, (issue) =>
+  // a missing name reads "name: required", as every other body's missing field does (strictBody)
+  issue.input === undefined && issue.expected?.startsWith('"') ? "required" : "a combo must be a JSON object",
+);
 const ComboNameOptional = v.looseObject({ name: v.optional(v.string("name must be a string")) });
 /** `PATCH /settings`: top-level settings keys (validated by the config loader); null removes a stored value. */
 const SettingsPatch = v.record(v.string(), v.unknown());
