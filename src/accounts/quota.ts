@@ -99,11 +99,20 @@ export class QuotaBook {
 
   /**
    * Forgets the token limits ({@link tokenLimit}) of each account `keep` says no to: an account removed,
-   * or one whose API key was replaced (a new key may have another tier). The windows themselves go when
-   * the store's rows do (its account deleted, {@link load}). O(accounts with a limit).
+   * whose windows go when the store's rows do (its account deleted, {@link load}); a re-keyed account's
+   * windows and limits go at once ({@link forgetAccount}). O(accounts with a limit).
    */
   forgetLimits(keep: (accountId: string) => boolean): void {
     for (const id of this.limits.keys()) if (!keep(id)) this.limits.delete(id);
+  }
+
+  /**
+   * Forgets every window and token limit of the account (its API key was replaced: a new key is a new
+   * quota; the registry clears the store's rows too). O(1).
+   */
+  forgetAccount(accountId: string): void {
+    this.byAccount.delete(accountId);
+    this.limits.delete(accountId);
   }
 
   /** The accounts with a token limit kept ({@link forgetLimits}). */

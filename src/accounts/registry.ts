@@ -149,14 +149,23 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     // A provider whose upstream changed (a configuration re-read) starts with a closed circuit (circuits.ts)
     // and with its accounts' removed pairings and cooldowns lifted (a wrong base_url's 404s set them: try19 D7).
     const changed = this.index.providers !== providers ? this.circuits.providersChanged(this.index.providers, providers) : undefined;
-    // The per-minute token limits of an account removed or given another API key are not its (quota.ts).
+    // The per-minute token limits of an account removed are not its (quota.ts); an account given another
+    // API key loses every quota window too, in the store as well: a new key is a new quota.
     const keyOf = (id: string) => {
       const a = this.index.find(id)?.account;
       return a === undefined ? undefined : a.credential.type === "api_key" ? this.quarantines.fingerprint(a) : "";
     };
+    const before = new Map<string, string | undefined>();
+    for (const a of this.index.accounts) before.set(a.id, keyOf(a.id));
     const limited = new Map<string, string | undefined>();
-    for (const id of this.quota.limitedAccounts()) limited.set(id, keyOf(id));
+    for (const id of this.quota.limitedAccounts()) limited.set(id, before.has(id) ? before.get(id) : keyOf(id));
     this.index.set(accounts, providers);
+    for (const [id, key] of before) {
+      const now = keyOf(id);
+      if (key === undefined || now === undefined || now === key) continue;
+      this.quota.forgetAccount(id);
+      this.persist((st) => st.clearQuotas(id)); // a refused delete is not kept: the old windows then come back at the next re-read
+    }
     if (limited.size > 0) this.quota.forgetLimits((id) => !limited.has(id) || (keyOf(id) !== undefined && keyOf(id) === limited.get(id)));
     this.locks.dropReplaced();
     if (changed?.size) this.liftForNewUpstream(changed);

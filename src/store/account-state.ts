@@ -165,6 +165,11 @@ export interface AccountStateStore {
   bind(binding: Binding): void;
   /** Drops a binding (also a pending one). Written through. */
   unbind(key: string): Awaitable<void>;
+  /**
+   * Drops every quota window of the account, pending and stored (its API key was replaced: a new key
+   * is a new quota, so the old key's rpm/tpm/daily windows and percentages are not its). Written through.
+   */
+  clearQuotas(accountId: string): Awaitable<void>;
 
   /**
    * Loads all live account state (expired rows are left out and deleted). Used at start and by the

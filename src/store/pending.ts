@@ -168,6 +168,11 @@ export class PendingWrites {
     this.bindBuf.delete(key);
   }
 
+  /** Forgets the pending quota windows of an account (its API key was replaced). */
+  forgetQuotas(accountId: string): void {
+    for (const [k, q] of this.quotaBuf) if (q.accountId === accountId) this.quotaBuf.delete(k);
+  }
+
   /** Forgets the pending bindings and quota windows of an account (it is being deleted). */
   forgetAccount(accountId: string): void {
     for (const [k, b] of this.bindBuf) if (b.accountId === accountId) this.bindBuf.delete(k);

@@ -202,6 +202,14 @@ export class PgAccountState implements AccountStateStore {
     this.pending.bind(b);
   }
 
+  /** Drops every quota window of the account, pending and stored (its API key was replaced). */
+  clearQuotas(accountId: string): Promise<void> {
+    this.ctx.assertOpen();
+    const a = String(accountId);
+    this.pending.forgetQuotas(a);
+    return this.write((s) => void (s.quotas = s.quotas.filter((x) => x.accountId !== a)), (sql) => sql`DELETE FROM quota_windows WHERE account_id = ${a}`);
+  }
+
   /** Drops a binding, pending or stored. */
   unbind(key: string): Promise<void> {
     this.ctx.assertOpen();

@@ -374,6 +374,7 @@ export class PostgresStore implements Store {
   setQuota(q: QuotaWindow) { this.state.setQuota(q); }
   bind(b: Binding) { this.state.bind(b); }
   unbind(key: string) { return this.state.unbind(key); }
+  clearQuotas(accountId: string) { return this.state.clearQuotas(accountId); }
   loadAccountState() { return this.state.loadAccountState(); }
 
   // -- dashboard sessions ----------------------------------------------------------------------

@@ -206,6 +206,13 @@ export class SqliteAccountState implements AccountStateStore {
     this.pending.bind(b);
   }
 
+  /** Drops every quota window of the account, pending and stored (its API key was replaced). Committed on return. */
+  clearQuotas(accountId: string): void {
+    this.ctx.assertOpen();
+    this.pending.forgetQuotas(String(accountId));
+    this.s.deleteStateQuotas.run(String(accountId));
+  }
+
   /** Drops a binding, pending or stored. Committed on return. */
   unbind(key: string): void {
     this.ctx.assertOpen();

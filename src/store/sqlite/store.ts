@@ -227,6 +227,7 @@ export class SqliteStore implements Store {
   setQuota(q: QuotaWindow) { this.state.setQuota(q); }
   bind(b: Binding) { this.state.bind(b); }
   unbind(key: string) { this.state.unbind(key); }
+  clearQuotas(accountId: string) { this.state.clearQuotas(accountId); }
   loadAccountState() { return this.state.loadAccountState(); }
 
   // -- dashboard sessions ----------------------------------------------------------------------

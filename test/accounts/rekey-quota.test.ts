@@ -1,0 +1,59 @@
+/**
+ * A re-keyed account (its API key replaced: admin API, dashboard, config reload, each of which hands the
+ * registry a new account list) starts with a new quota (SPEC A-1, P-5): the old key's quota windows (a
+ * percentage used, requests or tokens left, a daily window) go from memory and from the store, its
+ * pending ones too, on the embedded store and on PostgreSQL alike; an account whose key stayed keeps its own.
+ */
+import { describe, expect, test } from "bun:test";
+import { AccountRegistry } from "../../src/accounts/registry.ts";
+import { storeBackends } from "../support/store-backends.ts";
+import { account, providerOf, settableClock } from "./helpers.ts";
+
+const backends = storeBackends("rekey_quota");
+
+for (const backend of backends) {
+  describe(`re-keyed account's quota windows: ${backend.name}`, () => {
+    test("the old key's windows go at once and stay gone after a re-read and a restart; an account with the same key keeps its windows", async () => {
+      const clock = settableClock();
+      const { store, reopen } = await backend.open(clock);
+      const registry = new AccountRegistry(store, clock);
+      const providers = new Map([["p", providerOf("p")]]);
+      const a1 = account("a1", "p", { priority: 1 });
+      const a2 = account("a2", "p", { priority: 2 });
+      registry.setAccounts([a1, a2], providers);
+      registry.loadState(await store.loadAccountState());
+      const now = clock.now();
+      const hour = now + 3_600_000;
+      registry.setQuota({ accountId: "a1", window: "5h", model: "*", usedPercent: 40, resetAt: hour });
+      registry.setQuota({ accountId: "a2", window: "5h", model: "*", usedPercent: 99, resetAt: hour });
+      registry.setQuota({ accountId: "a2", window: "tokens", model: "*", remaining: 100, limit: 30_000, resetAt: hour });
+      registry.loadState(await store.loadAccountState()); // flushed to the store and read back
+      registry.setQuota({ accountId: "a2", window: "daily", model: "*", remaining: 0, limit: 1000, resetAt: now + 86_400_000 }); // still pending
+      const eligible = () => registry.candidates("p", "m", {}).filter((c) => c.eligible).map((c) => c.account.id).sort();
+      expect(eligible()).toEqual(["a1"]); // a2 reports 1 % left (SPEC A-1: ≤ 2 % excludes it)
+      expect(registry.tokenWindowLimit(a2, "m")).toBe(30_000);
+
+      const rekeyed = account("a2", "p", { priority: 2, credential: { type: "api_key", apiKey: "sk-a2-a-new-key" } });
+      const a1Again = account("a1", "p", { priority: 1 }); // same key, new object (a reload)
+      registry.setAccounts([a1Again, rekeyed], providers);
+      expect(eligible()).toEqual(["a1", "a2"]);
+      expect(registry.quotaHealthy(rekeyed, "m")).toBeUndefined(); // nothing known of the new key yet
+      expect(registry.tokenWindowLimit(rekeyed, "m")).toBeUndefined();
+      expect(registry.quotaHealthy(a1Again, "m")).toBe(true);
+
+      const st = await store.loadAccountState(); // the periodic re-read
+      expect(st.quotas.map((q) => `${q.accountId} ${q.window}`)).toEqual(["a1 5h"]);
+      registry.loadState(st);
+      expect(eligible()).toEqual(["a1", "a2"]);
+
+      // The new key's own windows are kept as any other.
+      registry.setQuota({ accountId: "a2", window: "5h", model: "*", usedPercent: 10, resetAt: hour });
+      registry.setAccounts([a1Again, rekeyed], providers); // the next re-read's list: same keys
+      expect((await store.loadAccountState()).quotas.map((q) => `${q.accountId} ${q.window} ${q.usedPercent}`)).toEqual(["a1 5h 40", "a2 5h 10"]);
+      await store.close();
+      const again = await reopen();
+      expect((await again.loadAccountState()).quotas.map((q) => `${q.accountId} ${q.window}`)).toEqual(["a1 5h", "a2 5h"]);
+      await again.close();
+    });
+  });
+}
