@@ -538,8 +538,13 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const effect = c.account;
     if (c.row === "server_error" || c.row === "transport") this.circuits.serverError(provider.id, now);
     // A removed pairing (404 model not found, a model-scoped 403) says the account lacks one model, not
-    // that it fails: its score for the models it serves stays (newuser13's tryout, J1).
-    if ((effect.type !== "none" && effect.type !== "remove_pairing") || c.row === "server_error" || c.row === "transport") this.stats.failure(account.id, now);
+    // that it fails: its score for the models it serves stays (newuser13's tryout, J1). A rate limit or
+    // an overload (a 429, a 529, an in-band overloaded notice) is its cooldown's business: shown as a
+    // failed attempt, but left out of the scored strategy's success rate (SPEC A-3), where it kept new
+    // conversations on a lower-priority account for minutes after the cooldown ended. 5xx and broken
+    // streams still count.
+    if (RATE_LIMIT_ROWS.has(c.row)) this.stats.rateLimited(account.id, now);
+    else if ((effect.type !== "none" && effect.type !== "remove_pairing") || c.row === "server_error" || c.row === "transport") this.stats.failure(account.id, now);
     if (opts.retrying) return;
     switch (effect.type) {
       case "none":
@@ -684,6 +689,9 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return held;
   }
 }
+
+/** The SPEC 6.3 rows of a rate limit or an overload (429, 529, an in-band overloaded notice): a cooldown, not counted as a failure in the account's health (stats.ts). */
+const RATE_LIMIT_ROWS: ReadonlySet<Classification["row"]> = new Set(["rate_limit_with_reset", "rate_limit_per_minute", "rate_limit_backoff"]);
 
 /** The row key of an account's removed pairing of `model`, or of all its removals, for the writes kept to be written again (retry-writes.ts). */
 function removedRow(accountId: string, model?: string): string {

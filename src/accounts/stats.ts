@@ -13,6 +13,8 @@ export const SUCCESS_PRIOR = 1;
 interface Entry {
   ok: number;
   failed: number;
+  /** Rate-limited attempts ({@link AccountStats.rateLimited}), decayed as `failed`: shown, not scored. */
+  limited: number;
   at: number;
   /** Successes and failures recorded since the instance started, not decayed (what `shown` counts). */
   okCount: number;
@@ -27,7 +29,7 @@ export class AccountStats {
   private decayed(id: string, now: number): Entry {
     let e = this.m.get(id);
     if (!e) {
-      e = { ok: 0, failed: 0, at: now, okCount: 0, failedCount: 0 };
+      e = { ok: 0, failed: 0, limited: 0, at: now, okCount: 0, failedCount: 0 };
       this.m.set(id, e);
       return e;
     }
@@ -36,6 +38,7 @@ export class AccountStats {
       const f = Math.pow(0.5, dt / SUCCESS_HALF_LIFE_MS);
       e.ok *= f;
       e.failed *= f;
+      e.limited *= f;
       e.at = now;
     }
     return e;
@@ -59,6 +62,19 @@ export class AccountStats {
   }
 
   /**
+   * Records an attempt the upstream answered with a rate limit or an overload (a 429, a 529: SPEC 6.3's
+   * cooldown rows): a failed attempt as a user reads it ({@link shown}), but not in {@link successRate},
+   * which the `scored` strategy reads (SPEC A-3): the cooldown keeps the account out while the limit
+   * holds, and a failure's weight (half-life 5 minutes) would keep new conversations on a lower-priority
+   * account for minutes after it ended.
+   */
+  rateLimited(id: string, now: number): void {
+    const e = this.decayed(id, now);
+    e.limited += 1;
+    e.failedCount += 1;
+  }
+
+  /**
    * The account's success as a user reads it (accounts status, the dashboard): `rate`, 0–1, the share
    * of the recorded attempts that succeeded, each weighing half as much every {@link SUCCESS_HALF_LIFE_MS}
    * (recent ones weigh most), without the scoring's virtual success ({@link SUCCESS_PRIOR}): an account
@@ -69,13 +85,16 @@ export class AccountStats {
   shown(id: string): { rate: number; succeeded: number; failed: number } | undefined {
     const e = this.m.get(id);
     if (!e || e.okCount + e.failedCount === 0) return undefined;
-    const sum = e.ok + e.failed;
+    const sum = e.ok + e.failed + e.limited;
     // Weights that underflowed to 0 after a long idle time leave the counts' own share.
     const rate = sum > 0 ? e.ok / sum : e.okCount / (e.okCount + e.failedCount);
     return { rate, succeeded: e.okCount, failed: e.failedCount };
   }
 
-  /** (successes + prior) / (successes + failures + prior), over decayed counts: 1 for a fresh account. */
+  /**
+   * (successes + prior) / (successes + failures + prior), over decayed counts: 1 for a fresh account.
+   * Rate-limited attempts ({@link rateLimited}) are left out.
+   */
   successRate(id: string, now: number): number {
     const e = this.m.get(id);
     if (!e) return 1;

@@ -9,6 +9,7 @@ import type { AccountCandidate, PickHints } from "../../pipeline/pick.ts";
 import type { ProviderInfo } from "../../pipeline/ports.ts";
 import { AccountRegistry, bindingKey, type RegistryOptions } from "../../src/accounts/registry.ts";
 import { accountsStatus } from "../../src/accounts/status.ts";
+import { classify } from "../../pipeline/classify.ts";
 import { sha256Hex } from "../../src/store/secrets.ts";
 import type { AccountState } from "../../src/store/types.ts";
 import { account, providerOf, recordingStore, settableClock } from "./helpers.ts";
@@ -33,14 +34,36 @@ function rig(opts: RegistryOptions & { providers?: ProviderInfo[]; accounts?: Re
 const c429 = { row: "rate_limit_backoff" as const, account: { type: "backoff" as const, reason: "429" }, loop: "next_account" as const };
 
 describe("scored order from live health", () => {
-  test("fresh accounts come in priority order; a failure moves an account back, successes and time bring it back", () => {
+  test("fresh accounts come in priority order; a failure (a 500) moves an account back, successes and time bring it back", () => {
     const { registry, ids, acc, clock } = rig();
     expect(ids()).toEqual(["a1", "a2", "a3"]);
-    registry.failure(acc("a1"), providerOf("p"), "m", c429);
-    clock.advance(10 * 60_000); // the cooldown is over; the failure is still recent
+    registry.failure(acc("a1"), providerOf("p"), "m", classify({ status: 500, bodyText: "internal error", now: clock.now() }));
+    expect(ids()).toEqual(["a2", "a3"]); // cooling down 30 s (SPEC 6.3)
+    clock.advance(60_000); // the cooldown is over; the failure is still recent
+    expect(ids()).toEqual(["a2", "a3", "a1"]);
+    clock.advance(10 * 60_000);
     expect(ids()).toEqual(["a2", "a3", "a1"]);
     clock.advance(40 * 60_000);
     expect(ids()).toEqual(["a1", "a2", "a3"]);
+  });
+
+  test("a 429 or a 529 overload is the cooldown's business: once it ends the account is first again (SPEC A-3, 6.3)", () => {
+    const cases = [
+      { name: "429 with Retry-After", facts: { status: 429, headers: new Headers({ "retry-after": "20" }), bodyText: '{"error":{"type":"rate_limit_error","message":"Rate limited"}}' } },
+      { name: "429 per-minute", facts: { status: 429, bodyText: '{"error":{"type":"rate_limit_error","message":"Rate limit exceeded: requests per minute"}}' } },
+      { name: "429 backoff", facts: { status: 429, bodyText: "slow down" } },
+      { name: "529 overloaded", facts: { status: 529, bodyText: '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}' } },
+    ];
+    for (const { name, facts } of cases) {
+      const { registry, ids, acc, clock } = rig();
+      const c = classify({ ...facts, now: clock.now() });
+      expect([name, c.row]).toEqual([name, expect.stringMatching(/^rate_limit_/)]);
+      registry.failure(acc("a1"), providerOf("p"), "m", c);
+      expect([name, ids()]).toEqual([name, ["a2", "a3"]]); // cooling down
+      clock.advance(95_000); // past each of these cooldowns (20 s, 90 s, 2 s backoff)
+      expect([name, ids()]).toEqual([name, ["a1", "a2", "a3"]]);
+      expect([name, accountsStatus(registry, "scored").accounts[0]!.health]).toMatchObject([name, { successRate: 0, failed: 1 }]); // shown as the failed attempt it was
+    }
   });
 
   test("a slow account (latency EWMA) goes behind a fast one", () => {
@@ -311,7 +334,7 @@ describe("accounts status", () => {
       { model: "m", eligible: false, reason: expect.stringContaining("cooling down (429) until"), until: clock.now() + 2000 },
       { model: "n", eligible: true },
     ]);
-    expect(a2.health).toMatchObject({ successRate: 0, succeeded: 0, failed: 1 }); // its one attempt failed (the scored strategy's prior is not shown)
+    expect(a2.health).toMatchObject({ successRate: 0, succeeded: 0, failed: 1 }); // its one attempt failed, rate limited (the scored strategy's prior is not shown, nor does it count this one)
     expect(a3).toMatchObject({ eligible: false, reasons: ["disabled"] });
     expect(JSON.stringify(s)).not.toContain("secret");
     hold!();
