@@ -18,25 +18,10 @@ import type { CallRow, Recording, RouteTrace } from "../types.ts";
 import { answeredErrorHead, refreshLines, tokenSaverSentence } from "../../../../pipeline/trace-words.ts";
 import { SetupSnippets } from "./setup.tsx";
 import { TRANSPORTS, TransportBadge, transportText } from "./call-transport.tsx";
+import { CutReply, cutAfterCommit, OutcomePill } from "./call-outcome.tsx";
 import { CallIdSearch, callIdOf, EmptyFilterNote, FilterLists, focusRowOf, isCall, type KeptSettings, NoSuchCall, onPick, useCallById, useKnownNames, useTraceFocus } from "./calls-find.tsx";
 
 const OUTCOMES = ["", "ok", "error", "upstream_error", "client_closed", "rejected"];
-
-/**
- * A call's outcome as a pill. Where the pill may wrap (the Calls table on a phone), `upstream_error` and
- * `client_closed` may break after their underscore: whole, the widest word of the table pushed the
- * Total column past the card's edge at 390 px, or squeezed the model names into broken parts.
- */
-export function OutcomePill({ outcome, status }: { outcome: string; status?: number }) {
-  const tone = outcome === "ok" ? "ok" : outcome === "client_closed" ? "off" : outcome === "rejected" ? "warn" : "bad";
-  const words = outcome.split("_");
-  return (
-    <Pill tone={tone}>
-      {words.map((w, i) => (i < words.length - 1 ? [`${w}_`, <wbr key={i} />] : w))}
-      {status ? ` ${status}` : ""}
-    </Pill>
-  );
-}
 
 function selectedFromUrl(): string | undefined {
   return new URLSearchParams(location.search).get("id") ?? undefined;
@@ -216,6 +201,7 @@ function TraceView({ call, recorder, recorderChanged, onSince, onClose }: { call
           <p class="answered-error-message">{t.error.message}</p>
         </div>
       )}
+      {t && !t.error && cutAfterCommit(call.outcome, call.status) && <CutReply status={call.status} trace={t} />}
       {t && (
         <div class="trace-body">
           <h3>Candidates</h3>
