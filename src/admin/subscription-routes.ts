@@ -217,9 +217,15 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
             await deps.store.unquarantine(fp);
           }
           // Announced as what happened here (a new login or import), not as cleared elsewhere by the re-read.
+          // Another login (another refresh token) may be another subscription: its quota windows are not the old one's.
+          const relogged = existing !== undefined && credentialFingerprint(existing.credential) !== fp;
           await deps.registry.lift(id, `cleared by a new ${input.origin ?? "credential"}`, async () => {
             await deps.store.clearLock(id);
             await deps.store.clearCooldown(id);
+            if (relogged) {
+              await deps.store.clearQuotas(id);
+              deps.registry.quota.forgetAccount(id);
+            }
             deps.credentials.forget(id);
             await deps.reload();
           });

@@ -1,6 +1,6 @@
 /**
- * A re-keyed account (its API key replaced: admin API, dashboard, config reload, each of which hands the
- * registry a new account list) starts with a new quota (SPEC A-1, P-5): the old key's quota windows (a
+ * A re-keyed account (its API key replaced in the config file: a reload hands the registry the new
+ * account list) starts with a new quota (SPEC A-1, P-5): the old key's quota windows (a
  * percentage used, requests or tokens left, a daily window) go from memory and from the store, its
  * pending ones too, on the embedded store and on PostgreSQL alike; an account whose key stayed keeps its own.
  */
