@@ -155,8 +155,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
       const a = this.index.find(id)?.account;
       return a === undefined ? undefined : a.credential.type === "api_key" ? this.quarantines.fingerprint(a) : "";
     };
-    const before = new Map<string, string | undefined>();
-    for (const a of this.index.accounts) before.set(a.id, keyOf(a.id));
+    const before = new Map(this.index.accounts.map((a) => [a.id, keyOf(a.id)] as const));
     const limited = new Map<string, string | undefined>();
     for (const id of this.quota.limitedAccounts()) limited.set(id, before.has(id) ? before.get(id) : keyOf(id));
     this.index.set(accounts, providers);
@@ -538,11 +537,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const effect = c.account;
     if (c.row === "server_error" || c.row === "transport") this.circuits.serverError(provider.id, now);
     // A removed pairing (404 model not found, a model-scoped 403) says the account lacks one model, not
-    // that it fails: its score for the models it serves stays (newuser13's tryout, J1). A rate limit or
-    // an overload (a 429, a 529, an in-band overloaded notice) is its cooldown's business: shown as a
-    // failed attempt, but left out of the scored strategy's success rate (SPEC A-3), where it kept new
-    // conversations on a lower-priority account for minutes after the cooldown ended. 5xx and broken
-    // streams still count.
+    // that it fails: its score for the models it serves stays (newuser13's tryout, J1). A rate limit or overload
+    // is its cooldown's business: shown as a failed attempt, not in the success rate SPEC A-3 scores (RATE_LIMIT_ROWS).
     if (RATE_LIMIT_ROWS.has(c.row)) this.stats.rateLimited(account.id, now);
     else if ((effect.type !== "none" && effect.type !== "remove_pairing") || c.row === "server_error" || c.row === "transport") this.stats.failure(account.id, now);
     if (opts.retrying) return;
@@ -690,7 +686,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   }
 }
 
-/** The SPEC 6.3 rows of a rate limit or an overload (429, 529, an in-band overloaded notice): a cooldown, not counted as a failure in the account's health (stats.ts). */
+/** SPEC 6.3's rows of a rate limit or an overload (429, 529, in-band overloaded): a cooldown, left out of the scored success rate (stats.ts). */
 const RATE_LIMIT_ROWS: ReadonlySet<Classification["row"]> = new Set(["rate_limit_with_reset", "rate_limit_per_minute", "rate_limit_backoff"]);
 
 /** The row key of an account's removed pairing of `model`, or of all its removals, for the writes kept to be written again (retry-writes.ts). */
