@@ -9,7 +9,7 @@
  * already arrived with its first content (a short reply from a fast upstream) is sent whole too.
  */
 import { codecFor } from "../formats/index.ts";
-import type { DecoderOptions, EncoderOptions, FormatCodec } from "../formats/codec.ts";
+import type { DecoderOptions, EncoderOptions, FormatCodec, TapOptions } from "../formats/codec.ts";
 import type { RequestText } from "../formats/write-body-json.ts";
 import { randomIdPart } from "../formats/random-text.ts";
 import { FormatError, hubError, Warnings, type HubError, type HubRequest, type ProviderFamily } from "../formats/hub.ts";
@@ -83,7 +83,7 @@ export function replyDriverFor(
   // SPEC S-3: a redacted request's reply goes through the hub, where placeholders are mapped back.
   const restoration = ctx.restoration;
   if (isSse && translated.mode === "native" && ctx.stream && translated.upstreamFormat === ctx.clientFormat && !restoration) {
-    const tapOptions = { family: provider.family, includeUsage: ctx.includeUsage };
+    const tapOptions = tapOptionsFor(provider.family, ctx.includeUsage);
     // What was forwarded is kept to estimate the output of a reply that ends without usage (output-estimate.ts).
     if (events && providerCodec.createEventTap) return passthroughDriver(providerCodec.createEventTap(tapOptions), eventSample(providerCodec, hints), secrets);
     // A Chat client that asked for usage gets its chunk though the upstream sends none (add-usage-chunk.ts).
@@ -164,6 +164,18 @@ function familyHints(family: ProviderFamily): DecoderOptions {
   let hints = FAMILY_HINTS.get(family);
   if (hints === undefined) FAMILY_HINTS.set(family, (hints = { family, callIdPart: randomIdPart }));
   return hints;
+}
+
+/**
+ * A passthrough tap's options (its provider's family, the client's usage option): one record per family
+ * and usage option for the process instead of one per reply (docs/performance.md item 327), as
+ * {@link familyHints}. The taps only read them when they are made.
+ */
+const TAP_OPTIONS = new Map<ProviderFamily, readonly [Readonly<TapOptions>, Readonly<TapOptions>]>();
+function tapOptionsFor(family: ProviderFamily, includeUsage: boolean): TapOptions {
+  let pair = TAP_OPTIONS.get(family);
+  if (pair === undefined) TAP_OPTIONS.set(family, (pair = [{ family, includeUsage: false }, { family, includeUsage: true }]));
+  return pair[includeUsage ? 1 : 0];
 }
 
 /**
