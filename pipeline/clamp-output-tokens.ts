@@ -110,10 +110,14 @@ export function clampOutputTokens(ctx: RequestContext, target: Target, translate
   // Lowered here, or nothing above the limit was in the body: the builder lowered it already (none sent: no warning).
   const sentLimit = limitOf(format, body);
   if (sentLimit === undefined || translated.warnings.some((w) => w.code === CLAMPED_MAX_TOKENS)) return;
-  translated.warnings.push({
-    code: CLAMPED_MAX_TOKENS,
-    message: `${asked.field} ${asked.value} is above the ${limit} output tokens ${target.label} can write (its max_output_tokens); ${sentLimit} was sent${note}.`,
-  });
+  // A new list: a native body's is shared (translate.ts NO_WARNINGS).
+  translated.warnings = [
+    ...translated.warnings,
+    {
+      code: CLAMPED_MAX_TOKENS,
+      message: `${asked.field} ${asked.value} is above the ${limit} output tokens ${target.label} can write (its max_output_tokens); ${sentLimit} was sent${note}.`,
+    },
+  ];
 }
 
 /**
@@ -125,10 +129,14 @@ function noteDefaultedMaxTokens(translated: Translated): void {
   const body = parsedBody(translated);
   const sent = body && limitOf(translated.upstreamFormat, body);
   if (sent === undefined) return;
-  translated.warnings.push({
-    code: DEFAULTED_MAX_TOKENS,
-    message: `max_tokens was not given; the gateway sent ${sent}. Anthropic's API requires it and refuses a request without it.`,
-  });
+  // A new list: a native body's is shared (translate.ts NO_WARNINGS).
+  translated.warnings = [
+    ...translated.warnings,
+    {
+      code: DEFAULTED_MAX_TOKENS,
+      message: `max_tokens was not given; the gateway sent ${sent}. Anthropic's API requires it and refuses a request without it.`,
+    },
+  ];
 }
 
 /** The upstream body of `translated` parsed, or undefined when it is not a JSON object. */

@@ -215,6 +215,13 @@ function buildTargetOf(target: Target, stream: boolean, promptCacheKey: string |
 const TOO_DEEP = "The request body is nested too deeply to be forwarded (JSON nesting beyond what the gateway re-encodes).";
 const isStackOverflow = (e: unknown) => e instanceof RangeError && /call stack/i.test(e.message);
 
+/**
+ * The warnings of a native body the gateway did not rebuild (none): one frozen empty list for the process,
+ * not an array per request (docs/performance.md item 327). Whoever adds a warning to a {@link Translated}
+ * gives it a new list (clamp-output-tokens.ts, src/providers/capabilities.ts), never pushes onto this one.
+ */
+const NO_WARNINGS = Object.freeze([]) as unknown as Warning[];
+
 function translateBody(ctx: RequestContext, target: Target, portability: Portability): Translated | HubError {
   const provider = target.provider;
   const upstreamFormat = upstreamFormatFor(provider, ctx.clientFormat);
@@ -241,19 +248,19 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
     if (ctx.clientFormat === "gemini") {
       // Gemini names the model and the stream mode in the URL (the executor's geminiPath): the
       // client's bytes go as they are unless combo params change the body.
-      if (!params) return { mode: "native", upstreamFormat, body: bodyBytes(ctx), upstreamStream, warnings: [] };
-      return { mode: "native", upstreamFormat, body: JSON.stringify({ ...ctx.body, ...params }), upstreamStream, warnings: [] };
+      if (!params) return { mode: "native", upstreamFormat, body: bodyBytes(ctx), upstreamStream, warnings: NO_WARNINGS };
+      return { mode: "native", upstreamFormat, body: JSON.stringify({ ...ctx.body, ...params }), upstreamStream, warnings: NO_WARNINGS };
     }
     const needsUsage = ctx.clientFormat === "openai-chat" && upstreamStream && !ctx.includeUsage;
     const needsStream = upstreamStream !== ctx.stream;
     const sameModel = ctx.body.model === target.model;
     if (sameModel && !needsUsage && !needsStream && !params) {
-      return { mode: "native", upstreamFormat, body: bodyBytes(ctx), upstreamStream, warnings: [] };
+      return { mode: "native", upstreamFormat, body: bodyBytes(ctx), upstreamStream, warnings: NO_WARNINGS };
     }
     if (sameModel && needsUsage && !needsStream && !params && ctx.body.stream_options === undefined) {
       // The common streaming Chat request: the client's bytes with the usage option put in front.
       const spliced = withLeadingMember(bodyBytes(ctx), INCLUDE_USAGE_MEMBER);
-      if (spliced) return { mode: "native", upstreamFormat, body: spliced, upstreamStream, warnings: [] };
+      if (spliced) return { mode: "native", upstreamFormat, body: spliced, upstreamStream, warnings: NO_WARNINGS };
     }
     const body: Record<string, unknown> = { ...ctx.body, model: target.model };
     if (needsStream) body.stream = upstreamStream;
@@ -262,7 +269,7 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
       body.stream_options = { ...(so as object), include_usage: true };
     }
     if (params) Object.assign(body, params);
-    return { mode: "native", upstreamFormat, body: JSON.stringify(body), upstreamStream, warnings: [] };
+    return { mode: "native", upstreamFormat, body: JSON.stringify(body), upstreamStream, warnings: NO_WARNINGS };
   }
 
   const buildTarget = buildTargetOf(target, upstreamStream, promptCacheKey);

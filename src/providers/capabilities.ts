@@ -52,7 +52,7 @@ const enc = new TextDecoder();
 
 /**
  * Clamps (or drops) the requested reasoning effort of a translated body to what the model supports,
- * pushing a warning onto `translated.warnings`. Targets whose efforts are unknown, and bodies without an
+ * adding a warning to `translated.warnings` (a new list). Targets whose efforts are unknown, and bodies without an
  * effort, are not parsed.
  */
 export function adjustReasoningEffort(target: Target, translated: Translated, effortsOf: EffortsOf): void {
@@ -98,5 +98,5 @@ export function adjustReasoningEffort(target: Target, translated: Translated, ef
     w = { code: "reasoning_effort_clamped", message: `${target.label} does not support reasoning effort "${requested}"; "${next}" was used (supported: ${supported.join(", ")}).` };
   }
   translated.body = JSON.stringify(body);
-  translated.warnings.push(w);
+  translated.warnings = [...translated.warnings, w]; // a new list: a native body's is shared (pipeline/translate.ts NO_WARNINGS)
 }
