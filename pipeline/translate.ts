@@ -43,7 +43,8 @@ export interface Translated {
   body: string | Uint8Array;
   /** Whether the upstream call streams (may differ from the client: F-9). */
   upstreamStream: boolean;
-  warnings: Warning[];
+  /** The translation's notes for the client (X-Switchyard-Warning, the trace). Read-only: a native body's list is one shared frozen list (NO_WARNINGS); add by giving a new list. */
+  warnings: readonly Warning[];
   /** What the provider format's decoder needs to read the reply (from the builder). */
   decoderHints?: BuiltRequest["decoderHints"];
   /** Kind `codex`: the prompt-cache key the body carries ({@link codexCacheKey}); the executor's `session_id`. */
@@ -220,7 +221,7 @@ const isStackOverflow = (e: unknown) => e instanceof RangeError && /call stack/i
  * not an array per request (docs/performance.md item 327). Whoever adds a warning to a {@link Translated}
  * gives it a new list (clamp-output-tokens.ts, src/providers/capabilities.ts), never pushes onto this one.
  */
-const NO_WARNINGS = Object.freeze([]) as unknown as Warning[];
+const NO_WARNINGS: readonly Warning[] = Object.freeze([]);
 
 function translateBody(ctx: RequestContext, target: Target, portability: Portability): Translated | HubError {
   const provider = target.provider;
