@@ -20,9 +20,11 @@
  * may see one pair's use in different steps, and so raise different alerts for it; the webhook says
  * each share once across them, as an alert or in `passed` (src/alerts/alert-claim.ts, "Passed shares").
  *
- * Each crossing is raised once: a budget's threshold once per budget window and amount (a budget an
- * operator changed is judged against its new amount: a lowered one raises at the change the thresholds
- * the window's use is then past and was not under the old amount, the share 1 too when it is used up,
+ * Each crossing is raised once: a budget's threshold once per budget window and amount, remembered
+ * here (a threshold said, as an alert or in `passed`, is not said again in that window: a step reported
+ * twice, as a shared store's concurrent first reads of a key did until 2026-12-07, raises nothing the
+ * second time; a budget an operator changed is judged against its new amount: a lowered one raises at
+ * the change the thresholds the window's use is then past and was not under the old amount, the share 1 too when it is used up,
  * and the others when use grows past them; a raised one raises nothing until use grows past one of
  * its thresholds), a quota window's once per
  * reset period (see {@link Alerts.scanQuotas}: a reset time that moves with every response does not
@@ -32,7 +34,7 @@
  * a few comparisons (and nothing when no threshold is crossed).
  */
 import type { AccountStateEvent, AlertEvent, EventBus } from "../events/bus.ts";
-import { keyNameOfId } from "../../pipeline/index.ts";
+import { BUDGET_WINDOW_MS, keyNameOfId } from "../../pipeline/index.ts";
 import type { BudgetChange, KeyBudget } from "../../pipeline/ports.ts";
 import type { QuotaWindow } from "../store/types.ts";
 import { remainingFraction } from "../accounts/quota.ts";
@@ -86,6 +88,11 @@ export class Alerts {
    * window's current period, and when that period ends (the reset time read when it began).
    */
   private readonly seen = new Map<string, { raised: number; periodEnd?: number }>();
+  /**
+   * Per key budget (`id\0window\0unit\0amount`): the thresholds raised here in its window (as an alert
+   * or in `passed`), and that window's end (ms since the epoch). Ended windows are dropped when 1 024 are kept.
+   */
+  private readonly budgetRaised = new Map<string, { resetsAt: number; said: number[] }>();
   /** Open (true) / closed (false) per provider, to report a circuit change once per provider. */
   private readonly circuits = new Map<string, boolean>();
   private readonly startedAt: number;
@@ -197,10 +204,21 @@ export class Alerts {
    * it is reached), with the lower ones crossed in the same step as its `passed`; see {@link budgetChanged}.
    */
   private raiseBudget(key: string, budget: KeyBudget, before: number, after: number, used: number, resetsAt: number, now: number): void {
-    const shares = this.crossed(before, after);
+    let shares = this.crossed(before, after);
     if (before < 1 && after >= 1 && !shares.includes(1)) shares.push(1);
-    const t = shares.pop();
-    if (t !== undefined) this.bus.publish(this.budgetAlert(key, budget, t, used, resetsAt, now, shares));
+    if (shares.length === 0) return;
+    // Once per window and amount, whatever the steps say: the same step reported twice raises nothing more.
+    const amount = budget.usd ?? budget.tokens!;
+    const id = `${key}\0${budget.window}\0${budget.usd !== undefined ? "usd" : "tokens"}\0${amount}`;
+    const was = this.budgetRaised.get(id);
+    // the same window: its end as read here moves by milliseconds between looks (src/limits/counters.ts)
+    const same = was !== undefined && Math.abs(was.resetsAt - resetsAt) < BUDGET_WINDOW_MS[budget.window] / 2;
+    if (same) shares = shares.filter((x) => !was.said.includes(x));
+    if (shares.length === 0) return;
+    if (this.budgetRaised.size >= 1024) for (const [k, v] of this.budgetRaised) if (v.resetsAt < now) this.budgetRaised.delete(k);
+    this.budgetRaised.set(id, { resetsAt, said: same ? [...was.said, ...shares] : [...shares] });
+    const t = shares.pop()!;
+    this.bus.publish(this.budgetAlert(key, budget, t, used, resetsAt, now, shares));
   }
 
   /**

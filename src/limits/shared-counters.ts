@@ -173,7 +173,8 @@ export class SharedKeyCounters implements KeyLimitCounters {
         // A budget's window opens only for a request the key's other limits admit (a refused one is not
         // counted, SPEC 2.3): their shares are refilled first, and a refusal by them opens nothing.
         if (waitFor.some(opening)) {
-          const rest = this.sharesOf(key, limits, want).filter((x) => !opening(x));
+          // known windows only: one just opened here stays (until 2026-12-07 reopened: each request confirmed its own, each alerting)
+          const rest = this.sharesOf(key, limits, want, false);
           if (!waitFor.every(opening)) waitFor = waitFor.filter((x) => !opening(x));
           else if (rest.some(([s, , n]) => !hasRoom(s, n, this.degraded))) return this.decide(key, rest);
         }
@@ -315,9 +316,7 @@ export class SharedKeyCounters implements KeyLimitCounters {
     }
   }
 
-  inFlight(key: string): number {
-    return this.inFlightHere.get(key) ?? 0;
-  }
+  inFlight(key: string): number { return this.inFlightHere.get(key) ?? 0; }
 
   /** The current fixed minute window's requests and tokens across instances, as last reported (read-minute-use.ts). */
   minuteUse(key: string, limits: KeyLimits, _now: number): MinuteUse {
@@ -357,12 +356,13 @@ export class SharedKeyCounters implements KeyLimitCounters {
 
   // -- admission --------------------------------------------------------------------------------
 
-  /** The shares `limits` needs for a request now, with what each refusal would say and what it expects to spend there. */
-  private sharesOf(key: string, limits: KeyLimits, want: { tokens: number; usd: number }): Need[] {
+  /** The shares `limits` needs for a request now, with what each refusal would say and what it expects to spend there (`opening` false: budgets of known windows only). */
+  private sharesOf(key: string, limits: KeyLimits, want: { tokens: number; usd: number }, opening = true): Need[] {
     const out: Need[] = [];
     const wait = (s: Share) => Math.max(1, s.windowEnd - this.dbNow());
     for (const b of limits.budgets ?? []) {
       const max = b.usd ?? b.tokens!;
+      if (!opening && !(this.windows.open(budgetName(key, b), this.dbNow())?.pending === false)) continue;
       const s = this.budgetShare(key, b)!;
       out.push([s, (x) => ({ limit: "budget", budget: b, used: usedAll(x), max, retryAfterMs: wait(x), resetsAt: x.windowEnd }), b.usd !== undefined ? want.usd : want.tokens]);
     }

@@ -1,15 +1,16 @@
 /**
- * Found in a team tryout (two instances on one PostgreSQL, README "Running several instances"): a key
+ * From a team tryout (two instances on one PostgreSQL, README "Running several instances"): a key
  * budget used up through instance A, then several requests of the key at once on instance B (which had
  * served none of them). README "Alerts": each threshold "is raised once per budget window and budget
  * amount", and B's alert list (`GET /admin/api/alerts`, the Overview's Recent alerts, its log) shows "the
  * alerts that instance raised". Seen: B raised the used-up alert (share 1, `passed` [0.5, 0.9]) once per
  * request refused at that moment (10 of 10 in the tryout: ten identical Recent-alert lines and ten
- * `alert quota_threshold key:…` log lines); the webhook still got it once (the database claim). Likely
- * in src/limits/shared-counters.ts (concurrent first reads of a key B never served: `budgetUse` /
- * `readWindows` / `recheckElsewhere` each learning the others' use from 0, `learnOthers` calling
- * `onOthersBudgetChange` with the same before → after step each time) and src/alerts/ (no per-window
- * memory of a threshold already raised on this instance).
+ * `alert quota_threshold key:…` log lines; 5, 9, 9 in this test); the webhook still got it once (the
+ * database claim). Fixed 2026-12-07 at both ends: src/limits/shared-counters.ts `admit` no longer drops
+ * the budget window a request has just opened on B when it looks at the key's other limits (each
+ * request opened and confirmed its own window, each learning A's use from 0: the same step 0 → 108 per
+ * request; test/limits/shared-first-read-once.test.ts), and src/alerts/alerts.ts remembers the
+ * thresholds it said per key, window and amount (test/alerts/budget-alert-once.test.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startTwoInstancesOnPostgres, type TwoInstancesOnPostgres } from "../support/two-instances-on-postgres.ts";
