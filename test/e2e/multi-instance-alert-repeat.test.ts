@@ -54,6 +54,10 @@ afterAll(() => started?.stop(), 60_000);
 describe("a key budget used up on A, then requests at once on B", () => {
   test("B raises the used-up alert once, not once per refused request", async () => {
     await roomInWindow(86_400_000, 120_000);
+    // B's first report (a second after its start) reads the key's use as known, not as crossed (the
+    // alerts are raised where the use happened): A's use must come after it for B to raise anything
+    // (0 alerts on B in one run of a loaded machine without this wait).
+    await Bun.sleep(2_500);
     // 18 tokens a request: six on A, one after another, use the 100-token budget up (108).
     const onA: number[] = [];
     for (let i = 0; i < 6; i++) onA.push(await chat(a));
