@@ -17,6 +17,7 @@ import { LEASE_TTL_MS } from "../shared.ts";
 import { EARLY_FLUSH_AT, PendingWrites } from "../pending.ts";
 import { type RefusedLine, refusedAtClose } from "../refused-rows.ts";
 import { errMessage } from "../rows.ts";
+import { StoreError } from "../types.ts";
 import type {
   AccountInput,
   AccountLock,
@@ -317,8 +318,13 @@ export class PostgresStore implements Store {
   async start(): Promise<void> {
     await this.keys.reloadKeys();
     await this.ctx.listen((change) => {
-      if (change === "keys" || change === "all") {
-        void this.keys.reloadKeys().catch((err) => this.ctx.onError(`key refresh failed: ${errMessage(err)}`, err));
+      // While the database is away (the LISTEN connection may come back before the probe does) the
+      // recovery reloads the keys and says "all" itself; a reload refused for want of the database says
+      // nothing either: the outage has its own line (until 2026-12-07 a `key refresh failed` warn too).
+      if ((change === "keys" || change === "all") && this.ctx.reachable) {
+        void this.keys.reloadKeys().catch((err) => {
+          if (!(err instanceof StoreError && err.code === "unavailable")) this.ctx.onError(`key refresh failed: ${errMessage(err)}`, err);
+        });
       }
       this.ctx.dispatch(change);
     });
