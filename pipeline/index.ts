@@ -29,7 +29,7 @@ export {
   type RequestContext,
   type RequestHead,
 } from "./context.ts";
-export { authenticate, checkRequestBody, keyDisabledMessage, presentedKey, stripClientModelSuffix, type GuardSettings } from "./guard.ts";
+export { authenticate, checkRequestBody, DEFAULT_BODY_TIMEOUT_MS, keyDisabledMessage, presentedKey, readBody as readRequestBody, stripClientModelSuffix, type GuardSettings } from "./guard.ts";
 export { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
 export { BUDGET_WINDOW_MS, estimateInputOfRequest, estimateTokensOfBody, hasCountedLimits, modelAllowed, modelNotAllowedMessage, refusalError } from "./key-limits.ts";
 export { configKeyIdFor, FIRST_STORED_GENERATION, keyId, keyIdFor, keyNameOfId } from "./key-id.ts";

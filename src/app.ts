@@ -475,7 +475,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   }).use(
     wireAdminApi({ store, adminToken, config: () => cfg, keyUse, recorder, sessions, budgetChanges, recentAlerts, bus, clock, registry, credentials, discovery, refreshAccounts, order, routing, executorFor, secrets, instanceId, stopping: stopping.signal, live, startedWith: () => startedWith, sharedConfig: () => sharedConfig }),
   )
-    .use(dashboardRoutes({ keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions }))
+    .use(dashboardRoutes({ keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions, bodyTimeoutMs: () => cfg.server.bodyTimeoutMs }))
     .use(metricsRoute(metrics, { keys: store, adminToken }));
 
   // Follows max_body_bytes through reloads (src/http/socket-frame-limit.ts).

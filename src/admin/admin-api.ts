@@ -21,6 +21,8 @@ import { adminError, parseInput, readBody, storeErrorStatus, strictBody } from "
 
 /** What the admin API reads and changes. */
 export interface AdminDeps {
+  /** `server.body_timeout_ms` in force: how long a request body may take to arrive (src/admin/replies.ts `readJson`); default 120 s. */
+  bodyTimeoutMs?: () => number;
   store: Store;
   keys: KeyLookup;
   /** The admin token written to instance.json at start (compared in constant time). */
@@ -285,7 +287,7 @@ export function adminApi(deps: AdminDeps) {
     .post(
       "/keys",
       async ({ request, set }) => {
-        const input = await readBody(request, KeyCreate);
+        const input = await readBody(request, KeyCreate, deps.bodyTimeoutMs?.());
         if (!input.ok) return input.response;
         const unknownProvider = deps.providerIds && unknownProviderPattern(input.value.limits?.models, [...deps.providerIds()]);
         if (unknownProvider) return adminError(400, unknownProvider.message, unknownProvider.param);
@@ -316,7 +318,7 @@ export function adminApi(deps: AdminDeps) {
     .post(
       "/keys/:name/rotate",
       async ({ params, request }) => {
-        const input = await readBody(request, KeyRotate, {});
+        const input = await readBody(request, KeyRotate, deps.bodyTimeoutMs?.(), {});
         if (!input.ok) return input.response;
         try {
           const r = await deps.store.rotateKey(params.name, graceMs(input.value.grace));

@@ -32,6 +32,8 @@ import { adminError, implicitAccountError, parseInput, readJson, strictBody } fr
 
 /** What the configuration routes read and change. */
 export interface ConfigRoutesDeps {
+  /** `server.body_timeout_ms` in force: how long a request body may take to arrive (src/admin/replies.ts `readJson`); default 120 s. */
+  bodyTimeoutMs?: () => number;
   live: LiveConfig;
   store: Pick<Store, "putCombo" | "createCombo" | "deleteCombo" | "putAlias" | "createAlias" | "deleteAlias" | "setSetting" | "setAccountDisabled" | "setAccountDisabledFlag">;
   registry: Pick<AccountRegistry, "find">;
@@ -209,7 +211,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
   const cfg = () => live.current();
 
   const readObject = async (request: Request) => {
-    const raw = await readJson(request);
+    const raw = await readJson(request, deps.bodyTimeoutMs?.());
     if (!raw.ok) return raw;
     if (!isObj(raw.value)) return { ok: false as const, response: adminError(400, "The request body must be a JSON object.") };
     return { ok: true as const, value: raw.value };
@@ -367,7 +369,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
       .post(
         "/aliases",
         async ({ request, set }) => {
-          const raw = await readJson(request);
+          const raw = await readJson(request, deps.bodyTimeoutMs?.());
           if (!raw.ok) return raw.response;
           const body = parseInput(AliasCreate, raw.value);
           if (!body.ok) return body.response;
@@ -390,7 +392,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           const name = params.name;
           const cannot = notStored("alias", name);
           if (cannot) return cannot;
-          const raw = await readJson(request);
+          const raw = await readJson(request, deps.bodyTimeoutMs?.());
           if (!raw.ok) return raw.response;
           const body = parseInput(AliasUpdate, raw.value);
           if (!body.ok) return body.response;

@@ -34,6 +34,8 @@ import { shownBaseUrl } from "../show-url.ts";
 
 /** What the control routes read. */
 export interface ControlDeps {
+  /** `server.body_timeout_ms` in force: how long a request body may take to arrive (src/admin/replies.ts `readJson`); default 120 s. */
+  bodyTimeoutMs?: () => number;
   bus: EventBus;
   registry: AccountRegistry;
   /** The configuration in force: its providers, and the combos and aliases an account test's model may come from. */
@@ -254,7 +256,7 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
           // an implicit keyless account too: the call goes out without a key, as its requests do
           const account = deps.registry.find(id)?.account;
           if (!account) return adminError(404, `No account ${id}.`, "id");
-          const body = await readBody(request, AccountTestBody, {});
+          const body = await readBody(request, AccountTestBody, deps.bodyTimeoutMs?.(), {});
           if (!body.ok) return body.response;
           const config = deps.config();
           const provider = config.providers.get(account.providerId);
@@ -288,7 +290,7 @@ export function controlRoutes(deps: ControlDeps): (app: Elysia<"/admin/api">) =>
         async ({ params, request }) => {
           const id = params.id; // percent-decoded by Elysia
           if (!deps.registry.find(id)) return adminError(404, `No account ${id}.`, "id");
-          const body = await readBody(request, AccountRestoreBody, {});
+          const body = await readBody(request, AccountRestoreBody, deps.bodyTimeoutMs?.(), {});
           if (!body.ok) return body.response;
           return { id, restored: await deps.registry.restorePairings(id, body.value.model, "restored through the admin API") };
         },

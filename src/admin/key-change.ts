@@ -77,7 +77,7 @@ function storeChange(input: v.InferOutput<typeof KeyChangeBody>): KeyChange {
  * and the other instances of a shared store raise them as they re-read the key.
  */
 export async function changeKey(deps: AdminDeps, name: string, request: Request): Promise<unknown> {
-  const input = await readBody(request, KeyChangeBody);
+  const input = await readBody(request, KeyChangeBody, deps.bodyTimeoutMs?.());
   if (!input.ok) return input.response;
   if (input.value.limits === undefined && input.value.tag === undefined && input.value.scopes === undefined) {
     return adminError(400, 'Nothing to change: give "limits" (rpm, tpm, concurrency, budgets, models; null clears one), "tag" or "scopes".');

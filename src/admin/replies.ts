@@ -8,7 +8,7 @@ import * as v from "valibot";
 import { unknownKeysMessage } from "../unknown-keys.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../../formats/json-depth.ts";
 import type { StoreErrorCode } from "../store/types.ts";
-import { WWW_AUTHENTICATE } from "../../pipeline/index.ts";
+import { DEFAULT_BODY_TIMEOUT_MS, readRequestBody, WWW_AUTHENTICATE } from "../../pipeline/index.ts";
 
 /**
  * The status of an admin reply for a store failure: 409 for a read-only or taken object, 503 when the store cannot answer (a shared database that cannot be reached, SPEC D-2,
@@ -103,22 +103,24 @@ function describeJson(x: unknown): string {
  *
  * ```ts
  * .post("/things", async ({ request }) => {
- *   const input = await readBody(request, ThingCreate);
- *   if (!input.ok) return input.response;   // 400 {error: {message, type, param}}
+ *   const input = await readBody(request, ThingCreate, deps.bodyTimeoutMs?.());
+ *   if (!input.ok) return input.response;   // 400 {error: {message, type, param}}, or the 408 of readJson
  *   …input.value…
  * }, { parse: "none" })
  * ```
  *
  * `parse: "none"` keeps Elysia from reading the body first (its own parser answers malformed JSON
- * with its own error). Malformed JSON is a 400; an empty body is validated as `emptyAs` (default
+ * with its own error, and waits for the body without a deadline). The body is read within
+ * `bodyTimeoutMs` ({@link readJson}). Malformed JSON is a 400; an empty body is validated as `emptyAs` (default
  * undefined, which an object schema refuses: pass `{}` when every field is optional).
  */
 export async function readBody<S extends v.GenericSchema>(
   request: Request,
   schema: S,
+  bodyTimeoutMs: number | undefined,
   emptyAs?: unknown,
 ): Promise<{ ok: true; value: v.InferOutput<S> } | { ok: false; response: Response }> {
-  const raw = await readJson(request);
+  const raw = await readJson(request, bodyTimeoutMs);
   if (!raw.ok) return raw;
   return parseInput(schema, raw.value === undefined ? emptyAs : raw.value);
 }
@@ -135,19 +137,26 @@ export function issuePath(issue: v.BaseIssue<unknown>): string {
 }
 
 /**
- * Reads a JSON request body; undefined for an empty body; a 400 reply for malformed JSON and for JSON
- * nesting arrays and objects more than {@link MAX_JSON_DEPTH} levels deep (checked before parsing,
- * formats/json-depth.ts): `JSON.parse` takes 100,000 levels, but a stored combo's params that deep
- * held the event loop for most of a second and then ran the config checks out of stack (a 500), and
- * every request through such a combo would re-encode them (SPEC 2.6: bad input is a 400).
+ * Reads a JSON request body within `bodyTimeoutMs` ms (`server.body_timeout_ms`, default
+ * {@link DEFAULT_BODY_TIMEOUT_MS}) through the client API's timed read (pipeline/guard.ts `readBody`):
+ * a body not fully arrived that long after the read began (a declared Content-Length never met, a body
+ * that trickles in) is the 408 `request_timeout` with `Connection: close` (the rest of the body must
+ * not be read as the next request; closing frees the socket), one the client stopped sending a 400;
+ * both in the admin error shape (the dashboard's sign-in answers in the same). The size is bounded
+ * before routing (src/http/server.ts `bodyLimit`: 1 MiB, with a Content-Length). Undefined for an empty body; a 400 reply
+ * for malformed JSON and for JSON nesting arrays and objects more than {@link MAX_JSON_DEPTH} levels
+ * deep (checked before parsing, formats/json-depth.ts): `JSON.parse` takes 100,000 levels, but a stored
+ * combo's params that deep held the event loop for most of a second and then ran the config checks out
+ * of stack (a 500), and every request through such a combo would re-encode them (SPEC 2.6: bad input is a 400).
  */
-export async function readJson(request: Request): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
-  let text: string;
-  try {
-    text = await request.text();
-  } catch {
-    return { ok: false, response: adminError(400, "The request body could not be read.") };
+export async function readJson(request: Request, bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
+  const read = await readRequestBody(request, Number.POSITIVE_INFINITY, bodyTimeoutMs);
+  if (!read.ok) {
+    const response = adminError(read.error.status, read.error.message, null, read.error.code ?? null);
+    if (read.error.status === 408) response.headers.set("connection", "close");
+    return { ok: false, response };
   }
+  const text = utf8.decode(read.value); // as request.text() did: a byte that is not UTF-8 becomes U+FFFD
   if (text.trim() === "") return { ok: true, value: undefined };
   if (nestsDeeperThan(text)) return { ok: false, response: adminError(400, `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`) };
   try {
@@ -156,3 +165,5 @@ export async function readJson(request: Request): Promise<{ ok: true; value: unk
     return { ok: false, response: adminError(400, e instanceof RangeError ? "The body is nested too deeply." : "The body is not valid JSON.") };
   }
 }
+
+const utf8 = new TextDecoder();

@@ -56,6 +56,8 @@ import type { LoginFacts } from "../accounts/credentials.ts";
 
 /** What the routing admin routes read. */
 export interface RoutingAdminDeps {
+  /** `server.body_timeout_ms` in force: how long a request body may take to arrive (src/admin/replies.ts `readJson`); default 120 s. */
+  bodyTimeoutMs?: () => number;
   registry: AccountRegistry;
   order: TargetOrder;
   routing: () => RoutingTable;
@@ -195,7 +197,7 @@ export function routingAdmin(deps: RoutingAdminDeps): (app: Elysia<"/admin/api">
       .post(
         "/dry-run",
         async ({ request }) => {
-          const input = await readBody(request, DryRunBody);
+          const input = await readBody(request, DryRunBody, deps.bodyTimeoutMs?.());
           if (!input.ok) return input.response;
           return dryRun(deps, input.value);
         },

@@ -50,6 +50,8 @@ import { adminError, implicitAccountError, readBody, storeErrorStatus, strictBod
 
 /** What the subscription routes read and change. */
 export interface SubscriptionAdminDeps {
+  /** `server.body_timeout_ms` in force: how long a request body may take to arrive (src/admin/replies.ts `readJson`); default 120 s. */
+  bodyTimeoutMs?: () => number;
   store: Store;
   providers: () => Map<string, ConfiguredProvider>;
   /** Ids of the accounts declared in the config file (read-only through the API). */
@@ -167,7 +169,7 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         return { providers: subs.map((p) => ({ id: p.id, kind: p.kind, oauth: p.oauth })) };
       })
       .post("/accounts", async ({ request, set }) => {
-        const parsed = await readBody(request, AccountCreate);
+        const parsed = await readBody(request, AccountCreate, deps.bodyTimeoutMs?.());
         if (!parsed.ok) return parsed.response;
         const input = parsed.value;
         const provider = subscriptionProvider(deps.providers(), input.provider);
@@ -253,7 +255,7 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         return { removed: id };
       })
       .post("/discovery", async ({ request }) => {
-        const parsed = await readBody(request, DiscoveryRequest, {});
+        const parsed = await readBody(request, DiscoveryRequest, deps.bodyTimeoutMs?.(), {});
         if (!parsed.ok) return parsed.response;
         // An id the gateway does not know is a 404, as for every admin route naming an object (a typo
         // answered 200 {"results": []} read as nothing to discover).

@@ -64,9 +64,12 @@ export interface AdminWiring {
 /** The admin API (an Elysia plugin under /admin/api) with every route group of the instance. */
 export function wireAdminApi(w: AdminWiring) {
   const { store, adminToken, config, keyUse, recorder, sessions, budgetChanges, recentAlerts, bus, clock, registry, credentials, discovery, refreshAccounts, order, routing, executorFor, secrets, instanceId, stopping, live, startedWith, sharedConfig } = w;
+  // server.body_timeout_ms bounds every body the admin API reads, as it bounds the client API's (src/admin/replies.ts readJson).
+  const bodyTimeoutMs = () => config().server.bodyTimeoutMs;
   return adminApi({
     store,
     keys: store,
+    bodyTimeoutMs,
     adminToken,
     requireApiKey: () => config().server.requireApiKey,
     keyUse,
@@ -88,8 +91,9 @@ export function wireAdminApi(w: AdminWiring) {
         discovery,
         reload: refreshAccounts,
         clock,
+        bodyTimeoutMs,
       })(
-        routingAdmin({ registry, order, routing, strategy: () => config().settings.accountStrategy, store, logins: (a) => credentials.loginFacts(a), requireApiKey: () => config().server.requireApiKey, keyUse, now: () => clock.now(), maxAttempts: () => config().settings.maxAttempts, precommitDeadlineMs: () => config().settings.precommitDeadlineMs })(
+        routingAdmin({ registry, order, routing, strategy: () => config().settings.accountStrategy, store, logins: (a) => credentials.loginFacts(a), requireApiKey: () => config().server.requireApiKey, keyUse, now: () => clock.now(), maxAttempts: () => config().settings.maxAttempts, precommitDeadlineMs: () => config().settings.precommitDeadlineMs, bodyTimeoutMs })(
           controlRoutes({
             bus,
             registry,
@@ -103,6 +107,7 @@ export function wireAdminApi(w: AdminWiring) {
             instanceId,
             recentAlerts: () => recentAlerts.list(),
             stopping,
+            bodyTimeoutMs,
             // An open event stream re-checks its reader: a sign-out on another instance is read in the background.
             allowed: (request, peer) => {
               sessions.syncSoon(request);
@@ -111,6 +116,7 @@ export function wireAdminApi(w: AdminWiring) {
           })(
             configRoutes({
               live,
+              bodyTimeoutMs,
               store,
               registry,
               refreshAccounts,

@@ -22,6 +22,7 @@
 import { Elysia } from "elysia";
 import { isRemote, presentedKey, WWW_AUTHENTICATE } from "../../pipeline/index.ts";
 import { adminAccess, type AdminAuth } from "../admin/access.ts";
+import { readJson } from "../admin/replies.ts";
 import { SignInThrottle, signInRefusal } from "../admin/sign-in-throttle.ts";
 import { clearedSessionCookies, CSRF_HEADER, safeEqual, sessionCookie, type Session, type SessionBook } from "../admin/sessions.ts";
 
@@ -44,6 +45,8 @@ const SECURITY_HEADERS: Record<string, string> = {
 
 /** What the dashboard routes need: the admin access rule and its sessions. */
 export interface DashboardDeps extends AdminAuth {
+  /** `server.body_timeout_ms` in force: how long a request body may take to arrive (src/admin/replies.ts `readJson`); default 120 s. */
+  bodyTimeoutMs?: () => number;
   sessions: SessionBook;
   /** Failed sign-ins per peer address (a fresh one when absent). */
   signIns?: SignInThrottle;
@@ -54,6 +57,12 @@ interface PeerSource {
 }
 
 const peerOf = (server: unknown, request: Request) => (server as PeerSource | null)?.requestIP(request)?.address;
+
+/** `response` with the dashboard's {@link SECURITY_HEADERS} added (the admin API's replies, answered here as they are). */
+function withSecurityHeaders(response: Response): Response {
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.headers.set(name, value);
+  return response;
+}
 
 const jsonError = (status: number, message: string, type = "invalid_request_error") =>
   new Response(JSON.stringify({ error: { message, type, param: null, code: null } }), {
@@ -208,12 +217,11 @@ export function dashboardRoutes(deps: DashboardDeps) {
           res.headers.set("retry-after", String(wait));
           return res;
         }
-        let key: unknown;
-        try {
-          key = ((await request.json()) as { key?: unknown })?.key;
-        } catch {
-          return jsonError(400, 'Send {"key": "…"} as JSON.');
-        }
+        // The admin API's timed read (server.body_timeout_ms): a body that never fully arrives is its 408 with Connection: close.
+        const body = await readJson(request, deps.bodyTimeoutMs?.());
+        if (!body.ok && body.response.status === 408) return withSecurityHeaders(body.response);
+        const key = body.ok && body.value !== null && typeof body.value === "object" ? (body.value as { key?: unknown }).key : undefined;
+        if (!body.ok || body.value === undefined) return jsonError(400, 'Send {"key": "…"} as JSON.');
         if (typeof key !== "string" || key.trim() === "") return jsonError(400, "key: enter an admin-scope key.");
         const secret = key.trim();
         let subject: string | undefined;
