@@ -264,6 +264,12 @@ export interface StreamEvent {
 /** What a {@link PassthroughTap} has observed so far. */
 export interface TapState {
   usage: Usage;
+  /**
+   * The Chat tap: a usage object arrived (`usage: {…}`, or Groq's `x_groq.usage`), even one without
+   * prompt or completion counts (only `total_tokens`), which leaves {@link usage} without them;
+   * absent in the other formats' taps. pipeline/add-usage-chunk.ts adds no usage chunk then.
+   */
+  usageSeen?: boolean;
   /** Set once the first content-bearing event (text, reasoning, tool call, or finish) arrived. */
   sawContent: boolean;
   /**

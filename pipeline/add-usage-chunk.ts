@@ -9,18 +9,21 @@
  */
 import type { TapState } from "../formats/codec.ts";
 import { concatBytes } from "../formats/sse.ts";
-import { doneLineAt, firstChunkLine, usageChunk } from "../formats/openai-chat/usage-chunk.ts";
+import { chunkHead, doneLineAt, usageChunk, type ChunkHead } from "../formats/openai-chat/usage-chunk.ts";
 import { estimateReplyUsage, type UsageEstimates } from "./estimate-reply-usage.ts";
 
-/** Longest first chunk line kept for the usage chunk's `id`, `created` and `model`, in bytes. */
-const FIRST_LINE_BYTES = 16 * 1024;
+/** Longest chunk line parsed for the usage chunk's `id`, `created` and `model`, in bytes (a longer one is passed over). */
+const HEAD_LINE_BYTES = 16 * 1024;
+/** How many of the stream's first `data: {` lines are looked at for one with an id (Azure's prompt-filter chunk, `"id":""`, comes first). */
+const HEAD_LINES = 8;
 const utf8 = new TextEncoder();
-const text = new TextDecoder();
 
 /** Adds the usage chunk to a native Chat stream's output (see the module's comment); one per reply. */
 export class UsageChunkAdder {
-  /** The first output's first data line (a copy), once output began and more was to come; null when none was found there. */
-  private first: Uint8Array | null | undefined;
+  /** The stream's first chunk with an id (its head, copied), once found in an output before the last. */
+  private head: ChunkHead | undefined;
+  /** The `data: {` lines still to look at for {@link head} (formats/openai-chat/usage-chunk.ts `chunkHead`). */
+  private readonly search = { left: HEAD_LINES };
   /** `[DONE]` (or the end) was reached: nothing more to add. */
   private settled = false;
 
@@ -29,23 +32,26 @@ export class UsageChunkAdder {
 
   /**
    * The tap's output `out` (whole events), with the usage chunk put before its `data: [DONE]` line
-   * when the reply finished (`state.stopReason`, no `state.error`) without usage and `[DONE]` is in it
-   * (read by the tap: `state.terminal`; or `ended`, the tap's `end` output, which appends it).
+   * when the reply finished (`state.stopReason`, no `state.error`) without a usage object
+   * (`state.usageSeen`) and `[DONE]` is in it (read by the tap: `state.terminal`; or `ended`, the
+   * tap's `end` output, which appends it). The chunk's `id`, `created` and `model` are the first
+   * chunk's with a non-empty id, however the reads fell: looked for in each output before the last
+   * until found, and in the last only when the chunk is added.
    * `outputChars`: the characters of content forwarded, for the output estimate (asked only then).
    */
   add(out: Uint8Array, state: TapState, ended: boolean, outputChars: () => number): Uint8Array {
     if (this.settled || out.byteLength === 0) return out;
-    const last = state.terminal || ended;
-    // Copied only when more output follows: a reply read whole in one output (the usual short one) reads it from `out` below.
-    if (this.first === undefined && !last) this.first = firstChunkLine(out, FIRST_LINE_BYTES)?.slice() ?? null;
-    if (!last) return out;
+    if (!state.terminal && !ended) {
+      // A reply read whole in one output (the usual short one) is looked at below, only when the chunk is added.
+      if (this.head === undefined && this.search.left > 0) this.head = chunkHead(out, HEAD_LINE_BYTES, this.search);
+      return out;
+    }
     this.settled = true;
-    const u = state.usage;
-    if (state.stopReason === null || state.error !== undefined || u.inputTokens !== undefined || u.outputTokens !== undefined) return out;
+    if (state.stopReason === null || state.error !== undefined || state.usageSeen) return out;
     const at = doneLineAt(out);
     if (at < 0) return out;
-    const first = this.first === undefined ? firstChunkLine(out, FIRST_LINE_BYTES) : this.first;
-    const chunk = utf8.encode(usageChunk(first ? text.decode(first) : undefined, estimateReplyUsage(this.estimates, outputChars())));
+    const head = this.head ?? chunkHead(out, HEAD_LINE_BYTES, this.search);
+    const chunk = utf8.encode(usageChunk(head, estimateReplyUsage(this.estimates, outputChars())));
     return concatBytes([out.subarray(0, at), chunk, out.subarray(at)]);
   }
 }

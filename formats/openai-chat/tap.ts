@@ -663,8 +663,8 @@ export class ChatTap implements PassthroughTap {
       const p = this.payload(data);
       if (p) {
         const raw = isObj(p.usage) ? p.usage : isObj(p.x_groq) ? p.x_groq.usage : undefined;
-        const u = usageFromChat(raw);
-        if (u) mergeUsage(st.usage, u);
+        if (isObj(raw)) st.usageSeen = true;
+        mergeUsage(st.usage, usageFromChat(raw));
         if (!this.includeUsage && isObj(p.usage) && Array.isArray(p.choices) && p.choices.length === 0) return false;
       }
     }

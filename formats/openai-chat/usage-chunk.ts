@@ -15,6 +15,7 @@ const CR = 13;
 const DATA = [100, 97, 116, 97, 58];
 /** "[DONE]" */
 const DONE = [91, 68, 79, 78, 69, 93];
+const text = new TextDecoder();
 
 /** Whether `b` holds `word` at `at`. */
 function holds(b: Uint8Array, at: number, word: readonly number[]): boolean {
@@ -44,19 +45,39 @@ export function doneLineAt(bytes: Uint8Array): number {
   return -1;
 }
 
+/** What {@link usageChunk} copies from the stream's first chunk with an id: its `id` (non-empty), `created`, `model`, `system_fingerprint`. */
+export interface ChunkHead {
+  id: string;
+  created?: number;
+  model?: string;
+  system_fingerprint?: string;
+}
+
 /**
- * The data of the first `data: {…}` line in `bytes` (the first events a Chat stream forwarded), for
- * {@link usageChunk}'s `id`, `created`, `model` and `system_fingerprint`; undefined when none begins
- * within the first `limit` bytes or its line is longer than that. A view of `bytes`, not a copy.
+ * The head of the first `data: {…}` line in `bytes` (whole Chat events, as the passthrough tap
+ * forwards them) whose JSON has a non-empty string `id`; undefined when none of the lines looked at
+ * has one. Azure's prompt-filter chunk (`"id":""`) and an SSE comment are passed over, as is a line
+ * longer than `limit` bytes (not parsed). `search.left`: how many `data: {` lines may still be looked
+ * at, lowered by each one looked at (parsed or passed over), so a stream read in several outputs is
+ * looked at as the same lines in the same order as one read whole; nothing is read once it is 0.
  */
-export function firstChunkLine(bytes: Uint8Array, limit: number): Uint8Array | undefined {
-  const n = Math.min(bytes.length, limit);
-  for (let at = 0; at < n; ) {
+export function chunkHead(bytes: Uint8Array, limit: number, search: { left: number }): ChunkHead | undefined {
+  for (let at = 0; at < bytes.length && search.left > 0; ) {
     let end = at;
     while (end < bytes.length && bytes[end] !== LF && bytes[end] !== CR) end++;
     if (holds(bytes, at, DATA)) {
       const v = bytes[at + 5] === 32 ? at + 6 : at + 5;
-      if (bytes[v] === 123 && end < bytes.length && end - v <= limit) return bytes.subarray(v, end);
+      if (bytes[v] === 123) {
+        search.left--;
+        const p = end - v <= limit ? tryParseJson(text.decode(bytes.subarray(v, end))) : undefined;
+        if (isObj(p) && typeof p.id === "string" && p.id !== "") {
+          const head: ChunkHead = { id: p.id };
+          if (typeof p.created === "number") head.created = p.created;
+          if (typeof p.model === "string") head.model = p.model;
+          if (typeof p.system_fingerprint === "string") head.system_fingerprint = p.system_fingerprint;
+          return head;
+        }
+      }
     }
     while (end < bytes.length && (bytes[end] === LF || bytes[end] === CR)) end++;
     at = end;
@@ -67,19 +88,10 @@ export function firstChunkLine(bytes: Uint8Array, limit: number): Uint8Array | u
 /**
  * The usage-only chunk `data: {"id", "object": "chat.completion.chunk", "created", "model",
  * ["system_fingerprint",] "choices": [], "usage"}` + a blank line, its fields those of the stream's
- * first chunk (`first`: its JSON text, {@link firstChunkLine}; a member it lacks is left out, as is
- * each when it is not JSON) and `usage` written as mapping.ts `usageToChat` writes it (the translated
- * Chat stream's usage chunk).
+ * first chunk with an id (`head`, {@link chunkHead}; a member it lacks is left out, and all but
+ * `object` when there is none) and `usage` written as mapping.ts `usageToChat` writes it (the
+ * translated Chat stream's usage chunk).
  */
-export function usageChunk(first: string | undefined, usage: Usage): string {
-  const p = first === undefined ? undefined : tryParseJson(first);
-  const head: Record<string, unknown> = {};
-  if (isObj(p)) {
-    if (typeof p.id === "string") head.id = p.id;
-    head.object = "chat.completion.chunk";
-    if (typeof p.created === "number") head.created = p.created;
-    if (typeof p.model === "string") head.model = p.model;
-    if (typeof p.system_fingerprint === "string") head.system_fingerprint = p.system_fingerprint;
-  } else head.object = "chat.completion.chunk";
-  return `data: ${JSON.stringify({ ...head, choices: [], usage: usageToChat(usage) })}\n\n`;
+export function usageChunk(head: ChunkHead | undefined, usage: Usage): string {
+  return `data: ${JSON.stringify({ id: head?.id, object: "chat.completion.chunk", created: head?.created, model: head?.model, system_fingerprint: head?.system_fingerprint, choices: [], usage: usageToChat(usage) })}\n\n`;
 }

@@ -1,9 +1,13 @@
 /**
  * pipeline/add-usage-chunk.ts through the native Chat passthrough driver: the usage chunk a client
  * that asked for `include_usage` gets before `data: [DONE]` when the upstream sent none, however the
- * reads split the stream; nothing added to a stream that had usage, failed, or was cut.
+ * reads split the stream; nothing added to a stream that had usage, failed, or was cut. The added
+ * chunk carries the first chunk's non-empty `id` however the reads fell: the official `openai` SDK's
+ * ChatCompletionStream takes a chunk into its result only `if (chunk.id)`, so without one
+ * `finalChatCompletion().usage` is undefined.
  */
 import { describe, expect, test } from "bun:test";
+import OpenAI from "openai";
 import { codecFor } from "../../formats/index.ts";
 import type { PassthroughTap } from "../../formats/codec.ts";
 import { passthroughDriver } from "../../pipeline/re-translate.ts";
@@ -70,5 +74,56 @@ describe("the usage chunk of a native Chat stream without one", () => {
     const out = run(tricky + FINISH + "data: [DONE]\n\n");
     expect(out.startsWith(tricky + FINISH + "data: {")).toBe(true);
     expect(out.endsWith('"choices":[],' + `"usage":${USAGE.replace('"completion_tokens":5', '"completion_tokens":4').replace('"total_tokens":8', '"total_tokens":7')}}\n\ndata: [DONE]\n\n`)).toBe(true);
+  });
+
+  test("a usage chunk with only total_tokens goes through as it came, no second usage chunk", () => {
+    const sse = TEXT + FINISH + chunk([], { usage: { total_tokens: 11 } }) + "data: [DONE]\n\n";
+    const out = run(sse);
+    expect(out.match(/"choices":\[\],"usage"/g)?.length).toBe(1);
+    expect(out).toBe(sse);
+  });
+});
+
+/** The added usage chunk's JSON (the data line before [DONE]). */
+function added(out: string): Record<string, unknown> {
+  const lines = out.split("\n").filter((l) => l.startsWith("data: {"));
+  return JSON.parse(lines[lines.length - 1]!.slice(6));
+}
+
+/** What the official SDK's `chat.completions.stream(...).finalChatCompletion()` reads from `sse`. */
+async function sdkFinal(sse: string) {
+  const client = new OpenAI({ apiKey: "k", baseURL: "http://127.0.0.1:9/v1", fetch: (async () => new Response(sse, { headers: { "content-type": "text/event-stream" } })) as unknown as typeof fetch });
+  const s = client.chat.completions.stream({ model: "gpt-x", messages: [{ role: "user", content: "hi" }], stream_options: { include_usage: true } });
+  return s.finalChatCompletion();
+}
+
+describe("the added usage chunk carries the reply's id however the reads fall", () => {
+  test("a first read of only an SSE comment: same bytes as the stream read whole, id c-1, the SDK's final usage set", async () => {
+    const comment = ": OPENROUTER PROCESSING\n\n";
+    const sse = comment + TEXT + FINISH + "data: [DONE]\n\n";
+    const whole = run(sse);
+    expect(whole).toBe(comment + TEXT + FINISH + ADDED + "data: [DONE]\n\n");
+    const split = run(sse, [comment.length]);
+    expect(split).toBe(whole);
+    expect((await sdkFinal(split)).usage?.prompt_tokens).toBe(3);
+  });
+
+  test("a first chunk over 16 KiB: the next chunk's id, read whole or split after it", async () => {
+    const big = chunk([{ index: 0, delta: { role: "assistant", content: "x".repeat(17 * 1024) }, finish_reason: null }]);
+    const sse = big + TEXT + FINISH + "data: [DONE]\n\n";
+    const whole = run(sse);
+    expect(added(whole).id).toBe("c-1");
+    expect(run(sse, [big.length])).toBe(whole);
+    expect(run(sse, [big.length, big.length + TEXT.length])).toBe(whole);
+    expect((await sdkFinal(whole)).usage?.prompt_tokens).toBe(3);
+  });
+
+  test("after a prompt-filter chunk with id \"\" (Azure's first chunk): the reply's id, read whole or split, the SDK's final usage set", async () => {
+    const filter = `data: ${JSON.stringify({ choices: [], created: 0, id: "", model: "", object: "", prompt_filter_results: [{ prompt_index: 0, content_filter_results: {} }] })}\n\n`;
+    const sse = filter + TEXT + FINISH + "data: [DONE]\n\n";
+    const out = run(sse);
+    expect(out).toBe(filter + TEXT + FINISH + ADDED + "data: [DONE]\n\n");
+    expect(run(sse, [filter.length])).toBe(out);
+    expect((await sdkFinal(out)).usage?.prompt_tokens).toBe(3);
   });
 });
