@@ -126,4 +126,16 @@ describe("the added usage chunk carries the reply's id however the reads fall", 
     expect(run(sse, [filter.length])).toBe(out);
     expect((await sdkFinal(out)).usage?.prompt_tokens).toBe(3);
   });
+
+  test("only the first 8 data lines are looked at, the same ones read whole or line by line", () => {
+    const noId = `data: ${JSON.stringify({ choices: [], id: "", object: "" })}\n\n`;
+    const sse = noId.repeat(8) + TEXT + FINISH + "data: [DONE]\n\n";
+    const whole = run(sse);
+    expect(added(whole).id).toBeUndefined();
+    expect(added(whole).object).toBe("chat.completion.chunk");
+    expect(run(sse, Array.from({ length: 9 }, (_, i) => (i + 1) * noId.length))).toBe(whole);
+    const seven = noId.repeat(7) + TEXT + FINISH + "data: [DONE]\n\n";
+    expect(added(run(seven)).id).toBe("c-1");
+    expect(run(seven, Array.from({ length: 8 }, (_, i) => (i + 1) * noId.length))).toBe(run(seven));
+  });
 });
