@@ -41,10 +41,14 @@ const BARE_KEY = /[A-Za-z0-9_-]+/y;
 /** A scalar value: a date-time (with its space), else a run of number / boolean / date characters. */
 const SCALAR = /\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:[Zz]|[+-]\d{2}:\d{2})?|[A-Za-z0-9_+\-.:]+/y;
 
-/** The statements of `text` (lines split at `\n`; a `\r` before it is a line end too), in order. Throws {@link TomlScanError}. */
+/**
+ * The statements of `text` (lines split at `\n`; a `\r` before it is a line end too), in order. A
+ * leading byte order mark (U+FEFF, as Windows editors write) is skipped: it counts in line 0's columns.
+ * Throws {@link TomlScanError}.
+ */
 export function tomlStatements(text: string): TomlStatement[] {
   const out: TomlStatement[] = [];
-  let i = 0;
+  let i = text.startsWith("\uFEFF") ? 1 : 0;
   let line = 0;
   let lineStart = 0;
   const fail = (what: string): never => {
@@ -229,8 +233,9 @@ function setPair(lines: string[], s: TomlStatement, value: string | number | boo
  * value replaced ({@link setPair}); a missing key is added after the last non-blank statement of its
  * section (top-level keys before the first table); a missing table is appended. Each key of
  * `commentOut` the table sets is commented out (`# ` before each of its lines), below a comment line
- * `# <why>`. Every other byte stays; a file with `\r\n` line ends gets them on the lines added. Throws
- * {@link TomlScanError} on text the scan cannot read.
+ * `# <why>`. Every other byte stays; a file with `\r\n` line ends gets them on every line end added
+ * (also the one after a last line that had none), and a leading byte order mark (U+FEFF) is kept at
+ * the start. Throws {@link TomlScanError} on text the scan cannot read.
  */
 export function editTomlText(
   before: string | undefined,
@@ -239,8 +244,12 @@ export function editTomlText(
   table: Array<[string, string | number | boolean]>,
   commentOut: { keys: string[]; why: string } = { keys: [], why: "" },
 ): string {
-  const lines = before === undefined || before === "" ? [] : before.replace(/\n$/, "").split("\n");
-  const cr = before !== undefined && /\r\n/.test(before) ? "\r" : "";
+  const bom = before?.startsWith("\uFEFF") ? "\uFEFF" : "";
+  const body = before?.slice(bom.length);
+  const lines = body === undefined || body === "" ? [] : body.replace(/\n$/, "").split("\n");
+  const cr = body !== undefined && /\r\n/.test(body) ? "\r" : "";
+  // a CRLF file whose last line has no line end: the end added after it is a CRLF too
+  if (cr && lines.length > 0 && !lines.at(-1)!.endsWith("\r")) lines[lines.length - 1] += "\r";
   const scan = () => tomlStatements(lines.join("\n") + "\n");
   const isHeader = (s: TomlStatement) => s.kind === "table" || s.kind === "arrayTable";
   /** Sets `k` in the section of statements [from, to) (indices into `stmts`), inserting it after the section's last non-blank statement, else at line `at`. */
@@ -283,5 +292,5 @@ export function editTomlText(
     const commented = lines.slice(s.first, s.last + 1).map((l, n) => `${indent}# ${n === 0 ? l.slice(indent.length) : l}`);
     lines.splice(s.first, s.last - s.first + 1, `${indent}# ${commentOut.why}${cr}`, ...commented);
   }
-  return lines.join("\n") + "\n";
+  return bom + lines.join("\n") + "\n";
 }

@@ -46,13 +46,15 @@ export function OutcomePill({ outcome, status }: { outcome: string; status?: num
 
 /**
  * The call view's account of a reply cut after the commit point: the status its client got, that part
- * of the reply came first, and the error its stream ended with (the last attempt's that has one, which
- * is the served attempt), or that the trace names none (a trace recorded before 2026-12-04).
+ * of the reply came first, and the error its stream ended with: the served attempt's, which is the
+ * last (after the commit point no other attempt is tried, SPEC 6.4), or, when it has none recorded (a
+ * trace recorded before 2026-12-04), that the trace does not name it. An earlier attempt's error (one
+ * the client never saw, before a fallback) is never named here.
  */
 export function CutReply({ status, trace }: { status: number; trace: RouteTrace }) {
-  let n = trace.attempts.length;
-  while (n > 0 && !trace.attempts[n - 1]!.error) n--;
-  const a = n > 0 ? trace.attempts[n - 1] : undefined;
+  const n = trace.attempts.length;
+  const last = n > 0 ? trace.attempts[n - 1] : undefined;
+  const a = last?.error ? last : undefined;
   return (
     <div class="answered-error cut-reply" data-error-status={status}>
       <h3>The reply was cut after it started</h3>

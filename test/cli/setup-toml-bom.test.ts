@@ -1,5 +1,5 @@
 /**
- * Found in review (2026-12-07): `switchyard setup codex` over a `~/.codex/config.toml` that starts with
+ * Found in review (2026-12-07), fixed the same day: `switchyard setup codex` over a `~/.codex/config.toml` that starts with
  * a UTF-8 byte order mark (Windows editors write one) is refused: "setup cannot edit this file: at
  * line 1: a key" although Bun's TOML parser (and Codex) read the file. The statement scan of
  * src/cli/toml-edit.ts (tomlStatements) reads U+FEFF as the start of a key. Before d2a9d63d the
@@ -32,8 +32,10 @@ test("a config.toml with a UTF-8 BOM is edited: setup's keys set, the user's kep
   const before = '\uFEFFapproval_policy = "never"\n\n[tui]\ntheme = "dark"\n';
   expect(Bun.TOML.parse(before)).toEqual({ approval_policy: "never", tui: { theme: "dark" } }); // a valid file
   const h = home(before);
-  run(h); // today: throws "... setup cannot edit this file: at line 1: a key ..."
+  run(h); // before the fix: threw "... setup cannot edit this file: at line 1: a key ..."
   const after = readFileSync(join(h, ".codex", "config.toml"), "utf8");
+  expect(after.startsWith('\uFEFFapproval_policy = "never"\n')).toBe(true); // the mark kept where it was, once
+  expect(after.lastIndexOf("\uFEFF")).toBe(0);
   const parsed = Bun.TOML.parse(after) as Record<string, any>;
   expect(parsed.approval_policy).toBe("never");
   expect(parsed.tui).toEqual({ theme: "dark" });
@@ -46,6 +48,7 @@ test("a CRLF config.toml without a final line end gets CRLF on every line setup 
   const h = home('approval_policy = "never"\r\n\r\n[tui]\r\ntheme = "dark"');
   run(h);
   const after = readFileSync(join(h, ".codex", "config.toml"), "utf8");
-  // today: 'theme = "dark"\n\r\n[model_providers.switchyard]\r\n...': one bare LF
+  // before the fix: 'theme = "dark"\n\r\n[model_providers.switchyard]\r\n...': one bare LF
   expect(after.match(/(?<!\r)\n/g) ?? []).toEqual([]);
+  expect(after).toContain('\r\n[tui]\r\ntheme = "dark"\r\n\r\n[model_providers.switchyard]\r\n');
 });

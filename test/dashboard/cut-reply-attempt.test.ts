@@ -1,5 +1,5 @@
 /**
- * Found in review (2026-12-07): the call view's "The reply was cut after it started" (src/dashboard/client/
+ * Found in review (2026-12-07), fixed the same day: the call view's "The reply was cut after it started" (src/dashboard/client/
  * pages/call-outcome.tsx CutReply) names the error of the last attempt that HAS one, walking back past
  * the served attempt when it carries none (a trace recorded before 2026-12-04, which did not keep the
  * served attempt's error, or any served attempt without one). With a fallback before the commit point
@@ -49,7 +49,7 @@ test("a cut reply whose served (last) attempt has no error recorded does not nam
   };
   const said = text(CutReply({ status: 200, trace: trace as never }));
   expect(said).toContain("The reply was cut after it started");
-  // today: "... then its stream ended with an error (attempt #1, a.example/m):500 an earlier attempt's internal error"
+  // before the fix: "... then its stream ended with an error (attempt #1, a.example/m):500 an earlier attempt's internal error"
   expect(said).not.toContain("500 an earlier attempt's internal error");
   expect(said).not.toContain("attempt #1");
   expect(said).toContain("which this trace does not name");
