@@ -170,7 +170,8 @@ export class Alerts {
    * not under the previous one (the others as its `passed`) (`previous`: absent for a budget the key did not have), and the share 1
    * when the new amount is used up, as {@link budgetChanged} does when use grows. A lowered budget so
    * raises the thresholds it is now past, once: use growing later starts past them; a raised one raises
-   * nothing. Same subject and detail as {@link budgetChanged} (`used`: the window's use at the change).
+   * nothing. A threshold already raised in this window for the new amount is not raised again (a budget
+   * raised and lowered back to the same amount in one window raises nothing at the second change). Same subject and detail as {@link budgetChanged} (`used`: the window's use at the change).
    */
   budgetAmountChanged(key: string, changes: readonly BudgetAmountChange[], now: number): void {
     for (const c of changes) {

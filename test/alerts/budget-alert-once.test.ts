@@ -42,3 +42,23 @@ test("the same step reported again (a shared store's concurrent first reads, try
   alerts.budgetChanged("team", [{ budget, before: 0, after: 108, resetsAt: end + 86_400_000 }], T + 86_400_000);
   expect(got.map((a) => a.detail.threshold)).toEqual([1, 0.9, 1, 1]);
 });
+
+test("a budget raised and lowered back to the same amount in the same window raises no threshold again (once per window and amount)", () => {
+  const bus = new EventBus();
+  const got = collect(bus);
+  const alerts = new Alerts(bus, { thresholds: () => [0.8, 0.95], now: () => T });
+  cleanups.push(() => alerts.close());
+  const end = T + 86_400_000;
+  const at = (tokens: number) => ({ window: "1d" as const, tokens });
+  // 0 -> 850 of 1,000 tokens: 0.8
+  alerts.budgetChanged("team", [{ budget: at(1000), before: 0, after: 850, resetsAt: end }], T);
+  expect(got.map((a) => [a.detail.limit, a.detail.threshold])).toEqual([[1000, 0.8]]);
+  // raised to 2,000 (850 is 0.425 of it): nothing
+  alerts.budgetAmountChanged("team", [{ budget: at(2000), previous: 1000, used: 850, resetsAt: end }], T + 1000);
+  // lowered back to 1,000 (850 is 0.85 of it again, past 0.8, which was not under 2,000): 0.8 was said for 1,000 in this window, nothing
+  alerts.budgetAmountChanged("team", [{ budget: at(1000), previous: 2000, used: 850, resetsAt: end }], T + 2000);
+  expect(got).toHaveLength(1);
+  // the next window: raised again
+  alerts.budgetChanged("team", [{ budget: at(1000), before: 0, after: 850, resetsAt: end + 86_400_000 }], T + 86_400_000);
+  expect(got.map((a) => a.detail.threshold)).toEqual([0.8, 0.8]);
+});
