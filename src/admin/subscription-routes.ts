@@ -57,7 +57,7 @@ export interface SubscriptionAdminDeps {
   /** Ids of the accounts declared in the config file (read-only through the API). */
   configAccountIds: () => Set<string>;
   registry: Pick<AccountRegistry, "list" | "implicitAccounts" | "quota" | "find" | "lift">;
-  credentials: Pick<CredentialManager, "forget">;
+  credentials: Pick<CredentialManager, "forget" | "current">;
   discovery: Pick<Discovery, "run">;
   /** Re-reads accounts and their state into the live registry. */
   reload: () => Promise<void>;
@@ -220,7 +220,11 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
           }
           // Announced as what happened here (a new login or import), not as cleared elsewhere by the re-read.
           // Another login (another refresh token) may be another subscription: its quota windows are not the old one's.
-          const relogged = existing !== undefined && credentialFingerprint(existing.credential) !== fp;
+          // The stored credential is the current one after a refresh that rotated the refresh token
+          // (credentials.ts persists it before use), except when the store refused it: then the current one
+          // lives in memory only (credentials.current), and importing it is the same login, not another.
+          const relogged =
+            existing !== undefined && credentialFingerprint(existing.credential) !== fp && credentialFingerprint(deps.credentials.current(existing)) !== fp;
           await deps.registry.lift(id, `cleared by a new ${input.origin ?? "credential"}`, async () => {
             await deps.store.clearLock(id);
             await deps.store.clearCooldown(id);
