@@ -13,6 +13,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PLACEHOLDER_KEY, runSetup } from "../../src/cli/setup.ts";
+import { gatewaySettingsIn } from "../../src/cli/setup-undo.ts";
 
 const homes: string[] = [];
 afterAll(() => {
@@ -51,4 +52,10 @@ test("a CRLF config.toml without a final line end gets CRLF on every line setup 
   // before the fix: 'theme = "dark"\n\r\n[model_providers.switchyard]\r\n...': one bare LF
   expect(after.match(/(?<!\r)\n/g) ?? []).toEqual([]);
   expect(after).toContain('\r\n[tui]\r\ntheme = "dark"\r\n\r\n[model_providers.switchyard]\r\n');
+});
+
+test("setup's look for its table reads a file with a BOM as TOML: a line inside a multi-line string does not count", () => {
+  // before the fix the scan refused the BOM and the line-by-line fallback took the string's line for a table
+  expect(gatewaySettingsIn('\uFEFFnote = """\n[model_providers.switchyard]\n"""\n')).toEqual([]);
+  expect(gatewaySettingsIn('\uFEFF[model_providers.switchyard]\nbase_url = "http://127.0.0.1:20999/v1"\n')).toEqual(["[model_providers.switchyard]"]);
 });
