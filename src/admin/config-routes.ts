@@ -24,6 +24,7 @@ import { ConfigError, issueText, type ConfigIssue } from "../config/errors.ts";
 import type { LiveConfig } from "../config/live.ts";
 import type { RestartNeeded } from "../config/restart-only.ts";
 import { parseYaml } from "../config/load.ts";
+import { lookalikeClause, lookalikeOf } from "../config/lookalike-names.ts";
 import { ComboSchema, SettingsSchema } from "../config/schema.ts";
 import type { Combo, RuntimeConfig } from "../config/types.ts";
 import type { EventBus } from "../events/bus.ts";
@@ -259,7 +260,14 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
     const taken = owner(name);
     if (taken === "file") return adminError(409, `The name "${name}" is taken by the config file ${fileName(cfg())}.`, "name", "conflict");
     if (taken) return adminError(409, `${taken === "db-combo" ? "A combo" : "An alias"} named "${name}" exists; change it with PUT.`, "name", "conflict");
-    return undefined;
+    // Model names are matched exactly, but one a person cannot tell apart from another is refused (src/config/lookalike-names.ts).
+    const c = cfg();
+    const stored = live.storedObjects();
+    const twin = lookalikeOf(name, [...c.combos.keys(), ...c.aliases.keys(), ...stored.combos.map((x) => x.name), ...stored.aliases.map((x) => x.name)]);
+    if (!twin) return undefined;
+    const where = owner(twin.name);
+    const other = `${where === "db-alias" || (where === "file" && !c.combos.has(twin.name)) ? "the alias" : "the combo"} ${JSON.stringify(twin.name)}${where === "file" ? ` of the config file ${fileName(c)}` : ""}`;
+    return adminError(409, `The name ${JSON.stringify(name)} ${lookalikeClause(twin.why, other)}: choose another name.`, "name", "conflict");
   };
   /**
    * Why a PUT or DELETE cannot change the stored `kind` `name`: it is the file's (409 read_only) or no

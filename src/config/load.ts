@@ -47,6 +47,7 @@ import {
   suggest,
 } from "./errors.ts";
 import { duplicateKeys, withLines } from "./duplicate-keys.ts";
+import { lookalikeClause, lookalikeOf } from "./lookalike-names.ts";
 import { type ConfigFile, ConfigFileSchema, type KeyLimitsSchema, MODEL_NAME_RE, MODEL_NAME_RULE } from "./schema.ts";
 import { type Env, resolveSecret } from "./secrets.ts";
 import type {
@@ -339,6 +340,15 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     }
     aliasNames.add(name);
   }
+  // Names a person cannot tell apart (case, Unicode NFC): they route apart, so a warning, not an error.
+  const seenNames: string[] = [];
+  const lookalikeWarn = (at: PathSegment[], kind: string, name: string) => {
+    const twin = lookalikeOf(name, seenNames);
+    if (twin) warn(at, `${kind} name ${JSON.stringify(name)} ${lookalikeClause(twin.why, `the ${comboAt.has(twin.name) ? "combo" : "alias"} ${JSON.stringify(twin.name)}`)}; rename one`);
+    seenNames.push(name);
+  };
+  for (const [name, i] of comboAt) lookalikeWarn(["combos", i, "name"], "combo", name);
+  for (const name of aliasNames) if (!comboAt.has(name)) lookalikeWarn(["aliases", name], "alias", name);
 
   /** Checks a reference to a model, alias or combo. */
   const checkRef = (target: string, at: PathSegment[]): TargetRef | undefined => {
