@@ -65,7 +65,7 @@ export const ErrorReply = v.object({
 export const ERROR_STATUSES = {
   "4XX":
     "400 bad input (`param` names the field); 401 no valid admin credentials (with `WWW-Authenticate: Bearer`); 403 a key without the admin scope, a dashboard session's call without its CSRF token, a browser Origin not allowed, or a dry run's key refused (disabled, model not allowed); " +
-    "404 an unknown object or path; 405 a method the path does not take (with `Allow`); 409 read-only, taken or implicit; 411 a body without Content-Length; 413 a body over 1 MiB; 414 a URL too long; 421 a Host the gateway does not answer to; 422 a dry run's request without a valid client key.",
+    "404 an unknown object or path; 405 a method the path does not take (with `Allow`); 409 read-only, taken or implicit; 411 a body without Content-Length; 413 a body over 1 MiB; 414 a URL too long; 415 a body whose Content-Type is not JSON (`application/json` or a `+json` type; a body without one is read as JSON); 421 a Host the gateway does not answer to; 422 a dry run's request without a valid client key.",
   "5XX": "503 the store cannot answer (a shared database out of reach, or the instance shutting down); the request may be retried. Any other 5xx is an unexpected failure, never with a stack.",
 } as const;
 

@@ -1,7 +1,7 @@
 /**
  * Replies shared by the admin routes (SPEC 9.3): the error shape `{error: {message, type, param, code}}`
  * with 400 (bad input, `param` naming the field), 401 / 403 (admin access refused), 404 (unknown object),
- * 409 (read-only or taken), 503 (the store cannot answer: {@link storeErrorStatus}), and
+ * 409 (read-only or taken), 415 (a body that is not declared JSON: {@link contentTypeRefusal}), 503 (the store cannot answer: {@link storeErrorStatus}), and
  * valibot parsing of bodies and queries into that shape.
  */
 import * as v from "valibot";
@@ -148,6 +148,7 @@ export function issuePath(issue: v.BaseIssue<unknown>): string {
  * deep (checked before parsing, formats/json-depth.ts): `JSON.parse` takes 100,000 levels, but a stored
  * combo's params that deep held the event loop for most of a second and then ran the config checks out
  * of stack (a 500), and every request through such a combo would re-encode them (SPEC 2.6: bad input is a 400).
+ * A non-empty body whose Content-Type is not JSON is the 415 of {@link contentTypeRefusal}.
  */
 export async function readJson(request: Request, bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
   const read = await readRequestBody(request, Number.POSITIVE_INFINITY, bodyTimeoutMs);
@@ -158,6 +159,8 @@ export async function readJson(request: Request, bodyTimeoutMs = DEFAULT_BODY_TI
   }
   const text = utf8.decode(read.value); // as request.text() did: a byte that is not UTF-8 becomes U+FFFD
   if (text.trim() === "") return { ok: true, value: undefined };
+  const unsupported = contentTypeRefusal(request.headers.get("content-type"));
+  if (unsupported) return { ok: false, response: unsupported };
   if (nestsDeeperThan(text)) return { ok: false, response: adminError(400, `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`) };
   try {
     return { ok: true, value: JSON.parse(text) };
@@ -167,3 +170,23 @@ export async function readJson(request: Request, bodyTimeoutMs = DEFAULT_BODY_TI
 }
 
 const utf8 = new TextDecoder();
+
+/** Whether a Content-Type value names JSON: `application/json` or a `+json` type (RFC 6839 3.1), parameters allowed, any case. */
+export function isJsonContentType(value: string): boolean {
+  const type = value.split(";")[0]!.trim().toLowerCase();
+  return type === "application/json" || /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+\+json$/.test(type);
+}
+
+/**
+ * The 415 for a request body declared as something other than JSON (the OpenAPI document declares
+ * `application/json` bodies only), or undefined when `contentType` (the header's value, null when
+ * absent) is JSON or absent: a body without a Content-Type is read as JSON. curl's `-d` sends
+ * `application/x-www-form-urlencoded`; that refusal says to add the header. The switchyard CLI
+ * (src/cli/admin-request.ts) and the dashboard (src/dashboard/client/api.ts) send `application/json`.
+ */
+export function contentTypeRefusal(contentType: string | null): Response | undefined {
+  if (contentType === null || contentType.trim() === "" || isJsonContentType(contentType)) return undefined;
+  const type = contentType.split(";")[0]!.trim().toLowerCase();
+  const hint = type === "application/x-www-form-urlencoded" ? " (what curl -d sends when no type is given): add -H 'content-type: application/json'" : ": send it as application/json";
+  return adminError(415, `The body must be JSON; its Content-Type is ${JSON.stringify(contentType.slice(0, 100))}${hint}.`, null, "unsupported_media_type");
+}

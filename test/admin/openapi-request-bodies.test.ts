@@ -96,7 +96,7 @@ describe("the admin OpenAPI document's error answers", () => {
       }
     }
     expect([...seen].map((x) => JSON.parse(x))).toEqual([
-      { statuses: "400 401 403 404 405 409 411 413 414 421 422", fourSchema: ["error"], five: { mentions503: true, schema: ["error"] } },
+      { statuses: "400 401 403 404 405 409 411 413 414 415 421 422", fourSchema: ["error"], five: { mentions503: true, schema: ["error"] } },
     ]);
   });
 });
