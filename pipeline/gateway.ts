@@ -5,7 +5,7 @@
  */
 import { hubError, type WireFormat } from "../formats/hub.ts";
 import { runAttempts, type AttemptDeps, type AttemptRoute, type AttemptSettings } from "./attempt-loop.ts";
-import { defaultIds, errorAnswer, errorResponse, isCountTokens, newContext, type Ids, type IncomingRequest, type ReceivedBody, type RequestContext } from "./context.ts";
+import { bodyLeftUnread, defaultIds, errorAnswer, errorResponse, isCountTokens, newContext, type Ids, type IncomingRequest, type ReceivedBody, type RequestContext } from "./context.ts";
 import { countTokens } from "./count-tokens.ts";
 import { BodyRead, guardRead, receivedTooLarge, startGuard, type GuardDeps, type GuardSettings } from "./guard.ts";
 import type { TargetOrder } from "./order.ts";
@@ -76,6 +76,9 @@ export function createGateway(deps: GatewayDeps): Gateway {
             // A probe answered locally (SPEC G-5) is a success; anything else the guard returns is a rejection.
             deps.finish(ctx, { outcome: ctx.probe ? "ok" : "rejected", status: guarded.status, attempts: 0, fallback: false });
             res = guarded;
+            // A refusal before the body was read (who may call, a declared size over the limit): the
+            // connection is closed after it, not held while the rest of the body trickles in.
+            if (bodyLeftUnread(ctx.request)) res.headers.set("connection", "close");
             break answered;
           }
           redact(ctx, deps.redaction?.(), deps.restoredSecrets);

@@ -18,6 +18,7 @@ export {
   isCountTokens,
   errorResponse,
   WWW_AUTHENTICATE,
+  bodyLeftUnread,
   isLoopback,
   isRemote,
   noteLateError,

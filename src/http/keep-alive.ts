@@ -16,6 +16,10 @@
  * connection's first request Bun uses its own fixed ~10 s, whatever `idleTimeout` says.
  */
 
+import { bodyLeftUnread } from "../../pipeline/index.ts";
+
+export { bodyLeftUnread };
+
 /** The part of Bun's Server this uses. */
 export interface IdleTimerServer {
   /** Bun's `server.timeout(request, seconds)`: the idle timeout of the request's socket; 0 switches it off. */
@@ -42,4 +46,25 @@ export function holdOpen(server: Partial<IdleTimerServer> | null | undefined, re
  */
 export function idleAgain(server: IdleTimerServer | undefined, request: unknown, keepAliveMs: number): void {
   if (server && request instanceof Request) server.timeout(request, idleSeconds(keepAliveMs));
+}
+
+/**
+ * `response` with `Connection: close` when `request`'s declared body was left unread (a route that
+ * answers without reading it: a reload, a sign-out, a 404 or 405, a refusal before the body): Bun then
+ * closes the connection after the reply instead of waiting, with no timer, for the rest of the body
+ * (measured on Bun 1.4.5: with `keep_alive_timeout_ms: 0` a body trickled a byte every 2 s held the
+ * socket open for as long as it went on; test/admin/slow-body.test.ts). A body that was read (whole,
+ * or cut by `server.body_timeout_ms` with its own 408 and `Connection: close`) keeps the connection.
+ * A response whose headers cannot be changed is copied with the header added.
+ */
+export function closeIfBodyUnread(request: Request, response: Response): Response {
+  if (!bodyLeftUnread(request)) return response;
+  try {
+    response.headers.set("connection", "close");
+    return response;
+  } catch {
+    const headers = new Headers(response.headers);
+    headers.set("connection", "close");
+    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
+  }
 }

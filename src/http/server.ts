@@ -12,7 +12,7 @@ import { ResponsesSocketSession, takesDeflateFrom, type SocketLike } from "./res
 import { browserGuard, collapseSlashes, formatForPath, pathOf, type BrowserPolicy } from "./browser-guard.ts";
 import { pathHint, rootAnswer } from "./path-aliases.ts";
 import { StoreError } from "../store/types.ts";
-import { holdOpen } from "./keep-alive.ts";
+import { bodyLeftUnread, closeIfBodyUnread, holdOpen } from "./keep-alive.ts";
 import { urlTooLong } from "./request-head.ts";
 import { allowedMethods, type ListedRoute } from "./admin-methods.ts";
 
@@ -335,8 +335,11 @@ function nativeApiRoutes(deps: ServerDeps): Record<string, { POST: (request: Req
   const guarded = (serve: (request: Request, server: PeerSource) => Response | Promise<Response>) => ({
     POST(request: Request, server: PeerSource): Response | Promise<Response> {
       const verdict = browserGuard(request, deps.browser());
-      if (verdict.response) return verdict.response;
-      const answer = serve(request, server);
+      // Answered before the body (a foreign page, a preflight): Connection: close when one was declared.
+      if (verdict.response) return closeIfBodyUnread(request, verdict.response);
+      let answer = serve(request, server);
+      // A reply made at once is made before the body is read (a Gemini path's 404 or 414): the same rule.
+      if (answer instanceof Response) answer = closeIfBodyUnread(request, answer);
       for (const _ in verdict.headers) return answer instanceof Response ? withHeaders(answer, verdict.headers) : answer.then((res) => withHeaders(res, verdict.headers));
       return answer;
     },
@@ -478,10 +481,20 @@ export function createServer(deps: ServerDeps) {
     // refused Host or a key-less foreign Origin, and CORS headers go on every answer to a configured origin.
     .onRequest(({ request, set }) => {
       const verdict = browserGuard(request, deps.browser());
-      if (verdict.response) return verdict.response;
+      // An answer here reads no body: Connection: close when one was declared (src/http/keep-alive.ts).
+      if (verdict.response) return closeIfBodyUnread(request, verdict.response);
       Object.assign(set.headers, verdict.headers);
       // A URL past the gateway's own limit (src/http/request-head.ts): a 414 in the path's format.
-      return urlTooLong(request) ?? bodyLimit(request);
+      const refused = urlTooLong(request) ?? bodyLimit(request);
+      return refused && closeIfBodyUnread(request, refused);
+    })
+    // Every route's answer: Connection: close when the request's declared body was left unread (a route
+    // that reads none), so that Bun closes the connection instead of waiting for the rest of the body
+    // (src/http/keep-alive.ts closeIfBodyUnread). Errors and unknown paths: `onError` below.
+    .mapResponse(({ request, responseValue, set }) => {
+      if (!bodyLeftUnread(request)) return;
+      if (responseValue instanceof Response) return closeIfBodyUnread(request, responseValue);
+      set.headers.connection = "close";
     })
     .post("/v1/chat/completions", api("chat") as never, noParse)
     .post("/v1/responses", api("responses") as never, noParse)
@@ -524,40 +537,48 @@ export function createServer(deps: ServerDeps) {
       if (path === "/events") holdOpen(server, request);
       return deps.admin(request, server?.requestIP(request)?.address, path);
     }) as never, noParse)
+    // Every answer of an error or unknown path too, Connection: close when its body was left unread.
+    // (Its context destructured: Elysia reads from the hooks' parameters which parts of the request they
+    // use, and a hook taking the whole context would make every route parse, so wait for, the body.)
     .onError(({ code, request, error, server }) => {
-      const path = new URL(request.url).pathname;
-      if (code === "NOT_FOUND") {
-        // A base URL ending in "/" (`/v1//chat/completions`): served as the collapsed path; a base URL
-        // without /v1 or an endpoint not served: a 404 that says so (src/http/path-aliases.ts).
-        const collapsed = collapseSlashes(path);
-        const served = collapsed === undefined ? undefined : servedAlias(request, server as PeerSource | null, collapsed);
-        if (served !== undefined) return served;
-        const asked = collapsed ?? path;
-        return (
-          methodNotAllowed(request.method, asked, request.headers) ??
-          rootAnswer(request.method, asked, request.headers) ??
-          pathHint(request.method, asked, request.headers) ??
-          unknownPath(request.method, path, request.headers)
-        );
-      }
-      // Bad input that reached Elysia's own parser or a route's declared schema is the client's error
-      // (SPEC 2.6, G-4): a 400 in the client's format naming the field, never a 500.
-      if (code === "PARSE") {
-        return errorResponse(formatForPath(path, request.headers), hubError("invalid_request", "The request body is not valid JSON."));
-      }
-      if (code === "VALIDATION") {
-        const issue = (error as { valueError?: { message?: string; path?: Array<{ key?: unknown }> } }).valueError;
-        const param = (issue?.path ?? []).map((p, i) => (typeof p.key === "number" ? `[${p.key}]` : `${i ? "." : ""}${String(p.key)}`)).join("");
-        const message = `${param ? `${param}: ` : ""}${issue?.message ?? "The request does not have the expected shape."}`;
-        return errorResponse(formatForPath(path, request.headers), hubError("invalid_request", message, param ? { param } : {}));
-      }
-      // A read the store cannot answer (the shared database is away, SPEC D-2; the store closing at
-      // shutdown): the admin API says so with 503, not the generic 500 below.
-      if (error instanceof StoreError && (error.code === "unavailable" || error.code === "closed")) {
-        return json(503, { error: { message: error.message, type: "unavailable_error", param: null, code: null } });
-      }
-      console.error(JSON.stringify({ level: "error", msg: "http error", path, code, error: error instanceof Error ? error.message : String(error) }));
-      return json(500, { error: { message: "The gateway failed to handle this request.", type: "server_error", param: null, code: null } });
+      const answer = errorAnswerOf(code, request, error, server);
+      return answer instanceof Response ? closeIfBodyUnread(request, answer) : answer.then((res) => closeIfBodyUnread(request, res));
     });
+  /** The answer of an error Elysia caught (`onError`), or of a path no route matched. */
+  function errorAnswerOf(code: unknown, request: Request, error: unknown, server: unknown): Response | Promise<Response> {
+    const path = new URL(request.url).pathname;
+    if (code === "NOT_FOUND") {
+      // A base URL ending in "/" (`/v1//chat/completions`): served as the collapsed path; a base URL
+      // without /v1 or an endpoint not served: a 404 that says so (src/http/path-aliases.ts).
+      const collapsed = collapseSlashes(path);
+      const served = collapsed === undefined ? undefined : servedAlias(request, server as PeerSource | null, collapsed);
+      if (served !== undefined) return served;
+      const asked = collapsed ?? path;
+      return (
+        methodNotAllowed(request.method, asked, request.headers) ??
+        rootAnswer(request.method, asked, request.headers) ??
+        pathHint(request.method, asked, request.headers) ??
+        unknownPath(request.method, path, request.headers)
+      );
+    }
+    // Bad input that reached Elysia's own parser or a route's declared schema is the client's error
+    // (SPEC 2.6, G-4): a 400 in the client's format naming the field, never a 500.
+    if (code === "PARSE") {
+      return errorResponse(formatForPath(path, request.headers), hubError("invalid_request", "The request body is not valid JSON."));
+    }
+    if (code === "VALIDATION") {
+      const issue = (error as { valueError?: { message?: string; path?: Array<{ key?: unknown }> } }).valueError;
+      const param = (issue?.path ?? []).map((p, i) => (typeof p.key === "number" ? `[${p.key}]` : `${i ? "." : ""}${String(p.key)}`)).join("");
+      const message = `${param ? `${param}: ` : ""}${issue?.message ?? "The request does not have the expected shape."}`;
+      return errorResponse(formatForPath(path, request.headers), hubError("invalid_request", message, param ? { param } : {}));
+    }
+    // A read the store cannot answer (the shared database is away, SPEC D-2; the store closing at
+    // shutdown): the admin API says so with 503, not the generic 500 below.
+    if (error instanceof StoreError && (error.code === "unavailable" || error.code === "closed")) {
+      return json(503, { error: { message: error.message, type: "unavailable_error", param: null, code: null } });
+    }
+    console.error(JSON.stringify({ level: "error", msg: "http error", path, code, error: error instanceof Error ? error.message : String(error) }));
+    return json(500, { error: { message: "The gateway failed to handle this request.", type: "server_error", param: null, code: null } });
+  }
   return app;
 }

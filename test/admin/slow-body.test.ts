@@ -18,8 +18,8 @@ import { gatewaySuite } from "../support/gateway-suite.ts";
 
 const suite = gatewaySuite(`server:\n  body_timeout_ms: 300\n  keep_alive_timeout_ms: 0\n${DEFAULT_YAML}`);
 
-/** Sends `head` and a first byte of a body declared longer, then one more byte every 200 ms; resolves with what the server wrote once it closed, or after `waitMs`. */
-function trickle(path: string, waitMs: number): Promise<{ status: number; text: string; closedByServer: boolean }> {
+/** Sends `head` (with the header lines `extraHead`) and a first byte of a body declared longer, then one more byte every `dripMs`; resolves with what the server wrote once it closed, or after `waitMs`. */
+function trickle(path: string, waitMs: number, dripMs = 200, extraHead = ""): Promise<{ status: number; text: string; closedByServer: boolean }> {
   const url = new URL(suite.gw.url);
   return new Promise((resolve) => {
     const socket = connect(Number(url.port), url.hostname);
@@ -33,12 +33,12 @@ function trickle(path: string, waitMs: number): Promise<{ status: number; text: 
       socket.destroy();
       resolve({ status: Number(text.split(" ")[1] ?? 0), text, closedByServer });
     };
-    const drip = setInterval(() => socket.write(" "), 200);
+    const drip = setInterval(() => socket.write(" "), dripMs);
     const giveUp = setTimeout(() => finish(false), waitMs);
     socket.on("data", (d: Buffer) => (text += d.toString("utf8")));
     socket.on("close", () => finish(true));
     socket.on("error", () => finish(true));
-    socket.on("connect", () => socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`));
+    socket.on("connect", () => socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extraHead}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`));
   });
 }
 
@@ -51,6 +51,54 @@ describe("a body that trickles in on the admin API and the sign-in is cut by ser
       expect(reply.text.toLowerCase()).toContain("connection: close");
     }, 10_000);
   }
+});
+
+describe("a route that answers without reading the body does not keep the connection while the body trickles in", () => {
+  // One space every 2 s after `{` of a declared 100000 bytes: the reply comes at once (the route reads no
+  // body), and its `Connection: close` ends the connection, whatever keep_alive_timeout_ms says.
+  for (const [path, status] of [
+    ["/admin/api/config/reload", 200],
+    ["/dashboard/logout", 200],
+    ["/admin/api/keys/nokey/disable", 404],
+    ["/no/such/path", 404],
+  ] as const) {
+    test(`POST ${path}: ${status} with Connection: close, and the server closes the connection`, async () => {
+      const reply = await trickle(path, 3_000, 2_000);
+      expect({ status: reply.status, closedByServer: reply.closedByServer }).toEqual({ status, closedByServer: true });
+      expect(reply.text.toLowerCase()).toContain("connection: close");
+    }, 10_000);
+  }
+
+  test("POST /v1/chat/completions from another machine without a key: the 401 before the body, then the connection closed", async () => {
+    // X-Forwarded-For: the request counts as remote (SPEC G-3), which needs a key; the guard refuses it before reading the body.
+    const reply = await trickle("/v1/chat/completions", 3_000, 2_000, "X-Forwarded-For: 203.0.113.5\r\n");
+    expect({ status: reply.status, closedByServer: reply.closedByServer }).toEqual({ status: 401, closedByServer: true });
+    expect(reply.text.toLowerCase()).toContain("connection: close");
+  }, 10_000);
+
+  test("a body that was read, or no body, keeps the connection: the same socket answers a second request", async () => {
+    const url = new URL(suite.gw.url);
+    const socket = connect(Number(url.port), url.hostname);
+    let text = "";
+    socket.on("data", (d: Buffer) => (text += d.toString("utf8")));
+    await new Promise((resolve) => socket.on("connect", resolve));
+    const body = JSON.stringify({ name: "kept-alive" });
+    let closed = false;
+    socket.on("close", () => (closed = true));
+    /** Writes `request` and waits (up to 1 s) for the `n`th reply's status line. */
+    const ask = async (request: string, n: number) => {
+      socket.write(request);
+      for (let i = 0; i < 50 && (text.match(/HTTP\/1\.1 \d{3} /g) ?? []).length < n; i++) await Bun.sleep(20);
+    };
+    await ask(`POST /admin/api/keys HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`, 1);
+    await ask("GET /no/such/path HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 2);
+    await ask("POST /admin/api/config/reload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n", 3);
+    await Bun.sleep(100);
+    expect(closed).toBe(false);
+    socket.destroy();
+    expect((text.match(/HTTP\/1\.1 \d{3} /g) ?? []).map((l) => l.slice(9, 12))).toEqual(["201", "404", "200"]);
+    expect(text.toLowerCase()).not.toContain("connection: close");
+  });
 });
 
 /** Sends `head` with a body of `body`'s length, the body in two halves `gapMs` apart; resolves with the raw reply (status line, headers, body) once the server wrote it. */
