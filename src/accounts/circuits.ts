@@ -68,6 +68,8 @@ export class ProviderCircuits {
   private readonly serverErrors = new Map<string, number>();
   /** When a provider's base URL or kind last changed here, ms since the epoch (stored circuits opened before are stale). */
   private readonly changedAt = new Map<string, number>();
+  /** Closes by hand on their way ({@link closeAround}), by provider id: how many. */
+  private readonly closing = new Map<string, number>();
   /** Whether the first load (at start) happened: what it brings is no change. */
   private loaded = false;
 
@@ -84,10 +86,12 @@ export class ProviderCircuits {
    *   "circuit (REASON) opened elsewhere", with its end (not at the first load);
    * - a stored circuit opened before its provider changed here ({@link providerChanged}) is left out;
    * - a provider whose circuit write waits to be written again (`waiting`, src/accounts/retry-writes.ts:
-   *   the store refused it) keeps its circuit as held here, open or closed, and nothing is published.
+   *   the store refused it), or whose close by hand is being written ({@link closeAround}), keeps its circuit
+   *   as held here, open or closed, and nothing is published.
    * O(circuits).
    */
-  load(circuits: readonly Circuit[], waiting?: (providerId: string) => boolean): void {
+  load(circuits: readonly Circuit[], unwritten?: (providerId: string) => boolean): void {
+    const waiting = this.closing.size > 0 ? (id: string) => this.closing.has(id) || unwritten?.(id) === true : unwritten;
     const held = this.open;
     const now = this.hooks.now();
     const listening = this.hooks.listening() && this.loaded;
@@ -149,6 +153,26 @@ export class ProviderCircuits {
     this.open.delete(providerId);
     this.hooks.publish(providerId, "circuit_closed", { reason: `circuit (${c.reason}) closed by hand` });
     return { state: c.openUntil > now ? "open" : "half-open", reason: c.reason, openUntil: c.openUntil };
+  }
+
+  /**
+   * Closes the provider's circuit by hand once `write` (the store's delete of it) resolves: {@link close}
+   * then, and its answer. While `write` runs a re-read keeps the circuit as held here ({@link load}), so
+   * the close is announced as by hand, not "closed elsewhere". When `write` throws (the database refused
+   * it) the circuit stays as it was, here as in the store, and the error is thrown. Until session 44 the
+   * registry closed memory first: a refused write left it closed here and open in the database and on the
+   * other instances (a re-read here did not take it back: {@link close} marks the provider changed).
+   */
+  async closeAround(providerId: string, write: () => Promise<void>): Promise<ClosedCircuit | undefined> {
+    this.closing.set(providerId, (this.closing.get(providerId) ?? 0) + 1);
+    try {
+      await write();
+    } finally {
+      const n = (this.closing.get(providerId) ?? 1) - 1;
+      if (n > 0) this.closing.set(providerId, n);
+      else this.closing.delete(providerId);
+    }
+    return this.close(providerId);
   }
 
   /**

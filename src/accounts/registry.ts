@@ -434,12 +434,13 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * next re-read must not bring them back) and in memory, publishing `model_restored` once for each that
    * memory held (also when a re-read dropped it meanwhile, removed-pairings.ts `restoreAround`): the models
    * that held when asked, sorted (empty when none). A transient rejection of a shared database is tried again
-   * (shared-state-writes.ts `writeTryingAgain`). @throws the store's error (StoreError), the database's last rejection.
+   * (shared-state-writes.ts `writeTryingAgain`). @throws StoreError (the database's last rejection as `rejected`, memory unchanged).
    */
   async restorePairings(accountId: string, model?: string, reason = "restored by hand"): Promise<string[]> {
     const store = this.store;
     this.unwritten.forget("removed", accountId, model); // a refused removal written again after the restore would bring it back
-    const done = await this.removed.restoreAround(accountId, model, () => this.clock.now(), async () => void (store && (await writeTryingAgain(() => store.restoreModel(accountId, model)))));
+    const hand = { change: `the restore of account ${accountId}'s removed ${model === undefined ? "pairings" : `pairing of model ${model}`}`, stays: "the pairing stays removed" };
+    const done = await this.removed.restoreAround(accountId, model, () => this.clock.now(), async () => void (store && (await writeTryingAgain(() => store.restoreModel(accountId, model), undefined, hand))));
     for (const m of done.announce) this.publish(accountId, this.providerOf(accountId), "model_restored", { model: m, reason });
     return done.restored;
   }
@@ -662,27 +663,25 @@ export class AccountRegistry implements AccountPool, AccountHealth {
    * Clears the account's whole-account lock now (`switchyard accounts unlock ID`, SPEC 9.3): in the store
    * (awaited: the next re-read must not bring it back) and in memory, publishing `unlock` "lock (REASON)
    * cleared by hand" once when one held. The lock that held, or undefined when none did. A transient
-   * rejection of a shared database is tried again (shared-state-writes.ts `writeTryingAgain`). @throws the
-   * store's error (StoreError), the database's last rejection.
+   * rejection of a shared database is tried again (shared-state-writes.ts `writeTryingAgain`). @throws StoreError (the last rejection: `rejected`, lock kept).
    */
   async unlock(accountId: string): Promise<HeldLockState | undefined> {
     const held = this.locks.get(accountId);
     const live = held && (held.until === null || held.until > this.clock.now()) ? held : undefined;
     await this.lift(accountId, "cleared by hand", async () => {
       const store = this.store;
-      if (store) await writeTryingAgain(() => store.clearLock(accountId));
+      if (store) await writeTryingAgain(() => store.clearLock(accountId), undefined, { change: `the unlock of account ${accountId}`, stays: "the account stays locked" });
       this.locks.delete(accountId);
     });
     return live;
   }
 
-  /** Closes the provider's circuit now (ProviderCircuits.close) and in the store (awaited: other instances drop it within about a second; a transient rejection tried again, shared-state-writes.ts `writeTryingAgain`). @throws StoreError, the database's last rejection */
+  /** Closes the provider's circuit in the store (awaited: other instances drop it within about a second; a transient rejection tried again, shared-state-writes.ts `writeTryingAgain`), then in memory (ProviderCircuits.closeAround; until session 44 memory first, so a refused write left it closed here only). @throws StoreError (the database's last rejection as `rejected`: the circuit stays open, here too) */
   async closeCircuit(providerId: string): Promise<ClosedCircuit | undefined> {
-    const held = this.circuits.close(providerId);
     this.unwritten.forget("circuit", providerId); // a refused opening written again after the close would bring it back
     const store = this.store;
-    if (store) await writeTryingAgain(() => store.clearCircuit(providerId));
-    return held;
+    const hand = { change: `the close of provider ${providerId}'s circuit`, stays: "the circuit stays open" };
+    return this.circuits.closeAround(providerId, async () => void (store && (await writeTryingAgain(() => store.clearCircuit(providerId), undefined, hand))));
   }
 }
 

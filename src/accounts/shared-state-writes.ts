@@ -50,21 +50,52 @@ export function backoffMs(tries: number): number {
   return STATE_WRITE_BACKOFF_MS * 2 ** (tries - 1) * (0.5 + Math.random());
 }
 
+/** What a change made by hand is, for its error when the database refuses it ({@link writeTryingAgain}). */
+export interface HandChange {
+  /** The change, e.g. "the unlock of account a1". */
+  change: string;
+  /** What holds since it was not done, e.g. "the account stays locked". */
+  stays: string;
+}
+
+/**
+ * The error of a change made by hand the database refused (a trigger's P0001, a constraint, or a
+ * transient SQLSTATE still refused at the last try): StoreError `rejected` (the admin API's 503
+ * `store_rejected`, src/http/server.ts) saying what was not done, the SQLSTATE and the database's message
+ * (cut at 300 characters, as {@link rejectedStateWriteLine}). The message is the server's own for a
+ * DELETE of a lock, circuit or removed-pairing row: those rows hold ids and reasons, no credentials,
+ * and the connection's password is never in a server message (a login refusal never reaches here: the
+ * pool's connection errors are `unavailable`).
+ */
+export function refusedChangeError(err: unknown, hand: HandChange, tries: number): StoreError {
+  const state = sqlState(err);
+  const message = errMessage(err);
+  const said = message.length > 300 ? message.slice(0, 300) + "…" : message;
+  const tried = tries > 1 ? `still refused after ${tries} tries` : "not tried again";
+  return new StoreError("rejected", `The database refused ${hand.change} (SQLSTATE ${state}: ${said}; ${tried}), so it was not done: ${hand.stays}. Try again once the database accepts the change.`);
+}
+
 /**
  * A state change made by hand and awaited (`switchyard accounts unlock`, `close-circuit`, `restore`,
  * and the admin API's routes behind them: src/accounts/registry.ts `unlock`, `closeCircuit`,
  * `restorePairings`): `write` tried again on a transient rejection, as the background writes are
  * ({@link STATE_WRITE_TRIES} tries in all, {@link backoffMs} between them). Until session 44 a
  * serialization failure or a lock timeout was the command's error at once. `sleep`: tests shorten it.
+ * `hand`: what the change is; given, a rejection with a SQLSTATE is thrown as {@link refusedChangeError}
+ * (until session 44 the admin API answered it with its generic 500, no reason).
  * @returns what `write` returns
- * @throws any other rejection at once, a transient one still failing at its last try
+ * @throws any other rejection at once, a transient one still failing at its last try (StoreError
+ *   `rejected` when `hand` is given and the error carries a SQLSTATE; the store's own StoreError as it is)
  */
-export async function writeTryingAgain<T>(write: () => T | PromiseLike<T>, sleep: (ms: number) => Promise<unknown> = (ms) => Bun.sleep(ms)): Promise<T> {
+export async function writeTryingAgain<T>(write: () => T | PromiseLike<T>, sleep: (ms: number) => Promise<unknown> = (ms) => Bun.sleep(ms), hand?: HandChange): Promise<T> {
   for (let tries = 1; ; tries++) {
     try {
       return await write();
     } catch (err) {
-      if (tries >= STATE_WRITE_TRIES || !isTransient(err)) throw err;
+      if (tries >= STATE_WRITE_TRIES || !isTransient(err)) {
+        if (hand && !(err instanceof StoreError) && sqlState(err) !== undefined) throw refusedChangeError(err, hand, tries);
+        throw err;
+      }
       await sleep(backoffMs(tries));
     }
   }

@@ -418,19 +418,19 @@ export const CONTROL_ROUTE_DOCS = {
   },
   "POST /admin/api/accounts/:id/restore": {
     summary:
-      "Restore the account's removed account/model pairings now (a model-scoped 403 or a 404 model not found removes one for 24 h): `model`'s, or all of them; in memory and in the store; publishes account_state model_restored per pairing.",
+      "Restore the account's removed account/model pairings now (a model-scoped 403 or a 404 model not found removes one for 24 h): `model`'s, or all of them; in memory and in the store; publishes account_state model_restored per pairing. 503 `store_rejected` when a shared database (PostgreSQL) refuses the change (a trigger, a constraint, or a transient refusal still failing at the fifth try): the message names the SQLSTATE and the database's reason, and nothing changed.",
     body: AccountRestoreBody,
     bodyOptional: true as const,
     response: AccountRestoreReply,
   },
   "POST /admin/api/providers/:id/close-circuit": {
     summary:
-      "Close the provider's circuit now (10 consecutive 5xx open it for 5 minutes, then one probe passes), in memory and in the store (other instances of a shared store drop it within about a second); its count of consecutive 5xx starts again; publishes account_state circuit_closed \"circuit (REASON) closed by hand\" per account of the provider. `closed` is the circuit as it was, null when none was open. 404 for an unknown provider.",
+      "Close the provider's circuit now (10 consecutive 5xx open it for 5 minutes, then one probe passes), in memory and in the store (other instances of a shared store drop it within about a second); its count of consecutive 5xx starts again; publishes account_state circuit_closed \"circuit (REASON) closed by hand\" per account of the provider. `closed` is the circuit as it was, null when none was open. 404 for an unknown provider. 503 `store_rejected` when a shared database (PostgreSQL) refuses the change (a trigger, a constraint, or a transient refusal still failing at the fifth try): the message names the SQLSTATE and the database's reason, and nothing changed.",
     response: CircuitCloseReply,
   },
   "POST /admin/api/accounts/:id/unlock": {
     summary:
-      "Clear the account's whole-account lock now (a 401 or credential 403 on an API key, quota exhausted, a ban, a 402), in memory and in the store; publishes account_state unlock \"lock (REASON) cleared by hand\". A lock until changed also ends when the account's API key changes (a reload or restart with another key). 404 for an unknown id.",
+      "Clear the account's whole-account lock now (a 401 or credential 403 on an API key, quota exhausted, a ban, a 402), in memory and in the store; publishes account_state unlock \"lock (REASON) cleared by hand\". A lock until changed also ends when the account's API key changes (a reload or restart with another key). 404 for an unknown id. 503 `store_rejected` when a shared database (PostgreSQL) refuses the change (a trigger, a constraint, or a transient refusal still failing at the fifth try): the message names the SQLSTATE and the database's reason, and nothing changed.",
     response: AccountUnlockReply,
   },
 };

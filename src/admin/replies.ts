@@ -12,11 +12,11 @@ import { DEFAULT_BODY_TIMEOUT_MS, readRequestBody, WWW_AUTHENTICATE } from "../.
 
 /**
  * The status of an admin reply for a store failure: 409 for a read-only or taken object, 503 when the store cannot answer (a shared database that cannot be reached, SPEC D-2,
- * or a store closing at shutdown), 400 for the rest (a value the store refuses).
+ * or a store closing at shutdown, or a shared database that refused a change made by hand: `rejected`), 400 for the rest (a value the store refuses).
  */
 export function storeErrorStatus(code: StoreErrorCode): number {
   if (code === "conflict" || code === "read_only") return 409;
-  if (code === "unavailable" || code === "closed") return 503;
+  if (code === "unavailable" || code === "closed" || code === "rejected") return 503;
   return 400;
 }
 

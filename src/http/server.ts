@@ -577,6 +577,11 @@ export function createServer(deps: ServerDeps) {
     if (error instanceof StoreError && (error.code === "unavailable" || error.code === "closed")) {
       return json(503, { error: { message: error.message, type: "unavailable_error", param: null, code: null } });
     }
+    // A change made by hand (unlock, close-circuit, restore) the shared database refused: its reason
+    // (the SQLSTATE and the database's message, shared-state-writes.ts `refusedChangeError`), not the 500 below.
+    if (error instanceof StoreError && error.code === "rejected") {
+      return json(503, { error: { message: error.message, type: "unavailable_error", param: null, code: "store_rejected" } });
+    }
     console.error(JSON.stringify({ level: "error", msg: "http error", path, code, error: error instanceof Error ? error.message : String(error) }));
     return json(500, { error: { message: "The gateway failed to handle this request.", type: "server_error", param: null, code: null } });
   }

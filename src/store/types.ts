@@ -48,9 +48,12 @@ export type Awaitable<T> = T | Promise<T>;
  * - `closed`: the store was closed;
  * - `schema`: the database was written by a newer build (unknown migration version);
  * - `unavailable`: a shared database (PostgreSQL) cannot be reached right now; the instance serves from
- *   memory and catches up when it returns (SPEC D-2).
+ *   memory and catches up when it returns (SPEC D-2);
+ * - `rejected`: a shared database (PostgreSQL) refused a change made by hand (a trigger, a constraint, or a
+ *   transient refusal still failing at the last try): the message names the change, the SQLSTATE and the
+ *   database's message (src/accounts/shared-state-writes.ts `refusedChangeError`).
  */
-export type StoreErrorCode = "conflict" | "not_found" | "read_only" | "invalid" | "closed" | "schema" | "unavailable";
+export type StoreErrorCode = "conflict" | "not_found" | "read_only" | "invalid" | "closed" | "schema" | "unavailable" | "rejected";
 
 /** An expected store failure. The message names the object (key name, account id), never a secret. */
 export class StoreError extends Error {

@@ -11,7 +11,7 @@ const CIRCUIT_THRESHOLD = 10;
 const CIRCUIT_OPEN_MS = 5 * 60_000;
 import { classify } from "../../pipeline/classify.ts";
 import { EventBus, type GatewayEvent } from "../../src/events/bus.ts";
-import type { AccountState } from "../../src/store/types.ts";
+import type { AccountState, Store } from "../../src/store/types.ts";
 import { account, providerOf, recordingStore, settableClock } from "./helpers.ts";
 import { accountsStatus } from "../../src/accounts/status.ts";
 
@@ -158,6 +158,57 @@ describe("a provider circuit closed elsewhere (SPEC D-2, 9.4)", () => {
     // The store's copy, opened before the change, is not taken back by the next re-read.
     registry.loadState(state([{ providerId: "p", openUntil: t0 + CIRCUIT_OPEN_MS, reason: "10 consecutive 5xx", since: t0 }, { providerId: "q", openUntil: t0 + CIRCUIT_OPEN_MS, reason: "10 consecutive 5xx", since: t0 }]));
     expect([registry.circuitState("p").state, registry.circuitState("q").state]).toEqual(["closed", "open"]);
+    registry.close();
+  });
+});
+
+describe("a provider circuit closed by hand on a shared store (close-circuit)", () => {
+  /** A registry whose store's clearCircuit waits for `release` (then resolves or rejects with `refusal`). */
+  function rig() {
+    const clock = settableClock();
+    const bus = new EventBus();
+    const events: GatewayEvent[] = [];
+    bus.subscribe((e) => void events.push(e));
+    let release = () => {};
+    let refusal: Error | undefined;
+    const clearCircuit = () => new Promise<void>((resolve, reject) => void (release = () => (refusal ? reject(refusal) : resolve())));
+    const store = new Proxy({}, { get: (_t, m) => (m === "clearCircuit" ? clearCircuit : () => undefined) }) as Store;
+    const registry = new AccountRegistry(store, clock, { bus });
+    registry.setAccounts([account("a1")], new Map([["p", providerOf("p")]]));
+    const t0 = clock.now();
+    const stored = { providerId: "p", openUntil: t0 + CIRCUIT_OPEN_MS, reason: "10 consecutive 5xx", since: t0 };
+    registry.loadState(state([]));
+    clock.advance(1000);
+    registry.loadState(state([stored])); // opened elsewhere
+    const closed = () => events.filter((e) => e.type === "account_state" && e.change === "circuit_closed").map((e) => (e as { reason?: string }).reason);
+    return { registry, closed, stored, release: () => release(), refuse: (e: Error) => void (refusal = e) };
+  }
+  const state = (circuits: AccountState["circuits"]): AccountState => ({ cooldowns: [], locks: [], removedModels: [], quarantined: [], circuits, quotas: [], bindings: [], discoveredModels: [] });
+
+  test("a close the database refuses (P0001) leaves the circuit open here, as in the database, publishes nothing, and throws StoreError rejected", async () => {
+    const { registry, closed, release, refuse, stored } = rig();
+    expect(registry.circuitState("p").state).toBe("open");
+    refuse(Object.assign(new Error("circuits close by themselves"), { errno: "P0001" }));
+    const closing = registry.closeCircuit("p");
+    release();
+    await expect(closing).rejects.toMatchObject({ code: "rejected", message: expect.stringContaining("SQLSTATE P0001: circuits close by themselves") });
+    expect(registry.circuitState("p").state).toBe("open");
+    expect(closed()).toEqual([]);
+    registry.loadState(state([stored])); // the next re-read: still open, nothing said
+    expect(registry.circuitState("p").state).toBe("open");
+    expect(closed()).toEqual([]);
+    registry.close();
+  });
+
+  test("a re-read while the close is being written (the row already gone) says nothing; the close is then published as by hand and answers the circuit as it was", async () => {
+    const { registry, closed, release } = rig();
+    const closing = registry.closeCircuit("p");
+    registry.loadState(state([]));
+    expect(closed()).toEqual([]);
+    release();
+    expect(await closing).toMatchObject({ state: "open", reason: "10 consecutive 5xx" });
+    expect(closed()).toEqual(["circuit (10 consecutive 5xx) closed by hand"]);
+    expect(registry.circuitState("p").state).toBe("closed");
     registry.close();
   });
 });

@@ -50,6 +50,20 @@ describe("a removed account/model pairing", () => {
     registry.close();
   });
 
+  test("a restore the shared database refuses (P0001): StoreError rejected naming the change and the database's reason, the pairing still removed, no model_restored", async () => {
+    const refusal = Object.assign(new Error("removals end by themselves"), { errno: "P0001" });
+    const store = new Proxy({}, { get: (_t, m) => (m === "restoreModel" ? () => Promise.reject(refusal) : () => undefined) }) as Store;
+    const { clock, registry, a1, events } = rig(store);
+    registry.failure(a1, p, "claude-x", notFound(clock.now()));
+    await expect(registry.restorePairings("a1", "claude-x")).rejects.toMatchObject({
+      code: "rejected",
+      message: "The database refused the restore of account a1's removed pairing of model claude-x (SQLSTATE P0001: removals end by themselves; not tried again), so it was not done: the pairing stays removed. Try again once the database accepts the change.",
+    });
+    expect(registry.exclusion(a1, "claude-x")?.cause).toBe("removed");
+    expect(events.filter((e) => e.type === "account_state" && e.change === "model_restored")).toEqual([]);
+    registry.close();
+  });
+
   test("restorePairings ends a removal now: memory, the store, a model_restored event; one model or all", async () => {
     const { store, calls } = recordingStore();
     const { clock, registry, a1, events } = rig(store);

@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { rejectedStateWriteLine, SharedStateWrites, STATE_WRITE_TRIES, writeTryingAgain, type RejectedStateWrite } from "../../src/accounts/shared-state-writes.ts";
-import type { Store } from "../../src/store/types.ts";
+import { StoreError, type Store } from "../../src/store/types.ts";
 
 const store = {} as Store;
 const pgError = (errno: string, message: string) => Object.assign(new Error(message), { errno });
@@ -126,4 +126,28 @@ test("a write made by hand and awaited: a transient rejection is tried again up 
   const policy = () => (++calls, Promise.reject(pgError("P0001", "refused by policy")));
   await expect(writeTryingAgain(policy, sleep)).rejects.toThrow("refused by policy");
   expect(calls).toBe(1);
+});
+
+test("a write made by hand that the database refuses for good: StoreError rejected naming the change, the SQLSTATE, the database's message and the tries; the store's own errors pass as they are", async () => {
+  const sleep = async () => {};
+  const hand = { change: "the unlock of account a1", stays: "the account stays locked" };
+  const policy = writeTryingAgain(() => Promise.reject(pgError("P0001", "locks are lifted by the operator only")), sleep, hand);
+  await expect(policy).rejects.toBeInstanceOf(StoreError);
+  await expect(policy).rejects.toMatchObject({
+    code: "rejected",
+    message: "The database refused the unlock of account a1 (SQLSTATE P0001: locks are lifted by the operator only; not tried again), so it was not done: the account stays locked. Try again once the database accepts the change.",
+  });
+  let calls = 0;
+  const busy = writeTryingAgain(() => (++calls, Promise.reject(pgError("40001", "could not serialize access due to concurrent update"))), sleep, hand);
+  await expect(busy).rejects.toMatchObject({
+    code: "rejected",
+    message: `The database refused the unlock of account a1 (SQLSTATE 40001: could not serialize access due to concurrent update; still refused after ${STATE_WRITE_TRIES} tries), so it was not done: the account stays locked. Try again once the database accepts the change.`,
+  });
+  expect(calls).toBe(STATE_WRITE_TRIES);
+  const long = writeTryingAgain(() => Promise.reject(pgError("P0001", "x".repeat(400))), sleep, hand);
+  await expect(long).rejects.toMatchObject({ message: expect.stringContaining(`SQLSTATE P0001: ${"x".repeat(300)}…; not tried again`) });
+  const away = new StoreError("unavailable", "the database cannot be reached");
+  await expect(writeTryingAgain(() => Promise.reject(away), sleep, hand)).rejects.toBe(away);
+  const bug = new TypeError("not a database error");
+  await expect(writeTryingAgain(() => Promise.reject(bug), sleep, hand)).rejects.toBe(bug);
 });

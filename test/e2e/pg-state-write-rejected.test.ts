@@ -17,6 +17,7 @@ import { type App, startApp } from "../../src/app.ts";
 import { providersAtFake } from "../support/configs.ts";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { SOURCE_CLI } from "../support/instance.ts";
 import { until } from "../support/until.ts";
 
 let pg: TestPostgres;
@@ -75,6 +76,83 @@ test("POST /admin/api/accounts/a1/unlock (switchyard accounts unlock) whose dele
     await admin.unsafe(`DROP TRIGGER busy ON account_locks`);
   } finally {
     await admin.close();
+  }
+}, 60_000);
+
+const admin = (path: string) => fetch(`${app!.url}/admin/api${path}`).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
+
+test("POST /admin/api/accounts/a1/unlock whose delete the database refuses with P0001: 503 store_rejected naming the change, the SQLSTATE and the database's message (not the generic 500), the lock kept here and in the database", async () => {
+  const sql = new SQL(url, { max: 1 });
+  try {
+    fake.handle(() => ({ status: 401, json: { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } } }));
+    expect((await post()).status).toBe(503); // locked again
+    await until(async () => (await sql`SELECT account_id FROM account_locks`).length === 1, 10_000, "the lock row", 20);
+    await sql.unsafe(`CREATE FUNCTION keep_locks() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'locks are lifted by the operator only' USING ERRCODE = 'P0001'; END $$ LANGUAGE plpgsql`);
+    await sql.unsafe(`CREATE TRIGGER keep_locks BEFORE DELETE ON account_locks FOR EACH ROW EXECUTE FUNCTION keep_locks()`);
+    const res = await fetch(`${app!.url}/admin/api/accounts/a1/unlock`, { method: "POST" });
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({
+      error: {
+        message: "The database refused the unlock of account a1 (SQLSTATE P0001: locks are lifted by the operator only; not tried again), so it was not done: the account stays locked. Try again once the database accepts the change.",
+        type: "unavailable_error",
+        param: null,
+        code: "store_rejected",
+      },
+    });
+    expect((await sql`SELECT count(*)::int AS n FROM account_locks`)[0].n).toBe(1);
+    // switchyard accounts unlock prints it and exits 1
+    const cli = Bun.spawn([...SOURCE_CLI, "accounts", "unlock", "a1", "--url", app!.url], { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir, SWITCHYARD_ADMIN_KEY: app!.adminToken }, stdout: "pipe", stderr: "pipe" });
+    const [code, out, err] = await Promise.all([cli.exited, new Response(cli.stdout).text(), new Response(cli.stderr).text()]);
+    expect({ code, out }).toEqual({ code: 1, out: "" });
+    expect(err).toContain("error 503: The database refused the unlock of account a1 (SQLSTATE P0001: locks are lifted by the operator only; not tried again), so it was not done: the account stays locked.");
+    expect((await sql`SELECT count(*)::int AS n FROM account_locks`)[0].n).toBe(1);
+    // memory agrees: a second unlock still finds the lock (and is refused again)
+    await sql.unsafe(`DROP TRIGGER keep_locks ON account_locks`);
+    const again = await fetch(`${app!.url}/admin/api/accounts/a1/unlock`, { method: "POST" });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ id: "a1", unlocked: { reason: expect.stringContaining("401") } });
+    expect((await sql`SELECT count(*)::int AS n FROM account_locks`)[0].n).toBe(0);
+    expect(await dropped()).toBe(0);
+  } finally {
+    await sql.close();
+  }
+}, 60_000);
+
+test("POST /admin/api/providers/p/close-circuit whose delete the database refuses with P0001: 503 store_rejected, and the circuit stays open here as in the database, also after a re-read (until session 44 it closed here only)", async () => {
+  const sql = new SQL(url, { max: 1 });
+  const state = async () => ((await admin("/providers")).body.providers as { id: string; circuit: { state: string } }[]).find((p) => p.id === "p")!.circuit.state;
+  const reread = () => sql.unsafe(`NOTIFY switchyard_changes, '{"i":"another-instance","k":"state"}'`);
+  try {
+    await sql`INSERT INTO provider_circuits (provider_id, open_until, reason, since) VALUES ('p', ${Date.now() + 300_000}, '10 consecutive 5xx', ${Date.now()})`;
+    await reread();
+    await until(async () => (await state()) === "open", 10_000, "the circuit opened elsewhere", 20);
+    await sql.unsafe(`CREATE FUNCTION keep_circuits() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'circuits close by themselves' USING ERRCODE = 'P0001'; END $$ LANGUAGE plpgsql`);
+    await sql.unsafe(`CREATE TRIGGER keep_circuits BEFORE DELETE ON provider_circuits FOR EACH ROW EXECUTE FUNCTION keep_circuits()`);
+    const res = await fetch(`${app!.url}/admin/api/providers/p/close-circuit`, { method: "POST" });
+    expect(res.status).toBe(503);
+    expect(await res.json()).toEqual({
+      error: {
+        message: "The database refused the close of provider p's circuit (SQLSTATE P0001: circuits close by themselves; not tried again), so it was not done: the circuit stays open. Try again once the database accepts the change.",
+        type: "unavailable_error",
+        param: null,
+        code: "store_rejected",
+      },
+    });
+    expect(await state()).toBe("open");
+    expect((await sql`SELECT count(*)::int AS n FROM provider_circuits`)[0].n).toBe(1);
+    // a re-read keeps it open (the database's row): memory and database agree
+    await reread();
+    await Bun.sleep(500);
+    expect(await state()).toBe("open");
+    await sql.unsafe(`DROP TRIGGER keep_circuits ON provider_circuits`);
+    const again = await fetch(`${app!.url}/admin/api/providers/p/close-circuit`, { method: "POST" });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ provider: "p", closed: { state: "open", reason: "10 consecutive 5xx" } });
+    expect(await state()).toBe("closed");
+    expect((await sql`SELECT count(*)::int AS n FROM provider_circuits`)[0].n).toBe(0);
+    expect(await dropped()).toBe(0);
+  } finally {
+    await sql.close();
   }
 }, 60_000);
 
