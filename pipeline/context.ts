@@ -121,6 +121,13 @@ export interface IncomingCommon {
   pathModel?: string;
   /** With {@link pathModel}: whether the URL asked for a streamed reply. */
   pathStream?: boolean;
+  /**
+   * A refusal the HTTP layer read from the URL alone (Gemini: `:streamGenerateContent` without
+   * `?alt=sse`, a method not served). The guard answers it after the client key's check (a remote caller
+   * without a key gets its 401 first), and the request is finished, logged, counted and traced like
+   * any other refused request (SPEC O-3, O-4, O-5).
+   */
+  refusal?: HubError;
   /** How the request arrived when not as an HTTP request of its own: a Responses WebSocket frame (SPEC 2.5). */
   transport?: "websocket";
   /**
@@ -190,6 +197,8 @@ export interface RequestContext {
   recording: FlightRecording | undefined;
   /** The model and stream mode named in the URL (Gemini), see {@link IncomingRequest.pathModel}. */
   path?: { model: string; stream: boolean };
+  /** The HTTP layer's refusal of the request's URL ({@link IncomingRequest.refusal}). */
+  refusal?: HubError;
   /** Set for a request that came as a Responses WebSocket frame (SPEC 2.5). */
   transport?: "websocket";
   /** The event transport's sink of the committed reply ({@link IncomingRequest.events}). */
@@ -415,6 +424,7 @@ export function newContext(incoming: IncomingRequest, now: number, ids: Ids = de
   };
   // Set only when present (no spread of a conditional object per request).
   if (incoming.pathModel !== undefined) ctx.path = { model: incoming.pathModel, stream: incoming.pathStream === true };
+  if (incoming.refusal) ctx.refusal = incoming.refusal;
   if (incoming.transport) ctx.transport = incoming.transport;
   if (incoming.events) ctx.events = incoming.events;
   if (incoming.body) ctx.received = incoming.body;

@@ -410,6 +410,8 @@ export function startGuard(ctx: RequestContext, deps: GuardDeps): GuardStep {
   if (!auth.ok) return auth.disabledKey === undefined ? refuse(ctx, auth.error) : refuseDisabled(ctx, auth.disabledKey, auth.error, settings, deps.decodeBody);
   ctx.key = auth.key;
   if (auth.key) ctx.trace.keyName = auth.key.name;
+  // The HTTP layer refused the URL (IncomingRequest.refusal): answered after the key's check, the body unread.
+  if (ctx.refusal) return refuseUrl(ctx, ctx.refusal);
 
   if (ctx.received) {
     // An event transport parsed the body already (SPEC 2.5): only its size is checked here (G-4), on
@@ -592,6 +594,16 @@ export async function readBodyPrefix(request: Request, maxBytes: number, waitMs:
 }
 
 /** The guard's refusal: `err` in the client's format, with the request's headers. */
+/**
+ * The HTTP layer's refusal of a request's URL ({@link RequestContext.refusal}), naming the model of
+ * the URL (Gemini's `…/models/{model}:method`) in the route trace and the log line when there is one.
+ */
+function refuseUrl(ctx: RequestContext, err: HubError): Response {
+  const requested = ctx.path ? requestedModelOf(ctx.path.model) : undefined;
+  if (typeof requested === "string") ctx.requestedModel = ctx.trace.requestedModel = requested;
+  return refuse(ctx, err);
+}
+
 function refuse(ctx: RequestContext, err: HubError): Response {
   return errorAnswer(ctx, err);
 }

@@ -256,7 +256,10 @@ function queryParam(url: string, name: string): string | null {
  * The Gemini endpoints (SPEC 2.1): `POST …/models/{model}:generateContent`,
  * `:streamGenerateContent` (server-sent events; the `?alt=sse` form every Gemini SDK asks for — the
  * JSON-array stream without it is refused with a 400 saying so), `:countTokens`. Other methods are a
- * 404 in Gemini's error shape, and so is a path without `{model}:method`. `path` is the request's path
+ * 404 in Gemini's error shape. Those two refusals go through the gateway (IncomingRequest.refusal):
+ * after the client key's check, and logged, counted and traced as other refused requests (until
+ * 2026-12-07 they were answered here, with no log line, metric or span). A path without
+ * `{model}:method` is a 404 answered here. `path` is the request's path
  * without its query, not decoded (`prefix` and then the rest); served by Bun's route
  * ({@link nativeApiRoutes}) and by Elysia's.
  */
@@ -270,19 +273,21 @@ function geminiApi(deps: ServerDeps, prefix: string) {
         holdOpen(server, request); // the gateway's `finish` times the socket again (src/http/keep-alive.ts)
         return deps.gateway.handle({ request, endpoint: "gemini", peer, pathModel: call.model, pathStream: false });
       case "streamGenerateContent":
-        if (queryParam(request.url, "alt") !== "sse") {
-          return errorResponse(
-            "gemini",
-            hubError("invalid_request", "streamGenerateContent is served as server-sent events only: add ?alt=sse (what the Gemini SDKs and Gemini CLI send).", { param: "alt" }),
-          );
-        }
         holdOpen(server, request);
+        if (queryParam(request.url, "alt") !== "sse") {
+          // refused by the gateway's guard after the key's check: logged, counted and traced (SPEC O-3..O-5)
+          const refusal = hubError("invalid_request", "streamGenerateContent is served as server-sent events only: add ?alt=sse (what the Gemini SDKs and Gemini CLI send).", { param: "alt" });
+          return deps.gateway.handle({ request, endpoint: "gemini", peer, pathModel: call.model, pathStream: true, refusal });
+        }
         return deps.gateway.handle({ request, endpoint: "gemini", peer, pathModel: call.model, pathStream: true });
       case "countTokens":
         holdOpen(server, request);
         return deps.gateway.handle({ request, endpoint: "gemini_count_tokens", peer, pathModel: call.model, pathStream: false });
-      default:
-        return errorResponse("gemini", hubError("not_found", `The method ${call.method} is not served by this gateway (generateContent, streamGenerateContent and countTokens are).`));
+      default: {
+        holdOpen(server, request);
+        const refusal = hubError("not_found", `The method ${call.method} is not served by this gateway (generateContent, streamGenerateContent and countTokens are).`);
+        return deps.gateway.handle({ request, endpoint: "gemini", peer, pathModel: call.model, pathStream: false, refusal });
+      }
     }
   };
 }
