@@ -10,7 +10,7 @@ import { clientHeadersOf, errorAnswer, responseHeaders, tryHubOf, type RequestCo
 import { executeCall, TransportError, type ExecutorFor } from "./execute.ts";
 import { CallbackDeadline } from "./deadline-sweep.ts";
 import { pickAccount, verdictDecision, type AccountPool } from "./pick.ts";
-import type { AttemptTrace, Clock } from "./ports.ts";
+import type { Account, AttemptTrace, Clock } from "./ports.ts";
 import { estimateInputTokens } from "./predicates.ts";
 import type { Target } from "./resolve.ts";
 import { upstreamTraceparent } from "./trace-context.ts";
@@ -73,6 +73,16 @@ export interface CountTokensDeps {
 }
 
 /**
+ * Filled by {@link countTokens} when the first target's provider gave the count (not estimated
+ * locally): that target and the account it was asked with, for the request's metrics, span and log
+ * line (its serving provider, as a generation's).
+ */
+export interface CountedBy {
+  target?: Target;
+  account?: Account;
+}
+
+/**
  * POST /v1/messages/count_tokens and Gemini's `:countTokens` after the gateway's guard, resolve and
  * order stages (SPEC 2.1): when the first target's provider speaks the client's format (Anthropic
  * Messages, or Gemini) and has an eligible account, the client's body (model replaced by the upstream
@@ -85,7 +95,7 @@ export interface CountTokensDeps {
  * bodies never reach the client. A body that is no Messages request at all is a 400. The route trace
  * records the attempt and which way the answer was made.
  */
-export async function countTokens(ctx: RequestContext, targets: Target[], deps: CountTokensDeps): Promise<Response> {
+export async function countTokens(ctx: RequestContext, targets: Target[], deps: CountTokensDeps, served?: CountedBy): Promise<Response> {
   const gemini = ctx.clientFormat === "gemini";
   const answer = (n: number) => {
     const headers = responseHeaders(ctx);
@@ -161,6 +171,10 @@ export async function countTokens(ctx: RequestContext, targets: Target[], deps: 
       return local(`${target.provider.id} sent no token count`);
     }
     ctx.trace.decisions.push({ subject: "count_tokens", verdict: "in", reason: `counted by ${target.label}` });
+    if (served) {
+      served.target = target;
+      served.account = account;
+    }
     return answer(count);
   } catch (e) {
     attempt.durationMs = deps.clock.now() - started;

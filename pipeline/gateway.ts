@@ -6,7 +6,7 @@
 import { hubError, type WireFormat } from "../formats/hub.ts";
 import { runAttempts, type AttemptDeps, type AttemptRoute, type AttemptSettings } from "./attempt-loop.ts";
 import { bodyLeftUnread, defaultIds, errorAnswer, errorResponse, isCountTokens, newContext, type Ids, type IncomingRequest, type ReceivedBody, type RequestContext } from "./context.ts";
-import { countTokens } from "./count-tokens.ts";
+import { countTokens, type CountedBy } from "./count-tokens.ts";
 import { BodyRead, guardRead, receivedTooLarge, startGuard, type GuardDeps, type GuardSettings } from "./guard.ts";
 import type { TargetOrder } from "./order.ts";
 import type { Clock, RestoredSecretMemories } from "./ports.ts";
@@ -114,8 +114,10 @@ export function createGateway(deps: GatewayDeps): Gateway {
           const targets = deps.order ? deps.order.forRequest(ctx, resolution) : resolution.targets;
           if (isCountTokens(ctx.endpoint)) {
             // SPEC 2.1: forwarded to the first target when it speaks the client's format, else estimated.
-            res = await countTokens(ctx, targets, deps);
-            deps.finish(ctx, { outcome: res.ok ? "ok" : "error", status: res.status, attempts: ctx.trace.attempts.length, fallback: false });
+            // the provider that gave the count serves it (metrics, span, log line), as a generation's does
+            const counted: CountedBy = {};
+            res = await countTokens(ctx, targets, deps, counted);
+            deps.finish(ctx, { outcome: res.ok ? "ok" : "error", status: res.status, target: counted.target, account: counted.account, attempts: ctx.trace.attempts.length, fallback: false });
             break answered;
           }
           const combo = resolution.combo;

@@ -44,7 +44,8 @@ export function requestReporter(d: ReportDeps): (ctx: RequestContext, f: Finishe
     // Arguments are built only when exporting (an optional call): nothing for an instance without OTel.
     d.telemetry?.record({
       trace: ctx.trace,
-      usage: ctx.endpoint !== "count_tokens" ? rec : undefined,
+      // a token count's too (no token counts, no cost): its serving provider and account name the span's
+      usage: rec,
       endpoint: ctx.endpoint,
       startedAt: ctx.startedAt,
       endedAt: now,

@@ -36,7 +36,7 @@ import { AlwaysOnSampler, BatchSpanProcessor, TracerProvider } from "@openteleme
 import type { IdGenerator, ReadableSpan, SpanExporter } from "@opentelemetry/sdk-trace";
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { AttemptTrace, RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
-import { parseTraceparent, randomHexId } from "../../pipeline/index.ts";
+import { isCountTokens, parseTraceparent, randomHexId, type Endpoint } from "../../pipeline/index.ts";
 import { OTEL_ENV, sdkDisabled } from "./otel-env.ts";
 import { shownTracesUrl } from "../show-url.ts";
 import { priceVendor } from "../pricing/prices.ts";
@@ -44,7 +44,10 @@ import { priceVendor } from "../pricing/prices.ts";
 /** What the app hands over for one finished request. */
 export interface FinishedRequest {
   trace: RouteTrace;
-  /** The usage row (token counts, served model, account), when one was recorded. */
+  /**
+   * The usage record (token counts, served model, provider and account; `estimated` when the provider
+   * reported no usage). A token count's has no token counts: it names the provider that gave the count.
+   */
   usage?: UsageRecord;
   /** The endpoint family (`messages`, `chat`, `responses`, `count_tokens`, …). */
   endpoint: string;
@@ -129,9 +132,12 @@ export interface Telemetry {
   shutdown(): Promise<void>;
 }
 
-/** GenAI `gen_ai.operation.name` of an endpoint family. */
+/**
+ * GenAI `gen_ai.operation.name` of an endpoint family: `count_tokens` for both token counts (Messages'
+ * `/v1/messages/count_tokens` and Gemini's `:countTokens`, pipeline/context.ts isCountTokens).
+ */
 function operation(endpoint: string): string {
-  if (endpoint === "count_tokens") return "count_tokens";
+  if (isCountTokens(endpoint as Endpoint)) return "count_tokens";
   if (endpoint === "embeddings") return "embeddings";
   return "chat";
 }
