@@ -81,7 +81,8 @@ export function requestReporter(d: ReportDeps): (ctx: RequestContext, f: Finishe
         fallback: f.fallback || undefined,
         ttfbMs: rec.ttfbMs,
         totalMs: rec.totalMs,
-        usage: rec.usage,
+        // SPEC O-1: figures the gateway estimated (the provider reported none) are marked so, as in the usage row
+        usage: rec.estimated ? { ...rec.usage, estimated: true } : rec.usage,
         costUsd: rec.costUsd,
         // SPEC S-1 savings and R-1 redaction counts (never values); not in the usage table yet.
         tokenSaver: ctx.trace.tokenSaver,

@@ -217,6 +217,41 @@ export class LabelledHistogram<L extends string> extends SeriesFamily<L, Histogr
   }
 }
 
+/**
+ * The token series of one counter family ({@link LabelledCounter} labelled provider, model, kind), one
+ * per entry of TOKEN_KINDS per (provider, model) pair; past {@link MAX_MODEL_SERIES} pairs a new pair
+ * shares its provider's {@link OTHER_MODEL} series.
+ */
+class TokenSeries {
+  private readonly perModel: Nested<Nested<Array<{ value: number }>>> = new Map();
+  /** (provider, model) pairs in {@link perModel}. */
+  private modelPairs = 0;
+  private readonly perProviderOther = new Map<string, Array<{ value: number }>>();
+
+  constructor(readonly counter: LabelledCounter<"provider" | "model" | "kind">) {}
+
+  /** The series of `provider` and `model`, in TOKEN_KINDS order, created on first use. */
+  of(provider: string, model: string): Array<{ value: number }> {
+    const byModel = this.perModel.get(provider);
+    const found = byModel?.get(model);
+    if (found !== undefined) return found;
+    if (this.modelPairs >= MAX_MODEL_SERIES) return this.other(provider);
+    const s = this.make(provider, model);
+    (byModel ?? inner(this.perModel, provider)).set(model, s);
+    this.modelPairs++;
+    return s;
+  }
+  private other(provider: string): Array<{ value: number }> {
+    let s = this.perProviderOther.get(provider);
+    if (s === undefined) this.perProviderOther.set(provider, (s = this.make(provider, OTHER_MODEL)));
+    return s;
+  }
+  private make(provider: string, model: string): Array<{ value: number }> {
+    const key = provider + "\u0000" + model;
+    return TOKEN_KINDS.map(([kind]) => this.counter.child(key + "\u0000" + kind, () => ({ provider, model, kind })));
+  }
+}
+
 /** The gateway's Prometheus metrics: one registry per instance (tests run several in one process). */
 export class GatewayMetrics {
   /** The prom-client registry holding every metric below. */
@@ -239,13 +274,20 @@ export class GatewayMetrics {
   private readonly fallbacks = new LabelledCounter<"endpoint" | "provider">("switchyard_fallbacks_total", "Requests served by a fallback (not the first choice of target or account).");
   private readonly tokens = new LabelledCounter<"provider" | "model" | "kind">(
     "switchyard_tokens_total",
-    `Tokens as the provider reported them (kind: input, output, cache_read, cache_write, reasoning); models beyond the first ${MAX_MODEL_SERIES} (provider, model) pairs count as model="${OTHER_MODEL}".`,
+    `Tokens as the provider reported them (kind: input, output, cache_read, cache_write, reasoning); replies whose provider reported none count in switchyard_estimated_tokens_total instead; models beyond the first ${MAX_MODEL_SERIES} (provider, model) pairs count as model="${OTHER_MODEL}".`,
   );
+  private readonly estimatedTokens = new LabelledCounter<"provider" | "model" | "kind">(
+    "switchyard_estimated_tokens_total",
+    `Tokens the gateway estimated for replies whose provider reported no usage (their usage rows marked estimated), by the same labels as switchyard_tokens_total; models beyond the first ${MAX_MODEL_SERIES} (provider, model) pairs count as model="${OTHER_MODEL}".`,
+  );
+  /** Series of {@link tokens} (provider-reported) and {@link estimatedTokens}. */
+  private readonly reported = new TokenSeries(this.tokens);
+  private readonly estimated = new TokenSeries(this.estimatedTokens);
   private readonly bytes = new LabelledCounter<"endpoint" | "provider">("switchyard_stream_bytes_sent_total", "Reply body bytes handed to clients after the commit point (streamed and whole replies).");
 
   constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
-    for (const m of [this.requests, this.duration, this.ttfb, this.attempts, this.fallbacks, this.tokens, this.bytes]) {
+    for (const m of [this.requests, this.duration, this.ttfb, this.attempts, this.fallbacks, this.tokens, this.estimatedTokens, this.bytes]) {
       // prom-client's registry reads any metric through `get()`; its types list only its own classes.
       this.registry.registerMetric(m as unknown as InstanceType<typeof Counter>);
     }
@@ -383,7 +425,8 @@ export class GatewayMetrics {
         const n = u[TOKEN_KINDS[i]![1]];
         // A provider's negative or non-finite count would make a counter go down or stick at +Inf.
         if (!countable(n)) continue;
-        series ??= this.tokenSeries(provider, model);
+        // A row marked estimated (the provider reported no usage, SPEC O-1) counts apart from reported tokens.
+        series ??= (rec.estimated ? this.estimated : this.reported).of(provider, model);
         series[i]!.value += n;
       }
     }
@@ -423,34 +466,6 @@ export class GatewayMetrics {
     const s = this.attempts.child(endpoint + "\u0000" + provider + "\u0000" + result, () => ({ endpoint, provider, result }));
     inner(inner(this.perAttempt, endpoint), provider).set(result, s);
     return s;
-  }
-
-  /**
-   * The token series of a provider and model, one per entry of TOKEN_KINDS; past
-   * {@link MAX_MODEL_SERIES} pairs a new pair shares its provider's {@link OTHER_MODEL} series.
-   */
-  private readonly perModel: Nested<Nested<Array<{ value: number }>>> = new Map();
-  /** (provider, model) pairs in {@link perModel}. */
-  private modelPairs = 0;
-  private tokenSeries(provider: string, model: string): Array<{ value: number }> {
-    const byModel = this.perModel.get(provider);
-    const found = byModel?.get(model);
-    if (found !== undefined) return found;
-    if (this.modelPairs >= MAX_MODEL_SERIES) return this.otherSeries(provider);
-    const s = this.makeTokenSeries(provider, model);
-    (byModel ?? inner(this.perModel, provider)).set(model, s);
-    this.modelPairs++;
-    return s;
-  }
-  private readonly perProviderOther = new Map<string, Array<{ value: number }>>();
-  private otherSeries(provider: string): Array<{ value: number }> {
-    let s = this.perProviderOther.get(provider);
-    if (s === undefined) this.perProviderOther.set(provider, (s = this.makeTokenSeries(provider, OTHER_MODEL)));
-    return s;
-  }
-  private makeTokenSeries(provider: string, model: string): Array<{ value: number }> {
-    const key = provider + "\u0000" + model;
-    return TOKEN_KINDS.map(([kind]) => this.tokens.child(key + "\u0000" + kind, () => ({ provider, model, kind })));
   }
 
   /** The exposition text (Prometheus text format 0.0.4). */

@@ -377,6 +377,8 @@ function recordSpans(tracer: Tracer, ids: PreparedIds, req: FinishedRequest): vo
   if (u?.usage.outputTokens !== undefined) attrs["gen_ai.usage.output_tokens"] = u.usage.outputTokens;
   if (u?.usage.cacheReadTokens !== undefined) attrs["gen_ai.usage.cache_read.input_tokens"] = u.usage.cacheReadTokens;
   if (u?.usage.cacheWriteTokens !== undefined) attrs["gen_ai.usage.cache_creation.input_tokens"] = u.usage.cacheWriteTokens;
+  // SPEC O-1: the gen_ai.usage.* figures are the gateway's estimate (the provider reported none)
+  if (u?.estimated) attrs["switchyard.usage.estimated"] = true;
   if (u?.costUsd !== undefined) attrs["switchyard.cost_usd"] = u.costUsd;
   const failed = t.outcome !== undefined && t.outcome !== "ok";
   if (failed) attrs["error.type"] = errorType(t.status, t.outcome, req.errorCode);
