@@ -450,8 +450,9 @@ async function streamedGuard(ctx: RequestContext, deps: GuardDeps, request: Requ
 function guardBytes(ctx: RequestContext, deps: GuardDeps, bytes: Uint8Array | HubError): RequestContext | Response | Promise<RequestContext | Response> {
   if (!(bytes instanceof Uint8Array)) {
     const refusal = refuse(ctx, bytes);
-    // The rest of a body that did not arrive in time must not be read as the next request.
-    if (bytes.status === 408) refusal.headers.set("connection", "close");
+    // The rest of a body that did not arrive in time, or that was cut at the size limit (a chunked body
+    // past max_body_bytes), must not be read as the next request nor hold the socket while it comes.
+    if (bytes.status === 408 || bytes.status === 413) refusal.headers.set("connection", "close");
     return refusal;
   }
   ctx.rawBody = bytes;

@@ -1,12 +1,10 @@
 /**
- * Found by review (report only): a chunked request body on /v1 that grows past `server.max_body_bytes`
- * gets the 413 once the guard's read passes the limit (pipeline/guard.ts `receivedTooLarge`), but that
- * reply has no `Connection: close` and the server keeps the connection while the client goes on sending
- * chunks: with `keep_alive_timeout_ms: 0`, for as long as it sends. The read began, so `bodyUsed` is
- * true and pipeline/context.ts `bodyLeftUnread` (0e2f84fa) says nothing was left unread, and the 408's
- * own close does not apply either. It is the hold 0e2f84fa closed for bodies never read, on a body cut
- * by the size limit. Expected: the 413 with `Connection: close`, and the server closes the connection.
- * Actual: 413 without it, connection still open 3 s later while chunks keep coming every 200 ms.
+ * A chunked request body on /v1 that grows past `server.max_body_bytes` gets the 413 once the guard's
+ * read passes the limit, and that reply says `Connection: close` and the server closes the connection
+ * (pipeline/guard.ts guardBytes): the rest of a body cut at the limit is left unread and must not hold
+ * the socket while the client goes on sending chunks (`bodyUsed` is true, so bodyLeftUnread does not
+ * apply). Found by review; before the fix the 413 had no close and the socket stayed open 3 s later
+ * while chunks kept coming every 200 ms with `keep_alive_timeout_ms: 0`.
  */
 import { expect, test } from "bun:test";
 import { connect } from "node:net";
