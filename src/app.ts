@@ -444,6 +444,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     browser: () => (browserPolicy?.of === cfg ? browserPolicy.policy : (browserPolicy = { of: cfg, policy: { bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins } }).policy),
     responsesSocketIdleMs: opts.responsesSocketIdleMs, onResponsesSocketHeldBack: opts.onResponsesSocketHeldBack, stopping: stopping.signal,
     geminiModels: (request) => geminiModelList(cfg, discovery.publishedAll(), allowedModels(request, true)),
+    bodyTimeoutMs: () => cfg.server.bodyTimeoutMs,
     geminiModel: (id, request) => geminiModelEntry(cfg, id, discovery.publishedAll(), allowedModels(request, true)),
     adminRefusal: (request, peer) => adminRefusal(request, peer, { keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions }),
     authorize: (request, peer, format) => {

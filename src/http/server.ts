@@ -12,7 +12,7 @@ import { ResponsesSocketSession, takesDeflateFrom, type SocketLike } from "./res
 import { browserGuard, collapseSlashes, formatForPath, pathOf, type BrowserPolicy } from "./browser-guard.ts";
 import { pathHint, rootAnswer } from "./path-aliases.ts";
 import { StoreError } from "../store/types.ts";
-import { bodyLeftUnread, closeIfBodyUnread, holdOpen } from "./keep-alive.ts";
+import { bodyLeftUnread, closeIfBodyUnread, drainDeadlineMs, drainUnreadBody, holdOpen } from "./keep-alive.ts";
 import { urlTooLong } from "./request-head.ts";
 import { allowedMethods, type ListedRoute } from "./admin-methods.ts";
 
@@ -57,6 +57,8 @@ export interface ServerDeps {
   geminiModels?: (request: Request) => unknown;
   /** GET /v1beta/models/{model}; undefined when unknown (or outside the asking key's allow-list). */
   geminiModel?: (id: string, request: Request) => unknown | undefined;
+  /** `server.body_timeout_ms`, read per request: bounds how long a small body a route left unread is drained (src/http/keep-alive.ts `closeIfBodyUnread`). */
+  bodyTimeoutMs?: () => number;
 }
 
 /**
@@ -341,10 +343,10 @@ function nativeApiRoutes(deps: ServerDeps): Record<string, { POST: (request: Req
     POST(request: Request, server: PeerSource): Response | Promise<Response> {
       const verdict = browserGuard(request, deps.browser());
       // Answered before the body (a foreign page, a preflight): Connection: close when one was declared.
-      if (verdict.response) return closeIfBodyUnread(request, verdict.response);
+      if (verdict.response) return closeIfBodyUnread(request, verdict.response, drainDeadlineMs(deps.bodyTimeoutMs?.()));
       let answer = serve(request, server);
       // A reply made at once is made before the body is read (a Gemini path's 404 or 414): the same rule.
-      if (answer instanceof Response) answer = closeIfBodyUnread(request, answer);
+      if (answer instanceof Response) answer = closeIfBodyUnread(request, answer, drainDeadlineMs(deps.bodyTimeoutMs?.()));
       for (const _ in verdict.headers) return answer instanceof Response ? withHeaders(answer, verdict.headers) : answer.then((res) => withHeaders(res, verdict.headers));
       return answer;
     },
@@ -380,6 +382,8 @@ function nativeApiRoutes(deps: ServerDeps): Record<string, { POST: (request: Req
  * GETs, admin) and unknown paths go through Elysia's router via Bun's `fetch`.
  */
 export function createServer(deps: ServerDeps) {
+  /** How long a small body a route left unread is drained before its reply (src/http/keep-alive.ts). */
+  const drainMs = () => drainDeadlineMs(deps.bodyTimeoutMs?.());
   // A request the gateway serves is not idle-timed until its reply ends (the gateway's `finish` times
   // the socket again: src/http/keep-alive.ts).
   const api = (endpoint: Endpoint) => ({ request, server }: { request: Request; server: PeerSource | null }) => {
@@ -487,19 +491,31 @@ export function createServer(deps: ServerDeps) {
     .onRequest(({ request, set }) => {
       const verdict = browserGuard(request, deps.browser());
       // An answer here reads no body: Connection: close when one was declared (src/http/keep-alive.ts).
-      if (verdict.response) return closeIfBodyUnread(request, verdict.response);
+      if (verdict.response) return closeIfBodyUnread(request, verdict.response, drainMs());
       Object.assign(set.headers, verdict.headers);
       // A URL past the gateway's own limit (src/http/request-head.ts): a 414 in the path's format.
       const refused = urlTooLong(request) ?? bodyLimit(request);
-      return refused && closeIfBodyUnread(request, refused);
+      return refused && closeIfBodyUnread(request, refused, drainMs());
     })
     // Every route's answer: Connection: close when the request's declared body was left unread (a route
     // that reads none), so that Bun closes the connection instead of waiting for the rest of the body
     // (src/http/keep-alive.ts closeIfBodyUnread). Errors and unknown paths: `onError` below.
+    // A small body that arrived whole keeps the connection (drained first; the reply waits for it).
     .mapResponse(({ request, responseValue, set }) => {
       if (!bodyLeftUnread(request)) return;
-      if (responseValue instanceof Response) return closeIfBodyUnread(request, responseValue);
-      set.headers.connection = "close";
+      if (responseValue instanceof Response) return closeIfBodyUnread(request, responseValue, drainMs());
+      // A value Elysia maps (the admin API's JSON objects), with `set`: the header set before it is
+      // mapped. The promise of the value is mapped as the value (Elysia's mapResponse awaits a Promise);
+      // typed as a Response only because the hook's type says so. The WebSocket route's undefined: closed.
+      const drained = responseValue === undefined ? false : drainUnreadBody(request, drainMs());
+      if (drained === false) {
+        set.headers.connection = "close";
+        return;
+      }
+      return drained.then((whole) => {
+        if (!whole) set.headers.connection = "close";
+        return responseValue as Response;
+      });
     })
     .post("/v1/chat/completions", api("chat") as never, noParse)
     .post("/v1/responses", api("responses") as never, noParse)
@@ -547,7 +563,7 @@ export function createServer(deps: ServerDeps) {
     // use, and a hook taking the whole context would make every route parse, so wait for, the body.)
     .onError(({ code, request, error, server }) => {
       const answer = errorAnswerOf(code, request, error, server);
-      return answer instanceof Response ? closeIfBodyUnread(request, answer) : answer.then((res) => closeIfBodyUnread(request, res));
+      return answer instanceof Response ? closeIfBodyUnread(request, answer, drainMs()) : answer.then((res) => closeIfBodyUnread(request, res, drainMs()));
     });
   /** The answer of an error Elysia caught (`onError`), or of a path no route matched. */
   function errorAnswerOf(code: unknown, request: Request, error: unknown, server: unknown): Response | Promise<Response> {
