@@ -10,20 +10,15 @@
 import type { TapState } from "../formats/codec.ts";
 import { concatBytes } from "../formats/sse.ts";
 import { chunkHead, doneLineAt, usageChunk, type ChunkHead } from "../formats/openai-chat/usage-chunk.ts";
+import { defaultChatId } from "../formats/openai-chat/encoder.ts";
 import { estimateReplyUsage, type UsageEstimates } from "./estimate-reply-usage.ts";
 
-/** Longest chunk line parsed for the usage chunk's `id`, `created` and `model`, in bytes (a longer one is passed over). */
-const HEAD_LINE_BYTES = 16 * 1024;
-/** How many of the stream's first `data: {` lines are looked at for one with an id (Azure's prompt-filter chunk, `"id":""`, comes first). */
-const HEAD_LINES = 8;
 const utf8 = new TextEncoder();
 
 /** Adds the usage chunk to a native Chat stream's output (see the module's comment); one per reply. */
 export class UsageChunkAdder {
   /** The stream's first chunk with an id (its head, copied), once found in an output before the last. */
   private head: ChunkHead | undefined;
-  /** The `data: {` lines still to look at for {@link head} (formats/openai-chat/usage-chunk.ts `chunkHead`). */
-  private readonly search = { left: HEAD_LINES };
   /** `[DONE]` (or the end) was reached: nothing more to add. */
   private settled = false;
 
@@ -34,23 +29,27 @@ export class UsageChunkAdder {
    * The tap's output `out` (whole events), with the usage chunk put before its `data: [DONE]` line
    * when the reply finished (`state.stopReason`, no `state.error`) without a usage object
    * (`state.usageSeen`) and `[DONE]` is in it (read by the tap: `state.terminal`; or `ended`, the
-   * tap's `end` output, which appends it). The chunk's `id`, `created` and `model` are the first
-   * chunk's with a non-empty id, however the reads fell: looked for in each output before the last
-   * until found, and in the last only when the chunk is added.
+   * tap's `end` output, which appends it). The chunk's `id`, `created`, `model` and
+   * `system_fingerprint` are the first chunk's with a non-empty id wherever it comes, however the
+   * reads fell: looked for in each output before the last until found (formats/openai-chat/usage-chunk.ts
+   * `chunkHead`: a byte search, a parse only of the line found; nothing of an output is kept), and in
+   * the last only when the chunk is added. When no chunk had one the chunk gets a new `chatcmpl-` id
+   * (as a translated Chat stream's) and no `created` or `model`: the openai SDK's
+   * `ChatCompletionStream` keeps a chunk's `usage` only from a chunk with an id.
    * `outputChars`: the characters of content forwarded, for the output estimate (asked only then).
    */
   add(out: Uint8Array, state: TapState, ended: boolean, outputChars: () => number): Uint8Array {
     if (this.settled || out.byteLength === 0) return out;
     if (!state.terminal && !ended) {
       // A reply read whole in one output (the usual short one) is looked at below, only when the chunk is added.
-      if (this.head === undefined && this.search.left > 0) this.head = chunkHead(out, HEAD_LINE_BYTES, this.search);
+      if (this.head === undefined) this.head = chunkHead(out);
       return out;
     }
     this.settled = true;
     if (state.stopReason === null || state.error !== undefined || state.usageSeen) return out;
     const at = doneLineAt(out);
     if (at < 0) return out;
-    const head = this.head ?? chunkHead(out, HEAD_LINE_BYTES, this.search);
+    const head = this.head ?? chunkHead(out) ?? { id: defaultChatId() };
     const chunk = utf8.encode(usageChunk(head, estimateReplyUsage(this.estimates, outputChars())));
     return concatBytes([out.subarray(0, at), chunk, out.subarray(at)]);
   }

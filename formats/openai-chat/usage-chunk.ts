@@ -7,6 +7,7 @@
 import type { Usage } from "../hub.ts";
 import { isObj } from "../json.ts";
 import { tryParseJson } from "../sse.ts";
+import { indexOfBytes } from "../index-of-bytes.ts";
 import { usageToChat } from "./mapping.ts";
 
 const LF = 10;
@@ -53,34 +54,51 @@ export interface ChunkHead {
   system_fingerprint?: string;
 }
 
+/** `"id"`: a member name in JSON text, or a string value (then no colon follows it). */
+const ID_KEY = new Uint8Array([34, 105, 100, 34]);
+
+/** Whether the JSON text of `b` from `j` is a colon then a non-empty string (`: "x…`, JSON whitespace allowed). */
+function nonEmptyStringValue(b: Uint8Array, j: number): boolean {
+  while (j < b.length && (b[j] === 32 || b[j] === 9 || b[j] === LF || b[j] === CR)) j++;
+  if (b[j] !== 58) return false;
+  j++;
+  while (j < b.length && (b[j] === 32 || b[j] === 9)) j++;
+  return b[j] === 34 && j + 1 < b.length && b[j + 1] !== 34;
+}
+
 /**
  * The head of the first `data: {…}` line in `bytes` (whole Chat events, as the passthrough tap
- * forwards them) whose JSON has a non-empty string `id`; undefined when none of the lines looked at
- * has one. Azure's prompt-filter chunk (`"id":""`) and an SSE comment are passed over, as is a line
- * longer than `limit` bytes (not parsed). `search.left`: how many `data: {` lines may still be looked
- * at, lowered by each one looked at (parsed or passed over), so a stream read in several outputs is
- * looked at as the same lines in the same order as one read whole; nothing is read once it is 0.
+ * forwards them) whose JSON has a non-empty string `id`; undefined when none has one. A line is parsed
+ * only when its bytes hold a member `"id"` with a non-empty string value (a native search over all of
+ * `bytes`; in JSON text an unescaped `"id"` followed by a colon is a member name, of the chunk or of a
+ * nested object such as a tool call, never text inside a string), so Azure's prompt-filter chunk
+ * (`"id":""`), a chunk without an id and an SSE comment cost no parse; a line that passes and whose
+ * chunk has no such `id` of its own (a tool call's id only) costs one and is passed over. A chunk
+ * split over several `data:` lines is not read.
  */
-export function chunkHead(bytes: Uint8Array, limit: number, search: { left: number }): ChunkHead | undefined {
-  for (let at = 0; at < bytes.length && search.left > 0; ) {
-    let end = at;
-    while (end < bytes.length && bytes[end] !== LF && bytes[end] !== CR) end++;
-    if (holds(bytes, at, DATA)) {
-      const v = bytes[at + 5] === 32 ? at + 6 : at + 5;
-      if (bytes[v] === 123) {
-        search.left--;
-        const p = end - v <= limit ? tryParseJson(text.decode(bytes.subarray(v, end))) : undefined;
-        if (isObj(p) && typeof p.id === "string" && p.id !== "") {
-          const head: ChunkHead = { id: p.id };
-          if (typeof p.created === "number") head.created = p.created;
-          if (typeof p.model === "string") head.model = p.model;
-          if (typeof p.system_fingerprint === "string") head.system_fingerprint = p.system_fingerprint;
-          return head;
-        }
+export function chunkHead(bytes: Uint8Array): ChunkHead | undefined {
+  for (let i = indexOfBytes(bytes, ID_KEY); i !== -1; ) {
+    if (!nonEmptyStringValue(bytes, i + ID_KEY.length)) {
+      i = indexOfBytes(bytes, ID_KEY, i + 1);
+      continue;
+    }
+    const start = Math.max(bytes.lastIndexOf(LF, i), bytes.lastIndexOf(CR, i)) + 1;
+    let end = bytes.indexOf(LF, i);
+    const cr = bytes.indexOf(CR, i);
+    if (end === -1 || (cr !== -1 && cr < end)) end = cr;
+    if (end === -1) end = bytes.length;
+    if (holds(bytes, start, DATA)) {
+      const v = bytes[start + 5] === 32 ? start + 6 : start + 5;
+      const p = bytes[v] === 123 ? tryParseJson(text.decode(bytes.subarray(v, end))) : undefined;
+      if (isObj(p) && typeof p.id === "string" && p.id !== "") {
+        const head: ChunkHead = { id: p.id };
+        if (typeof p.created === "number") head.created = p.created;
+        if (typeof p.model === "string") head.model = p.model;
+        if (typeof p.system_fingerprint === "string") head.system_fingerprint = p.system_fingerprint;
+        return head;
       }
     }
-    while (end < bytes.length && (bytes[end] === LF || bytes[end] === CR)) end++;
-    at = end;
+    i = indexOfBytes(bytes, ID_KEY, end);
   }
   return undefined;
 }
@@ -88,10 +106,9 @@ export function chunkHead(bytes: Uint8Array, limit: number, search: { left: numb
 /**
  * The usage-only chunk `data: {"id", "object": "chat.completion.chunk", "created", "model",
  * ["system_fingerprint",] "choices": [], "usage"}` + a blank line, its fields those of the stream's
- * first chunk with an id (`head`, {@link chunkHead}; a member it lacks is left out, and all but
- * `object` when there is none) and `usage` written as mapping.ts `usageToChat` writes it (the
+ * first chunk with an id (`head`, {@link chunkHead}; a member it lacks is left out) and `usage` written as mapping.ts `usageToChat` writes it (the
  * translated Chat stream's usage chunk).
  */
-export function usageChunk(head: ChunkHead | undefined, usage: Usage): string {
-  return `data: ${JSON.stringify({ id: head?.id, object: "chat.completion.chunk", created: head?.created, model: head?.model, system_fingerprint: head?.system_fingerprint, choices: [], usage: usageToChat(usage) })}\n\n`;
+export function usageChunk(head: ChunkHead, usage: Usage): string {
+  return `data: ${JSON.stringify({ id: head.id, object: "chat.completion.chunk", created: head.created, model: head.model, system_fingerprint: head.system_fingerprint, choices: [], usage: usageToChat(usage) })}\n\n`;
 }

@@ -2,7 +2,8 @@
  * pipeline/add-usage-chunk.ts through the native Chat passthrough driver: the usage chunk a client
  * that asked for `include_usage` gets before `data: [DONE]` when the upstream sent none, however the
  * reads split the stream; nothing added to a stream that had usage, failed, or was cut. The added
- * chunk carries the first chunk's non-empty `id` however the reads fell: the official `openai` SDK's
+ * chunk carries the first non-empty `id` of a chunk wherever it comes and however the reads fell (a
+ * new `chatcmpl-` id when none came): the official `openai` SDK's
  * ChatCompletionStream takes a chunk into its result only `if (chunk.id)`, so without one
  * `finalChatCompletion().usage` is undefined.
  */
@@ -108,7 +109,7 @@ describe("the added usage chunk carries the reply's id however the reads fall", 
     expect((await sdkFinal(split)).usage?.prompt_tokens).toBe(3);
   });
 
-  test("a first chunk over 16 KiB: the next chunk's id, read whole or split after it", async () => {
+  test("a first chunk over 16 KiB: its id (c-1), read whole or split after it", async () => {
     const big = chunk([{ index: 0, delta: { role: "assistant", content: "x".repeat(17 * 1024) }, finish_reason: null }]);
     const sse = big + TEXT + FINISH + "data: [DONE]\n\n";
     const whole = run(sse);
@@ -127,15 +128,29 @@ describe("the added usage chunk carries the reply's id however the reads fall", 
     expect((await sdkFinal(out)).usage?.prompt_tokens).toBe(3);
   });
 
-  test("only the first 8 data lines are looked at, the same ones read whole or line by line", () => {
-    const noId = `data: ${JSON.stringify({ choices: [], id: "", object: "" })}\n\n`;
-    const sse = noId.repeat(8) + TEXT + FINISH + "data: [DONE]\n\n";
+  test("after 20 chunks without an id (\"\", none, a tool call's id only): the first id that comes, read whole or line by line, the SDK's final usage set", async () => {
+    const emptyId = `data: ${JSON.stringify({ choices: [], id: "", object: "" })}\n\n`;
+    const noId = `data: ${JSON.stringify({ object: "chat.completion.chunk", choices: [{ index: 0, delta: { content: "id" }, finish_reason: null }] })}\n\n`;
+    const callIdOnly = `data: ${JSON.stringify({ id: "", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "f", arguments: "" } }] }, finish_reason: null }] })}\n\n`;
+    const lead = emptyId.repeat(9) + noId.repeat(10) + callIdOnly;
+    const sse = lead + TEXT + FINISH + "data: [DONE]\n\n";
     const whole = run(sse);
-    expect(added(whole).id).toBeUndefined();
-    expect(added(whole).object).toBe("chat.completion.chunk");
-    expect(run(sse, Array.from({ length: 9 }, (_, i) => (i + 1) * noId.length))).toBe(whole);
-    const seven = noId.repeat(7) + TEXT + FINISH + "data: [DONE]\n\n";
-    expect(added(run(seven)).id).toBe("c-1");
-    expect(run(seven, Array.from({ length: 8 }, (_, i) => (i + 1) * noId.length))).toBe(run(seven));
+    expect(whole).toBe(lead + TEXT + FINISH + ADDED.replace('"completion_tokens":5,"total_tokens":8', '"completion_tokens":10,"total_tokens":13') + "data: [DONE]\n\n");
+    const cuts: number[] = [];
+    for (let at = sse.indexOf("\n\n") + 2; at < sse.length; at = sse.indexOf("\n\n", at) + 2) cuts.push(at);
+    expect(run(sse, cuts)).toBe(whole);
+    expect((await sdkFinal(whole)).usage?.prompt_tokens).toBe(3);
+  });
+
+  test("no chunk with an id: a new chatcmpl- id, the SDK's final usage and text set", async () => {
+    const plain = (choices: unknown[]) => `data: ${JSON.stringify({ object: "chat.completion.chunk", created: 7, model: "gpt-x", choices })}\n\n`;
+    const sse = plain([{ index: 0, delta: { role: "assistant", content: "Hello there, friend" }, finish_reason: null }]) + plain([{ index: 0, delta: {}, finish_reason: "stop" }]) + "data: [DONE]\n\n";
+    const out = run(sse);
+    expect(Object.keys(added(out))).toEqual(["id", "object", "choices", "usage"]);
+    expect(String(added(out).id)).toMatch(/^chatcmpl-[0-9a-f]{24}$/);
+    expect(added(run(sse, [sse.indexOf("data: [DONE]")])).id).toMatch(/^chatcmpl-[0-9a-f]{24}$/);
+    const final = await sdkFinal(out);
+    expect(final.usage).toEqual({ prompt_tokens: 3, completion_tokens: 5, total_tokens: 8, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } });
+    expect(final.choices[0]?.message.content).toBe("Hello there, friend");
   });
 });
