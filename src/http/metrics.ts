@@ -10,7 +10,8 @@
  * store's buffers, requests in flight, RSS — is read when a scraper asks, never on the hot path.
  *
  * Labels carry endpoint names, provider ids, model names and outcomes only: never keys, account
- * credentials or client-chosen free text other than the resolved upstream model.
+ * credentials or client-chosen free text other than the resolved upstream model, whose control
+ * characters are replaced ({@link labelValue}).
  *
  * Guard: a local caller (loopback peer, no forwarding headers) reads `/metrics` without a key, like
  * `/health`; a remote caller needs a key with the `admin` scope or the instance's admin token.
@@ -77,6 +78,25 @@ export const NO_PROVIDER = "none";
 export const MAX_MODEL_SERIES = 500;
 /** The model label of token counts beyond {@link MAX_MODEL_SERIES} distinct (provider, model) pairs. */
 export const OTHER_MODEL = "other";
+
+/**
+ * Characters a label value never carries raw: the C0 controls but LF (which the text format writes as
+ * `\n`), DEL, the C1 controls (NEL among them) and the Unicode line and paragraph separators. The text
+ * format escapes only `\`, `"` and LF in a label value, so a raw CR, vertical tab, form feed, NEL,
+ * U+2028 or U+2029 there ends a line for a parser that splits at those (Python's `str.splitlines`, a
+ * `\r?\n` split) and the rest of the line is read as junk.
+ */
+const UNSAFE_IN_LABEL = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+/**
+ * `value` as a label value may carry it in the exposition: each character of {@link UNSAFE_IN_LABEL}
+ * replaced by U+FFFD (the replacement character); the same string when it has none. Two names that
+ * differ only there share a series.
+ */
+export function labelValue(value: string): string {
+  UNSAFE_IN_LABEL.lastIndex = 0;
+  return UNSAFE_IN_LABEL.test(value) ? value.replace(UNSAFE_IN_LABEL, "\uFFFD") : value;
+}
 
 /** Label values of one series, in the metric's label-name order. */
 type LabelSet<L extends string> = Record<L, string>;
@@ -246,7 +266,9 @@ class TokenSeries {
     if (s === undefined) this.perProviderOther.set(provider, (s = this.make(provider, OTHER_MODEL)));
     return s;
   }
-  private make(provider: string, model: string): Array<{ value: number }> {
+  /** The series of `provider` and `model` (its label value: {@link labelValue}, a client may choose it), one per TOKEN_KINDS entry. */
+  private make(provider: string, rawModel: string): Array<{ value: number }> {
+    const model = labelValue(rawModel);
     const key = provider + "\u0000" + model;
     return TOKEN_KINDS.map(([kind]) => this.counter.child(key + "\u0000" + kind, () => ({ provider, model, kind })));
   }

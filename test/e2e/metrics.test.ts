@@ -403,6 +403,24 @@ describe("gauges read live state at scrape time", () => {
     expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: OTHER_MODEL, kind: "input" })).toBe(150);
   });
 
+  test("control characters of a client-chosen model name are replaced by U+FFFD in its label (LF stays, escaped): every line of the exposition is one line for a parser splitting at CR, NEL or U+2028 too", async () => {
+    const m = quietMetrics();
+    const rec = (model: string) =>
+      ({ requestId: "r", ts: 0, clientFormat: "openai-chat", requestedModel: model, providerId: "p", model, usage: { inputTokens: 3 }, estimated: false, outcome: "ok", status: 200, ttfbMs: 1, totalMs: 2, attempts: 1, fallback: false }) as never;
+    for (const model of ["a\rb", "a\tb", "x\u0000\u001b\u007f\u0085\u2028\u2029y", "l\nf", "plain"]) m.observe("chat", rec(model), 1);
+    const text = await m.text();
+    expect(text).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/);
+    expect(text).toContain('model="l\\nf"');
+    const f = parseExposition(text);
+    // Split as a universal-newline reader splits: the same lines.
+    expect(text.split(/\r\n|[\n\r\u000b\u000c\u001c-\u001e\u0085\u2028\u2029]/).length).toBe(text.split("\n").length);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "a\uFFFDb", kind: "input" })).toBe(6);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "x\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD\uFFFDy", kind: "input" })).toBe(3);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "l\nf", kind: "input" })).toBe(3);
+    expect(valueOf(f, "switchyard_tokens_total", { provider: "p", model: "plain", kind: "input" })).toBe(3);
+    expect(f.get("switchyard_tokens_total")!.samples.length).toBe(4);
+  });
+
   test("MAX_MODEL_SERIES counts (provider, model) pairs across providers: past it, each provider's new pairs count as its own model=\"other\"", async () => {
     const m = quietMetrics();
     const rec = (providerId: string, model: string) =>
