@@ -402,7 +402,8 @@ function recordSpans(tracer: Tracer, ids: PreparedIds, req: FinishedRequest): vo
 
 /**
  * One attempt's CLIENT span. `served`: the attempt whose reply began (the last, answered < 400); an
- * error of its own is the one its reply ended with, of the request's class ({@link errorType}). A
+ * error of its own is the one its reply ended with, of the request's class ({@link errorType}), and a
+ * client that left before its end makes it one too (`error.type: client_closed`, as the request's). A
  * failed attempt's `error.type` is its classification row (SPEC 6.3: `transport`, `rate_limit`, …).
  */
 function attemptSpan(tracer: Tracer, ids: PreparedIds, parent: ReturnType<typeof trace.setSpan>, op: string, req: FinishedRequest, a: AttemptTrace, streamedToEnd: boolean, served: boolean): void {
@@ -418,7 +419,8 @@ function attemptSpan(tracer: Tracer, ids: PreparedIds, parent: ReturnType<typeof
   if (a.status !== undefined) attrs["http.response.status_code"] = a.status;
   if (a.classification) attrs["switchyard.classification"] = a.classification;
   if (a.effect) attrs["switchyard.effect"] = a.effect;
-  const ok = a.error === undefined && (a.status === undefined || a.status < 400);
+  // A served attempt whose client left mid-reply ended as the request did (client_closed), not OK.
+  const ok = a.error === undefined && (a.status === undefined || a.status < 400) && !(served && req.trace.outcome === "client_closed");
   if (!ok) attrs["error.type"] = a.classification ?? (served ? errorType(undefined, req.trace.outcome, req.errorCode) : errorType(a.status, undefined, undefined));
   const start = startedAt + a.startMs;
   const end = streamedToEnd || a.durationMs === undefined ? endedAt : start + a.durationMs;

@@ -255,6 +255,36 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     }
   });
 
+  test("a client that leaves mid-stream: the serving attempt's span is an error of class client_closed, as the request's, not OK", async () => {
+    const sse = simpleReply("anthropic-messages", { text: "one two three four five six seven eight nine ten", model: "claude-x" }, true).sse!;
+    const g = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100" } });
+    // some text reaches the client (the commit), then the upstream goes silent until the client leaves
+    g.fake.handle(() => ({ sse, stall_after_bytes: sse.indexOf("four") + 20 }));
+    const client = new AbortController();
+    try {
+      const res = await fetch(`${g.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, stream: true, messages: [{ role: "user", content: "hi" }] }),
+        signal: client.signal,
+      });
+      expect(res.status).toBe(200);
+      const reader = res.body!.getReader();
+      let got = "";
+      while (!got.includes("one")) got += new TextDecoder().decode((await reader.read()).value);
+      client.abort();
+      const root = await requestSpan(res);
+      const [child] = (await attemptSpans(root, 1)) as [OtlpSpan];
+      const ra = attrs(root.attributes);
+      const ca = attrs(child.attributes);
+      expect([ra["switchyard.outcome"], ra["error.type"], root.status?.code]).toEqual(["client_closed", "client_closed", 2]);
+      expect([ca["http.response.status_code"], ca["error.type"], child.status?.code]).toEqual([200, "client_closed", 2]);
+    } finally {
+      client.abort();
+      await g.stop();
+    }
+  });
+
   test("without OTEL_EXPORTER_OTLP_ENDPOINT the SDK is not even loaded (with it, it is)", () => {
     const loaded = (env: Record<string, string>) => {
       const proc = Bun.spawnSync(
