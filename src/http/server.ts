@@ -248,6 +248,15 @@ export function parseGeminiCall(rest: string): GeminiCall | undefined {
   return { model, method: rest.slice(colon + 1) };
 }
 
+/** `text` URL-decoded, or as it is when it does not decode (a stray `%`). */
+function pathText(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 /** A query parameter of a request URL (`?alt=sse&key=…`), reading only the query part; null when absent. */
 function queryParam(url: string, name: string): string | null {
   const q = url.indexOf("?");
@@ -260,8 +269,9 @@ function queryParam(url: string, name: string): string | null {
  * JSON-array stream without it is refused with a 400 saying so), `:countTokens`. Other methods are a
  * 404 in Gemini's error shape. Those two refusals go through the gateway (IncomingRequest.refusal):
  * after the client key's check, and logged, counted and traced as other refused requests (until
- * 2026-12-07 they were answered here, with no log line, metric or span). A path without
- * `{model}:method` is a 404 answered here. `path` is the request's path
+ * 2026-12-07 they were answered here, with no log line, metric or span). So does a path without
+ * `{model}:method` (`…/models/foo`: a 404, its model the rest of the path; until the evening of
+ * 2026-12-07 answered here). `path` is the request's path
  * without its query, not decoded (`prefix` and then the rest); served by Bun's route
  * ({@link nativeApiRoutes}) and by Elysia's.
  */
@@ -269,7 +279,12 @@ function geminiApi(deps: ServerDeps, prefix: string) {
   return (request: Request, server: PeerSource | null, path: string): Response | Promise<Response> => {
     const call = parseGeminiCall(path.slice(prefix.length));
     const peer = server?.requestIP(request)?.address;
-    if (!call) return errorResponse("gemini", hubError("not_found", `Unknown path: POST ${path}; expected ${prefix}{model}:generateContent.`));
+    if (!call) {
+      // refused by the gateway after the key's check, as an unknown method is: logged, counted and traced
+      holdOpen(server, request);
+      const refusal = hubError("not_found", `Unknown path: POST ${path}; expected ${prefix}{model}:generateContent.`);
+      return deps.gateway.handle({ request, endpoint: "gemini", peer, pathModel: pathText(path.slice(prefix.length)), pathStream: false, refusal });
+    }
     switch (call.method) {
       case "generateContent":
         holdOpen(server, request); // the gateway's `finish` times the socket again (src/http/keep-alive.ts)

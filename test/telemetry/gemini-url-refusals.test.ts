@@ -1,6 +1,7 @@
 /**
  * The Gemini refusals src/http/server.ts geminiApi reads from the URL alone — `:streamGenerateContent`
- * without `?alt=sse` (400) and a method the gateway does not serve (404) — go through the gateway like
+ * without `?alt=sse` (400), a method the gateway does not serve (404) and a path without
+ * `{model}:method` (404; found in the same tryout, fixed later that day) — go through the gateway like
  * any other refused request: after the client key's check (with `require_api_key`, a caller without a
  * key gets the 401 first), with one request log line (SPEC O-4), a `switchyard_requests_total` count
  * (O-3) and a span (O-5). Found in the observability tryout of 2026-12-07: both were answered before the
@@ -43,7 +44,7 @@ describe("keys not required", () => {
     await gw?.stop();
   });
 
-  test("a streamGenerateContent without alt=sse and a method not served are logged, counted and traced like other refused requests", async () => {
+  test("a streamGenerateContent without alt=sse, a method not served and a path without a method are logged, counted and traced like other refused requests", async () => {
     const noAlt = await post(gw, "gem/gemini-2.5-flash:streamGenerateContent");
     expect(noAlt.status).toBe(400);
     const noAltBody = (await noAlt.json()) as { error: { code: number; status: string; message: string } };
@@ -54,6 +55,10 @@ describe("keys not required", () => {
     const methodBody = (await method.json()) as { error: { code: number; status: string; message: string } };
     expect([methodBody.error.code, methodBody.error.status]).toEqual([404, "NOT_FOUND"]);
     expect(methodBody.error.message).toContain("The method embedContent is not served");
+    const noMethod = await post(gw, "gem%2Ffoo");
+    expect(noMethod.status).toBe(404);
+    const noMethodBody = (await noMethod.json()) as { error: { code: number; status: string; message: string } };
+    expect([noMethodBody.error.code, noMethodBody.error.status, noMethodBody.error.message]).toEqual([404, "NOT_FOUND", "Unknown path: POST /v1beta/models/gem%2Ffoo; expected /v1beta/models/{model}:generateContent."]);
     expect(gw.fake.requests.length).toBe(0);
 
     const lines = gw.logs.map((l) => JSON.parse(l) as { msg?: string; status?: number; endpoint?: string; outcome?: string; model?: string; requestId?: string });
@@ -61,16 +66,17 @@ describe("keys not required", () => {
     expect(requests.map((l) => [l.endpoint, l.model, l.outcome, l.status])).toEqual([
       ["gemini", "gem/gemini-2.5-flash", "rejected", 400],
       ["gemini", "gem/gemini-2.5-flash", "rejected", 404],
+      ["gemini", "gem/foo", "rejected", 404],
     ]);
-    expect(requests.map((l) => l.requestId)).toEqual([noAlt.headers.get("x-request-id") ?? "", method.headers.get("x-request-id") ?? ""]);
+    expect(requests.map((l) => l.requestId)).toEqual([noAlt, method, noMethod].map((r) => r.headers.get("x-request-id") ?? ""));
     const metrics = await (await fetch(`${gw.url}/metrics`)).text();
-    expect(metrics).toContain('switchyard_requests_total{endpoint="gemini",provider="none",outcome="rejected"} 2');
+    expect(metrics).toContain('switchyard_requests_total{endpoint="gemini",provider="none",outcome="rejected"} 3');
 
     const spanOf = (id: string | null) => spans.find((s) => attr(s, "switchyard.request_id") === id);
-    await until(() => spanOf(noAlt.headers.get("x-request-id")) !== undefined && spanOf(method.headers.get("x-request-id")) !== undefined, 10_000, "the two spans");
-    for (const [res, status] of [[noAlt, 400], [method, 404]] as const) {
+    await until(() => [noAlt, method, noMethod].every((r) => spanOf(r.headers.get("x-request-id")) !== undefined), 10_000, "the three spans");
+    for (const [res, status, model] of [[noAlt, 400, "gem/gemini-2.5-flash"], [method, 404, "gem/gemini-2.5-flash"], [noMethod, 404, "gem/foo"]] as const) {
       const s = spanOf(res.headers.get("x-request-id"))!;
-      expect([s.name, attr(s, "switchyard.endpoint"), attr(s, "switchyard.outcome"), attr(s, "error.type")]).toEqual(["chat gem/gemini-2.5-flash", "gemini", "rejected", String(status)]);
+      expect([s.name, attr(s, "switchyard.endpoint"), attr(s, "switchyard.outcome"), attr(s, "error.type")]).toEqual([`chat ${model}`, "gemini", "rejected", String(status)]);
     }
   });
 });
@@ -95,22 +101,25 @@ accounts:
     await gw?.stop();
   });
 
-  test("a remote caller without a key gets the 401 first, not the URL's 400 or 404; with its key, the 400 and 404", async () => {
+  test("a remote caller without a key gets the 401 first, not the URL's 400 or 404; with its key, the 400 and the 404s", async () => {
     const remote = { "x-forwarded-for": "203.0.113.9" };
     const statuses: Record<string, number> = {};
-    for (const [name, rest] of [["noAlt", "gem/gemini-2.5-flash:streamGenerateContent"], ["method", "gem/gemini-2.5-flash:embedContent"]] as const) {
+    for (const [name, rest] of [["noAlt", "gem/gemini-2.5-flash:streamGenerateContent"], ["method", "gem/gemini-2.5-flash:embedContent"], ["noMethod", "gem/foo"]] as const) {
       const none = await post(gw, rest, remote);
       statuses[`${name}, no key`] = none.status;
       expect(((await none.json()) as { error: { status: string } }).error.status).toBe("UNAUTHENTICATED");
       statuses[`${name}, wrong key`] = (await post(gw, rest, { ...remote, "x-goog-api-key": "not-a-key" })).status;
       statuses[`${name}, its key`] = (await post(gw, rest, { ...remote, "x-goog-api-key": secret })).status;
     }
-    expect(statuses).toEqual({ "noAlt, no key": 401, "noAlt, wrong key": 401, "noAlt, its key": 400, "method, no key": 401, "method, wrong key": 401, "method, its key": 404 });
+    expect(statuses).toEqual({ "noAlt, no key": 401, "noAlt, wrong key": 401, "noAlt, its key": 400, "method, no key": 401, "method, wrong key": 401, "method, its key": 404, "noMethod, no key": 401, "noMethod, wrong key": 401, "noMethod, its key": 404 });
     const lines = gw.logs.map((l) => JSON.parse(l) as { msg?: string; status?: number; key?: string }).filter((l) => l.msg === "request");
     expect(lines.map((l) => [l.status, l.key])).toEqual([
       [401, undefined],
       [401, undefined],
       [400, "gem-client"],
+      [401, undefined],
+      [401, undefined],
+      [404, "gem-client"],
       [401, undefined],
       [401, undefined],
       [404, "gem-client"],
