@@ -47,7 +47,7 @@ export interface AdminRouteDoc {
   stream?: boolean;
 }
 
-/** The error answer of every admin route (the statuses: {@link ERROR_STATUSES}). */
+/** The error answer of every admin route (the statuses: {@link operationErrors}). */
 export const ErrorReply = v.object({
   error: v.object({
     message: v.string(),
@@ -58,16 +58,93 @@ export const ErrorReply = v.object({
 });
 
 /**
- * What the document's shared `4XX` and `5XX` answers say: every status an admin route, or the server
- * in front of it, answers in the {@link ErrorReply} shape (src/admin/replies.ts `adminError`,
- * access.ts, src/http/server.ts's catch-all, browser-guard.ts and request-head.ts).
+ * What each error status means in the document, in the {@link ErrorReply} shape (src/admin/replies.ts
+ * `adminError`, access.ts, src/http/server.ts's `bodyLimit` and catch-all, browser-guard.ts and
+ * request-head.ts). A route's own reasons ({@link ROUTE_ERRORS}) replace these words for its statuses.
  */
-export const ERROR_STATUSES = {
-  "4XX":
-    "400 bad input (`param` names the field); 401 no valid admin credentials (with `WWW-Authenticate: Bearer`); 403 a key without the admin scope, a dashboard session's call without its CSRF token, a browser Origin not allowed, or a dry run's key refused (disabled, model not allowed); " +
-    "404 an unknown object or path; 405 a method the path does not take (with `Allow`); 409 read-only, taken or implicit; 411 a body without Content-Length; 413 a body over 1 MiB; 414 a URL too long; 415 a body whose Content-Type is not JSON (`application/json` or a `+json` type; a body without one is read as JSON); 421 a Host the gateway does not answer to; 422 a dry run's request without a valid client key.",
-  "5XX": "503 the store cannot answer (a shared database out of reach, or the instance shutting down); the request may be retried. Any other 5xx is an unexpected failure, never with a stack.",
-} as const;
+export const STATUS_TEXT: Readonly<Record<number, string>> = {
+  400: "Bad input: a body or query that does not parse or fit its schema (`param` names the field).",
+  401: "No valid admin credentials (with `WWW-Authenticate: Bearer`).",
+  403: "A key without the admin scope, a dashboard session's call without its CSRF token, or a browser Origin not allowed.",
+  404: "No such object.",
+  408: "The body did not arrive within server.body_timeout_ms (with `Connection: close`).",
+  409: "The object is read-only here or the name is taken.",
+  411: "A body sent without a Content-Length.",
+  413: "A body over 1 MiB.",
+  414: "A URL over 16 KiB.",
+  415: "A body whose Content-Type is not JSON (`application/json` or a `+json` type; a body without one is read as JSON).",
+  421: "A Host the gateway does not answer to (server.allowed_hosts).",
+  422: "A dry run's request without a valid client key.",
+  429: "A dry run for a key over one of its limits (the guard's refusal).",
+  503: "The store cannot answer (a shared database out of reach, or the instance shutting down); the request may be retried.",
+};
+
+/** What the document's `5XX` answer says: the rest of the 5xx range (503 is listed by itself where a route can answer it). */
+const OTHER_5XX = "An unexpected failure, never with a stack.";
+
+/** Statuses every admin operation can answer: the access rule (401, 403) and the server's checks before routing (411, 413, 414, 421). */
+const EVERY_ROUTE = [401, 403, 411, 413, 414, 421];
+/** Statuses of an operation that reads a JSON body (src/admin/replies.ts `readJson`). */
+const BODY_READ = [400, 408, 415];
+
+/**
+ * The statuses a route answers beyond {@link EVERY_ROUTE}, those of its body ({@link BODY_READ}) or
+ * query (400), and the store's 503, each with the route's reasons when they say more than
+ * {@link STATUS_TEXT} (a reason of "" keeps its words). Keyed as {@link ADMIN_ROUTE_DOCS}.
+ */
+export const ROUTE_ERRORS: Readonly<Record<string, Readonly<Record<number, string>>>> = {
+  "POST /admin/api/keys": { 400: "A bad body, or a models pattern naming no provider.", 409: "The name is taken (by an active key, one differing only in case, or a config-file key)." },
+  "POST /admin/api/keys/:name/rotate": { 404: "No active key of this name.", 409: "A config-file key." },
+  "PATCH /admin/api/keys/:name": { 400: "A bad value, or nothing to change.", 404: "No active key of this name.", 409: "A revoked key or a config-file key." },
+  "DELETE /admin/api/keys/:name": { 404: "No active key of this name.", 409: "A config-file key." },
+  "POST /admin/api/keys/:name/disable": { 404: "No active key of this name.", 409: "A config-file key." },
+  "POST /admin/api/keys/:name/enable": { 404: "No active key of this name.", 409: "A config-file key." },
+  "GET /admin/api/usage": { 400: "A bad query, or a since that makes too many buckets of the bucket asked." },
+  "GET /admin/api/calls": { 400: "A bad query, or both before and after." },
+  "GET /admin/api/route-traces/:id": { 404: "No route trace of this id (only the newest settings.trace_ring_size are kept)." },
+  "GET /admin/api/calls/:id/recording": { 404: "No recording of this call (the message says why)." },
+  "POST /admin/api/combos": { 400: "A bad body or a combo the config loader refuses (`issues`).", 409: "The name is taken or looks like one taken, the change would break stored objects, or the config file is invalid." },
+  "GET /admin/api/combos/:name": { 404: "No combo of this name." },
+  "PUT /admin/api/combos/:name": { 400: "A bad body, another name than the path's, or a combo the config loader refuses (`issues`).", 404: "No combo of this name was created through the admin API.", 409: "The config file's combo, a change that would break stored objects, or an invalid config file." },
+  "DELETE /admin/api/combos/:name": { 404: "No combo of this name was created through the admin API.", 409: "The config file's combo, or stored objects that use it." },
+  "POST /admin/api/aliases": { 400: "A bad body or an alias the config loader refuses (`issues`).", 409: "The name is taken or looks like one taken, the change would break stored objects, or the config file is invalid." },
+  "PUT /admin/api/aliases/:name": { 400: "A bad body, another name than the path's, or an alias the config loader refuses (`issues`).", 404: "No alias of this name was created through the admin API.", 409: "The config file's alias, a change that would break stored objects, or an invalid config file." },
+  "DELETE /admin/api/aliases/:name": { 404: "No alias of this name was created through the admin API.", 409: "The config file's alias, or stored objects that use it." },
+  "PATCH /admin/api/settings": { 400: "A bad body, no settings key, or a value the config loader refuses.", 409: "A key set in the config file, or an invalid config file." },
+  "POST /admin/api/accounts/:id/disable": { 404: "No account of this id.", 409: "The implicit keyless account, or one disabled in the config file." },
+  "POST /admin/api/accounts/:id/enable": { 404: "No account of this id.", 409: "The implicit keyless account, or one disabled in the config file." },
+  "POST /admin/api/config/reload": { 400: "The config file is refused (`issues`); the previous config stays in force.", 409: "The instance runs without a config file." },
+  "GET /admin/api/events": { 400: "A bad query (types)." },
+  "POST /admin/api/accounts/:id/test": { 400: "A bad body, or no model known to test with (`models` offers the upstream's).", 404: "No account of this id.", 409: "The account's provider is not configured." },
+  "POST /admin/api/accounts/:id/restore": { 404: "No account of this id." },
+  "POST /admin/api/accounts/:id/unlock": { 404: "No account of this id." },
+  "POST /admin/api/providers/:id/close-circuit": { 404: "No provider of this id." },
+  "POST /admin/api/accounts": { 404: "No subscription provider of this name.", 409: "An account of the config file, or of another provider." },
+  "DELETE /admin/api/accounts/:id": { 404: "No stored account of this id.", 409: "An account of the config file, or the implicit keyless account." },
+  "POST /admin/api/dry-run": {
+    400: "A bad body, no model, or a request the endpoint refuses (`refused_status`, `endpoint_error`).",
+    403: "An admin credential refused, a disabled key (`key_disabled`), or a model outside the key's allow-list.",
+    404: "No active key of the name given, or a model nothing serves.",
+    422: "",
+    429: "",
+  },
+  "GET /admin/api/oauth/:kind": { 404: "No subscription provider of this kind or id." },
+  "POST /admin/api/discovery": { 404: "No provider or account of the id given." },
+};
+
+/** Routes that read only the gateway's memory (no 503 from the store). */
+const NO_STORE = new Set(["GET /admin/api/openapi.json", "GET /admin/api/oauth/:kind", "GET /admin/api/alerts", "GET /admin/api/providers", "GET /admin/api/events", "GET /admin/api/quota", "GET /admin/api/accounts", "GET /admin/api/combos", "GET /admin/api/combos/:name", "GET /admin/api/aliases", "GET /admin/api/settings"]);
+
+/**
+ * The error statuses of the operation keyed `key` ({@link ADMIN_ROUTE_DOCS}'s form) with their
+ * descriptions, in order: {@link EVERY_ROUTE}, {@link BODY_READ} when it takes a body, 400 when it
+ * has query parameters, the route's own ({@link ROUTE_ERRORS}), and 503 unless it reads only memory.
+ */
+export function operationErrors(key: string, takesBody: boolean, hasQuery: boolean): Array<[number, string]> {
+  const own = ROUTE_ERRORS[key] ?? {};
+  const statuses = new Set<number>([...EVERY_ROUTE, ...(takesBody ? BODY_READ : []), ...(hasQuery ? [400] : []), ...Object.keys(own).map(Number), ...(NO_STORE.has(key) ? [] : [503])]);
+  return [...statuses].sort((a, b) => a - b).map((status) => [status, own[status] || STATUS_TEXT[status]!]);
+}
 
 /**
  * Summaries, handler-validated bodies and query parameters of the admin routes, keyed by
@@ -218,7 +295,8 @@ export function adminOpenApiDocument(app: AnyElysia): Record<string, unknown> {
       if (!op) continue;
       const content = op.requestBody?.content;
       if (content) for (const type of Object.keys(content)) if (type !== "application/json") delete content[type];
-      const doc = ADMIN_ROUTE_DOCS[`${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`];
+      const key = `${method.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ":$1")}`;
+      const doc = ADMIN_ROUTE_DOCS[key];
       const ok = op.responses?.["200"];
       if (doc?.stream && ok?.content) {
         // One SSE event's data; the stream itself is text/event-stream.
@@ -231,8 +309,11 @@ export function adminOpenApiDocument(app: AnyElysia): Record<string, unknown> {
       }
       if (doc?.bodyOptional && op.requestBody) op.requestBody.required = false;
       op.responses ??= {};
-      op.responses["4XX"] ??= { description: ERROR_STATUSES["4XX"], content: { "application/json": { schema: errorSchema } } };
-      op.responses["5XX"] ??= { description: ERROR_STATUSES["5XX"], content: { "application/json": { schema: errorSchema } } };
+      const params = (op as { parameters?: Array<{ in?: string }> }).parameters ?? [];
+      for (const [status, description] of operationErrors(key, op.requestBody !== undefined, params.some((x) => x.in === "query"))) {
+        op.responses[String(status)] ??= { description, content: { "application/json": { schema: errorSchema } } };
+      }
+      op.responses["5XX"] ??= { description: OTHER_5XX, content: { "application/json": { schema: errorSchema } } };
     }
   }
   return {
@@ -243,7 +324,8 @@ export function adminOpenApiDocument(app: AnyElysia): Record<string, unknown> {
       description:
         "Administration of a running switchyard instance. Local callers need no key unless require_api_key is on; " +
         "otherwise send a client key with the admin scope, or the instance's admin token from instance.json, " +
-        "as `Authorization: Bearer …` or `x-api-key`. Errors use the OpenAI error shape.",
+        "as `Authorization: Bearer …` or `x-api-key`. Errors use the OpenAI error shape; each operation lists the statuses it answers. " +
+        "A method a path does not take is a 405 with `Allow`; a path that is no route a 404.",
     },
     servers: [{ url: "/" }],
     tags: [{ name: "admin" }],

@@ -3,7 +3,7 @@
  * in an admin-API tryout (2026-12-07): it answered 200 `{"results": []}`, the same as a known one with nothing to
  * discover, so a typo goes unnoticed. Every other admin route that names an object by id answers 404
  * for an unknown one (`/accounts/nope/unlock`: 404 "No account nope.", `/providers/nope/close-circuit`:
- * 404 "No provider nope."), and the OpenAPI document's 4XX says "unknown object (404)".
+ * 404 "No provider nope."), and the OpenAPI document lists its 404.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";

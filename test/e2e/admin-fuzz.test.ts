@@ -4,7 +4,8 @@
  * JSON, `[]`, `null`, `{}`, scalars, wrong-typed fields, huge strings, odd path parameters and odd
  * queries. Nothing may answer 5xx; every error is the JSON `{error: {message, type, param}}`; a body
  * that is not a JSON object, or a field of the wrong JSON type, on a route that takes a body is a 4xx;
- * and the gateway still serves afterwards. The run is seeded (SWITCHYARD_FUZZ_SEED to replay one; the
+ * every error status a route answered is listed for its operation in the document; and the gateway
+ * still serves afterwards. The run is seeded (SWITCHYARD_FUZZ_SEED to replay one; the
  * seed is in every failure message).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -16,7 +17,7 @@ const RANDOM_CASES_PER_ROUTE = 24;
 
 type JsonSchema = { type?: string | string[]; properties?: Record<string, JsonSchema>; items?: JsonSchema; anyOf?: JsonSchema[]; oneOf?: JsonSchema[] };
 type Operation = { parameters?: Array<{ name: string; in: string }>; requestBody?: { content: Record<string, { schema: JsonSchema }> } };
-type Route = { method: string; path: string; op: Operation };
+type Route = { method: string; path: string; op: Operation & { responses?: Record<string, unknown> } };
 
 const HUGE = "x".repeat(300_000);
 const PATH_VALUES = ["x", "%25", "%2525", "%25E0%25A4%25A", "%00", "..%2F..%2Fetc%2Fpasswd", "%E0%A4%A", "%", "a%20b", "%F0%9F%98%80", "-", "_".repeat(600), "null", "0", "'%22%3Cscript%3E", "%2F"];
@@ -43,7 +44,7 @@ function wrongType(schema: JsonSchema | undefined, x: unknown): boolean {
 
 let gw: TestGateway;
 let routes: Route[];
-const seen: Array<{ label: string; status: number }> = [];
+const seen: Array<{ label: string; status: number; route?: Route }> = [];
 
 beforeAll(async () => {
   gw = await startGateway();
@@ -58,12 +59,12 @@ afterAll(async () => {
  * Sends one request and checks the invariants every answer keeps: never 5xx; an error is JSON with a
  * string message. Returns the status. The body of a 2xx stream (events) is cancelled unread.
  */
-async function probe(label: string, method: string, path: string, body?: string, contentType = "application/json"): Promise<number> {
+async function probe(label: string, method: string, path: string, body?: string, contentType = "application/json", route?: Route): Promise<number> {
   const init: RequestInit = { method, headers: body === undefined ? {} : { "content-type": contentType } };
   if (body !== undefined && method !== "GET" && method !== "HEAD") init.body = body;
   const res = await fetch(`${gw.url}${path}`, { ...init, signal: AbortSignal.timeout(15_000) });
   const where = `${label} (seed ${SEED}): ${method} ${path.slice(0, 120)} → ${res.status}`;
-  seen.push({ label: where, status: res.status });
+  seen.push({ label: where, status: res.status, route });
   if (res.status >= 400) {
     const text = await res.text();
     expect(res.headers.get("content-type") ?? "", where).toContain("application/json");
@@ -114,20 +115,20 @@ describe("admin API fuzz (every route from the OpenAPI document)", () => {
           if (sentTypes.has(type ?? "application/json")) continue;
           sentTypes.add(type ?? "application/json");
         }
-        const status = await probe(label, route.method, path, body, type);
+        const status = await probe(label, route.method, path, body, type, route);
         if (takesBody && route.method !== "GET" && label !== "invalid UTF-8 escapes") {
           expect(status, `${label} (seed ${SEED}): ${route.method} ${path} must be refused`).toBeGreaterThanOrEqual(400);
         }
       }
       // `{}` and an empty body may be valid (every field optional); never a 5xx.
-      await probe("empty object", route.method, path, "{}");
-      await probe("empty body", route.method, path, "");
+      await probe("empty object", route.method, path, "{}", undefined, route);
+      await probe("empty body", route.method, path, "", undefined, route);
     }
   });
 
   test("every odd path parameter on every route that has one: never a 5xx", async () => {
     for (const route of routes.filter((r) => r.path.includes("{"))) {
-      for (const value of PATH_VALUES) await probe(`path parameter ${value.slice(0, 20)}`, route.method, fill(route.path, () => value), "{}");
+      for (const value of PATH_VALUES) await probe(`path parameter ${value.slice(0, 20)}`, route.method, fill(route.path, () => value), "{}", undefined, route);
     }
   });
 
@@ -144,7 +145,7 @@ describe("admin API fuzz (every route from the OpenAPI document)", () => {
         const query = names.filter(() => rnd() < 0.5).map((n) => `${n}=${pick(QUERY_VALUES)}`).join("&");
         const url = query ? `${path}?${query}` : path;
         if (props.length === 0 || route.method === "GET") {
-          await probe("random query/path", route.method, url, rnd() < 0.5 ? JSON.stringify(pick(ODD_VALUES)) : undefined);
+          await probe("random query/path", route.method, url, rnd() < 0.5 ? JSON.stringify(pick(ODD_VALUES)) : undefined, undefined, route);
           continue;
         }
         // A body with each field either absent, plausible, or an odd value; plus a stray field now and then.
@@ -158,7 +159,7 @@ describe("admin API fuzz (every route from the OpenAPI document)", () => {
           if (wrongType(s, value)) mistyped = true;
         }
         if (rnd() < 0.2) body[`stray_${Math.floor(rnd() * 100)}`] = pick(ODD_VALUES);
-        const status = await probe(`random body ${JSON.stringify(body).slice(0, 80)}`, route.method, url, JSON.stringify(body));
+        const status = await probe(`random body ${JSON.stringify(body).slice(0, 80)}`, route.method, url, JSON.stringify(body), undefined, route);
         if (mistyped) expect(status, `mistyped body (seed ${SEED}) on ${route.method} ${url}: ${JSON.stringify(body).slice(0, 200)}`).toBeGreaterThanOrEqual(400);
       }
     }
@@ -172,6 +173,18 @@ describe("admin API fuzz (every route from the OpenAPI document)", () => {
     expect(err.param).toBe("scopes[1]");
     expect(err.message).toStartWith("scopes[1]: ");
     expect(err.type).toBe("invalid_request_error");
+  });
+
+  test("every error status a route answered is one its operation in the document lists (the document lists them one by one)", () => {
+    const missing = new Set<string>();
+    let checked = 0;
+    for (const s of seen) {
+      if (!s.route || s.status < 400) continue;
+      checked++;
+      if (s.route.op.responses?.[String(s.status)] === undefined) missing.add(`${s.route.method} ${s.route.path} answered ${s.status}, not listed`);
+    }
+    expect(checked).toBeGreaterThan(routes.length * 5);
+    expect([...missing]).toEqual([]);
   });
 
   test("the process is healthy afterwards: /health, a completion and the admin API answer", async () => {
