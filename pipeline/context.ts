@@ -46,20 +46,6 @@ export interface RequestHead {
 }
 
 /**
- * Whether `request` declares a body (a `Content-Length` above 0, or a `Transfer-Encoding`) that nothing
- * began to read (`bodyUsed` false). Such a request's connection cannot serve a next request until Bun has
- * taken in the rest of the body, which a client may trickle for ever: such a reply says `Connection: close`
- * (the gateway's refusals before the body read, pipeline/gateway.ts; every other route through
- * src/http/keep-alive.ts `closeIfBodyUnread`).
- * A WebSocket frame's head (no `bodyUsed`) never has a body left.
- */
-export function bodyLeftUnread(request: { readonly headers: Headers; readonly bodyUsed?: boolean }): boolean {
-  if (request.bodyUsed !== false) return false;
-  const length = request.headers.get("content-length");
-  return length !== null ? Number(length) !== 0 : request.headers.has("transfer-encoding");
-}
-
-/**
  * A request body a transport already read and parsed (a Responses WebSocket frame, SPEC 2.5): the JSON
  * object, and its UTF-8 bytes (what the request's `rawBody` would have been), which the transport may
  * make only when they are first read ({@link bodyBytes}): a translated request never reads them. The

@@ -5,13 +5,14 @@
  */
 import { hubError, type WireFormat } from "../formats/hub.ts";
 import { runAttempts, type AttemptDeps, type AttemptRoute, type AttemptSettings } from "./attempt-loop.ts";
-import { bodyLeftUnread, defaultIds, errorAnswer, errorResponse, isCountTokens, newContext, type Ids, type IncomingRequest, type ReceivedBody, type RequestContext } from "./context.ts";
+import { defaultIds, errorAnswer, errorResponse, isCountTokens, newContext, type Ids, type IncomingRequest, type ReceivedBody, type RequestContext } from "./context.ts";
 import { countTokens, type CountedBy } from "./count-tokens.ts";
 import { BodyRead, guardRead, receivedTooLarge, startGuard, type GuardDeps, type GuardSettings } from "./guard.ts";
 import type { TargetOrder } from "./order.ts";
 import type { Clock, RestoredSecretMemories } from "./ports.ts";
 import { presentedSecrets, scrubErrorResponse, scrubText } from "./scrub.ts";
 import { redact, type RedactionSettings } from "./redact.ts";
+import { closeIfBodyUnread, drainDeadlineMs } from "./unread-body.ts";
 import { addAccountHint, nearAliasOrCombo, resolveModel, type RoutingTable } from "./resolve.ts";
 
 /** Everything the gateway needs. */
@@ -75,10 +76,13 @@ export function createGateway(deps: GatewayDeps): Gateway {
           if (guarded instanceof Response) {
             // A probe answered locally (SPEC G-5) is a success; anything else the guard returns is a rejection.
             deps.finish(ctx, { outcome: ctx.probe ? "ok" : "rejected", status: guarded.status, attempts: 0, fallback: false });
-            res = guarded;
-            // A refusal before the body was read (who may call, a declared size over the limit): the
-            // connection is closed after it, not held while the rest of the body trickles in.
-            if (bodyLeftUnread(ctx.request)) res.headers.set("connection", "close");
+            // A refusal before the body was read (who may call, an unknown Gemini method): the rule of
+            // every route (pipeline/unread-body.ts): a small body that arrives whole is drained and the
+            // connection kept, any other is closed after the reply, not held while the rest trickles in.
+            // A 413 for a declared size over the limit says Connection: close already (the guard's).
+            // A WebSocket frame's head has no body left (bodyUsed undefined): the same response.
+            const answer = closeIfBodyUnread(ctx.request as Request, guarded, drainDeadlineMs(deps.settings().bodyTimeoutMs));
+            res = answer instanceof Response ? answer : await answer;
             break answered;
           }
           redact(ctx, deps.redaction?.(), deps.restoredSecrets);

@@ -18,7 +18,6 @@ export {
   isCountTokens,
   errorResponse,
   WWW_AUTHENTICATE,
-  bodyLeftUnread,
   isLoopback,
   isRemote,
   noteLateError,
@@ -30,6 +29,7 @@ export {
   type RequestContext,
   type RequestHead,
 } from "./context.ts";
+export { bodyLeftUnread, closeIfBodyUnread, drainDeadlineMs, drainUnreadBody, DRAIN_MAX_BYTES, DRAIN_MAX_MS, type DrainableRequest } from "./unread-body.ts";
 export { authenticate, checkRequestBody, DEFAULT_BODY_TIMEOUT_MS, keyDisabledMessage, presentedKey, readBody as readRequestBody, stripClientModelSuffix, type GuardSettings } from "./guard.ts";
 export { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
 export { BUDGET_WINDOW_MS, estimateInputOfRequest, estimateTokensOfBody, hasCountedLimits, modelAllowed, modelNotAllowedMessage, refusalError } from "./key-limits.ts";

@@ -16,9 +16,11 @@
  * connection's first request Bun uses its own fixed ~10 s, whatever `idleTimeout` says.
  */
 
-import { bodyLeftUnread } from "../../pipeline/index.ts";
-
-export { bodyLeftUnread };
+/*
+ * A body a reply leaves unread (drained when small and whole, else `Connection: close`): one rule, in
+ * pipeline/unread-body.ts, for the routes here and the gateway's refusals before the body read.
+ */
+export { bodyLeftUnread, closeIfBodyUnread, drainDeadlineMs, drainUnreadBody, DRAIN_MAX_BYTES, DRAIN_MAX_MS } from "../../pipeline/index.ts";
 
 /** The part of Bun's Server this uses. */
 export interface IdleTimerServer {
@@ -46,73 +48,4 @@ export function holdOpen(server: Partial<IdleTimerServer> | null | undefined, re
  */
 export function idleAgain(server: IdleTimerServer | undefined, request: unknown, keepAliveMs: number): void {
   if (server && request instanceof Request) server.timeout(request, idleSeconds(keepAliveMs));
-}
-
-/** The largest declared `Content-Length` of a body left unread that {@link closeIfBodyUnread} drains, bytes (64 KiB). */
-export const DRAIN_MAX_BYTES = 64 * 1024;
-
-/** The most {@link closeIfBodyUnread} waits for such a body to arrive, ms. */
-export const DRAIN_MAX_MS = 500;
-
-/**
- * How long {@link closeIfBodyUnread} waits for a small body left unread, ms: `server.body_timeout_ms`
- * (`bodyTimeoutMs`; unknown: {@link DRAIN_MAX_MS}), at most {@link DRAIN_MAX_MS}.
- */
-export function drainDeadlineMs(bodyTimeoutMs: number | undefined): number {
-  return Math.min(bodyTimeoutMs ?? DRAIN_MAX_MS, DRAIN_MAX_MS);
-}
-
-/**
- * Reads and drops the body `request` declared and nothing read, when it is small enough to drain: a
- * `Content-Length` of 1 to {@link DRAIN_MAX_BYTES} bytes, no `Transfer-Encoding`, not a GET or HEAD,
- * `deadlineMs` above 0.
- * Resolves true when all its declared bytes arrived within `deadlineMs`, false when not (a body still
- * trickling, a client gone); `false` at once (no promise) for a body it does not drain (chunked, larger,
- * no deadline). A body that did not arrive is left to the connection's close.
- */
-export function drainUnreadBody(request: Request, deadlineMs: number): false | Promise<boolean> {
-  // A GET or HEAD has no body stream in Bun (1.4.5: the handler runs before its declared body arrived,
-  // and Bun reads the body past it): whether it arrived cannot be known, so it is not drained.
-  if (deadlineMs <= 0 || request.method === "GET" || request.method === "HEAD" || request.headers.has("transfer-encoding")) return false;
-  const length = Number(request.headers.get("content-length"));
-  if (!(length > 0 && length <= DRAIN_MAX_BYTES)) return false;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<boolean>((resolve) => (timer = setTimeout(resolve, deadlineMs, false)));
-  const read = request.arrayBuffer().then(
-    (bytes) => bytes.byteLength === length,
-    () => false,
-  );
-  return Promise.race([read, late]).finally(() => clearTimeout(timer));
-}
-
-/** `response` with `Connection: close`; a response whose headers cannot be changed is copied with the header added. */
-function withClose(response: Response): Response {
-  try {
-    response.headers.set("connection", "close");
-    return response;
-  } catch {
-    const headers = new Headers(response.headers);
-    headers.set("connection", "close");
-    return new Response(response.body, { status: response.status, statusText: response.statusText, headers });
-  }
-}
-
-/**
- * `response`, with `Connection: close` when `request`'s declared body was left unread (a route that
- * answers without reading it: a reload, a sign-out, a 404 or 405, a refusal before the body) and did not
- * arrive: Bun then closes the connection after the reply instead of waiting, with no timer, for the rest
- * of the body (measured on Bun 1.4.5: with `keep_alive_timeout_ms: 0` a body trickled a byte every 2 s
- * held the socket open for as long as it went on; test/admin/slow-body.test.ts). A small body (declared
- * `Content-Length` up to {@link DRAIN_MAX_BYTES}) is first drained for up to `drainMs`
- * ({@link drainUnreadBody}; the reply waits for it): one that arrived whole (`requests.post(url, json={})`
- * to a reload, an unknown path) keeps the connection (test/http/unread-complete-body-keep-alive.test.ts);
- * a chunked or larger one, one not in within `drainMs`, or a GET's or HEAD's (not readable), gets the close. A body that was read (whole,
- * or cut by `server.body_timeout_ms` with its own 408 and `Connection: close`) keeps the connection.
- * Synchronous (the same response) when there is nothing to drain.
- */
-export function closeIfBodyUnread(request: Request, response: Response, drainMs: number): Response | Promise<Response> {
-  if (!bodyLeftUnread(request)) return response;
-  const drained = drainUnreadBody(request, drainMs);
-  if (drained === false) return withClose(response);
-  return drained.then((whole) => (whole ? response : withClose(response)));
 }

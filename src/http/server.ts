@@ -57,7 +57,7 @@ export interface ServerDeps {
   geminiModels?: (request: Request) => unknown;
   /** GET /v1beta/models/{model}; undefined when unknown (or outside the asking key's allow-list). */
   geminiModel?: (id: string, request: Request) => unknown | undefined;
-  /** `server.body_timeout_ms`, read per request: bounds how long a small body a route left unread is drained (src/http/keep-alive.ts `closeIfBodyUnread`). */
+  /** `server.body_timeout_ms`, read per request: bounds how long a small body a route left unread is drained (pipeline/unread-body.ts `closeIfBodyUnread`). */
   bodyTimeoutMs?: () => number;
 }
 
@@ -397,7 +397,7 @@ function nativeApiRoutes(deps: ServerDeps): Record<string, { POST: (request: Req
  * GETs, admin) and unknown paths go through Elysia's router via Bun's `fetch`.
  */
 export function createServer(deps: ServerDeps) {
-  /** How long a small body a route left unread is drained before its reply (src/http/keep-alive.ts). */
+  /** How long a small body a route left unread is drained before its reply (pipeline/unread-body.ts). */
   const drainMs = () => drainDeadlineMs(deps.bodyTimeoutMs?.());
   // A request the gateway serves is not idle-timed until its reply ends (the gateway's `finish` times
   // the socket again: src/http/keep-alive.ts).
@@ -505,7 +505,7 @@ export function createServer(deps: ServerDeps) {
     // refused Host or a key-less foreign Origin, and CORS headers go on every answer to a configured origin.
     .onRequest(({ request, set }) => {
       const verdict = browserGuard(request, deps.browser());
-      // An answer here reads no body: Connection: close when one was declared (src/http/keep-alive.ts).
+      // An answer here reads no body: Connection: close when one was declared, unless small and whole (pipeline/unread-body.ts).
       if (verdict.response) return closeIfBodyUnread(request, verdict.response, drainMs());
       Object.assign(set.headers, verdict.headers);
       // A URL past the gateway's own limit (src/http/request-head.ts): a 414 in the path's format.
@@ -514,7 +514,7 @@ export function createServer(deps: ServerDeps) {
     })
     // Every route's answer: Connection: close when the request's declared body was left unread (a route
     // that reads none), so that Bun closes the connection instead of waiting for the rest of the body
-    // (src/http/keep-alive.ts closeIfBodyUnread). Errors and unknown paths: `onError` below.
+    // (pipeline/unread-body.ts closeIfBodyUnread). Errors and unknown paths: `onError` below.
     // A small body that arrived whole keeps the connection (drained first; the reply waits for it).
     .mapResponse(({ request, responseValue, set }) => {
       if (!bodyLeftUnread(request)) return;

@@ -12,34 +12,15 @@
  * A body that arrives in pieces within the timeout is still read and answered as before.
  */
 import { describe, expect, test } from "bun:test";
-import { connect } from "node:net";
 import { DEFAULT_YAML } from "../support/gateway.ts";
 import { gatewaySuite } from "../support/gateway-suite.ts";
+import { inPieces, RawConnection, rawPost, trickle as trickleRaw } from "../support/raw-http.ts";
 
 const suite = gatewaySuite(`server:\n  body_timeout_ms: 300\n  keep_alive_timeout_ms: 0\n${DEFAULT_YAML}`);
 
-/** Sends `head` (with the header lines `extraHead`) and a first byte of a body declared longer, then one more byte every `dripMs`; resolves with what the server wrote once it closed, or after `waitMs`. */
-function trickle(path: string, waitMs: number, dripMs = 200, extraHead = ""): Promise<{ status: number; text: string; closedByServer: boolean }> {
-  const url = new URL(suite.gw.url);
-  return new Promise((resolve) => {
-    const socket = connect(Number(url.port), url.hostname);
-    let text = "";
-    let done = false;
-    const finish = (closedByServer: boolean) => {
-      if (done) return;
-      done = true;
-      clearInterval(drip);
-      clearTimeout(giveUp);
-      socket.destroy();
-      resolve({ status: Number(text.split(" ")[1] ?? 0), text, closedByServer });
-    };
-    const drip = setInterval(() => socket.write(" "), dripMs);
-    const giveUp = setTimeout(() => finish(false), waitMs);
-    socket.on("data", (d: Buffer) => (text += d.toString("utf8")));
-    socket.on("close", () => finish(true));
-    socket.on("error", () => finish(true));
-    socket.on("connect", () => socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extraHead}Content-Type: application/json\r\nContent-Length: 100000\r\n\r\n{`));
-  });
+/** Sends the head of `POST path` (with the header lines `extraHead`) and `{` of a body declared 100000 bytes, then one more byte every `dripMs`; resolves with what the server wrote once it closed, or after `waitMs`. */
+function trickle(path: string, waitMs: number, dripMs = 200, extraHead = "") {
+  return trickleRaw(suite.gw.url, rawPost(path, 100000, "{", extraHead), { waitMs, dripMs });
 }
 
 describe("a body that trickles in on the admin API and the sign-in is cut by server.body_timeout_ms", () => {
@@ -77,52 +58,28 @@ describe("a route that answers without reading the body does not keep the connec
   }, 10_000);
 
   test("a body that was read, or no body, keeps the connection: the same socket answers a second request", async () => {
-    const url = new URL(suite.gw.url);
-    const socket = connect(Number(url.port), url.hostname);
-    let text = "";
-    socket.on("data", (d: Buffer) => (text += d.toString("utf8")));
-    await new Promise((resolve) => socket.on("connect", resolve));
+    const conn = await RawConnection.open(suite.gw.url);
     const body = JSON.stringify({ name: "kept-alive" });
-    let closed = false;
-    socket.on("close", () => (closed = true));
     /** Writes `request` and waits (up to 1 s) for the `n`th reply's status line. */
     const ask = async (request: string, n: number) => {
-      socket.write(request);
-      for (let i = 0; i < 50 && (text.match(/HTTP\/1\.1 \d{3} /g) ?? []).length < n; i++) await Bun.sleep(20);
+      conn.write(request);
+      await conn.untilReplies(n);
     };
-    await ask(`POST /admin/api/keys HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`, 1);
+    await ask(rawPost("/admin/api/keys", body.length, body), 1);
     await ask("GET /no/such/path HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", 2);
     await ask("POST /admin/api/config/reload HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 0\r\n\r\n", 3);
     await Bun.sleep(100);
-    expect(closed).toBe(false);
-    socket.destroy();
-    expect((text.match(/HTTP\/1\.1 \d{3} /g) ?? []).map((l) => l.slice(9, 12))).toEqual(["201", "404", "200"]);
-    expect(text.toLowerCase()).not.toContain("connection: close");
+    expect(conn.closed).toBe(false);
+    conn.destroy();
+    expect(conn.statuses()).toEqual(["201", "404", "200"]);
+    expect(conn.text.toLowerCase()).not.toContain("connection: close");
   });
 });
 
-/** Sends `head` with a body of `body`'s length, the body in two halves `gapMs` apart; resolves with the raw reply (status line, headers, body) once the server wrote it. */
+/** Sends `POST path` with a body of `body`'s length, the body in two halves `gapMs` apart; resolves with the raw reply (status line, headers, body) once the server wrote it. */
 function twoPieces(path: string, body: string, gapMs: number): Promise<{ status: number; text: string }> {
-  const url = new URL(suite.gw.url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(url.port), url.hostname);
-    let text = "";
-    const half = Math.floor(body.length / 2);
-    socket.on("data", (d: Buffer) => {
-      text += d.toString("utf8");
-      const end = text.indexOf("\r\n\r\n");
-      const length = /content-length: (\d+)/i.exec(text)?.[1];
-      if (end >= 0 && length !== undefined && Buffer.byteLength(text.slice(end + 4)) >= Number(length)) {
-        socket.destroy();
-        resolve({ status: Number(text.split(" ")[1]), text });
-      }
-    });
-    socket.on("error", reject);
-    socket.on("connect", () => {
-      socket.write(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body.slice(0, half)}`);
-      setTimeout(() => socket.write(body.slice(half)), gapMs);
-    });
-  });
+  const half = Math.floor(body.length / 2);
+  return inPieces(suite.gw.url, [rawPost(path, Buffer.byteLength(body), body.slice(0, half)), body.slice(half)], gapMs);
 }
 
 describe("a body that arrives within server.body_timeout_ms is read as before", () => {
