@@ -72,7 +72,7 @@ export const STATUS_TEXT: Readonly<Record<number, string>> = {
   411: "A body sent without a Content-Length.",
   413: "A body over 1 MiB.",
   414: "A URL over 16 KiB.",
-  415: "A body whose Content-Type is not JSON (`application/json` or a `+json` type; a body without one is read as JSON).",
+  415: "A body whose Content-Type is not JSON (`application/json` or a `+json` type; a body without one is read as JSON, and a `text/plain` one, what a browser's `fetch` sends for a string body, when it is JSON).",
   421: "A Host the gateway does not answer to (server.allowed_hosts).",
   422: "A dry run's request without a valid client key.",
   429: "A dry run for a key over one of its limits (the guard's refusal).",

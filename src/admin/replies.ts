@@ -1,7 +1,7 @@
 /**
  * Replies shared by the admin routes (SPEC 9.3): the error shape `{error: {message, type, param, code}}`
  * with 400 (bad input, `param` naming the field), 401 / 403 (admin access refused), 404 (unknown object),
- * 409 (read-only or taken), 415 (a body that is not declared JSON: {@link contentTypeRefusal}), 503 (the store cannot answer: {@link storeErrorStatus}), and
+ * 409 (read-only or taken), 415 (a body that is not declared JSON, or a `text/plain` one that is not JSON: {@link contentTypeRefusal}), 503 (the store cannot answer: {@link storeErrorStatus}), and
  * valibot parsing of bodies and queries into that shape.
  */
 import * as v from "valibot";
@@ -148,7 +148,9 @@ export function issuePath(issue: v.BaseIssue<unknown>): string {
  * deep (checked before parsing, formats/json-depth.ts): `JSON.parse` takes 100,000 levels, but a stored
  * combo's params that deep held the event loop for most of a second and then ran the config checks out
  * of stack (a 500), and every request through such a combo would re-encode them (SPEC 2.6: bad input is a 400).
- * A non-empty body whose Content-Type is not JSON is the 415 of {@link contentTypeRefusal}.
+ * A non-empty body whose Content-Type is not JSON is the 415 of {@link contentTypeRefusal}, except
+ * `text/plain` (what `fetch` sends for a string body without a Content-Type, {@link isPlainTextContentType}):
+ * read as JSON when it parses as JSON, its 415 when it does not.
  */
 export async function readJson(request: Request, bodyTimeoutMs = DEFAULT_BODY_TIMEOUT_MS): Promise<{ ok: true; value: unknown } | { ok: false; response: Response }> {
   const read = await readRequestBody(request, Number.POSITIVE_INFINITY, bodyTimeoutMs);
@@ -159,13 +161,18 @@ export async function readJson(request: Request, bodyTimeoutMs = DEFAULT_BODY_TI
   }
   const text = utf8.decode(read.value); // as request.text() did: a byte that is not UTF-8 becomes U+FFFD
   if (text.trim() === "") return { ok: true, value: undefined };
-  const unsupported = contentTypeRefusal(request.headers.get("content-type"));
+  const contentType = request.headers.get("content-type");
+  // `text/plain` is what `fetch` sends for a string body without a Content-Type: read as JSON when it
+  // is JSON (its 415 only when it is not); any other type that is not JSON is the 415 at once.
+  const plain = contentType !== null && isPlainTextContentType(contentType);
+  const unsupported = plain ? undefined : contentTypeRefusal(contentType);
   if (unsupported) return { ok: false, response: unsupported };
   if (nestsDeeperThan(text)) return { ok: false, response: adminError(400, `The body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`) };
   try {
     return { ok: true, value: JSON.parse(text) };
   } catch (e) {
-    return { ok: false, response: adminError(400, e instanceof RangeError ? "The body is nested too deeply." : "The body is not valid JSON.") };
+    if (e instanceof RangeError) return { ok: false, response: adminError(400, "The body is nested too deeply.") };
+    return { ok: false, response: plain ? contentTypeRefusal(contentType)! : adminError(400, "The body is not valid JSON.") };
   }
 }
 
@@ -177,16 +184,27 @@ export function isJsonContentType(value: string): boolean {
   return type === "application/json" || /^[a-z0-9!#$&^_.+-]+\/[a-z0-9!#$&^_.+-]+\+json$/.test(type);
 }
 
+/** Whether a Content-Type value is `text/plain`, parameters allowed, any case (what `fetch` sends for a string body). */
+export function isPlainTextContentType(value: string): boolean {
+  return value.split(";")[0]!.trim().toLowerCase() === "text/plain";
+}
+
 /**
  * The 415 for a request body declared as something other than JSON (the OpenAPI document declares
  * `application/json` bodies only), or undefined when `contentType` (the header's value, null when
- * absent) is JSON or absent: a body without a Content-Type is read as JSON. curl's `-d` sends
+ * absent) is JSON or absent: a body without a Content-Type is read as JSON ({@link readJson} reads a
+ * `text/plain` body that parses as JSON too, and answers this 415 for one that does not). curl's `-d` sends
  * `application/x-www-form-urlencoded`; that refusal says to add the header. The switchyard CLI
  * (src/cli/admin-request.ts) and the dashboard (src/dashboard/client/api.ts) send `application/json`.
  */
 export function contentTypeRefusal(contentType: string | null): Response | undefined {
   if (contentType === null || contentType.trim() === "" || isJsonContentType(contentType)) return undefined;
   const type = contentType.split(";")[0]!.trim().toLowerCase();
-  const hint = type === "application/x-www-form-urlencoded" ? " (what curl -d sends when no type is given): add -H 'content-type: application/json'" : ": send it as application/json";
+  const hint =
+    type === "application/x-www-form-urlencoded"
+      ? " (what curl -d sends when no type is given): add -H 'content-type: application/json'"
+      : type === "text/plain"
+        ? " and it is not valid JSON (a text/plain body is read when it is JSON): send JSON, as application/json"
+        : ": send it as application/json";
   return adminError(415, `The body must be JSON; its Content-Type is ${JSON.stringify(contentType.slice(0, 100))}${hint}.`, null, "unsupported_media_type");
 }

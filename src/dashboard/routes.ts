@@ -10,7 +10,8 @@
  *   so it needs no sign-in. (Unknown assets stay JSON 404s, as the admin API and /v1 keep theirs.)
  * - `GET /dashboard/assets/{file}`: the bundled JavaScript and CSS (src/dashboard/assets.ts), embedded
  *   in the program; content-hashed names, cached for a year.
- * - `POST /dashboard/login` `{"key": "…"}`: an admin-scope key (or the instance's admin token) →
+ * - `POST /dashboard/login` `{"key": "…"}` (as JSON; a body whose Content-Type is not JSON is the admin
+ *   API's 415, a `text/plain` one is read when it is JSON): an admin-scope key (or the instance's admin token) →
  *   an HttpOnly, SameSite=Strict session cookie (src/admin/sessions.ts). The key stays in memory with
  *   the session so that revoking it (or a reload that drops it) signs the browser out. An address that
  *   entered too many wrong keys gets 429 for a while (src/admin/sign-in-throttle.ts).
@@ -217,9 +218,11 @@ export function dashboardRoutes(deps: DashboardDeps) {
           res.headers.set("retry-after", String(wait));
           return res;
         }
-        // The admin API's timed read (server.body_timeout_ms): a body that never fully arrives is its 408 with Connection: close.
+        // The admin API's timed read (server.body_timeout_ms): a body that never fully arrives is its 408
+        // with Connection: close; a body whose Content-Type is not JSON its 415 (a `text/plain` one, what
+        // `fetch` sends for a string body, is read when it is JSON), as the admin API answers them.
         const body = await readJson(request, deps.bodyTimeoutMs?.());
-        if (!body.ok && body.response.status === 408) return withSecurityHeaders(body.response);
+        if (!body.ok && (body.response.status === 408 || body.response.status === 415)) return withSecurityHeaders(body.response);
         const key = body.ok && body.value !== null && typeof body.value === "object" ? (body.value as { key?: unknown }).key : undefined;
         if (!body.ok || body.value === undefined) return jsonError(400, 'Send {"key": "…"} as JSON.');
         if (typeof key !== "string" || key.trim() === "") return jsonError(400, "key: enter an admin-scope key.");

@@ -361,3 +361,35 @@ describe("a cookie that names no live session (the upgrade tryout of 2026-12-07)
     expect(((await bare.json()) as { error: { message: string } }).error.message).toBe("This admin API needs a key with the admin scope.");
   });
 });
+
+describe("the sign-in's body: JSON, or text/plain that is JSON, as the admin API reads it (src/admin/replies.ts readJson)", () => {
+  /** POST /dashboard/login from another machine with `body` as it is and this Content-Type. */
+  const signIn = (body: string, contentType: string) => fetch(`${gw.url}/dashboard/login`, { method: "POST", headers: { "content-type": contentType, ...REMOTE }, body });
+
+  test("{\"key\": …} as text/plain;charset=UTF-8 (what a browser's and Node's fetch send for a string body): signed in, a session cookie", async () => {
+    const res = await signIn(JSON.stringify({ key: ADMIN }), "text/plain;charset=UTF-8");
+    expect({ status: res.status, body: await res.json() }).toEqual({ status: 200, body: { ok: true, subject: "boss" } });
+    expect(cookieOf(res)).toMatch(/^sy_session=[A-Za-z0-9_-]{43}$/);
+  });
+
+  test("a non-JSON type (a form, text/plain that is not JSON): the admin API's 415, with the dashboard's security headers and no cookie", async () => {
+    for (const [body, type, message] of [
+      [`key=${ADMIN}`, "application/x-www-form-urlencoded", "The body must be JSON; its Content-Type is \"application/x-www-form-urlencoded\" (what curl -d sends when no type is given): add -H 'content-type: application/json'."],
+      [ADMIN, "text/plain", 'The body must be JSON; its Content-Type is "text/plain" and it is not valid JSON (a text/plain body is read when it is JSON): send JSON, as application/json.'],
+      [JSON.stringify({ key: ADMIN }), "application/xml", 'The body must be JSON; its Content-Type is "application/xml": send it as application/json.'],
+    ]) {
+      const res = await signIn(body!, type!);
+      expect({ type, status: res.status, body: await res.json() }).toEqual({ type, status: 415, body: { error: { message, type: "invalid_request_error", param: null, code: "unsupported_media_type" } } });
+      expect(res.headers.get("content-security-policy")).toBe(CSP);
+      expect(res.headers.get("set-cookie")).toBeNull();
+    }
+  });
+
+  test("JSON that is not {\"key\": …}, or not JSON, as application/json: 400 as before", async () => {
+    for (const body of ["{", '"just a string"']) {
+      const res = await signIn(body, "application/json");
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/^(Send \{"key": "…"\} as JSON\.|key: enter an admin-scope key\.)$/);
+    }
+  });
+});
