@@ -37,7 +37,7 @@ import { RequestRanking } from "./rank-for-request.ts";
 import type { AccountStrategy } from "./selection.ts";
 import { SLOT_WAIT_MS, Slots } from "./slots.ts";
 import { takeSlot } from "./take-slot.ts";
-import { AccountStats } from "./stats.ts";
+import { AccountStats, RATE_LIMIT_ROWS } from "./stats.ts";
 
 /** Routing options of the registry (SPEC A-2…A-4); every field is optional. */
 export interface RegistryOptions {
@@ -538,8 +538,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const effect = c.account;
     if (c.row === "server_error" || c.row === "transport") this.circuits.serverError(provider.id, now);
     // A removed pairing (404 model not found, a model-scoped 403) says the account lacks one model, not
-    // that it fails: its score for the models it serves stays (newuser13's tryout, J1). A rate limit or overload
-    // is its cooldown's business: shown as a failed attempt, not in the success rate SPEC A-3 scores (RATE_LIMIT_ROWS).
+    // that it fails: its score for the models it serves stays (newuser13's tryout, J1). A rate limit, overload,
+    // quota lock or 402 is its cooldown's or lock's business: a failed attempt shown, not scored (RATE_LIMIT_ROWS).
     if (RATE_LIMIT_ROWS.has(c.row)) this.stats.rateLimited(account.id, now);
     else if ((effect.type !== "none" && effect.type !== "remove_pairing") || c.row === "server_error" || c.row === "transport") this.stats.failure(account.id, now);
     if (opts.retrying) return;
@@ -684,9 +684,6 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return this.circuits.closeAround(providerId, async () => void (store && (await writeTryingAgain(() => store.clearCircuit(providerId), undefined, hand))));
   }
 }
-
-/** SPEC 6.3's rows of a rate limit or an overload (429, 529, in-band overloaded): a cooldown, left out of the scored success rate (stats.ts). */
-const RATE_LIMIT_ROWS: ReadonlySet<Classification["row"]> = new Set(["rate_limit_with_reset", "rate_limit_per_minute", "rate_limit_backoff"]);
 
 /** The row key of an account's removed pairing of `model`, or of all its removals, for the writes kept to be written again (retry-writes.ts). */
 function removedRow(accountId: string, model?: string): string {

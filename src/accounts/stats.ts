@@ -3,6 +3,15 @@
  * and a latency EWMA. In memory only (a restart starts every account fresh). O(1) per update/read.
  */
 
+import type { Classification } from "../../pipeline/index.ts";
+
+/**
+ * SPEC 6.3's rows of a rate limit or an overload (429, 529, in-band overloaded), a quota lock (a 429 or 403
+ * saying the quota is used up or the account blocked) and a 402: a cooldown or lock keeps the account out while
+ * it holds, so they are left out of the scored success rate ({@link AccountStats.rateLimited}; SPEC A-3 scores remaining quota apart).
+ */
+export const RATE_LIMIT_ROWS: ReadonlySet<Classification["row"]> = new Set(["rate_limit_with_reset", "rate_limit_per_minute", "rate_limit_backoff", "quota_exhausted", "payment_required"]);
+
 /** Success and failure counts lose half their weight every 5 minutes ("recent" success rate). */
 export const SUCCESS_HALF_LIFE_MS = 5 * 60_000;
 /** Weight of the newest latency sample in the EWMA. */
@@ -62,9 +71,9 @@ export class AccountStats {
   }
 
   /**
-   * Records an attempt the upstream answered with a rate limit or an overload (a 429, a 529: SPEC 6.3's
-   * cooldown rows): a failed attempt as a user reads it ({@link shown}), but not in {@link successRate},
-   * which the `scored` strategy reads (SPEC A-3): the cooldown keeps the account out while the limit
+   * Records an attempt the upstream answered with a rate limit, an overload, a used-up quota or a 402 (a
+   * 429, a 529: SPEC 6.3's cooldown and quota-lock rows, {@link RATE_LIMIT_ROWS}): a failed attempt as a user reads it ({@link shown}), but not in {@link successRate},
+   * which the `scored` strategy reads (SPEC A-3): the cooldown or lock keeps the account out while the limit
    * holds, and a failure's weight (half-life 5 minutes) would keep new conversations on a lower-priority
    * account for minutes after it ended.
    */

@@ -66,6 +66,23 @@ describe("scored order from live health", () => {
     }
   });
 
+  test("a quota lock (a 429 saying the quota is used up) and a 402 are the lock's business too: once it ends the account is first again (SPEC A-3, 6.3)", () => {
+    const cases = [
+      { name: "429 quota used up", row: "quota_exhausted", facts: { status: 429, headers: new Headers({ "retry-after": "60" }), bodyText: '{"error":{"type":"insufficient_quota","message":"You exceeded your current quota"}}' } },
+      { name: "402", row: "payment_required", facts: { status: 402, headers: new Headers({ "retry-after": "60" }), bodyText: '{"error":{"message":"Payment required"}}' } },
+    ];
+    for (const { name, row, facts } of cases) {
+      const { registry, ids, acc, clock } = rig();
+      const c = classify({ ...facts, now: clock.now() });
+      expect([name, c.row, c.account.type]).toEqual([name, row, "lock"]);
+      registry.failure(acc("a1"), providerOf("p"), "m", c);
+      expect([name, ids()]).toEqual([name, ["a2", "a3"]]); // locked until the named reset
+      clock.advance(95_000); // past the lock (60 s); within the failure weight's half-life (5 min)
+      expect([name, ids()]).toEqual([name, ["a1", "a2", "a3"]]);
+      expect([name, accountsStatus(registry, "scored").accounts[0]!.health]).toMatchObject([name, { successRate: 0, failed: 1 }]); // shown as the failed attempt it was
+    }
+  });
+
   test("a slow account (latency EWMA) goes behind a fast one", () => {
     const { registry, ids, acc } = rig();
     registry.success(acc("a1"), providerOf("p"), "m", 4000);
