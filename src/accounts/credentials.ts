@@ -542,7 +542,8 @@ async function raceAbort<T>(p: Promise<T>, signal?: AbortSignal): Promise<T | un
 
 /** What {@link SubscriptionHealth} delegates to (the account registry). */
 export interface HealthBase extends AccountHealth {
-  setQuota(q: QuotaWindow): void;
+  /** Records a quota window read from a reply to a call sent with `from` (the registry's `setQuota`). */
+  setQuota(q: QuotaWindow, from?: Account): void;
 }
 
 /**
@@ -616,13 +617,14 @@ export class SubscriptionHealth implements AccountHealth {
   }
 
   /**
-   * SPEC P-5: quota windows from every reply's headers, stored per account. A reply without any quota
+   * SPEC P-5: quota windows from every reply's headers, stored per account (not those of a call sent
+   * before the account's key or login changed: registry.ts `setQuota`). A reply without any quota
    * header (Gemini's, an OpenAI-compatible server's) costs one pass over its header names: no context,
    * list or clock read (docs/performance.md item 229).
    */
   observe(account: Account, _provider: ProviderInfo, model: string, _status: number, headers: Headers): void {
     const families = quotaFamilies(headers);
     if (families === 0) return;
-    for (const w of readQuotaWindows(headers, { accountId: account.id, model, now: this.clock.now() }, families)) this.base.setQuota(w);
+    for (const w of readQuotaWindows(headers, { accountId: account.id, model, now: this.clock.now() }, families)) this.base.setQuota(w, account);
   }
 }

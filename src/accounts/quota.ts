@@ -107,12 +107,24 @@ export class QuotaBook {
   }
 
   /**
-   * Forgets every window and token limit of the account (its API key was replaced: a new key is a new
-   * quota; the registry clears the store's rows too). O(1).
+   * Forgets every window and token limit of the account (its API key was replaced, another login given to
+   * it: a new credential is a new quota; the registry clears the store's rows too). With `upTo` (ms since
+   * the epoch), only those read at or before it (`updatedAt`): after a re-read while the store's delete
+   * waits, the rows it still has of the old credential go, the new one's read since stay. O(1) without
+   * `upTo`, else O(windows of the account).
    */
-  forgetAccount(accountId: string): void {
-    this.byAccount.delete(accountId);
-    this.limits.delete(accountId);
+  forgetAccount(accountId: string, upTo?: number): void {
+    if (upTo === undefined) {
+      this.byAccount.delete(accountId);
+      this.limits.delete(accountId);
+      return;
+    }
+    const kept = (this.byAccount.get(accountId) ?? []).filter((w) => (w.updatedAt ?? 0) > upTo);
+    if (kept.length > 0) this.byAccount.set(accountId, kept);
+    else this.byAccount.delete(accountId);
+    const limits = this.limits.get(accountId);
+    if (limits) for (const [k, l] of limits) if (l.at <= upTo) limits.delete(k);
+    if (limits?.size === 0) this.limits.delete(accountId);
   }
 
   /** The accounts with a token limit kept ({@link forgetLimits}). */

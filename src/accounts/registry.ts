@@ -16,7 +16,7 @@ import {
   type PickHints,
 } from "../../pipeline/index.ts";
 import type { Account, Clock, ProviderInfo } from "../../pipeline/ports.ts";
-import type { AccountStateEvent, EventBus } from "../events/bus.ts";
+import type { AccountStateEvent } from "../events/bus.ts";
 import { ALL_MODELS, type AccountState, type Binding, type QuotaWindow, type Store } from "../store/types.ts";
 import { SHARED_ANSWER_MS } from "../store/shared.ts";
 import { bindingKey, Bindings } from "./bindings.ts";
@@ -32,40 +32,15 @@ import { RetryWrites } from "./retry-writes.ts";
 import { rejectedStateWriteLine, SharedStateWrites, writeTryingAgain } from "./shared-state-writes.ts";
 import { quarantineAdvice, type HeldLockState } from "./lock-advice.ts";
 import { QUOTA_EXCLUDE_FRACTION, QuotaBook } from "./quota.ts";
+import { QuotaGenerations } from "./quota-generations.ts";
 import { RemovedPairings } from "./removed-pairings.ts";
 import { RequestRanking } from "./rank-for-request.ts";
-import type { AccountStrategy } from "./selection.ts";
+import type { RegistryOptions } from "./registry-options.ts";
 import { SLOT_WAIT_MS, Slots } from "./slots.ts";
 import { takeSlot } from "./take-slot.ts";
 import { AccountStats, RATE_LIMIT_ROWS } from "./stats.ts";
 
-/** Routing options of the registry (SPEC A-2…A-4); every field is optional. */
-export interface RegistryOptions {
-  /** `settings.account_strategy`, read per request; default `scored`. */
-  strategy?: () => AccountStrategy;
-  /** How long a request waits for a concurrency slot before moving on (SPEC A-4: 15 s), ms. */
-  slotWaitMs?: number;
-  /** How long a request waits for the shared store's answer to a lease (default `SHARED_ANSWER_MS`), ms. */
-  sharedAnswerMs?: number;
-  /** Uniform [0, 1) numbers for `random` and `p2c`; default Math.random. */
-  rng?: () => number;
-  /** Where account state changes are published (SPEC 9.4 live events): cooldowns, locks, quarantines, removed and restored pairings, provider
-   * circuits. Events are built only while somebody listens; ends are found by one timer armed for the earliest known end. */
-  bus?: EventBus;
-  /**
-   * This instance ended the account's lock or quarantine episode (by hand, a new login or import, the
-   * account removed, its key changed in the file): the alerts claimed for it end with it, so the next lock
-   * or quarantine is delivered (src/alerts/alert-claim.ts `endAlertEpisode`; newuser15 N11). Awaited
-   * before the lock is cleared by hand or a login's work begins; never throws.
-   */
-  episodeEnded?: (accountId: string) => Promise<void>;
-  /**
-   * Receives the `error` line of each lock, cooldown, removal or circuit write a shared store's database
-   * rejected (shared-state-writes.ts `rejectedStateWriteLine`); default stderr.
-   */
-  log?: (line: string) => void;
-}
-
+export type { RegistryOptions } from "./registry-options.ts";
 export { BACKOFF_BASE_MS, BACKOFF_MAX_MS } from "./hold-cooldowns.ts";
 export { SHARED_SLOT_POLL_MS } from "./shared-slot.ts";
 export { CIRCUIT_OPEN_MS, CIRCUIT_THRESHOLD } from "./circuits.ts";
@@ -119,6 +94,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
 
   /** Routing state (SPEC A-2…A-4, P-5): quota windows, bindings, health stats, slots. */
   readonly quota = new QuotaBook();
+  /** Which credential each listed account object carried, for the replies of calls sent before a re-key (quota-generations.ts). */
+  private readonly quotaGenerations = new QuotaGenerations();
   readonly bindings = new Bindings();
   readonly stats = new AccountStats();
   readonly slots = new Slots();
@@ -161,10 +138,9 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     this.index.set(accounts, providers);
     for (const [id, key] of before) {
       const now = keyOf(id);
-      if (key === undefined || now === undefined || now === key) continue;
-      this.quota.forgetAccount(id);
-      this.persist((st) => st.clearQuotas(id)); // a refused delete is not kept: the old windows then come back at the next re-read
+      if (key !== undefined && now !== undefined && now !== key) this.forgetQuotas(id);
     }
+    this.quotaGenerations.tag(accounts); // after the re-keys: these objects carry the new credentials
     if (limited.size > 0) this.quota.forgetLimits((id) => !limited.has(id) || (keyOf(id) !== undefined && keyOf(id) === limited.get(id)));
     this.locks.dropReplaced();
     if (changed?.size) this.liftForNewUpstream(changed);
@@ -214,7 +190,8 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const held = this.opts.bus?.active ? { cooldowns: new Map(this.cooldowns.all), locks: new Map(this.locks.all) } : undefined;
     this.cooldowns.load(state.cooldowns);
     this.locks.load(state.locks);
-    // Locks and cooldowns the store refused hold in memory until written (retry-writes.ts).
+    this.quota.load(state.quotas);
+    // Locks, cooldowns and quota clears the store refused hold in memory until written (retry-writes.ts).
     if (this.unwritten.size > 0) this.unwritten.reapply();
     // A removed pairing or a circuit whose write waits is kept as memory holds it (retry-writes.ts).
     const waitingPair = this.unwritten.size > 0 ? (pair: string) => this.unwritten.has("removed\u0000" + pair) : undefined;
@@ -225,7 +202,6 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     }
     this.locks.afterRead(held?.locks);
     this.circuits.load(state.circuits, this.unwritten.size > 0 ? (id) => this.unwritten.has(circuitRow(id)) : undefined);
-    this.quota.load(state.quotas);
     this.bindings.load(state.bindings, this.clock.now());
     // Quarantines are written by the credential manager (or another instance) and arrive here.
     for (const q of this.quarantines.load(state.quarantined, this.index.accounts, this.opts.bus?.active === true, (id) => this.liftingHere.get(id))) {
@@ -376,10 +352,30 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     return account.maxConcurrency ?? this.index.providers.get(account.providerId)?.defaultMaxConcurrency;
   }
 
-  /** Stores a quota window read from a response (SPEC P-5): memory now, the store at its next flush. */
-  setQuota(q: QuotaWindow): void {
+  /**
+   * Stores a quota window read from a response (SPEC P-5): memory now, the store at its next flush. `from`:
+   * the account object the call was sent with; a window of a call sent before the account's key or login
+   * changed ({@link forgetQuotas}) is the old credential's and is not recorded (quota-generations.ts).
+   */
+  setQuota(q: QuotaWindow, from?: Account): void {
+    if (from !== undefined && this.quotaGenerations.stale(from)) return;
     this.quota.set(q);
     this.persist((st) => st.setQuota(q));
+  }
+
+  /**
+   * Forgets the account's quota windows and token limits (its API key was replaced, or another login given
+   * to it: a new credential is a new quota), in memory at once and in the store through {@link persistRow}:
+   * a delete the store refuses is written again (the embedded store's full disk) or tried again (a shared
+   * database's transient rejection) as a lock's write, and until it is written the windows it deletes stay
+   * out of memory after each re-read. Replies to calls sent with the old credential record nothing after
+   * this ({@link setQuota}).
+   */
+  forgetQuotas(accountId: string): void {
+    const at = this.clock.now();
+    this.quotaGenerations.bump(accountId);
+    this.quota.forgetAccount(accountId);
+    this.persistRow((st) => st.clearQuotas(accountId), "quotas\u0000" + accountId, () => this.quota.forgetAccount(accountId, at));
   }
 
   /**

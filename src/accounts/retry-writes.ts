@@ -7,7 +7,9 @@
  *
  * The same holds for a removed account/model pairing (`removeModel`, SPEC 6.3's 24 h removal) and a
  * provider circuit (`setCircuit` / `clearCircuit`): written once, a refused one was forgotten at the next
- * re-read too (since session 42 they wait here as well).
+ * re-read too (since session 42 they wait here as well); and for the delete of an account's quota windows
+ * when its key or login changed (`clearQuotas`, row `quotas␀ACCOUNT`): refused once, the old windows came
+ * back at the next re-read (since session 45 it waits here too).
  *
  * Here each refused write is kept under its row's key (`lock␀ACCOUNT`, `cooldown␀ACCOUNT␀MODEL`,
  * `cooldowns␀ACCOUNT` for all of an account's, `removed␀ACCOUNT␀MODEL` or `removed␀ACCOUNT` for all of an

@@ -1,6 +1,7 @@
 /**
  * Account-state writes to a shared PostgreSQL (SPEC D-2) that the database rejects: a lock, a cooldown, a
- * removed account/model pairing or a provider circuit (SPEC 6.3) written through by the registry. A write
+ * removed account/model pairing or a provider circuit (SPEC 6.3) written through by the registry, and the
+ * delete of an account's quota windows when its key or login changed (`quotas␀ACCOUNT`, since session 45). A write
  * refused because the database is away or full (connection errors, SQLSTATE classes 08 and 53) never
  * reaches here: src/store/postgres/db.ts keeps it in its outbox and replays it (test/store/pg-state-write-refused.test.ts).
  * Any other rejection was swallowed until session 43 (the registry's `.catch(() => {})`): the database kept
@@ -110,8 +111,8 @@ export const SETTLE_AT_STOP_MS = 2_000;
 
 /** A state write the database rejected, dropped (lost): what {@link rejectedStateWriteLine} says. */
 export interface RejectedStateWrite {
-  /** `lock`, `cooldown`, `removal` or `circuit`. */
-  kind: "lock" | "cooldown" | "removal" | "circuit";
+  /** `lock`, `cooldown`, `removal`, `circuit`, or `quotas` (the delete of an account's quota windows for a new key or login). */
+  kind: "lock" | "cooldown" | "removal" | "circuit" | "quotas";
   accountId?: string;
   providerId?: string;
   /** The model of a cooldown or removal row; absent for one that is about all of an account's. */
@@ -143,6 +144,7 @@ interface Line {
 function rowOf(key: string): Pick<RejectedStateWrite, "kind" | "accountId" | "providerId" | "model"> {
   const [kind = "", id = "", model] = key.split("\u0000");
   if (kind === "circuit") return { kind: "circuit", providerId: id };
+  if (kind === "quotas") return { kind: "quotas", accountId: id };
   const k = kind === "removed" ? "removal" : kind === "lock" ? "lock" : "cooldown";
   return model === undefined ? { kind: k, accountId: id } : { kind: k, accountId: id, model };
 }
@@ -151,6 +153,7 @@ function rowOf(key: string): Pick<RejectedStateWrite, "kind" | "accountId" | "pr
 function rowName(r: Pick<RejectedStateWrite, "kind" | "accountId" | "providerId" | "model">): string {
   if (r.kind === "circuit") return `provider ${r.providerId}'s circuit`;
   if (r.kind === "lock") return `account ${r.accountId}'s lock`;
+  if (r.kind === "quotas") return `account ${r.accountId}'s quota windows (their delete for a new key or login)`;
   const what = r.kind === "removal" ? "removed pairing" : "cooldown";
   return r.model === undefined ? `account ${r.accountId}'s ${what}s (all of them)` : `account ${r.accountId}'s ${what} of model ${r.model}`;
 }
@@ -164,7 +167,11 @@ export function rejectedStateWriteLine(r: RejectedStateWrite, time: number): str
   const error = r.error.length > 300 ? r.error.slice(0, 300) + "…" : r.error;
   const state = r.sqlstate ? `SQLSTATE ${r.sqlstate}: ${error}` : error;
   const tried = r.tries > 1 ? `after ${r.tries} tries` : "not tried again";
-  const msg = `the database rejected the write of ${rowName(r)} (${state}), ${tried}: the change is lost (the database keeps no row of it, other instances do not see it, and this one forgets it at its next re-read of the state; counted in switchyard_store_dropped_total)`;
+  const lost =
+    r.kind === "quotas"
+      ? "the change is lost (the database keeps the old credential's windows until they reset, and this instance and the others read them again at their next re-read of the state; counted in switchyard_store_dropped_total)"
+      : "the change is lost (the database keeps no row of it, other instances do not see it, and this one forgets it at its next re-read of the state; counted in switchyard_store_dropped_total)";
+  const msg = `the database rejected the write of ${rowName(r)} (${state}), ${tried}: ${lost}`;
   return JSON.stringify({ level: "error", time, msg, ...r, error });
 }
 

@@ -56,7 +56,7 @@ export interface SubscriptionAdminDeps {
   providers: () => Map<string, ConfiguredProvider>;
   /** Ids of the accounts declared in the config file (read-only through the API). */
   configAccountIds: () => Set<string>;
-  registry: Pick<AccountRegistry, "list" | "implicitAccounts" | "quota" | "find" | "lift">;
+  registry: Pick<AccountRegistry, "list" | "implicitAccounts" | "quota" | "find" | "lift" | "forgetQuotas">;
   credentials: Pick<CredentialManager, "forget" | "current">;
   discovery: Pick<Discovery, "run">;
   /** Re-reads accounts and their state into the live registry. */
@@ -228,10 +228,8 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
           await deps.registry.lift(id, `cleared by a new ${input.origin ?? "credential"}`, async () => {
             await deps.store.clearLock(id);
             await deps.store.clearCooldown(id);
-            if (relogged) {
-              await deps.store.clearQuotas(id);
-              deps.registry.quota.forgetAccount(id);
-            }
+            // Memory at once, the store's rows through the registry's state writes (a refusal written or tried again).
+            if (relogged) deps.registry.forgetQuotas(id);
             deps.credentials.forget(id);
             await deps.reload();
           });

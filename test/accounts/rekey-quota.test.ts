@@ -55,5 +55,48 @@ for (const backend of backends) {
       expect((await again.loadAccountState()).quotas.map((q) => `${q.accountId} ${q.window}`)).toEqual(["a1 5h", "a2 5h"]);
       await again.close();
     });
+
+    test("a delete of the old key's windows the store refuses once is written (or tried) again: the windows stay gone, also after re-reads", async () => {
+      const clock = settableClock();
+      const { store } = await backend.open(clock);
+      const lines: string[] = [];
+      const registry = new AccountRegistry(store, clock, { log: (l) => void lines.push(l) });
+      const providers = new Map([["p", providerOf("p")]]);
+      registry.setAccounts([account("a1", "p", { priority: 1 }), account("a2", "p", { priority: 2 })], providers);
+      registry.loadState(await store.loadAccountState());
+      registry.setQuota({ accountId: "a2", window: "5h", model: "*", usedPercent: 99, resetAt: clock.now() + 3_600_000, updatedAt: clock.now() });
+      registry.loadState(await store.loadAccountState()); // flushed to the store and read back
+      const eligible = () => registry.candidates("p", "m", {}).filter((c) => c.eligible).map((c) => c.account.id).sort();
+      expect(eligible()).toEqual(["a1"]);
+      // The store refuses the first delete: a full disk (the embedded store throws), a serialization failure (PostgreSQL's 40001).
+      const clear = store.clearQuotas.bind(store);
+      let calls = 0;
+      store.clearQuotas = (id: string) => {
+        if (++calls > 1) return clear(id);
+        if (backend.name === "sqlite") throw Object.assign(new Error("database or disk is full"), { code: "SQLITE_FULL" });
+        return Promise.reject(Object.assign(new Error("could not serialize access due to concurrent update"), { errno: "40001" }));
+      };
+      clock.advance(1_000);
+      const rekeyed = account("a2", "p", { priority: 2, credential: { type: "api_key", apiKey: "sk-a2-a-new-key" } });
+      registry.setAccounts([account("a1", "p", { priority: 1 }), rekeyed], providers);
+      expect(eligible()).toEqual(["a1", "a2"]);
+      if (backend.name === "sqlite") {
+        // Not written yet: a re-read that still finds the old window keeps it out of memory.
+        const st = await store.loadAccountState();
+        expect(st.quotas.map((q) => q.accountId)).toEqual(["a2"]);
+        registry.loadState(st);
+        expect(eligible()).toEqual(["a1", "a2"]);
+        expect(registry.retryWrites()).toBe(0); // before the next re-read (account-list.ts): written now
+      } else await registry.stateWritesSettled(() => Date.now() + 2_000); // tried again after a short backoff
+      expect(calls).toBe(2);
+      const st = await store.loadAccountState();
+      expect(st.quotas).toEqual([]);
+      registry.loadState(st);
+      expect(eligible()).toEqual(["a1", "a2"]);
+      expect(lines).toEqual([]);
+      expect(registry.lostStateWrites).toBe(0);
+      registry.close();
+      await store.close();
+    });
   });
 }

@@ -93,6 +93,20 @@ test("a transient rejection is tried at most STATE_WRITE_TRIES times, then dropp
   );
 });
 
+test("a delete of an account's quota windows (a new key or login) the database rejects is said as that, and what stays", async () => {
+  const calls: string[] = [];
+  const { write } = writer(calls);
+  const lost: RejectedStateWrite[] = [];
+  const w = new SharedStateWrites((r) => void lost.push(r), async () => {});
+  w.persist(store, "quotas\u0000a2", write("clear quotas", [pgError("P0001", "refused by policy")]));
+  await w.settled(() => Date.now() + 1000);
+  expect(calls).toEqual(["clear quotas"]);
+  expect(lost).toEqual([{ kind: "quotas", accountId: "a2", sqlstate: "P0001", error: "refused by policy", tries: 1 }]);
+  expect(JSON.parse(rejectedStateWriteLine(lost[0]!, 5)).msg).toBe(
+    "the database rejected the write of account a2's quota windows (their delete for a new key or login) (SQLSTATE P0001: refused by policy), not tried again: the change is lost (the database keeps the old credential's windows until they reset, and this instance and the others read them again at their next re-read of the state; counted in switchyard_store_dropped_total)",
+  );
+});
+
 test("what the writes on their way and waiting did to memory is done again after a re-read, in order", async () => {
   const calls: string[] = [];
   const { write, gates } = writer(calls);
