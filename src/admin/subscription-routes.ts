@@ -45,6 +45,7 @@ import type { Discovery } from "../providers/discovery.ts";
 import { credentialFingerprint } from "../store/secrets.ts";
 import { StoreError, type Store } from "../store/types.ts";
 import { codexIdentity, isSubscription, tokenVendor } from "../oauth/protocol.ts";
+import { sameLogin as isSameLogin } from "../oauth/login-identity.ts";
 import { formatElapsed } from "../../formats/wait-words.ts";
 import { adminError, implicitAccountError, readBody, storeErrorStatus, strictBody } from "./replies.ts";
 
@@ -219,12 +220,11 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
             await deps.store.unquarantine(fp);
           }
           // Announced as what happened here (a new login or import), not as cleared elsewhere by the re-read.
-          // Another login (another refresh token) may be another subscription: its quota windows are not the old one's.
-          // The stored credential is the current one after a refresh that rotated the refresh token
-          // (credentials.ts persists it before use), except when the store refused it: then the current one
-          // lives in memory only (credentials.current), and importing it is the same login, not another.
-          const relogged =
-            existing !== undefined && credentialFingerprint(existing.credential) !== fp && credentialFingerprint(deps.credentials.current(existing)) !== fp;
+          // Another login may be another subscription: its quota windows are not the old one's. The same login
+          // is told by its identity (account id, e-mail, subject: login-identity.ts), so one re-imported from an
+          // older file (a refresh token since rotated) keeps them; without one, by the stored credential or the
+          // current one (the store may have refused a rotated one, which then lives in memory: credentials.current).
+          const relogged = existing !== undefined && !isSameLogin(existing.credential, credential) && !isSameLogin(deps.credentials.current(existing), credential);
           await deps.registry.lift(id, `cleared by a new ${input.origin ?? "credential"}`, async () => {
             await deps.store.clearLock(id);
             await deps.store.clearCooldown(id);

@@ -7,6 +7,9 @@
  * The same login is the stored credential's, which a refresh that rotates the refresh token updates,
  * or, when the store refused the rotated one (it then lives in memory), the current one: until
  * 2026-12-07 (later) importing that current credential counted as another login and dropped the windows.
+ * Since session 45 a login whose e-mail (or account id, or token subject) both credentials carry is told
+ * by it: one re-imported from an older file, whose refresh token the gateway has since rotated away, is
+ * the same login and keeps them; another e-mail drops them.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startWorld, type SubscriptionWorld } from "./helpers.ts";
@@ -19,8 +22,8 @@ afterAll(async () => {
   await w?.stop();
 });
 
-function post(id: string, t: { accessToken: string; refreshToken: string }) {
-  return w.call("POST", "/accounts", { provider: "cc", id, origin: "login", credential: { type: "oauth", access_token: t.accessToken, refresh_token: t.refreshToken, expires_at: Date.now() + 3600_000 } });
+function post(id: string, t: { accessToken: string; refreshToken: string }, email?: string) {
+  return w.call("POST", "/accounts", { provider: "cc", id, origin: "login", ...(email ? { email } : {}), credential: { type: "oauth", access_token: t.accessToken, refresh_token: t.refreshToken, expires_at: Date.now() + 3600_000 } });
 }
 
 /** The account's quota windows as the registry and the store hold them: "window used%". */
@@ -82,4 +85,19 @@ test("a rotated credential the store could not take (it lives in memory): import
   expect(live.refreshToken).not.toBe(first.refreshToken);
   await post("cc-mem", { accessToken: live.accessToken, refreshToken: live.refreshToken! });
   expect(await windows("cc-mem")).toEqual({ memory: ["5h 99"], store: ["5h 99"] });
+});
+
+test("a login re-imported from an older file (its refresh token since rotated) is the same login by its e-mail: the windows stay; another e-mail's login drops them", async () => {
+  const app = w.gw.app;
+  const first = w.vendor.seed({ name: "quota-file", models: ["claude-opus-4-1-20250805"] });
+  await post("cc-file", first, "Quota.User@example.test");
+  const reset = Date.now() + 3_600_000;
+  app.registry.setQuota({ accountId: "cc-file", window: "5h", model: "*", usedPercent: 99, resetAt: reset });
+  expect(await app.credentials.refresh(app.registry.find("cc-file")!.account)).toBe(true);
+  expect(((await app.store.getAccount("cc-file"))!.credential as { refreshToken?: string }).refreshToken).not.toBe(first.refreshToken); // rotated
+  await post("cc-file", first, "quota.user@example.test"); // the older file: the same login, its tokens rotated away since
+  expect(await windows("cc-file")).toEqual({ memory: ["5h 99"], store: ["5h 99"] });
+  const other = w.vendor.seed({ name: "quota-file-other", models: ["claude-opus-4-1-20250805"] });
+  await post("cc-file", other, "someone.else@example.test");
+  expect(await windows("cc-file")).toEqual({ memory: [], store: [] });
 });
