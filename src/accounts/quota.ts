@@ -33,10 +33,11 @@ export class QuotaBook {
   /** Per account, the last token limit of each `tokens` / `input-tokens` window (by window and model), read or not since ({@link tokenLimit}). */
   private limits = new Map<string, Map<string, { model: string; limit: number; at: number }>>();
 
-  /** Replaces every window (store re-read). */
-  load(windows: QuotaWindow[]): void {
+  /** Replaces every window (store re-read); `keep` says no to a window that is not the account's (the registry's: another API key's). */
+  load(windows: QuotaWindow[], keep?: (w: QuotaWindow) => boolean): void {
     const next = new Map<string, QuotaWindow[]>();
     for (const w of windows) {
+      if (keep !== undefined && !keep(w)) continue;
       const list = next.get(w.accountId) ?? [];
       list.push({ ...w });
       next.set(w.accountId, list);

@@ -136,10 +136,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const limited = new Map<string, string | undefined>();
     for (const id of this.quota.limitedAccounts()) limited.set(id, before.has(id) ? before.get(id) : keyOf(id));
     this.index.set(accounts, providers);
-    for (const [id, key] of before) {
-      const now = keyOf(id);
-      if (key !== undefined && now !== undefined && now !== key) this.forgetQuotas(id);
-    }
+    for (const [id, key] of before) if (key !== undefined && keyOf(id) !== undefined && keyOf(id) !== key) this.forgetQuotas(id);
     this.quotaGenerations.tag(accounts); // after the re-keys: these objects carry the new credentials
     if (limited.size > 0) this.quota.forgetLimits((id) => !limited.has(id) || (keyOf(id) !== undefined && keyOf(id) === limited.get(id)));
     this.locks.dropReplaced();
@@ -190,7 +187,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const held = this.opts.bus?.active ? { cooldowns: new Map(this.cooldowns.all), locks: new Map(this.locks.all) } : undefined;
     this.cooldowns.load(state.cooldowns);
     this.locks.load(state.locks);
-    this.quota.load(state.quotas);
+    this.quota.load(state.quotas, (w) => w.credential === undefined || this.ownWindow(w)); // another key's windows are not its quota
     // Locks, cooldowns and quota clears the store refused hold in memory until written (retry-writes.ts).
     if (this.unwritten.size > 0) this.unwritten.reapply();
     // A removed pairing or a circuit whose write waits is kept as memory holds it (retry-writes.ts).
@@ -353,23 +350,32 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   }
 
   /**
-   * Stores a quota window read from a response (SPEC P-5): memory now, the store at its next flush. `from`:
-   * the account object the call was sent with; a window of a call sent before the account's key or login
-   * changed ({@link forgetQuotas}) is the old credential's and is not recorded (quota-generations.ts).
+   * Stores a quota window read from a response (SPEC P-5): memory now, the store at its next flush. `from`: the account object the
+   * call was sent with; one sent before the key or login changed ({@link forgetQuotas}) records nothing (quota-generations.ts).
    */
   setQuota(q: QuotaWindow, from?: Account): void {
     if (from !== undefined && this.quotaGenerations.stale(from)) return;
+    const key = this.windowKey(from ?? this.index.find(q.accountId)?.account);
+    if (key !== undefined) q.credential = key; // which API key it speaks of, for a start with another key (loadState)
     this.quota.set(q);
     this.persist((st) => st.setQuota(q));
   }
 
+  /** The short hash of an API-key account's key its windows are stored with (QuotaWindow.credential): 16 hex characters of its fingerprint; undefined for other accounts. */
+  private windowKey(a: Account | undefined): string | undefined {
+    return a?.credential.type === "api_key" ? this.quarantines.fingerprint(a)?.slice(0, 16) : undefined;
+  }
+
+  /** Whether a stored window read with an API key (`credential`) speaks of the account's current key (an account not listed keeps its windows). */
+  private ownWindow(w: QuotaWindow): boolean {
+    const a = this.index.find(w.accountId)?.account;
+    return a === undefined || this.windowKey(a) === w.credential;
+  }
+
   /**
-   * Forgets the account's quota windows and token limits (its API key was replaced, or another login given
-   * to it: a new credential is a new quota), in memory at once and in the store through {@link persistRow}:
-   * a delete the store refuses is written again (the embedded store's full disk) or tried again (a shared
-   * database's transient rejection) as a lock's write, and until it is written the windows it deletes stay
-   * out of memory after each re-read. Replies to calls sent with the old credential record nothing after
-   * this ({@link setQuota}).
+   * Forgets the account's quota windows and token limits (a new API key or login is a new quota): memory now,
+   * the store through {@link persistRow} (a refused delete written or tried again as a lock's; until then a
+   * re-read keeps them out of memory). Replies to calls sent with the old credential record nothing after it.
    */
   forgetQuotas(accountId: string): void {
     const at = this.clock.now();

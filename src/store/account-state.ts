@@ -91,6 +91,12 @@ export interface QuotaWindow {
   resetAt?: number;
   /** ms since the epoch of the response it was read from; filled in by the store when omitted. */
   updatedAt?: number;
+  /**
+   * The API key the window was read with, as 16 hex characters of its SHA-256 (never the key): a start
+   * with another key for the account leaves the window out (src/accounts/registry.ts `loadState`). Absent
+   * for OAuth and keyless accounts and for rows written before SQLite schema 21 / PostgreSQL schema 23.
+   */
+  credential?: string;
 }
 
 /** A conversation bound to the account that last answered it successfully (SPEC A-2). */

@@ -240,11 +240,11 @@ export type TraceParams = [string, string, number, string];
 
 /**
  * Positional parameters of a quota window upsert, in the column order of `quota_windows` (account id,
- * window, model, used percent, remaining, limit, reset time ms, updated time ms): non-finite numbers
- * become null so a provider's odd header cannot fail the batch. Both stores' flushes write these.
+ * window, model, used percent, remaining, limit, reset time ms, updated time ms, the key's short hash or
+ * null): non-finite numbers become null so a provider's odd header cannot fail the batch. Both stores' flushes write these.
  */
 export function quotaParams(q: QuotaWindow & { updatedAt: number }): (string | number | null)[] {
-  return [q.accountId, q.window, q.model, finiteOrNull(q.usedPercent), finiteOrNull(q.remaining), finiteOrNull(q.limit), intOrNull(q.resetAt), Math.round(q.updatedAt)];
+  return [q.accountId, q.window, q.model, finiteOrNull(q.usedPercent), finiteOrNull(q.remaining), finiteOrNull(q.limit), intOrNull(q.resetAt), Math.round(q.updatedAt), typeof q.credential === "string" ? q.credential : null];
 }
 
 /** Positional parameters of a usage insert, coerced so a malformed record cannot fail the batch. */

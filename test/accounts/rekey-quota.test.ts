@@ -56,6 +56,46 @@ for (const backend of backends) {
       await again.close();
     });
 
+    test("a key replaced while the gateway was stopped: the next start leaves the old key's windows out; an account with the same key keeps its own", async () => {
+      const clock = settableClock();
+      const { store, reopen } = await backend.open(clock);
+      const providers = new Map([["p", providerOf("p")]]);
+      const first = new AccountRegistry(store, clock);
+      first.setAccounts([account("a1", "p", { priority: 1 }), account("a2", "p", { priority: 2 })], providers);
+      first.loadState(await store.loadAccountState());
+      const hour = clock.now() + 3_600_000;
+      first.setQuota({ accountId: "a1", window: "5h", model: "*", usedPercent: 40, resetAt: hour, updatedAt: clock.now() });
+      first.setQuota({ accountId: "a2", window: "5h", model: "*", usedPercent: 99, resetAt: hour, updatedAt: clock.now() });
+      first.close();
+      await store.close(); // the stop writes them
+      const stored = await reopen();
+      const quotas = (await stored.loadAccountState()).quotas;
+      expect(quotas.map((q) => `${q.accountId} ${q.window} ${q.usedPercent}`)).toEqual(["a1 5h 40", "a2 5h 99"]);
+      expect(quotas.every((q) => /^[0-9a-f]{16}$/.test(q.credential ?? "") && !JSON.stringify(q).includes("secret"))).toBe(true); // a short hash, not the key
+
+      // The config file now names another key for a2; the gateway starts again.
+      const registry = new AccountRegistry(stored, clock);
+      const rekeyed = account("a2", "p", { priority: 2, credential: { type: "api_key", apiKey: "sk-a2-a-new-key" } });
+      registry.setAccounts([account("a1", "p", { priority: 1 }), rekeyed], providers);
+      registry.loadState(await stored.loadAccountState());
+      const eligible = () => registry.candidates("p", "m", {}).filter((c) => c.eligible).map((c) => c.account.id).sort();
+      expect(eligible()).toEqual(["a1", "a2"]); // not held back by the old key's 1 % left
+      expect(registry.quota.windows("a2", clock.now())).toEqual([]);
+      expect(registry.quota.windows("a1", clock.now()).map((w) => w.usedPercent)).toEqual([40]);
+
+      // Another instance still on the old key writes a window of it: this one leaves it out at its re-read.
+      const behind = new AccountRegistry(stored, clock);
+      behind.setAccounts([account("a1", "p", { priority: 1 }), account("a2", "p", { priority: 2 })], providers);
+      behind.setQuota({ accountId: "a2", window: "7d", model: "*", usedPercent: 99, resetAt: hour, updatedAt: clock.now() });
+      registry.setQuota({ accountId: "a2", window: "5h", model: "*", usedPercent: 10, resetAt: hour, updatedAt: clock.now() });
+      registry.loadState(await stored.loadAccountState());
+      expect(registry.quota.windows("a2", clock.now()).map((w) => `${w.window} ${w.usedPercent}`)).toEqual(["5h 10"]);
+      expect(eligible()).toEqual(["a1", "a2"]);
+      behind.close();
+      registry.close();
+      await stored.close();
+    });
+
     test("a delete of the old key's windows the store refuses once is written (or tried) again: the windows stay gone, also after re-reads", async () => {
       const clock = settableClock();
       const { store } = await backend.open(clock);

@@ -255,7 +255,7 @@ export class PgAccountState implements AccountStateStore {
           tx`SELECT account_id, model, reason, until, since FROM removed_models WHERE until IS NULL OR until > ${now} ORDER BY account_id COLLATE "C", model COLLATE "C"`,
           tx`SELECT fingerprint, account_id, reason, since FROM quarantined_credentials ORDER BY since`,
           tx`SELECT provider_id, open_until, reason, since FROM provider_circuits WHERE open_until > ${now} ORDER BY provider_id COLLATE "C"`,
-          tx`SELECT account_id, "window", model, used_percent, remaining, quota_limit, reset_at, updated_at FROM quota_windows
+          tx`SELECT account_id, "window", model, used_percent, remaining, quota_limit, reset_at, updated_at, credential FROM quota_windows
              WHERE (reset_at IS NULL OR reset_at > ${now}) AND updated_at > ${staleBefore} ORDER BY account_id COLLATE "C", "window" COLLATE "C", model COLLATE "C"`,
           tx`SELECT key, account_id, expires_at FROM bindings WHERE expires_at > ${now}`,
           tx`SELECT account_id, models, discovered_at FROM account_models ORDER BY account_id COLLATE "C"`,
@@ -276,6 +276,7 @@ export class PgAccountState implements AccountStateStore {
               limit: r.quota_limit ?? undefined,
               resetAt: numOrNull(r.reset_at) ?? undefined,
               updatedAt: num(r.updated_at),
+              credential: r.credential ?? undefined,
             }),
           ),
           bindings: (bindings as any[]).map((r) => ({ key: r.key, accountId: r.account_id, expiresAt: num(r.expires_at) })),

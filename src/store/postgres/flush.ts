@@ -93,12 +93,12 @@ const FLUSH = `WITH
     SELECT r->>0, r->>1, (r->>2)::bigint FROM json_array_elements($3::text::json) AS r WHERE EXISTS (SELECT 1 FROM f)
     ON CONFLICT (key) DO UPDATE SET account_id = excluded.account_id, expires_at = excluded.expires_at),
   q AS (
-    INSERT INTO quota_windows (account_id, "window", model, used_percent, remaining, quota_limit, reset_at, updated_at)
-    SELECT r->>0, r->>1, r->>2, (r->>3)::float8, (r->>4)::float8, (r->>5)::float8, (r->>6)::bigint, (r->>7)::bigint
+    INSERT INTO quota_windows (account_id, "window", model, used_percent, remaining, quota_limit, reset_at, updated_at, credential)
+    SELECT r->>0, r->>1, r->>2, (r->>3)::float8, (r->>4)::float8, (r->>5)::float8, (r->>6)::bigint, (r->>7)::bigint, r->>8
     FROM json_array_elements($4::text::json) AS r WHERE EXISTS (SELECT 1 FROM f)
     ON CONFLICT (account_id, "window", model) DO UPDATE SET used_percent = excluded.used_percent,
       remaining = excluded.remaining, quota_limit = excluded.quota_limit, reset_at = excluded.reset_at,
-      updated_at = excluded.updated_at)
+      updated_at = excluded.updated_at, credential = excluded.credential)
   SELECT EXISTS (SELECT 1 FROM f) AS fresh`;
 
 /** A JSON string escape PostgreSQL's `text` cannot hold: NUL, or a lone UTF-16 surrogate. */

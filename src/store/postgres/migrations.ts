@@ -518,6 +518,18 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
           ORDER BY name, window_start DESC;
     `,
   },
+  {
+    version: 23,
+    name: "quota windows by API key",
+    up: `
+      -- The API key a quota window was read with, as 16 hex characters of its SHA-256 (never the key):
+      -- a start with another key in the config file leaves the old key's windows out (a new key is a new
+      -- quota), and an instance still on the old key (a rolling re-key) writes windows the others leave
+      -- out. NULL for OAuth and keyless accounts and for windows stored before this version (an instance
+      -- of an earlier version still running on the upgraded schema writes them so).
+      ALTER TABLE quota_windows ADD COLUMN credential TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

@@ -90,7 +90,7 @@ export class SqliteAccountState implements AccountStateStore {
         "SELECT provider_id, open_until, reason, since FROM provider_circuits WHERE open_until > ? ORDER BY provider_id",
       ),
       loadQuotas: db.prepare(
-        `SELECT account_id, window, model, used_percent, remaining, quota_limit, reset_at, updated_at FROM quota_windows
+        `SELECT account_id, window, model, used_percent, remaining, quota_limit, reset_at, updated_at, credential FROM quota_windows
          WHERE (reset_at IS NULL OR reset_at > ?) AND updated_at > ? ORDER BY account_id, window, model`,
       ),
       loadBindings: db.prepare("SELECT key, account_id, expires_at FROM bindings WHERE expires_at > ?"),
@@ -277,6 +277,7 @@ export class SqliteAccountState implements AccountStateStore {
               limit: r.quota_limit ?? undefined,
               resetAt: r.reset_at ?? undefined,
               updatedAt: r.updated_at as number,
+              credential: r.credential ?? undefined,
             }),
           ),
           bindings: (this.s.loadBindings.all(now) as any[]).map((r) => ({

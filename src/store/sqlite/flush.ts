@@ -56,11 +56,11 @@ export class SqliteFlusher {
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       quotaSet: db.prepare(
-        `INSERT INTO quota_windows (account_id, window, model, used_percent, remaining, quota_limit, reset_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+        `INSERT INTO quota_windows (account_id, window, model, used_percent, remaining, quota_limit, reset_at, updated_at, credential)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (account_id, window, model) DO UPDATE SET used_percent = excluded.used_percent,
            remaining = excluded.remaining, quota_limit = excluded.quota_limit, reset_at = excluded.reset_at,
-           updated_at = excluded.updated_at`,
+           updated_at = excluded.updated_at, credential = excluded.credential`,
       ),
       budgetSet: db.prepare(BUDGET_UPSERT),
       bindSet: db.prepare(

@@ -429,6 +429,16 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE key_budget_windows ADD COLUMN unpriced INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 21,
+    name: "quota windows by API key",
+    up: `
+      -- The API key a quota window was read with, as 16 hex characters of its SHA-256 (never the key):
+      -- a start with another key in the config file leaves the old key's windows out (a new key is a new
+      -- quota). NULL for OAuth and keyless accounts and for windows stored before this version.
+      ALTER TABLE quota_windows ADD COLUMN credential TEXT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */
