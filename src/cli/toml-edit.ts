@@ -228,10 +228,26 @@ function setPair(lines: string[], s: TomlStatement, value: string | number | boo
 }
 
 /**
+ * Where the heading comment of the header at statement `to` starts, among the statements [from, to): the
+ * comment lines directly above the header (no blank line between them and it) read as its heading
+ * (`# Providers I use` over `[model_providers.openai]`) and stay with it, so a key added to the
+ * section before goes above them. `to` itself when there is no such comment, or when `to` is the end
+ * of the file (a comment at the end of the last section is the section's).
+ */
+function headingStart(stmts: TomlStatement[], from: number, to: number): number {
+  const next = stmts[to];
+  if (!next || (next.kind !== "table" && next.kind !== "arrayTable")) return to;
+  let start = to;
+  while (start > from && stmts[start - 1]!.kind === "comment") start--;
+  return start;
+}
+
+/**
  * TOML text with top-level keys `top` and the keys `table` of table `[tableName]` (its dotted name's
  * parts: `["model_providers", "switchyard"]`) set. A key already set (as `model` or `"model"`) has its
  * value replaced ({@link setPair}); a missing key is added after the last non-blank statement of its
- * section (top-level keys before the first table); a missing table is appended. Each key of
+ * section (top-level keys before the first table) that is not part of the next header's heading
+ * comment (see {@link headingStart}), else where the section starts; a missing table is appended. Each key of
  * `commentOut` the table sets is commented out (`# ` before each of its lines), below a comment line
  * `# <why>`. Every other byte stays; a file with `\r\n` line ends gets them on every line end added
  * (also the one after a last line that had none), and a leading byte order mark (U+FEFF) is kept at
@@ -252,7 +268,10 @@ export function editTomlText(
   if (cr && lines.length > 0 && !lines.at(-1)!.endsWith("\r")) lines[lines.length - 1] += "\r";
   const scan = () => tomlStatements(lines.join("\n") + "\n");
   const isHeader = (s: TomlStatement) => s.kind === "table" || s.kind === "arrayTable";
-  /** Sets `k` in the section of statements [from, to) (indices into `stmts`), inserting it after the section's last non-blank statement, else at line `at`. */
+  /**
+   * Sets `k` in the section of statements [from, to) (indices into `stmts`), inserting it after the
+   * section's last non-blank statement before the next header's heading comment, else at line `at`.
+   */
   const set = (stmts: TomlStatement[], from: number, to: number, at: number, k: string, v: string | number | boolean) => {
     const section = stmts.slice(from, to);
     const found = section.find((s) => s.kind === "pair" && sameKey(s.key, [k]));
@@ -260,7 +279,7 @@ export function editTomlText(
       lines.splice(found.first, found.last - found.first + 1, ...setPair(lines, found, v));
       return;
     }
-    const lastFilled = section.findLast((s) => s.kind !== "blank");
+    const lastFilled = section.slice(0, headingStart(stmts, from, to) - from).findLast((s) => s.kind !== "blank");
     lines.splice(lastFilled ? lastFilled.last + 1 : at, 0, `${k} = ${tomlValue(v)}${cr}`);
   };
   for (const [k, v] of top) {
