@@ -7,6 +7,7 @@ import { roundUsd, spentUsd } from "../limits/dollars.ts";
 import { Elysia } from "elysia";
 import * as v from "valibot";
 import { adminAccess, type AdminAuth } from "./access.ts";
+import { ConfigWriter } from "./config-writer.ts";
 import { changeKey } from "./key-change.ts";
 import { keyNameProblem, MAX_KEY_NAME } from "./key-name.ts";
 import { KeyScopes } from "./key-scopes.ts";
@@ -16,7 +17,7 @@ import type { BudgetUse, KeyLimits, KeyLookup, MinuteUse } from "../../pipeline/
 import { keyLimits } from "../config/load.ts";
 import { KeyLimitsSchema } from "../config/schema.ts";
 import type { Store } from "../store/types.ts";
-import { MAX_USAGE_BUCKETS, parseCallCursor, StoreError, type UsageFilter } from "../store/types.ts";
+import { CASE_ONLY, MAX_USAGE_BUCKETS, parseCallCursor, StoreError, type UsageFilter } from "../store/types.ts";
 import { adminError, parseInput, readBody, storeErrorStatus, strictBody } from "./replies.ts";
 
 /** What the admin API reads and changes. */
@@ -49,6 +50,12 @@ export interface AdminDeps {
    * (src/alerts/budget-change-alerts.ts). Never rejects.
    */
   keyLimitsChanged?: (id: string, before: KeyLimits | undefined, after: KeyLimits | undefined) => Promise<void>;
+  /**
+   * Runs the key changes (create, limits and tag, rotate, disable, enable, revoke) one at a time with the
+   * other admin configuration changes given the same writer (src/admin/config-writer.ts); a writer of
+   * their own when not given.
+   */
+  writer?: ConfigWriter;
   /** Extra routes contributed by other modules (accounts status, dry run, …). */
   extend?: (app: Elysia<"/admin/api">) => Elysia<"/admin/api">;
 }
@@ -260,7 +267,9 @@ export function configNamesakeNote(name: string, done: "disabled" | "enabled" | 
 }
 
 /** The admin routes as an Elysia plugin. */
-export function adminApi(deps: AdminDeps) {
+export function adminApi(given: AdminDeps) {
+  const writer = given.writer ?? new ConfigWriter();
+  const deps: AdminDeps = { ...given, writer };
   let app = new Elysia({ prefix: "/admin/api" })
     .onBeforeHandle(async ({ request, server, set }) => {
       // Admin answers carry accounts, keys, calls and recorded bodies: never kept in a browser's or a
@@ -291,27 +300,31 @@ export function adminApi(deps: AdminDeps) {
         if (!input.ok) return input.response;
         const unknownProvider = deps.providerIds && unknownProviderPattern(input.value.limits?.models, [...deps.providerIds()]);
         if (unknownProvider) return adminError(400, unknownProvider.message, unknownProvider.param);
-        // Names that differ only in case would read as the same key in tables, filters and alerts.
-        const name = input.value.name;
-        const twin = (await deps.store.listKeys()).find((k) => k.revokedAt === undefined && k.name !== name && k.name.toLowerCase() === name.toLowerCase());
-        if (twin) return adminError(409, `a key named ${JSON.stringify(twin.name)} already exists (names differ only in case): choose another name`, "name");
-        try {
-          const limits = input.value.limits ? keyLimits(input.value.limits) : undefined;
-          const created = await deps.store.createKey(input.value.name, input.value.scopes, input.value.tag, limits);
-          deps.keysChanged?.("created", input.value.name);
-          set.status = 201;
-          const { id: _id, ...key } = created.key;
-          return { ...created, key };
-        } catch (e) {
-          if (e instanceof StoreError) {
-            // A name already in use: say how to free it or what else to do.
-            const name = JSON.stringify(input.value.name);
-            if (e.code === "conflict") return adminError(409, `${e.message}: revoke it first (switchyard keys revoke ${name}) or choose another name`, "name");
-            if (e.code === "read_only") return adminError(409, `${e.message}: choose another name (a key of the config file is changed in the file)`, "name");
-            return adminError(storeErrorStatus(e.code), e.message);
+        return writer.run(async () => {
+          // Names that differ only in case would read as the same key in tables, filters and alerts.
+          const name = input.value.name;
+          const twin = (await deps.store.listKeys()).find((k) => k.revokedAt === undefined && k.name !== name && k.name.toLowerCase() === name.toLowerCase());
+          if (twin) return adminError(409, `a key named ${JSON.stringify(twin.name)} already exists ${CASE_ONLY}: choose another name`, "name");
+          try {
+            const limits = input.value.limits ? keyLimits(input.value.limits) : undefined;
+            const created = await deps.store.createKey(input.value.name, input.value.scopes, input.value.tag, limits);
+            deps.keysChanged?.("created", input.value.name);
+            set.status = 201;
+            const { id: _id, ...key } = created.key;
+            return { ...created, key };
+          } catch (e) {
+            if (e instanceof StoreError) {
+              // A name already in use: say how to free it or what else to do.
+              const name = JSON.stringify(input.value.name);
+              // one another instance sharing the store created since this one last read its keys
+              if (e.code === "conflict" && e.message.endsWith(CASE_ONLY)) return adminError(409, `${e.message}: choose another name`, "name");
+              if (e.code === "conflict") return adminError(409, `${e.message}: revoke it first (switchyard keys revoke ${name}) or choose another name`, "name");
+              if (e.code === "read_only") return adminError(409, `${e.message}: choose another name (a key of the config file is changed in the file)`, "name");
+              return adminError(storeErrorStatus(e.code), e.message);
+            }
+            throw e;
           }
-          throw e;
-        }
+        });
       },
       { parse: "none" },
     )
@@ -320,46 +333,50 @@ export function adminApi(deps: AdminDeps) {
       async ({ params, request }) => {
         const input = await readBody(request, KeyRotate, deps.bodyTimeoutMs?.(), {});
         if (!input.ok) return input.response;
-        try {
-          const r = await deps.store.rotateKey(params.name, graceMs(input.value.grace));
-          deps.keysChanged?.("created", params.name);
-          const { id: _id, ...key } = r.key;
-          const namesake = (await deps.store.listKeys()).some((k) => k.name === params.name && k.source === "config");
-          return { ...r, key, ...(namesake ? { note: configNamesakeNote(params.name, "rotated") } : {}) };
-        } catch (e) {
-          if (e instanceof StoreError) {
-            if (e.code === "not_found") return adminError(404, `No active key named ${params.name}: rotate an active stored key (switchyard keys list).`);
-            if (e.code === "read_only") return adminError(409, `${e.message}: a key of the config file gets a new secret in the file (and a reload)`);
-            if (e.code === "invalid") return adminError(400, e.message, "grace");
-            return adminError(storeErrorStatus(e.code), e.message);
+        return writer.run(async () => {
+          try {
+            const r = await deps.store.rotateKey(params.name, graceMs(input.value.grace));
+            deps.keysChanged?.("created", params.name);
+            const { id: _id, ...key } = r.key;
+            const namesake = (await deps.store.listKeys()).some((k) => k.name === params.name && k.source === "config");
+            return { ...r, key, ...(namesake ? { note: configNamesakeNote(params.name, "rotated") } : {}) };
+          } catch (e) {
+            if (e instanceof StoreError) {
+              if (e.code === "not_found") return adminError(404, `No active key named ${params.name}: rotate an active stored key (switchyard keys list).`);
+              if (e.code === "read_only") return adminError(409, `${e.message}: a key of the config file gets a new secret in the file (and a reload)`);
+              if (e.code === "invalid") return adminError(400, e.message, "grace");
+              return adminError(storeErrorStatus(e.code), e.message);
+            }
+            throw e;
           }
-          throw e;
-        }
+        });
       },
       { parse: "none" },
     )
     // its limits and tag (src/admin/key-change.ts)
     .patch("/keys/:name", async ({ params, request }) => changeKey(deps, params.name, request), { parse: "none" })
-    .post("/keys/:name/disable", async ({ params }) => keySwitch(deps, params.name, true))
-    .post("/keys/:name/enable", async ({ params }) => keySwitch(deps, params.name, false))
-    .delete("/keys/:name", async ({ params }) => {
-      // Elysia hands path parameters over percent-decoded.
-      const name = params.name;
-      try {
-        // The stored key's hashes, read before it is revoked (a revoked key leaves the store's memory): a
-        // dashboard signed in with it is signed out with it, one signed in with a config key of the same name is not.
-        const hashes = deps.store.storedKeyHashes(name);
-        const ok = await deps.store.revokeKey(name);
-        if (!ok) return adminError(404, `No active key named ${name}.`);
-        await deps.sessions?.endKey(hashes);
-        deps.keysChanged?.("revoked", name);
-        const namesake = (await deps.store.listKeys()).some((k) => k.name === name && k.source === "config");
-        return { revoked: name, ...(namesake ? { note: configNamesakeNote(name, "revoked") } : {}) };
-      } catch (e) {
-        if (e instanceof StoreError) return adminError(e.code === "unavailable" || e.code === "closed" ? 503 : 409, e.message);
-        throw e;
-      }
-    })
+    .post("/keys/:name/disable", ({ params }) => writer.run(() => keySwitch(deps, params.name, true)))
+    .post("/keys/:name/enable", ({ params }) => writer.run(() => keySwitch(deps, params.name, false)))
+    .delete("/keys/:name", ({ params }) =>
+      writer.run(async () => {
+        // Elysia hands path parameters over percent-decoded.
+        const name = params.name;
+        try {
+          // The stored key's hashes, read before it is revoked (a revoked key leaves the store's memory): a
+          // dashboard signed in with it is signed out with it, one signed in with a config key of the same name is not.
+          const hashes = deps.store.storedKeyHashes(name);
+          const ok = await deps.store.revokeKey(name);
+          if (!ok) return adminError(404, `No active key named ${name}.`);
+          await deps.sessions?.endKey(hashes);
+          deps.keysChanged?.("revoked", name);
+          const namesake = (await deps.store.listKeys()).some((k) => k.name === name && k.source === "config");
+          return { revoked: name, ...(namesake ? { note: configNamesakeNote(name, "revoked") } : {}) };
+        } catch (e) {
+          if (e instanceof StoreError) return adminError(e.code === "unavailable" || e.code === "closed" ? 503 : 409, e.message);
+          throw e;
+        }
+      }),
+    )
     .get("/usage", async ({ query }) => {
       const q = parseInput(UsageQuery, query, "query");
       if (!q.ok) return q.response;

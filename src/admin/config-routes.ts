@@ -29,6 +29,7 @@ import { ComboSchema, SettingsSchema } from "../config/schema.ts";
 import type { Combo, RuntimeConfig } from "../config/types.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Store } from "../store/types.ts";
+import { ConfigWriter } from "./config-writer.ts";
 import { adminError, implicitAccountError, parseInput, readJson, strictBody } from "./replies.ts";
 
 /** What the configuration routes read and change. */
@@ -52,6 +53,8 @@ export interface ConfigRoutesDeps {
    * (src/shared-config.ts), checked again with the file just read: warnings of the reload's answer.
    */
   sharedConfigWarnings?: () => Promise<Array<{ path: string; message: string }>>;
+  /** Runs the changes one at a time (src/admin/config-writer.ts), shared with the key and account routes; a writer of its own when not given. */
+  writer?: ConfigWriter;
 }
 
 /** A combo as the admin API lists it: the config file's shape with defaults filled, and where it comes from. */
@@ -210,6 +213,7 @@ const readTextOf = (live: LiveConfig) => live.fileText();
 export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">) => Elysia<"/admin/api"> {
   const { live } = deps;
   const cfg = () => live.current();
+  const writer = deps.writer ?? new ConfigWriter();
 
   const readObject = async (request: Request) => {
     const raw = await readJson(request, deps.bodyTimeoutMs?.());
@@ -248,10 +252,17 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
     if (c.combos.has(name) || c.aliases.has(name)) return "file";
     return undefined;
   };
-  /** The 409 of a create that lost to a create of the same name in parallel (the store refused it). */
+  /**
+   * The 409 of a create the store refused: another instance sharing the store created the name, or one
+   * that reads as it (src/config/lookalike-names.ts), since this instance last read the stored objects.
+   */
   const takenMeanwhile = async (name: string) => {
     await live.refreshStored();
     const taken = owner(name);
+    if (!taken) {
+      const twin = nameTaken(name);
+      if (twin) return twin;
+    }
     return adminError(409, `${taken === "db-alias" ? "An alias" : taken === "db-combo" ? "A combo" : "A combo or alias"} named "${name}" was created meanwhile; change it with PUT.`, "name", "conflict");
   };
   const readOnly = (kind: string, name: string) => adminError(409, `${kind} "${name}" comes from the config file ${fileName(cfg())}; change it there.`, "name", "read_only");
@@ -313,6 +324,24 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
     return { id, disabled };
   };
 
+  /** `PATCH /settings` of top-level `keys` (values in `patch`, null removes), once the body is read: 409 for a key the file sets, else checked and stored as {@link storeChecked}. */
+  const patchSettings = async (keys: string[], patch: Record<string, unknown>): Promise<unknown> => {
+    const fileKeys = cfg().stored?.fileSettings ?? new Set<string>();
+    const inFile = keys.find((k) => fileKeys.has(k));
+    if (inFile) return adminError(409, `settings.${inFile} is set in the config file ${fileName(cfg())}; change it there.`, inFile, "read_only");
+    const stored = live.storedObjects();
+    const next: Record<string, unknown> = { ...stored.settings };
+    for (const k of keys) {
+      const value = patch[k];
+      if (value === null) delete next[k];
+      else next[k] = isObj(value) && isObj(next[k]) ? { ...(next[k] as object), ...value } : value;
+    }
+    const refusal = await storeChecked({ ...stored, settings: next }, { kind: "setting", names: keys }, (i) => rootless(i.path), async () => {
+      for (const k of keys) await deps.store.setSetting(k, next[k] ?? null);
+    });
+    return refusal ?? settingsView(live);
+  };
+
   return (app) =>
     app
       // ---- combos --------------------------------------------------------------------------
@@ -330,16 +359,18 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           if (!named.ok) return named.response;
           const { source: _source, active: _active, error: _error, ...spec } = body.value;
           const name = named.value.name;
-          const taken = nameTaken(name);
-          if (taken) return taken;
-          const stored = live.storedObjects();
-          const refusal = await storeChecked({ ...stored, combos: [...stored.combos, { name, spec, createdAt: 0, updatedAt: 0 }] }, { kind: "combo", names: [name] }, comboParam, async () =>
-            // The check read memory: a create of the same name in parallel may have stored it since.
-            (await deps.store.createCombo(name, spec)) || takenMeanwhile(name),
-          );
-          if (refusal) return refusal;
-          set.status = 201;
-          return comboView(cfg().combos.get(name)!);
+          return writer.run(async () => {
+            const taken = nameTaken(name);
+            if (taken) return taken;
+            const stored = live.storedObjects();
+            const refusal = await storeChecked({ ...stored, combos: [...stored.combos, { name, spec, createdAt: 0, updatedAt: 0 }] }, { kind: "combo", names: [name] }, comboParam, async () =>
+              // The check read this instance's memory: another instance sharing the store may have stored the name, or a look-alike, since.
+              (await deps.store.createCombo(name, spec)) || takenMeanwhile(name),
+            );
+            if (refusal) return refusal;
+            set.status = 201;
+            return comboView(cfg().combos.get(name)!);
+          });
         },
         { parse: "none" },
       )
@@ -355,23 +386,29 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           if (!named.ok) return named.response;
           if (named.value.name !== undefined && named.value.name !== name) return adminError(400, `name: the body names "${named.value.name}", the path "${name}" (a combo is not renamed).`, "name");
           const { source: _source, active: _active, error: _error, ...spec } = body.value;
-          const stored = live.storedObjects();
-          const refusal = await storeChecked({ ...stored, combos: stored.combos.map((c) => (c.name === name ? { ...c, spec: { ...spec, name } } : c)) }, { kind: "combo", names: [name] }, comboParam, () =>
-            deps.store.putCombo(name, { ...spec, name }),
-          );
-          if (refusal) return refusal;
-          return comboView(cfg().combos.get(name)!);
+          return writer.run(async () => {
+            const gone = notStored("combo", name); // deleted while the body arrived
+            if (gone) return gone;
+            const stored = live.storedObjects();
+            const refusal = await storeChecked({ ...stored, combos: stored.combos.map((c) => (c.name === name ? { ...c, spec: { ...spec, name } } : c)) }, { kind: "combo", names: [name] }, comboParam, () =>
+              deps.store.putCombo(name, { ...spec, name }),
+            );
+            if (refusal) return refusal;
+            return comboView(cfg().combos.get(name)!);
+          });
         },
         { parse: "none" },
       )
-      .delete("/combos/:name", async ({ params }) => {
-        const name = params.name;
-        const cannot = notStored("combo", name);
-        if (cannot) return cannot;
-        const stored = live.storedObjects();
-        const refusal = await storeChecked({ ...stored, combos: stored.combos.filter((c) => c.name !== name) }, { kind: "combo", names: [name], deleted: true }, comboParam, () => deps.store.deleteCombo(name));
-        return refusal ?? { deleted: name };
-      })
+      .delete("/combos/:name", ({ params }) =>
+        writer.run(async () => {
+          const name = params.name;
+          const cannot = notStored("combo", name);
+          if (cannot) return cannot;
+          const stored = live.storedObjects();
+          const refusal = await storeChecked({ ...stored, combos: stored.combos.filter((c) => c.name !== name) }, { kind: "combo", names: [name], deleted: true }, comboParam, () => deps.store.deleteCombo(name));
+          return refusal ?? { deleted: name };
+        }),
+      )
       // ---- aliases -------------------------------------------------------------------------
       .get("/aliases", () => ({ aliases: listAliases() }))
       .post(
@@ -382,15 +419,17 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           const body = parseInput(AliasCreate, raw.value);
           if (!body.ok) return body.response;
           const { name, target } = body.value;
-          const taken = nameTaken(name);
-          if (taken) return taken;
-          const stored = live.storedObjects();
-          const refusal = await storeChecked({ ...stored, aliases: [...stored.aliases, { name, target, createdAt: 0, updatedAt: 0 }] }, { kind: "alias", names: [name] }, aliasParam, async () =>
-            (await deps.store.createAlias(name, target)) || takenMeanwhile(name),
-          );
-          if (refusal) return refusal;
-          set.status = 201;
-          return { name, target, source: "db", active: true };
+          return writer.run(async () => {
+            const taken = nameTaken(name);
+            if (taken) return taken;
+            const stored = live.storedObjects();
+            const refusal = await storeChecked({ ...stored, aliases: [...stored.aliases, { name, target, createdAt: 0, updatedAt: 0 }] }, { kind: "alias", names: [name] }, aliasParam, async () =>
+              (await deps.store.createAlias(name, target)) || takenMeanwhile(name),
+            );
+            if (refusal) return refusal;
+            set.status = 201;
+            return { name, target, source: "db", active: true };
+          });
         },
         { parse: "none" },
       )
@@ -406,20 +445,26 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           if (!body.ok) return body.response;
           if (body.value.name !== undefined && body.value.name !== name) return adminError(400, `name: the body names "${body.value.name}", the path "${name}" (an alias is not renamed).`, "name");
           const target = body.value.target;
-          const stored = live.storedObjects();
-          const refusal = await storeChecked({ ...stored, aliases: stored.aliases.map((a) => (a.name === name ? { ...a, target } : a)) }, { kind: "alias", names: [name] }, aliasParam, () => deps.store.putAlias(name, target));
-          return refusal ?? { name, target, source: "db", active: true };
+          return writer.run(async () => {
+            const gone = notStored("alias", name); // deleted while the body arrived
+            if (gone) return gone;
+            const stored = live.storedObjects();
+            const refusal = await storeChecked({ ...stored, aliases: stored.aliases.map((a) => (a.name === name ? { ...a, target } : a)) }, { kind: "alias", names: [name] }, aliasParam, () => deps.store.putAlias(name, target));
+            return refusal ?? { name, target, source: "db", active: true };
+          });
         },
         { parse: "none" },
       )
-      .delete("/aliases/:name", async ({ params }) => {
-        const name = params.name;
-        const cannot = notStored("alias", name);
-        if (cannot) return cannot;
-        const stored = live.storedObjects();
-        const refusal = await storeChecked({ ...stored, aliases: stored.aliases.filter((a) => a.name !== name) }, { kind: "alias", names: [name], deleted: true }, aliasParam, () => deps.store.deleteAlias(name));
-        return refusal ?? { deleted: name };
-      })
+      .delete("/aliases/:name", ({ params }) =>
+        writer.run(async () => {
+          const name = params.name;
+          const cannot = notStored("alias", name);
+          if (cannot) return cannot;
+          const stored = live.storedObjects();
+          const refusal = await storeChecked({ ...stored, aliases: stored.aliases.filter((a) => a.name !== name) }, { kind: "alias", names: [name], deleted: true }, aliasParam, () => deps.store.deleteAlias(name));
+          return refusal ?? { deleted: name };
+        }),
+      )
       // ---- settings ------------------------------------------------------------------------
       .get("/settings", () => settingsView(live))
       .patch(
@@ -431,26 +476,13 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           if (!patch.ok) return patch.response;
           const keys = Object.keys(patch.value);
           if (keys.length === 0) return adminError(400, "The body names no settings key.");
-          const fileKeys = cfg().stored?.fileSettings ?? new Set<string>();
-          const inFile = keys.find((k) => fileKeys.has(k));
-          if (inFile) return adminError(409, `settings.${inFile} is set in the config file ${fileName(cfg())}; change it there.`, inFile, "read_only");
-          const stored = live.storedObjects();
-          const next: Record<string, unknown> = { ...stored.settings };
-          for (const k of keys) {
-            const value = patch.value[k];
-            if (value === null) delete next[k];
-            else next[k] = isObj(value) && isObj(next[k]) ? { ...(next[k] as object), ...value } : value;
-          }
-          const refusal = await storeChecked({ ...stored, settings: next }, { kind: "setting", names: keys }, (i) => rootless(i.path), async () => {
-            for (const k of keys) await deps.store.setSetting(k, next[k] ?? null);
-          });
-          return refusal ?? settingsView(live);
+          return writer.run(() => patchSettings(keys, patch.value));
         },
         { parse: "none" },
       )
       // ---- accounts ------------------------------------------------------------------------
-      .post("/accounts/:id/disable", ({ params }) => setDisabled(params.id, true))
-      .post("/accounts/:id/enable", ({ params }) => setDisabled(params.id, false))
+      .post("/accounts/:id/disable", ({ params }) => writer.run(() => setDisabled(params.id, true)))
+      .post("/accounts/:id/enable", ({ params }) => writer.run(() => setDisabled(params.id, false)))
       // ---- reload --------------------------------------------------------------------------
       .post("/config/reload", async () => {
         if (!live.path) return adminError(409, live.noFileToReload(), null, "no_config_file");

@@ -85,33 +85,37 @@ export async function changeKey(deps: AdminDeps, name: string, request: Request)
   const models = input.value.limits?.models;
   const unknownProvider = models && deps.providerIds && unknownProviderPattern(models, [...deps.providerIds()]);
   if (unknownProvider) return adminError(400, unknownProvider.message, unknownProvider.param);
-  let key: KeyInfo;
-  // its limits before, for the alerts of a lowered budget (the active stored key is the one changed)
-  const before = input.value.limits !== undefined && deps.keyLimitsChanged ? (await deps.store.listKeys()).find((k) => k.name === name && k.source === "db" && k.revokedAt === undefined) : undefined;
-  try {
-    key = await deps.store.updateKey(name, storeChange(input.value));
-  } catch (e) {
-    if (!(e instanceof StoreError)) throw e;
-    if (e.code === "not_found") {
-      const revoked = (await deps.store.listKeys()).find((k) => k.name === name && k.source === "db" && k.revokedAt !== undefined);
-      if (revoked) {
-        return adminError(
-          409,
-          `Key ${name} was revoked at ${new Date(revoked.revokedAt!).toISOString()}: a revoked key's limits do not change. A new key of that name (switchyard keys create ${name}) gets a new secret, and its limits and budgets start fresh.`,
-        );
+  // the change and the limits read before it, after the other admin changes handed in before (src/admin/config-writer.ts)
+  const change = async (): Promise<unknown> => {
+    let key: KeyInfo;
+    // its limits before, for the alerts of a lowered budget (the active stored key is the one changed)
+    const before = input.value.limits !== undefined && deps.keyLimitsChanged ? (await deps.store.listKeys()).find((k) => k.name === name && k.source === "db" && k.revokedAt === undefined) : undefined;
+    try {
+      key = await deps.store.updateKey(name, storeChange(input.value));
+    } catch (e) {
+      if (!(e instanceof StoreError)) throw e;
+      if (e.code === "not_found") {
+        const revoked = (await deps.store.listKeys()).find((k) => k.name === name && k.source === "db" && k.revokedAt !== undefined);
+        if (revoked) {
+          return adminError(
+            409,
+            `Key ${name} was revoked at ${new Date(revoked.revokedAt!).toISOString()}: a revoked key's limits do not change. A new key of that name (switchyard keys create ${name}) gets a new secret, and its limits and budgets start fresh.`,
+          );
+        }
+        return adminError(404, `No active key named ${name}: change the limits of an active stored key (switchyard keys list).`);
       }
-      return adminError(404, `No active key named ${name}: change the limits of an active stored key (switchyard keys list).`);
+      if (e.code === "read_only") return adminError(409, `${e.message}: a key of the config file has its limits changed in the file (keys[].limits, and a reload)`);
+      if (e.code === "invalid") return adminError(400, e.message, "limits");
+      return adminError(storeErrorStatus(e.code), e.message);
     }
-    if (e.code === "read_only") return adminError(409, `${e.message}: a key of the config file has its limits changed in the file (keys[].limits, and a reload)`);
-    if (e.code === "invalid") return adminError(400, e.message, "limits");
-    return adminError(storeErrorStatus(e.code), e.message);
-  }
-  deps.keysChanged?.("changed", name);
-  const { id, ...listed } = key;
-  // a budget lowered under its window's use raises the thresholds it is now past (SPEC 9.7), before the answer
-  if (before) await deps.keyLimitsChanged?.(id ?? key.name, before.limits, key.limits);
-  // as GET /keys lists it (a USD budget with the requests of its window it could not count, try18 D17)
-  const use = key.limits && deps.keyUse ? await deps.keyUse(id ?? key.name, key.limits) : undefined;
-  const namesake = (await deps.store.listKeys()).some((k) => k.name === name && k.source === "config");
-  return { key: { ...listed, ...(use ? { use } : {}) }, ...(namesake ? { note: configNamesakeNote(name, "changed") } : {}) };
+    deps.keysChanged?.("changed", name);
+    const { id, ...listed } = key;
+    // a budget lowered under its window's use raises the thresholds it is now past (SPEC 9.7), before the answer
+    if (before) await deps.keyLimitsChanged?.(id ?? key.name, before.limits, key.limits);
+    // as GET /keys lists it (a USD budget with the requests of its window it could not count, try18 D17)
+    const use = key.limits && deps.keyUse ? await deps.keyUse(id ?? key.name, key.limits) : undefined;
+    const namesake = (await deps.store.listKeys()).some((k) => k.name === name && k.source === "config");
+    return { key: { ...listed, ...(use ? { use } : {}) }, ...(namesake ? { note: configNamesakeNote(name, "changed") } : {}) };
+  };
+  return deps.writer ? deps.writer.run(change) : change();
 }

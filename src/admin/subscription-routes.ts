@@ -47,6 +47,7 @@ import { StoreError, type Store } from "../store/types.ts";
 import { codexIdentity, isSubscription, tokenVendor } from "../oauth/protocol.ts";
 import { sameLogin as isSameLogin } from "../oauth/login-identity.ts";
 import { formatElapsed } from "../../formats/wait-words.ts";
+import { ConfigWriter } from "./config-writer.ts";
 import { adminError, implicitAccountError, readBody, storeErrorStatus, strictBody } from "./replies.ts";
 
 /** What the subscription routes read and change. */
@@ -63,6 +64,8 @@ export interface SubscriptionAdminDeps {
   /** Re-reads accounts and their state into the live registry. */
   reload: () => Promise<void>;
   clock: Clock;
+  /** Runs a login or import and a removal one at a time with the other admin configuration changes (src/admin/config-writer.ts); a writer of their own when not given. */
+  writer?: ConfigWriter;
 }
 
 /** The bounds of an account's `priority`, as the config file's `accounts[].priority` has them. */
@@ -160,6 +163,7 @@ export function defaultAccountId(providerId: string, email: string | undefined, 
 
 /** Adds the subscription routes (use inside AdminDeps.extend). */
 export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/admin/api">) => Elysia<"/admin/api"> {
+  const writer = deps.writer ?? new ConfigWriter();
   return (app) =>
     app
       .get("/oauth/:kind", ({ params }) => {
@@ -172,90 +176,94 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
       .post("/accounts", async ({ request, set }) => {
         const parsed = await readBody(request, AccountCreate, deps.bodyTimeoutMs?.());
         if (!parsed.ok) return parsed.response;
-        const input = parsed.value;
-        const provider = subscriptionProvider(deps.providers(), input.provider);
-        if (!provider) return adminError(404, `No subscription provider (claude-code or codex) named ${input.provider}.`);
-        // Both are checked: a body's `kind` naming this provider's kind does not make the other vendor's token fit.
-        const vendor = [input.kind, tokenVendor(input.credential.access_token)].find((k) => k !== undefined && k !== provider.kind);
-        if (vendor) return wrongKind(deps.providers(), provider, vendor);
-        const expiredFor = deps.clock.now() - (input.credential.expires_at ?? Infinity);
-        if (expiredFor >= 0 && !input.credential.refresh_token) return expiredLogin(provider, expiredFor);
-        const id = input.id ?? defaultAccountId(provider.id, input.email, input.origin);
-        if (deps.configAccountIds().has(id)) return adminError(409, `Account ${id} is declared in the config file and is read-only here; choose another --account name.`);
-        const existing = await deps.store.getAccount(id);
-        if (existing && existing.providerId !== provider.id) return adminError(409, `Account ${id} belongs to provider ${existing.providerId}, not ${provider.id}.`);
-        let unquarantined = false;
-        const c = input.credential;
-        const credential: Extract<Account["credential"], { type: "oauth" }> = { type: "oauth", accessToken: c.access_token };
-        if (c.refresh_token) credential.refreshToken = c.refresh_token;
-        if (c.expires_at !== undefined) credential.expiresAt = c.expires_at;
-        // Codex: the ChatGPT account id is also a claim of the access token (codex-rs token_data.rs).
-        const accountId = c.account_id ?? (provider.kind === "codex" ? codexIdentity(undefined, c.access_token).accountId : undefined);
-        if (accountId) credential.accountId = accountId;
-        // Shown on the Accounts card (never a token): the e-mail and plan the login or import read.
-        const email = input.email ?? (provider.kind === "codex" ? codexIdentity(undefined, c.access_token).email : undefined);
-        if (email) credential.email = email.slice(0, 254);
-        if (input.plan) credential.plan = input.plan;
-        // The same login under another name: one rotating refresh token for two accounts (newuser12b H2).
-        const fingerprint = credentialFingerprint(credential);
-        const sameLogin = deps.registry
-          .list()
-          .filter((a) => a.id !== id && a.credential.type === "oauth" && credentialFingerprint(a.credential) === fingerprint)
-          .map((a) => a.id);
-        try {
-          await deps.store.upsertAccount({
-            id,
-            providerId: provider.id,
-            priority: input.priority ?? existing?.priority ?? 0,
-            maxConcurrency: input.max_concurrency ?? existing?.maxConcurrency,
-            proxy: existing?.proxy,
-            credential,
-            disabled: false,
-          });
-          // A new login or import replaces the credential: whatever held the account back goes.
-          const fp = credentialFingerprint(credential);
-          if (fp) {
-            const state = await deps.store.loadAccountState();
-            unquarantined = state.quarantined.some((q) => q.fingerprint === fp);
-            await deps.store.unquarantine(fp);
+        return writer.run(async () => {
+          const input = parsed.value;
+          const provider = subscriptionProvider(deps.providers(), input.provider);
+          if (!provider) return adminError(404, `No subscription provider (claude-code or codex) named ${input.provider}.`);
+          // Both are checked: a body's `kind` naming this provider's kind does not make the other vendor's token fit.
+          const vendor = [input.kind, tokenVendor(input.credential.access_token)].find((k) => k !== undefined && k !== provider.kind);
+          if (vendor) return wrongKind(deps.providers(), provider, vendor);
+          const expiredFor = deps.clock.now() - (input.credential.expires_at ?? Infinity);
+          if (expiredFor >= 0 && !input.credential.refresh_token) return expiredLogin(provider, expiredFor);
+          const id = input.id ?? defaultAccountId(provider.id, input.email, input.origin);
+          if (deps.configAccountIds().has(id)) return adminError(409, `Account ${id} is declared in the config file and is read-only here; choose another --account name.`);
+          const existing = await deps.store.getAccount(id);
+          if (existing && existing.providerId !== provider.id) return adminError(409, `Account ${id} belongs to provider ${existing.providerId}, not ${provider.id}.`);
+          let unquarantined = false;
+          const c = input.credential;
+          const credential: Extract<Account["credential"], { type: "oauth" }> = { type: "oauth", accessToken: c.access_token };
+          if (c.refresh_token) credential.refreshToken = c.refresh_token;
+          if (c.expires_at !== undefined) credential.expiresAt = c.expires_at;
+          // Codex: the ChatGPT account id is also a claim of the access token (codex-rs token_data.rs).
+          const accountId = c.account_id ?? (provider.kind === "codex" ? codexIdentity(undefined, c.access_token).accountId : undefined);
+          if (accountId) credential.accountId = accountId;
+          // Shown on the Accounts card (never a token): the e-mail and plan the login or import read.
+          const email = input.email ?? (provider.kind === "codex" ? codexIdentity(undefined, c.access_token).email : undefined);
+          if (email) credential.email = email.slice(0, 254);
+          if (input.plan) credential.plan = input.plan;
+          // The same login under another name: one rotating refresh token for two accounts (newuser12b H2).
+          const fingerprint = credentialFingerprint(credential);
+          const sameLogin = deps.registry
+            .list()
+            .filter((a) => a.id !== id && a.credential.type === "oauth" && credentialFingerprint(a.credential) === fingerprint)
+            .map((a) => a.id);
+          try {
+            await deps.store.upsertAccount({
+              id,
+              providerId: provider.id,
+              priority: input.priority ?? existing?.priority ?? 0,
+              maxConcurrency: input.max_concurrency ?? existing?.maxConcurrency,
+              proxy: existing?.proxy,
+              credential,
+              disabled: false,
+            });
+            // A new login or import replaces the credential: whatever held the account back goes.
+            const fp = credentialFingerprint(credential);
+            if (fp) {
+              const state = await deps.store.loadAccountState();
+              unquarantined = state.quarantined.some((q) => q.fingerprint === fp);
+              await deps.store.unquarantine(fp);
+            }
+            // Announced as what happened here (a new login or import), not as cleared elsewhere by the re-read.
+            // Another login may be another subscription: its quota windows are not the old one's. The same login
+            // is told by its identity (account id, e-mail, subject: login-identity.ts), so one re-imported from an
+            // older file (a refresh token since rotated) keeps them; without one, by the stored credential or the
+            // current one (the store may have refused a rotated one, which then lives in memory: credentials.current).
+            const relogged = existing !== undefined && !isSameLogin(existing.credential, credential) && !isSameLogin(deps.credentials.current(existing), credential);
+            await deps.registry.lift(id, `cleared by a new ${input.origin ?? "credential"}`, async () => {
+              await deps.store.clearLock(id);
+              await deps.store.clearCooldown(id);
+              // Memory at once, the store's rows through the registry's state writes (a refusal written or tried again).
+              if (relogged) deps.registry.forgetQuotas(id);
+              deps.credentials.forget(id);
+              await deps.reload();
+            });
+          } catch (e) {
+            if (e instanceof StoreError) return adminError(storeErrorStatus(e.code), e.message);
+            throw e;
           }
-          // Announced as what happened here (a new login or import), not as cleared elsewhere by the re-read.
-          // Another login may be another subscription: its quota windows are not the old one's. The same login
-          // is told by its identity (account id, e-mail, subject: login-identity.ts), so one re-imported from an
-          // older file (a refresh token since rotated) keeps them; without one, by the stored credential or the
-          // current one (the store may have refused a rotated one, which then lives in memory: credentials.current).
-          const relogged = existing !== undefined && !isSameLogin(existing.credential, credential) && !isSameLogin(deps.credentials.current(existing), credential);
-          await deps.registry.lift(id, `cleared by a new ${input.origin ?? "credential"}`, async () => {
-            await deps.store.clearLock(id);
-            await deps.store.clearCooldown(id);
-            // Memory at once, the store's rows through the registry's state writes (a refusal written or tried again).
-            if (relogged) deps.registry.forgetQuotas(id);
+          void deps.discovery.run({ accountId: id }).catch(() => {});
+          set.status = existing ? 200 : 201;
+          return { id, provider: provider.id, kind: provider.kind, created: !existing, unquarantined, reenabled: existing?.disabled === true, sameLogin, expiresAt: credential.expiresAt ?? null };
+        });
+      }, { parse: "none" })
+      .delete("/accounts/:id", ({ params }) =>
+        writer.run(async () => {
+          const id = params.id;
+          if (deps.configAccountIds().has(id)) return adminError(409, `Account ${id} is declared in the config file and is read-only here; remove it from the file.`, null, "read_only");
+          const implicit = deps.registry.find(id);
+          if (implicit?.implicit) return implicitAccountError(implicit.account);
+          let removed = false;
+          // Its cooldowns and lock go with it: announced as removed here, not as cleared elsewhere by the re-read.
+          await deps.registry.lift(id, "cleared: the account was removed", async () => {
+            if (!(removed = await deps.store.deleteAccount(id))) return;
             deps.credentials.forget(id);
             await deps.reload();
           });
-        } catch (e) {
-          if (e instanceof StoreError) return adminError(storeErrorStatus(e.code), e.message);
-          throw e;
-        }
-        void deps.discovery.run({ accountId: id }).catch(() => {});
-        set.status = existing ? 200 : 201;
-        return { id, provider: provider.id, kind: provider.kind, created: !existing, unquarantined, reenabled: existing?.disabled === true, sameLogin, expiresAt: credential.expiresAt ?? null };
-      }, { parse: "none" })
-      .delete("/accounts/:id", async ({ params }) => {
-        const id = params.id;
-        if (deps.configAccountIds().has(id)) return adminError(409, `Account ${id} is declared in the config file and is read-only here; remove it from the file.`, null, "read_only");
-        const implicit = deps.registry.find(id);
-        if (implicit?.implicit) return implicitAccountError(implicit.account);
-        let removed = false;
-        // Its cooldowns and lock go with it: announced as removed here, not as cleared elsewhere by the re-read.
-        await deps.registry.lift(id, "cleared: the account was removed", async () => {
-          if (!(removed = await deps.store.deleteAccount(id))) return;
-          deps.credentials.forget(id);
-          await deps.reload();
-        });
-        if (!removed) return adminError(404, `No stored account ${id}.`);
-        return { removed: id };
-      })
+          if (!removed) return adminError(404, `No stored account ${id}.`);
+          return { removed: id };
+        }),
+      )
       .post("/discovery", async ({ request }) => {
         const parsed = await readBody(request, DiscoveryRequest, deps.bodyTimeoutMs?.(), {});
         if (!parsed.ok) return parsed.response;

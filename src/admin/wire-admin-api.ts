@@ -19,6 +19,7 @@ import { differenceText, type SharedConfigWatch } from "../shared-config.ts";
 import type { Store } from "../store/types.ts";
 import { adminAllowed, adminApi, type AdminDeps } from "./admin-api.ts";
 import { configRoutes } from "./config-routes.ts";
+import { ConfigWriter } from "./config-writer.ts";
 import { controlRoutes } from "./control-routes.ts";
 import type { FlightRecorder } from "./flight-recorder.ts";
 import { routingAdmin } from "./routing-api.ts";
@@ -66,7 +67,10 @@ export function wireAdminApi(w: AdminWiring) {
   const { store, adminToken, config, keyUse, recorder, sessions, budgetChanges, recentAlerts, bus, clock, registry, credentials, discovery, refreshAccounts, order, routing, executorFor, secrets, instanceId, stopping, live, startedWith, sharedConfig } = w;
   // server.body_timeout_ms bounds every body the admin API reads, as it bounds the client API's (src/admin/replies.ts readJson).
   const bodyTimeoutMs = () => config().server.bodyTimeoutMs;
+  // One queue for every configuration change (keys, accounts, combos, aliases, settings): each checks what the ones before it wrote.
+  const writer = new ConfigWriter();
   return adminApi({
+    writer,
     store,
     keys: store,
     bodyTimeoutMs,
@@ -92,6 +96,7 @@ export function wireAdminApi(w: AdminWiring) {
         reload: refreshAccounts,
         clock,
         bodyTimeoutMs,
+        writer,
       })(
         routingAdmin({ registry, order, routing, strategy: () => config().settings.accountStrategy, store, logins: (a) => credentials.loginFacts(a), requireApiKey: () => config().server.requireApiKey, keyUse, now: () => clock.now(), maxAttempts: () => config().settings.maxAttempts, precommitDeadlineMs: () => config().settings.precommitDeadlineMs, bodyTimeoutMs })(
           controlRoutes({
@@ -115,6 +120,7 @@ export function wireAdminApi(w: AdminWiring) {
             },
           })(
             configRoutes({
+              writer,
               live,
               bodyTimeoutMs,
               store,

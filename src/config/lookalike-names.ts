@@ -3,7 +3,9 @@
  * exactly (pipeline/resolve.ts: `aliases.get(name)`, `combos.get(name)`, case-sensitive, code point by
  * code point), so `Fast` and `fast`, or a precomposed `é` (U+00E9) and `e` + U+0301, are different
  * names that both route; they read as one in tables, `/v1/models` and logs. The admin API refuses a new
- * such name (409, src/admin/config-routes.ts); the config loader only warns about one in the file
+ * such name (409, src/admin/config-routes.ts; creates at the same moment too: the changes run one at a
+ * time, src/admin/config-writer.ts, and the store's create checks the stored names in the same step as
+ * its insert, across instances sharing PostgreSQL); the config loader only warns about one in the file
  * (src/config/load.ts), so a file that already has one keeps loading. Client keys have their own rule
  * (case only: src/admin/admin-api.ts `POST /keys`).
  */

@@ -47,6 +47,20 @@ export interface KeyBudgetRow {
   unpriced?: number;
 }
 
+/**
+ * The end of the `conflict` message of a `createKey` refused for an active stored key whose name differs
+ * only in case: `a key named "ci-Bot" already exists (names differ only in case)` (such names read as
+ * one key in tables, filters and alerts).
+ */
+export const CASE_ONLY = "(names differ only in case)";
+
+/** The first of `names` that differs from `name` only in case (`String.prototype.toLowerCase`), not `name` itself; undefined when none does. */
+export function caseTwin(name: string, names: Iterable<string>): string | undefined {
+  const lower = name.toLowerCase();
+  for (const other of names) if (other !== name && other.toLowerCase() === lower) return other;
+  return undefined;
+}
+
 /** What `createKey` returns: the only time the secret is ever visible. */
 export interface CreatedKey {
   /** `sy-` followed by 43 base64url characters (32 random bytes). Show it once, then forget it. */
@@ -146,8 +160,11 @@ export interface KeyStore extends KeyLookup {
    * beside it (the revoked key stays listed, with its dates): its generation is one more, so its id
    * (`ClientKey.id`, pipeline/key-id.ts) is new and its limits count afresh.
    * `limits` (SPEC 9.6) are stored with it and carried by `lookup`.
-   * @throws StoreError `conflict` when an active key of that name exists, `read_only` when a config key
-   *   has that name, `invalid` for an empty/oversized name, non-string scopes or malformed limits.
+   * @throws StoreError `conflict` when an active key of that name exists, or an active stored key whose
+   *   name differs only in case (the message then ends with {@link CASE_ONLY}; checked in the same step
+   *   as the insert, so of creates of `ci-Bot` and `ci-bot` at once on instances sharing a store one
+   *   succeeds), `read_only` when a config key has that name, `invalid` for an empty/oversized name,
+   *   non-string scopes or malformed limits.
    */
   createKey(name: string, scopes?: string[], tag?: string, limits?: KeyLimits): Awaitable<CreatedKey>;
 

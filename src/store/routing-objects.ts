@@ -37,8 +37,10 @@ export interface RoutingObjectStore {
   /** Creates or replaces a stored combo. @throws StoreError `invalid` for an empty name. */
   putCombo(name: string, spec: Record<string, unknown>): Awaitable<void>;
   /**
-   * Creates a stored combo unless a stored combo or alias of that name exists, in one check-and-insert
-   * (`POST /admin/api/combos`): of parallel creates of one name, on one instance or several sharing a
+   * Creates a stored combo unless a stored combo or alias of that name exists, or of a name a person
+   * cannot tell apart from it (the same after Unicode NFC, or then differing only in case:
+   * src/config/lookalike-names.ts), in one check-and-insert (`POST /admin/api/combos`): of parallel
+   * creates of one name or of such look-alikes (`Fast`, `fast`), on one instance or several sharing a
    * store, exactly one returns true. @returns false when the name is taken. @throws StoreError `invalid`
    * for an empty name.
    */
@@ -51,8 +53,8 @@ export interface RoutingObjectStore {
   /** Creates or replaces a stored alias. @throws StoreError `invalid` for an empty name or target. */
   putAlias(name: string, target: string): Awaitable<void>;
   /**
-   * Creates a stored alias unless a stored alias or combo of that name exists, in one check-and-insert
-   * (`POST /admin/api/aliases`; as {@link createCombo}). @returns false when the name is taken.
+   * Creates a stored alias unless a stored alias or combo of that name or of a look-alike exists, in one
+   * check-and-insert (`POST /admin/api/aliases`; as {@link createCombo}). @returns false when the name is taken.
    * @throws StoreError `invalid` for an empty name or target.
    */
   createAlias(name: string, target: string): Awaitable<boolean>;

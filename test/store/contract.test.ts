@@ -45,6 +45,21 @@ for (const backend of backends) {
       await r.close();
     });
 
+    test("client keys whose names differ only in case: of creates at once through two connections one succeeds, the others are a conflict naming it; a revoked key's name in other case is free", async () => {
+      const { store: a, reopen } = await backend.open();
+      const b = await reopen();
+      const names = ["ci-Bot", "ci-bot", "CI-BOT", "Ci-Bot", "ci-BOT", "cI-bOt"];
+      const made = await Promise.allSettled(names.map(async (n, i) => (i % 2 ? b : a).createKey(n))); // SQLite throws at once
+      const won = made.findIndex((m) => m.status === "fulfilled");
+      expect(made.filter((m) => m.status === "fulfilled")).toHaveLength(1);
+      for (const m of made) if (m.status === "rejected") expect([m.reason.code, m.reason.message]).toEqual(["conflict", `a key named ${JSON.stringify(names[won])} already exists (names differ only in case)`]);
+      expect((await a.listKeys()).map((k) => k.name)).toEqual([names[won]!]);
+      expect(await a.revokeKey(names[won]!)).toBe(true);
+      expect((await b.createKey("CI-bot")).key.name).toBe("CI-bot");
+      await b.close();
+      await a.close();
+    });
+
     test("client keys disabled for a while (G16): lookup refuses, disabled names it, listed since when, kept across a reopen; enable; config keys read-only", async () => {
       const clock = fakeClock();
       const { store: s, reopen } = await backend.open(clock);
@@ -508,6 +523,22 @@ for (const backend of backends) {
       expect(await a.createCombo("both", {})).toBe(false);
       expect(await code(() => a.createCombo("", {}))).toBe("invalid");
       expect(await code(() => a.createAlias("x", ""))).toBe("invalid");
+      await b.close();
+      await a.close();
+    });
+
+    test("createCombo/createAlias: of parallel creates of names a person cannot tell apart (case only, or the same after NFC) through two connections, exactly one is true", async () => {
+      const { store: a, reopen } = await backend.open(fakeClock(1_800_000_000_000));
+      const b = await reopen();
+      // precomposed ä (U+00E4) and a + U+0308, in several cases: all one name to a reader
+      const names = ["F\u00e4st", "f\u00e4st", "F\u00c4ST", "Fa\u0308st", "fa\u0308st", "FA\u0308ST", "f\u00c4st", "fA\u0308sT"];
+      const made = await Promise.all(names.map((n, i) => (i % 2 ? b : a)[i % 3 ? "createCombo" : "createAlias"](n, (i % 3 ? { name: n, targets: [{ model: "p/m" }] } : "p/m") as never)));
+      expect(made.filter(Boolean)).toHaveLength(1);
+      const stored = [...(await a.listCombos()).map((c) => c.name), ...(await a.listAliases()).map((x) => x.name)];
+      expect(stored).toEqual([names[made.indexOf(true)]]);
+      // and one at a time: a look-alike of a stored name is refused, another name is not
+      expect(await b.createAlias("FAST".toLowerCase().replace("a", "\u00e4").toUpperCase(), "p/m")).toBe(false);
+      expect(await b.createCombo("faster", { name: "faster", targets: [{ model: "p/m" }] })).toBe(true);
       await b.close();
       await a.close();
     });

@@ -9,7 +9,7 @@ import type { KeyLimits } from "../../../pipeline/ports.ts";
 import { CachedKeys, type KeyRow } from "../key-cache.ts";
 import { changedLimits, checkGrace, checkLimits, checkName, checkScopes, checkTag, errMessage, freezeKey, parseLimits, rotated, type RotatedRow } from "../rows.ts";
 import { generateKeySecret, keyPrefix, sha256Hex } from "../secrets.ts";
-import { type CreatedKey, type KeyChange, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
+import { CASE_ONLY, caseTwin, type CreatedKey, type KeyChange, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { PgContext } from "./db.ts";
 import { UndoneRotates } from "./undo-rotates.ts";
 import { num, numOrNull } from "./values.ts";
@@ -56,13 +56,15 @@ export class PgKeys extends CachedKeys implements KeyStore {
     const generation = await this.ctx.change(
       (sql) =>
         sql.begin(async (tx) => {
-          // One at a time per name (two instances creating the same name at once: the second sees the first).
-          await tx`SELECT pg_advisory_xact_lock(hashtext(${"client_key:" + n}))`;
+          // One at a time per name, case folded (two instances creating `ci-bot`, or `ci-Bot` and `ci-bot`, at once: the second sees the first).
+          await tx`SELECT pg_advisory_xact_lock(hashtext(${"client_key:" + n.toLowerCase()}))`;
           const [row] = await tx`SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL)::int AS active, MAX(generation) AS generation FROM client_keys WHERE name = ${n}`;
           if (Number(row?.active ?? 0) > 0) {
             const late = this.lateCreates.has(n) ? ` (if a create of that name was just answered "not done", this is its late write, being undone: try again in a few seconds)` : "";
             throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists${late}`);
           }
+          const twin = caseTwin(n, ((await tx`SELECT name FROM client_keys WHERE revoked_at IS NULL`) as Array<{ name: string }>).map((r) => r.name));
+          if (twin !== undefined) throw new StoreError("conflict", `a key named ${JSON.stringify(twin)} already exists ${CASE_ONLY}`);
           // A name's first stored key is generation 1 (FIRST_STORED_GENERATION): never counted under the
           // bare name, which a config key of that name may have counted under. A revoked key's row stays
           // (its dates in `keys list`); the new key is the next generation, its own row.

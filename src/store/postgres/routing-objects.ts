@@ -4,6 +4,7 @@
  * need the database: an admin change is refused while it is away) and are announced as "accounts", so
  * the other instances re-read their accounts at once and pick up the objects at their next re-read.
  */
+import { lookalikeOf, nameFold } from "../../config/lookalike-names.ts";
 import { type RoutingObjectStore, type StoredAlias, type StoredCombo, StoreError } from "../types.ts";
 import type { PgContext } from "./db.ts";
 
@@ -47,17 +48,20 @@ export class PgRoutingObjects implements RoutingObjectStore {
   }
 
   /**
-   * Inserts a combo or alias named `n` unless a combo or alias of that name exists. The two tables are
-   * checked under one advisory lock per name (a plain ON CONFLICT covers one table only: a combo and an
-   * alias of one name created at once on two instances would both commit).
+   * Inserts a combo or alias named `n` unless a combo or alias of that name, or of one a person cannot
+   * tell apart from it (the same after Unicode NFC, or then differing only in case:
+   * src/config/lookalike-names.ts), exists. The two tables are checked under one advisory lock per
+   * folded name (`Fast`, `fast` and `FAST` take the same lock; a plain ON CONFLICT covers one table and
+   * one exact name only: a combo and an alias of one name, or `Fast` and `fast`, created at once on
+   * two instances would both commit).
    */
   private createIn(kind: "combo" | "alias", n: string, value: string): Promise<boolean> {
     const now = Math.round(this.ctx.now());
     return this.ctx.change((sql) =>
       sql.begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(hashtext(${"routing_name:" + n}))`;
-        const [taken] = await tx`SELECT (EXISTS (SELECT 1 FROM stored_combos WHERE name = ${n}) OR EXISTS (SELECT 1 FROM stored_aliases WHERE name = ${n})) AS taken`;
-        if (taken?.taken) return false;
+        await tx`SELECT pg_advisory_xact_lock(hashtext(${"routing_name:" + nameFold(n)}))`;
+        const names = ((await tx`SELECT name FROM stored_combos UNION ALL SELECT name FROM stored_aliases`) as Array<{ name: string }>).map((r) => r.name);
+        if (names.includes(n) || lookalikeOf(n, names)) return false;
         if (kind === "combo") await tx`INSERT INTO stored_combos (name, spec, created_at, updated_at) VALUES (${n}, ${value}, ${now}, ${now})`;
         else await tx`INSERT INTO stored_aliases (name, target, created_at, updated_at) VALUES (${n}, ${value}, ${now}, ${now})`;
         return true;

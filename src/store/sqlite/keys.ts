@@ -8,7 +8,7 @@ import type { KeyLimits } from "../../../pipeline/ports.ts";
 import { CachedKeys, type KeyRow } from "../key-cache.ts";
 import { changedLimits, checkGrace, checkLimits, checkName, checkScopes, checkTag, freezeKey, parseLimits, rotated, type RotatedRow } from "../rows.ts";
 import { generateKeySecret, keyPrefix, sha256Hex } from "../secrets.ts";
-import { type CreatedKey, type KeyBudgetRow, type KeyChange, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
+import { CASE_ONLY, caseTwin, type CreatedKey, type KeyBudgetRow, type KeyChange, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { SqliteContext } from "./db.ts";
 
 /**
@@ -37,6 +37,7 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
       dataVersion: db.prepare("PRAGMA data_version"),
       keysAll: db.prepare("SELECT name, hash, scopes, tag, created_at, revoked_at, limits, generation, prev_hash, prev_until, disabled_at, prefix, rotated_at FROM client_keys ORDER BY name, generation"),
       // The name's keys so far: how many are active (0 or 1) and the newest generation (null: none yet).
+      activeNames: db.prepare("SELECT name FROM client_keys WHERE revoked_at IS NULL"),
       keyByName: db.prepare("SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL) AS active, MAX(generation) AS generation FROM client_keys WHERE name = ?"),
       keyInsert: db.prepare("INSERT INTO client_keys (name, generation, hash, scopes, tag, created_at, revoked_at, limits, prefix) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, ?)"),
       budgetsAll: db.prepare("SELECT key_name, window, started_at, tokens, usd, unpriced FROM key_budget_windows"),
@@ -75,6 +76,8 @@ export class SqliteKeys extends CachedKeys implements KeyStore {
       .transaction(() => {
         const row = this.s.keyByName.get(n) as { active: number; generation: number | null };
         if (row.active > 0) throw new StoreError("conflict", `a key named ${JSON.stringify(n)} already exists`);
+        const twin = caseTwin(n, (this.s.activeNames.all() as Array<{ name: string }>).map((r) => r.name));
+        if (twin !== undefined) throw new StoreError("conflict", `a key named ${JSON.stringify(twin)} already exists ${CASE_ONLY}`);
         // A name's first stored key is generation 1 (pipeline/key-id.ts FIRST_STORED_GENERATION): never
         // counted under the bare name, which a config key of that name may have counted under. A revoked
         // key's row stays (its dates in `keys list`); the new key is the next generation, its own row.

@@ -2,6 +2,7 @@
  * Admin-API routing objects in SQLite (SPEC 2.3, 9.3): the `stored_combos`, `stored_aliases`,
  * `stored_settings` and `account_flags` tables (migration 4). Every write commits before it returns.
  */
+import { lookalikeOf } from "../../config/lookalike-names.ts";
 import { type RoutingObjectStore, type StoredAlias, type StoredCombo, StoreError } from "../types.ts";
 import type { SqliteContext } from "./db.ts";
 
@@ -36,7 +37,8 @@ export class SqliteRoutingObjects implements RoutingObjectStore {
         `INSERT INTO stored_combos (name, spec, created_at, updated_at) VALUES (?, ?, ?, ?)
          ON CONFLICT (name) DO UPDATE SET spec = excluded.spec, updated_at = excluded.updated_at`,
       ),
-      // One statement (SQLite runs one writer at a time): inserted only when no combo or alias has the name.
+      routingNames: db.prepare("SELECT name FROM stored_combos UNION ALL SELECT name FROM stored_aliases"),
+      // Inserted only when no combo or alias has the name (run after nameFree, in one transaction).
       comboCreate: db.prepare(
         `INSERT INTO stored_combos (name, spec, created_at, updated_at)
          SELECT ?1, ?2, ?3, ?3 WHERE NOT EXISTS (SELECT 1 FROM stored_aliases WHERE name = ?1)
@@ -82,7 +84,19 @@ export class SqliteRoutingObjects implements RoutingObjectStore {
 
   createCombo(name: string, spec: Record<string, unknown>): boolean {
     this.ctx.assertOpen();
-    return this.s.comboCreate.run(nonEmpty("combo name", name), JSON.stringify(spec), Math.round(this.ctx.now())).changes > 0;
+    const n = nonEmpty("combo name", name);
+    const json = JSON.stringify(spec);
+    return this.ctx.db.transaction(() => this.nameFree(n) && this.s.comboCreate.run(n, json, Math.round(this.ctx.now())).changes > 0).immediate();
+  }
+
+  /**
+   * Whether no stored combo or alias has the name `n` or one a person cannot tell apart from it (the
+   * same after Unicode NFC, or then differing only in case: src/config/lookalike-names.ts). Run inside
+   * the create's transaction, so the check and the insert are one step.
+   */
+  private nameFree(n: string): boolean {
+    const names = (this.s.routingNames.all() as Array<{ name: string }>).map((r) => r.name);
+    return !names.includes(n) && lookalikeOf(n, names) === undefined;
   }
 
   deleteCombo(name: string): boolean {
@@ -103,7 +117,9 @@ export class SqliteRoutingObjects implements RoutingObjectStore {
 
   createAlias(name: string, target: string): boolean {
     this.ctx.assertOpen();
-    return this.s.aliasCreate.run(nonEmpty("alias name", name), nonEmpty("alias target", target), Math.round(this.ctx.now())).changes > 0;
+    const n = nonEmpty("alias name", name);
+    const t = nonEmpty("alias target", target);
+    return this.ctx.db.transaction(() => this.nameFree(n) && this.s.aliasCreate.run(n, t, Math.round(this.ctx.now())).changes > 0).immediate();
   }
 
   deleteAlias(name: string): boolean {
