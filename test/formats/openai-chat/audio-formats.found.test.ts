@@ -1,0 +1,24 @@
+/**
+ * Found by the request-features tryout (session 45, report only): a Gemini client's audio
+ * (`inlineData` audio/ogg, audio/flac, audio/aac: formats Gemini takes) reaches OpenAI Chat and
+ * Responses as `input_audio` with `format: "ogg"` / `"flac"` / `"aac"`. OpenAI's `input_audio.format`
+ * takes `wav` and `mp3` only (API reference, chat `input_audio`), so the request becomes an upstream
+ * 400, with no warning. Expected: audio of another format not sent, with a warning (as the Anthropic
+ * lane does for audio: `dropped_content`). Fails now for that reason.
+ */
+import { expect, test } from "bun:test";
+import { translateBody } from "../../support/translate-body.ts";
+
+const WAV_BYTES = "UklGRiQAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQAAAAA=";
+
+test("OpenAI gets input_audio only as wav or mp3; other audio is named in a warning", () => {
+  for (const mimeType of ["audio/ogg", "audio/flac", "audio/aac"]) {
+    const body = { contents: [{ role: "user", parts: [{ text: "transcribe" }, { inlineData: { mimeType, data: WAV_BYTES } }] }] };
+    for (const [to, kind, model] of [["openai-chat", "openai", "gpt-4o-audio-preview"], ["openai-responses", "openai-responses", "gpt-5"]] as const) {
+      const built = translateBody("gemini", body, to, kind, model);
+      const formats = [...JSON.stringify(built.body).matchAll(/"format":"([^"]+)"/g)].map((m) => m[1]);
+      expect(formats.filter((f) => f !== "wav" && f !== "mp3"), `${mimeType} → ${to}`).toEqual([]);
+      expect(built.warnings.length, `${mimeType} → ${to}: a warning`).toBeGreaterThan(0);
+    }
+  }
+});
