@@ -31,8 +31,53 @@ function imageSource(declared: string, data: string, w: Warnings): Json | null {
 }
 
 /**
+ * Whether a document of media type `mime` is text Anthropic can read as a `{type: "text"}` source:
+ * `text/*`, JSON (`application/json`, `+json`), CSV, Markdown, XML, YAML. Parameters (`; charset=…`)
+ * are ignored.
+ */
+export function isTextLikeType(mime: string): boolean {
+  const t = mime.split(";")[0]!.trim().toLowerCase();
+  if (t.startsWith("text/")) return true;
+  if (t.endsWith("+json") || t.endsWith("+xml")) return true;
+  return ["application/json", "application/csv", "application/x-csv", "application/markdown", "application/x-markdown", "application/xml", "application/yaml", "application/x-yaml", "application/x-ndjson", "application/jsonl"].includes(t);
+}
+
+/** Base64 `data` decoded as strict UTF-8 (a byte-order mark dropped), or undefined when it is not base64 or not valid UTF-8. */
+function utf8FromBase64(data: string): string | undefined {
+  try {
+    const bin = atob(data.replace(/\s/g, ""));
+    const bytes = new Uint8Array(bin.length);
+    for (let i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return new TextDecoder("utf-8", { fatal: true, ignoreBOM: false }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Inline document bytes → an Anthropic source: a PDF as `{type: "base64", media_type:
+ * "application/pdf"}` (Anthropic's base64 document source takes PDF only, REFERENCE §5.5); a text-like
+ * type ({@link isTextLikeType}) decoded into `{type: "text", media_type: "text/plain", data}` (the one
+ * text source type Anthropic takes); text that is not valid UTF-8, or any other type (a Word file,
+ * a ZIP, …), → null with a `dropped_media` warning, instead of a request Anthropic answers 400.
+ */
+function documentSource(declared: string, data: string, w: Warnings): Json | null {
+  const type = declared.split(";")[0]!.trim().toLowerCase();
+  if (type === "application/pdf") return { type: "base64", media_type: "application/pdf", data };
+  if (isTextLikeType(type)) {
+    const text = utf8FromBase64(data);
+    if (text !== undefined) return { type: "text", media_type: "text/plain", data: text };
+    w.add("dropped_media", `A document of type ${type} was not sent: its bytes are not UTF-8 text, and Anthropic takes base64 documents as PDF only.`);
+    return null;
+  }
+  w.add("dropped_media", `A document of type ${type} was not sent: Anthropic takes documents as PDF or plain text only.`);
+  return null;
+}
+
+/**
  * An image or document part → its Anthropic `source`, or null when it cannot be sent (warned here):
- * - base64 → `{type: "base64"}`; an image's type as {@link imageSource} decides;
+ * - base64 → an image's source as {@link imageSource} decides, a document's as {@link documentSource}
+ *   (PDF as base64, text as a text source, anything else dropped);
  * - a `data:` URL → read into base64 (media-types.ts `dataUrlBase64`; Anthropic takes no data URL as
  *   a URL), an unreadable one dropped; any other URL → `{type: "url"}`;
  * - a file id → `{type: "file"}` only for Anthropic's own (`file_…`, Files API); another provider's
@@ -44,7 +89,7 @@ export function mediaSource(p: ImagePart | DocumentPart, w: Warnings): Json | nu
   const image = p.type === "image";
   switch (s.kind) {
     case "base64":
-      return image ? imageSource(s.mediaType, s.data, w) : { type: "base64", media_type: s.mediaType, data: s.data };
+      return image ? imageSource(s.mediaType, s.data, w) : documentSource(s.mediaType, s.data, w);
     case "url": {
       if (!s.url.startsWith("data:")) return { type: "url", url: s.url };
       const d = dataUrlBase64(s.url);
@@ -53,7 +98,7 @@ export function mediaSource(p: ImagePart | DocumentPart, w: Warnings): Json | nu
         return null;
       }
       const type = s.mediaType ?? d.mimeType;
-      return image ? imageSource(type, d.data, w) : { type: "base64", media_type: type, data: d.data };
+      return image ? imageSource(type, d.data, w) : documentSource(type, d.data, w);
     }
     case "file_id":
       if (s.fileId.startsWith("file_")) return { type: "file", file_id: s.fileId };

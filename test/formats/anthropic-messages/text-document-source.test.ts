@@ -47,3 +47,29 @@ describe("a plain-text file attached as base64 reaches Anthropic in a shape it t
     expect(r.textArrived || built.warnings.length > 0).toBe(true);
   });
 });
+
+describe("a document Anthropic cannot take as PDF or text is not sent, and a warning says so", () => {
+  const chatWith = (dataUrl: string) => ({ model: "m", messages: [{ role: "user", content: [{ type: "text", text: "read" }, { type: "file", file: { file_data: dataUrl, filename: "f" } }] }] });
+  const docs = (body: Record<string, unknown>) =>
+    (body.messages as Array<{ content: Block[] }>).flatMap((m) => (Array.isArray(m.content) ? m.content : [])).filter((b) => b.type === "document");
+
+  test("application/json is sent as a text source, decoded", () => {
+    const built = translateBody("openai-chat", chatWith("data:application/json;base64," + b64('{"a":"é"}')), "anthropic-messages", "anthropic", "claude-sonnet-4-5");
+    expect(docs(built.body).map((d) => d.source)).toEqual([{ type: "text", media_type: "text/plain", data: '{"a":"é"}' }]);
+    expect(built.warnings.map((w) => w.code)).not.toContain("dropped_media");
+  });
+
+  test("text/plain bytes that are not UTF-8 are dropped with dropped_media", () => {
+    const built = translateBody("openai-chat", chatWith("data:text/plain;base64," + Buffer.from([0x68, 0xff, 0xfe, 0x69]).toString("base64")), "anthropic-messages", "anthropic", "claude-sonnet-4-5");
+    expect(docs(built.body)).toEqual([]);
+    expect(built.warnings.find((w) => w.code === "dropped_media")?.message).toContain("not UTF-8");
+  });
+
+  test("a Word file is dropped with dropped_media; a PDF still goes as base64", () => {
+    const word = translateBody("openai-chat", chatWith("data:application/vnd.openxmlformats-officedocument.wordprocessingml.document;base64," + b64("PK\u0003\u0004")), "anthropic-messages", "anthropic", "claude-sonnet-4-5");
+    expect(docs(word.body)).toEqual([]);
+    expect(word.warnings.find((w) => w.code === "dropped_media")?.message).toContain("PDF or plain text only");
+    const pdf = translateBody("openai-chat", chatWith("data:application/pdf;base64," + b64("%PDF-1.4")), "anthropic-messages", "anthropic", "claude-sonnet-4-5");
+    expect(docs(pdf.body).map((d) => d.source)).toEqual([{ type: "base64", media_type: "application/pdf", data: b64("%PDF-1.4") }]);
+  });
+});
