@@ -379,10 +379,16 @@ function mediaOf(p: Obj): ImagePart | DocumentPart | HubPart | undefined {
 // Tools
 // ---------------------------------------------------------------------------------------------
 
+/** Gemini `Schema` keywords typed int64, so sent as decimal strings in proto3 JSON. */
+const INT64_COUNTS: ReadonlySet<string> = new Set(["minItems", "maxItems", "minLength", "maxLength", "minProperties", "maxProperties"]);
+
 /**
  * Gemini's OpenAPI-subset `Schema` → JSON Schema: upper-case `type` names lower-cased, `nullable: true`
  * → `type: [t, "null"]`, `propertyOrdering` dropped, nested `properties` / `items` / `anyOf` converted;
- * every other keyword kept. Pure; the input is not mutated.
+ * the int64 counts (`minItems`, `maxItems`, `minLength`, `maxLength`, `minProperties`,
+ * `maxProperties`), which proto3 JSON and `@google/genai` write as strings (`"minItems": "1"`;
+ * ai.google.dev/api/caching#Schema), → integers, as JSON Schema takes them only so; every other keyword
+ * kept. Pure; the input is not mutated.
  */
 export function geminiSchemaToJsonSchema(s: unknown): Record<string, unknown> {
   if (!isObj(s)) return {};
@@ -409,7 +415,7 @@ export function geminiSchemaToJsonSchema(s: unknown): Record<string, unknown> {
       case "propertyOrdering":
         break;
       default:
-        out[k] = v;
+        out[k] = INT64_COUNTS.has(k) && typeof v === "string" && /^\s*\d+\s*$/.test(v) ? Number(v) : v;
     }
   }
   if (s.nullable === true && typeof out.type === "string") out.type = [out.type, "null"];
