@@ -69,3 +69,19 @@ export function dataUrlBase64(url: string): { mimeType: string; data: string } |
     return undefined;
   }
 }
+
+/**
+ * A Gemini Files API file address (`https://generativelanguage.googleapis.com/v1beta/files/<id>`): it
+ * is read with the Google API key only (ai.google.dev/gemini-api/docs/files).
+ */
+export const GEMINI_FILES_API = /^https:\/\/generativelanguage\.googleapis\.com\/[^?#]*\bfiles\/[^/?#]+/;
+
+/**
+ * Whether `url` is a file address only Google can read: a `gs://` Cloud Storage object or a Gemini
+ * Files API file ({@link GEMINI_FILES_API}). Gemini takes these as `fileData.fileUri`; another
+ * provider fetching it gets no file (no credentials, or no `gs` scheme), so the builders of other
+ * formats drop such a source with a warning instead of sending it as a URL.
+ */
+export function isGoogleOnlyUri(url: string): boolean {
+  return url.startsWith("gs://") || GEMINI_FILES_API.test(url);
+}

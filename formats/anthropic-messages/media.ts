@@ -5,7 +5,7 @@
 import type { DocumentPart, ImagePart, Warnings } from "../hub.ts";
 import type { JsonObject as Json } from "../json.ts";
 import { withArticle } from "../article.ts";
-import { dataUrlBase64, sniffImageType } from "../media-types.ts";
+import { dataUrlBase64, isGoogleOnlyUri, sniffImageType } from "../media-types.ts";
 
 /** The image types Anthropic takes (REFERENCE §5.5: "Anthropic accepts only jpeg/png/gif/webp for images"). */
 export const ANTHROPIC_IMAGE_TYPES: ReadonlySet<string> = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
@@ -79,7 +79,8 @@ function documentSource(declared: string, data: string, w: Warnings): Json | nul
  * - base64 → an image's source as {@link imageSource} decides, a document's as {@link documentSource}
  *   (PDF as base64, text as a text source, anything else dropped);
  * - a `data:` URL → read into base64 (media-types.ts `dataUrlBase64`; Anthropic takes no data URL as
- *   a URL), an unreadable one dropped; any other URL → `{type: "url"}`;
+ *   a URL), an unreadable one dropped; a Google-only URI (`gs://`, the Gemini Files API; media-types.ts
+ *   `isGoogleOnlyUri`) dropped; any other URL → `{type: "url"}`;
  * - a file id → `{type: "file"}` only for Anthropic's own (`file_…`, Files API); another provider's
  *   (OpenAI `file-…`, Gemini `files/…`) dropped, as the Gemini lane does;
  * - a plain-text source → `{type: "text"}` for a document; an image cannot have one (dropped).
@@ -91,6 +92,10 @@ export function mediaSource(p: ImagePart | DocumentPart, w: Warnings): Json | nu
     case "base64":
       return image ? imageSource(s.mediaType, s.data, w) : documentSource(s.mediaType, s.data, w);
     case "url": {
+      if (isGoogleOnlyUri(s.url)) {
+        w.add("dropped_media", `${withArticle(p.type)} given by a Google-only file URI (gs:// or the Gemini Files API) was not sent: Anthropic cannot read it.`);
+        return null;
+      }
       if (!s.url.startsWith("data:")) return { type: "url", url: s.url };
       const d = dataUrlBase64(s.url);
       if (!d) {

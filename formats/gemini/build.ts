@@ -62,7 +62,7 @@ import { GeminiNameMap } from "./names.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
 import { registerToolNames } from "../tool-names.ts";
 import { namedToolReferences } from "../tool-references.ts";
-import { dataUrlBase64 } from "../media-types.ts";
+import { dataUrlBase64, GEMINI_FILES_API } from "../media-types.ts";
 import { cleanParameters, cleanResponseJsonSchema } from "./schema-clean.ts";
 import type { GeminiContent, GeminiFunctionDeclaration, GeminiPart } from "./schema.ts";
 import { isObj } from "../json.ts";
@@ -133,7 +133,7 @@ function guessMime(uri: string): string | undefined {
   return m ? EXT_MIME[m[1]!.toLowerCase()] : undefined;
 }
 
-const FILES_API = /^https:\/\/generativelanguage\.googleapis\.com\/[^?#]*\bfiles\/[^/?#]+/;
+const FILES_API = GEMINI_FILES_API;
 const YOUTUBE = /^https:\/\/(www\.|m\.)?(youtube\.com\/(watch|shorts|live)|youtu\.be\/)/;
 
 /** A media source → one Gemini part, or undefined (with a warning) when it cannot be sent. */

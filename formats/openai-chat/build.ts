@@ -20,6 +20,7 @@ import {
 import { effortForDisabledReasoning, takesVerbosity } from "../openai-common/models.ts";
 import { chatToolId } from "./mapping.ts";
 import type { JsonObject as Json } from "../json.ts";
+import { isGoogleOnlyUri } from "../media-types.ts";
 import { withArticle } from "../article.ts";
 import { OPENAI_TOOL_NAMES, registerToolNames, renamedToolWarnings, ToolNameMap } from "../tool-names.ts";
 import { namedToolReferences } from "../tool-references.ts";
@@ -126,7 +127,10 @@ class Builder {
         const s = p.source;
         let url: string;
         if (s.kind === "base64") url = dataUrl(s.mediaType, s.data);
-        else if (s.kind === "url") url = s.url;
+        else if (s.kind === "url" && isGoogleOnlyUri(s.url)) {
+          this.w.add("dropped_media", "An image given by a Google-only file URI (gs:// or the Gemini Files API) cannot be read by a Chat Completions upstream; it was dropped.");
+          return undefined;
+        } else if (s.kind === "url") url = s.url;
         else {
           this.w.add("dropped_content", `An image given as ${s.kind === "file_id" ? "a file id" : "text"} cannot be sent to a Chat Completions upstream; it was dropped.`);
           return undefined;
@@ -148,7 +152,8 @@ class Builder {
           if (p.filename) file.filename = p.filename;
           return { type: "file", file };
         }
-        this.w.add("dropped_content", "A document given by URL cannot be sent to a Chat Completions upstream; it was dropped.");
+        if (isGoogleOnlyUri(s.url)) this.w.add("dropped_media", "A document given by a Google-only file URI (gs:// or the Gemini Files API) cannot be read by a Chat Completions upstream; it was dropped.");
+        else this.w.add("dropped_content", "A document given by URL cannot be sent to a Chat Completions upstream; it was dropped.");
         return undefined;
       }
       case "audio":

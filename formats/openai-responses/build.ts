@@ -19,6 +19,7 @@ import {
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import { effortForDisabledReasoning, reasonsByDefault } from "../openai-common/models.ts";
 import { isObj } from "../json.ts";
+import { isGoogleOnlyUri } from "../media-types.ts";
 import { applyCodexFixes } from "./codex.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
 import { withoutDeferPlaceholder } from "../tool-kinds.ts";
@@ -36,6 +37,10 @@ function partToInputContent(p: HubPart, w: Warnings): Record<string, unknown> | 
       return { type: "input_text", text: p.text };
     case "image": {
       if (p.source.kind === "file_id") return { type: "input_image", file_id: p.source.fileId, detail: p.detail ?? "auto" };
+      if (p.source.kind === "url" && isGoogleOnlyUri(p.source.url)) {
+        w.add("dropped_media", "An image given by a Google-only file URI (gs:// or the Gemini Files API) cannot be read by a Responses upstream; it was dropped.");
+        return undefined;
+      }
       const url = sourceToUrl(p.source);
       if (!url) {
         w.add("dropped_content", "An image with a text source cannot be sent to a Responses upstream; it was dropped.");
@@ -46,6 +51,10 @@ function partToInputContent(p: HubPart, w: Warnings): Record<string, unknown> | 
     case "document": {
       const s = p.source;
       if (s.kind === "text") return { type: "input_text", text: s.data };
+      if (s.kind === "url" && isGoogleOnlyUri(s.url)) {
+        w.add("dropped_media", "A document given by a Google-only file URI (gs:// or the Gemini Files API) cannot be read by a Responses upstream; it was dropped.");
+        return undefined;
+      }
       const out: Record<string, unknown> = { type: "input_file" };
       if (s.kind === "file_id") out.file_id = s.fileId;
       else if (s.kind === "url") out.file_url = s.url;
