@@ -21,6 +21,7 @@ import { effortForDisabledReasoning, takesVerbosity } from "../openai-common/mod
 import { chatToolId } from "./mapping.ts";
 import type { JsonObject as Json } from "../json.ts";
 import { isGoogleOnlyUri } from "../media-types.ts";
+import { openaiAudioFormat } from "../openai-common/audio.ts";
 import { withArticle } from "../article.ts";
 import { OPENAI_TOOL_NAMES, registerToolNames, renamedToolWarnings, ToolNameMap } from "../tool-names.ts";
 import { namedToolReferences } from "../tool-references.ts";
@@ -156,8 +157,15 @@ class Builder {
         else this.w.add("dropped_content", "A document given by URL cannot be sent to a Chat Completions upstream; it was dropped.");
         return undefined;
       }
-      case "audio":
-        return { type: "input_audio", input_audio: { data: p.data, format: p.format } };
+      case "audio": {
+        // OpenAI takes wav and mp3 only; an OpenAI-compatible server may take more, so it gets the format as it came.
+        const format = openaiAudioFormat(p.format) ?? (this.target.kind === "openai-compatible" ? p.format : undefined);
+        if (format === undefined) {
+          this.w.add("dropped_media", `Audio in ${p.format} format was not sent: OpenAI takes input audio as wav or mp3 only.`);
+          return undefined;
+        }
+        return { type: "input_audio", input_audio: { data: p.data, format } };
+      }
       case "video":
         this.w.add("dropped_content", "Video input cannot be sent to a Chat Completions upstream; it was dropped.");
         return undefined;

@@ -20,6 +20,7 @@ import type { BuildTarget, BuiltRequest } from "../codec.ts";
 import { effortForDisabledReasoning, reasonsByDefault } from "../openai-common/models.ts";
 import { isObj } from "../json.ts";
 import { isGoogleOnlyUri } from "../media-types.ts";
+import { openaiAudioFormat } from "../openai-common/audio.ts";
 import { applyCodexFixes } from "./codex.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
 import { withoutDeferPlaceholder } from "../tool-kinds.ts";
@@ -64,8 +65,14 @@ function partToInputContent(p: HubPart, w: Warnings): Record<string, unknown> | 
       else if (s.kind === "base64") out.filename = s.mediaType === "application/pdf" ? "document.pdf" : "document";
       return out;
     }
-    case "audio":
-      return { type: "input_audio", input_audio: { data: p.data, format: p.format } };
+    case "audio": {
+      const format = openaiAudioFormat(p.format);
+      if (format === undefined) {
+        w.add("dropped_media", `Audio in ${p.format} format was not sent: OpenAI takes input audio as wav or mp3 only.`);
+        return undefined;
+      }
+      return { type: "input_audio", input_audio: { data: p.data, format } };
+    }
     case "video":
       w.add("dropped_content", "Video input is not supported by the Responses format; it was dropped.");
       return undefined;

@@ -22,3 +22,20 @@ test("OpenAI gets input_audio only as wav or mp3; other audio is named in a warn
     }
   }
 });
+
+test("Gemini's audio/mpeg and audio/x-wav reach OpenAI as mp3 and wav, without a warning", () => {
+  for (const [mimeType, format] of [["audio/mpeg", "mp3"], ["audio/x-wav", "wav"], ["audio/wav", "wav"], ["audio/mp3", "mp3"]] as const) {
+    const body = { contents: [{ role: "user", parts: [{ text: "transcribe" }, { inlineData: { mimeType, data: WAV_BYTES } }] }] };
+    for (const [to, kind, model] of [["openai-chat", "openai", "gpt-4o-audio-preview"], ["openai-responses", "openai-responses", "gpt-5"]] as const) {
+      const built = translateBody("gemini", body, to, kind, model);
+      expect([...JSON.stringify(built.body).matchAll(/"format":"([^"]+)"/g)].map((m) => m[1]), `${mimeType} → ${to}`).toEqual([format]);
+      expect(built.warnings.filter((w) => w.code === "dropped_media")).toEqual([]);
+    }
+  }
+});
+
+test("an OpenAI-compatible Chat server gets audio of another format as it came (it may take more than OpenAI)", () => {
+  const body = { contents: [{ role: "user", parts: [{ text: "transcribe" }, { inlineData: { mimeType: "audio/flac", data: WAV_BYTES } }] }] };
+  const built = translateBody("gemini", body, "openai-chat", "openai-compatible", "local-model");
+  expect([...JSON.stringify(built.body).matchAll(/"format":"([^"]+)"/g)].map((m) => m[1])).toEqual(["flac"]);
+});
