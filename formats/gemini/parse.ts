@@ -41,7 +41,8 @@
  * - `generationConfig`: maxOutputTokens, temperature, topP, topK, stopSequences, candidateCount (→ n),
  *   responseLogprobs (→ logprobs), logprobs (→ topLogprobs),
  *   `responseMimeType: application/json` with `responseJsonSchema` / `responseSchema` → JSON output
- *   (with its schema), `thinkingConfig` (thinkingBudget 0 → reasoning off, −1 → on and dynamic, N →
+ *   (with its schema); `text/x.enum` (enum mode: a bare value, which no other provider has) → no
+ *   output format, its mime type and schema kept in `source.extra`, `thinkingConfig` (thinkingBudget 0 → reasoning off, −1 → on and dynamic, N →
  *   budget N; thinkingLevel → effort; includeThoughts kept). Other members are kept in `source.extra`
  *   as `generationConfig.<name>`, and `safetySettings`, `cachedContent`, `labels` as themselves: the
  *   Gemini builder sends them again, other builders report them dropped.
@@ -526,18 +527,15 @@ function applyGenerationConfig(req: HubRequest, gc: Obj): void {
   if (gc.responseMimeType !== undefined && gc.responseMimeType !== null && typeof gc.responseMimeType !== "string") {
     throw bad("`generationConfig.responseMimeType` must be a string (text/plain, application/json, …).", "generationConfig.responseMimeType");
   }
-  const schema = isObj(gc.responseJsonSchema)
-    ? gc.responseJsonSchema
-    : isObj(gc._responseJsonSchema)
-      ? gc._responseJsonSchema
-      : isObj(gc.responseSchema)
-        ? geminiSchemaToJsonSchema(gc.responseSchema)
-        : undefined;
-  if (gc.responseMimeType === "application/json" || schema) {
-    const rf: ResponseFormat = schema ? { type: "json_schema", schema } : { type: "json_object" };
-    req.responseFormat = rf;
-  } else if (typeof gc.responseMimeType === "string" && gc.responseMimeType !== "text/plain") {
-    req.source.extra["generationConfig.responseMimeType"] = gc.responseMimeType;
+  if (gc.responseMimeType === "text/x.enum") {
+    // Enum mode: the reply is one of the schema's values, bare (`red`, not `"red"`). No other provider
+    // has it: OpenAI's and Anthropic's structured outputs take an object root only and answer in JSON.
+    // So it is no JSON output: the Gemini builder sends it again as it came, others name it dropped.
+    for (const k of ["responseMimeType", "responseSchema", "responseJsonSchema", "_responseJsonSchema"]) {
+      if (gc[k] !== undefined && gc[k] !== null) req.source.extra[`generationConfig.${k}`] = gc[k];
+    }
+  } else {
+    parseResponseFormat(gc, req);
   }
 
   const tc = gc.thinkingConfig;
@@ -576,5 +574,22 @@ function applyGenerationConfig(req: HubRequest, gc: Obj): void {
 
   for (const [k, v] of Object.entries(gc)) {
     if (!MAPPED_GENERATION.has(k) && v !== undefined && v !== null) req.source.extra[`generationConfig.${k}`] = v;
+  }
+}
+
+/** `responseMimeType` / `responseJsonSchema` / `responseSchema` (not enum mode) → `req.responseFormat`, or another type kept in `source.extra`. */
+function parseResponseFormat(gc: Obj, req: HubRequest): void {
+  const schema = isObj(gc.responseJsonSchema)
+    ? gc.responseJsonSchema
+    : isObj(gc._responseJsonSchema)
+      ? gc._responseJsonSchema
+      : isObj(gc.responseSchema)
+        ? geminiSchemaToJsonSchema(gc.responseSchema)
+        : undefined;
+  if (gc.responseMimeType === "application/json" || schema) {
+    const rf: ResponseFormat = schema ? { type: "json_schema", schema } : { type: "json_object" };
+    req.responseFormat = rf;
+  } else if (typeof gc.responseMimeType === "string" && gc.responseMimeType !== "text/plain") {
+    req.source.extra["generationConfig.responseMimeType"] = gc.responseMimeType;
   }
 }

@@ -21,3 +21,21 @@ test("text/x.enum does not reach OpenAI as a json_schema whose root is a string"
   expect(respSchema === undefined || respSchema.type === "object").toBe(true);
   expect(chat.warnings.length + resp.warnings.length).toBeGreaterThan(0);
 });
+
+const ENUM_BODY = { contents: [{ role: "user", parts: [{ text: "Which colour?" }] }], generationConfig: { responseMimeType: "text/x.enum", responseSchema: { type: "STRING", enum: ["red", "blue"] } } };
+
+test("text/x.enum reaches OpenAI and Anthropic as no structured output, each lane naming the two fields dropped", () => {
+  for (const [to, kind, model] of [["openai-chat", "openai", "gpt-4.1"], ["openai-responses", "openai-responses", "gpt-5"], ["anthropic-messages", "anthropic", "claude-sonnet-4-5"]] as const) {
+    const built = translateBody("gemini", ENUM_BODY, to, kind, model);
+    expect(JSON.stringify(built.body).includes('"enum"'), to).toBe(false);
+    const said = built.warnings.filter((w) => w.code === "dropped_field").map((w) => w.message).join(" ");
+    expect(said, to).toContain("generationConfig.responseMimeType");
+    expect(said, to).toContain("generationConfig.responseSchema");
+  }
+});
+
+test("text/x.enum reaches Gemini as enum mode still (was: JSON mode, whose reply is the value quoted)", () => {
+  const built = translateBody("gemini", ENUM_BODY, "gemini", "gemini", "gemini-2.5-flash");
+  expect(built.body.generationConfig).toEqual({ responseMimeType: "text/x.enum", responseSchema: { type: "STRING", enum: ["red", "blue"] } });
+  expect(built.warnings).toEqual([]);
+});
