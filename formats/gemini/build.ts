@@ -63,6 +63,7 @@ import { pairToolHistory } from "../tool-pairs.ts";
 import { registerToolNames } from "../tool-names.ts";
 import { namedToolReferences } from "../tool-references.ts";
 import { dataUrlBase64, GEMINI_FILES_API } from "../media-types.ts";
+import { forcesTool } from "../request-marks.ts";
 import { cleanParameters, cleanResponseJsonSchema } from "./schema-clean.ts";
 import type { GeminiContent, GeminiFunctionDeclaration, GeminiPart } from "./schema.ts";
 import { isObj } from "../json.ts";
@@ -312,9 +313,15 @@ const NO_SLOT: Array<[keyof HubRequest, string]> = [
   ["promptCacheKey", "prompt_cache_key"],
   ["store", "store"],
   ["previousResponseId", "previous_response_id"],
-  ["include", "include"],
   ["verbosity", "verbosity"],
 ];
+
+/**
+ * Responses `include` entries a Gemini upstream still answers: the output's log probabilities
+ * (`responseLogprobs`, from `req.logprobs`) and the reasoning state (Gemini's thought signatures reach
+ * a Responses client as `encrypted_content` whenever they come). Any other entry is named dropped.
+ */
+const CARRIED_INCLUDES: ReadonlySet<string> = new Set(["message.output_text.logprobs", "reasoning.encrypted_content"]);
 
 /**
  * Builds the body. Never puts `model` or `stream` in it (both are in the URL). Warnings list every
@@ -528,6 +535,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     w.add("renamed_tool", `The tool name ${JSON.stringify(orig)} is not a valid Gemini function name; sent as ${JSON.stringify(gem)}.`);
   }
 
+  if (forcesTool(req.toolChoice) && decls.length === 0) w.add("dropped_field", "tool_choice was dropped because the request has no function tools");
   if (req.toolChoice && decls.length > 0) {
     const tc = req.toolChoice;
     let fcc: Record<string, unknown>;
@@ -600,6 +608,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   for (const [key, label] of NO_SLOT) {
     if (req[key] !== undefined) w.add("dropped_field", `${label} has no Gemini equivalent and was not sent.`);
   }
+  const unsentInclude = (req.include ?? []).filter((x) => !CARRIED_INCLUDES.has(x));
+  if (unsentInclude.length > 0) w.add("dropped_field", `include ${unsentInclude.join(", ")} has no Gemini equivalent and was not sent.`);
   if (req.source.format === "gemini") {
     // A Gemini client's members without a hub slot go back where they were: `generationConfig.seed`
     // into generationConfig, `toolConfig.retrievalConfig` into toolConfig (parse.ts).

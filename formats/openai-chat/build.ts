@@ -22,6 +22,7 @@ import { chatToolId } from "./mapping.ts";
 import type { JsonObject as Json } from "../json.ts";
 import { isGoogleOnlyUri } from "../media-types.ts";
 import { openaiAudioFormat } from "../openai-common/audio.ts";
+import { forcesTool, holdsCacheMarkers } from "../request-marks.ts";
 import { withArticle } from "../article.ts";
 import { OPENAI_TOOL_NAMES, registerToolNames, renamedToolWarnings, ToolNameMap } from "../tool-names.ts";
 import { namedToolReferences } from "../tool-references.ts";
@@ -388,6 +389,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     tools.push(...kept);
     tc = { type: tc.mode };
   }
+  if (tools.length === 0 && forcesTool(tc)) b.w.add("dropped_field", "tool_choice was dropped because the request has no tools");
   if (tools.length > 0) {
     body.tools = tools;
     if (tc) body.tool_choice = chatToolChoice(tc, b.names);
@@ -461,6 +463,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     const dropped = extraKeys.filter((k) => !k.startsWith("$")); // `$…`: per-item fields a format keeps for itself
     if (dropped.length > 0) b.w.add("dropped_field", `Fields with no Chat Completions equivalent were dropped: ${dropped.join(", ")}.`);
   }
+  if (holdsCacheMarkers(req)) b.w.add("dropped_cache_control", "Chat Completions has no per-block prompt-cache markers (OpenAI caches prompt prefixes by itself); cache_control was not sent.");
   const hints = renamedToolWarnings(b.names, "OpenAI", b.w);
   return hints ? { body, warnings: b.w.list, decoderHints: hints } : { body, warnings: b.w.list };
 }

@@ -21,6 +21,7 @@ import { effortForDisabledReasoning, reasonsByDefault } from "../openai-common/m
 import { isObj } from "../json.ts";
 import { isGoogleOnlyUri } from "../media-types.ts";
 import { openaiAudioFormat } from "../openai-common/audio.ts";
+import { forcesTool, holdsCacheMarkers } from "../request-marks.ts";
 import { applyCodexFixes } from "./codex.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
 import { withoutDeferPlaceholder } from "../tool-kinds.ts";
@@ -514,7 +515,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   // a namespace declared twice (merged by buildTools): each member once
   const tools = (namespacesOnce(built, (m) => w.add("dropped_tool", m)) ?? built) as Array<Record<string, unknown>>;
   if (tools.length > 0) body.tools = tools;
-  if (req.toolChoice) body.tool_choice = buildToolChoice(req.toolChoice, customTools, names);
+  if (tools.length === 0 && forcesTool(req.toolChoice)) w.add("dropped_field", "tool_choice was dropped because the request has no tools");
+  else if (req.toolChoice) body.tool_choice = buildToolChoice(req.toolChoice, customTools, names);
   else if (fromResponses && req.source.extra.tool_choice !== undefined) body.tool_choice = req.source.extra.tool_choice;
   if (req.parallelToolCalls !== undefined) body.parallel_tool_calls = req.parallelToolCalls;
 
@@ -580,6 +582,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   body.stream = target.stream;
   if (target.kind === "codex") applyCodexFixes(body, target, w);
+  if (holdsCacheMarkers(req)) w.add("dropped_cache_control", "Responses has no per-block prompt-cache markers (OpenAI caches prompt prefixes by itself); cache_control was not sent.");
   const hints = renamedToolWarnings(names, "OpenAI", w);
   return hints ? { body, warnings: w.list, decoderHints: hints } : { body, warnings: w.list };
 }
