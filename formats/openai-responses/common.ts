@@ -129,10 +129,12 @@ export function fromResponsesUsage(raw: unknown): Usage | undefined {
 }
 
 /**
- * `incomplete_details.reason` as the Responses API defines it (REFERENCE §3.2: `max_output_tokens |
- * content_filter`): the only values a client is sent.
+ * `incomplete_details.reason` sent to a client: the two the Responses API defines (REFERENCE §3.2:
+ * `max_output_tokens | content_filter`), and `pause_turn` for Anthropic's paused server-tool turn,
+ * which neither says (clients read the reason as a string and show it: Codex "Incomplete response
+ * returned, reason: pause_turn"; the OpenAI SDKs do not check it).
  */
-export type IncompleteReason = "max_output_tokens" | "content_filter";
+export type IncompleteReason = "max_output_tokens" | "content_filter" | "pause_turn";
 
 /** Terminal status + incomplete reason of a Responses reply, from a hub stop reason (REFERENCE §5.1). */
 export interface TerminalStatus {
@@ -147,9 +149,10 @@ export interface TerminalStatus {
  * `max_output_tokens`; `refusal` → `incomplete` `content_filter` (`completed` when the reply carried a
  * `refusal` content part, `refusalSent`: how OpenAI ends a refusal); `pause_turn` (Anthropic paused a
  * long server-tool turn: the reply is not finished, the client must send it back to go on) →
- * `incomplete` (REFERENCE §5.1's judgement: never `completed`, SPEC 6.4) with `incomplete_details: null`,
- * the API's reasons (a token limit, a filter) being neither (a Chat client gets `length`, a Gemini
- * client `OTHER`: openai-chat/mapping.ts `stopToChat`, gemini/mapping.ts `finishReasonToGemini`).
+ * `incomplete` (REFERENCE §5.1's judgement: never `completed`, SPEC 6.4) with reason `pause_turn`: the
+ * API's reasons (a token limit, a filter) being neither, `null` left the client no word for why (a
+ * Chat client gets `length`, a Gemini client `OTHER`: openai-chat/mapping.ts `stopToChat`,
+ * gemini/mapping.ts `finishReasonToGemini`).
  */
 export function terminalForStop(reason: StopReason, refusalSent = false): TerminalStatus {
   switch (reason) {
@@ -160,7 +163,7 @@ export function terminalForStop(reason: StopReason, refusalSent = false): Termin
       // A refusal the client got as a `refusal` part is OpenAI's own shape of it: `completed`.
       return refusalSent ? { status: "completed" } : { status: "incomplete", reason: "content_filter" };
     case "pause_turn":
-      return { status: "incomplete" };
+      return { status: "incomplete", reason: "pause_turn" };
     default:
       return { status: "completed" };
   }

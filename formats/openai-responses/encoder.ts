@@ -32,8 +32,8 @@
  *   full `output` and a usage object whose counters are all integers; `max_tokens` /
  *   `context_window_exceeded` → `response.incomplete` `max_output_tokens`, `refusal` →
  *   `content_filter` (after a message whose `refusal` part is the finish's `explanation`, when no refusal
- *   text came), `pause_turn` → `response.incomplete` with `incomplete_details: null`
- *   (common.ts terminalForStop);
+ *   text came), `pause_turn` → `response.incomplete` with reason `pause_turn` (common.ts
+ *   terminalForStop);
  * - failure (an `error` event, or `end()` without a finish) → over SSE an `error` event (the OpenAI SDK
  *   raises on it), then `response.failed` with the same response id, `status: "failed"`, `error {code,
  *   message}` and the items completed so far; `response.created` first if nothing was sent. Open

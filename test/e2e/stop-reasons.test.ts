@@ -122,9 +122,10 @@ const EXPECT: Record<Why, { anthropic: string; chat: string; responses: { status
   max_tokens: { anthropic: "max_tokens", chat: "length", responses: { status: "incomplete", details: { reason: "max_output_tokens" } }, gemini: "MAX_TOKENS" },
   context_window: { anthropic: "model_context_window_exceeded", chat: "length", responses: { status: "incomplete", details: { reason: "max_output_tokens" } }, gemini: "MAX_TOKENS" },
   // A paused server-tool turn (the client sends it back to go on), as REFERENCE §5.1's table says:
-  // `incomplete` for a Responses client, whose API's reasons (max_output_tokens, content_filter) do not
-  // say it, so none is given; Chat `stop`, Gemini `STOP` (until 2026-12-07 `length` and `OTHER`).
-  pause_turn: { anthropic: "pause_turn", chat: "stop", responses: { status: "incomplete", details: null }, gemini: "STOP" },
+  // `incomplete` for a Responses client, with reason `pause_turn` (the API's reasons, max_output_tokens
+  // and content_filter, do not say it; null left the client no word why); Chat `stop`, Gemini `STOP`
+  // (until 2026-12-07 `length` and `OTHER`).
+  pause_turn: { anthropic: "pause_turn", chat: "stop", responses: { status: "incomplete", details: { reason: "pause_turn" } }, gemini: "STOP" },
 };
 
 const anthropic = () => new Anthropic({ apiKey: "x", baseURL: suite.gw.url, maxRetries: 0 });

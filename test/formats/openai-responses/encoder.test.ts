@@ -398,7 +398,7 @@ describe("encodeResponse (non-streaming body)", () => {
     expect(cut.status).not.toBe("completed");
   });
 
-  test("every hub stop reason: incomplete_details.reason is one of the API's (max_output_tokens, content_filter) or the details are null; pause_turn is incomplete", () => {
+  test("every hub stop reason: incomplete_details.reason is one of the API's (max_output_tokens, content_filter), pause_turn for a paused turn, or the details are null", () => {
     const reasons: Array<StopReason | null> = ["end_turn", "tool_use", "max_tokens", "stop_sequence", "refusal", "pause_turn", "context_window_exceeded", "other", null];
     const seen: Record<string, unknown> = {};
     for (const stopReason of reasons) {
@@ -414,7 +414,7 @@ describe("encodeResponse (non-streaming body)", () => {
       max_tokens: ["incomplete", { reason: "max_output_tokens" }],
       stop_sequence: ["completed", null],
       refusal: ["incomplete", { reason: "content_filter" }],
-      pause_turn: ["incomplete", null],
+      pause_turn: ["incomplete", { reason: "pause_turn" }],
       context_window_exceeded: ["incomplete", { reason: "max_output_tokens" }],
       other: ["completed", null],
       null: ["incomplete", null],
