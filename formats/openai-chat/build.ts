@@ -17,7 +17,8 @@ import {
   sendableStops,
   Warnings,
 } from "../hub.ts";
-import { effortForDisabledReasoning, takesVerbosity } from "../openai-common/models.ts";
+import { ANTHROPIC_SERVICE_TIER, bucketThinkingBudget, dropRefusedFields, effortForDisabledReasoning, takesVerbosity } from "../openai-common/models.ts";
+import { isObj } from "../json.ts";
 import { chatToolId } from "./mapping.ts";
 import type { JsonObject as Json } from "../json.ts";
 import { isGoogleOnlyUri } from "../media-types.ts";
@@ -42,11 +43,52 @@ function dataUrl(mediaType: string, data: string): string {
   return `data:${mediaType};base64,${data}`;
 }
 
-/** Reasoning budget (tokens) → effort bucket (REFERENCE §5.9 table; judgement on the thresholds). */
-function effortFromBudget(budget: number): ReasoningEffort {
-  if (budget <= 2048) return "low";
-  if (budget <= 8192) return "medium";
-  return "high";
+/** A Gemini client's `generationConfig` members Chat has under its own name (OpenAI Chat reference: `seed`, `presence_penalty`, `frequency_penalty`). */
+const GEMINI_SAMPLING: Readonly<Record<string, string>> = {
+  "generationConfig.seed": "seed",
+  "generationConfig.presencePenalty": "presence_penalty",
+  "generationConfig.frequencyPenalty": "frequency_penalty",
+};
+
+/**
+ * Another client format's fields Chat has under its own name and meaning, put in `body`; returns the
+ * `source.extra` keys used (the rest are named in the caller's `dropped_field` warning):
+ * - a Gemini client's `generationConfig.seed` (an integer), `presencePenalty`, `frequencyPenalty` →
+ *   `seed`, `presence_penalty`, `frequency_penalty` (both formats −2.0 to 2.0);
+ * - for kind `openai` (a third-party server may not know them; named in a warning there): a Responses
+ *   client's `service_tier`, `safety_identifier`, and `metadata` when the body is stored (OpenAI answers
+ *   400 "The 'metadata' parameter is only allowed when 'store' is enabled."); an Anthropic client's
+ *   `service_tier` as {@link ANTHROPIC_SERVICE_TIER} maps it.
+ */
+function carryForeignFields(req: HubRequest, body: Json, openai: boolean, w: Warnings): Set<string> {
+  const used = new Set<string>();
+  const extra = req.source.extra;
+  if (req.source.format === "gemini") {
+    for (const [key, field] of Object.entries(GEMINI_SAMPLING)) {
+      const v = extra[key];
+      if (typeof v !== "number" || !Number.isFinite(v) || (field === "seed" && !Number.isInteger(v))) continue;
+      body[field] = v;
+      used.add(key);
+    }
+  }
+  const openAiOnly = (key: string, value: unknown): void => {
+    used.add(key);
+    if (openai) body[key] = value;
+    else w.add("dropped_field", `${key} is only sent to OpenAI; it was dropped.`);
+  };
+  if (req.source.format === "openai-responses") {
+    if (typeof extra.service_tier === "string") openAiOnly("service_tier", extra.service_tier);
+    if (typeof extra.safety_identifier === "string") openAiOnly("safety_identifier", extra.safety_identifier);
+    if (isObj(extra.metadata) && (body.store === true || !openai)) openAiOnly("metadata", extra.metadata);
+    else if (isObj(extra.metadata)) {
+      used.add("metadata");
+      w.add("dropped_field", "metadata was not sent: Chat Completions takes it only with store: true.");
+    }
+  }
+  if (req.source.format === "anthropic-messages" && typeof extra.service_tier === "string" && ANTHROPIC_SERVICE_TIER[extra.service_tier]) {
+    openAiOnly("service_tier", ANTHROPIC_SERVICE_TIER[extra.service_tier]);
+  }
+  return used;
 }
 
 /**
@@ -415,7 +457,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   const r = req.reasoning;
   if (r) {
     let effort: ReasoningEffort | undefined = r.effort;
-    if (!effort && r.enabled !== false && r.budgetTokens !== undefined) effort = effortFromBudget(r.budgetTokens);
+    if (!effort && r.enabled !== false && r.budgetTokens !== undefined) effort = bucketThinkingBudget(r.budgetTokens);
     if (!effort && r.enabled === false) {
       const off = effortForDisabledReasoning(target.model);
       effort = off.effort;
@@ -450,10 +492,11 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     if (openai || req.source.format === "openai-chat") body.store = req.store;
     else if (req.store) b.w.add("dropped_field", "store is only sent to OpenAI; it was dropped.");
   }
+  const carried = carryForeignFields(req, body, openai, b.w);
   body.stream = target.stream;
   if (target.stream) body.stream_options = { include_usage: true };
 
-  const extraKeys = Object.keys(req.source.extra);
+  const extraKeys = Object.keys(req.source.extra).filter((k) => !carried.has(k));
   if (req.source.format === "openai-chat") {
     for (const k of extraKeys) {
       const val = req.source.extra[k];
@@ -464,6 +507,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     if (dropped.length > 0) b.w.add("dropped_field", `Fields with no Chat Completions equivalent were dropped: ${dropped.join(", ")}.`);
   }
   if (holdsCacheMarkers(req)) b.w.add("dropped_cache_control", "Chat Completions has no per-block prompt-cache markers (OpenAI caches prompt prefixes by itself); cache_control was not sent.");
+  // What OpenAI's own API refuses for this model (a reasoning model's sampling, a plain model's reasoning).
+  dropRefusedFields(body, target.kind, target.model, b.w);
   const hints = renamedToolWarnings(b.names, "OpenAI", b.w);
   return hints ? { body, warnings: b.w.list, decoderHints: hints } : { body, warnings: b.w.list };
 }

@@ -1,9 +1,13 @@
 /**
  * What an OpenAI model accepts, by model family, for the Chat Completions and Responses builders:
  * the effort that switches reasoning off ({@link effortForDisabledReasoning}), whether it takes
- * `verbosity` ({@link takesVerbosity}) and whether it reasons ({@link reasonsByDefault}). Pure.
+ * `verbosity` ({@link takesVerbosity}), whether it reasons ({@link reasonsByDefault}) or is one of
+ * OpenAI's models that do not ({@link reasonsNever}), the effort a thinking budget stands for
+ * ({@link bucketThinkingBudget}), and what an OpenAI model refuses of a built body
+ * ({@link dropRefusedFields}). Pure.
  */
-import type { ReasoningEffort } from "../hub.ts";
+import type { ProviderKind } from "../codec.ts";
+import type { ReasoningEffort, Warnings } from "../hub.ts";
 
 /** The model id without a routing prefix (`openai/gpt-5.1` → `gpt-5.1`), lower case. */
 function bareModel(model: string): string {
@@ -55,4 +59,125 @@ export function effortForDisabledReasoning(model: string): { effort?: ReasoningE
 export function reasonsByDefault(model: string): boolean {
   const m = bareModel(model);
   return /^o\d/.test(m) || (/^gpt-5/.test(m) && !m.includes("-chat"));
+}
+
+/**
+ * Whether the model is one of OpenAI's models that do not reason: gpt-3.5, the gpt-4 family (gpt-4,
+ * gpt-4-turbo, gpt-4o, gpt-4.1, gpt-4.5 and their -mini/-nano/dated ids), chatgpt-4o, and gpt-5's chat
+ * model (`gpt-5-chat-latest`; not the later `gpt-5.N-chat-latest`, which OpenAI serves as reasoning
+ * models: those, like any id not named here, are neither this nor {@link reasonsByDefault}). OpenAI
+ * refuses reasoning fields to them: 400 "Unsupported parameter: 'reasoning.effort' is not supported with
+ * this model." and "Encrypted content is not supported with this model." A routing prefix is ignored.
+ */
+export function reasonsNever(model: string): boolean {
+  const m = bareModel(model);
+  return /^gpt-(?:3\.5|4)(?:[.\-o]|$)/.test(m) || /^chatgpt-4o/.test(m) || /^gpt-5-chat(?:-|$)/.test(m);
+}
+
+/**
+ * Whether the provider kind is OpenAI's own API (`openai`, `openai-responses`, `codex`), where the
+ * model rules of this file ({@link dropRefusedFields}) hold; an `openai-compatible` server's model may
+ * take what OpenAI's refuses, so its request keeps what the client asked.
+ */
+export function isOpenAiApi(kind: ProviderKind): boolean {
+  return kind === "openai" || kind === "openai-responses" || kind === "codex";
+}
+
+/**
+ * A thinking budget in tokens (Anthropic `thinking.budget_tokens`, Gemini `thinkingBudget`) → the OpenAI
+ * reasoning effort it stands for, the one table of the Chat and Responses builders (REFERENCE §5.9: low
+ * 1024–2048, medium 4096–8192, high 16384+; a budget between two rows goes to the lower one): ≤ 2048
+ * `low` (also below 1024: `minimal` is not taken from gpt-5.1 on), < 16384 `medium`, else `high`. The
+ * efforts the other builders turn into budgets (Anthropic 2048/8192/16384, Gemini 1024/8192/24576) come
+ * back as the same effort.
+ */
+export function bucketThinkingBudget(budget: number): ReasoningEffort {
+  if (budget <= 2048) return "low";
+  if (budget < 16384) return "medium";
+  return "high";
+}
+
+/**
+ * An Anthropic client's `service_tier` → OpenAI's (Chat and Responses `service_tier`): "auto" (Anthropic:
+ * priority capacity when the account has some, else standard) → "auto" (OpenAI: the project's tier),
+ * "standard_only" → "default" (the standard rate). No other value maps.
+ */
+export const ANTHROPIC_SERVICE_TIER: Readonly<Record<string, string>> = { auto: "auto", standard_only: "default" };
+
+/** Sampling fields OpenAI's reasoning models take only at reasoning effort `none`, from gpt-5.1 on. */
+const NONE_ONLY = ["temperature", "top_p", "logprobs", "top_logprobs"] as const;
+/** Fields OpenAI's reasoning models never take (the reasoning guide's limitations; Chat only). */
+const NEVER = ["presence_penalty", "frequency_penalty", "logit_bias", "stop"] as const;
+/** The `include` entry asking for output-token log probabilities (Responses). */
+const LOGPROBS_INCLUDE = "message.output_text.logprobs";
+/** The `include` entry asking for a reasoning item's encrypted state (Responses). */
+const ENCRYPTED_INCLUDE = "reasoning.encrypted_content";
+
+/** How a value is named in a warning: a string quoted, a list or object as JSON, short. */
+function shown(v: unknown): string {
+  const s = JSON.stringify(v);
+  return s.length > 40 ? s.slice(0, 37) + "..." : s;
+}
+
+/**
+ * Takes out of a built Chat or Responses body (`effort` where it is: `reasoning_effort` or
+ * `reasoning.effort`) what OpenAI's own API refuses for `target.model`, in place, with one
+ * `dropped_field` warning per rule; nothing for another kind ({@link isOpenAiApi}) or a model id this
+ * file does not recognise as OpenAI's.
+ * - a reasoning model ({@link reasonsByDefault}): `temperature`, `top_p`, `logprobs`, `top_logprobs`
+ *   (and Responses' `message.output_text.logprobs` include) unless the effort sent is `none` on a model
+ *   that takes it (gpt-5.1 on; OpenAI's latest-model guide: "The following parameters are only supported
+ *   when using GPT-5.x with reasoning effort set to none: temperature, top_p, logprobs. Requests … with
+ *   any other reasoning effort setting, or to older GPT-5 models (e.g., gpt-5, gpt-5-mini, gpt-5-nano)
+ *   that include these fields will raise an error" — so a temperature of 1 goes too); `presence_penalty`,
+ *   `frequency_penalty`, `logit_bias` (the reasoning guide's limitations: "not supported") and `stop`
+ *   (400 "Unsupported parameter: 'stop' is not supported with this model." from o3, o4-mini, gpt-5,
+ *   gpt-5-mini, gpt-5.2) always;
+ * - a model that does not reason ({@link reasonsNever}): `reasoning_effort` / `reasoning` and the
+ *   `reasoning.encrypted_content` include.
+ * Returns the names of the fields taken out.
+ */
+export function dropRefusedFields(body: Record<string, unknown>, kind: ProviderKind, model: string, w: Warnings): string[] {
+  if (!isOpenAiApi(kind)) return [];
+  const out: string[] = [];
+  if (reasonsByDefault(model)) {
+    const reasoning = body.reasoning as { effort?: unknown } | undefined;
+    const effort = body.reasoning_effort ?? reasoning?.effort;
+    const noneTakes = effort === "none" && effortForDisabledReasoning(model).effort === "none";
+    const sent: string[] = [];
+    for (const f of noneTakes ? NEVER : [...NONE_ONLY, ...NEVER]) {
+      if (body[f] === undefined) continue;
+      sent.push(`${f} ${shown(body[f])}`);
+      out.push(f);
+      delete body[f];
+    }
+    if (!noneTakes && Array.isArray(body.include) && body.include.includes(LOGPROBS_INCLUDE)) {
+      body.include = body.include.filter((x) => x !== LOGPROBS_INCLUDE);
+      if ((body.include as unknown[]).length === 0) delete body.include;
+      sent.push(`include ${LOGPROBS_INCLUDE}`);
+      out.push("include");
+    }
+    if (sent.length > 0) {
+      const why = effortForDisabledReasoning(model).effort === "none" ? "temperature, top_p and logprobs only at reasoning effort none, and no penalties, logit_bias or stop" : "no temperature, top_p, logprobs, penalties, logit_bias or stop";
+      w.add("dropped_field", `${model} is an OpenAI reasoning model, which takes ${why}: ${sent.join(", ")} not sent.`);
+    }
+  } else if (reasonsNever(model)) {
+    const reasoning = body.reasoning as { effort?: unknown } | undefined;
+    const effort = body.reasoning_effort ?? reasoning?.effort;
+    const sent: string[] = [];
+    if (body.reasoning_effort !== undefined || body.reasoning !== undefined) {
+      sent.push(effort !== undefined ? `reasoning effort ${shown(effort)}` : "reasoning");
+      delete body.reasoning_effort;
+      delete body.reasoning;
+      out.push("reasoning");
+    }
+    if (Array.isArray(body.include) && body.include.includes(ENCRYPTED_INCLUDE)) {
+      body.include = body.include.filter((x) => x !== ENCRYPTED_INCLUDE);
+      if ((body.include as unknown[]).length === 0) delete body.include;
+      sent.push(`include ${ENCRYPTED_INCLUDE}`);
+      out.push("include");
+    }
+    if (sent.length > 0) w.add("dropped_field", `${model} does not reason (OpenAI refuses reasoning fields to it): ${sent.join(", ")} not sent.`);
+  }
+  return out;
 }

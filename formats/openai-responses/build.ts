@@ -17,7 +17,7 @@ import {
   Warnings,
 } from "../hub.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
-import { effortForDisabledReasoning, reasonsByDefault } from "../openai-common/models.ts";
+import { ANTHROPIC_SERVICE_TIER, bucketThinkingBudget, dropRefusedFields, effortForDisabledReasoning, reasonsByDefault } from "../openai-common/models.ts";
 import { isObj } from "../json.ts";
 import { isGoogleOnlyUri } from "../media-types.ts";
 import { openaiAudioFormat } from "../openai-common/audio.ts";
@@ -162,6 +162,8 @@ function thinkingItem(p: ThinkingPart, ctx: BuildContext): Record<string, unknow
 
 /** One hub message → Responses input items, in part order. */
 function messageItems(m: HubMessage, ctx: BuildContext, out: Array<Record<string, unknown>>): void {
+  // Responses input messages have no `name` (who said it): said, as the Anthropic and Gemini lanes do (SPEC F-2)
+  if (m.name) ctx.w.add("dropped_field", "A message name (Chat `name`) has no Responses equivalent and was dropped.");
   if (m.role === "assistant") {
     let msg: { item: Record<string, unknown>; content: Array<Record<string, unknown>>; phase: string | undefined } | null = null;
     for (const p of m.content) {
@@ -340,19 +342,12 @@ function buildToolChoice(tc: ToolChoice, customTools: Set<string>, names: ToolNa
   }
 }
 
-/** Bucketing of an Anthropic/Gemini thinking budget into an OpenAI effort (REFERENCE §5.9 "Reverse"). */
-function effortForBudget(budget: number): ReasoningEffort {
-  if (budget < 2048) return "low";
-  if (budget < 16384) return "medium";
-  return "high";
-}
-
 function buildReasoning(req: HubRequest, model: string, w: Warnings): Record<string, unknown> | undefined {
   const r = req.reasoning;
   if (!r) return undefined;
   const out: Record<string, unknown> = {};
   let effort: ReasoningEffort | undefined = r.effort;
-  if (!effort && r.budgetTokens !== undefined && r.enabled !== false) effort = effortForBudget(r.budgetTokens);
+  if (!effort && r.budgetTokens !== undefined && r.enabled !== false) effort = bucketThinkingBudget(r.budgetTokens);
   if (!effort && r.enabled === false) {
     // Reasoning switched off (Anthropic thinking disabled, Gemini budget 0): the model's least effort.
     const off = effortForDisabledReasoning(model);
@@ -399,13 +394,23 @@ const RESPONSES_EFFORTS = new Set(["none", "minimal", "low", "medium", "high", "
 /**
  * A Chat client's fields Responses has under the same name and meaning (OpenAI API reference of both
  * endpoints), put in `body`: `service_tier` (auto/default/flex/priority: billing and latency, so "flex"
- * must not silently become the standard rate), `metadata` (string pairs), and the `reasoning` object
+ * must not silently become the standard rate), `metadata` (string pairs), `safety_identifier` (sent
+ * with `user`), and the `reasoning` object
  * some Chat clients send (OpenRouter's shape): its `effort` and `summary` where the request's own
  * reasoning set none (an effort Responses does not take, and its other members, such as
- * `max_tokens`, `exclude`, are named in a `dropped_field` warning). Returns the keys it used.
+ * `max_tokens`, `exclude`, are named in a `dropped_field` warning). An Anthropic client's `service_tier`
+ * as openai-common/models.ts `ANTHROPIC_SERVICE_TIER` maps it. Returns the keys it used.
  */
 function carryChatFields(req: HubRequest, body: Record<string, unknown>, w: Warnings): Set<string> {
   const used = new Set<string>();
+  if (req.source.format === "anthropic-messages" && typeof req.source.extra.service_tier === "string") {
+    // Anthropic "auto" / "standard_only" → OpenAI "auto" / "default" (the same mapping as the Chat builder's)
+    const tier = ANTHROPIC_SERVICE_TIER[req.source.extra.service_tier];
+    if (tier) {
+      body.service_tier = tier;
+      used.add("service_tier");
+    }
+  }
   if (req.source.format !== "openai-chat") return used;
   const extra = req.source.extra;
   if (typeof extra.service_tier === "string") {
@@ -415,6 +420,11 @@ function carryChatFields(req: HubRequest, body: Record<string, unknown>, w: Warn
   if (isObj(extra.metadata)) {
     body.metadata = extra.metadata;
     used.add("metadata");
+  }
+  // sent beside `user` (when alone it is the request's user: parse.ts); Responses takes both
+  if (typeof extra.safety_identifier === "string") {
+    body.safety_identifier = extra.safety_identifier;
+    used.add("safety_identifier");
   }
   if (isObj(extra.reasoning)) {
     used.add("reasoning");
@@ -581,6 +591,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     if (dropped.length > 0) w.add("dropped_field", `Fields with no Responses equivalent were dropped: ${dropped.join(", ")}.`);
   }
   body.stream = target.stream;
+  // What OpenAI refuses for this model (a reasoning model's sampling, a plain model's reasoning).
+  dropRefusedFields(body, target.kind, target.model, w);
   if (target.kind === "codex") applyCodexFixes(body, target, w);
   if (holdsCacheMarkers(req)) w.add("dropped_cache_control", "Responses has no per-block prompt-cache markers (OpenAI caches prompt prefixes by itself); cache_control was not sent.");
   const hints = renamedToolWarnings(names, "OpenAI", w);

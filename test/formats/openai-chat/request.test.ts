@@ -462,7 +462,7 @@ describe("buildRequest", () => {
       parallel_tool_calls: false,
       stop: ["a", "b", "c", "d"],
       temperature: 0.5,
-      reasoning_effort: "high",
+      reasoning_effort: "medium", // budget 10000: REFERENCE §5.9 puts high at 16384+ (openai-common/models.ts bucketThinkingBudget)
       response_format: { type: "json_object" },
     });
     expect("top_k" in body).toBe(false);

@@ -8,7 +8,7 @@
  * - A Chat client's `safety_identifier` (sent with `user`) reaches an OpenAI Responses provider as
  *   nothing ("Fields with no Responses equivalent were dropped: safety_identifier."), though the
  *   Responses API takes `safety_identifier` (OpenAI API reference, Create a model response).
- * Expected: each sent under the target's name, with no dropped_field warning. Fails now for that reason.
+ * Expected: each sent under the target's name, with no dropped_field warning. Failed for that reason before the fix (session 45).
  */
 import { describe, expect, test } from "bun:test";
 import { translateBody } from "../support/translate-body.ts";

@@ -7,7 +7,7 @@
  * OpenAI model with another effort depending on which of OpenAI's endpoints the provider speaks:
  * budget 2048 is `low` on Chat but `medium` on Responses, 10000 is `high` on Chat but `medium` on
  * Responses. REFERENCE §5.9's table puts 1024–2048 at low. Expected: one table, 2048 → low on both.
- * Fails now for that reason.
+ * Failed for that reason before the fix (session 45).
  */
 import { describe, expect, test } from "bun:test";
 import { translateBody } from "../support/translate-body.ts";

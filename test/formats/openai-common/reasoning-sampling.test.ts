@@ -12,7 +12,7 @@
  * does: the Gemini client's 400 "Unsupported parameter: 'top_p' …". The Claude lane already drops
  * what Opus 4.7 refuses, with a warning. Expected: no temperature other than 1 and no top_p to a
  * reasoning model, each one not sent named in a warning; a model that takes them (gpt-4.1) keeps
- * them. Fails now for that reason.
+ * them. Failed for that reason before the fix (session 45).
  */
 import { describe, expect, test } from "bun:test";
 import { translateBody } from "../../support/translate-body.ts";

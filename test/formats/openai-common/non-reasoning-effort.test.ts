@@ -11,7 +11,7 @@
  * (seen end to end: an Anthropic client's thinking budget reached `oc/gpt-4.1` as `reasoning_effort:
  * "medium"`). Expected: a model that does not reason gets no reasoning field and no encrypted-content
  * include, with a warning saying reasoning was not asked for; a reasoning model (gpt-5) keeps its
- * effort. Fails now for that reason.
+ * effort. Failed for that reason before the fix (session 45).
  */
 import { describe, expect, test } from "bun:test";
 import { clientRequest } from "../../support/fixtures.ts";

@@ -4,7 +4,7 @@
  * without the name and without a word: the input message has no `name` field, and the built request's
  * warnings are empty (the client's `X-Switchyard-Warning` header is absent, seen end to end). The
  * Anthropic and Gemini lanes drop the same name with a `dropped_field` warning. Expected (SPEC F-2):
- * a warning naming the dropped message name. Fails now for that reason.
+ * a warning naming the dropped message name. Failed for that reason before the fix (session 45).
  */
 import { expect, test } from "bun:test";
 import { translateBody } from "../../support/translate-body.ts";
