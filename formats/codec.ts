@@ -89,6 +89,13 @@ export interface BuiltRequest {
    * `anthropic-compatible`). Absent: the client's betas go as sent.
    */
   droppedBetas?: readonly string[];
+  /**
+   * The request's stop sequences are not in the body because the model refuses them (an OpenAI reasoning
+   * model's Chat `stop`, openai-common/models.ts `dropRefusedFields`): the gateway cuts the reply at them
+   * (pipeline/cut-at-stop-sequence.ts), as for a Responses upstream. Absent: the body carries them, or
+   * the target's format has no stop field (the pipeline knows those by format).
+   */
+  stopsEmulated?: boolean;
 }
 
 /** Options for a provider-side decoder. */

@@ -92,8 +92,10 @@ export function replyDriverFor(
     return events ? new SseEventsDriver(tap) : tap;
   }
   const encoderOptions = new ReplyEncoderOptions(ctx); // only for the drivers that encode (item 178)
-  // A Responses client has no stop field: its own lane (native, no hub parsed) is never asked.
-  const stops = translated.upstreamFormat === "openai-responses" && ctx.clientFormat !== "openai-responses" ? emulatedStops(ctx) : undefined;
+  // A Responses client has no stop field: its own lane (native, no hub parsed) is never asked. An OpenAI
+  // reasoning model's Chat body goes without the `stop` it refuses (Translated.stopsEmulated).
+  const emulate = (translated.upstreamFormat === "openai-responses" && ctx.clientFormat !== "openai-responses") || translated.stopsEmulated === true;
+  const stops = emulate ? emulatedStops(ctx) : undefined;
   if (isSse && ctx.stream) {
     if (events && clientCodec.createEventEncoder) return cutting(estimating(new TranslatedEventDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), encoderOptions), stops);
     return asEvents(cutting(estimating(new TranslatedStreamDriver(providerCodec, clientCodec, hints, encoderOptions, restoration, secrets), encoderOptions), stops), events);
@@ -109,8 +111,8 @@ export function replyDriverFor(
 /**
  * The request's stop sequences (Messages `stop_sequences`, Chat `stop`, Gemini `stopSequences`, as the
  * hub request holds them) when the gateway emulates them: the target's format has no stop field
- * (OpenAI Responses, REFERENCE §5.11; formats/openai-responses/build.ts sends none); undefined when the
- * request has none.
+ * (OpenAI Responses, REFERENCE §5.11; formats/openai-responses/build.ts sends none), or its model refuses
+ * it (an OpenAI reasoning model on Chat: Translated.stopsEmulated); undefined when the request has none.
  */
 function emulatedStops(ctx: RequestContext): readonly string[] | undefined {
   const stops = tryHubOf(ctx)?.stopSequences?.filter((s) => s.length > 0);

@@ -51,6 +51,8 @@ export interface Translated {
   promptCacheKey?: string;
   /** `anthropic-beta` values (prefixes) not forwarded with this body (BuiltRequest.droppedBetas: the tidy took away what they enable). */
   droppedBetas?: readonly string[];
+  /** The body has none of the request's stop sequences, which the model refuses: the reply is cut at them (BuiltRequest.stopsEmulated). */
+  stopsEmulated?: boolean;
 }
 
 /** Portability policy of the combo (SPEC F-8). */
@@ -336,6 +338,7 @@ function translateBody(ctx: RequestContext, target: Target, portability: Portabi
       warnings: [...droppedItems, ...portable.warnings, ...built.warnings],
       decoderHints: built.decoderHints,
       promptCacheKey,
+      ...(built.stopsEmulated ? { stopsEmulated: true } : {}),
     };
   } catch (e) {
     const err = (e as { error?: HubError }).error;

@@ -346,7 +346,8 @@ class Builder {
  * - `verbosity` (the Responses `text.verbosity`) for `openai`, a Chat client's own, and a third-party
  *   server's gpt-5 model (openai-common/models.ts `takesVerbosity`); otherwise dropped with a warning.
  * - `stop` (at most 4 for `openai`, the rest dropped with a warning; an empty one is not sent, hub.ts
- *   `sendableStops`), `temperature`, `top_p`, `n`,
+ *   `sendableStops`; none to an OpenAI reasoning model, which refuses it: `stopsEmulated`),
+ *   `temperature`, `top_p`, `n`,
  *   `reasoning_effort` (from the effort, or bucketed from a budget; `max` → `xhigh`; reasoning switched
  *   off → the model's least effort, `none` from gpt-5.1 on, `minimal` for gpt-5, …:
  *   openai-common/models.ts, with a `changed_field` warning when it is not off),
@@ -508,7 +509,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   }
   if (holdsCacheMarkers(req)) b.w.add("dropped_cache_control", "Chat Completions has no per-block prompt-cache markers (OpenAI caches prompt prefixes by itself); cache_control was not sent.");
   // What OpenAI's own API refuses for this model (a reasoning model's sampling, a plain model's reasoning).
-  dropRefusedFields(body, target.kind, target.model, b.w);
+  const refused = dropRefusedFields(body, target.kind, target.model, b.w);
   const hints = renamedToolWarnings(b.names, "OpenAI", b.w);
-  return hints ? { body, warnings: b.w.list, decoderHints: hints } : { body, warnings: b.w.list };
+  const built: BuiltRequest = hints ? { body, warnings: b.w.list, decoderHints: hints } : { body, warnings: b.w.list };
+  if (refused.includes("stop")) built.stopsEmulated = true; // the gateway cuts the reply at them (pipeline/commit.ts)
+  return built;
 }

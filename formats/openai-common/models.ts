@@ -107,7 +107,7 @@ export const ANTHROPIC_SERVICE_TIER: Readonly<Record<string, string>> = { auto: 
 /** Sampling fields OpenAI's reasoning models take only at reasoning effort `none`, from gpt-5.1 on. */
 const NONE_ONLY = ["temperature", "top_p", "logprobs", "top_logprobs"] as const;
 /** Fields OpenAI's reasoning models never take (the reasoning guide's limitations; Chat only). */
-const NEVER = ["presence_penalty", "frequency_penalty", "logit_bias", "stop"] as const;
+const NEVER = ["presence_penalty", "frequency_penalty", "logit_bias"] as const;
 /** The `include` entry asking for output-token log probabilities (Responses). */
 const LOGPROBS_INCLUDE = "message.output_text.logprobs";
 /** The `include` entry asking for a reasoning item's encrypted state (Responses). */
@@ -130,9 +130,10 @@ function shown(v: unknown): string {
  *   when using GPT-5.x with reasoning effort set to none: temperature, top_p, logprobs. Requests … with
  *   any other reasoning effort setting, or to older GPT-5 models (e.g., gpt-5, gpt-5-mini, gpt-5-nano)
  *   that include these fields will raise an error" — so a temperature of 1 goes too); `presence_penalty`,
- *   `frequency_penalty`, `logit_bias` (the reasoning guide's limitations: "not supported") and `stop`
- *   (400 "Unsupported parameter: 'stop' is not supported with this model." from o3, o4-mini, gpt-5,
- *   gpt-5-mini, gpt-5.2) always;
+ *   `frequency_penalty`, `logit_bias` (the reasoning guide's limitations: "not supported") always;
+ *   `stop` always but without a warning (400 "Unsupported parameter: 'stop' is not supported with this
+ *   model." from o3, o4-mini, gpt-5, gpt-5-mini, gpt-5.2): the caller has the gateway cut the reply at
+ *   the stop sequences instead (codec.ts `BuiltRequest.stopsEmulated`);
  * - a model that does not reason ({@link reasonsNever}): `reasoning_effort` / `reasoning` and the
  *   `reasoning.encrypted_content` include.
  * Returns the names of the fields taken out.
@@ -151,6 +152,11 @@ export function dropRefusedFields(body: Record<string, unknown>, kind: ProviderK
       out.push(f);
       delete body[f];
     }
+    if (body.stop !== undefined) {
+      // not warned: the gateway cuts the reply at the request's stop sequences instead (BuiltRequest.stopsEmulated)
+      delete body.stop;
+      out.push("stop");
+    }
     if (!noneTakes && Array.isArray(body.include) && body.include.includes(LOGPROBS_INCLUDE)) {
       body.include = body.include.filter((x) => x !== LOGPROBS_INCLUDE);
       if ((body.include as unknown[]).length === 0) delete body.include;
@@ -158,7 +164,7 @@ export function dropRefusedFields(body: Record<string, unknown>, kind: ProviderK
       out.push("include");
     }
     if (sent.length > 0) {
-      const why = effortForDisabledReasoning(model).effort === "none" ? "temperature, top_p and logprobs only at reasoning effort none, and no penalties, logit_bias or stop" : "no temperature, top_p, logprobs, penalties, logit_bias or stop";
+      const why = effortForDisabledReasoning(model).effort === "none" ? "temperature, top_p and logprobs only at reasoning effort none, and no penalties or logit_bias" : "no temperature, top_p, logprobs, penalties or logit_bias";
       w.add("dropped_field", `${model} is an OpenAI reasoning model, which takes ${why}: ${sent.join(", ")} not sent.`);
     }
   } else if (reasonsNever(model)) {

@@ -172,3 +172,43 @@ describe("held-back text at the reply's end", () => {
     expect(events.find((e) => e.type === "message_delta").delta.stop_reason).toBe("end_turn");
   });
 });
+
+// An OpenAI reasoning model refuses Chat's `stop` (400 "Unsupported parameter: 'stop' is not supported
+// with this model.", o3, o4-mini, gpt-5): a translated request goes without it and the gateway cuts the
+// reply, as for a Responses upstream (formats/openai-common/models.ts dropRefusedFields). Until
+// 2026-12-07 the stop went and the client got OpenAI's 400.
+describe("stop sequences emulated for an OpenAI reasoning model on Chat Completions", () => {
+  function chatUpstream() {
+    suite.gw.fake.handle((r) => {
+      const reply = simpleReply("openai-chat", { textPieces: PIECES, model: r.model }, r.stream);
+      return r.stream ? { ...reply, endless: ": keep-alive\n\n", endless_every_ms: 20 } : reply;
+    });
+  }
+
+  test("Messages client to oai/o3, streaming and not: no stop in the upstream body, the text before the sequence, stop_reason stop_sequence naming it", async () => {
+    for (const stream of [true, false]) {
+      chatUpstream();
+      suite.gw.fake.requests.length = 0;
+      const res = await post("/v1/messages", { model: "oai/o3", max_tokens: 100, stream, stop_sequences: ["\n\nUser:"], messages: [{ role: "user", content: "hi" }] });
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-switchyard-warning")).toBeNull();
+      expect(suite.gw.fake.requests.at(-1)!.body.stop).toBeUndefined();
+      if (stream) {
+        const events = sseData(await res.text());
+        expect(events.filter((e) => e.delta?.type === "text_delta").map((e) => e.delta.text).join("")).toBe(BEFORE);
+        expect(events.find((e) => e.type === "message_delta").delta).toEqual({ stop_reason: "stop_sequence", stop_sequence: "\n\nUser:" });
+      } else {
+        const body = (await res.json()) as any;
+        expect([body.content, body.stop_reason, body.stop_sequence]).toEqual([[{ type: "text", text: BEFORE }], "stop_sequence", "\n\nUser:"]);
+      }
+    }
+  });
+
+  test("a model that takes stop (oai/gpt-4.1) gets it in the body; the gateway does not cut", async () => {
+    suite.gw.fake.handle((r) => simpleReply("openai-chat", { textPieces: PIECES, model: r.model }, r.stream));
+    suite.gw.fake.requests.length = 0;
+    const res = await post("/v1/messages", { model: "oai/gpt-4.1", max_tokens: 100, stop_sequences: ["\n\nUser:"], messages: [{ role: "user", content: "hi" }] });
+    expect(suite.gw.fake.requests.at(-1)!.body.stop).toEqual(["\n\nUser:"]);
+    expect(((await res.json()) as any).content[0].text).toBe(PIECES.join(""));
+  });
+});
