@@ -286,5 +286,85 @@ export const special: ConformanceRequest[] = [
       ],
     },
   },
+  {
+    id: "responses-only-builtin-tools",
+    clientFormat: "openai-responses",
+    body: { model: "m", input: "Search it.", tools: [{ type: "web_search" }], tool_choice: "required", parallel_tool_calls: false },
+  },
+  {
+    id: "anthropic-only-server-tools",
+    clientFormat: "anthropic-messages",
+    body: {
+      model: "m",
+      max_tokens: 200,
+      messages: [{ role: "user", content: "Search it." }],
+      tools: [{ type: "web_search_20250305", name: "web_search" }],
+      tool_choice: { type: "any", disable_parallel_tool_use: true },
+    },
+  },
+  {
+    id: "gemini-tool-config-only-builtin",
+    clientFormat: "gemini",
+    body: { contents: [{ role: "user", parts: [{ text: "Search it." }] }], tools: [{ googleSearch: {} }], toolConfig: { functionCallingConfig: { mode: "AUTO" } } },
+  },
+  {
+    id: "chat-custom-tool-only",
+    clientFormat: "openai-chat",
+    body: {
+      model: "m",
+      messages: [{ role: "user", content: "Patch it." }],
+      tools: [{ type: "custom", custom: { name: "apply_patch" } }],
+      tool_choice: "required",
+      parallel_tool_calls: true,
+    },
+  },
+  {
+    id: "anthropic-complex-tool-schema",
+    clientFormat: "anthropic-messages",
+    body: {
+      model: "m",
+      max_tokens: 200,
+      messages: [{ role: "user", content: "Edit." }],
+      tools: [
+        {
+          name: "edit",
+          input_schema: {
+            $schema: "https://json-schema.org/draft/2020-12/schema",
+            type: "object",
+            $defs: { pos: { type: "object", properties: { line: { type: "integer", minimum: 0, exclusiveMaximum: 100000 } }, required: ["line"] } },
+            properties: {
+              path: { type: "string", pattern: "^/", format: "uri-reference", examples: ["/a"] },
+              at: { $ref: "#/$defs/pos" },
+              mode: { oneOf: [{ const: "insert" }, { const: "replace" }], default: "insert" },
+              text: { type: ["string", "null"] },
+              tags: { type: "array", items: { type: "string" }, uniqueItems: true, minItems: 1, maxItems: 5 },
+              extra: { type: "object", additionalProperties: { type: "number" } },
+              choice: { anyOf: [{ type: "string" }, { type: "integer" }] },
+              sub: { allOf: [{ type: "object", properties: { a: { type: "string" } } }, { required: ["a"] }] },
+            },
+            required: ["path"],
+            additionalProperties: false,
+          },
+        },
+      ],
+    },
+  },
+  {
+    id: "gemini-video-and-file",
+    clientFormat: "gemini",
+    body: {
+      contents: [
+        {
+          role: "user",
+          parts: [
+            { inlineData: { mimeType: "video/mp4", data: "AAAAIGZ0eXBpc29t" } },
+            { inlineData: { mimeType: "text/plain", data: "aGVsbG8=" } },
+            { inlineData: { mimeType: "image/webp", data: "UklGRiQAAABXRUJQVlA4IBgAAAAwAQCdASoBAAEAAwA0JaQAA3AA/vuUAAA=" } },
+            { text: "What are these?" },
+          ],
+        },
+      ],
+    },
+  },
 ];
 

@@ -11,7 +11,9 @@
  * - Anthropic "Implement tool use": a `tool_use` block is answered by a `tool_result` in the next user
  *   message, and in that message the `tool_result` blocks come first, before any other content.
  * - OpenAI Chat Completions: an assistant message with `tool_calls` must be followed by tool messages
- *   responding to each `tool_call_id` (the API's 400 says so).
+ *   responding to each `tool_call_id`; `tool_choice` and `parallel_tool_calls` are only allowed when
+ *   `tools` are specified (the API's 400s say so).
+ * - Anthropic: `tool_choice` may only be specified while providing tools (its 400).
  * - OpenAI Responses: a `function_call_output` needs its `function_call` (same `call_id`) in the input.
  * - Gemini "Function calling": a `functionResponse` turn answers the `functionCall` parts of the model
  *   turn before it, one response per call; roles are `user` and `model` only. GenerationConfig reference:
@@ -57,6 +59,7 @@ function toolNames(schema: string, b: Body): Array<[string, string]> {
 
 function anthropicRules(b: Body): string[] {
   const out: string[] = [];
+  if ((!Array.isArray(b.tools) || b.tools.length === 0) && b.tool_choice !== undefined) out.push(`rule tool-choice-needs-tools: /tool_choice ${JSON.stringify(b.tool_choice)} without tools`);
   const t = b.thinking;
   if (t?.type === "enabled") {
     if (!(t.budget_tokens >= 1024)) out.push(`rule thinking-budget-min: /thinking/budget_tokens ${t.budget_tokens} < 1024`);
@@ -90,6 +93,9 @@ function anthropicRules(b: Body): string[] {
 
 function chatRules(b: Body): string[] {
   const out: string[] = [];
+  const noTools = !Array.isArray(b.tools) || b.tools.length === 0;
+  if (noTools && b.tool_choice !== undefined) out.push(`rule tool-choice-needs-tools: /tool_choice ${JSON.stringify(b.tool_choice)} without tools`);
+  if (noTools && b.parallel_tool_calls !== undefined) out.push(`rule parallel-tool-calls-needs-tools: /parallel_tool_calls without tools`);
   const msgs: Body[] = Array.isArray(b.messages) ? b.messages : [];
   msgs.forEach((m, i) => {
     if (m.role !== "assistant" || !Array.isArray(m.tool_calls)) return;
