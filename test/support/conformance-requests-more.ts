@@ -366,5 +366,88 @@ export const special: ConformanceRequest[] = [
       ],
     },
   },
+  {
+    id: "chat-odd-history",
+    clientFormat: "openai-chat",
+    body: {
+      model: "m",
+      messages: [
+        { role: "system", content: "Be brief.", name: "policy" },
+        { role: "user", content: "Do something bad." },
+        { role: "assistant", content: null, refusal: "I can't help with that." },
+        { role: "developer", content: "Stay polite." },
+        { role: "user", content: "Then read a.txt and b.txt." },
+        {
+          role: "assistant",
+          name: "helper",
+          content: "",
+          tool_calls: [
+            { id: "call_x", type: "function", function: { name: "read", arguments: "{\"path\": \"a.txt\"" } },
+            { id: "call_y", type: "function", function: { name: "read", arguments: "[1, 2]" } },
+            { id: "call_z", type: "function", function: { name: "read", arguments: "\"b.txt\"" } },
+          ],
+        },
+        { role: "tool", tool_call_id: "call_x", content: "[1, 2, 3]" },
+        { role: "tool", tool_call_id: "call_y", content: '{"ok": true}' },
+        { role: "tool", tool_call_id: "call_z", content: "42" },
+      ],
+      tools: [{ type: "function", function: { name: "read", parameters: { type: "object", properties: { path: { type: "string" } } } } }],
+    },
+  },
+  {
+    id: "responses-odd-history",
+    clientFormat: "openai-responses",
+    body: {
+      model: "m",
+      input: [
+        { role: "user", content: [{ type: "input_text", text: "Hi" }] },
+        { type: "reasoning", summary: [{ type: "summary_text", text: "A greeting." }] },
+        { role: "assistant", content: [{ type: "input_text", text: "Hello (as input_text)." }] },
+        { type: "item_reference", id: "msg_old" },
+        { type: "function_call", call_id: "call_f", name: "read", arguments: "{}" },
+        { type: "function_call_output", call_id: "call_f", output: [{ type: "input_text", text: "file text" }, { type: "input_file", filename: "a.pdf", file_data: `data:application/pdf;base64,${PDF}` }] },
+        { role: "user", content: "Thanks." },
+      ],
+      tools: [{ type: "function", name: "read", parameters: { type: "object", properties: {} }, strict: false }],
+    },
+  },
+  {
+    id: "anthropic-citations-and-misc-blocks",
+    clientFormat: "anthropic-messages",
+    body: {
+      model: "m",
+      max_tokens: 200,
+      messages: [
+        { role: "user", content: [{ type: "document", source: { type: "text", media_type: "text/plain", data: "The sky is blue." }, citations: { enabled: true } }, { type: "text", text: "Color?" }] },
+        {
+          role: "assistant",
+          content: [
+            { type: "text", text: "Blue", citations: [{ type: "char_location", cited_text: "The sky is blue.", document_index: 0, document_title: null, start_char_index: 0, end_char_index: 16 }] },
+            { type: "text", text: "." },
+          ],
+        },
+        { role: "user", content: [{ type: "text", text: "Sure?" }, { type: "image", source: { type: "url", url: "https://example.com/sky.png" } }] },
+      ],
+    },
+  },
+  {
+    id: "gemini-odd-history",
+    clientFormat: "gemini",
+    body: {
+      systemInstruction: { role: "user", parts: [{ text: "Be brief." }, { text: "Be kind." }] },
+      contents: [
+        { role: "user", parts: [{ text: "Read a.txt" }] },
+        { role: "model", parts: [{ functionCall: { id: "fc1", name: "read", args: { path: "a.txt" } } }] },
+        {
+          role: "user",
+          parts: [
+            { functionResponse: { id: "fc1", name: "read", response: { output: "text" }, parts: [{ inlineData: { mimeType: "image/png", data: PNG } }] } },
+          ],
+        },
+        { parts: [{ text: "Thanks (no role)." }] },
+      ],
+      tools: [{ functionDeclarations: [{ name: "read", parameters: { type: "OBJECT", properties: { path: { type: "STRING" } } } }] }],
+    },
+  },
 ];
 

@@ -209,6 +209,13 @@ export interface ViolationClass {
   id: string;
   summary: string;
   matches: (line: string, result: ConformanceResult) => boolean;
+  /** What a failing case shows for a matching line (default: the line). */
+  detail?: (line: string, result: ConformanceResult) => string;
+}
+
+/** The distinct details of the lines of `r` that `c` matches: what a found case fails with. */
+export function foundDetails(c: ViolationClass, r: ConformanceResult): string[] {
+  return [...new Set(r.violations.filter((l) => c.matches(l, r)).map((l) => (c.detail ? c.detail(l, r) : l)))];
 }
 
 /** The Anthropic content block a line points into (`/messages/N/content/M/…`), if any. */
@@ -259,6 +266,8 @@ export const FOUND: readonly ViolationClass[] = [
     // EasyInputMessage takes string content or input_* parts only.
     summary: "Responses input: an earlier assistant turn sent as an output_text message without id, status, annotations",
     matches: (line, r) => r.target.schema === "openai-responses" && /^\/input\/\d+\/content\/\d+\/text: is not a member the API takes$/.test(line) && inputItem(r, line)?.role === "assistant",
+    detail: (line, r) =>
+      `${/^\/input\/\d+/.exec(line)![0]} ${JSON.stringify(inputItem(r, line))}: OutputMessage requires id and status, output_text requires annotations and logprobs; EasyInputMessage content is a string or input_* parts`,
   },
 ];
 
