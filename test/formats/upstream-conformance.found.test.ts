@@ -19,3 +19,20 @@ for (const finding of FOUND) {
     }
   });
 }
+
+/**
+ * F2 (not a schema violation; found while reading the translated bodies): a Chat message's `name`
+ * (system, user or assistant) has no member in a Responses input item, so the Responses body goes
+ * without it, and unlike the Anthropic and Gemini builders (`dropped_field`: "A message name (Chat
+ * `name`) has no Anthropic equivalent and was dropped") no warning says so (SPEC F-2).
+ */
+describe("F2: a Chat message name dropped for a Responses upstream without a dropped_field warning", () => {
+  for (const r of results) {
+    if (r.outcome !== "checked" || r.input.clientFormat !== "openai-chat" || r.target.schema !== "openai-responses") continue;
+    const named = (r.input.body.messages as Array<{ name?: unknown }>).some((m) => m.name !== undefined);
+    if (!named) continue;
+    test(`F2 ${r.key}`, () => {
+      expect(r.warnings?.filter((w) => w.code === "dropped_field" && /name/i.test(w.message)).length).toBeGreaterThan(0);
+    });
+  }
+});

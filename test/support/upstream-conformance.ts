@@ -71,6 +71,8 @@ export interface ConformanceResult {
   body?: unknown;
   /** Schema violations, one line each (`/json/pointer: message`), for `checked`. */
   violations: string[];
+  /** The translation's warnings (codes and messages), for `checked`. */
+  warnings?: ReadonlyArray<{ code: string; message: string }>;
 }
 
 function readJson(path: string): any {
@@ -193,7 +195,15 @@ export function check(input: ConformanceInput, target: ConformanceTarget): Confo
   const body = JSON.parse(typeof t.body === "string" ? t.body : new TextDecoder().decode(t.body));
   const validate = validatorFor(target.schema);
   const ok = validate(body);
-  return { key, input, target, outcome: "checked", body, violations: [...(ok ? [] : explain(validate.errors ?? [])), ...ruleViolations(target.schema, body, target.model)] };
+  return {
+    key,
+    input,
+    target,
+    outcome: "checked",
+    body,
+    violations: [...(ok ? [] : explain(validate.errors ?? [])), ...ruleViolations(target.schema, body, target.model)],
+    warnings: t.warnings,
+  };
 }
 
 let results: ConformanceResult[] | undefined;
