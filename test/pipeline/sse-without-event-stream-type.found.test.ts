@@ -1,0 +1,70 @@
+/**
+ * Found by a provider tryout (report only): a streamed reply whose Content-Type is not
+ * `text/event-stream` (`text/plain`, `application/octet-stream`: what some OpenAI-compatible servers
+ * and corporate proxies send) is refused although its body is well-formed SSE. pipeline/commit.ts
+ * `replyDriverFor` decides "is this SSE" from the Content-Type alone, so the body is read as one JSON
+ * document: the client gets 502 "The upstream reply was not valid JSON." after 4 attempts on the same
+ * account (3 same-account retries), and the account cools down. The official OpenAI and Anthropic SDKs
+ * read the same reply straight from that server without complaint (they parse the stream whatever its
+ * Content-Type), so putting switchyard in front turns a working server into a broken one.
+ *
+ * Expected: a request that asked for a stream, answered 200 with a body that is SSE, is read as SSE —
+ * the client gets the text, and the upstream is called once.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { fakeProviders } from "../support/configs.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(fakeProviders([["oai", "openai"], ["anth", "anthropic"]]));
+});
+afterAll(async () => {
+  gw?.fake.handle(undefined);
+  await gw?.stop();
+});
+
+async function chatStream(model: string): Promise<{ status: number; text: string }> {
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "hi" }] }),
+  });
+  return { status: res.status, text: await res.text() };
+}
+
+/** The `delta.content` pieces of a Chat stream, joined. */
+function chatText(sse: string): string {
+  let out = "";
+  for (const line of sse.split("\n")) {
+    if (!line.startsWith("data: ") || line === "data: [DONE]") continue;
+    const j = JSON.parse(line.slice(6));
+    out += j.choices?.[0]?.delta?.content ?? "";
+  }
+  return out;
+}
+
+describe("a streamed reply that is SSE but not labelled text/event-stream", () => {
+  for (const type of ["text/plain; charset=utf-8", "application/octet-stream"]) {
+    test(`Chat client → openai provider, Content-Type ${type}: the text arrives, one upstream call`, async () => {
+      gw.fake.reset();
+      const reply = simpleReply("openai-chat", { text: "Hello from a plain server.", model: "m" }, true);
+      gw.fake.handle(() => ({ ...reply, headers: { "content-type": type } }));
+      const r = await chatStream(`oai/m-${type.split(";")[0]!.replace("/", "-")}`);
+      expect([r.status, r.text.slice(0, 200)]).toEqual([200, expect.stringContaining("data: ")]);
+      expect(chatText(r.text)).toBe("Hello from a plain server.");
+      expect(gw.fake.requests.length).toBe(1);
+    });
+  }
+
+  test("Chat client → anthropic provider (translated), Content-Type text/plain: the text arrives, one upstream call", async () => {
+    gw.fake.reset();
+    const reply = simpleReply("anthropic-messages", { text: "Hello from a plain proxy.", model: "m" }, true);
+    gw.fake.handle(() => ({ ...reply, headers: { "content-type": "text/plain" } }));
+    const r = await chatStream("anth/m");
+    expect([r.status, r.text.slice(0, 200)]).toEqual([200, expect.stringContaining("data: ")]);
+    expect(chatText(r.text)).toBe("Hello from a plain proxy.");
+    expect(gw.fake.requests.length).toBe(1);
+  });
+});
