@@ -1,0 +1,52 @@
+/**
+ * Found by a provider tryout (report only): an upstream that answers a redirect (301/307: a base URL
+ * on http:// that the server moves to https://, a path the server wants with a trailing slash, a proxy
+ * sending to its login host) is not followed (right: the call carries the account's key, which must not
+ * go to another host; src/providers/index.ts fetches with `redirect: "manual"`), but what the client is
+ * told is wrong:
+ * - through an `anthropic` provider the client gets the redirect's own status, 301 or 307, with an
+ *   error body and no Location (formats/anthropic-messages/errors.ts `parseError` keeps the upstream
+ *   status as the error's status, and nothing maps a 3xx to a gateway error). A 3xx is not an error
+ *   status an SDK expects: the OpenAI and Anthropic SDKs' fetch follows a redirect, and with no
+ *   Location it surfaces a 3xx "error";
+ * - through a `gemini` provider the message says "Gemini returned HTTP 500." for a 301 or 307
+ *   (formats/gemini/errors.ts `errorFromStatus` takes 500 for any status below 400).
+ *
+ * Expected: a gateway error status (502) in the client's format whose message names the status the
+ * upstream sent (and, better, where it redirected to: usually a base_url to correct).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { fakeProviders } from "../support/configs.ts";
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(fakeProviders([["anth", "anthropic"], ["gem", "gemini"]]));
+});
+afterAll(async () => {
+  gw?.fake.handle(undefined);
+  await gw?.stop();
+});
+
+async function post(path: string, body: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(`${gw.url}${path}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body), redirect: "manual" });
+  return { status: res.status, json: await res.json() };
+}
+
+describe("an upstream redirect", () => {
+  for (const status of [301, 307]) {
+    test(`anthropic provider answers ${status}: the Anthropic client gets a gateway error (not a ${status}) naming ${status}`, async () => {
+      gw.fake.handle(() => ({ status, headers: { location: "https://api.example.invalid/v1/messages" }, text: "" }));
+      const r = await post("/v1/messages", { model: `anth/claude-test-${status}`, max_tokens: 10, messages: [{ role: "user", content: "hi" }] });
+      expect(r.status).toBe(502);
+      expect(r.json.error?.message).toContain(String(status));
+    });
+
+    test(`gemini provider answers ${status}: the message names ${status}, not 500`, async () => {
+      gw.fake.handle(() => ({ status, headers: { location: "https://generativelanguage.example.invalid/" }, text: "" }));
+      const r = await post(`/v1beta/models/gem/gemini-test-${status}:generateContent`, { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
+      expect(r.json.error?.message).toContain(String(status));
+      expect(r.json.error?.message).not.toContain("HTTP 500");
+    });
+  }
+});
