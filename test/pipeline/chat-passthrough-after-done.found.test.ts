@@ -1,0 +1,49 @@
+/**
+ * Found by a provider tryout (report only): on the native Chat pair (Chat client → `openai` provider,
+ * passthrough, SPEC F-3) what an upstream sends after its `data: [DONE]` reaches the client: a second
+ * `data: [DONE]` (some OpenAI-compatible servers and proxies end twice), and a line of trailing
+ * garbage (`this is not sse {{{`). SPEC F-5 says every stream the gateway emits is valid for the SDKs,
+ * Chat with "`[DONE]` once"; the passthrough re-frames events (a BOM and CR-only line ends from the same
+ * upstream are normalised), so the stream after `[DONE]` could be dropped the same way. The OpenAI SDK
+ * stops reading at the first `[DONE]`, so this is cosmetic for it; a hand-written client that reads to
+ * the end of the stream sees an event after the end. Likely in the Chat tap
+ * (formats/openai-chat/tap.ts: "bytes go to the client unchanged while the tap reads … `[DONE]`"), which
+ * keeps forwarding after it has read `[DONE]`.
+ *
+ * Expected: the client's stream ends with exactly one `data: [DONE]` and nothing after it.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { fakeProviders } from "../support/configs.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(fakeProviders([["oai", "openai"]]));
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+async function chatStream(): Promise<string> {
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "oai/gpt-test", stream: true, messages: [{ role: "user", content: "hi" }] }),
+  });
+  expect(res.status).toBe(200);
+  return res.text();
+}
+
+for (const [what, tail] of [
+  ["a second [DONE]", "data: [DONE]\n\n"],
+  ["trailing garbage", "this is not sse {{{\n\n"],
+] as const) {
+  test(`upstream sends ${what} after [DONE]: the client's stream ends at one [DONE]`, async () => {
+    const reply = simpleReply("openai-chat", { text: "Done twice.", model: "gpt-test" }, true);
+    gw.fake.enqueue({ sse: reply.sse + tail });
+    const text = await chatStream();
+    expect(text.split("data: [DONE]").length - 1).toBe(1);
+    expect(text.slice(text.indexOf("data: [DONE]") + "data: [DONE]".length).trim()).toBe("");
+  });
+}
