@@ -46,6 +46,7 @@ import { NO_SECRETS, type SecretSource } from "./scrub.ts";
 import { estimateInputOfRequest } from "./key-limits.ts";
 import type { UsageEstimates } from "./estimate-reply-usage.ts";
 import { UsageChunkAdder } from "./add-usage-chunk.ts";
+import { mayBeUnlabelledSse, sniffSse } from "./sse-sniff.ts";
 
 export type { AttemptFailure, CommitAttempt, CommitDeps, OpenStreams } from "./commit-out.ts";
 
@@ -78,7 +79,7 @@ export function replyDriverFor(
 ): ReplyDriver | ReplyDriver<ReplyEvent[]> {
   const providerCodec = codecFor(translated.upstreamFormat);
   const clientCodec = codecFor(ctx.clientFormat);
-  const isSse = (reply.headers.get("content-type") ?? "").includes("text/event-stream");
+  const isSse = reply.sse === true || (reply.headers.get("content-type") ?? "").includes("text/event-stream");
   const hints = translated.decoderHints === undefined ? familyHints(provider.family) : { family: provider.family, callIdPart: randomIdPart, ...translated.decoderHints };
   // SPEC S-3: a redacted request's reply goes through the hub, where placeholders are mapped back.
   const restoration = ctx.restoration;
@@ -236,6 +237,19 @@ class ReplyEncoderOptions implements EncoderOptions {
  * while it is made throws here, where the caller's `await` in its `try` meets it as it met the rejection.
  */
 export function commitReply(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps): Promise<Response | AttemptFailure> {
+  // An event stream labelled text/plain, octet-stream or nothing is told by its first bytes (sse-sniff.ts).
+  if (mayBeUnlabelledSse(a.reply, a.translated.upstreamStream)) return sniffThenCommit(ctx, a, deps);
+  return commitChosen(ctx, a, deps);
+}
+
+/** {@link commitReply} after the first bytes of an unlabelled reply said whether it is SSE. */
+async function sniffThenCommit(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps): Promise<Response | AttemptFailure> {
+  a.reply = (await sniffSse(a.reply, a.target.provider.idleTimeoutMs)).reply;
+  return commitChosen(ctx, a, deps);
+}
+
+/** {@link commitReply} once the reply's lane can be told from it. */
+function commitChosen(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps): Promise<Response | AttemptFailure> {
   const provider = a.target.provider;
   // SPEC 2.5: a request that came over an event transport gets its reply as events, never as SSE bytes.
   if (ctx.events) return commitWith(ctx, a, deps, replyDriverFor(ctx, provider, a.translated, a.reply, true, a), toEventSink(ctx.events, ctx.recording));

@@ -63,6 +63,11 @@ export interface UpstreamReply {
   credential?: Credential;
   /** The URL called, when the executor tells (an error names its path only, never its query string). */
   url?: string;
+  /**
+   * true when the body is an event stream though its Content-Type does not say so (read from its first
+   * bytes by pipeline/sse-sniff.ts): the commit point reads it as SSE.
+   */
+  sse?: boolean;
 }
 
 /**

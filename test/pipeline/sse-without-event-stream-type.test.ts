@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { fakeProviders } from "../support/configs.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
+import { mayBeUnlabelledSse, startsLikeSse } from "../../pipeline/sse-sniff.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -66,5 +67,40 @@ describe("a streamed reply that is SSE but not labelled text/event-stream", () =
     expect([r.status, r.text.slice(0, 200)]).toEqual([200, expect.stringContaining("data: ")]);
     expect(chatText(r.text)).toBe("Hello from a plain proxy.");
     expect(gw.fake.requests.length).toBe(1);
+  });
+
+  test("a BOM and blank lines before the first field, the body split in one-byte reads: still read as SSE", async () => {
+    gw.fake.reset();
+    const reply = simpleReply("openai-chat", { text: "After a BOM.", model: "m" }, true);
+    const sse = "\ufeff\n\r\n" + reply.sse!;
+    gw.fake.handle(() => ({ sse, headers: { "content-type": "application/octet-stream" }, split_at: [1, 2, 3, 4, 5, 6] }));
+    const r = await chatStream("oai/m-bom");
+    expect(r.status).toBe(200);
+    expect(chatText(r.text)).toBe("After a BOM.");
+    expect(gw.fake.requests.length).toBe(1);
+  });
+
+  test("a JSON body labelled text/plain answering a streamed request keeps the whole-body lane (replayed as a stream)", async () => {
+    gw.fake.reset();
+    const reply = simpleReply("openai-chat", { text: "Whole JSON.", model: "m" }, false);
+    gw.fake.handle(() => ({ text: JSON.stringify(reply.json), headers: { "content-type": "text/plain" } }));
+    const r = await chatStream("oai/m-json");
+    expect(r.status).toBe(200);
+    expect(chatText(r.text)).toBe("Whole JSON.");
+    expect(gw.fake.requests.length).toBe(1);
+  });
+});
+
+describe("telling an unlabelled stream (pipeline/sse-sniff.ts)", () => {
+  test("startsLikeSse: fields, comments, BOM and blank lines; undefined until a field can be told", () => {
+    expect(["data: x", ": ping", "event: a", "id: 1", "retry: 5", "\ufeff\r\ndata: {}", "data\n"].map(startsLikeSse)).toEqual([true, true, true, true, true, true, true]);
+    expect(['{"id":1}', "<html>", "hello", "dat x"].map(startsLikeSse)).toEqual([false, false, false, false]);
+    expect(["", "\ufeff", "\n\n", "da", "eve"].map(startsLikeSse)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+  });
+
+  test("mayBeUnlabelledSse: no Content-Type, text/plain, octet-stream, for a streamed request only", () => {
+    const reply = (type?: string) => ({ status: 200, headers: new Headers(type === undefined ? {} : { "content-type": type }), body: new ReadableStream<Uint8Array>() });
+    expect([undefined, "text/plain; charset=utf-8", "application/octet-stream", "text/event-stream", "application/json", "text/html"].map((t) => mayBeUnlabelledSse(reply(t), true))).toEqual([true, true, true, false, false, false]);
+    expect(mayBeUnlabelledSse(reply(undefined), false)).toBe(false);
   });
 });
