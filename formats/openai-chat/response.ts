@@ -15,6 +15,7 @@ import { isObj, jsonLength } from "../json.ts";
 import { reasoningDetail } from "./reasoning-details.ts";
 import { clientToolName } from "../tool-names.ts";
 import { customCallArguments, customCallJson } from "./custom-calls.ts";
+import { errorFromPayload } from "./errors.ts";
 
 /** Text of a Chat `content` that is a string or an array of `{type:"text"|"output_text", text}` parts. */
 function contentText(content: unknown): string {
@@ -43,10 +44,17 @@ function contentText(content: unknown): string {
  *
  * A body with `choices: []` is an empty reply ({@link noChoicesReply}).
  *
- * Throws {@link FormatError} (502, `api_error`) when the body has no `choices[0].message` object.
+ * Throws {@link FormatError} (502, `api_error`) when the body has no `choices[0].message` object; a body
+ * without `choices` that is an OpenAI error (`{"error":{…}}`, vLLM `{"object":"error",…}`: what some
+ * OpenAI-compatible servers and proxies answer with HTTP 200) throws the error it carries
+ * ({@link errorFromPayload}: its status from the payload's code or its kind, as Anthropic's in-body error is read).
  */
 export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse {
   if (isObj(body) && Array.isArray(body.choices) && body.choices.length === 0) return noChoicesReply(body);
+  if (isObj(body) && body.choices === undefined) {
+    const carried = errorFromPayload(body);
+    if (carried) throw new FormatError(carried);
+  }
   const choice = isObj(body) && Array.isArray(body.choices) ? body.choices.find((c: unknown) => isObj(c) && (c.index === 0 || c.index === undefined)) ?? body.choices[0] : undefined;
   if (!isObj(body) || !isObj(choice) || !isObj(choice.message)) {
     throw new FormatError(hubError("api_error", "The upstream reply is not a Chat Completions body (no choices[0].message).", { status: 502, code: "upstream_invalid_body" }));

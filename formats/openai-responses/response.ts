@@ -280,9 +280,12 @@ function refusalStop(stop: StopReason, sawRefusal: boolean): StopReason {
  * text is the summary parts concatenated (as the stream accumulator builds it).
  *
  * @throws FormatError `api_error` (502) when the body is not a Response object; a `failed` response
- *   throws its own error mapped from `error.code` (REFERENCE §5.2).
+ *   throws its own error mapped from `error.code` (REFERENCE §5.2), and so does a body that is an
+ *   OpenAI error (`{"error":{…}}` without `output`, answered with HTTP 200 by some servers and proxies),
+ *   its status the kind's.
  */
 export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse {
+  if (isObj(body) && body.output === undefined && isObj(body.error)) throw new FormatError(hubErrorFromOpenAi(body.error, 0));
   if (!body || typeof body !== "object" || !Array.isArray((body as Json).output)) {
     throw new FormatError(hubError("api_error", "The upstream reply is not an OpenAI Responses object.", { status: 502, code: "upstream_malformed" }));
   }

@@ -51,6 +51,14 @@ describe("HTTP 200 with an OpenAI error body", () => {
     });
   }
 
+  test("a streamed request answered 200 with the error as JSON: the same 400, one call", async () => {
+    gw.fake.reset();
+    gw.fake.handle(() => ({ status: 200, json: ERROR_BODY }));
+    const r = await post("/v1/chat/completions", { model: "chat/gpt-test-s", stream: true, messages: [{ role: "user", content: "hi" }] });
+    expect([r.status, r.json.error?.message]).toEqual([400, MESSAGE]);
+    expect(gw.fake.requests.length).toBe(1);
+  });
+
   test("the same from an anthropic provider (its own error shape) is read as the error it is (passes today)", async () => {
     gw.fake.reset();
     gw.fake.handle(() => ({ status: 200, json: { type: "error", error: { type: "invalid_request_error", message: MESSAGE } } }));
