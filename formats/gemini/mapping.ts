@@ -3,7 +3,7 @@
  */
 import type { Opaque, ProviderFamily, StopReason, TokenAlternative, TokenLogprob, Usage } from "../hub.ts";
 import { OPAQUE_TAG, readTaggedOpaque, writeTaggedOpaque } from "../hub.ts";
-import { finiteNumber, isObj } from "../json.ts";
+import { isObj } from "../json.ts";
 
 /**
  * `finishReason` → hub stop reason (REFERENCE §4.2, §5.1): STOP → `end_turn` (the normalizer promotes
@@ -34,6 +34,17 @@ export function mapFinishReason(reason: string): StopReason {
 }
 
 /**
+ * A `usageMetadata` counter: a finite number as it is, a string of decimal digits (proto3's JSON form of
+ * an int64: `"11"`) as its number; anything else (a negative or fractional string, an object) undefined,
+ * as a counter the upstream did not send.
+ */
+export function tokenCount(x: unknown): number | undefined {
+  if (typeof x === "number") return Number.isFinite(x) ? x : undefined;
+  return typeof x === "string" && DIGITS.test(x) ? Number(x) : undefined;
+}
+const DIGITS = /^\d{1,15}$/;
+
+/**
  * `usageMetadata` → hub usage (REFERENCE §5.10), in tokens: `inputTokens` = promptTokenCount −
  * cachedContentTokenCount (+ toolUsePromptTokenCount, tokens of server-side tool results, billed as
  * input); `cacheReadTokens` = cachedContentTokenCount; `outputTokens` = candidatesTokenCount +
@@ -44,11 +55,11 @@ export function mapFinishReason(reason: string): StopReason {
 export function mapUsage(u: unknown): Usage | undefined {
   if (typeof u !== "object" || u === null) return undefined;
   const m = u as Record<string, unknown>;
-  const prompt = finiteNumber(m.promptTokenCount);
-  const cached = finiteNumber(m.cachedContentTokenCount);
-  const cand = finiteNumber(m.candidatesTokenCount);
-  const thoughts = finiteNumber(m.thoughtsTokenCount);
-  const toolPrompt = finiteNumber(m.toolUsePromptTokenCount);
+  const prompt = tokenCount(m.promptTokenCount);
+  const cached = tokenCount(m.cachedContentTokenCount);
+  const cand = tokenCount(m.candidatesTokenCount);
+  const thoughts = tokenCount(m.thoughtsTokenCount);
+  const toolPrompt = tokenCount(m.toolUsePromptTokenCount);
   if (prompt === undefined && cand === undefined && thoughts === undefined && cached === undefined) return undefined;
   const out: Usage = {};
   if (prompt !== undefined) out.inputTokens = Math.max(0, prompt - (cached ?? 0)) + (toolPrompt ?? 0);

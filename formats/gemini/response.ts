@@ -70,8 +70,6 @@ function optArrayOf(x: unknown, item: (v: unknown) => boolean): boolean {
   return true;
 }
 
-const USAGE_FIELDS = ["promptTokenCount", "candidatesTokenCount", "thoughtsTokenCount", "cachedContentTokenCount", "toolUsePromptTokenCount", "totalTokenCount"] as const;
-
 function partialArg(a: unknown): boolean {
   return isObj(a) && optString(a.jsonPath) && optString(a.stringValue) && optNumber(a.numberValue) && optBoolean(a.boolValue) && optBoolean(a.willContinue);
 }
@@ -105,10 +103,8 @@ export function plainResponse(obj: Obj): boolean {
   const fb = obj.promptFeedback;
   if (fb !== undefined && !(isObj(fb) && optString(fb.blockReason))) return false;
   const u = obj.usageMetadata;
-  if (u === undefined) return true;
-  if (!isObj(u)) return false;
-  for (const f of USAGE_FIELDS) if (!optNumber(u[f])) return false;
-  return true;
+  // Its counters are not checked: the schema takes any (a string from a proto3 JSON writer), mapping.ts tokenCount reads them.
+  return u === undefined || isObj(u);
 }
 
 /**

@@ -54,14 +54,22 @@ export const CandidateSchema = v.looseObject({
   index: v.nullish(v.number()),
 });
 
+/**
+ * A `usageMetadata` counter, in tokens: a number, or (proto3's JSON mapping of an int64, which a proxy or
+ * Gemini-compatible server that re-serialises the reply may write) a string; mapping.ts `tokenCount` reads
+ * a numeric string as its number and ignores anything else (the usage is then estimated, as for other
+ * formats). A reply is never refused over its usage counters.
+ */
+const TokenCountSchema = v.nullish(v.unknown());
+
 /** `usageMetadata`, in tokens. `promptTokenCount` includes cached tokens; candidates exclude thoughts. */
 export const UsageMetadataSchema = v.looseObject({
-  promptTokenCount: v.nullish(v.number()),
-  candidatesTokenCount: v.nullish(v.number()),
-  thoughtsTokenCount: v.nullish(v.number()),
-  cachedContentTokenCount: v.nullish(v.number()),
-  toolUsePromptTokenCount: v.nullish(v.number()),
-  totalTokenCount: v.nullish(v.number()),
+  promptTokenCount: TokenCountSchema,
+  candidatesTokenCount: TokenCountSchema,
+  thoughtsTokenCount: TokenCountSchema,
+  cachedContentTokenCount: TokenCountSchema,
+  toolUsePromptTokenCount: TokenCountSchema,
+  totalTokenCount: TokenCountSchema,
 });
 
 /** A whole `GenerateContentResponse` (also the shape of every SSE `data:` payload). */

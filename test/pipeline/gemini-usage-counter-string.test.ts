@@ -55,5 +55,27 @@ describe("a non-streamed Gemini reply with usage counters as strings", () => {
     const body: any = await res.json();
     expect([res.status, body.choices?.[0]?.message?.content ?? body.error?.message]).toEqual([200, "Counted in strings."]);
     expect(gw.fake.requests.length).toBe(1);
+    // the numeric strings are read as the counts they are
+    expect([body.usage?.prompt_tokens, body.usage?.completion_tokens]).toEqual([11, 4]);
+  });
+
+  test("a counter that is no count (\"eleven\", an object) is ignored: the reply is served, its usage estimated", async () => {
+    gw.fake.requests.length = 0;
+    gw.fake.handle(() => ({
+      json: {
+        candidates: [{ content: { role: "model", parts: [{ text: "Counted badly." }] }, finishReason: "STOP", index: 0 }],
+        usageMetadata: { promptTokenCount: "eleven", candidatesTokenCount: { n: 4 }, totalTokenCount: "-1" },
+      },
+    }));
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "gem/gemini-test-3", messages: [{ role: "user", content: "hi" }] }),
+    });
+    const body: any = await res.json();
+    expect([res.status, body.choices?.[0]?.message?.content ?? body.error?.message]).toEqual([200, "Counted badly."]);
+    expect(gw.fake.requests.length).toBe(1);
+    expect(body.usage?.prompt_tokens).toBeGreaterThan(0);
+    expect(body.usage?.completion_tokens).toBeGreaterThan(0);
   });
 });
