@@ -14,7 +14,7 @@ import { codecFor } from "../formats/index.ts";
 import { hubError, type HubError } from "../formats/hub.ts";
 import { concatBytes } from "../formats/sse.ts";
 import { affinityHints } from "./affinity.ts";
-import { classify, misdirected404, misdirected404Error, type Classification } from "./classify.ts";
+import { classify, misdirected404, misdirected404Error, redirectError, type Classification } from "./classify.ts";
 import { commitReply, type CommitAttempt } from "./commit.ts";
 import { clientHeadersOf, type RequestContext } from "./context.ts";
 import { startCall, TransportError, type ClientAbort, type UpstreamReply } from "./execute.ts";
@@ -458,7 +458,12 @@ async function attemptOnce(
       // sent it, unless the body is longer than the bound (then what was kept of it, scrubbed).
       recording?.bytes(read.length > ERROR_BODY_LIMIT ? text : read);
       a.controller.abort();
-      const error = misdirected404({ status: reply.status, bodyText: text }) ? misdirected404Error(provider.id, reply.url, text) : providerCodec.parseError(reply.status, text, reply.headers, deps.clock.now());
+      const error =
+        reply.status < 400
+          ? redirectError(provider.id, reply.status, reply.headers.get("location"), a.secrets())
+          : misdirected404({ status: reply.status, bodyText: text })
+            ? misdirected404Error(provider.id, reply.url, text)
+            : providerCodec.parseError(reply.status, text, reply.headers, deps.clock.now());
       return { ...a.fail({ status: reply.status, headers: reply.headers, bodyText: text, error }, error), sentWith: reply.credential };
     }
 

@@ -7,6 +7,7 @@ import { hubError, type HubError } from "../formats/hub.ts";
 import { epochMs, parseGoDuration } from "../formats/retry-after.ts";
 import { CUT_TOOL_CALL_CODE, UNFINISHED_REPLY_CODE } from "../formats/normalize.ts";
 import type { TransportError } from "./execute.ts";
+import { scrubText } from "./scrub.ts";
 
 /**
  * What happens to the account (or account/model pairing) that served the attempt. SPEC 6.2 loop 2:
@@ -75,6 +76,7 @@ export type ClassificationRow =
   | "server_error"
   | "transport"
   | "empty_reply"
+  | "redirect"
   | "gateway_stopping"
   | "gateway_error";
 
@@ -103,6 +105,13 @@ export interface FailureFacts {
    * upstream failure like any other (fallback to the next account or target).
    */
   stopping?: boolean;
+  /**
+   * true when the upstream answered 2xx with a reply the gateway cannot use at all (not JSON, not the
+   * format's shape, an HTML page, no body, a stream that ended before its first byte; pipeline/commit-failures.ts):
+   * SPEC 6.3's last row, as a reply with nothing usable. No row about an upstream error applies: the
+   * status the upstream sent was a success.
+   */
+  unusable?: boolean;
   /** Whether the cached quota windows for this account/model look healthy (> 2 % left). */
   quotaHealthy?: boolean;
   /** ms since the epoch, for converting reset times. */
@@ -343,7 +352,9 @@ export function classify(f: FailureFacts): Classification {
   // formats/openai-chat/decoder.ts EMPTY_REPLY_ERROR), or whose token limit cut its tool call for a client
   // given calls only whole (formats/normalize.ts cutToolCallError): the row of a whole reply with nothing
   // usable (commit.ts), whatever its 502 says: no account effect, no same-account retry, the next target.
-  if (f.error?.code === "upstream_empty_reply" || f.error?.code === CUT_TOOL_CALL_CODE || f.error?.code === UNFINISHED_REPLY_CODE) return { row: "empty_reply", account: { type: "none" }, loop: "next_target" };
+  // A 2xx the gateway cannot read at all (commit-failures.ts unusableReply) takes the same row: the upstream
+  // sent no error status, so nothing counts toward its circuit or cools the account; another target may serve.
+  if (f.unusable || f.error?.code === "upstream_empty_reply" || f.error?.code === CUT_TOOL_CALL_CODE || f.error?.code === UNFINISHED_REPLY_CODE) return { row: "empty_reply", account: { type: "none" }, loop: "next_target" };
   // The gateway's own shutdown cut the call (SPEC D-3: the grace period ended while it waited): nothing
   // about the upstream, no account effect, no other attempt (unserved-errors.ts gatewayStoppingError).
   if (f.stopping) return { row: "gateway_stopping", account: { type: "none" }, loop: "return" };
@@ -353,6 +364,11 @@ export function classify(f: FailureFacts): Classification {
     return { row: "transport", account: { type: "cooldown_for", scope: "model", ms: SHORT_COOLDOWN_MS, reason: `transport: ${f.transport ?? "error"}` }, loop: "retry_same" };
   }
   const s = f.status;
+  // A redirect (3xx, not followed: the call carries the account's key) says the provider's base_url is
+  // wrong, not the key or the account: as SPEC 6.3's "any other 4xx" (the configuration is at fault), no
+  // account effect and no count toward the circuit; the provider's other accounts share the URL, so the
+  // next target, not the next account.
+  if (s >= 300 && s < 400) return { row: "redirect", account: { type: "none" }, loop: "next_target" };
   const text = `${f.error?.code ?? ""} ${f.error?.message ?? ""} ${f.bodyText ?? ""}`;
   const kind = f.error?.kind;
   const reset = resetTimeOf(f);
@@ -445,4 +461,29 @@ export function classify(f: FailureFacts): Classification {
     };
   }
   return { row: "client_error", account: { type: "none" }, loop: "next_target" };
+}
+
+/**
+ * The error for an upstream's redirect (a 3xx, which the gateway does not follow: the call carries the
+ * account's key, which must not go where the redirect says; src/providers/index.ts fetches with
+ * `redirect: "manual"`): 502 `upstream_redirect` in the client's format, naming the status and where it
+ * pointed (its `Location` without query string or user info, scrubbed of `secrets`), which is usually
+ * the `providers[].base_url` to correct (http:// moved to https://, a path wanting its trailing slash).
+ */
+export function redirectError(providerId: string, status: number, location: string | null, secrets: Iterable<string> = []): HubError {
+  let where = "without a Location";
+  if (location) {
+    try {
+      const u = new URL(location, "http://relative.invalid");
+      const shown = u.origin === "http://relative.invalid" ? u.pathname : `${u.origin}${u.pathname}`;
+      where = `to ${scrubText(shown.slice(0, 200), secrets)}`;
+    } catch {
+      where = "to an address that is not a URL";
+    }
+  }
+  return hubError(
+    "api_error",
+    `Upstream ${providerId} answered HTTP ${status}, a redirect ${where}, which the gateway does not follow (the call carries the account's key): providers[].base_url of ${providerId} probably needs to be the address it redirects to.`,
+    { status: 502, code: "upstream_redirect" },
+  );
 }

@@ -47,6 +47,7 @@ import { estimateInputOfRequest } from "./key-limits.ts";
 import type { UsageEstimates } from "./estimate-reply-usage.ts";
 import { UsageChunkAdder } from "./add-usage-chunk.ts";
 import { mayBeUnlabelledSse, sniffSse } from "./sse-sniff.ts";
+import { emptyReplyError, gatewayFailed, gatheredSilent, noContentInTime, unusableReply, unusableReplyError } from "./commit-failures.ts";
 
 export type { AttemptFailure, CommitAttempt, CommitDeps, OpenStreams } from "./commit-out.ts";
 
@@ -330,8 +331,10 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   const provider = target.provider;
 
   if (!reply.body) {
+    // SPEC 6.3's last row: a 2xx without a body is a reply with nothing usable (the next target, no account effect).
     controller.abort();
-    return a.fail({ status: 502 }, hubError("api_error", `Upstream ${provider.id} sent an empty reply.`, { status: 502 }));
+    const e = hubError("api_error", `Upstream ${provider.id} answered HTTP ${reply.status} without a body.`, { status: 502, code: "upstream_empty_reply" });
+    return a.fail({ status: 502, error: e }, e);
   }
   // Chunk by chunk, JSON replies too: the idle timeout is the silence between chunks (a provider may
   // trickle a long JSON reply, or pad it with whitespace while it works), which a whole-body read
@@ -516,6 +519,12 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     controller.abort();
     void reader.cancel().catch(() => {});
     const e = driver.earlyError;
+    // A reply the gateway cannot read (not JSON, not the format's shape, a stream that ended before its
+    // first byte): SPEC 6.3's last row, not a 5xx the upstream sent (commit-failures.ts).
+    if (unusableReply(e, peeked === 0 && contentless === 0)) {
+      const unusable = unusableReplyError(a, e, reply.status, reply.headers.get("content-type"));
+      return a.fail({ status: 502, error: unusable, unusable: true }, unusable);
+    }
     const status = e.kind === "overloaded" ? 529 : e.status;
     return a.fail({ status, error: e, inBand: true }, e);
   }
@@ -599,68 +608,6 @@ class FirstContentBound extends Deadline {
  */
 function finishedAlready(ctx: RequestContext, driver: ReplyDriver<unknown>): boolean {
   return driver.buffered && driver.stopReason !== null && !ctx.signal.aborted;
-}
-
-/**
- * The failure of an attempt whose reply driver threw before the commit point (a decoder or encoder
- * that failed on a reply it did not expect): the gateway's own error, not the upstream's (SPEC 6.3 has
- * no row for it; classify.ts `gateway_error`): a 500 `api_error` in the client's format, without the
- * exception's text (no stack, nothing internal reaches the client), returned at once without touching
- * the account's health. The route trace's attempt says it was the gateway and names the exception.
- */
-function gatewayFailed(a: CommitAttempt, e: unknown): AttemptFailure {
-  const provider = a.target.provider.id;
-  const failure = a.fail({ gateway: true, status: a.reply.status }, hubError("api_error", `The gateway failed while reading the reply of upstream ${provider}.`, { status: 500, code: "gateway_error" }));
-  const what = e instanceof Error ? `${e.name}: ${e.message}` : String(e);
-  a.trace.error = a.traceText(`The gateway failed while reading the reply of upstream ${provider} (its own error, not the upstream's: ${what})`);
-  return failure;
-}
-
-/**
- * SPEC 6.3's empty reply from a whole reply (no text, tool call, reasoning or finish reason): 502,
- * code `upstream_empty_reply` as a streamed one's (formats/openai-chat/decoder.ts EMPTY_REPLY_ERROR),
- * classified as the empty reply row (the next target, no cooldown, no same-account retry).
- */
-function emptyReplyError(providerId: string): HubError {
-  return hubError("api_error", `Upstream ${providerId} answered with nothing usable: no content and no finish reason.`, { status: 502, code: "upstream_empty_reply" });
-}
-
-/**
- * The failure of an upstream that went silent before its first content (the peek's idle timeout).
- * `pingedMs`: a gathered reply that held nothing while events without content kept arriving, for
- * that long (the idle timeout, or SERVER_TOOL_IDLE_FACTOR times it while `serverTool`: a server tool
- * was in flight): the message says so.
- */
-function wentSilent(a: CommitAttempt, providerId: string, pingedMs?: number, serverTool = false): AttemptFailure {
-  const message =
-    pingedMs === undefined
-      ? `Upstream ${providerId} went silent before answering.`
-      : `Upstream ${providerId} sent only events without content (keep-alive pings) for ${pingedMs / 1000} s${serverTool ? " while a server tool was at work" : ""}.`;
-  return a.fail({ transport: "header_timeout", status: 504 }, hubError("timeout", message, { status: 504 }));
-}
-
-/**
- * {@link wentSilent} for the peek's idle timeout after `contentless` bytes without content; a server
- * tool's pings last refreshed it `keptMs` after the last progress: at 2 idle timeouts or more, the
- * longer bound (SERVER_TOOL_IDLE_FACTOR idle timeouts) ran out, and the failure says so.
- */
-function gatheredSilent(a: CommitAttempt, providerId: string, driver: ReplyDriver<unknown>, idleMs: number, contentless: number, keptMs: number): AttemptFailure {
-  if (driver.serverToolRunning === true && keptMs >= (SERVER_TOOL_IDLE_FACTOR - 1) * idleMs) return wentSilent(a, providerId, idleMs * SERVER_TOOL_IDLE_FACTOR, true);
-  return wentSilent(a, providerId, contentless > 0 ? idleMs : undefined);
-}
-
-/**
- * The failure of a streamed reply that brought no content within the provider's first-content timeout
- * (`ms`) of its headers, only events without any (keep-alive pings, a `message_start`), or, when
- * `inBlock`, within `ms` of the start of a block it began (a thinking block with no thinking): a
- * timeout (504, SPEC 6.3's timeout row), so the attempt loop retries or moves on within the pre-commit
- * deadline (6.1), and the client gets it in its own format when nothing else serves.
- */
-function noContentInTime(a: CommitAttempt, providerId: string, ms: number, inBlock: boolean): AttemptFailure {
-  const message = inBlock
-    ? `Upstream ${providerId} started a block but sent nothing of it within ${ms / 1000} s, only events without content (keep-alive pings); its first_content_timeout_ms is ${ms}.`
-    : `Upstream ${providerId} sent no content within ${ms / 1000} s of its headers, only events without any (keep-alive pings); its first_content_timeout_ms is ${ms}.`;
-  return a.fail({ transport: "header_timeout", status: 504 }, hubError("timeout", message, { status: 504 }));
 }
 
 /**

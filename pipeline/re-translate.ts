@@ -21,7 +21,7 @@ import { concatBytes, SseReader } from "../formats/sse.ts";
 import { FormatError, hubError, mergeUsage, type HubError, type HubEvent, type HubResponse, type ProviderFamily, type StopReason, type Usage, type Warning } from "../formats/hub.ts";
 import { cutToolCallOf, EventNormalizer, isContentDelta, type NormalizerOptions } from "../formats/normalize.ts";
 import { EventRestorer, restoreResponse, type Restoration } from "./restore-placeholders.ts";
-import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, replyTooLarge, tooDeepToParse } from "./whole-reply-bound.ts";
+import { gatheredChars, gatheredReplyTooLarge, MAX_WHOLE_REPLY_BYTES, notJsonError, replyTooLarge, tooDeepToParse } from "./whole-reply-bound.ts";
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
 import type { OutputSample } from "./output-estimate.ts";
 import { PassthroughDriver } from "./passthrough-driver.ts";
@@ -591,7 +591,7 @@ export class WholeBodyDriver extends HubDriver {
     try {
       body = JSON.parse(utf8Decoder.decode(bytes));
     } catch {
-      this.earlyError = hubError("api_error", "The upstream reply was not valid JSON.", { status: 502, code: "upstream_invalid_json" });
+      this.earlyError = notJsonError(bytes);
       return EMPTY;
     }
     // A native reply of the plainest shape (the usual answer) is observed from its facts: the bytes go

@@ -88,3 +88,33 @@ export function gatheredReplyTooLarge(limit: number = MAX_WHOLE_REPLY_BYTES): Fo
     }),
   );
 }
+
+/** Characters of an HTML page's title that {@link notJsonError} names. */
+const TITLE_CHARS = 80;
+/** Bytes of a reply that is not JSON read to tell an HTML page and find its title. */
+const HEAD_BYTES = 8192;
+
+/**
+ * The error of a whole reply that is not JSON (pipeline/re-translate.ts WholeBodyDriver), code
+ * `upstream_invalid_json`: an HTML page (a proxy's login page, a web server's error page answered with
+ * 200) is said to be one, with the first {@link TITLE_CHARS} characters of its `<title>` when it has one.
+ */
+export function notJsonError(bytes: Uint8Array): HubError {
+  const head = new TextDecoder().decode(bytes.subarray(0, HEAD_BYTES)).replace(/^\uFEFF/, "").trimStart();
+  let message = "The upstream reply was not valid JSON.";
+  if (head.startsWith("<") && /<(?:!doctype\s+html|html|head|body|title)\b/i.test(head)) {
+    const m = /<title[^>]*>([\s\S]*?)<\/title/i.exec(head);
+    const title = m ? htmlText(m[1]!) : "";
+    const cut = title.length > TITLE_CHARS ? `${title.slice(0, TITLE_CHARS)}…` : title;
+    message = cut ? `The upstream reply is an HTML page, not JSON (its title: "${cut}").` : "The upstream reply is an HTML page, not JSON.";
+  }
+  return hubError("api_error", message, { status: 502, code: "upstream_invalid_json" });
+}
+
+/** An HTML text's characters: the common entities read, whitespace runs made one space. */
+function htmlText(html: string): string {
+  return html
+    .replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, n: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'", apos: "'", nbsp: " " })[n] ?? "")
+    .replace(/\s+/g, " ")
+    .trim();
+}

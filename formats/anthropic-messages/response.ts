@@ -29,7 +29,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   }
   const r = check(ResponseSchema, body);
   if (!r.ok) {
-    throw new FormatError({ ...hubError("api_error", `The upstream reply is not an Anthropic message: ${r.message}`), status: 502 });
+    throw new FormatError({ ...hubError("api_error", `The upstream reply is not an Anthropic message: ${r.message}`), status: 502, code: "upstream_malformed" });
   }
   const b = r.value;
   const content: HubPart[] = [];

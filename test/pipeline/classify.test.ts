@@ -2,7 +2,7 @@
  * The classification table (SPEC 6.3), row by row, with the bodies and headers real providers send.
  */
 import { describe, expect, test } from "bun:test";
-import { classify, resetTimeOf, type Classification, type FailureFacts, misdirected404Error } from "../../pipeline/classify.ts";
+import { classify, resetTimeOf, type Classification, type FailureFacts, misdirected404Error, redirectError } from "../../pipeline/classify.ts";
 import { codecFor } from "../../formats/index.ts";
 import { parseGoDuration } from "../../formats/retry-after.ts";
 import { hubError } from "../../formats/hub.ts";
@@ -196,6 +196,22 @@ describe("rows", () => {
     expect(classify(f({ status: 502, error: EMPTY_REPLY_ERROR, inBand: true }))).toEqual({ row: "empty_reply", account: { type: "none" }, loop: "next_target" });
     // A reply whose token limit cut its tool call, for a client given calls only whole (Gemini, Responses): nothing usable either.
     expect(classify(f({ status: 502, error: cutToolCallError("get_weather", "max_tokens") }))).toEqual({ row: "empty_reply", account: { type: "none" }, loop: "next_target" });
+  });
+
+  test("a 2xx the gateway cannot use (not JSON, not the format's shape, an HTML page, no body, a stream that ended before its first byte) → the empty reply row: no account effect (no count toward the circuit), next target, not a 502's same-account retry", () => {
+    const unusable = hubError("api_error", "Upstream p answered HTTP 200 (Content-Type text/html) with a reply the gateway cannot use: …", { status: 502, code: "upstream_invalid_json" });
+    expect(classify(f({ status: 502, error: unusable, unusable: true }))).toEqual({ row: "empty_reply", account: { type: "none" }, loop: "next_target" });
+    // the same 502 without the mark (a 502 the upstream sent) is the server row
+    expect(classify(f({ status: 502, error: unusable }))).toMatchObject({ row: "server_error", loop: "retry_same" });
+  });
+
+  test("a redirect (3xx, not followed) → the configuration is at fault: no account effect, no other account (they share the base_url), next target", () => {
+    for (const status of [301, 302, 307, 308]) {
+      const error = redirectError("p", status, "https://api.example.invalid/v1/?key=x");
+      expect(classify(f({ status, error, bodyText: "" }))).toEqual({ row: "redirect", account: { type: "none" }, loop: "next_target" });
+      expect([error.status, error.code, error.message.includes(`HTTP ${status}`), error.message.includes("https://api.example.invalid/v1/"), error.message.includes("key=")]).toEqual([502, "upstream_redirect", true, true, false]);
+    }
+    expect(redirectError("p", 301, null).message).toContain("without a Location");
   });
 
   test("transport failures (refused, reset, header timeout) → same-account retries, short cooldown for that model", () => {

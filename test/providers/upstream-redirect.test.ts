@@ -18,10 +18,11 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { fakeProviders } from "../support/configs.ts";
+import { simpleReply } from "../support/fake-upstream.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
-  gw = await startGateway(fakeProviders([["anth", "anthropic"], ["gem", "gemini"]]));
+  gw = await startGateway(fakeProviders([["anth", "anthropic"], ["gem", "gemini"], ["oai", "openai"], ["chat", "openai-compatible"], ["resp", "openai-responses"], ["anthc", "anthropic-compatible"]]));
 });
 afterAll(async () => {
   gw?.fake.handle(undefined);
@@ -47,6 +48,33 @@ describe("an upstream redirect", () => {
       const r = await post(`/v1beta/models/gem/gemini-test-${status}:generateContent`, { contents: [{ role: "user", parts: [{ text: "hi" }] }] });
       expect(r.json.error?.message).toContain(String(status));
       expect(r.json.error?.message).not.toContain("HTTP 500");
+    });
+  }
+
+  for (const [provider, path, body, messageOf] of [
+    ["oai", "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }] }, (j: any) => j.error?.message],
+    ["chat", "/v1/chat/completions", { messages: [{ role: "user", content: "hi" }] }, (j: any) => j.error?.message],
+    ["resp", "/v1/responses", { input: "hi" }, (j: any) => j.error?.message],
+    ["anthc", "/v1/messages", { max_tokens: 10, messages: [{ role: "user", content: "hi" }] }, (j: any) => j.type === "error" && j.error?.message],
+    ["gem", "/v1/messages", { max_tokens: 10, messages: [{ role: "user", content: "hi" }] }, (j: any) => j.type === "error" && j.error?.message],
+  ] as const) {
+    test(`${provider} answers 308 (${path}): 502 in the client's format naming the status and the Location without its query; one call; the account is not cooled down`, async () => {
+      gw.fake.reset();
+      gw.fake.handle(() => ({ status: 308, headers: { location: "https://api.example.invalid/v2/?token=sk-query-secret-123" }, text: "" }));
+      const model = `${provider}/m-308-${path.length}`;
+      const r = await post(path, { model, ...body });
+      expect(r.status).toBe(502);
+      const message = String(messageOf(r.json));
+      expect(message).toContain("HTTP 308");
+      expect(message).toContain("https://api.example.invalid/v2/");
+      expect(message).not.toContain("token");
+      expect(message).not.toContain("sk-query-secret");
+      expect(gw.fake.requests.length).toBe(1);
+      // no cooldown: the same account serves the same model at once once the upstream answers
+      gw.fake.handle((req) => simpleReply(req.format!, { text: "Served after the redirect.", model: req.model }, req.stream));
+      const again = await post(path, { model, ...body });
+      expect(again.status).toBe(200);
+      expect(gw.fake.requests.length).toBe(2);
     });
   }
 });
