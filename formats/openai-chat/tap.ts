@@ -41,7 +41,7 @@
  * frame (`failure`, or the truncation error) then `[DONE]`. A `[DONE]` before any finish or error is
  * withheld: that reply was cut off, and gets the error frame like one that just stopped. A trailing event cut off mid-way is dropped
  * unless its data is complete (`[DONE]` or a whole JSON object), then it is forwarded with its blank
- * line added.
+ * line added. Nothing after the `[DONE]` that ended the reply is forwarded (SPEC F-5: `[DONE]` once).
  */
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { FormatError, mergeUsage, type HubError } from "../hub.ts";
@@ -503,7 +503,7 @@ export class ChatTap implements PassthroughTap {
    */
   private observeBytes(chunk: Uint8Array, from: number, to: number, singleLine: boolean | undefined): boolean {
     const st = this.state;
-    if (st.terminal) return true;
+    if (st.terminal) return false; // after the first `[DONE]` (SPEC F-5: once) nothing more is forwarded
     const end = to - 2; // the payload ends at the first of the two LFs
     if (singleLine === false || !isPlainDataEvent(chunk, from, to, singleLine === true)) return this.observeRange(chunk, from, to);
     const start = from + 6;
@@ -574,7 +574,7 @@ export class ChatTap implements PassthroughTap {
    */
   private done(): boolean {
     const st = this.state;
-    if (st.terminal) return true;
+    if (st.terminal) return false; // a second `[DONE]`: the stream ended at the first
     if (this.finishRaw === undefined && st.error === undefined) {
       if (this.choices !== NO_CHOICE) return false;
       // Only `choices: []` chunks before it: an empty reply, read as the decoder reads it (decoder.ts
@@ -602,12 +602,12 @@ export class ChatTap implements PassthroughTap {
 
   /** Reads one event; returns false when it must be withheld (the usage-only chunk not asked for, a premature `[DONE]`). */
   private observe(data: string | undefined, event: string | undefined): boolean {
-    if (data === undefined) return true;
     const st = this.state;
+    if (st.terminal) return false; // nothing after the first `[DONE]` is forwarded (SPEC F-5), whatever it is
+    if (data === undefined) return true;
     if (data === "[DONE]") return this.done();
     // An event of more than 1 MiB nesting past MAX_JSON_DEPTH is refused, parsed or not (throws).
     checkEventDepth(data);
-    if (st.terminal) return true;
     this.parsed = NOT_PARSED;
     if (event === "error" || data.includes('"error"')) {
       const err = inBandError(event, this.payload(data));

@@ -41,9 +41,13 @@ for (const [what, tail] of [
 ] as const) {
   test(`upstream sends ${what} after [DONE]: the client's stream ends at one [DONE]`, async () => {
     const reply = simpleReply("openai-chat", { text: "Done twice.", model: "gpt-test" }, true);
-    gw.fake.enqueue({ sse: reply.sse + tail });
-    const text = await chatStream();
-    expect(text.split("data: [DONE]").length - 1).toBe(1);
-    expect(text.slice(text.indexOf("data: [DONE]") + "data: [DONE]".length).trim()).toBe("");
+    // in the same read as the first [DONE], and in reads of their own (the tail split in two)
+    for (const split of [undefined, [reply.sse!.length, reply.sse!.length + 3]]) {
+      gw.fake.enqueue({ sse: reply.sse + tail, split_at: split });
+      const text = await chatStream();
+      expect(text.split("data: [DONE]").length - 1).toBe(1);
+      expect(text.slice(text.indexOf("data: [DONE]") + "data: [DONE]".length).trim()).toBe("");
+      expect(text).toContain('"content":"Done ');
+    }
   });
 }
