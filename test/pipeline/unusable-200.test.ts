@@ -105,13 +105,15 @@ describe("a 200 the gateway cannot use", () => {
     expect(title.length).toBeLessThanOrEqual(81 + 20); // 80 characters (and the scrubber's placeholder for the key)
   });
 
-  test("a stream cut after some bytes (no finish) keeps the 5xx row: retried on the same account", async () => {
-    gw.fake.reset();
-    gw.fake.handle(() => ({ sse: 'data: {"id":"x","object":"chat.completion.chunk","choices":[]}\n\n' }));
-    const r = await chat("p/cut", true);
-    expect(r.status).toBe(502);
-    expect(callsTo("p").length).toBeGreaterThan(1);
-    const keys = callsTo("p").map((c) => c.headers.authorization);
-    expect(new Set(keys).size).toBeLessThan(keys.length); // the same account again
-  });
+  for (const stream of [true, false]) {
+    test(`a stream cut after some bytes (no finish; ${stream ? "streamed" : "whole"} request) keeps the 5xx row: retried on the same account`, async () => {
+      gw.fake.reset();
+      gw.fake.handle(() => ({ sse: 'data: {"id":"x","object":"chat.completion.chunk","choices":[]}\n\n' }));
+      const r = await chat(`p/cut-${stream}`, stream);
+      expect(r.status).toBe(502);
+      expect(callsTo("p").length).toBeGreaterThan(1);
+      const keys = callsTo("p").map((c) => c.headers.authorization);
+      expect(new Set(keys).size).toBeLessThan(keys.length); // the same account again
+    });
+  }
 });
