@@ -466,9 +466,11 @@ export function classify(f: FailureFacts): Classification {
 /**
  * The error for an upstream's redirect (a 3xx, which the gateway does not follow: the call carries the
  * account's key, which must not go where the redirect says; src/providers/index.ts fetches with
- * `redirect: "manual"`): 502 `upstream_redirect` in the client's format, naming the status and where it
- * pointed (its `Location` without query string or user info, scrubbed of `secrets`), which is usually
- * the `providers[].base_url` to correct (http:// moved to https://, a path wanting its trailing slash).
+ * `redirect: "manual"`): 502 `upstream_redirect` in the client's format, naming the status and saying
+ * the provider's `providers[].base_url` probably needs correcting. Where it pointed (its `Location`
+ * without query string or user info, scrubbed of `secrets`: usually the base_url to use, http:// moved
+ * to https://, a path wanting its trailing slash) goes in `traceMessage` only, for the operator's route
+ * trace: the client of a gateway is not its operator ({@link misdirected404Error}, review19 R4).
  */
 export function redirectError(providerId: string, status: number, location: string | null, secrets: Iterable<string> = []): HubError {
   let where = "without a Location";
@@ -483,7 +485,11 @@ export function redirectError(providerId: string, status: number, location: stri
   }
   return hubError(
     "api_error",
-    `Upstream ${providerId} answered HTTP ${status}, a redirect ${where}, which the gateway does not follow (the call carries the account's key): providers[].base_url of ${providerId} probably needs to be the address it redirects to.`,
-    { status: 502, code: "upstream_redirect" },
+    `Upstream ${providerId} answered HTTP ${status}, a redirect, which the gateway does not follow (the call carries the account's key): providers[].base_url of ${providerId} probably needs to be the address it redirects to. The gateway's operator finds that address in this request's route trace.`,
+    {
+      status: 502,
+      code: "upstream_redirect",
+      traceMessage: `Redirect ${where} — upstream ${providerId} answered HTTP ${status}, which the gateway does not follow (the call carries the account's key): providers[].base_url of ${providerId} probably needs to be that address.`,
+    },
   );
 }
