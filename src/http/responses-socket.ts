@@ -23,7 +23,8 @@
  *   then `response.completed` of an empty response (no output, zero usage). It is held to the body
  *   limit like any request (`server.max_body_bytes`, SPEC G-4): over it, the 413 error frame.
  * - `previous_response_id` refers to an earlier response of THIS socket: the socket keeps each
- *   response's full input and output items and sends the whole history upstream (the id is removed:
+ *   response's full input and output items (one that ended `response.completed` or
+ *   `response.incomplete`, as OpenAI's API chains both; a `response.failed` one cannot be named) and sends the whole history upstream (the id is removed:
  *   with `store: false` no provider could look it up, and only Responses providers know the field).
  *   It keeps the {@link RESPONSES_SOCKET_HISTORY} most recent responses, not every response of the
  *   socket's lifetime as SPEC 2.5 words it: Codex only ever chains to the response it just received,
@@ -120,6 +121,13 @@ type Obj = Record<string, unknown>;
  * tens of KB for Codex), and `response.completed` is then known by its name.
  */
 const READ_EVENTS = new Set(["response.created", "response.queued", "response.in_progress", "response.completed", "response.failed", "response.incomplete", "response.output_item.done"]);
+
+/**
+ * The terminal events after which a later `previous_response_id` may name the response: it ended with
+ * output the conversation keeps (`response.failed` is not among them: as on OpenAI's API, a failed
+ * response cannot be continued).
+ */
+const CHAINABLE_ENDS: ReadonlySet<string> = new Set(["response.completed", "response.incomplete"]);
 
 /** Whether an event's data must be parsed: its `event:` name is one of {@link READ_EVENTS}, not a `response.*` name, or absent. */
 const mustRead = (event: string | undefined): boolean => event === undefined || !event.startsWith("response.") || READ_EVENTS.has(event);
@@ -476,7 +484,10 @@ export class ResponsesSocketSession {
     const request: RequestHead = { url: this.url, headers: this.headers, signal: controller.signal };
     const output: string[] = [];
     let responseId: string | undefined;
-    let completed = false;
+    // Whether the reply ended so that a later turn may chain to it: `response.completed`, or
+    // `response.incomplete` (an output limit: OpenAI's API takes such a response as
+    // previous_response_id, the usual way to ask the model to go on). A failed one is not chainable.
+    let chainable = false;
     let ended!: () => void;
     const done = new Promise<void>((resolve) => (ended = resolve));
     const read = (ev: ReplyEvent) => {
@@ -488,14 +499,14 @@ export class ResponsesSocketSession {
       }
       if (name !== undefined && responseId !== undefined) {
         // The id is known: a named lifecycle event adds nothing the socket keeps but its name.
-        if (name === "response.completed") completed = true;
+        if (CHAINABLE_ENDS.has(name)) chainable = true;
         return;
       }
       if (!mustRead(name)) return;
       const lead = name !== undefined ? leadingResponseId(ev.data) : undefined;
       if (lead && lead.type === name) {
         responseId = lead.id;
-        if (name === "response.completed") completed = true;
+        if (CHAINABLE_ENDS.has(name)) chainable = true;
         return;
       }
       let parsed: unknown;
@@ -507,7 +518,7 @@ export class ResponsesSocketSession {
       if (!isObj(parsed)) return;
       if (parsed.type === "response.output_item.done" && isObj(parsed.item)) output.push(ev.data);
       if (isObj(parsed.response) && typeof parsed.response.id === "string") responseId = parsed.response.id;
-      if (parsed.type === "response.completed") completed = true;
+      if (typeof parsed.type === "string" && CHAINABLE_ENDS.has(parsed.type)) chainable = true;
     };
     const sink: ReplyEventSink = {
       events: (batch) => {
@@ -529,7 +540,7 @@ export class ResponsesSocketSession {
       // A committed reply has no body: its events came or come to the sink, which is then ended.
       if (res.status !== 200 || res.body) return await this.refused(res);
       await done;
-      if (completed && responseId) this.remember(responseId, new IssuedResponse(input, output, inputChars));
+      if (chainable && responseId) this.remember(responseId, new IssuedResponse(input, output, inputChars));
     } finally {
       if (this.inFlight === controller) this.inFlight = undefined;
     }
