@@ -109,9 +109,11 @@ export interface IncomingCommon {
   pathStream?: boolean;
   /**
    * A refusal the HTTP layer read from the URL alone (Gemini: `:streamGenerateContent` without
-   * `?alt=sse`, a method not served). The guard answers it after the client key's check (a remote caller
-   * without a key gets its 401 first), and the request is finished, logged, counted and traced like
-   * any other refused request (SPEC O-3, O-4, O-5).
+   * `?alt=sse`, a method not served), or one an event transport decided itself (a Responses WebSocket
+   * frame that is not JSON, names a `previous_response_id` the socket never issued, a warm-up over the
+   * body limit: src/http/responses-socket.ts). The guard answers it after the client key's check (a
+   * remote caller without a key gets its 401 first), and the request is finished, logged, counted and
+   * traced like any other refused request (SPEC O-3, O-4, O-5).
    */
   refusal?: HubError;
   /** How the request arrived when not as an HTTP request of its own: a Responses WebSocket frame (SPEC 2.5). */
@@ -183,7 +185,7 @@ export interface RequestContext {
   recording: FlightRecording | undefined;
   /** The model and stream mode named in the URL (Gemini), see {@link IncomingRequest.pathModel}. */
   path?: { model: string; stream: boolean };
-  /** The HTTP layer's refusal of the request's URL ({@link IncomingRequest.refusal}). */
+  /** The HTTP layer's or the event transport's refusal of the request ({@link IncomingRequest.refusal}). */
   refusal?: HubError;
   /** Set for a request that came as a Responses WebSocket frame (SPEC 2.5). */
   transport?: "websocket";

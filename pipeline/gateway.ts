@@ -3,9 +3,9 @@
  * save-tokens → execute → commit) → re-translate; POST /v1/messages/count_tokens stops after order
  * (count-tokens.ts). src/ provides the ports; this module knows no HTTP framework.
  */
-import { hubError, type WireFormat } from "../formats/hub.ts";
+import { hubError, type HubError } from "../formats/hub.ts";
 import { runAttempts, type AttemptDeps, type AttemptRoute, type AttemptSettings } from "./attempt-loop.ts";
-import { defaultIds, errorAnswer, errorResponse, isCountTokens, newContext, type Ids, type IncomingRequest, type ReceivedBody, type RequestContext } from "./context.ts";
+import { defaultIds, errorAnswer, isCountTokens, newContext, type Ids, type IncomingRequest, type ReceivedBody, type RequestContext } from "./context.ts";
 import { countTokens, type CountedBy } from "./count-tokens.ts";
 import { BodyRead, guardRead, receivedTooLarge, startGuard, type GuardDeps, type GuardSettings } from "./guard.ts";
 import type { TargetOrder } from "./order.ts";
@@ -36,12 +36,13 @@ export interface GatewayDeps extends Omit<AttemptDeps, "settings">, Omit<GuardDe
 export interface Gateway {
   handle(incoming: IncomingRequest): Promise<Response>;
   /**
-   * Optional: the 413 answer in `format` (SPEC G-4) for a body an event transport parsed and answers
-   * itself, with no request through the pipeline (Codex's `generate: false` warm-up, SPEC 2.5), when it
-   * is over the body limit in force (`server.max_body_bytes`, as the guard holds every request to);
-   * undefined when it is not.
+   * Optional: the 413 refusal (SPEC G-4) of a body an event transport parsed and answers itself, with
+   * no upstream call (Codex's `generate: false` warm-up, SPEC 2.5), when it is over the body limit in
+   * force (`server.max_body_bytes`, as the guard holds every request to); undefined when it is not.
+   * The transport answers it through {@link handle} with the error as the request's `refusal`
+   * (IncomingRequest), so that it is logged and counted as the guard's 413 over HTTP.
    */
-  overBodyLimit?(received: ReceivedBody, format: WireFormat): Response | undefined;
+  overBodyLimit?(received: ReceivedBody): HubError | undefined;
 }
 
 /**
@@ -142,9 +143,8 @@ export function createGateway(deps: GatewayDeps): Gateway {
       const recording = ctx.recording;
       return recording ? recording.response(out) : out;
     },
-    overBodyLimit(received, format) {
-      const over = receivedTooLarge(received, deps.settings().maxBodyBytes);
-      return over ? errorResponse(format, over) : undefined;
+    overBodyLimit(received) {
+      return receivedTooLarge(received, deps.settings().maxBodyBytes);
     },
   };
 }

@@ -410,7 +410,7 @@ export function startGuard(ctx: RequestContext, deps: GuardDeps): GuardStep {
   if (!auth.ok) return auth.disabledKey === undefined ? refuse(ctx, auth.error) : refuseDisabled(ctx, auth.disabledKey, auth.error, settings, deps.decodeBody);
   ctx.key = auth.key;
   if (auth.key) ctx.trace.keyName = auth.key.name;
-  // The HTTP layer refused the URL (IncomingRequest.refusal): answered after the key's check, the body unread.
+  // The HTTP layer refused the URL, or the event transport the frame (IncomingRequest.refusal): answered after the key's check, the body unread.
   if (ctx.refusal) return refuseUrl(ctx, ctx.refusal);
 
   if (ctx.received) {
@@ -596,11 +596,14 @@ export async function readBodyPrefix(request: Request, maxBytes: number, waitMs:
 
 /** The guard's refusal: `err` in the client's format, with the request's headers. */
 /**
- * The HTTP layer's refusal of a request's URL ({@link RequestContext.refusal}), naming the model of
- * the URL (Gemini's `…/models/{model}:method`) in the route trace and the log line when there is one.
+ * The HTTP layer's refusal of a request's URL, or an event transport's of a frame
+ * ({@link RequestContext.refusal}), naming the model of the URL (Gemini's `…/models/{model}:method`) or
+ * of the transport's parsed body in the route trace and the log line when there is one.
  */
 function refuseUrl(ctx: RequestContext, err: HubError): Response {
-  const requested = ctx.path ? requestedModelOf(ctx.path.model) : undefined;
+  // The model the refused request named, for its log line and Calls row: the URL's (Gemini), or that of
+  // the body an event transport parsed before refusing it (a Responses WebSocket frame, SPEC 2.5).
+  const requested = ctx.path ? requestedModelOf(ctx.path.model) : ctx.received ? requestedModelOf(ctx.received.value.model) : undefined;
   if (typeof requested === "string") ctx.requestedModel = ctx.trace.requestedModel = requested;
   return refuse(ctx, err);
 }

@@ -41,6 +41,7 @@ import {
   hubError,
   invalidRequest as invalid,
   type AudioPart,
+  type HubError,
   type DocumentPart,
   type FunctionTool,
   type HubMessage,
@@ -536,4 +537,22 @@ export function assertNoPreviousResponse(req: HubRequest): void {
       }),
     );
   }
+}
+
+/**
+ * The 400 a `previous_response_id` that is neither a string nor null gets: the request schema's own
+ * answer over HTTP (`Invalid 'previous_response_id': Invalid type: Expected string but received 42`,
+ * `param: "previous_response_id"`, as OpenAI's API words it), for a transport that reads the field
+ * itself before any parse (the Responses WebSocket, SPEC 2.5, looks the id up among its own responses).
+ * Undefined for a string (empty included), null or an absent field.
+ */
+export function previousResponseIdError(value: unknown): HubError | undefined {
+  if (value === undefined || value === null || typeof value === "string") return undefined;
+  try {
+    check(v.nullish(v.string()), value, "previous_response_id");
+  } catch (e) {
+    if (e instanceof FormatError) return e.error;
+    throw e;
+  }
+  return undefined;
 }

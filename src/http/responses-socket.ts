@@ -41,10 +41,12 @@
  * keeping a stopping gateway busy until its grace period ends; frames sent meanwhile get no answer
  * (Codex sends a turn again on a new socket when its socket closes before the turn's reply).
  */
-import { isLoopback, isRemote, MAX_JSON_DEPTH, nestsDeeperThan, vouchForOrigin, type Gateway, type ReceivedBody, type RequestHead } from "../../pipeline/index.ts";
+import { checkRequestBody, isLoopback, isRemote, MAX_JSON_DEPTH, nestsDeeperThan, vouchForOrigin, type Gateway, type ReceivedBody, type RequestHead } from "../../pipeline/index.ts";
 import type { ReplyEvent, ReplyEventSink } from "../../pipeline/ports.ts";
 import { isObj } from "../../formats/json.ts";
 import { RequestText } from "../../formats/write-body-json.ts";
+import { hubError, type HubError } from "../../formats/hub.ts";
+import { previousResponseIdError } from "../../formats/openai-responses/parse.ts";
 
 /**
  * Whether the socket to a client at `peer` (its TCP address) takes the permessage-deflate extension its
@@ -58,6 +60,21 @@ import { RequestText } from "../../formats/write-body-json.ts";
  * only its upload.
  */
 export const takesDeflateFrom = (peer: string | undefined): boolean => !isLoopback(peer);
+
+/**
+ * The answer to an upgrade the client-key rule refuses (SPEC G-1/G-2: no key from a remote caller, a
+ * wrong, revoked or disabled key): the gateway's own refusal of the request, as for `POST
+ * /v1/responses` (the guard's 401/403 in the Responses error shape, with `WWW-Authenticate`), so it
+ * gets the request log line (`"transport":"websocket"`, outcome `rejected`), the
+ * `switchyard_requests_total{outcome="rejected"}` count and the Calls row an HTTP request refused so
+ * gets. The upgrade has no body: an empty one stands for it (the guard refuses before reading one).
+ * A Host or Origin refusal (421/403, SPEC 2.6) never reaches here: the browser rules answer it for
+ * every path, HTTP requests' included, with no log line.
+ */
+export function refusedUpgrade(gateway: Gateway, upgrade: Request, peer: string | undefined): Promise<Response> {
+  const request: RequestHead = { url: upgrade.url, headers: upgrade.headers, signal: upgrade.signal };
+  return gateway.handle({ request, body: new FrameBody({}, 2), endpoint: "responses", peer, transport: "websocket" });
+}
 
 /** The default idle time after which a socket is closed, ms (SPEC 2.5). */
 export const RESPONSES_SOCKET_IDLE_MS = 10 * 60_000;
@@ -156,6 +173,23 @@ function finishedItem(data: string): unknown {
     return undefined;
   }
   return isObj(parsed) && parsed.type === "response.output_item.done" && isObj(parsed.item) ? parsed.item : undefined;
+}
+
+/**
+ * An event's JSON data with the lane's `"stream_id"` added as its first member (openai SDK 7.59
+ * `ResponsesServerEvent`: "events for the response echo the same `stream_id`"), without parsing the
+ * event: the gateway's events and OpenAI's are JSON objects with members. Any other data is parsed
+ * and written again; data that is not a JSON object goes out as it is.
+ */
+function withLane(data: string, lane: string): string {
+  if (data.charCodeAt(0) === 123 /* { */ && data.charCodeAt(1) === 34 /* " */) return `{"stream_id":${JSON.stringify(lane)},${data.slice(1)}`;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(data);
+  } catch {
+    return data;
+  }
+  return isObj(parsed) ? JSON.stringify({ stream_id: lane, ...parsed }) : data;
 }
 
 /**
@@ -267,6 +301,11 @@ export class ResponsesSocketSession {
   private wake: (() => void) | undefined;
   private drainedOnce: Promise<void> | undefined;
   private idle: ReturnType<typeof setTimeout> | undefined;
+  /**
+   * The `stream_id` (openai SDK: the WebSocket lane) of the frame being handled, echoed on every frame
+   * answering it; undefined when it named none. Frames are handled one at a time, so one field serves.
+   */
+  private lane: string | undefined;
   /** Response id → the conversation as of that response (input then output items). */
   private readonly history = new Map<string, IssuedResponse>();
   /**
@@ -315,9 +354,10 @@ export class ResponsesSocketSession {
     }, this.idleMs);
   }
 
-  private send(frame: unknown): void {
+  /** Sends a frame the socket made itself (an object: the lane's `stream_id` is added) or a text as is. */
+  private send(frame: Obj | string): void {
     if (this.closed) return;
-    this.put(typeof frame === "string" ? frame : JSON.stringify(frame));
+    this.put(typeof frame === "string" ? frame : JSON.stringify(this.lane === undefined ? frame : { ...frame, stream_id: this.lane }));
     this.touch();
   }
 
@@ -331,10 +371,8 @@ export class ResponsesSocketSession {
     else this.ws.send(text);
   }
 
-  private errorFrame(status: number, type: string, code: string | null, message: string, headers?: Obj, param: string | null = null): void {
-    const frame: Obj = { type: "error", status, error: { type, code, message, param } };
-    if (headers) frame.headers = headers;
-    this.send(frame);
+  private errorFrame(status: number, type: string, code: string | null, message: string): void {
+    this.send({ type: "error", status, error: { type, code, message, param: null } });
   }
 
   /** A text frame from the client. */
@@ -405,46 +443,74 @@ export class ResponsesSocketSession {
   }
 
   private async handle(text: string): Promise<void> {
+    this.lane = undefined;
     let frame: unknown;
     if (nestsDeeperThan(text)) {
-      return this.errorFrame(400, "invalid_request_error", "invalid_json", `The frame nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
+      return this.refuse(hubError("invalid_request", `The frame nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`, { code: "invalid_json" }), {}, text);
     }
     try {
       frame = JSON.parse(text);
     } catch {
-      return this.errorFrame(400, "invalid_request_error", "invalid_json", "The frame is not valid JSON.");
+      return this.refuse(hubError("invalid_request", "The frame is not valid JSON.", { code: "invalid_json" }), {}, text);
     }
-    if (!isObj(frame)) return this.errorFrame(400, "invalid_request_error", "invalid_frame", "A frame must be a JSON object with a `type`.");
+    if (!isObj(frame)) return this.refuse(hubError("invalid_request", "A frame must be a JSON object with a `type`.", { code: "invalid_frame" }), {}, text);
     if (frame.type === "response.processed") return;
-    if (frame.type !== "response.create") {
-      return this.errorFrame(400, "invalid_request_error", "unknown_frame_type", `Unknown frame type ${JSON.stringify(frame.type)}; this socket takes response.create.`);
+    // The envelope's own fields (openai SDK ResponsesClientEvent.ResponseCreate: `type`, `generate` and
+    // the WebSocket lane `stream_id` are WebSocket-only, "not part of POST /v1/responses"), and
+    // `previous_response_id`, which the socket resolves itself: the rest is the HTTP body.
+    const { type, generate, previous_response_id, stream_id, ...body } = frame;
+    // Every event of the reply, and its error frame, echo the lane (the SDK routes events by it).
+    if (typeof stream_id === "string") this.lane = stream_id;
+    if (type !== "response.create") {
+      return this.refuse(hubError("invalid_request", `Unknown frame type ${JSON.stringify(type)}; this socket takes response.create.`, { code: "unknown_frame_type" }), body, text);
     }
-    const { type: _type, generate, previous_response_id, ...body } = frame;
-    // The guard's rule for the HTTP route (pipeline/guard.ts): any other `input` was sent upstream as an
-    // empty conversation and answered as if the client had asked nothing.
-    if (body.input !== undefined && body.input !== null && typeof body.input !== "string" && !Array.isArray(body.input)) {
-      return this.errorFrame(400, "invalid_request_error", null, "`input` must be a string or an array of input items.", undefined, "input");
+    if (stream_id !== undefined && stream_id !== null && typeof stream_id !== "string") {
+      return this.refuse(hubError("invalid_request", `Invalid 'stream_id': it must be a string naming the WebSocket lane; got ${JSON.stringify(stream_id)}.`, { param: "stream_id" }), body, text);
     }
+    // The guard's checks of the HTTP body (pipeline/guard.ts: `model`, then the field types; any other
+    // `input` would be sent upstream as an empty conversation), here because `input` is joined to the
+    // history below, answered as over HTTP.
+    const checked = checkRequestBody("openai-responses", body, body.model);
+    if (typeof checked !== "string") return this.refuse(checked, body, text);
+    const badPrevious = previousResponseIdError(previous_response_id);
+    if (badPrevious) return this.refuse(badPrevious, body, text);
     let input: unknown[] = typeof body.input === "string" ? [{ type: "message", role: "user", content: [{ type: "input_text", text: body.input }] }] : Array.isArray(body.input) ? body.input : [];
     // Characters of the JSON the input items come from: this frame's, and the history's.
     let chars = text.length;
     if (typeof previous_response_id === "string" && previous_response_id.length > 0) {
       const earlier = this.history.get(previous_response_id);
       if (!earlier) {
-        return this.errorFrame(400, "invalid_request_error", "previous_response_not_found", `Previous response with id '${previous_response_id}' not found on this socket.`);
+        const notFound = hubError("invalid_request", `Previous response with id '${previous_response_id}' not found on this socket.`, { code: "previous_response_not_found", param: "previous_response_id" });
+        return this.refuse(notFound, body, text);
       }
       input = [...earlier.conversation(), ...input];
       chars += earlier.chars;
     }
     if (generate === false) {
       // Held to the body limit as a generating request is (the guard's 413), though it goes nowhere upstream.
-      const refusal = this.opts.gateway.overBodyLimit?.(new FrameBody({ ...body, input, stream: true }, chars), "openai-responses");
-      if (refusal) return await this.refused(refusal);
+      const received = new FrameBody({ ...body, input, stream: true }, chars);
+      const over = this.opts.gateway.overBodyLimit?.(received);
+      if (over) return this.refuse(over, received);
       return this.warmUp(body, input, chars);
     }
     // The frame's text and the frame: `tools`, shared with the body, found in the tools memo by that
     // text (the envelope is no obstacle: RequestText reads the frame's own top level).
     await this.run({ ...body, input, stream: true }, input, chars, new RequestText(frame, text));
+  }
+
+  /**
+   * A frame the socket refuses itself, before any event: through the gateway with the refusal as the
+   * request's own (IncomingRequest `refusal`), so that it is answered, logged (one request line,
+   * `"transport":"websocket"`, outcome `rejected`), counted (`switchyard_requests_total`) and recorded
+   * (a Calls row, its route trace) as the same refusal over HTTP is; the answer becomes the error frame.
+   * `body`: the frame's body as far as it was read (its `model` names the refused request), or the
+   * {@link FrameBody} already made of it; `text`: the frame's text (its length bounds the body's bytes).
+   */
+  private async refuse(err: HubError, body: Obj | FrameBody, text = ""): Promise<void> {
+    const received = body instanceof FrameBody ? body : new FrameBody(body, text.length);
+    const request: RequestHead = { url: this.url, headers: this.headers, signal: new AbortController().signal };
+    const res = await this.opts.gateway.handle({ request, body: received, endpoint: "responses", peer: this.opts.peer, transport: "websocket", refusal: err });
+    await this.refused(res);
   }
 
   /** `generate: false`: an empty completed response, no upstream call (SPEC 2.5). */
@@ -520,13 +586,14 @@ export class ResponsesSocketSession {
       if (isObj(parsed.response) && typeof parsed.response.id === "string") responseId = parsed.response.id;
       if (typeof parsed.type === "string" && CHAINABLE_ENDS.has(parsed.type)) chainable = true;
     };
+    const lane = this.lane;
     const sink: ReplyEventSink = {
       events: (batch) => {
         if (this.closed) return;
         this.ws.cork(() => {
           for (const ev of batch) {
             if (ev.data.length === 0 || ev.data === "[DONE]") continue;
-            this.put(ev.data);
+            this.put(lane === undefined ? ev.data : withLane(ev.data, lane));
             read(ev);
           }
         });

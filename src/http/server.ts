@@ -8,7 +8,7 @@
 import { Elysia } from "elysia";
 import { errorResponse, type Endpoint, type Gateway } from "../../pipeline/index.ts";
 import { hubError, type WireFormat } from "../../formats/hub.ts";
-import { ResponsesSocketSession, takesDeflateFrom, type SocketLike } from "./responses-socket.ts";
+import { refusedUpgrade, ResponsesSocketSession, takesDeflateFrom, type SocketLike } from "./responses-socket.ts";
 import { browserGuard, collapseSlashes, formatForPath, pathOf, type BrowserPolicy } from "./browser-guard.ts";
 import { pathHint, rootAnswer } from "./path-aliases.ts";
 import { StoreError } from "../store/types.ts";
@@ -92,8 +92,9 @@ function responsesSocket(deps: ServerDeps) {
       return methodNotAllowed(request.method, "/v1/responses", request.headers)!;
     }
     const peer = server.requestIP(request)?.address;
-    const denied = deps.authorize?.(request, peer);
-    if (denied) return denied;
+    // A refused upgrade (no key, a wrong, revoked or disabled one: 401/403) is answered by the gateway,
+    // as POST /v1/responses is: logged, counted and recorded like that refusal (refusedUpgrade).
+    if (deps.authorize?.(request, peer)) return refusedUpgrade(deps.gateway, request, peer);
     let session: ResponsesSocketSession | undefined;
     const handlers: SocketHandlers = {
       open(ws) {

@@ -67,7 +67,9 @@ function session(named: boolean, historyLimit?: number, failed = false, events: 
     },
   };
   const gateway = {
-    handle: async ({ body, events: sink }: IncomingRequest) => {
+    handle: async ({ body, events: sink, refusal }: IncomingRequest) => {
+      // A frame the socket refuses itself comes with its refusal, which the gateway answers (the guard's `refusal`).
+      if (refusal) return Response.json({ error: { type: "invalid_request_error", code: refusal.code ?? null, message: refusal.message, param: refusal.param ?? null } }, { status: refusal.status });
       // The frame arrives parsed, with the bytes a native passthrough would send: both say the same.
       const sent = JSON.parse(new TextDecoder().decode(body!.bytes)) as Frame;
       expect(sent).toEqual(body!.value);

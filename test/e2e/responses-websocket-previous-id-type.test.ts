@@ -10,7 +10,9 @@
  * kind of answer, not a reply that silently forgot the conversation.
  *
  * Where: src/http/responses-socket.ts `handle` (`typeof previous_response_id === "string" &&
- * previous_response_id.length > 0`, else the field is dropped without a word).
+ * previous_response_id.length > 0`, else the field was dropped without a word). Now the socket answers
+ * the HTTP route's 400 for a translated lane's body (formats/openai-responses/parse.ts
+ * `previousResponseIdError`), whatever the provider: the socket reads the id itself.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
@@ -19,7 +21,7 @@ import { fakeProviders } from "../support/configs.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
-  gw = await startGateway(fakeProviders([["anth", "anthropic"]]));
+  gw = await startGateway(fakeProviders([["anth", "anthropic"], ["resp", "openai-responses"]]));
 });
 afterAll(async () => {
   await gw?.stop();
@@ -31,10 +33,30 @@ test("a previous_response_id that is not a string is a 400 error frame naming th
     const upstreamBefore = gw.fake.requests.length;
     c.send({ type: "response.create", model: "anth/claude-test", input: "and the second file?", previous_response_id: 42, store: false });
     const frames = await c.untilTerminal();
-    // Today: response.created … response.completed, the request sent upstream without any history.
+    // Before the fix: response.created … response.completed, the request sent upstream without any history.
     expect(frames.at(-1)).toMatchObject({ type: "error", status: 400, error: { type: "invalid_request_error", param: "previous_response_id" } });
     expect(gw.fake.requests.length).toBe(upstreamBefore);
   } finally {
     c.ws.close();
   }
+});
+
+test("the same 400 as HTTP on a native lane too (whose HTTP route would forward the field), with its log line", async () => {
+  const http = await fetch(`${gw.url}/v1/responses`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "anth/claude-test", input: "hi", previous_response_id: { id: 1 } }) });
+  expect(http.status).toBe(400);
+  const httpError = ((await http.json()) as any).error;
+  const c = await connect(gw.url);
+  try {
+    const upstreamBefore = gw.fake.requests.length;
+    c.send({ type: "response.create", model: "resp/gpt-test", input: "hi", previous_response_id: { id: 1 }, store: false });
+    const frame = await c.next();
+    expect(frame).toMatchObject({ type: "error", status: 400 });
+    expect(frame.error).toEqual(httpError);
+    expect(gw.fake.requests.length).toBe(upstreamBefore);
+  } finally {
+    c.ws.close();
+  }
+  for (const end = Date.now() + 5000; !gw.logs.some((l) => l.includes('"transport":"websocket"') && l.includes('"status":400')) && Date.now() < end; ) await Bun.sleep(10);
+  const line = gw.logs.map((l) => JSON.parse(l)).findLast((l) => l.msg === "request" && l.transport === "websocket");
+  expect([line?.outcome, line?.status, line?.model]).toEqual(["rejected", 400, "resp/gpt-test"]);
 });
