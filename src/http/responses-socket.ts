@@ -127,6 +127,22 @@ const utf8 = new TextEncoder();
 /** Headers of the upgrade request that do not belong on the per-frame requests. */
 const HOP_HEADERS = ["upgrade", "connection", "sec-websocket-key", "sec-websocket-version", "sec-websocket-extensions", "sec-websocket-protocol", "content-length", "transfer-encoding"];
 
+/**
+ * An upgrade's `OpenAI-Beta` value without the WebSocket transport's own flag (`responses_websockets=…`,
+ * Codex's `responses_websockets=2026-02-06`): it names the socket between the client and the gateway,
+ * not the gateway's HTTP call upstream, which takes the client's other flags (the Responses kinds forward
+ * `openai-beta`, src/providers/index.ts). Without it a `codex` provider sends its HTTP default,
+ * `responses=experimental` (src/providers/codex.ts `codexHeaders`), as for the same turn over HTTP.
+ * The other comma-separated flags are kept in order; empty when none is left.
+ */
+export function withoutSocketBeta(value: string): string {
+  return value
+    .split(",")
+    .map((flag) => flag.trim())
+    .filter((flag) => flag !== "" && !/^responses_websockets(=|$)/i.test(flag))
+    .join(", ");
+}
+
 type Obj = Record<string, unknown>;
 /**
  * The Responses stream events a socket reads (the rest it only forwards): the lifecycle events, which
@@ -322,6 +338,12 @@ export class ResponsesSocketSession {
   ) {
     this.headers = new Headers(opts.upgrade.headers);
     for (const h of HOP_HEADERS) this.headers.delete(h);
+    const beta = this.headers.get("openai-beta");
+    if (beta !== null) {
+      const kept = withoutSocketBeta(beta);
+      if (kept) this.headers.set("openai-beta", kept);
+      else this.headers.delete("openai-beta");
+    }
     this.headers.set("content-type", "application/json");
     const u = new URL(opts.upgrade.url);
     this.url = `${u.protocol}//${u.host}/v1/responses`;

@@ -19,6 +19,8 @@ import { startFakeUpstream } from "../support/fake-upstream.ts";
 import { startFakeVendor } from "../oauth/fake-oauth.ts";
 import { startWorld, type SubscriptionWorld } from "../oauth/helpers.ts";
 import { connect } from "../support/responses-socket.ts";
+import { startGateway } from "../support/gateway.ts";
+import { fakeProviders } from "../support/configs.ts";
 
 let w: SubscriptionWorld;
 beforeAll(async () => {
@@ -49,6 +51,29 @@ test("a Codex turn reaches a codex provider with the same OpenAI-Beta over the W
   } finally {
     c.ws.close();
   }
-  // Today: "responses_websockets=2026-02-06", the WebSocket's flag, on the backend's HTTP call.
+  // Before the fix: "responses_websockets=2026-02-06", the WebSocket's flag, on the backend's HTTP call.
   expect(betaOfLastCall()).toBe(overHttp);
+});
+
+test("a native openai-responses upstream gets the upgrade's other OpenAI-Beta flags, never the WebSocket's own", async () => {
+  const gw = await startGateway(fakeProviders([["resp", "openai-responses"]]));
+  try {
+    const cases: [string, string | null][] = [
+      ["responses_websockets=2026-02-06", null],
+      ["assistants=v2, responses_websockets=2026-02-06", "assistants=v2"],
+    ];
+    for (const [upgradeBeta, upstreamBeta] of cases) {
+      const c = await connect(gw.url, { "openai-beta": upgradeBeta });
+      try {
+        c.send({ type: "response.create", model: "resp/gpt-test", input: "hi", store: false });
+        expect((await c.untilTerminal()).at(-1).type).toBe("response.completed");
+      } finally {
+        c.ws.close();
+      }
+      const sent: string | null = gw.fake.requests.at(-1)!.headers["openai-beta"] ?? null;
+      expect([upgradeBeta, sent] as unknown[]).toEqual([upgradeBeta, upstreamBeta]);
+    }
+  } finally {
+    await gw.stop();
+  }
 });
