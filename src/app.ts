@@ -442,7 +442,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     model: (id, anthropic, request) => modelEntry(cfg, id, anthropic, discovery.publishedAll(), allowedModels(request)),
     // One policy object per configuration (replaced as a whole on a change), not one per request.
     browser: () => (browserPolicy?.of === cfg ? browserPolicy.policy : (browserPolicy = { of: cfg, policy: { bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins } }).policy),
-    responsesSocketIdleMs: opts.responsesSocketIdleMs, onResponsesSocketHeldBack: opts.onResponsesSocketHeldBack, stopping: stopping.signal,
+    responsesSocketIdleMs: () => opts.responsesSocketIdleMs ?? cfg.server.websocketIdleTimeoutMs, onResponsesSocketHeldBack: opts.onResponsesSocketHeldBack, stopping: stopping.signal,
     geminiModels: (request) => geminiModelList(cfg, discovery.publishedAll(), allowedModels(request, true)),
     bodyTimeoutMs: () => cfg.server.bodyTimeoutMs,
     geminiModel: (id, request) => geminiModelEntry(cfg, id, discovery.publishedAll(), allowedModels(request, true)),

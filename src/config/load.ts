@@ -191,6 +191,7 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     maxBodyBytes: file.server.max_body_bytes,
     bodyTimeoutMs: file.server.body_timeout_ms,
     keepAliveTimeoutMs: file.server.keep_alive_timeout_ms,
+    websocketIdleTimeoutMs: file.server.websocket_idle_timeout_ms,
     shutdownGraceMs: file.server.shutdown_grace_ms,
     allowedHosts: file.server.allowed_hosts,
     corsOrigins: [...new Set(file.server.cors_origins)],

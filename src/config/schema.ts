@@ -224,6 +224,12 @@ export const ServerSchema = strictObj(
     body_timeout_ms: v.optional(int("body_timeout_ms", 1), 120_000),
     /** ms a connection may sit with no request in flight (keep-alive, before its first request); 0 never closes it. Whole seconds, at most 255 (Bun's). */
     keep_alive_timeout_ms: v.optional(int("keep_alive_timeout_ms", 0, 255_000), 120_000),
+    /**
+     * SPEC 2.5: ms a Responses WebSocket may sit with no frame in either direction before the gateway
+     * closes it (default 10 min). At least 1 s; at most 2^31-1 ms (~24.8 days), the longest timer the
+     * runtime keeps (a longer one would fire at once).
+     */
+    websocket_idle_timeout_ms: v.optional(int("websocket_idle_timeout_ms", 1000, 2_147_483_647), 600_000),
     /** D-3 grace period for in-flight streams on SIGTERM, in ms. */
     shutdown_grace_ms: v.optional(int("shutdown_grace_ms", 0), 30_000),
     /** D-2: how this instance's usage rows and traces name it (default `host:port`: the machine's name and the port it listens on). */

@@ -29,6 +29,12 @@ export interface ServerConfig {
    * comes up to ~4 s later. Never applies while a request is in flight (src/http/keep-alive.ts).
    */
   keepAliveTimeoutMs: number;
+  /**
+   * SPEC 2.5: how long a Responses WebSocket may sit with no frame in either direction (a reply in
+   * flight keeps it open) before the gateway closes it (1000 "idle"), ms. Default 600 000 (10 min).
+   * Read when a socket opens: a reload applies to sockets opened after it.
+   */
+  websocketIdleTimeoutMs: number;
   /** D-3 grace period for in-flight streams on SIGTERM, ms. Default 30 000. */
   shutdownGraceMs: number;
   /**

@@ -33,7 +33,7 @@
  * - `response.processed` acknowledgements (newer Codex versions) need no answer; any other `type`, or
  *   a frame that is not a JSON object, is an error frame (400).
  *
- * The socket closes after `idleMs` (default 10 min) without frames in either direction, and when the
+ * The socket closes after `idleMs` (config `server.websocket_idle_timeout_ms`, default 10 min) without frames in either direction, and when the
  * client closes; closing aborts the request in flight, which cancels the upstream call (SPEC 6.4).
  * When the gateway begins to stop (SPEC D-3 "stop accepting"; `stopping`), the socket takes no new
  * request: an idle socket closes at once and a busy one once its reply has ended, both with 1001

@@ -45,10 +45,11 @@ export interface ServerDeps {
   /** The Host, Origin and CORS rules' settings (SPEC 2.6), read per request. */
   browser: () => BrowserPolicy;
   /**
-   * Codex's Responses WebSocket (SPEC 2.5): idle time before a socket is closed, ms (default 10 min).
-   * The sockets run frames through `gateway` (src/http/responses-socket.ts).
+   * Codex's Responses WebSocket (SPEC 2.5): idle time before a socket is closed, ms (config
+   * `server.websocket_idle_timeout_ms`, default 10 min), read as each socket opens. The sockets run
+   * frames through `gateway` (src/http/responses-socket.ts).
    */
-  responsesSocketIdleMs?: number;
+  responsesSocketIdleMs?: () => number;
   /** Each time a socket's reply starts waiting for its client to read (ResponsesSocketOptions.onHeldBack; tests). */
   onResponsesSocketHeldBack?: () => void;
   /** Aborted when the gateway begins to stop (SPEC D-3): open Responses WebSockets take no new request (ResponsesSocketOptions.stopping). */
@@ -98,7 +99,7 @@ function responsesSocket(deps: ServerDeps) {
     let session: ResponsesSocketSession | undefined;
     const handlers: SocketHandlers = {
       open(ws) {
-        session = new ResponsesSocketSession(ws, { gateway: deps.gateway, upgrade: request, peer, idleMs: deps.responsesSocketIdleMs, onHeldBack: deps.onResponsesSocketHeldBack, stopping: deps.stopping });
+        session = new ResponsesSocketSession(ws, { gateway: deps.gateway, upgrade: request, peer, idleMs: deps.responsesSocketIdleMs?.(), onHeldBack: deps.onResponsesSocketHeldBack, stopping: deps.stopping });
       },
       message(_ws, message) {
         session?.message(typeof message === "string" ? message : message.toString("utf8"));

@@ -81,6 +81,27 @@ describe("checkConfig", () => {
     expect(cfg.providers.get("anthropic")!.firstContentTimeoutMs).toBeUndefined();
   });
 
+  test("server.websocket_idle_timeout_ms: whole ms from 1000 up to the longest timer (2^31-1); a good one is loaded, the default is 10 min", () => {
+    const p = join(dir, "ws-idle.yaml");
+    for (const [value, says] of [["0", "at least 1000"], ["500", "at least 1000"], ["2147483648", "at most 2147483647"], ["'10m'", "must be a number"], ["1.5e3", ""]] as const) {
+      writeFileSync(p, `server:\n  websocket_idle_timeout_ms: ${value}\n`);
+      const r = checkConfig(p, {});
+      if (says === "") {
+        expect(r.ok).toBe(true);
+        continue;
+      }
+      expect(r.ok).toBe(false);
+      expect(r.lines).toHaveLength(1);
+      expect(r.lines[0]).toStartWith("server.websocket_idle_timeout_ms (line 2): ");
+      expect(r.lines[0]).toContain(says);
+    }
+    writeFileSync(p, "server:\n  websocket_idle_timeout_ms: 90000\n");
+    expect(checkConfig(p, {}).ok).toBe(true);
+    expect(loadConfigFile(p, {}).server.websocketIdleTimeoutMs).toBe(90_000);
+    writeFileSync(p, "server: {}\n");
+    expect(loadConfigFile(p, {}).server.websocketIdleTimeoutMs).toBe(600_000);
+  });
+
   test("a key's limits.models pattern provider/* naming no provider is an error naming the known providers, as keys create refuses it", () => {
     const p = join(dir, "key-models.yaml");
     writeFileSync(

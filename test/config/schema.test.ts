@@ -15,6 +15,7 @@ describe("defaults", () => {
       maxBodyBytes: 32 * 1024 * 1024,
       bodyTimeoutMs: 120_000,
       keepAliveTimeoutMs: 120_000,
+      websocketIdleTimeoutMs: 600_000,
       shutdownGraceMs: 30_000,
       allowedHosts: [],
       corsOrigins: [],

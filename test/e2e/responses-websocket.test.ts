@@ -7,6 +7,7 @@
  * socket cancels the upstream call.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
 import { simpleReply } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { connect, TERMINAL } from "../support/responses-socket.ts";
@@ -385,6 +386,26 @@ describe("one frame at a time, failures, closing", () => {
       const c = await connect(idle.url);
       const closed = await c.closed;
       expect(closed).toEqual({ code: 1000, reason: "idle" });
+    } finally {
+      await idle.stop();
+    }
+  });
+
+  test("the idle time is the config's server.websocket_idle_timeout_ms, read as each socket opens (a reload applies to the next socket)", async () => {
+    const idle = await startGateway(`server: { websocket_idle_timeout_ms: 1000 }\nproviders:\n  - id: anth\n    kind: anthropic\n    base_url: "{{FAKE}}"\n`);
+    try {
+      let opened = Date.now();
+      const c = await connect(idle.url);
+      expect(await c.closed).toEqual({ code: 1000, reason: "idle" });
+      // Not before the configured time (the default would be 10 min; a timer fires no earlier than set).
+      expect(Date.now() - opened).toBeGreaterThanOrEqual(990);
+      writeFileSync(idle.configPath, `server: { websocket_idle_timeout_ms: 1500 }\nproviders:\n  - id: anth\n    kind: anthropic\n    base_url: "${idle.fake.url}"\n`);
+      const reload = await fetch(`${idle.url}/admin/api/config/reload`, { method: "POST", headers: { authorization: `Bearer ${idle.app.adminToken}` } });
+      expect(reload.status, await reload.text()).toBe(200);
+      opened = Date.now();
+      const d = await connect(idle.url);
+      expect(await d.closed).toEqual({ code: 1000, reason: "idle" });
+      expect(Date.now() - opened).toBeGreaterThanOrEqual(1490);
     } finally {
       await idle.stop();
     }
