@@ -126,6 +126,22 @@ ${fakeProviders([["resp", "openai-responses"]])}keys:
     expect((await rejected()) - rejectedBefore).toBe(3);
   });
 
+  test("an upgrade with a disabled key is the 403 POST /v1/responses gets, recorded under the key (Calls by key)", async () => {
+    const admin = (path: string, init: RequestInit = {}) =>
+      fetch(`${strict.url}/admin/api${path}`, { ...init, headers: { "content-type": "application/json", authorization: `Bearer ${strict.app.adminToken}` } });
+    const made = (await (await admin("/keys", { method: "POST", body: JSON.stringify({ name: "dora" }) })).json()) as any;
+    const secret: string = made.secret;
+    expect(typeof secret).toBe("string");
+    expect((await admin("/keys/dora/disable", { method: "POST" })).status).toBe(200);
+    const overHttp = await fetch(`${strict.url}/v1/responses`, { method: "POST", headers: { "content-type": "application/json", authorization: `Bearer ${secret}` }, body: JSON.stringify({ model: "resp/gpt-test", input: "hi" }) });
+    const overSocket = await fetch(`${strict.url}/v1/responses`, { headers: { ...upgrade, authorization: `Bearer ${secret}` } });
+    expect([overHttp.status, overSocket.status]).toEqual([403, 403]);
+    expect(((await overSocket.json()) as any).error).toEqual(((await overHttp.json()) as any).error);
+    let calls: any[] = [];
+    for (const end = Date.now() + 5000; calls.length < 2 && Date.now() < end; await Bun.sleep(20)) calls = ((await (await admin("/calls?key=dora")).json()) as any).calls;
+    expect(calls.map((c) => [c.transport, c.outcome, c.status]).sort()).toEqual([["http", "rejected", 403], ["websocket", "rejected", 403]]);
+  });
+
   test("a generate: false warm-up over the body limit is logged and counted as the 413 it gets, with its model", async () => {
     const c = await connect(strict.url, { authorization: "Bearer sy-ws-refusal-key-0001" });
     const before = lines().length;
