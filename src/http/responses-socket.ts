@@ -4,7 +4,8 @@
  *
  * The upgrade is guarded like HTTP: the browser rules (SPEC 2.6) already ran for it as for every
  * request, and the loopback rule or a client key in `Authorization` / `x-api-key` is checked before the
- * socket is accepted (a refused upgrade is an HTTP 401 in the OpenAI error shape, never a socket).
+ * socket is accepted (a refused upgrade is the gateway's own 401/403 for POST /v1/responses, logged
+ * and counted as that refusal is, never a socket: {@link refusedUpgrade}).
  *
  * Frames, one at a time per socket (a frame that arrives while one runs waits its turn):
  * - `{"type":"response.create", …}`: one Responses request whose other fields are the HTTP body's.
@@ -30,8 +31,13 @@
  *   socket's lifetime as SPEC 2.5 words it: Codex only ever chains to the response it just received,
  *   and a socket that serves thousands of unchained requests must not grow without bound. An id the
  *   socket never issued, or one that has aged out, is an error frame (400 `previous_response_not_found`).
- * - `response.processed` acknowledgements (newer Codex versions) need no answer; any other `type`, or
- *   a frame that is not a JSON object, is an error frame (400).
+ * - `response.processed` acknowledgements (newer Codex versions) need no answer; any other `type`
+ *   (`response.steer` too: steering needs a reply that takes input while it runs), or a frame that is
+ *   not a JSON object, is an error frame (400).
+ * - Every refusal the socket decides itself goes through the gateway as the request's own
+ *   (IncomingRequest `refusal`): one request log line, one count, one Calls row each, as over HTTP.
+ * - `stream_id` (the openai SDK's WebSocket lanes, WebSocket-only) is not part of the body: every frame
+ *   answering that `response.create` carries it. Lanes share the one-at-a-time order.
  *
  * The socket closes after `idleMs` (config `server.websocket_idle_timeout_ms`, default 10 min) without frames in either direction, and when the
  * client closes; closing aborts the request in flight, which cancels the upstream call (SPEC 6.4).
