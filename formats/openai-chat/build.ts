@@ -23,6 +23,7 @@ import { chatToolId } from "./mapping.ts";
 import type { JsonObject as Json } from "../json.ts";
 import { isGoogleOnlyUri } from "../media-types.ts";
 import { openaiAudioFormat } from "../openai-common/audio.ts";
+import { sendableResponseFormat } from "../openai-common/response-format.ts";
 import { forcesTool, holdsCacheMarkers } from "../request-marks.ts";
 import { withArticle } from "../article.ts";
 import { OPENAI_TOOL_NAMES, registerToolNames, renamedToolWarnings, ToolNameMap } from "../tool-names.ts";
@@ -471,7 +472,9 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     if (openai || req.source.format === "openai-chat" || takesVerbosity(target.model)) body.verbosity = req.verbosity;
     else b.w.add("dropped_field", `verbosity is sent to OpenAI's gpt-5 models only; ${target.model} did not get it.`);
   }
-  const rf = req.responseFormat;
+  // OpenAI refuses a non-object schema root; a Chat client's own goes as it wrote it, and another
+  // server behind openai-compatible may take one.
+  const rf = req.responseFormat && openai && req.source.format !== "openai-chat" ? sendableResponseFormat(req.responseFormat, b.w, "response_format") : req.responseFormat;
   if (rf) {
     if (rf.type === "json_schema") {
       const js: Json = { name: rf.name ?? "response", schema: rf.schema };

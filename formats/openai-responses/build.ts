@@ -21,6 +21,7 @@ import { ANTHROPIC_SERVICE_TIER, bucketThinkingBudget, dropRefusedFields, effort
 import { isObj } from "../json.ts";
 import { isGoogleOnlyUri } from "../media-types.ts";
 import { openaiAudioFormat } from "../openai-common/audio.ts";
+import { sendableResponseFormat } from "../openai-common/response-format.ts";
 import { forcesTool, holdsCacheMarkers } from "../request-marks.ts";
 import { applyCodexFixes } from "./codex.ts";
 import { pairToolHistory } from "../tool-pairs.ts";
@@ -552,10 +553,13 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   const carried = carryChatFields(req, body, w);
 
   const extraText = fromResponses ? (req.source.extra.text as Record<string, unknown> | undefined) : undefined;
-  if (req.responseFormat || extraText || req.verbosity) {
+  // Responses upstreams are OpenAI's (openai-responses, codex): a translated non-object schema root is
+  // refused there, so it is dropped with a warning; a Responses client's own goes as it wrote it.
+  const format = req.responseFormat && !fromResponses ? sendableResponseFormat(req.responseFormat, w, "text.format") : req.responseFormat;
+  if (format || extraText || req.verbosity) {
     const text: Record<string, unknown> = { ...extraText };
     if (req.verbosity) text.verbosity = req.verbosity;
-    if (req.responseFormat) text.format = buildTextFormat(req.responseFormat);
+    if (format) text.format = buildTextFormat(format);
     body.text = text;
   }
 
