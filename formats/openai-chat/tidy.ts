@@ -9,13 +9,6 @@ import { checkedRequest } from "./parse.ts";
 import { chatBodyAccepted } from "./request-shape.ts";
 import { untaggedDetails } from "./reasoning-details.ts";
 
-/** Copy of a content part without `cache_control`. */
-function stripPart(p: unknown): unknown {
-  if (!isObj(p) || !("cache_control" in p)) return p;
-  const { cache_control: _cc, ...rest } = p;
-  return rest;
-}
-
 /** Whether a message's content carries anything (a non-empty string, or a non-empty-text / non-text part). */
 function hasContent(content: unknown): boolean {
   if (typeof content === "string") return content.length > 0;
@@ -46,7 +39,9 @@ function hasContent(content: unknown): boolean {
  * - streaming: `stream_options.include_usage: true` forced (usage is read from the stream; the encoder
  *   withholds it from a client that did not ask).
  *
- * Warnings: `dropped_empty_message`, `reordered_tool_results`.
+ * Warnings: `dropped_empty_message`, `reordered_tool_results`, `dropped_cache_control` (a non-null
+ * `cache_control` was removed anywhere, as the translated Chat and Responses lanes name it; found by the
+ * loops that remove it, so a body without markers costs one boolean).
  *
  * The body is first checked against the request schema (request-shape.ts {@link chatBodyAccepted} by
  * hand, else parse.ts {@link checkedRequest}): a wrong-typed field (`content: {…}`, `content: [1]`,
@@ -61,8 +56,13 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
   if (!chatBodyAccepted(body)) checkedRequest(body);
   const w = new Warnings();
   const out: Json = {};
+  let cached = false; // a non-null cache_control was removed
   for (const [k, val] of Object.entries(body)) {
-    if (val === null || val === undefined || k === "cache_control") continue;
+    if (val === null || val === undefined) continue;
+    if (k === "cache_control") {
+      cached = true;
+      continue;
+    }
     out[k] = val;
   }
   out.model = target.model;
@@ -75,10 +75,26 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       if (!isObj(m)) continue; // not after the check above (the schema takes only objects with a role)
       const msg: Json = {};
       for (const [k, val] of Object.entries(m)) {
-        if (val === null || val === undefined || k === "cache_control") continue;
+        if (val === null || val === undefined) continue;
+        if (k === "cache_control") {
+          cached = true;
+          continue;
+        }
         msg[k] = val;
       }
-      if (Array.isArray(msg.content)) msg.content = msg.content.map(stripPart);
+      if (Array.isArray(msg.content)) {
+        const kept: unknown[] = [];
+        for (const p of msg.content) {
+          if (!isObj(p) || !("cache_control" in p)) {
+            kept.push(p);
+            continue;
+          }
+          const { cache_control: cc, ...rest } = p;
+          if (cc !== null && cc !== undefined) cached = true;
+          kept.push(rest);
+        }
+        msg.content = kept;
+      }
       if (Array.isArray(msg.tool_calls) && msg.tool_calls.length === 0) delete msg.tool_calls;
       if (Array.isArray(msg.reasoning_details)) {
         // Another provider's signed reasoning this gateway handed out (reasoning-details.ts) stays here.
@@ -147,13 +163,21 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       if (!isObj(t)) return t;
       const tool: Json = {};
       for (const [k, val] of Object.entries(t)) {
-        if (val === null || val === undefined || k === "cache_control") continue;
+        if (val === null || val === undefined) continue;
+        if (k === "cache_control") {
+          cached = true;
+          continue;
+        }
         tool[k] = val;
       }
       if (isObj(tool.function)) {
         const fn: Json = {};
         for (const [k, val] of Object.entries(tool.function)) {
-          if (val === null || val === undefined || k === "cache_control") continue;
+          if (val === null || val === undefined) continue;
+          if (k === "cache_control") {
+            cached = true;
+            continue;
+          }
           fn[k] = val;
         }
         tool.function = fn;
@@ -161,6 +185,8 @@ export function tidyRequest(body: Record<string, unknown>, target: BuildTarget):
       return tool;
     });
   }
+
+  if (cached) w.add("dropped_cache_control", "Chat Completions has no per-block prompt-cache markers (OpenAI-compatible servers may refuse them); cache_control was not sent.");
 
   if (out.stop === "" || Array.isArray(out.stop)) {
     const stops = sendableStops(typeof out.stop === "string" ? [out.stop] : out.stop.filter((x): x is string => typeof x === "string"), w);

@@ -560,7 +560,7 @@ describe("tidyRequest (openai-compatible)", () => {
     expect(out.tools).toEqual([{ type: "function", function: { name: "f", parameters: { type: "object" } } }]);
     expect(out).toMatchObject({ model: "up-model", max_tokens: 64, stream_options: { include_usage: true } });
     expect("max_completion_tokens" in out || "temperature" in out).toBe(false);
-    expect(warnings.map((w) => w.code)).toEqual(["dropped_empty_message", "reordered_tool_results"]);
+    expect(warnings.map((w) => w.code)).toEqual(["dropped_empty_message", "reordered_tool_results", "dropped_cache_control"]);
   });
 
   test("reasoning_details entries this gateway tagged (another provider's state) are not sent; a provider's own are", () => {
