@@ -32,7 +32,12 @@ export function takesVerbosity(model: string): boolean {
  * effort, and do not support none" (gpt-5, -mini, -nano take `minimal`); "the gpt-5-pro model defaults
  * to (and only supports) high"; the o-series take `low` at the least, and the Codex models reason at
  * `low` at the least too (400 "Unsupported value: 'minimal' … Supported values are: 'none', 'low',
- * 'medium', and 'high'" shows each model refuses a value outside its list).
+ * 'medium', and 'high'" shows each model refuses a value outside its list). The later chat models
+ * (`gpt-5.1-chat-latest`, `gpt-5.2-chat-latest`, … — not gpt-5's own `gpt-5-chat-latest`, which does
+ * not reason) reason at medium only: OpenAI answers "Unsupported value: 'reasoning_effort' does not
+ * support 'high' with this model. Supported values are: 'medium'." for gpt-5.2-chat-latest
+ * (egoist/chatwise-releases#1257, 2026-02), and clients send gpt-5.1-chat-latest no effort at all
+ * (chatgpt-web-dev/chatgpt-web#662), so `none` would be refused: they get no effort and the note.
  *
  * `model` is the upstream id; a routing prefix (`openai/gpt-5.1`) is ignored. Returns the effort to
  * send (undefined: send none) and, when the model cannot switch reasoning off, a note for the
@@ -42,6 +47,8 @@ export function takesVerbosity(model: string): boolean {
 export function effortForDisabledReasoning(model: string): { effort?: ReasoningEffort; note?: string } {
   const m = bareModel(model);
   if (/^gpt-5(?:\.\d+)?-pro/.test(m)) return { note: `${model} only reasons at high effort; reasoning could not be switched off` };
+  if (/^gpt-5-chat(?:-|$)/.test(m)) return {}; // does not reason (reasonsNever): nothing to switch off
+  if (/^gpt-5\.\d+-chat(?:-|$)/.test(m)) return { note: `${model} only reasons at medium effort; reasoning could not be switched off` };
   if (/^gpt-5/.test(m) && m.includes("codex")) return { effort: "low", note: `${model} cannot switch reasoning off; reasoning effort low was sent` };
   if (/^gpt-5\.\d/.test(m)) return { effort: "none" };
   if (/^gpt-5(?:-|$)/.test(m)) return { effort: "minimal", note: `${model} cannot switch reasoning off (models before gpt-5.1 have no effort none); reasoning effort minimal was sent` };
@@ -65,7 +72,13 @@ export function reasonsByDefault(model: string): boolean {
  * Whether the model is one of OpenAI's models that do not reason: gpt-3.5, the gpt-4 family (gpt-4,
  * gpt-4-turbo, gpt-4o, gpt-4.1, gpt-4.5 and their -mini/-nano/dated ids), chatgpt-4o, and gpt-5's chat
  * model (`gpt-5-chat-latest`; not the later `gpt-5.N-chat-latest`, which OpenAI serves as reasoning
- * models: those, like any id not named here, are neither this nor {@link reasonsByDefault}). OpenAI
+ * models: those, like any id not named here, are neither this nor {@link reasonsByDefault}). The
+ * `-chat-latest` suffix alone does not make a model one that does not reason: OpenAI refuses
+ * gpt-5.2-chat-latest any reasoning effort but `medium` (400 "Supported values are: 'medium'",
+ * egoist/chatwise-releases#1257), so it reasons; the model pages stored for the search (OpenAI's own
+ * pages for gpt-5.1/5.2-chat-latest were not among them; aimlapi's gpt-5.2-chat-latest page lists no
+ * temperature or top_p, its gpt-5.2 page does) say nothing against that. An unknown family (`gpt-6…`)
+ * is left unclassified too. OpenAI
  * refuses reasoning fields to them: 400 "Unsupported parameter: 'reasoning.effort' is not supported with
  * this model." and "Encrypted content is not supported with this model." A routing prefix is ignored.
  */
