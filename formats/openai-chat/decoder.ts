@@ -22,7 +22,7 @@
  *   `prompt_filter_results`, usage-only chunks), empty `id`/`model`; a reply of only such chunks is an
  *   empty one: a refusal (raw `content_filter`) when a prompt filter result says `filtered: true`, else,
  *   after `[DONE]`, {@link EMPTY_REPLY_ERROR} rather than a truncation (as response.ts reads a JSON body
- *   with `choices: []`);
+ *   with `choices: []`); so is a stream of `[DONE]` alone;
  * - usage on the finish chunk, on every chunk, as `usage: null`, or in `x_groq.usage`; `total_tokens`
  *   not the sum (see {@link usageFromChat});
  * - `finish_reason: "stop"` after tool calls (the normalizer promotes it to `tool_use`);
@@ -172,7 +172,9 @@ export class ChatDecoder implements StreamDecoder {
     // a JSON body with `choices: []` is (response.ts noChoicesReply): a refusal when a prompt filter
     // result said so; else, once the provider ended it with `[DONE]`, an empty reply without a finish,
     // which a stream cannot carry (nothing is invented, SPEC F-6): its error says what came.
-    if (this.sawChunk && !this.sawChoice && !this.finished && !this.failed) {
+    // `[DONE]` with no chunk before it at all is the same empty reply (SPEC 6.3's last row: a 200 with
+    // nothing usable, the next target, no cooldown), not a cut one: nothing was begun, so nothing was cut.
+    if ((this.sawChunk || this.sawDone) && !this.sawChoice && !this.finished && !this.failed) {
       if (this.promptFiltered) {
         this.finished = true;
         this.emit({ type: "finish", reason: "refusal", raw: "content_filter" });

@@ -31,8 +31,8 @@
  * `state.looking`: about once a second in a steady stream), a tool call with an id, name or argument text, a finish; an
  * empty delta, `content: ""` or a usage chunk is none.
  *
- * A reply of only `choices: []` chunks then `[DONE]` (Azure's prompt filter results, usage chunks) is
- * read as the decoder reads it: a refusal (the bytes as they came) when a prompt filter result says
+ * A reply of only `choices: []` chunks then `[DONE]` (Azure's prompt filter results, usage chunks), or
+ * of `[DONE]` alone, is read as the decoder reads it: a refusal (the bytes as they came) when a prompt filter result says
  * `filtered: true`, else an empty reply's error (`upstream_empty_reply`) before the commit point.
  *
  * `end(failure?)` (SPEC 6.4): nothing when `[DONE]` arrived after the finish (or an in-band error);
@@ -576,10 +576,11 @@ export class ChatTap implements PassthroughTap {
     const st = this.state;
     if (st.terminal) return false; // a second `[DONE]`: the stream ended at the first
     if (this.finishRaw === undefined && st.error === undefined) {
-      if (this.choices !== NO_CHOICE) return false;
-      // Only `choices: []` chunks before it: an empty reply, read as the decoder reads it (decoder.ts
-      // `end`): a refusal when a prompt filter result said so (forwarded as it came), else the empty
-      // reply's error (a failed attempt: nothing was forwarded yet).
+      if (this.choices === SOME_CHOICE) return false;
+      // Only `choices: []` chunks before it, or no chunk at all (`[DONE]` alone): an empty reply, read
+      // as the decoder reads it (decoder.ts `end`): a refusal when a prompt filter result said so
+      // (forwarded as it came), else the empty reply's error (a failed attempt: nothing was forwarded
+      // yet; SPEC 6.3's last row, the next target, not the 5xx row of a cut stream).
       if (this.promptFiltered) {
         this.finishRaw = "content_filter";
         st.stopReason = "refusal";

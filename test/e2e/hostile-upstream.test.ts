@@ -37,16 +37,32 @@ describe("a Chat stream that says [DONE] before any finish_reason (a proxy whose
     await expect(stream.finalChatCompletion()).rejects.toBeInstanceOf(APIError);
   });
 
-  test("native Chat lane, [DONE] and nothing else: a failed attempt (retried), then a 502 in Chat's error shape, as on the translated lanes", async () => {
+  // `[DONE]` alone is a 200 with nothing usable, not a cut stream (nothing was begun): SPEC 6.3's last
+  // row (empty_reply: the next target, no same-account retry, no cooldown), as a stream of only
+  // `choices: []` chunks then `[DONE]` is. It was the 5xx row (upstream_truncated, retried).
+  test("native Chat lane, [DONE] and nothing else: an empty reply (not retried), then a 502 in Chat's error shape, as on the translated lanes", async () => {
     suite.gw.fake.handle(() => ({ sse: "data: [DONE]\n\n" }));
-    const res = await fetch(`${suite.gw.url}/v1/chat/completions`, {
+    for (const model of ["oai/gpt-x", "chat/gpt-x"]) {
+      const before = suite.gw.fake.requests.length;
+      const res = await fetch(`${suite.gw.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(res.status, model).toBe(502);
+      expect(await res.json(), model).toMatchObject({ error: { code: "upstream_empty_reply", type: "server_error" } });
+      expect(suite.gw.fake.requests.length - before, model).toBe(1);
+    }
+    // Translated (an Anthropic client, the Chat decoder): the same row.
+    const before = suite.gw.fake.requests.length;
+    const res = await fetch(`${suite.gw.url}/v1/messages`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "oai/gpt-x", stream: true, messages: [{ role: "user", content: "hi" }] }),
+      headers: { "content-type": "application/json", "anthropic-version": "2023-06-01" },
+      body: JSON.stringify({ model: "oai/gpt-x", max_tokens: 50, stream: true, messages: [{ role: "user", content: "hi" }] }),
     });
     expect(res.status).toBe(502);
-    expect(await res.json()).toMatchObject({ error: { code: "upstream_truncated", type: "server_error" } });
-    expect(suite.gw.fake.requests.length).toBeGreaterThan(1);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toContain("without any choice");
+    expect(suite.gw.fake.requests.length - before).toBe(1);
   });
 });
 

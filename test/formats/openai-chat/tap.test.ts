@@ -164,11 +164,13 @@ describe("tap endings (SPEC 6.4)", () => {
     }
   });
 
-  test("[DONE] alone (no content at all): the tap reports the truncation as an error before content", () => {
-    const { bytes, tap } = tapRun([utf8.encode(done)], true);
-    expect(ssePayloads(text(bytes)).at(-2)).toMatchObject({ error: { code: "upstream_truncated" } });
+  // Nothing was begun, so nothing was cut: an empty reply (SPEC 6.3's last row), as only `choices: []`
+  // chunks then [DONE] are, not the truncation (the 5xx row, retried) it was.
+  test("[DONE] alone (no chunk at all): the tap reports an empty reply as an error before content", () => {
+    const { tap } = tapRun([utf8.encode(done)], true);
+    // (the pipeline fails the attempt on this error before content; no byte reaches the client)
     expect(tap.state.sawContent).toBe(false);
-    expect(tap.state.error).toMatchObject({ code: "upstream_truncated" });
+    expect(tap.state.error).toMatchObject({ code: "upstream_empty_reply", status: 502 });
   });
 
   test('a failure finish_reason ("error") then [DONE]: forwarded as is, observed as the reply\'s failure', () => {
