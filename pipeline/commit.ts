@@ -90,7 +90,8 @@ export function replyDriverFor(
     if (events && providerCodec.createEventTap) return passthroughDriver(providerCodec.createEventTap(tapOptions), eventSample(providerCodec, hints), secrets);
     // A Chat client that asked for usage gets its chunk though the upstream sends none (add-usage-chunk.ts).
     const usageChunk = ctx.includeUsage ? new UsageChunkAdder(new ReplyEncoderOptions(ctx)) : undefined;
-    const tap = passthroughDriver(providerCodec.createTap(tapOptions), byteSample(providerCodec, hints), secrets, usageChunk);
+    // A Chat stream ends at its first [DONE]: the upstream is read no more then (PassthroughDriver.cut).
+    const tap = passthroughDriver(providerCodec.createTap(tapOptions), byteSample(providerCodec, hints), secrets, usageChunk, translated.upstreamFormat === "openai-chat");
     return events ? new SseEventsDriver(tap) : tap;
   }
   const encoderOptions = new ReplyEncoderOptions(ctx); // only for the drivers that encode (item 178)

@@ -5,7 +5,8 @@
  * read an in-band error, its error events (those the tap says are: PassthroughTap.isErrorEvent) are
  * scrubbed of the attempt's secrets before the client gets them (SPEC 2.4, pipeline/scrub-events.ts);
  * until then its output goes out as it is. A native Chat stream whose client asked for usage gets the
- * usage chunk its upstream did not send (pipeline/add-usage-chunk.ts).
+ * usage chunk its upstream did not send (pipeline/add-usage-chunk.ts), and its upstream is read no
+ * more after the first `[DONE]` ({@link PassthroughDriver.cut}).
  */
 import type { HubError, StopReason, Usage } from "../formats/hub.ts";
 import type { PassthroughTap, TapState } from "../formats/codec.ts";
@@ -39,6 +40,8 @@ export class PassthroughDriver<Out> {
     private readonly secrets: SecretSource,
     /** A native Chat stream whose client asked for usage: adds the usage chunk the upstream did not send (add-usage-chunk.ts). */
     private readonly usageChunk?: UsageChunkAdder,
+    /** A native Chat stream: the reply ends at the tap's terminal event ({@link cut}). */
+    private readonly endsAtTerminal = false,
   ) {
     this.tapState = tap.state;
   }
@@ -67,6 +70,18 @@ export class PassthroughDriver<Out> {
     // missing closing frames (SPEC 6.4): the reply finished.
     this.late = this.tap.state.error;
     return out;
+  }
+
+  /**
+   * {@link ReplyDriver.cut} of a native Chat stream: true once its tap read the first `data: [DONE]`
+   * (TapState.terminal), after which it withholds everything (SPEC F-5, [DONE] once), so the readers
+   * cancel the upstream read then instead of reading on until the upstream closes, and the connection
+   * is released. Undefined for the other taps (their terminal events are not the end of what they
+   * forward: a Gemini finish may come before its usage), so the readers never look at it per read. A
+   * getter on the prototype: no field or closure per reply, one property read per upstream read.
+   */
+  get cut(): boolean | undefined {
+    return this.endsAtTerminal ? this.tapState.terminal : undefined;
   }
 
   /** {@link ReplyDriver.contentEvents}: the tap's count of events with content (TapState.contentEvents), for the keep-alive bound. */

@@ -48,9 +48,11 @@ import type { ReplyDriver } from "./reply-driver.ts";
  * keeps what was forwarded, for `outputChars` (pipeline/output-estimate.ts); without it that is 0.
  * `secrets`: what an in-band error is scrubbed of (SPEC 2.4); without them, credential shapes only.
  * `usageChunk`: a native Chat stream's usage chunk when the upstream sends none (add-usage-chunk.ts).
+ * `endsAtTerminal`: a native Chat stream, whose upstream is read no more after its first `[DONE]`
+ * (PassthroughDriver.cut).
  */
-export function passthroughDriver<Out = Uint8Array>(tap: PassthroughTap<Out>, sample?: OutputSample<Out>, secrets: SecretSource = NO_SECRETS, usageChunk?: UsageChunkAdder): ReplyDriver<Out> {
-  return new PassthroughDriver(tap, sample, secrets, usageChunk);
+export function passthroughDriver<Out = Uint8Array>(tap: PassthroughTap<Out>, sample?: OutputSample<Out>, secrets: SecretSource = NO_SECRETS, usageChunk?: UsageChunkAdder, endsAtTerminal = false): ReplyDriver<Out> {
+  return new PassthroughDriver(tap, sample, secrets, usageChunk, endsAtTerminal);
 }
 
 /**

@@ -84,8 +84,9 @@ export interface ReplyDriver<Out = Uint8Array> {
    */
   hold?(chunk: Uint8Array): void;
   /**
-   * Optional: the reply ended at a stop sequence the gateway emulates (pipeline/cut-at-stop-sequence.ts):
-   * its finish was handed on, so the upstream is read no more (its reader cancelled) and the driver ended.
+   * Optional: the reply ended at a stop sequence the gateway emulates (pipeline/cut-at-stop-sequence.ts),
+   * or a native Chat stream at its first `[DONE]` (passthrough-driver.ts): its finish was handed on, so
+   * the upstream is read no more (its reader cancelled) and the driver ended.
    * Undefined (from the start) for a driver that emulates none: the readers then never look at it per read.
    */
   readonly cut?: boolean;

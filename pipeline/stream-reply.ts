@@ -7,6 +7,9 @@ import type { HubError } from "../formats/hub.ts";
 import { committedReads, type ByteReader, type ReadResult } from "./committed-reads.ts";
 import type { ReplyDriver } from "./reply-driver.ts";
 
+/** The handler of a cancel nobody waits on (one function for every reply, not a closure per reply). */
+const ignore = (): void => {};
+
 /**
  * What a streamed reply that ended (its driver's `end` called, with the upstream's `failure` if any)
  * is reported with (SPEC 6.4): the in-band error its client got; none when the provider had already
@@ -87,9 +90,9 @@ export function replyStream(
         try {
           // Read until the driver has something for the client (an upstream read may end mid-event).
           while (!ended) {
-            // The reply ended at an emulated stop sequence (ReplyDriver.cut): the upstream is read no more.
+            // The reply ended at an emulated stop sequence or a native Chat stream's [DONE] (ReplyDriver.cut): the upstream is read no more.
             if (cuts && driver.cut === true) {
-              void reader.cancel().catch(() => {});
+              void reader.cancel().catch(ignore);
               return finish(controller, undefined);
             }
             let r: ReadResult;

@@ -51,3 +51,19 @@ for (const [what, tail] of [
     }
   });
 }
+
+// The upstream read after [DONE] went on until the upstream closed the stream, though nothing of it
+// reaches the client: a server that keeps the connection open after [DONE] (keep-alive comments,
+// here without end) held the client's stream open until the idle or keep-alive bound. Now the read is
+// cancelled at the first [DONE] (PassthroughDriver.cut) and the stream ends there.
+test("upstream keeps sending after [DONE] without closing: the client's stream ends at [DONE], the upstream read is cancelled", async () => {
+  const reply = simpleReply("openai-chat", { text: "Done, but open.", model: "gpt-test" }, true);
+  for (const split of [undefined, [reply.sse!.length - 5]]) {
+    gw.fake.enqueue({ sse: reply.sse, split_at: split, endless: ": keep-alive\n\n", endless_every_ms: 20 });
+    const timeout = Bun.sleep(5_000).then(() => "still open after 5 s");
+    const text = await Promise.race([chatStream(), timeout]);
+    expect(text).toContain('"content":"Done, ');
+    expect(text.split("data: [DONE]").length - 1).toBe(1);
+    expect(text.endsWith("data: [DONE]\n\n")).toBe(true);
+  }
+}, 20_000);
