@@ -17,7 +17,7 @@ import {
   sendableStops,
   Warnings,
 } from "../hub.ts";
-import { ANTHROPIC_SERVICE_TIER, bucketThinkingBudget, dropRefusedFields, effortForDisabledReasoning, takesVerbosity } from "../openai-common/models.ts";
+import { ANTHROPIC_SERVICE_TIER, bucketThinkingBudget, dropRefusedFields, effortForDisabledReasoning, takesVerbosity, topEffortFor } from "../openai-common/models.ts";
 import { isObj } from "../json.ts";
 import { chatToolId } from "./mapping.ts";
 import type { JsonObject as Json } from "../json.ts";
@@ -172,8 +172,10 @@ class Builder {
         const s = p.source;
         let url: string;
         if (s.kind === "base64") url = dataUrl(s.mediaType, s.data);
-        else if (s.kind === "url" && isGoogleOnlyUri(s.url)) {
-          this.w.add("dropped_media", "An image given by a Google-only file URI (gs:// or the Gemini Files API) cannot be read by a Chat Completions upstream; it was dropped.");
+        else if (s.kind === "url" && isGoogleOnlyUri(s.url) && this.target.kind === "openai") {
+          // OpenAI cannot fetch it; a third-party server may (Vertex AI's OpenAI-compatible endpoint reads
+          // gs:// images), so it gets the URI as it came, as it gets an audio format OpenAI refuses.
+          this.w.add("dropped_media", "An image given by a Google-only file URI (gs:// or the Gemini Files API) cannot be read by OpenAI; it was dropped.");
           return undefined;
         } else if (s.kind === "url") url = s.url;
         else {
@@ -347,9 +349,12 @@ class Builder {
  * - `verbosity` (the Responses `text.verbosity`) for `openai`, a Chat client's own, and a third-party
  *   server's gpt-5 model (openai-common/models.ts `takesVerbosity`); otherwise dropped with a warning.
  * - `stop` (at most 4 for `openai`, the rest dropped with a warning; an empty one is not sent, hub.ts
- *   `sendableStops`; none to an OpenAI reasoning model, which refuses it: `stopsEmulated`),
+ *   `sendableStops`; none to an OpenAI reasoning model, which refuses it: `stopsEmulated`, the gateway
+ *   cuts the reply at all of them, so neither the trim nor its warning),
  *   `temperature`, `top_p`, `n`,
- *   `reasoning_effort` (from the effort, or bucketed from a budget; `max` → `xhigh`; reasoning switched
+ *   `reasoning_effort` (from the effort, or bucketed from a budget; `max` → `xhigh`, or `high` with a
+ *   `changed_field` warning for an OpenAI model that refuses `xhigh`: openai-common/models.ts
+ *   `topEffortFor`; reasoning switched
  *   off → the model's least effort, `none` from gpt-5.1 on, `minimal` for gpt-5, …:
  *   openai-common/models.ts, with a `changed_field` warning when it is not off),
  *   `response_format`, `user` (only when ≤ 64 characters), `prompt_cache_key` (`openai` only), `store`
@@ -448,14 +453,8 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (req.logprobs !== undefined) body.logprobs = req.logprobs;
   // Chat takes top_logprobs only with logprobs: true; another format's count without its logprobs switch is not sent.
   if (req.topLogprobs !== undefined && (req.logprobs === true || req.source.format === "openai-chat")) body.top_logprobs = req.topLogprobs;
-  let stop = sendableStops(req.stopSequences, b.w);
-  if (stop) {
-    if (openai && stop.length > 4) {
-      b.w.add("dropped_field", `OpenAI accepts at most 4 stop sequences; ${stop.length - 4} were dropped.`);
-      stop = stop.slice(0, 4);
-    }
-    body.stop = stop;
-  }
+  const stop = sendableStops(req.stopSequences, b.w);
+  if (stop) body.stop = stop; // at most 4 for OpenAI: trimmed below, once it is known they are sent
   const r = req.reasoning;
   if (r) {
     let effort: ReasoningEffort | undefined = r.effort;
@@ -465,8 +464,12 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       effort = off.effort;
       if (off.note) b.w.add("changed_field", off.note);
     }
-    if (effort === "max") effort = "xhigh";
-    if (effort) body.reasoning_effort = effort;
+    if (effort) {
+      // max (Anthropic) → xhigh, or high for an OpenAI model that refuses xhigh (openai-common/models.ts)
+      const top = topEffortFor(effort, target.kind, target.model);
+      if (top.note) b.w.add("changed_field", top.note);
+      body.reasoning_effort = top.effort;
+    }
   }
   if (req.verbosity) {
     if (openai || req.source.format === "openai-chat" || takesVerbosity(target.model)) body.verbosity = req.verbosity;
@@ -510,9 +513,21 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     const dropped = extraKeys.filter((k) => !k.startsWith("$")); // `$…`: per-item fields a format keeps for itself
     if (dropped.length > 0) b.w.add("dropped_field", `Fields with no Chat Completions equivalent were dropped: ${dropped.join(", ")}.`);
   }
-  if (holdsCacheMarkers(req)) b.w.add("dropped_cache_control", "Chat Completions has no per-block prompt-cache markers (OpenAI caches prompt prefixes by itself); cache_control was not sent.");
+  if (holdsCacheMarkers(req)) {
+    b.w.add(
+      "dropped_cache_control",
+      openai
+        ? "Chat Completions has no per-block prompt-cache markers (OpenAI caches prompt prefixes by itself); cache_control was not sent."
+        : "Chat Completions has no standard per-block prompt-cache markers; cache_control was not sent, so a server that caches only at marked points (OpenRouter for Anthropic models) does not cache this prompt.",
+    );
+  }
   // What OpenAI's own API refuses for this model (a reasoning model's sampling, a plain model's reasoning).
   const refused = dropRefusedFields(body, target.kind, target.model, b.w);
+  // OpenAI takes at most 4 stop sequences; none went to a reasoning model (emulated, all of them: refused)
+  if (openai && Array.isArray(body.stop) && body.stop.length > 4) {
+    b.w.add("dropped_field", `OpenAI accepts at most 4 stop sequences; ${body.stop.length - 4} were dropped.`);
+    body.stop = body.stop.slice(0, 4);
+  }
   const hints = renamedToolWarnings(b.names, "OpenAI", b.w);
   const built: BuiltRequest = hints ? { body, warnings: b.w.list, decoderHints: hints } : { body, warnings: b.w.list };
   if (refused.includes("stop")) built.stopsEmulated = true; // the gateway cuts the reply at them (pipeline/commit.ts)

@@ -3,7 +3,8 @@
  * the effort that switches reasoning off ({@link effortForDisabledReasoning}), whether it takes
  * `verbosity` ({@link takesVerbosity}), whether it reasons ({@link reasonsByDefault}) or is one of
  * OpenAI's models that do not ({@link reasonsNever}), the effort a thinking budget stands for
- * ({@link bucketThinkingBudget}), and what an OpenAI model refuses of a built body
+ * ({@link bucketThinkingBudget}), whether it takes an effort at all ({@link takesReasoningEffort}) and
+ * which top effort ({@link topEffortFor}), and what an OpenAI model refuses of a built body
  * ({@link dropRefusedFields}). Pure.
  */
 import type { ProviderKind } from "../codec.ts";
@@ -31,8 +32,10 @@ export function takesVerbosity(model: string): boolean {
  * to none, which does not perform reasoning"; "all models before gpt-5.1 default to medium reasoning
  * effort, and do not support none" (gpt-5, -mini, -nano take `minimal`); "the gpt-5-pro model defaults
  * to (and only supports) high"; the o-series take `low` at the least, and the Codex models reason at
- * `low` at the least too (400 "Unsupported value: 'minimal' … Supported values are: 'none', 'low',
- * 'medium', and 'high'" shows each model refuses a value outside its list). The later chat models
+ * `low` at the least too, as does `codex-mini-latest` (a fine-tuned o4-mini: OpenAI's model page) (400
+ * "Unsupported value: 'minimal' … Supported values are: 'none', 'low', 'medium', and 'high'" shows each
+ * model refuses a value outside its list); a model that takes no effort ({@link takesReasoningEffort})
+ * gets none, with a note. The later chat models
  * (`gpt-5.1-chat-latest`, `gpt-5.2-chat-latest`, … — not gpt-5's own `gpt-5-chat-latest`, which does
  * not reason) reason at medium only: OpenAI answers "Unsupported value: 'reasoning_effort' does not
  * support 'high' with this model. Supported values are: 'medium'." for gpt-5.2-chat-latest
@@ -46,6 +49,8 @@ export function takesVerbosity(model: string): boolean {
  */
 export function effortForDisabledReasoning(model: string): { effort?: ReasoningEffort; note?: string } {
   const m = bareModel(model);
+  if (reasonsByDefault(model) && !takesReasoningEffort(model)) return { note: `${model} takes no reasoning effort; reasoning could not be switched off` };
+  if (/^codex-mini/.test(m)) return { effort: "low", note: `${model} cannot switch reasoning off; reasoning effort low was sent` };
   if (/^gpt-5(?:\.\d+)?-pro/.test(m)) return { note: `${model} only reasons at high effort; reasoning could not be switched off` };
   if (/^gpt-5-chat(?:-|$)/.test(m)) return {}; // does not reason (reasonsNever): nothing to switch off
   if (/^gpt-5\.\d+-chat(?:-|$)/.test(m)) return { note: `${model} only reasons at medium effort; reasoning could not be switched off` };
@@ -58,13 +63,15 @@ export function effortForDisabledReasoning(model: string): { effort?: ReasoningE
 
 /**
  * Whether the model is an OpenAI reasoning model, which returns reasoning items (and takes
- * `include: ["reasoning.encrypted_content"]`): the o-series and the gpt-5 family but its chat models
+ * `include: ["reasoning.encrypted_content"]`): the o-series, `codex-mini-latest` (OpenAI's model page: "a
+ * fine-tuned version of o4-mini", Responses only) and the gpt-5 family but its chat models
  * (`gpt-5-chat-latest`). OpenAI's other models refuse that include with 400 "Encrypted content is not
  * supported with this model." (param `include`; gpt-4o, gpt-4.1, gpt-5-chat-latest: pydantic/pydantic-ai
  * #2865, #3326). A routing prefix (`openai/gpt-5`) is ignored.
  */
 export function reasonsByDefault(model: string): boolean {
   const m = bareModel(model);
+  if (/^codex-mini(?:-|$)/.test(m)) return true; // a fine-tuned o4-mini (OpenAI's model page: "Reasoning token support")
   return /^o\d/.test(m) || (/^gpt-5/.test(m) && !m.includes("-chat"));
 }
 
@@ -98,16 +105,61 @@ export function isOpenAiApi(kind: ProviderKind): boolean {
 
 /**
  * A thinking budget in tokens (Anthropic `thinking.budget_tokens`, Gemini `thinkingBudget`) → the OpenAI
- * reasoning effort it stands for, the one table of the Chat and Responses builders (REFERENCE §5.9: low
- * 1024–2048, medium 4096–8192, high 16384+; a budget between two rows goes to the lower one): ≤ 2048
- * `low` (also below 1024: `minimal` is not taken from gpt-5.1 on), < 16384 `medium`, else `high`. The
- * efforts the other builders turn into budgets (Anthropic 2048/8192/16384, Gemini 1024/8192/24576) come
- * back as the same effort.
+ * reasoning effort it stands for, the one table of the Chat and Responses builders. REFERENCE §5.9 gives
+ * the rows (low 1024–2048, medium 4096–8192, high 16384+) and says to bucket by thresholds; the two
+ * thresholds are the top of the low row and the foot of the high row: ≤ 2048 `low` (also below 1024:
+ * `minimal` is not taken from gpt-5.1 on), 2049–16383 `medium` (so a budget between the low and medium
+ * rows, 2049–4095, and one between the medium and high rows, 8193–16383, are both `medium`), ≥ 16384
+ * `high`. The efforts the other builders turn into budgets (Anthropic 2048/8192/16384, Gemini
+ * 1024/8192/24576) come back as the same effort.
  */
 export function bucketThinkingBudget(budget: number): ReasoningEffort {
   if (budget <= 2048) return "low";
   if (budget < 16384) return "medium";
   return "high";
+}
+
+/**
+ * Whether an OpenAI reasoning model takes a reasoning effort (`reasoning_effort` / `reasoning.effort`) at
+ * all: not o1-mini and o1-preview (the effort came with o1 and o3-mini; o1-mini answers 400
+ * "Unsupported parameter: 'reasoning_effort' is not supported with this model."), nor
+ * `gpt-5-search-api` (400 "Unrecognized request argument supplied: reasoning_effort"; OpenAI community
+ * forum, "Setting reasoning_effort with the new gpt-5-search-api ChatCompletions model"). Every other id
+ * does as far as this file knows. A routing prefix is ignored.
+ */
+export function takesReasoningEffort(model: string): boolean {
+  const m = bareModel(model);
+  return !/^o1-(?:mini|preview)(?:-|$)/.test(m) && !/^gpt-5-search-api(?:-|$)/.test(m);
+}
+
+/**
+ * Whether an OpenAI reasoning model refuses effort `xhigh`: OpenAI's API reference for
+ * `reasoning_effort` / `reasoning.effort`: "xhigh is supported for all models after
+ * gpt-5.1-codex-max", so the o-series, `codex-mini-latest`, gpt-5 (-mini, -nano, -codex, -pro) and gpt-5.1
+ * (-codex, -codex-mini) refuse it (400 "Unsupported value: 'xhigh' …"); gpt-5.1-codex-max and gpt-5.2
+ * on take it. Only reasoning models that take an effort ({@link reasonsByDefault},
+ * {@link takesReasoningEffort}) are named: the others lose the effort whole ({@link dropRefusedFields}).
+ */
+function refusesXhigh(model: string): boolean {
+  if (!reasonsByDefault(model) || !takesReasoningEffort(model)) return false;
+  const m = bareModel(model);
+  if (/^gpt-5\.1-codex-max/.test(m)) return false;
+  return /^o\d/.test(m) || /^codex-mini/.test(m) || /^gpt-5(?:\.1)?(?:-|$)/.test(m);
+}
+
+/**
+ * The effort to send for a client's effort `max` (Anthropic `output_config.effort`, which OpenAI has
+ * not) or `xhigh`: for OpenAI's own API ({@link isOpenAiApi}) and a model that refuses `xhigh`
+ * ({@link refusesXhigh}) `high`, the most it takes, with a note for a `changed_field` warning; else `max`
+ * becomes `xhigh` (a third-party server's model, an OpenAI model that takes it, an id this file does not
+ * know). Any other effort comes back as it is.
+ */
+export function topEffortFor(effort: ReasoningEffort, kind: ProviderKind, model: string): { effort: ReasoningEffort; note?: string } {
+  if (effort !== "max" && effort !== "xhigh") return { effort };
+  if (isOpenAiApi(kind) && refusesXhigh(model)) {
+    return { effort: "high", note: `${model} takes reasoning effort up to high (xhigh only from gpt-5.1-codex-max on); effort ${effort} was sent as high.` };
+  }
+  return { effort: "xhigh" };
 }
 
 /**
@@ -121,6 +173,13 @@ export const ANTHROPIC_SERVICE_TIER: Readonly<Record<string, string>> = { auto: 
 const NONE_ONLY = ["temperature", "top_p", "logprobs", "top_logprobs"] as const;
 /** Fields OpenAI's reasoning models never take (the reasoning guide's limitations; Chat only). */
 const NEVER = ["presence_penalty", "frequency_penalty", "logit_bias"] as const;
+/**
+ * The values a reasoning model takes for fields it otherwise refuses: their defaults (OpenAI's
+ * reasoning guide: "temperature and top_p are fixed at 1, while presence_penalty and frequency_penalty
+ * are fixed at 0"; any other value is answered 400 "Unsupported value: 'temperature' does not support
+ * 0.7 with this model. Only the default (1) value is supported.").
+ */
+const DEFAULTS: Readonly<Record<string, number>> = { temperature: 1, top_p: 1, presence_penalty: 0, frequency_penalty: 0 };
 /** The `include` entry asking for output-token log probabilities (Responses). */
 const LOGPROBS_INCLUDE = "message.output_text.logprobs";
 /** The `include` entry asking for a reasoning item's encrypted state (Responses). */
@@ -142,11 +201,15 @@ function shown(v: unknown): string {
  *   that takes it (gpt-5.1 on; OpenAI's latest-model guide: "The following parameters are only supported
  *   when using GPT-5.x with reasoning effort set to none: temperature, top_p, logprobs. Requests … with
  *   any other reasoning effort setting, or to older GPT-5 models (e.g., gpt-5, gpt-5-mini, gpt-5-nano)
- *   that include these fields will raise an error" — so a temperature of 1 goes too); `presence_penalty`,
- *   `frequency_penalty`, `logit_bias` (the reasoning guide's limitations: "not supported") always;
+ *   that include these fields will raise an error"); `presence_penalty`, `frequency_penalty`,
+ *   `logit_bias` (the reasoning guide's limitations: "not supported") always; but a field at its default
+ *   ({@link DEFAULTS}: temperature 1, top_p 1, penalties 0), which the models take ("Only the default (1)
+ *   value is supported"), stays and is not named;
  *   `stop` always but without a warning (400 "Unsupported parameter: 'stop' is not supported with this
  *   model." from o3, o4-mini, gpt-5, gpt-5-mini, gpt-5.2): the caller has the gateway cut the reply at
- *   the stop sequences instead (codec.ts `BuiltRequest.stopsEmulated`);
+ *   the stop sequences instead (codec.ts `BuiltRequest.stopsEmulated`); the reasoning effort
+ *   (`reasoning_effort`, or Responses' `reasoning`) for a model that takes none
+ *   ({@link takesReasoningEffort}: o1-mini, gpt-5-search-api), in a warning of its own;
  * - a model that does not reason ({@link reasonsNever}): `reasoning_effort` / `reasoning` and the
  *   `reasoning.encrypted_content` include.
  * Returns the names of the fields taken out.
@@ -160,7 +223,7 @@ export function dropRefusedFields(body: Record<string, unknown>, kind: ProviderK
     const noneTakes = effort === "none" && effortForDisabledReasoning(model).effort === "none";
     const sent: string[] = [];
     for (const f of noneTakes ? NEVER : [...NONE_ONLY, ...NEVER]) {
-      if (body[f] === undefined) continue;
+      if (body[f] === undefined || body[f] === DEFAULTS[f]) continue;
       sent.push(`${f} ${shown(body[f])}`);
       out.push(f);
       delete body[f];
@@ -177,8 +240,17 @@ export function dropRefusedFields(body: Record<string, unknown>, kind: ProviderK
       out.push("include");
     }
     if (sent.length > 0) {
-      const why = effortForDisabledReasoning(model).effort === "none" ? "temperature, top_p and logprobs only at reasoning effort none, and no penalties or logit_bias" : "no temperature, top_p, logprobs, penalties or logit_bias";
+      const why =
+        effortForDisabledReasoning(model).effort === "none"
+          ? "temperature, top_p and logprobs only at reasoning effort none (else temperature and top_p at 1 only), penalties at 0 only, and no logit_bias"
+          : "temperature and top_p at 1 only, penalties at 0 only, and no logprobs or logit_bias";
       w.add("dropped_field", `${model} is an OpenAI reasoning model, which takes ${why}: ${sent.join(", ")} not sent.`);
+    }
+    if (effort !== undefined && !takesReasoningEffort(model)) {
+      delete body.reasoning_effort;
+      delete body.reasoning;
+      out.push("reasoning");
+      w.add("dropped_field", `${model} takes no reasoning effort: reasoning effort ${shown(effort)} not sent.`);
     }
   } else if (reasonsNever(model)) {
     const reasoning = body.reasoning as { effort?: unknown } | undefined;

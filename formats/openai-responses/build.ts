@@ -17,7 +17,7 @@ import {
   Warnings,
 } from "../hub.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
-import { ANTHROPIC_SERVICE_TIER, bucketThinkingBudget, dropRefusedFields, effortForDisabledReasoning, reasonsByDefault } from "../openai-common/models.ts";
+import { ANTHROPIC_SERVICE_TIER, bucketThinkingBudget, dropRefusedFields, effortForDisabledReasoning, isOpenAiApi, reasonsByDefault, reasonsNever, topEffortFor } from "../openai-common/models.ts";
 import { isObj } from "../json.ts";
 import { isGoogleOnlyUri } from "../media-types.ts";
 import { openaiAudioFormat } from "../openai-common/audio.ts";
@@ -343,7 +343,8 @@ function buildToolChoice(tc: ToolChoice, customTools: Set<string>, names: ToolNa
   }
 }
 
-function buildReasoning(req: HubRequest, model: string, w: Warnings): Record<string, unknown> | undefined {
+function buildReasoning(req: HubRequest, target: BuildTarget, w: Warnings): Record<string, unknown> | undefined {
+  const model = target.model;
   const r = req.reasoning;
   if (!r) return undefined;
   const out: Record<string, unknown> = {};
@@ -355,9 +356,12 @@ function buildReasoning(req: HubRequest, model: string, w: Warnings): Record<str
     if (off.note) w.add("changed_field", off.note);
     return off.effort ? { effort: off.effort } : undefined;
   }
-  if (effort === "max") {
-    effort = "xhigh";
-    w.add("changed_field", "Reasoning effort 'max' is sent as 'xhigh' to the Responses upstream.");
+  if (effort) {
+    // max (Anthropic) → xhigh, or high for an OpenAI model that refuses xhigh (openai-common/models.ts)
+    const top = topEffortFor(effort, target.kind, model);
+    if (top.note) w.add("changed_field", top.note);
+    else if (effort === "max") w.add("changed_field", "Reasoning effort 'max' is sent as 'xhigh' to the Responses upstream.");
+    effort = top.effort;
   }
   if (effort) out.effort = effort;
   if (r.summary) out.summary = r.summary;
@@ -485,7 +489,10 @@ const MIN_OUTPUT_TOKENS = 16;
  * {@link applyCodexFixes} (SPEC P-2; the Codex CLI's headers are the executor's). With `store:false`
  * from a Responses client (or kind `codex`) `reasoning.encrypted_content` is added to `include` too, so reasoning can round-trip;
  * so is it when a client of another format turns reasoning on (an Anthropic thinking budget, a Chat
- * `reasoning_effort`, a Gemini `thinkingConfig`), keeping the include it gave.
+ * `reasoning_effort`, a Gemini `thinkingConfig`), keeping the include it gave; never for one of OpenAI's
+ * models that do not reason (openai-common/models.ts `reasonsNever`: gpt-4.1, …), which refuse it. A
+ * client's effort `max` is sent as `xhigh`, or as `high` to an OpenAI model that refuses `xhigh`
+ * (openai-common/models.ts `topEffortFor`), with a `changed_field` warning.
  * Asked-for logprobs (`logprobs: true`) add `message.output_text.logprobs` to `include`; `topLogprobs`
  * → `top_logprobs`.
  *
@@ -547,7 +554,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   // reply (pipeline/cut-at-stop-sequence.ts, REFERENCE §5.11: scan the text and cut), no warning.
   if (req.n !== undefined && req.n > 1) w.add("dropped_field", "n > 1 is not supported by the Responses format; one reply is generated.");
 
-  const reasoning = buildReasoning(req, target.model, w);
+  const reasoning = buildReasoning(req, target, w);
   const extraReasoning = fromResponses ? (req.source.extra.reasoning as Record<string, unknown> | undefined) : undefined;
   if (reasoning || extraReasoning) body.reasoning = { ...extraReasoning, ...reasoning };
   const carried = carryChatFields(req, body, w);
@@ -567,11 +574,14 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   let include = req.include ? [...req.include] : undefined;
   if (req.logprobs === true && !include?.includes(LOGPROBS_INCLUDE)) include = [...(include ?? []), LOGPROBS_INCLUDE];
   // Translated with the default store:false, a reasoning model's reasoning comes back only with its
-  // encrypted state; OpenAI's other models refuse the include (openai-common/models.ts reasonsByDefault).
+  // encrypted state; OpenAI's other models refuse the include (openai-common/models.ts reasonsByDefault),
+  // so the gateway adds it for none of OpenAI's models that do not reason (reasonsNever; an include the
+  // client gave is its own, taken out and named by dropRefusedFields).
   const encrypted =
-    fromResponses || target.kind === "codex"
+    !(isOpenAiApi(target.kind) && reasonsNever(target.model)) &&
+    (fromResponses || target.kind === "codex"
       ? store === false || asksForReasoning(req, body.reasoning)
-      : asksForReasoning(req, body.reasoning) || (!req.reasoning && store === false && reasonsByDefault(target.model));
+      : asksForReasoning(req, body.reasoning) || (!req.reasoning && store === false && reasonsByDefault(target.model)));
   if (encrypted && !include?.includes(ENCRYPTED_INCLUDE)) {
     include = [...(include ?? []), ENCRYPTED_INCLUDE];
   }

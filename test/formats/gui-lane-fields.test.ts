@@ -57,10 +57,10 @@ describe("store towards a Responses provider (OpenAI stores Responses by default
     // A client that asked for reasoning gets the include from a model that may reason (one this code does not know)…
     const asked = translate("openai-chat", chat({ reasoning_effort: "high" }), "openai-responses", "openai-responses", "my-finetune");
     expect(asked.body.include).toEqual(["reasoning.encrypted_content"]);
-    // … but not from one of OpenAI's models that do not reason, which refuse it (and the effort), said in a warning.
+    // … but not from one of OpenAI's models that do not reason, which refuse it (the gateway does not add it; the effort, which the client sent, is named).
     const plain = translate("openai-chat", chat({ reasoning_effort: "high" }), "openai-responses", "openai-responses", "gpt-4.1");
     expect([plain.body.include, plain.body.reasoning]).toEqual([undefined, undefined]);
-    expect(plain.warnings.map((w) => w.message)).toContain('gpt-4.1 does not reason (OpenAI refuses reasoning fields to it): reasoning effort "high", include reasoning.encrypted_content not sent.');
+    expect(plain.warnings.map((w) => w.message)).toContain('gpt-4.1 does not reason (OpenAI refuses reasoning fields to it): reasoning effort "high" not sent.');
   });
 
   test("not stored: OpenAI's encrypted reasoning in the history goes back; reasoning with only an item id is dropped with a warning", () => {

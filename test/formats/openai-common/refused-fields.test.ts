@@ -47,7 +47,8 @@ describe("a reasoning model", () => {
     expect(built.body).not.toHaveProperty("stop");
     expect(built.body).not.toHaveProperty("presence_penalty");
     expect(built.body.seed).toBe(3);
-    expect(messages(built)).toContain("o3 is an OpenAI reasoning model, which takes no temperature, top_p, logprobs, penalties or logit_bias: temperature 1, top_p 0.95, presence_penalty 0.5 not sent.");
+    expect(messages(built)).toContain("o3 is an OpenAI reasoning model, which takes temperature and top_p at 1 only, penalties at 0 only, and no logprobs or logit_bias: top_p 0.95, presence_penalty 0.5 not sent.");
+    expect(built.body.temperature).toBe(1); // the default, which o3 takes: sent, not named
     // stop is not sent either, but not lost: the gateway cuts the reply at it (test/e2e/stop-sequence-emulation.test.ts)
     expect(built.stopsEmulated).toBe(true);
     expect(translateBody("gemini", gemini({ stopSequences: ["END"] }), "openai-chat", "openai", "gpt-4.1").body.stop).toEqual(["END"]);

@@ -10,7 +10,7 @@
  * while a Chat client's own gs:// image on the same provider still goes through (the tidy lane keeps
  * it). Expected: a third-party Chat server gets the URI as it came, as it gets an audio format OpenAI
  * refuses (the same builder's rule for `openai-compatible`); OpenAI's own API (kind `openai`) still
- * drops it. Fails today for that reason.
+ * drops it. Failed for that reason before the fix.
  */
 import { expect, test } from "bun:test";
 import { translateBody } from "../../support/translate-body.ts";

@@ -6,7 +6,7 @@
  * stop sequences; 2 were dropped." (formats/openai-chat/build.ts: the trim and its warning run before
  * openai-common/models.ts `dropRefusedFields` takes `stop` out). The client is told two of its
  * sequences were dropped while the reply is in fact cut at all six. Expected: no such warning when the
- * stops are emulated (the model gets none, the gateway applies all). Fails today for that reason.
+ * stops are emulated (the model gets none, the gateway applies all). Failed for that reason before the fix.
  */
 import { expect, test } from "bun:test";
 import { translateBody } from "../../support/translate-body.ts";

@@ -6,7 +6,7 @@
  * rule then takes it out again and reports it as the client's. Claude Code sends no `include`; every
  * Claude Code turn routed to a Responses gpt-4.1 reads "gpt-4.1 does not reason …: reasoning effort
  * \"medium\", include reasoning.encrypted_content not sent." Expected: the warning names what the client
- * asked (its reasoning effort), not what the gateway added. Fails today for that reason.
+ * asked (its reasoning effort), not what the gateway added. Failed for that reason before the fix.
  */
 import { expect, test } from "bun:test";
 import { translateBody } from "../../support/translate-body.ts";

@@ -8,7 +8,7 @@
  * models.ts now knows these families (dropRefusedFields, effortForDisabledReasoning) but does not
  * bound the top effort; the per-model clamp of src/providers/capabilities.ts only acts when the
  * config lists `reasoning_efforts` (OpenAI's /v1/models reports none). Expected: gpt-5, o3 and gpt-5.1
- * get `high` (the most they take) with a warning, gpt-5.2 keeps `xhigh`. Fails today for that reason.
+ * get `high` (the most they take) with a warning, gpt-5.2 keeps `xhigh`. Failed for that reason before the fix.
  */
 import { expect, test } from "bun:test";
 import { translateBody } from "../../support/translate-body.ts";
