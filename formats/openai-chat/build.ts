@@ -58,8 +58,9 @@ const GEMINI_SAMPLING: Readonly<Record<string, string>> = {
  *   `seed`, `presence_penalty`, `frequency_penalty` (both formats −2.0 to 2.0);
  * - for kind `openai` (a third-party server may not know them; named in a warning there): a Responses
  *   client's `service_tier`, `safety_identifier`, and `metadata` when the body is stored (OpenAI answers
- *   400 "The 'metadata' parameter is only allowed when 'store' is enabled."); an Anthropic client's
- *   `service_tier` as {@link ANTHROPIC_SERVICE_TIER} maps it.
+ *   400 "The 'metadata' parameter is only allowed when 'store' is enabled."; no route brings a Responses
+ *   client here for kind `openai`, which it reaches at `/v1/responses`: pipeline/translate.ts
+ *   `upstreamFormatFor`); an Anthropic client's `service_tier` as {@link ANTHROPIC_SERVICE_TIER} maps it.
  */
 function carryForeignFields(req: HubRequest, body: Json, openai: boolean, w: Warnings): Set<string> {
   const used = new Set<string>();
