@@ -133,6 +133,17 @@ export function takesReasoningEffort(model: string): boolean {
 }
 
 /**
+ * Whether the model is one of OpenAI's later chat models (`gpt-5.1-chat-latest`, `gpt-5.2-chat-latest`,
+ * …; not gpt-5's own `gpt-5-chat-latest`, which does not reason), which take reasoning effort `medium`
+ * only: OpenAI answers any other "Unsupported value: 'high' is not supported with the
+ * 'gpt-5.1-chat-latest' model. Supported values are: 'medium'." (Laisky/one-api#266; for
+ * gpt-5.2-chat-latest egoist/chatwise-releases#1257, Laisky/one-api#285). A routing prefix is ignored.
+ */
+export function reasonsAtMediumOnly(model: string): boolean {
+  return /^gpt-5\.\d+-chat(?:-|$)/.test(bareModel(model));
+}
+
+/**
  * Whether an OpenAI reasoning model refuses effort `xhigh`: OpenAI's API reference for
  * `reasoning_effort` / `reasoning.effort`: "xhigh is supported for all models after
  * gpt-5.1-codex-max", so the o-series, `codex-mini-latest`, gpt-5 (-mini, -nano, -codex, -pro) and gpt-5.1
@@ -152,9 +163,13 @@ function refusesXhigh(model: string): boolean {
  * not) or `xhigh`: for OpenAI's own API ({@link isOpenAiApi}) and a model that refuses `xhigh`
  * ({@link refusesXhigh}) `high`, the most it takes, with a note for a `changed_field` warning; else `max`
  * becomes `xhigh` (a third-party server's model, an OpenAI model that takes it, an id this file does not
- * know). Any other effort comes back as it is.
+ * know). Any other effort comes back as it is, but to OpenAI's later chat models
+ * ({@link reasonsAtMediumOnly}), which take `medium` only: any other effort goes as `medium`, with a note.
  */
 export function topEffortFor(effort: ReasoningEffort, kind: ProviderKind, model: string): { effort: ReasoningEffort; note?: string } {
+  if (effort !== "medium" && isOpenAiApi(kind) && reasonsAtMediumOnly(model)) {
+    return { effort: "medium", note: `${model} reasons at medium effort only; effort ${effort} was sent as medium.` };
+  }
   if (effort !== "max" && effort !== "xhigh") return { effort };
   if (isOpenAiApi(kind) && refusesXhigh(model)) {
     return { effort: "high", note: `${model} takes reasoning effort up to high (xhigh only from gpt-5.1-codex-max on); effort ${effort} was sent as high.` };
