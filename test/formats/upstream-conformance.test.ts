@@ -17,6 +17,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { allResults, explain, unexplained, validatorFor } from "../support/upstream-conformance.ts";
+import { refusedLines } from "../support/upstream-schemas.ts";
 import { ruleViolations } from "../support/upstream-rules.ts";
 
 const results = allResults();
@@ -56,6 +57,32 @@ describe("the schemas and rules refuse what the APIs refuse (this test can fail)
     expect(ruleViolations("gemini-generate-content", { contents: [], generationConfig: { thinkingConfig: { thinkingBudget: 0 } } }, "gemini-2.5-pro")).toEqual([
       "rule thinking-budget-2.5-pro: /generationConfig/thinkingConfig/thinkingBudget 0 (128–32768 or -1)",
     ]);
+  });
+});
+
+describe("what LIVE_ACCEPTED lets through is only what it names (this test can fail)", () => {
+  const messages = [{ role: "user", content: "hi" }];
+  test("context_management only with the context-management beta header", () => {
+    const body = { model: "claude-sonnet-4-5", max_tokens: 5, messages, context_management: { edits: [{ type: "clear_thinking_20251015", keep: "all" }] } };
+    expect(refusedLines({ schema: "anthropic-messages", body }, "claude-sonnet-4-5")).toEqual(["/context_management: is not a member the API takes"]);
+    expect(refusedLines({ schema: "anthropic-messages", body, headers: { "anthropic-beta": "claude-code-20250219,context-management-2025-06-27" } }, "claude-sonnet-4-5")).toEqual([]);
+    expect(refusedLines({ schema: "anthropic-messages", body: { ...body, stop: ["x"] }, headers: { "anthropic-beta": "context-management-2025-06-27" } }, "m")).toEqual(["/stop: is not a member the API takes"]);
+  });
+  test("reasoning_content only for an openai-compatible server", () => {
+    const body = { model: "deepseek-chat", messages: [{ role: "user", content: "hi" }, { role: "assistant", content: "x", reasoning_content: "r" }] };
+    expect(refusedLines({ schema: "openai-chat-completions", body }, "gpt-5")).toContain("/messages/1/reasoning_content: is not a member the API takes");
+    expect(refusedLines({ schema: "openai-chat-completions", body, openaiCompatible: true }, "deepseek-chat")).toEqual([]);
+  });
+  test("Codex's own Responses members: input message id, client_metadata, namespace tool parameters; nothing else", () => {
+    const body = {
+      model: "gpt-5",
+      input: [{ type: "message", id: "msg_1", role: "user", content: [{ type: "input_text", text: "hi" }] }],
+      client_metadata: { session_id: "s" },
+      tools: [{ type: "namespace", name: "ns", description: "d", tools: [{ type: "function", name: "f", parameters: { type: "object", properties: {} } }] }],
+    };
+    expect(refusedLines({ schema: "openai-responses", body }, "gpt-5")).toEqual([]);
+    expect(refusedLines({ schema: "openai-responses", body: { ...body, client_metadata: { n: 1 } } }, "gpt-5")).toEqual(["/client_metadata: is not a member the API takes"]);
+    expect(refusedLines({ schema: "openai-responses", body: { ...body, input: [{ ...body.input[0], status: 3 }] } }, "gpt-5").length).toBeGreaterThan(0);
   });
 });
 

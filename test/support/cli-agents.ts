@@ -303,14 +303,14 @@ export function modelRequests(fake: FakeUpstream): ReceivedRequest[] {
   return fake.requests.filter((r) => r.format !== undefined);
 }
 
-/** A short summary of what the fake received, for assertion messages. */
+/** A short summary of what the fake received (and, strict, refused), for assertion messages. */
 export function summarizeRequests(fake: FakeUpstream): string {
-  return fake.requests
-    .map((r, i) => {
-      const results = toolResultsIn(r).map((t) => `${t.id}:${JSON.stringify(t.text.slice(0, 160))}`);
-      return `#${i} ${r.method} ${r.path} model=${r.model} stream=${r.stream} tools=${toolNamesIn(r).length} results=[${results.join(", ")}]`;
-    })
-    .join("\n");
+  const lines = fake.requests.map((r, i) => {
+    const results = toolResultsIn(r).map((t) => `${t.id}:${JSON.stringify(t.text.slice(0, 160))}`);
+    return `#${i} ${r.method} ${r.path} model=${r.model} stream=${r.stream} tools=${toolNamesIn(r).length} results=[${results.join(", ")}]`;
+  });
+  for (const v of fake.violations) lines.push(`REFUSED (strict) ${v.path} ${v.schema}: ${v.lines.join("; ")}`);
+  return lines.join("\n");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -411,13 +411,15 @@ export const ANTHROPIC_COMPATIBLE_LANE: CliLane = { name: "anthropic-compatible"
 /**
  * Asserts a CLI run was served on `lane`: every model request the fake received (since its reset) went
  * in the lane's format, to its path, for its upstream model, with the account's key from the config
- * (never the CLI's placeholder); and the gateway logged every one of them, from `logStart` on, as a
- * 200 on the lane's model (none went to another provider or failed).
+ * (never the CLI's placeholder), and none was a body the provider's API would refuse (a strict fake's
+ * `violations`); and the gateway logged every one of them, from `logStart` on, as a 200 on the lane's
+ * model (none went to another provider or failed).
  */
 export async function expectLane(gw: { fake: FakeUpstream; logs: string[] }, lane: CliLane, r: { describe(extra?: string): string }, logStart: number): Promise<void> {
   const reqs = modelRequests(gw.fake);
   const story = r.describe(`--- upstream requests ---\n${summarizeRequests(gw.fake)}`);
   expect(reqs.length, story).toBeGreaterThanOrEqual(1);
+  expect(gw.fake.violations, story).toEqual([]);
   for (const q of reqs) {
     expect(q.format, story).toBe(lane.format);
     expect(q.path.startsWith(lane.path), story).toBe(true);

@@ -1,7 +1,8 @@
 /**
  * The setup every real-CLI test file (test/e2e/cli/) shares: a trap proxy that catches any call the
  * CLI tries to make to the internet, the pinned CLIs installed into the cache, and a gateway with the
- * file's config in front of a fake upstream; all stopped after the file's tests.
+ * file's config in front of a fake upstream in strict mode (a body the provider's API would refuse is
+ * answered with that provider's 400 and recorded in `fake.violations`); all stopped after the file's tests.
  */
 import { afterAll, beforeAll } from "bun:test";
 import { ensureCli, INSTALL_HOOK_TIMEOUT_MS, type CliSpec } from "./cli-install.ts";
@@ -18,14 +19,15 @@ export interface CliSuite {
 
 /**
  * Registers the file's `beforeAll` (trap proxy, CLIs, gateway with `yaml`, `{{FAKE}}` being the fake
- * upstream's URL) and `afterAll`, and returns the suite whose fields are set once `beforeAll` ran.
+ * upstream's URL; the fake strict, its Chat path an openai-compatible server as in every CLI test's config, unless
+ * `gateway.fakeOptions` says otherwise) and `afterAll`, and returns the suite whose fields are set once `beforeAll` ran.
  */
 export function cliSuite(clis: CliSpec[], yaml: string, gateway: Parameters<typeof startGateway>[1] = {}): CliSuite {
   const suite = { bins: [] as string[] } as CliSuite;
   beforeAll(async () => {
     suite.trap = startTrapProxy();
     for (const c of clis) suite.bins.push(await ensureCli(c));
-    suite.gw = await startGateway(yaml, gateway);
+    suite.gw = await startGateway(yaml, { ...gateway, fakeOptions: { strict: { openaiCompatible: true }, ...gateway.fakeOptions } });
   }, clis.length * INSTALL_HOOK_TIMEOUT_MS);
   afterAll(async () => {
     await suite.gw?.stop();

@@ -10,8 +10,10 @@
  *
  * The hand-written streams here are independent of formats/ on purpose: the fake must not share code
  * with what it tests.
+ * With {@link FakeUpstreamOptions.strict} it refuses a body the real API would not take (./strict-upstream.ts).
  */
 import type { Server } from "bun";
+import { badRequestReply, SCHEMA_OF, strictLines, type StrictOptions, type StrictViolation } from "./strict-upstream.ts";
 
 /** The wire format a request to the fake was made in, decided by its path. */
 export type FakeFormat = "anthropic-messages" | "openai-chat" | "openai-responses" | "gemini";
@@ -81,6 +83,8 @@ export interface ReceivedRequest {
   stream: boolean;
 }
 
+export type { StrictViolation } from "./strict-upstream.ts";
+
 export type FakeHandler = (req: ReceivedRequest) => FakeReply | undefined | Promise<FakeReply | undefined>;
 
 export interface FakeUpstream {
@@ -93,6 +97,8 @@ export interface FakeUpstream {
   handle(fn: FakeHandler | undefined): void;
   /** Requests aborted by the client before the reply finished. */
   aborted: number;
+  /** Model requests refused in strict mode (since the last reset); always empty when not strict. */
+  violations: StrictViolation[];
   /**
    * fetch for the gateway under test (AppOptions.fetchImpl): the real fetch, except that the body of a
    * reply with `reset_after_bytes` is handed over through a reader that tells the fake when the
@@ -134,6 +140,14 @@ export interface FakeUpstreamOptions {
    * `/models`); default `["fake-model"]`; `null` answers 404 there, as a server without a models endpoint.
    */
   models?: string[] | null;
+  /**
+   * Strict mode: a POST to a provider API path (Chat, Responses, Messages, (stream)generateContent) is
+   * validated for its API and the model in its body or path; a body the API refuses gets that
+   * provider's 400 (OpenAI/Anthropic `invalid_request_error`, Gemini `INVALID_ARGUMENT`) naming each
+   * violation, before any queued reply or handler, and is recorded in {@link FakeUpstream.violations}.
+   * `true`, or {@link StrictOptions} (requests left out, an openai-compatible server behind the Chat path).
+   */
+  strict?: boolean | StrictOptions;
 }
 
 /** Starts a fake upstream. */
@@ -141,6 +155,8 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
   const queue: FakeReply[] = [];
   let handler: FakeHandler | undefined;
   const requests: ReceivedRequest[] = [];
+  const violations: StrictViolation[] = [];
+  const strict = opts.strict === undefined || opts.strict === false ? undefined : opts.strict === true ? {} : opts.strict;
   const state = { aborted: 0 };
   /** Reset replies not yet read up to their reset: id → what the gateway must read, and who waits for it. */
   const resets = new Map<string, { bytes: number; read: PromiseWithResolvers<void> }>();
@@ -174,6 +190,13 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     if (request.method === "GET" && url.pathname.endsWith("/models")) {
       if (opts.models === null) return Response.json({ error: { message: "unknown path", type: "not_found" } }, { status: 404 });
       return Response.json({ object: "list", data: (opts.models ?? ["fake-model"]).map((id) => ({ id, object: "model" })) });
+    }
+    if (strict && format && !strict.exempt?.(rec)) {
+      const lines = strictLines(rec, strict);
+      if (lines.length) {
+        violations.push({ path, format, model, schema: SCHEMA_OF[format], lines });
+        return serveReply(badRequestReply(format, lines), request.signal, () => state.aborted++);
+      }
     }
     let reply = queue.shift();
     if (!reply && handler) reply = await handler(rec);
@@ -265,6 +288,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     url: `http://127.0.0.1:${server.port}`,
     port: server.port!,
     requests,
+    violations,
     enqueue: (...r) => queue.push(...r),
     handle: (fn) => (handler = fn),
     get aborted() {
@@ -274,6 +298,7 @@ export async function startFakeUpstream(opts: FakeUpstreamOptions = {}): Promise
     reset() {
       queue.length = 0;
       requests.length = 0;
+      violations.length = 0;
       handler = undefined;
       state.aborted = 0;
     },

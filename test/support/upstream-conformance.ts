@@ -9,7 +9,6 @@
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import Ajv2020, { type ErrorObject, type ValidateFunction } from "ajv/dist/2020";
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { WireFormat } from "../../formats/hub.ts";
 import type { RequestContext } from "../../pipeline/context.ts";
@@ -18,9 +17,10 @@ import type { Target } from "../../pipeline/resolve.ts";
 import { translate } from "../../pipeline/translate.ts";
 import { CONFORMANCE_REQUESTS } from "./conformance-requests.ts";
 import { FIXTURES } from "./fixtures.ts";
-import { ruleViolations } from "./upstream-rules.ts";
+import { allViolations, refusedLines } from "./upstream-schemas.ts";
 
-const SCHEMAS = join(import.meta.dir, "..", "fixtures", "schemas");
+export { explain, LIVE_ACCEPTED, validatorFor, type ViolationClass } from "./upstream-schemas.ts";
+
 /** The shared fixtures outside the repository (a case added there before it is vendored here). */
 const SHARED = "/work/shared/fixtures";
 
@@ -136,56 +136,6 @@ function contextOf(input: ConformanceInput): RequestContext {
   } as unknown as RequestContext;
 }
 
-let validators: Map<string, ValidateFunction> | undefined;
-
-/** One compiled validator per schema file (draft 2020-12; formats and unknown keywords not checked). */
-export function validatorFor(schema: string): ValidateFunction {
-  if (!validators) {
-    validators = new Map();
-    const ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: false });
-    for (const name of ["openai-chat-completions", "openai-responses", "anthropic-messages", "gemini-generate-content"]) {
-      validators.set(name, ajv.compile(readJson(join(SCHEMAS, `${name}.schema.json`))));
-    }
-  }
-  return validators.get(schema)!;
-}
-
-/** A discriminator mismatch: the error that only says an anyOf branch was not the one meant. */
-const isBranchMiss = (e: ErrorObject) => (e.keyword === "const" || e.keyword === "enum") && /\/(type|role)$/.test(e.instancePath);
-
-/**
- * The errors that say what is wrong (jsonschema's "best match" idea): union bookkeeping (anyOf/oneOf)
- * and discriminator misses of the branches not meant are dropped, and of the rest only the deepest
- * location's errors are kept, per top-level member. One line per error, deduplicated.
- */
-export function explain(errors: readonly ErrorObject[]): string[] {
-  const where = (e: ErrorObject) => {
-    const p = e.params as Record<string, unknown>;
-    const extra = (p.additionalProperty ?? p.unevaluatedProperty) as string | undefined;
-    return extra !== undefined ? `${e.instancePath}/${extra}` : e.instancePath;
-  };
-  const kept = errors.filter((e) => e.keyword !== "anyOf" && e.keyword !== "oneOf" && e.keyword !== "if" && !isBranchMiss(e));
-  const pool = kept.length ? kept : errors.filter((e) => e.keyword !== "anyOf" && e.keyword !== "oneOf");
-  const depth = (s: string) => s.split("/").length;
-  const deepest = new Map<string, number>();
-  for (const e of pool) {
-    const top = where(e).split("/")[1] ?? "";
-    deepest.set(top, Math.max(deepest.get(top) ?? 0, depth(where(e))));
-  }
-  const lines = new Set<string>();
-  for (const e of pool) {
-    const w = where(e);
-    if (depth(w) !== deepest.get(w.split("/")[1] ?? "")) continue;
-    const p = e.params as Record<string, unknown>;
-    let msg = e.message ?? e.keyword;
-    if (e.keyword === "additionalProperties" || e.keyword === "unevaluatedProperties") msg = "is not a member the API takes";
-    else if (e.keyword === "const") msg = `must be ${JSON.stringify(p.allowedValue)}`;
-    else if (e.keyword === "enum") msg = `must be one of ${JSON.stringify(p.allowedValues)}`;
-    lines.add(`${w || "/"}: ${msg}`);
-  }
-  return [...lines].sort();
-}
-
 /** Translates one input for one target and validates the body. */
 export function check(input: ConformanceInput, target: ConformanceTarget): ConformanceResult {
   const key = `${input.source} → ${target.kind}/${target.model}`;
@@ -193,15 +143,13 @@ export function check(input: ConformanceInput, target: ConformanceTarget): Confo
   if ("kind" in t) return { key, input, target, outcome: "refused", refusal: t.message, violations: [] };
   if (t.mode === "native") return { key, input, target, outcome: "native", violations: [] };
   const body = JSON.parse(typeof t.body === "string" ? t.body : new TextDecoder().decode(t.body));
-  const validate = validatorFor(target.schema);
-  const ok = validate(body);
   return {
     key,
     input,
     target,
     outcome: "checked",
     body,
-    violations: [...(ok ? [] : explain(validate.errors ?? [])), ...ruleViolations(target.schema, body, target.model)],
+    violations: allViolations(target.schema, body, target.model),
     warnings: t.warnings,
   };
 }
@@ -214,45 +162,7 @@ export function allResults(): ConformanceResult[] {
   return results;
 }
 
-/** A class of violations: a name, a one-line summary, and which lines of a result belong to it. */
-export interface ViolationClass {
-  id: string;
-  summary: string;
-  matches: (line: string, result: ConformanceResult) => boolean;
-}
-
-const inputItem = (r: ConformanceResult, line: string): Record<string, unknown> | undefined => {
-  const m = /^\/input\/(\d+)\//.exec(line);
-  const input = (r.body as { input?: unknown })?.input;
-  return m && Array.isArray(input) ? (input[Number(m[1])] as Record<string, unknown>) : undefined;
-};
-
-/**
- * Where a published schema is stricter than the live API, and the gateway writes what the API's own
- * clients write (each with the evidence): not a violation.
- * - `openai-assistant-output-text`: an earlier assistant turn as `{"type": "message", "role":
- *   "assistant", "content": [{"type": "output_text", "text"}]}` without `id`, `status` or
- *   `annotations`. The OpenAPI document's `OutputMessage` requires them, but Codex (OpenAI's own
- *   client) sends its history in exactly this shape (codex-rs `ResponseItem::Message`, its `id` left out
- *   when none; the Codex captures in /work/shared/fixtures/clients), and the API answers it.
- * - `gemini-int64-numbers`: Gemini Schema counts (`minItems`, `maxLength`, …) as JSON numbers where the
- *   js-genai types write int64 fields as strings: proto3's JSON mapping accepts a number or a string for
- *   an int64 (https://protobuf.dev/programming-guides/json/), and the REST API reads either.
- */
-export const LIVE_ACCEPTED: readonly ViolationClass[] = [
-  {
-    id: "openai-assistant-output-text",
-    summary: "Responses input: an earlier assistant turn as an output_text message without id, status, annotations (Codex's own history shape)",
-    matches: (line, r) => r.target.schema === "openai-responses" && /^\/input\/\d+\/content\/\d+\/text: is not a member the API takes$/.test(line) && inputItem(r, line)?.role === "assistant",
-  },
-  {
-    id: "gemini-int64-numbers",
-    summary: "Gemini Schema counts (minItems, maxLength, …) as numbers where the js-genai types write int64 as strings",
-    matches: (line, r) => r.target.schema === "gemini-generate-content" && /\/(min|max)(Items|Length|Properties): must be string$/.test(line),
-  },
-];
-
 /** The lines of `r` that no known class explains: each is a defect not yet reported. */
 export function unexplained(r: ConformanceResult): string[] {
-  return r.violations.filter((l) => !LIVE_ACCEPTED.some((c) => c.matches(l, r)));
+  return refusedLines({ schema: r.target.schema, body: r.body }, r.target.model, r.violations);
 }

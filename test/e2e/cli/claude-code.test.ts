@@ -52,6 +52,7 @@ const suite = cliSuite([CLAUDE_CODE], YAML);
 /** Everything a user or the gateway's operator would notice about one run, checked with a full story on failure. */
 function expectSuccess(r: ClaudeRun, fake: FakeUpstream, expectedText: string) {
   const story = () => r.describe(`--- upstream requests ---\n${summarizeRequests(fake)}`);
+  expect(fake.violations, story()).toEqual([]);
   expect(r.run.timedOut, story()).toBe(false);
   expect(r.run.code, story()).toBe(0);
   expect(r.json?.is_error, story()).toBe(false);
@@ -75,7 +76,7 @@ describe("Claude Code straight to the fake (control, no gateway)", () => {
   test(
     "tool round trip",
     async () => {
-      const fake = await startFakeUpstream();
+      const fake = await startFakeUpstream({ strict: true });
       try {
         fake.handle(toolRoundTrip({ lane: "direct", toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
         const r = await runClaude(suite.bins[0], {
@@ -202,7 +203,7 @@ describe("Claude Code: a reply cut off after the commit point", () => {
     "the CLI reports an error, never the cut-off text as its answer",
     conformance(CLAUDE_CODE, "anthropic (native)", "error after commit", async () => {
       // A gateway of its own: the failed attempts put its account on a cooldown.
-      const egw = await startGateway(YAML);
+      const egw = await startGateway(YAML, { fakeOptions: { strict: true } });
       try {
         egw.fake.handle(cutOffAnthropicReply("Partial answer"));
         const r = await runClaude(suite.bins[0], { baseUrl: egw.url, model: "anth/claude-e2e", prompt: "say hi", trap: suite.trap });

@@ -94,7 +94,7 @@ describe("Codex over the Responses WebSocket: a reply cut off after the commit p
   test(
     "the CLI reports the stream error and exits non-zero, never the cut-off text as its answer",
     conformance(CODEX, "anthropic-compatible over WebSocket", "error after commit", async () => {
-      const egw = await startGateway(YAML);
+      const egw = await startGateway(YAML, { fakeOptions: { strict: true } });
       try {
         egw.fake.handle(cutOffAnthropicReply("Partial answer"));
         const r = await runCodex(suite.bins[0], { baseUrlV1: `${egw.url}/v1`, model: "anthc/glm-e2e", prompt: "say hi", trap: suite.trap, websockets: true });

@@ -56,6 +56,7 @@ const suite = cliSuite([CODEX], YAML);
 
 function expectSuccess(r: CodexRun, fake: FakeUpstream, expectedText: string) {
   const story = () => r.describe(`--- upstream requests ---\n${summarizeRequests(fake)}`);
+  expect(fake.violations, story()).toEqual([]);
   expect(r.run.timedOut, story()).toBe(false);
   expect(r.run.code, story()).toBe(0);
   // What the user sees: the final message on stdout (and the same in --output-last-message).
@@ -80,7 +81,7 @@ describe("Codex straight to the fake (control, no gateway)", () => {
   test(
     "tool round trip",
     async () => {
-      const fake = await startFakeUpstream();
+      const fake = await startFakeUpstream({ strict: true });
       try {
         fake.handle(toolRoundTrip({ lane: "direct", toolName: "exec_command", args: { cmd: TOOL_COMMAND } }));
         const r = await runCodex(suite.bins[0], { baseUrlV1: `${fake.url}/v1`, model: "gpt-e2e", prompt: TOOL_PROMPT, trap: suite.trap });
@@ -156,7 +157,7 @@ for (const lane of [
       async () => {
         // Codex 0.171.0 declares the freeform apply_patch tool for the model names its bundled catalogue
         // gives it (gpt-5.5 among them): an alias of that name sends the conversation to the lane.
-        const lgw = await startGateway(`${YAML}aliases:\n  gpt-5.5: ${lane.target}\n`);
+        const lgw = await startGateway(`${YAML}aliases:\n  gpt-5.5: ${lane.target}\n`, { fakeOptions: { strict: true } });
         try {
           lgw.fake.handle(patchRoundTrip(lane.name));
           let greet = "";
@@ -179,6 +180,7 @@ for (const lane of [
             },
           });
           const story = r.describe(`--- upstream requests ---\n${summarizeRequests(lgw.fake)}`);
+          expect(lgw.fake.violations, story).toEqual([]);
           expect(r.run.code, story).toBe(0);
           expect(greet, story).toBe("hello from switchyard\n");
           expect(added, story).toBe("made by apply_patch through a translated provider\n");

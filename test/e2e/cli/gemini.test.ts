@@ -42,6 +42,7 @@ const suite = cliSuite([GEMINI_CLI], YAML);
 
 function expectSuccess(r: GeminiRun, expectedText: string) {
   const story = () => r.describe(`--- upstream requests ---\n${summarizeRequests(suite.gw.fake)}`);
+  expect(suite.gw.fake.violations, story()).toEqual([]);
   expect(r.run.timedOut, story()).toBe(false);
   expect(r.run.code, story()).toBe(0);
   expect(r.response, story()).toContain(expectedText);
