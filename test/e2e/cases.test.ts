@@ -1,7 +1,8 @@
 /**
  * Every regression case in test/fixtures/shared/cases (format: CASES.md, notes: cases/README.md) played
  * through the real gateway and a fake upstream: the client's reply is read with the official SDK's
- * accumulating parser and its raw event order; what the gateway sent upstream is checked by JSON pointer.
+ * accumulating parser and its raw event order; what the gateway sent upstream is checked by JSON pointer,
+ * and against the provider's API (the fake upstream is strict: test/support/strict-upstream.ts).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { caseIds, regressionCase } from "../support/fixtures.ts";
@@ -35,8 +36,10 @@ ${KINDS.map((k) =>
 `;
 
 let gw: TestGateway;
+/** The provider kind of the case being played (the Chat path is OpenAI's API or an openai-compatible server's). */
+let kindNow = "";
 beforeAll(async () => {
-  gw = await startGateway(YAML);
+  gw = await startGateway(YAML, { fakeOptions: { strict: { openaiCompatible: () => kindNow === "openai-compatible" } } });
 });
 afterAll(async () => {
   await gw?.stop();
@@ -49,6 +52,7 @@ describe("regression cases through the gateway", () => {
     test(id, async () => {
       const c = await regressionCase(id);
       const kind = c.upstream.kind ?? DEFAULT_KIND[c.upstream.format];
+      kindNow = kind;
       gw.fake.reset();
       gw.fake.enqueue(c.upstream.response);
       const body = { ...c.request, model: `k-${kind}/${c.request.model ?? "model-x"}` };
@@ -60,6 +64,8 @@ describe("regression cases through the gateway", () => {
       const view = await viewReply(c.client_format as ClientFormat, res, body);
       const e = c.expect;
       const ctx = `${id}: ${c.title}\n--- client got:\n${view.raw.slice(0, 3000)}`;
+      // What the gateway sent is a body the provider's API takes (the fake is strict).
+      expect(gw.fake.violations, ctx).toEqual([]);
       if (e.status !== undefined) expect(view.status, ctx).toBe(e.status);
       if (e.event_types) expect(view.eventTypes, ctx).toEqual(e.event_types);
       if (e.error) {

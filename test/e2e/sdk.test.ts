@@ -1,18 +1,23 @@
 /**
  * End to end through the real gateway with the official SDKs, streaming and non-streaming, to the fake
- * upstream: native pairs and translated pairs.
+ * upstream: native pairs and translated pairs. The fake is strict (test/support/strict-upstream.ts):
+ * every body the gateway sends is one the provider's API takes, checked after each test.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import Anthropic from "@anthropic-ai/sdk";
 import OpenAI from "openai";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
-  gw = await startGateway();
+  gw = await startGateway(undefined, { fakeOptions: { strict: true } });
 });
 afterAll(async () => {
   await gw?.stop();
+});
+afterEach(() => {
+  const refused = gw.fake.violations.splice(0);
+  expect(refused).toEqual([]);
 });
 
 const anthropic = () => new Anthropic({ apiKey: "placeholder", baseURL: gw.url, maxRetries: 0 });

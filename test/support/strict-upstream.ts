@@ -46,12 +46,12 @@ export interface StrictOptions {
    * The Chat path stands for an `openai-compatible` server (DeepSeek, Kimi, GLM, Qwen…), which takes
    * the vendor members upstream-schemas.ts LIVE_ACCEPTED names for it (`reasoning_content`).
    */
-  openaiCompatible?: boolean;
+  openaiCompatible?: boolean | ((req: ReceivedRequest) => boolean);
 }
 
 /** What strict mode refuses in `rec` (empty when the API takes it). */
 export function strictLines(rec: ReceivedRequest, opts: StrictOptions): string[] {
   if (!rec.format || rec.method !== "POST") return [];
   if (!rec.body || typeof rec.body !== "object" || Array.isArray(rec.body)) return ["/: the body is not a JSON object"];
-  return refusedLines({ schema: SCHEMA_OF[rec.format], body: rec.body, headers: rec.headers, openaiCompatible: opts.openaiCompatible }, rec.model ?? "");
+  return refusedLines({ schema: SCHEMA_OF[rec.format], body: rec.body, headers: rec.headers, openaiCompatible: typeof opts.openaiCompatible === "function" ? opts.openaiCompatible(rec) : opts.openaiCompatible }, rec.model ?? "");
 }

@@ -12,7 +12,12 @@
  *   message, and in that message the `tool_result` blocks come first, before any other content.
  * - OpenAI Chat Completions: an assistant message with `tool_calls` must be followed by tool messages
  *   responding to each `tool_call_id`; `tool_choice` and `parallel_tool_calls` are only allowed when
- *   `tools` are specified (the API's 400s say so).
+ *   `tools` are specified (the API's 400s say so). A function's `description` is at most 1024
+ *   characters: the API's 400 `string_above_max_length` ("Invalid 'tools[1].function.description':
+ *   string too long. Expected a string with maximum length 1024, …", reported against api.openai.com
+ *   and Azure OpenAI, e.g. github.com/getsentry/sentry-mcp/issues/106 with gpt-4o,
+ *   github.com/dnakov/anon-kode/issues/45 with o1). Not a Responses rule: Codex 0.171.0's own Responses
+ *   requests declare descriptions of 5989 and 1541 characters (spawn_agent, update_goal).
  * - Anthropic: `tool_choice` may only be specified while providing tools (its 400).
  * - OpenAI Responses: a `function_call_output` needs its `function_call` (same `call_id`) in the input.
  * - Gemini "Function calling": a `functionResponse` turn answers the `functionCall` parts of the model
@@ -96,6 +101,10 @@ function chatRules(b: Body): string[] {
   const noTools = !Array.isArray(b.tools) || b.tools.length === 0;
   if (noTools && b.tool_choice !== undefined) out.push(`rule tool-choice-needs-tools: /tool_choice ${JSON.stringify(b.tool_choice)} without tools`);
   if (noTools && b.parallel_tool_calls !== undefined) out.push(`rule parallel-tool-calls-needs-tools: /parallel_tool_calls without tools`);
+  (Array.isArray(b.tools) ? b.tools : []).forEach((t: Body, i: number) => {
+    const d = t.function?.description;
+    if (typeof d === "string" && [...d].length > 1024) out.push(`rule tool-description-max-1024: /tools/${i}/function/description has ${[...d].length} characters`);
+  });
   const msgs: Body[] = Array.isArray(b.messages) ? b.messages : [];
   msgs.forEach((m, i) => {
     if (m.role !== "assistant" || !Array.isArray(m.tool_calls)) return;

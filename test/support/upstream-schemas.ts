@@ -148,6 +148,9 @@ const mapItems = (body: Record<string, any>, list: string, fn: (x: any) => any) 
  *   DeepSeek, Kimi, GLM and Qwen thinking models return and take back on tool-call turns (DeepSeek's
  *   "Thinking mode" guide: a tool-call turn without it is refused); the gateway sends it to
  *   `openai-compatible` targets only (formats/openai-chat/build.ts). Only with `openaiCompatible`.
+ * - `compatible-long-tool-description`: a function description over 1024 characters, a limit of
+ *   OpenAI's API (upstream-rules.ts); the servers behind `openai-compatible` providers get the client's
+ *   description as it is (the gateway shortens it for kind `openai` only). Only with `openaiCompatible`.
  */
 export const LIVE_ACCEPTED: readonly ViolationClass[] = [
   {
@@ -189,6 +192,11 @@ export const LIVE_ACCEPTED: readonly ViolationClass[] = [
               ? { ...t, tools: t.tools.map((f: any) => (f?.parameters && typeof f.parameters === "object" ? { ...f, parameters: {} } : f)) }
               : t,
           ),
+  },
+  {
+    id: "compatible-long-tool-description",
+    summary: "Chat to an openai-compatible server: a function description over 1024 characters (a limit of OpenAI's own API)",
+    matches: (line, r) => r.schema === "openai-chat-completions" && r.openaiCompatible === true && line.startsWith("rule tool-description-max-1024:"),
   },
   {
     id: "compatible-reasoning-content",

@@ -1,7 +1,8 @@
 /**
  * The real Claude Code CLI (`claude -p … --output-format json`) through switchyard to the fake upstream,
- * on three lanes: the anthropic provider (native passthrough), an openai-compatible provider (Anthropic
- * Messages ↔ OpenAI Chat) and a gemini provider (Anthropic Messages ↔ Gemini). Each lane: one plain
+ * on four lanes: the anthropic provider (native passthrough), an openai-compatible provider (Anthropic
+ * Messages ↔ OpenAI Chat), a gemini provider (Anthropic Messages ↔ Gemini) and an openai provider
+ * (gpt-4.1 on OpenAI's own Chat API). The fake is strict: a body the provider's API refuses fails the lane. Each lane: one plain
  * answer and one tool round trip (the fake asks for `Bash` with `echo switchyard-e2e`; Claude Code runs
  * it and sends the result; the fake answers with a text that quotes it).
  *
@@ -31,12 +32,12 @@ import {
 } from "../../support/cli-agents.ts";
 import { startFakeUpstream, type FakeUpstream } from "../../support/fake-upstream.ts";
 import { conformance } from "../../support/conformance.ts";
-import { cliSuite } from "../../support/cli-suite.ts";
+import { CLI_STRICT, cliSuite } from "../../support/cli-suite.ts";
 import { startGateway } from "../../support/gateway.ts";
 import { fakeProviders } from "../../support/configs.ts";
 
 const YAML = `
-${fakeProviders([["anth", "anthropic"], ["chat", "openai-compatible"], ["gem", "gemini"]])}aliases:
+${fakeProviders([["anth", "anthropic"], ["chat", "openai-compatible"], ["gem", "gemini"], ["oai", "openai"]])}aliases:
   e2e-alias: chat/glm-e2e
   claude-sonnet-4-5: gem/gemini-e2e
 `;
@@ -45,6 +46,8 @@ const LANES: CliLane[] = [
   { name: "anthropic (native)", model: "anth/claude-e2e", upstreamModel: "claude-e2e", format: "anthropic-messages", path: "/v1/messages" },
   { name: "openai-compatible", model: "chat/glm-e2e", upstreamModel: "glm-e2e", format: "openai-chat", path: "/v1/chat/completions" },
   { name: "gemini", model: "gem/gemini-e2e", upstreamModel: "gemini-e2e", format: "gemini", path: "/v1beta/models/gemini-e2e:" },
+  // OpenAI's own API (kind openai; the strict fake applies its rules, e.g. tool descriptions ≤ 1024 characters).
+  { name: "openai (gpt-4.1)", model: "oai/gpt-4.1", upstreamModel: "gpt-4.1", format: "openai-chat", path: "/v1/chat/completions" },
 ];
 
 const suite = cliSuite([CLAUDE_CODE], YAML);
@@ -76,7 +79,7 @@ describe("Claude Code straight to the fake (control, no gateway)", () => {
   test(
     "tool round trip",
     async () => {
-      const fake = await startFakeUpstream({ strict: true });
+      const fake = await startFakeUpstream({ strict: CLI_STRICT });
       try {
         fake.handle(toolRoundTrip({ lane: "direct", toolName: "Bash", args: { command: TOOL_COMMAND, description: "Print a marker" } }));
         const r = await runClaude(suite.bins[0], {
@@ -203,7 +206,7 @@ describe("Claude Code: a reply cut off after the commit point", () => {
     "the CLI reports an error, never the cut-off text as its answer",
     conformance(CLAUDE_CODE, "anthropic (native)", "error after commit", async () => {
       // A gateway of its own: the failed attempts put its account on a cooldown.
-      const egw = await startGateway(YAML, { fakeOptions: { strict: true } });
+      const egw = await startGateway(YAML, { fakeOptions: { strict: CLI_STRICT } });
       try {
         egw.fake.handle(cutOffAnthropicReply("Partial answer"));
         const r = await runClaude(suite.bins[0], { baseUrl: egw.url, model: "anth/claude-e2e", prompt: "say hi", trap: suite.trap });

@@ -26,7 +26,7 @@ import {
   type CodexRun,
 } from "../../support/cli-agents.ts";
 import { conformance } from "../../support/conformance.ts";
-import { cliSuite } from "../../support/cli-suite.ts";
+import { CLI_STRICT, cliSuite } from "../../support/cli-suite.ts";
 import { startGateway } from "../../support/gateway.ts";
 import { fakeProviders } from "../../support/configs.ts";
 
@@ -94,7 +94,7 @@ describe("Codex over the Responses WebSocket: a reply cut off after the commit p
   test(
     "the CLI reports the stream error and exits non-zero, never the cut-off text as its answer",
     conformance(CODEX, "anthropic-compatible over WebSocket", "error after commit", async () => {
-      const egw = await startGateway(YAML, { fakeOptions: { strict: true } });
+      const egw = await startGateway(YAML, { fakeOptions: { strict: CLI_STRICT } });
       try {
         egw.fake.handle(cutOffAnthropicReply("Partial answer"));
         const r = await runCodex(suite.bins[0], { baseUrlV1: `${egw.url}/v1`, model: "anthc/glm-e2e", prompt: "say hi", trap: suite.trap, websockets: true });

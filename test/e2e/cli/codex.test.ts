@@ -39,7 +39,7 @@ import {
 } from "../../support/cli-agents.ts";
 import { simpleReply, startFakeUpstream, type FakeHandler, type FakeUpstream } from "../../support/fake-upstream.ts";
 import { conformance } from "../../support/conformance.ts";
-import { cliSuite } from "../../support/cli-suite.ts";
+import { CLI_STRICT, cliSuite } from "../../support/cli-suite.ts";
 import { startGateway } from "../../support/gateway.ts";
 import { fakeProviders } from "../../support/configs.ts";
 
@@ -81,7 +81,7 @@ describe("Codex straight to the fake (control, no gateway)", () => {
   test(
     "tool round trip",
     async () => {
-      const fake = await startFakeUpstream({ strict: true });
+      const fake = await startFakeUpstream({ strict: CLI_STRICT });
       try {
         fake.handle(toolRoundTrip({ lane: "direct", toolName: "exec_command", args: { cmd: TOOL_COMMAND } }));
         const r = await runCodex(suite.bins[0], { baseUrlV1: `${fake.url}/v1`, model: "gpt-e2e", prompt: TOOL_PROMPT, trap: suite.trap });
@@ -157,7 +157,7 @@ for (const lane of [
       async () => {
         // Codex 0.171.0 declares the freeform apply_patch tool for the model names its bundled catalogue
         // gives it (gpt-5.5 among them): an alias of that name sends the conversation to the lane.
-        const lgw = await startGateway(`${YAML}aliases:\n  gpt-5.5: ${lane.target}\n`, { fakeOptions: { strict: true } });
+        const lgw = await startGateway(`${YAML}aliases:\n  gpt-5.5: ${lane.target}\n`, { fakeOptions: { strict: CLI_STRICT } });
         try {
           lgw.fake.handle(patchRoundTrip(lane.name));
           let greet = "";

@@ -1,7 +1,8 @@
 /**
  * The real Gemini CLI (`gemini -p … --output-format json`, pinned in test/support/cli-install.ts)
  * through switchyard's Gemini endpoints (SPEC 2.1) to the fake upstream, on a native lane (a `gemini`
- * provider: the client's bytes pass through) and a translated one (an Anthropic-format provider): one
+ * provider: the client's bytes pass through) and translated ones (an Anthropic-format provider, and
+ * gpt-5 on OpenAI's own Chat API; the fake is strict, a body the API refuses fails the lane): one
  * plain answer and one tool round trip each (the fake asks for `run_shell_command` with
  * `echo switchyard-e2e`; the CLI runs it and sends the output back; the fake answers with a text that
  * quotes it). Scratch HOME, API-key auth, telemetry and usage statistics off.
@@ -31,11 +32,13 @@ import { fakeProviders } from "../../support/configs.ts";
 import { simpleReply } from "../../support/fake-upstream.ts";
 
 const YAML = `
-${fakeProviders([["gem", "gemini"], ["anthc", "anthropic-compatible"], ["chat", "openai-compatible"]])}`;
+${fakeProviders([["gem", "gemini"], ["anthc", "anthropic-compatible"], ["chat", "openai-compatible"], ["oai", "openai"]])}`;
 
 const LANES: CliLane[] = [
   { name: "gemini (native)", model: "gem/gemini-e2e", upstreamModel: "gemini-e2e", format: "gemini", path: "/v1beta/models/gemini-e2e:" },
   ANTHROPIC_COMPATIBLE_LANE,
+  // OpenAI's own API (kind openai; the strict fake applies its rules, e.g. tool descriptions ≤ 1024 characters).
+  { name: "openai (gpt-5)", model: "oai/gpt-5", upstreamModel: "gpt-5", format: "openai-chat", path: "/v1/chat/completions" },
 ];
 
 const suite = cliSuite([GEMINI_CLI], YAML);
