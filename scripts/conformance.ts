@@ -31,7 +31,8 @@ streams. Regenerate with \`scripts/conformance\` (it runs those tests); this fil
 
 Scenarios:
 - **plain answer**: the CLI prints the fake's text; every upstream request went to the lane's provider
-  with the account's key, and the gateway logged each as a 200.
+  with the account's key as a body that provider's API takes (the fake upstream is strict: it answers
+  any other with the provider's 400, test/support/strict-upstream.ts), and the gateway logged each as a 200.
 - **tool round trip**: the fake asks for the CLI's shell tool with \`echo switchyard-e2e\`; the CLI runs
   it, sends the output back, and prints the fake's final text that quotes it.
 - **error after commit**: the provider's stream breaks off after the first text; the CLI must report an
