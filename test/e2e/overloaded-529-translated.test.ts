@@ -4,10 +4,13 @@
  * it gave one (sdk16 S4: a Chat client got `HTTP/1.1 529 HM`). An Anthropic Messages client of the
  * same upstream still gets 529. Real gateway, fake Anthropic-compatible upstream answering 529.
  */
-import { expect, test } from "bun:test";
+import { afterEach, expect, test } from "bun:test";
 import { gatewaySuite } from "../support/gateway-suite.ts";
 
-const suite = gatewaySuite();
+// The translated requests are bodies Anthropic's API takes (the fake is strict): the 529 is the upstream's,
+// not a refusal. Registered before the suite's own afterEach, which clears the fake's record (hooks run in order).
+afterEach(() => expect(suite.gw.fake.violations).toEqual([]));
+const suite = gatewaySuite(undefined, { fakeOptions: { strict: true } });
 
 const OVERLOADED = { type: "error", error: { type: "overloaded_error", message: "Overloaded" } };
 
