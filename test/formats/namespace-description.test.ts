@@ -16,7 +16,9 @@ const codex = (description: string, n: number) => ({ model: "gpt-5.5", input: "h
 describe("a long namespace description is not repeated on every member", () => {
   test("Chat: in full on the first member, a pointer to it on the other 39; the tools JSON stays small", () => {
     expect(LONG.length).toBeGreaterThan(2000);
-    const built = translateBody("openai-responses", codex(LONG, 40), "openai-chat", "openai");
+    // openai-compatible: a third-party Chat server takes a description of any length (OpenAI's own API
+    // cuts one over 1024 characters: the next test)
+    const built = translateBody("openai-responses", codex(LONG, 40), "openai-chat", "openai-compatible");
     const tools = (built.body as any).tools as Array<{ function: { name: string; description: string } }>;
     expect(tools).toHaveLength(40);
     expect(tools[0]!.function).toMatchObject({ name: "mcp__docs__tool_0", description: `${LONG}\n\nTool 0.` });
@@ -25,7 +27,15 @@ describe("a long namespace description is not repeated on every member", () => {
     }
     expect(JSON.stringify(tools).length).toBeLessThan(12_000); // 11,325 now; 90,261 with the description on each
     // The same request builds the same text (prompt caches).
-    expect(JSON.stringify((translateBody("openai-responses", codex(LONG, 40), "openai-chat", "openai").body as any).tools)).toBe(JSON.stringify(tools));
+    expect(JSON.stringify((translateBody("openai-responses", codex(LONG, 40), "openai-chat", "openai-compatible").body as any).tools)).toBe(JSON.stringify(tools));
+  });
+
+  test("Chat on OpenAI's own API: the first member's description is cut to OpenAI's 1024 characters, the others still point to it", () => {
+    const built = translateBody("openai-responses", codex(LONG, 3), "openai-chat", "openai");
+    const tools = (built.body as any).tools as Array<{ function: { name: string; description: string } }>;
+    expect(tools[0]!.function.description.length).toBeLessThanOrEqual(1024);
+    expect(tools[0]!.function.description.startsWith(LONG.slice(0, 500))).toBe(true);
+    expect(tools[1]!.function.description).toBe("(Part of namespace mcp__docs__: see mcp__docs__tool_0 for its description.)\n\nTool 1.");
   });
 
   test("Anthropic: the same on its tools", () => {
