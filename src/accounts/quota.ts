@@ -21,6 +21,43 @@ export function remainingFraction(w: QuotaWindow): number | undefined {
 
 const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
 
+/**
+ * A quota window as it leaves the gateway (GET /admin/api/quota and GET /admin/api/accounts `quota`,
+ * read by the dashboard, `switchyard usage` and `accounts status --json`): the provider's numbers and
+ * `remainingPercent` (0–100, one decimal, when {@link remainingFraction} knows it). Never the store's
+ * `keyHash` (a digest of the upstream API key).
+ */
+export interface ShownQuotaWindow {
+  accountId: string;
+  window: string;
+  model: string;
+  usedPercent?: number;
+  remaining?: number;
+  limit?: number;
+  /** ms since the epoch. */
+  resetAt?: number;
+  /** ms since the epoch. */
+  updatedAt?: number;
+  remainingPercent?: number;
+}
+
+/**
+ * The {@link ShownQuotaWindow} of a window, built member by member: a member added to QuotaWindow for
+ * the store's own use stays in the store until it is named here (the admin reply schema,
+ * src/admin/reply-schemas.ts QuotaWindowReply, refuses members it does not list).
+ */
+export function shownQuotaWindow(w: QuotaWindow): ShownQuotaWindow {
+  const out: ShownQuotaWindow = { accountId: w.accountId, window: w.window, model: w.model };
+  if (w.usedPercent !== undefined) out.usedPercent = w.usedPercent;
+  if (w.remaining !== undefined) out.remaining = w.remaining;
+  if (w.limit !== undefined) out.limit = w.limit;
+  if (w.resetAt !== undefined) out.resetAt = w.resetAt;
+  if (w.updatedAt !== undefined) out.updatedAt = w.updatedAt;
+  const f = remainingFraction(w);
+  if (f !== undefined) out.remainingPercent = Math.round(f * 1000) / 10;
+  return out;
+}
+
 /** The tightest window that applies: its fraction and the window itself. */
 export interface QuotaReading {
   fraction: number;

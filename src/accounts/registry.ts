@@ -187,7 +187,7 @@ export class AccountRegistry implements AccountPool, AccountHealth {
     const held = this.opts.bus?.active ? { cooldowns: new Map(this.cooldowns.all), locks: new Map(this.locks.all) } : undefined;
     this.cooldowns.load(state.cooldowns);
     this.locks.load(state.locks);
-    this.quota.load(state.quotas, (w) => w.credential === undefined || this.ownWindow(w)); // another key's windows are not its quota
+    this.quota.load(state.quotas, (w) => w.keyHash === undefined || this.ownWindow(w)); // another key's windows are not its quota
     // Locks, cooldowns and quota clears the store refused hold in memory until written (retry-writes.ts).
     if (this.unwritten.size > 0) this.unwritten.reapply();
     // A removed pairing or a circuit whose write waits is kept as memory holds it (retry-writes.ts).
@@ -356,20 +356,20 @@ export class AccountRegistry implements AccountPool, AccountHealth {
   setQuota(q: QuotaWindow, from?: Account): void {
     if (from !== undefined && this.quotaGenerations.stale(from)) return;
     const key = this.windowKey(from ?? this.index.find(q.accountId)?.account);
-    if (key !== undefined) q.credential = key; // which API key it speaks of, for a start with another key (loadState)
+    if (key !== undefined) q.keyHash = key; // which API key it speaks of, for a start with another key (loadState)
     this.quota.set(q);
     this.persist((st) => st.setQuota(q));
   }
 
-  /** The short hash of an API-key account's key its windows are stored with (QuotaWindow.credential): 16 hex characters of its fingerprint; undefined for other accounts. */
+  /** The short hash of an API-key account's key its windows are stored with (QuotaWindow.keyHash): 16 hex characters of its fingerprint; undefined for other accounts. */
   private windowKey(a: Account | undefined): string | undefined {
     return a?.credential.type === "api_key" ? this.quarantines.fingerprint(a)?.slice(0, 16) : undefined;
   }
 
-  /** Whether a stored window read with an API key (`credential`) speaks of the account's current key (an account not listed keeps its windows). */
+  /** Whether a stored window read with an API key (`keyHash`) speaks of the account's current key (an account not listed keeps its windows). */
   private ownWindow(w: QuotaWindow): boolean {
     const a = this.index.find(w.accountId)?.account;
-    return a === undefined || this.windowKey(a) === w.credential;
+    return a === undefined || this.windowKey(a) === w.keyHash;
   }
 
   /**

@@ -12,11 +12,11 @@
  * GEMINI_API_KEY on the built-in default had every request refused and no page said why, review17 R5).
  */
 import { describeExclusion, noAccountMessage, resolveModel, type RoutingTable } from "../../pipeline/index.ts";
-import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
+import { ALL_MODELS } from "../store/types.ts";
 import type { Account } from "../../pipeline/ports.ts";
 import type { LoginFacts } from "./credentials.ts";
 import { quarantineAdvice, unlockAdvice } from "./lock-advice.ts";
-import { remainingFraction } from "./quota.ts";
+import { shownQuotaWindow, type ShownQuotaWindow } from "./quota.ts";
 import type { AccountRegistry } from "./registry.ts";
 import type { AccountStrategy } from "./selection.ts";
 import { SUCCESS_HALF_LIFE_MS } from "./stats.ts";
@@ -54,7 +54,8 @@ export interface AccountStatus {
   quarantine?: { reason: string; advice: string };
   cooldowns: Array<{ model: string; reason: string; until: number; level: number }>;
   removedModels: Array<{ model: string; reason: string; until: number | null }>;
-  quota: Array<QuotaWindow & { remainingPercent?: number }>;
+  /** Live quota windows as shown ({@link shownQuotaWindow}: no key hash). */
+  quota: ShownQuotaWindow[];
   slots: { inUse: number; limit: number | null; waiting: number };
   /** Live conversation bindings to this account (SPEC A-2). */
   bindings: number;
@@ -131,10 +132,7 @@ export function accountsStatus(
     const cooldowns = snap.cooldowns.filter((c) => c.accountId === a.id).map(({ model, reason, until, level }) => ({ model, reason, until, level }));
     const removedModels = snap.removed.filter((r) => r.accountId === a.id).map(({ model, reason, until }) => ({ model, reason, until }));
     const lockRow = snap.locks.find((l) => l.accountId === a.id);
-    const quota = registry.quota.windows(a.id, now).map((w) => {
-      const f = remainingFraction(w);
-      return f === undefined ? { ...w } : { ...w, remainingPercent: Math.round(f * 1000) / 10 };
-    });
+    const quota = registry.quota.windows(a.id, now).map(shownQuotaWindow); // never the store's keyHash
     const reasons: string[] = [];
     if (a.disabled) reasons.push("disabled");
     const quarantinedFor = snap.quarantined(a);

@@ -243,7 +243,10 @@ const RouteTraceReply = v.looseObject({
   ),
 });
 
-const QuotaWindowReply = v.looseObject({
+// Strict, unlike its neighbours: a member a window gains for the store's own use (its key hash, src/store
+// account-state.ts QuotaWindow.keyHash) fails test/admin/quota-key-hash-shown.test.ts, which checks live
+// replies against this schema, until it is left out (src/accounts/quota.ts shownQuotaWindow) or named here.
+const QuotaWindowReply = v.strictObject({
   accountId: v.string(),
   window: v.string(),
   model: v.string(),

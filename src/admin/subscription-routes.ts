@@ -38,7 +38,7 @@ import type { Elysia } from "elysia";
 import * as v from "valibot";
 import type { Account, Clock } from "../../pipeline/ports.ts";
 import type { CredentialManager } from "../accounts/credentials.ts";
-import { remainingFraction } from "../accounts/quota.ts";
+import { shownQuotaWindow } from "../accounts/quota.ts";
 import type { AccountRegistry } from "../accounts/registry.ts";
 import type { ConfiguredProvider } from "../config/types.ts";
 import type { Discovery } from "../providers/discovery.ts";
@@ -282,10 +282,7 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
           accounts: [...deps.registry.list(), ...deps.registry.implicitAccounts()].map((a) => ({
             id: a.id,
             providerId: a.providerId,
-            windows: deps.registry.quota.windows(a.id, now).map((w) => {
-              const f = remainingFraction(w);
-              return f === undefined ? { ...w } : { ...w, remainingPercent: Math.round(f * 1000) / 10 };
-            }),
+            windows: deps.registry.quota.windows(a.id, now).map(shownQuotaWindow), // never the store's keyHash
           })),
         };
       }) as never;

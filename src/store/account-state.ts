@@ -95,8 +95,10 @@ export interface QuotaWindow {
    * The API key the window was read with, as 16 hex characters of its SHA-256 (never the key): a start
    * with another key for the account leaves the window out (src/accounts/registry.ts `loadState`). Absent
    * for OAuth and keyless accounts and for rows written before SQLite schema 21 / PostgreSQL schema 23.
+   * Stored in the `credential` column of the quota tables. Internal to the store and the registry: it
+   * never leaves in a reply, an event or a log line ({@link shownQuotaWindow} in src/accounts/quota.ts).
    */
-  credential?: string;
+  keyHash?: string;
 }
 
 /** A conversation bound to the account that last answered it successfully (SPEC A-2). */

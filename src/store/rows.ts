@@ -244,7 +244,7 @@ export type TraceParams = [string, string, number, string];
  * null): non-finite numbers become null so a provider's odd header cannot fail the batch. Both stores' flushes write these.
  */
 export function quotaParams(q: QuotaWindow & { updatedAt: number }): (string | number | null)[] {
-  return [q.accountId, q.window, q.model, finiteOrNull(q.usedPercent), finiteOrNull(q.remaining), finiteOrNull(q.limit), intOrNull(q.resetAt), Math.round(q.updatedAt), typeof q.credential === "string" ? q.credential : null];
+  return [q.accountId, q.window, q.model, finiteOrNull(q.usedPercent), finiteOrNull(q.remaining), finiteOrNull(q.limit), intOrNull(q.resetAt), Math.round(q.updatedAt), typeof q.keyHash === "string" ? q.keyHash : null];
 }
 
 /** Positional parameters of a usage insert, coerced so a malformed record cannot fail the batch. */

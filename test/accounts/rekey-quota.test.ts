@@ -71,7 +71,7 @@ for (const backend of backends) {
       const stored = await reopen();
       const quotas = (await stored.loadAccountState()).quotas;
       expect(quotas.map((q) => `${q.accountId} ${q.window} ${q.usedPercent}`)).toEqual(["a1 5h 40", "a2 5h 99"]);
-      expect(quotas.every((q) => /^[0-9a-f]{16}$/.test(q.credential ?? "") && !JSON.stringify(q).includes("secret"))).toBe(true); // a short hash, not the key
+      expect(quotas.every((q) => /^[0-9a-f]{16}$/.test(q.keyHash ?? "") && !JSON.stringify(q).includes("secret"))).toBe(true); // a short hash, not the key
 
       // The config file now names another key for a2; the gateway starts again.
       const registry = new AccountRegistry(stored, clock);

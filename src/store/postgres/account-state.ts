@@ -276,7 +276,7 @@ export class PgAccountState implements AccountStateStore {
               limit: r.quota_limit ?? undefined,
               resetAt: numOrNull(r.reset_at) ?? undefined,
               updatedAt: num(r.updated_at),
-              credential: r.credential ?? undefined,
+              keyHash: r.credential ?? undefined, // column `credential`: the key's short hash (QuotaWindow.keyHash)
             }),
           ),
           bindings: (bindings as any[]).map((r) => ({ key: r.key, accountId: r.account_id, expiresAt: num(r.expires_at) })),

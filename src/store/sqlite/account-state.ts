@@ -277,7 +277,7 @@ export class SqliteAccountState implements AccountStateStore {
               limit: r.quota_limit ?? undefined,
               resetAt: r.reset_at ?? undefined,
               updatedAt: r.updated_at as number,
-              credential: r.credential ?? undefined,
+              keyHash: r.credential ?? undefined, // column `credential`: the key's short hash (QuotaWindow.keyHash)
             }),
           ),
           bindings: (this.s.loadBindings.all(now) as any[]).map((r) => ({

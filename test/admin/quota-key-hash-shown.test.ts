@@ -5,8 +5,14 @@
  * answers (`GET /admin/api/quota`: `{ ...w }` in src/admin/subscription-routes.ts; `GET
  * /admin/api/accounts` quota), so a digest of the upstream provider key is handed to every admin client
  * (CLI `switchyard usage --json`, the dashboard). Expected: no `credential` member in either answer.
+ *
+ * Fixed: the member is `keyHash` (src/store/account-state.ts) and the replies build each window member by
+ * member (src/accounts/quota.ts shownQuotaWindow); the reply schema QuotaWindowReply is strict, and the
+ * replies are checked against it here, so a new internal member that reaches a reply fails this test.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import * as v from "valibot";
+import { OLDER_ROUTE_RESPONSES } from "../../src/admin/reply-schemas.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
@@ -36,10 +42,19 @@ test("the admin API's quota windows carry no hash of the upstream API key", asyn
   const res = await fetch(`${gw.url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "oai/gpt-x", messages: [{ role: "user", content: "hi" }] }) });
   expect(res.status).toBe(200);
   await res.arrayBuffer();
-  const quota = (await admin("/quota")).accounts.find((a: any) => a.id === "oai-1").windows;
-  const accounts = (await admin("/accounts")).accounts.find((a: any) => a.id === "oai-1").quota;
+  const quotaReply = await admin("/quota");
+  const accountsReply = await admin("/accounts");
+  const quota = quotaReply.accounts.find((a: any) => a.id === "oai-1").windows;
+  const accounts = accountsReply.accounts.find((a: any) => a.id === "oai-1").quota;
   expect(quota.length).toBe(1);
   const digest = new Bun.CryptoHasher("sha256").update(ENV.OAI_KEY).digest("hex").slice(0, 16);
   expect({ quota: JSON.stringify(quota).includes(digest), accounts: JSON.stringify(accounts).includes(digest) }).toEqual({ quota: false, accounts: false });
   expect(quota.map((w: any) => Object.keys(w).includes("credential"))).toEqual([false]);
+  expect(accounts.map((w: any) => Object.keys(w).sort())).toEqual([["accountId", "limit", "model", "remaining", "remainingPercent", "resetAt", "updatedAt", "window"]]);
+  // The reply schemas (OpenAPI) name every member a window may carry and refuse others: a member added
+  // to the store's windows that reaches a reply fails here.
+  const issues = (key: string, body: unknown) => (v.safeParse(OLDER_ROUTE_RESPONSES[key] as v.GenericSchema, body).issues ?? []).map((i) => `${v.getDotPath(i)}: ${i.message}`);
+  expect({ quota: issues("GET /admin/api/quota", quotaReply), accounts: issues("GET /admin/api/accounts", accountsReply) }).toEqual({ quota: [], accounts: [] });
+  const leaked = { ...quota[0], keyHash: "0123456789abcdef" };
+  expect(issues("GET /admin/api/quota", { ...quotaReply, accounts: [{ id: "oai-1", providerId: "oai", windows: [leaked] }] }).length).toBeGreaterThan(0);
 });
