@@ -11,6 +11,7 @@ import { changedLimits, checkGrace, checkLimits, checkName, checkScopes, checkTa
 import { generateKeySecret, keyPrefix, sha256Hex } from "../secrets.ts";
 import { CASE_ONLY, caseTwin, type CreatedKey, type KeyChange, type KeyInfo, type KeyStore, type RotatedKey, StoreError } from "../types.ts";
 import type { PgContext } from "./db.ts";
+import { lockName } from "./name-locks.ts";
 import { UndoneRotates } from "./undo-rotates.ts";
 import { num, numOrNull } from "./values.ts";
 
@@ -56,8 +57,9 @@ export class PgKeys extends CachedKeys implements KeyStore {
     const generation = await this.ctx.change(
       (sql) =>
         sql.begin(async (tx) => {
-          // One at a time per name, case folded (two instances creating `ci-bot`, or `ci-Bot` and `ci-bot`, at once: the second sees the first).
-          await tx`SELECT pg_advisory_xact_lock(hashtext(${"client_key:" + n.toLowerCase()}))`;
+          // One at a time per name, case folded (two instances creating `ci-bot`, or `ci-Bot` and `ci-bot`, at once: the second sees the first),
+          // and per exact name (the previous build's lock, for a rolling upgrade): name-locks.ts.
+          await lockName(tx, "client_key:", n, n.toLowerCase());
           const [row] = await tx`SELECT COUNT(*) FILTER (WHERE revoked_at IS NULL)::int AS active, MAX(generation) AS generation FROM client_keys WHERE name = ${n}`;
           if (Number(row?.active ?? 0) > 0) {
             const late = this.lateCreates.has(n) ? ` (if a create of that name was just answered "not done", this is its late write, being undone: try again in a few seconds)` : "";

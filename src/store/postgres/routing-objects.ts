@@ -7,6 +7,7 @@
 import { lookalikeOf, nameFold } from "../../config/lookalike-names.ts";
 import { type RoutingObjectStore, type StoredAlias, type StoredCombo, StoreError } from "../types.ts";
 import type { PgContext } from "./db.ts";
+import { lockName } from "./name-locks.ts";
 
 const nonEmpty = (what: string, s: unknown): string => {
   if (typeof s !== "string" || s.trim() === "") throw new StoreError("invalid", `${what} must be a non-empty string`);
@@ -50,16 +51,17 @@ export class PgRoutingObjects implements RoutingObjectStore {
   /**
    * Inserts a combo or alias named `n` unless a combo or alias of that name, or of one a person cannot
    * tell apart from it (the same after Unicode NFC, or then differing only in case:
-   * src/config/lookalike-names.ts), exists. The two tables are checked under one advisory lock per
-   * folded name (`Fast`, `fast` and `FAST` take the same lock; a plain ON CONFLICT covers one table and
-   * one exact name only: a combo and an alias of one name, or `Fast` and `fast`, created at once on
-   * two instances would both commit).
+   * src/config/lookalike-names.ts), exists. The two tables are checked under the advisory locks of the
+   * exact and the folded name (name-locks.ts: `Fast`, `fast` and `FAST` share the folded one; the exact
+   * one is the lock the previous build takes, for a rolling upgrade); a plain ON CONFLICT covers one
+   * table and one exact name only: a combo and an alias of one name, or `Fast` and `fast`, created at
+   * once on two instances would both commit.
    */
   private createIn(kind: "combo" | "alias", n: string, value: string): Promise<boolean> {
     const now = Math.round(this.ctx.now());
     return this.ctx.change((sql) =>
       sql.begin(async (tx) => {
-        await tx`SELECT pg_advisory_xact_lock(hashtext(${"routing_name:" + nameFold(n)}))`;
+        await lockName(tx, "routing_name:", n, nameFold(n));
         const names = ((await tx`SELECT name FROM stored_combos UNION ALL SELECT name FROM stored_aliases`) as Array<{ name: string }>).map((r) => r.name);
         if (names.includes(n) || lookalikeOf(n, names)) return false;
         if (kind === "combo") await tx`INSERT INTO stored_combos (name, spec, created_at, updated_at) VALUES (${n}, ${value}, ${now}, ${now})`;
