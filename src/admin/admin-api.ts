@@ -51,9 +51,9 @@ export interface AdminDeps {
    */
   keyLimitsChanged?: (id: string, before: KeyLimits | undefined, after: KeyLimits | undefined) => Promise<void>;
   /**
-   * Runs the key changes (create, limits and tag, rotate, disable, enable, revoke) one at a time with the
-   * other admin configuration changes given the same writer (src/admin/config-writer.ts); a writer of
-   * their own when not given.
+   * Runs a key's create and its limits-and-tag changes one at a time with the other key changes given the
+   * same writer (its `keys` queue, src/admin/config-writer.ts); a writer of their own when not given.
+   * Rotate, disable, enable and revoke check no name and run at once, through no queue.
    */
   writer?: ConfigWriter;
   /** Extra routes contributed by other modules (accounts status, dry run, …). */
@@ -300,7 +300,7 @@ export function adminApi(given: AdminDeps) {
         if (!input.ok) return input.response;
         const unknownProvider = deps.providerIds && unknownProviderPattern(input.value.limits?.models, [...deps.providerIds()]);
         if (unknownProvider) return adminError(400, unknownProvider.message, unknownProvider.param);
-        return writer.run(async () => {
+        return writer.run("keys", async () => {
           // Names that differ only in case would read as the same key in tables, filters and alerts.
           const name = input.value.name;
           const twin = (await deps.store.listKeys()).find((k) => k.revokedAt === undefined && k.name !== name && k.name.toLowerCase() === name.toLowerCase());
@@ -333,7 +333,8 @@ export function adminApi(given: AdminDeps) {
       async ({ params, request }) => {
         const input = await readBody(request, KeyRotate, deps.bodyTimeoutMs?.(), {});
         if (!input.ok) return input.response;
-        return writer.run(async () => {
+        // Through no queue (it checks no name): a leaked key's new secret is not held back by other changes (config-writer.ts).
+        return (async () => {
           try {
             const r = await deps.store.rotateKey(params.name, graceMs(input.value.grace));
             deps.keysChanged?.("created", params.name);
@@ -349,16 +350,18 @@ export function adminApi(given: AdminDeps) {
             }
             throw e;
           }
-        });
+        })();
       },
       { parse: "none" },
     )
     // its limits and tag (src/admin/key-change.ts)
     .patch("/keys/:name", async ({ params, request }) => changeKey(deps, params.name, request), { parse: "none" })
-    .post("/keys/:name/disable", ({ params }) => writer.run(() => keySwitch(deps, params.name, true)))
-    .post("/keys/:name/enable", ({ params }) => writer.run(() => keySwitch(deps, params.name, false)))
+    // Disable, enable and revoke check no name and go through no queue: a leaked key is shut out at once,
+    // not after another change that waits (src/admin/config-writer.ts).
+    .post("/keys/:name/disable", ({ params }) => keySwitch(deps, params.name, true))
+    .post("/keys/:name/enable", ({ params }) => keySwitch(deps, params.name, false))
     .delete("/keys/:name", ({ params }) =>
-      writer.run(async () => {
+      (async () => {
         // Elysia hands path parameters over percent-decoded.
         const name = params.name;
         try {
@@ -375,7 +378,7 @@ export function adminApi(given: AdminDeps) {
           if (e instanceof StoreError) return adminError(e.code === "unavailable" || e.code === "closed" ? 503 : 409, e.message);
           throw e;
         }
-      }),
+      })(),
     )
     .get("/usage", async ({ query }) => {
       const q = parseInput(UsageQuery, query, "query");

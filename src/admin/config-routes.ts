@@ -53,7 +53,7 @@ export interface ConfigRoutesDeps {
    * (src/shared-config.ts), checked again with the file just read: warnings of the reload's answer.
    */
   sharedConfigWarnings?: () => Promise<Array<{ path: string; message: string }>>;
-  /** Runs the changes one at a time (src/admin/config-writer.ts), shared with the key and account routes; a writer of its own when not given. */
+  /** Runs the combo, alias and settings changes one at a time (its `routing` queue), account disable/enable in its `accounts` queue (src/admin/config-writer.ts), shared with the key and account routes; a writer of its own when not given. */
   writer?: ConfigWriter;
 }
 
@@ -359,7 +359,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           if (!named.ok) return named.response;
           const { source: _source, active: _active, error: _error, ...spec } = body.value;
           const name = named.value.name;
-          return writer.run(async () => {
+          return writer.run("routing", async () => {
             const taken = nameTaken(name);
             if (taken) return taken;
             const stored = live.storedObjects();
@@ -386,7 +386,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           if (!named.ok) return named.response;
           if (named.value.name !== undefined && named.value.name !== name) return adminError(400, `name: the body names "${named.value.name}", the path "${name}" (a combo is not renamed).`, "name");
           const { source: _source, active: _active, error: _error, ...spec } = body.value;
-          return writer.run(async () => {
+          return writer.run("routing", async () => {
             const gone = notStored("combo", name); // deleted while the body arrived
             if (gone) return gone;
             const stored = live.storedObjects();
@@ -400,7 +400,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
         { parse: "none" },
       )
       .delete("/combos/:name", ({ params }) =>
-        writer.run(async () => {
+        writer.run("routing", async () => {
           const name = params.name;
           const cannot = notStored("combo", name);
           if (cannot) return cannot;
@@ -419,7 +419,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           const body = parseInput(AliasCreate, raw.value);
           if (!body.ok) return body.response;
           const { name, target } = body.value;
-          return writer.run(async () => {
+          return writer.run("routing", async () => {
             const taken = nameTaken(name);
             if (taken) return taken;
             const stored = live.storedObjects();
@@ -445,7 +445,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           if (!body.ok) return body.response;
           if (body.value.name !== undefined && body.value.name !== name) return adminError(400, `name: the body names "${body.value.name}", the path "${name}" (an alias is not renamed).`, "name");
           const target = body.value.target;
-          return writer.run(async () => {
+          return writer.run("routing", async () => {
             const gone = notStored("alias", name); // deleted while the body arrived
             if (gone) return gone;
             const stored = live.storedObjects();
@@ -456,7 +456,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
         { parse: "none" },
       )
       .delete("/aliases/:name", ({ params }) =>
-        writer.run(async () => {
+        writer.run("routing", async () => {
           const name = params.name;
           const cannot = notStored("alias", name);
           if (cannot) return cannot;
@@ -476,13 +476,13 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
           if (!patch.ok) return patch.response;
           const keys = Object.keys(patch.value);
           if (keys.length === 0) return adminError(400, "The body names no settings key.");
-          return writer.run(() => patchSettings(keys, patch.value));
+          return writer.run("routing", () => patchSettings(keys, patch.value));
         },
         { parse: "none" },
       )
       // ---- accounts ------------------------------------------------------------------------
-      .post("/accounts/:id/disable", ({ params }) => writer.run(() => setDisabled(params.id, true)))
-      .post("/accounts/:id/enable", ({ params }) => writer.run(() => setDisabled(params.id, false)))
+      .post("/accounts/:id/disable", ({ params }) => writer.run("accounts", () => setDisabled(params.id, true)))
+      .post("/accounts/:id/enable", ({ params }) => writer.run("accounts", () => setDisabled(params.id, false)))
       // ---- reload --------------------------------------------------------------------------
       .post("/config/reload", async () => {
         if (!live.path) return adminError(409, live.noFileToReload(), null, "no_config_file");

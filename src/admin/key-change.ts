@@ -85,7 +85,7 @@ export async function changeKey(deps: AdminDeps, name: string, request: Request)
   const models = input.value.limits?.models;
   const unknownProvider = models && deps.providerIds && unknownProviderPattern(models, [...deps.providerIds()]);
   if (unknownProvider) return adminError(400, unknownProvider.message, unknownProvider.param);
-  // the change and the limits read before it, after the other admin changes handed in before (src/admin/config-writer.ts)
+  // the change and the limits read before it, after the other key changes handed in before (the writer's `keys` queue, src/admin/config-writer.ts)
   const change = async (): Promise<unknown> => {
     let key: KeyInfo;
     // its limits before, for the alerts of a lowered budget (the active stored key is the one changed)
@@ -117,5 +117,5 @@ export async function changeKey(deps: AdminDeps, name: string, request: Request)
     const namesake = (await deps.store.listKeys()).some((k) => k.name === name && k.source === "config");
     return { key: { ...listed, ...(use ? { use } : {}) }, ...(namesake ? { note: configNamesakeNote(name, "changed") } : {}) };
   };
-  return deps.writer ? deps.writer.run(change) : change();
+  return deps.writer ? deps.writer.run("keys", change) : change();
 }

@@ -64,7 +64,7 @@ export interface SubscriptionAdminDeps {
   /** Re-reads accounts and their state into the live registry. */
   reload: () => Promise<void>;
   clock: Clock;
-  /** Runs a login or import and a removal one at a time with the other admin configuration changes (src/admin/config-writer.ts); a writer of their own when not given. */
+  /** Runs a login or import and a removal one at a time with the other account changes (the `accounts` queue of src/admin/config-writer.ts); a writer of their own when not given. */
   writer?: ConfigWriter;
 }
 
@@ -176,7 +176,7 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
       .post("/accounts", async ({ request, set }) => {
         const parsed = await readBody(request, AccountCreate, deps.bodyTimeoutMs?.());
         if (!parsed.ok) return parsed.response;
-        return writer.run(async () => {
+        return writer.run("accounts", async () => {
           const input = parsed.value;
           const provider = subscriptionProvider(deps.providers(), input.provider);
           if (!provider) return adminError(404, `No subscription provider (claude-code or codex) named ${input.provider}.`);
@@ -248,7 +248,7 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         });
       }, { parse: "none" })
       .delete("/accounts/:id", ({ params }) =>
-        writer.run(async () => {
+        writer.run("accounts", async () => {
           const id = params.id;
           if (deps.configAccountIds().has(id)) return adminError(409, `Account ${id} is declared in the config file and is read-only here; remove it from the file.`, null, "read_only");
           const implicit = deps.registry.find(id);

@@ -67,7 +67,7 @@ export function wireAdminApi(w: AdminWiring) {
   const { store, adminToken, config, keyUse, recorder, sessions, budgetChanges, recentAlerts, bus, clock, registry, credentials, discovery, refreshAccounts, order, routing, executorFor, secrets, instanceId, stopping, live, startedWith, sharedConfig } = w;
   // server.body_timeout_ms bounds every body the admin API reads, as it bounds the client API's (src/admin/replies.ts readJson).
   const bodyTimeoutMs = () => config().server.bodyTimeoutMs;
-  // One queue for every configuration change (keys, accounts, combos, aliases, settings): each checks what the ones before it wrote.
+  // One queue per kind of configuration change (client keys; combos, aliases and settings; accounts): each checks what the ones of its kind before it wrote (config-writer.ts).
   const writer = new ConfigWriter();
   return adminApi({
     writer,
