@@ -17,7 +17,7 @@ import {
   sendableStops,
   Warnings,
 } from "../hub.ts";
-import { ANTHROPIC_SERVICE_TIER, bucketThinkingBudget, dropRefusedFields, effortForDisabledReasoning, takesVerbosity, topEffortFor } from "../openai-common/models.ts";
+import { ANTHROPIC_SERVICE_TIER, bucketThinkingBudget, dropRefusedFields, effortForDisabledReasoning, openAiTakesVerbosity, takesVerbosity, topEffortFor } from "../openai-common/models.ts";
 import { isObj } from "../json.ts";
 import { chatToolId } from "./mapping.ts";
 import type { JsonObject as Json } from "../json.ts";
@@ -366,8 +366,9 @@ function fitDescription(name: string, description: string, w: Warnings): string 
  *   `allowed` choice → `allowed_tools` for `openai` and a Chat client's own; for another client's
  *   request to a third-party server → only the allowed tools declared, with its mode as `tool_choice`
  *   (`changed_field` warning; the model can call the same tools, the prompt cache sees a shorter list).
- * - `verbosity` (the Responses `text.verbosity`) for `openai`, a Chat client's own, and a third-party
- *   server's gpt-5 model (openai-common/models.ts `takesVerbosity`); otherwise dropped with a warning.
+ * - `verbosity` (the Responses `text.verbosity`): a Chat client's own as it came; else for `openai` a
+ *   gpt-5 model's, or `medium` to any model (openai-common/models.ts `openAiTakesVerbosity`), and for a
+ *   third-party server a gpt-5 model's (`takesVerbosity`); otherwise dropped with a warning.
  * - `stop` (at most 4 for `openai`, the rest dropped with a warning; an empty one is not sent, hub.ts
  *   `sendableStops`; none to an OpenAI reasoning model, which refuses it: `stopsEmulated`, the gateway
  *   cuts the reply at all of them, so neither the trim nor its warning),
@@ -492,7 +493,10 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     }
   }
   if (req.verbosity) {
-    if (openai || req.source.format === "openai-chat" || takesVerbosity(target.model)) body.verbosity = req.verbosity;
+    // a Chat client's own goes as it wrote it (as on the native lane); OpenAI's models but the gpt-5
+    // family take verbosity medium only (openai-common/models.ts openAiTakesVerbosity)
+    if (req.source.format === "openai-chat" || (openai ? openAiTakesVerbosity(req.verbosity, target.model) : takesVerbosity(target.model))) body.verbosity = req.verbosity;
+    else if (openai) b.w.add("dropped_field", `${target.model} takes verbosity medium only (the gpt-5 models take low and high); verbosity ${req.verbosity} was not sent.`);
     else b.w.add("dropped_field", `verbosity is sent to OpenAI's gpt-5 models only; ${target.model} did not get it.`);
   }
   // OpenAI refuses a non-object schema root; a Chat client's own goes as it wrote it, and another

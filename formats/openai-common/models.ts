@@ -26,6 +26,18 @@ export function takesVerbosity(model: string): boolean {
 }
 
 /**
+ * Whether OpenAI's own API ({@link isOpenAiApi}) takes `verbosity` (Chat) / `text.verbosity`
+ * (Responses) `value` for `model`: any value for the gpt-5 family ({@link takesVerbosity}); for OpenAI's
+ * other models only `medium`, the one they have (gpt-4o answers 400 "Unsupported value: 'verbosity'
+ * does not support 'low' with this model. Supported values are: 'medium'.", google-deepmind/concordia
+ * #164; probing every model of OpenAI's /v1/models with low/medium/high found the full range only on
+ * the gpt-5 family, enricoros/big-AGI#947). A routing prefix is ignored.
+ */
+export function openAiTakesVerbosity(value: string, model: string): boolean {
+  return value === "medium" || takesVerbosity(model);
+}
+
+/**
  * The effort that asks an OpenAI model for the least reasoning, for a client that switched reasoning
  * off (Anthropic `thinking: {type: "disabled"}`, Gemini `thinkingBudget: 0`), by model family as
  * OpenAI's API reference for `reasoning_effort` / `reasoning.effort` describes it: "gpt-5.1 defaults
@@ -144,6 +156,17 @@ export function reasonsAtMediumOnly(model: string): boolean {
 }
 
 /**
+ * Whether the model is gpt-5-pro (also dated, `gpt-5-pro-2025-10-06`), which reasons at effort `high`
+ * only: OpenAI's API reference for `reasoning_effort` / `reasoning.effort`: "The gpt-5-pro model
+ * defaults to (and only supports) high reasoning effort." The later pro models (`gpt-5.2-pro`, …) are
+ * not named there and are listed with the whole range (`none` … `xhigh`: the openai-tools crate's
+ * `ReasoningEffort` table, docs.rs), so they keep what the client asked. A routing prefix is ignored.
+ */
+export function reasonsAtHighOnly(model: string): boolean {
+  return /^gpt-5-pro(?:-|$)/.test(bareModel(model));
+}
+
+/**
  * Whether an OpenAI reasoning model refuses effort `xhigh`: OpenAI's API reference for
  * `reasoning_effort` / `reasoning.effort`: "xhigh is supported for all models after
  * gpt-5.1-codex-max", so the o-series, `codex-mini-latest`, gpt-5 (-mini, -nano, -codex, -pro) and gpt-5.1
@@ -164,9 +187,14 @@ function refusesXhigh(model: string): boolean {
  * ({@link refusesXhigh}) `high`, the most it takes, with a note for a `changed_field` warning; else `max`
  * becomes `xhigh` (a third-party server's model, an OpenAI model that takes it, an id this file does not
  * know). Any other effort comes back as it is, but to OpenAI's later chat models
- * ({@link reasonsAtMediumOnly}), which take `medium` only: any other effort goes as `medium`, with a note.
+ * ({@link reasonsAtMediumOnly}), which take `medium` only: any other effort goes as `medium`, with a note;
+ * and to gpt-5-pro ({@link reasonsAtHighOnly}), which takes `high` only: a lower one goes as `high`, with
+ * a note (`max` / `xhigh` go as `high` by the rule above).
  */
 export function topEffortFor(effort: ReasoningEffort, kind: ProviderKind, model: string): { effort: ReasoningEffort; note?: string } {
+  if (effort !== "high" && effort !== "max" && effort !== "xhigh" && isOpenAiApi(kind) && reasonsAtHighOnly(model)) {
+    return { effort: "high", note: `${model} reasons at high effort only; effort ${effort} was sent as high.` };
+  }
   if (effort !== "medium" && isOpenAiApi(kind) && reasonsAtMediumOnly(model)) {
     return { effort: "medium", note: `${model} reasons at medium effort only; effort ${effort} was sent as medium.` };
   }

@@ -17,7 +17,7 @@ import {
   Warnings,
 } from "../hub.ts";
 import type { BuildTarget, BuiltRequest } from "../codec.ts";
-import { ANTHROPIC_SERVICE_TIER, bucketThinkingBudget, dropRefusedFields, effortForDisabledReasoning, isOpenAiApi, reasonsByDefault, reasonsNever, topEffortFor } from "../openai-common/models.ts";
+import { ANTHROPIC_SERVICE_TIER, bucketThinkingBudget, dropRefusedFields, effortForDisabledReasoning, isOpenAiApi, openAiTakesVerbosity, reasonsByDefault, reasonsNever, topEffortFor } from "../openai-common/models.ts";
 import { isObj } from "../json.ts";
 import { isGoogleOnlyUri } from "../media-types.ts";
 import { openaiAudioFormat } from "../openai-common/audio.ts";
@@ -403,10 +403,11 @@ const RESPONSES_EFFORTS = new Set(["none", "minimal", "low", "medium", "high", "
  * with `user`), and the `reasoning` object
  * some Chat clients send (OpenRouter's shape): its `effort` and `summary` where the request's own
  * reasoning set none (an effort Responses does not take, and its other members, such as
- * `max_tokens`, `exclude`, are named in a `dropped_field` warning). An Anthropic client's `service_tier`
+ * `max_tokens`, `exclude`, are named in a `dropped_field` warning; an effort the model refuses goes as
+ * openai-common/models.ts `topEffortFor` says, with a `changed_field` warning). An Anthropic client's `service_tier`
  * as openai-common/models.ts `ANTHROPIC_SERVICE_TIER` maps it. Returns the keys it used.
  */
-function carryChatFields(req: HubRequest, body: Record<string, unknown>, w: Warnings): Set<string> {
+function carryChatFields(req: HubRequest, body: Record<string, unknown>, target: BuildTarget, w: Warnings): Set<string> {
   const used = new Set<string>();
   if (req.source.format === "anthropic-messages" && typeof req.source.extra.service_tier === "string") {
     // Anthropic "auto" / "standard_only" → OpenAI "auto" / "default" (the same mapping as the Chat builder's)
@@ -436,8 +437,13 @@ function carryChatFields(req: HubRequest, body: Record<string, unknown>, w: Warn
     const { effort, summary, ...rest } = extra.reasoning;
     const out: Record<string, unknown> = { ...(body.reasoning as Record<string, unknown> | undefined) };
     const dropped = Object.keys(rest).map((k) => `reasoning.${k}`);
-    if (out.effort === undefined && typeof effort === "string" && RESPONSES_EFFORTS.has(effort)) out.effort = effort;
-    else if (out.effort === undefined && effort !== undefined && effort !== null) dropped.unshift(`reasoning.effort ${JSON.stringify(effort)}`);
+    if (out.effort === undefined && typeof effort === "string" && RESPONSES_EFFORTS.has(effort)) {
+      // the same model rules as the request's own effort (openai-common/models.ts topEffortFor): xhigh
+      // → high for a model that refuses it, medium for the later chat models, high for gpt-5-pro
+      const top = topEffortFor(effort as ReasoningEffort, target.kind, target.model);
+      if (top.note) w.add("changed_field", top.note);
+      out.effort = top.effort;
+    } else if (out.effort === undefined && effort !== undefined && effort !== null) dropped.unshift(`reasoning.effort ${JSON.stringify(effort)}`);
     if (out.summary === undefined && typeof summary === "string") out.summary = summary;
     if (Object.keys(out).length > 0) body.reasoning = out;
     if (dropped.length > 0) w.add("dropped_field", `Fields with no Responses equivalent were dropped: ${dropped.join(", ")}.`);
@@ -557,15 +563,22 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   const reasoning = buildReasoning(req, target, w);
   const extraReasoning = fromResponses ? (req.source.extra.reasoning as Record<string, unknown> | undefined) : undefined;
   if (reasoning || extraReasoning) body.reasoning = { ...extraReasoning, ...reasoning };
-  const carried = carryChatFields(req, body, w);
+  const carried = carryChatFields(req, body, target, w);
 
   const extraText = fromResponses ? (req.source.extra.text as Record<string, unknown> | undefined) : undefined;
   // Responses upstreams are OpenAI's (openai-responses, codex): a translated non-object schema root is
   // refused there, so it is dropped with a warning; a Responses client's own goes as it wrote it.
   const format = req.responseFormat && !fromResponses ? sendableResponseFormat(req.responseFormat, w, "text.format") : req.responseFormat;
-  if (format || extraText || req.verbosity) {
+  // OpenAI's models but the gpt-5 family take verbosity medium only (openai-common/models.ts
+  // openAiTakesVerbosity); a Responses client's own goes as it wrote it.
+  let verbosity = req.verbosity;
+  if (verbosity && !fromResponses && isOpenAiApi(target.kind) && !openAiTakesVerbosity(verbosity, target.model)) {
+    w.add("dropped_field", `${target.model} takes verbosity medium only (the gpt-5 models take low and high); verbosity ${verbosity} was not sent.`);
+    verbosity = undefined;
+  }
+  if (format || extraText || verbosity) {
     const text: Record<string, unknown> = { ...extraText };
-    if (req.verbosity) text.verbosity = req.verbosity;
+    if (verbosity) text.verbosity = verbosity;
     if (format) text.format = buildTextFormat(format);
     body.text = text;
   }

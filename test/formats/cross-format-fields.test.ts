@@ -281,7 +281,8 @@ describe("Responses allowed_tools and text.verbosity for Chat targets (and back)
       tool_choice: { type: "allowed_tools", allowed_tools: { mode: "auto", tools: [{ type: "function", function: { name: "b" } }] } },
       verbosity: "high",
     });
-    const resp = translate("openai-chat", chat, "openai-responses", "openai-responses");
+    // a gpt-5 model: OpenAI's others take verbosity medium only (openai-common/models.ts openAiTakesVerbosity)
+    const resp = translate("openai-chat", chat, "openai-responses", "openai-responses", "gpt-5.1");
     expect(resp.body.tool_choice).toEqual({ type: "allowed_tools", mode: "auto", tools: [{ type: "function", name: "b" }] });
     expect(resp.body.text).toEqual({ verbosity: "high" });
     expect(resp.warnings).toEqual([]);
