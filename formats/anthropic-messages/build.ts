@@ -63,9 +63,9 @@ function textBlock(p: TextPart): Json | null {
   return cacheField({ type: "text", text: p.text }, p.cacheControl);
 }
 
-function mediaBlock(p: ImagePart | DocumentPart, w: Warnings): Json | null {
+function mediaBlock(p: ImagePart | DocumentPart, w: Warnings, thirdParty: boolean): Json | null {
   const isDoc = p.type === "document";
-  const src = mediaSource(p, w);
+  const src = mediaSource(p, w, thirdParty);
   if (!src) return null;
   if (p.type === "image" && p.detail !== undefined && p.detail !== "auto") {
     w.add("dropped_field", `Image detail ${JSON.stringify(p.detail)} has no Anthropic equivalent and was dropped`);
@@ -91,11 +91,11 @@ function toolInput(args: string, w: Warnings): Json {
   }
 }
 
-function toolResultBlock(p: ToolResultPart, w: Warnings): Json {
+function toolResultBlock(p: ToolResultPart, w: Warnings, thirdParty: boolean): Json {
   const block: Json = { type: "tool_result", tool_use_id: sanitizeToolId(p.callId) };
   const parts: Json[] = [];
   for (const c of p.content) {
-    const b = c.type !== "text" ? mediaBlock(c, w) : c.toolReference !== undefined ? { type: "tool_reference", tool_name: c.toolReference } : textBlock(c);
+    const b = c.type !== "text" ? mediaBlock(c, w, thirdParty) : c.toolReference !== undefined ? { type: "tool_reference", tool_name: c.toolReference } : textBlock(c);
     if (b) parts.push(b);
   }
   if (parts.length === 1 && parts[0].type === "text" && parts[0].cache_control === undefined) block.content = parts[0].text;
@@ -105,7 +105,8 @@ function toolResultBlock(p: ToolResultPart, w: Warnings): Json {
 }
 
 /** Converts one hub turn's parts into Anthropic blocks for a user/assistant/system message. */
-function convertParts(m: HubMessage, family: ProviderFamily, w: Warnings, out: OutMessage, names: ToolNameMap): void {
+/** `thirdParty`: the target is an `anthropic-compatible` server (media.ts `mediaSource`). */
+function convertParts(m: HubMessage, family: ProviderFamily, w: Warnings, out: OutMessage, names: ToolNameMap, thirdParty: boolean): void {
   const assistant = m.role === "assistant";
   for (const p of m.content) {
     let b: Json | null = null;
@@ -119,7 +120,7 @@ function convertParts(m: HubMessage, family: ProviderFamily, w: Warnings, out: O
         if (assistant) {
           w.add("dropped_content", `An assistant ${p.type} cannot be sent to Anthropic and was dropped`);
         } else {
-          b = mediaBlock(p, w);
+          b = mediaBlock(p, w, thirdParty);
         }
         break;
       case "audio":
@@ -141,7 +142,7 @@ function convertParts(m: HubMessage, family: ProviderFamily, w: Warnings, out: O
           w.add("dropped_content", "A tool result inside an assistant turn was dropped");
           break;
         }
-        b = toolResultBlock(p, w);
+        b = toolResultBlock(p, w, thirdParty);
         break;
       case "thinking":
         if (!assistant) break;
@@ -347,7 +348,7 @@ function toolJson(t: FunctionTool, same: boolean, fields: ItemFields | undefined
  * - `temperature` clamped to [0, 1]; `stop_sequences` (empty or whitespace-only ones are not sent:
  *   the API refuses them, hub.ts `sendableStops`); `metadata.user_id` ← `hub.user`;
  *   `output_config.effort` only for an Anthropic source; `output_config.format` from a JSON-schema
- *   response format. Dropped with a warning (translated requests): the client's `metadata` (Anthropic's
+ *   response format, whatever its root's type (Anthropic names no object-only root). Dropped with a warning (translated requests): the client's `metadata` (Anthropic's
  *   takes `user_id` only), `prompt_cache_key`, tool `strict`, a message's `name`, an image's `detail`.
  * - `source.extra` (and per-message/per-tool fields) re-emitted only when the source is Anthropic
  *   Messages; otherwise each key is reported dropped.
@@ -391,7 +392,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     if (m.role === "system" || m.role === "developer") {
       if (keepSystemTurns && m.role === "system") {
         const out: OutMessage = { role: "system", content: [], fields };
-        convertParts(m, family, w, out, names);
+        convertParts(m, family, w, out, names, target.kind === "anthropic-compatible");
         turns.push(out);
         return;
       }
@@ -415,7 +416,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
     conversationStarted = true;
     if (m.name !== undefined && !same) w.add("dropped_field", "A message name (Chat `name`) has no Anthropic equivalent and was dropped");
     const out: OutMessage = { role: m.role, content: [], fields };
-    convertParts(m, family, w, out, names);
+    convertParts(m, family, w, out, names, target.kind === "anthropic-compatible");
     turns.push(out);
   });
   const messages = mergeTurns(turns);
@@ -576,6 +577,11 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   if (same && req.reasoning?.effort) outputConfig.effort = req.reasoning.effort;
   else if (adaptiveEffort) outputConfig.effort = adaptiveEffort;
   if (req.responseFormat?.type === "json_schema") {
+    // Any schema root goes, an array or a string one (a Gemini client's responseSchema {type: "ARRAY"})
+    // included: unlike OpenAI's (openai-common/response-format.ts), Anthropic's structured outputs name
+    // no object-only root; their "JSON Schema limitations" list all basic types (object, array, string,
+    // integer, number, boolean, null) as supported and refuse only recursive schemas, numeric and string
+    // constraints, external $ref and complex enums (Claude docs, "Structured outputs").
     outputConfig.format = { type: "json_schema", schema: req.responseFormat.schema };
   } else if (req.responseFormat?.type === "json_object") {
     w.add("dropped_field", "JSON mode without a schema has no Anthropic equivalent and was dropped");

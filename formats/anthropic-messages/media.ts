@@ -80,19 +80,22 @@ function documentSource(declared: string, data: string, w: Warnings): Json | nul
  *   (PDF as base64, text as a text source, anything else dropped);
  * - a `data:` URL → read into base64 (media-types.ts `dataUrlBase64`; Anthropic takes no data URL as
  *   a URL), an unreadable one dropped; a Google-only URI (`gs://`, the Gemini Files API; media-types.ts
- *   `isGoogleOnlyUri`) dropped; any other URL → `{type: "url"}`;
+ *   `isGoogleOnlyUri`) dropped for Anthropic's own API (`anthropic`, `claude-code`: its URL sources are
+ *   fetched over HTTP(S)), but sent as it came to a third-party server (`thirdParty`: an
+ *   `anthropic-compatible` server, which may read it, as the Chat builder's rule for
+ *   `openai-compatible` has it); any other URL → `{type: "url"}`;
  * - a file id → `{type: "file"}` only for Anthropic's own (`file_…`, Files API); another provider's
  *   (OpenAI `file-…`, Gemini `files/…`) dropped, as the Gemini lane does;
  * - a plain-text source → `{type: "text"}` for a document; an image cannot have one (dropped).
  */
-export function mediaSource(p: ImagePart | DocumentPart, w: Warnings): Json | null {
+export function mediaSource(p: ImagePart | DocumentPart, w: Warnings, thirdParty = false): Json | null {
   const s = p.source;
   const image = p.type === "image";
   switch (s.kind) {
     case "base64":
       return image ? imageSource(s.mediaType, s.data, w) : documentSource(s.mediaType, s.data, w);
     case "url": {
-      if (isGoogleOnlyUri(s.url)) {
+      if (!thirdParty && isGoogleOnlyUri(s.url)) {
         w.add("dropped_media", `${withArticle(p.type)} given by a Google-only file URI (gs:// or the Gemini Files API) was not sent: Anthropic cannot read it.`);
         return null;
       }
