@@ -82,7 +82,11 @@ export type ClassificationRow =
 
 /** Everything known about one failed attempt. */
 export interface FailureFacts {
-  /** HTTP status; undefined for a transport failure. A 200 whose first event was an error carries that error's status. */
+  /**
+   * HTTP status; undefined for a transport failure. A 200 whose first event was an error carries that
+   * error's status; an unusable 2xx (`unusable`) the status the upstream sent (the route trace shows it
+   * beside the error text; the client gets a 502).
+   */
   status?: number;
   transport?: TransportError["reason"];
   headers?: Headers;

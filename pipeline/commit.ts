@@ -335,7 +335,8 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     // SPEC 6.3's last row: a 2xx without a body is a reply with nothing usable (the next target, no account effect).
     controller.abort();
     const e = hubError("api_error", `Upstream ${provider.id} answered HTTP ${reply.status} without a body.`, { status: 502, code: "upstream_empty_reply" });
-    return a.fail({ status: 502, error: e }, e);
+    // the trace shows the status the upstream sent (its 2xx) beside the error; the client gets the 502
+    return a.fail({ status: reply.status, error: e, unusable: true }, e);
   }
   // Chunk by chunk, JSON replies too: the idle timeout is the silence between chunks (a provider may
   // trickle a long JSON reply, or pad it with whitespace while it works), which a whole-body read
@@ -372,6 +373,14 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   // `idle.silent` once it fired.
   const idle = new PeekIdle(controller, reader);
   idle.arm(idleMs);
+  // An unlabelled reply's sniff (sse-sniff.ts) already waited for its first bytes: that silence counts,
+  // so the deadline is one idle timeout from the last bytes it read, not a whole one more; the reads
+  // that give back the bytes it held, and the one it left waiting, do not renew it.
+  let sniffed = 0;
+  if (reply.quiet !== undefined) {
+    idle.dueAt = reply.quiet.since + idleMs;
+    sniffed = reply.quiet.held + 1;
+  }
   // A streamed reply (not a JSON one, which may be padded while the provider works) gets its first
   // content within the provider's first-content timeout of its headers, however many events without
   // content (keep-alive pings) arrive meanwhile: before the commit point the client gets nothing, so
@@ -395,7 +404,8 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   let readFailed = false;
   try {
     while (driver.buffered || !driver.contentSeen) {
-      if (!gathers || driver.contentSeen) idle.renew();
+      if (sniffed > 0) sniffed--;
+      else if (!gathers || driver.contentSeen) idle.renew();
       else if (progressAt > armedAt || (driver.serverToolRunning === true && armedAt - progressAt < (SERVER_TOOL_IDLE_FACTOR - 1) * idleMs)) {
         // progress, or a server tool's pings: the last refresh is the first at 2 idle timeouts or later
         idle.renew();
@@ -524,7 +534,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     // first byte): SPEC 6.3's last row, not a 5xx the upstream sent (commit-failures.ts).
     if (unusableReply(e, peeked === 0 && contentless === 0)) {
       const unusable = unusableReplyError(a, e, reply.status, reply.headers.get("content-type"));
-      return a.fail({ status: 502, error: unusable, unusable: true }, unusable);
+      return a.fail({ status: reply.status, error: unusable, unusable: true }, unusable); // the trace: the upstream's 2xx and why it was unusable
     }
     const status = e.kind === "overloaded" ? 529 : e.status;
     return a.fail({ status, error: e, inBand: true }, e);
@@ -535,7 +545,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   // finished off as a finished one (SPEC 6.4, F-6), which a stream cannot carry without an error either.
   if (driver.buffered && driver.empty) {
     const e = emptyReplyError(provider.id);
-    return a.fail({ status: 502, error: e }, e);
+    return a.fail({ status: reply.status, error: e, unusable: true }, e);
   }
 
   return committedReply(ctx, a, deps, driver, delivery, prefix, ended, reader, pendingRead, idleMs);

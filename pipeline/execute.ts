@@ -68,6 +68,13 @@ export interface UpstreamReply {
    * bytes by pipeline/sse-sniff.ts): the commit point reads it as SSE.
    */
   sse?: boolean;
+  /**
+   * Set when pipeline/sse-sniff.ts waited its whole time for the first bytes of an unlabelled reply:
+   * `since`, performance.now() of the last bytes it read (or of its start), and `held`, how many chunks
+   * it read (the body gives them back first). The commit point's idle deadline counts from `since` (the
+   * silence already waited counts) until the body reads past those chunks.
+   */
+  quiet?: { since: number; held: number };
 }
 
 /**

@@ -52,8 +52,11 @@ export function startsLikeSse(text: string): boolean | undefined {
  * Reads the first bytes of an unlabelled reply ({@link mayBeUnlabelledSse}) and says whether it is
  * SSE; the reply it gives back has the same status and headers and a body that yields every byte, those
  * read here first. Waits at most `waitMs` for them (the provider's idle timeout): an upstream silent that
- * long is left to the commit point's own idle deadline, the body read as JSON. A read that fails is the
- * new body's failure, met by the commit point as it would have met it.
+ * long is left to the commit point's idle deadline, the body read as JSON, and the reply given back says
+ * since when it was silent (`quiet`: performance.now() of the sniff's start or of its last bytes, and
+ * the chunks held), so that deadline counts from there: one idle timeout in all, not the sniff's and then
+ * a whole one more.
+ * A read that fails is the new body's failure, met by the commit point as it would have met it.
  */
 export async function sniffSse(reply: UpstreamReply, waitMs: number): Promise<{ reply: UpstreamReply; sse: boolean }> {
   const reader = reply.body!.getReader() as unknown as ByteReader;
@@ -65,6 +68,9 @@ export async function sniffSse(reply: UpstreamReply, waitMs: number): Promise<{ 
   let failure: { e: unknown } | undefined;
   let ended = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  /** When the upstream last sent bytes (or the sniff began); kept on the reply when the sniff timed out. */
+  let quietSince = performance.now();
+  let timedOut = false;
   const timeout = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), waitMs)));
   try {
     for (let n = 0; n < SNIFF_LIMIT; ) {
@@ -78,8 +84,10 @@ export async function sniffSse(reply: UpstreamReply, waitMs: number): Promise<{ 
       }
       if (r === "timeout") {
         pending = read;
+        timedOut = true;
         break;
       }
+      quietSince = performance.now();
       if (r.done) {
         ended = true;
         break;
@@ -116,5 +124,6 @@ export async function sniffSse(reply: UpstreamReply, waitMs: number): Promise<{ 
   const out: UpstreamReply = { status: reply.status, headers: reply.headers, body, url: reply.url };
   if (reply.credential !== undefined) out.credential = reply.credential;
   if (sse) out.sse = true;
+  if (timedOut) out.quiet = { since: quietSince, held: held.length };
   return { reply: out, sse };
 }

@@ -255,6 +255,27 @@ describe("OpenTelemetry export (SPEC O-5)", () => {
     }
   });
 
+  test("an unusable 200 (an HTML page) to a streamed request: its attempt span is the failure row empty_reply with the status the upstream sent, 200", async () => {
+    const g = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100" } });
+    g.fake.handle(() => ({ text: "<!DOCTYPE html><html><head><title>Sign in</title></head></html>", headers: { "content-type": "text/html" } }));
+    try {
+      const res = await fetch(`${g.url}/v1/messages`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, stream: true, messages: [{ role: "user", content: "hi" }] }),
+      });
+      expect(res.status).toBe(502);
+      await res.text();
+      const root = await requestSpan(res);
+      const [child] = (await attemptSpans(root, 1)) as [OtlpSpan];
+      const ca = attrs(child.attributes);
+      // the upstream sent 200 (until 2026-12-07 the attempt read 502, a status it never sent)
+      expect([ca["http.response.status_code"], ca["switchyard.classification"], ca["error.type"], child.status?.code]).toEqual([200, "empty_reply", "empty_reply", 2]);
+    } finally {
+      await g.stop();
+    }
+  });
+
   test("a client that leaves mid-stream: the serving attempt's span is an error of class client_closed, as the request's, not OK", async () => {
     const sse = simpleReply("anthropic-messages", { text: "one two three four five six seven eight nine ten", model: "claude-x" }, true).sse!;
     const g = await startGateway(YAML, { env: { ...ENV, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100" } });

@@ -105,6 +105,21 @@ describe("a 200 the gateway cannot use", () => {
     expect(title.length).toBeLessThanOrEqual(81 + 20); // 80 characters (and the scrubber's placeholder for the key)
   });
 
+  test("the route trace shows the upstream's 200 with the error text (calls show / the call view: '200' and the error), not a 502 it never sent", async () => {
+    gw.fake.reset();
+    gw.fake.handle(() => UNUSABLE[3]![1]);
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "p/trace", stream: false, messages: [{ role: "user", content: "hi" }] }),
+    });
+    expect(res.status).toBe(502); // the client's status: the gateway's
+    await res.text();
+    const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;
+    expect(trace.attempts[0]).toMatchObject({ status: 200, classification: "empty_reply" });
+    expect(trace.attempts[0]!.error).toStartWith("Upstream p answered HTTP 200 (Content-Type text/plain) with a reply the gateway cannot use: ");
+  });
+
   for (const stream of [true, false]) {
     test(`a stream cut after some bytes (no finish; ${stream ? "streamed" : "whole"} request) keeps the 5xx row: retried on the same account`, async () => {
       gw.fake.reset();
