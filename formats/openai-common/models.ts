@@ -19,10 +19,15 @@ function bareModel(model: string): string {
  * Whether the model takes `verbosity` (Chat) / `text.verbosity` (Responses): OpenAI introduced it with
  * the gpt-5 family ("verbosity … currently supported values are low, medium, and high", OpenAI API
  * reference; the GPT-5 guide's "Verbosity" section), so an id of that family, also behind a
- * third-party OpenAI-compatible server (OpenRouter's `openai/gpt-5`, an Azure deployment), does.
+ * third-party OpenAI-compatible server (OpenRouter's `openai/gpt-5`, an Azure deployment), does; but
+ * gpt-5's own chat model (`gpt-5-chat-latest`), which refuses any but `medium` (a curl to OpenAI's Chat
+ * endpoint, enricoros/big-AGI#930; "OpenAI only accepts verbosity medium" for it, theopenco/llmgateway
+ * #2989), as OpenAI's models before gpt-5 do ({@link openAiTakesVerbosity}); the later
+ * `gpt-5.N-chat-latest` take it (the same curl).
  */
 export function takesVerbosity(model: string): boolean {
-  return /^gpt-5/.test(bareModel(model));
+  const m = bareModel(model);
+  return /^gpt-5/.test(m) && !/^gpt-5-chat(?:-|$)/.test(m);
 }
 
 /**

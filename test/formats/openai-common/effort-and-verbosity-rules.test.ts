@@ -7,7 +7,8 @@
  *   reasoning effort", OpenAI's API reference): a budget that buckets lower goes to it as high;
  * - `verbosity` other than `medium` goes to OpenAI's own API for the gpt-5 family only (gpt-4o: 400
  *   "Unsupported value: 'verbosity' does not support 'low' with this model. Supported values are:
- *   'medium'.", google-deepmind/concordia#164); a Chat client's own is sent as it came.
+ *   'medium'.", google-deepmind/concordia#164; gpt-5-chat-latest likewise, enricoros/big-AGI#930); a
+ *   Chat client's own is sent as it came.
  * Each failed before the fix.
  */
 import { expect, test } from "bun:test";
@@ -52,6 +53,10 @@ test("verbosity low goes to OpenAI's gpt-4.1 on neither API (warned); medium doe
   expect(fromChat.body.text).toBeUndefined();
   expect(messages(fromChat.warnings)).toContain("dropped_field: gpt-4.1 takes verbosity medium only (the gpt-5 models take low and high); verbosity high was not sent.");
   expect(translateBody("openai-chat", chat({ verbosity: "high" }), "openai-responses", "openai-responses", "gpt-5").body.text).toEqual({ verbosity: "high" });
+
+  // gpt-5's own chat model takes medium only (big-AGI#930, llmgateway#2989); the later chat models take low
+  expect("verbosity" in translateBody("openai-responses", resp("low"), "openai-chat", "openai", "gpt-5-chat-latest").body).toBe(false);
+  expect(translateBody("openai-responses", resp("low"), "openai-chat", "openai", "gpt-5.1-chat-latest").body.verbosity).toBe("low");
 
   // a Chat client's own field to its own kind goes as it came (the native lane sends its bytes untouched)
   const own = translateBody("openai-chat", chat({ verbosity: "low" }), "openai-chat", "openai", "gpt-4.1");
