@@ -43,6 +43,20 @@ export function countedTokens(usage: UsageRecord["usage"]): number {
 /** Weight of the newest settled request in a model's learned USD per token ({@link RequestAccounting.expectedUsdPerToken}). */
 const RATE_WEIGHT = 0.3;
 
+/**
+ * How many (key, provider/model) pairs the unpriced-model warning names per process; past them one
+ * line says further ones are not named, and {@link RequestAccounting.unnamedUnpriced} counts their
+ * requests. Client-chosen model names (a provider that serves any name) would otherwise make a line
+ * and a remembered pair per request, as the metrics' model labels are capped (src/http/metrics.ts).
+ */
+export const MAX_UNPRICED_WARNINGS = 100;
+
+/**
+ * How many models' learned rates ({@link RequestAccounting.expectedUsdPerToken}) are kept per provider;
+ * a new model past it forgets the least recently learned one (which falls back to its price-table bound).
+ */
+export const MAX_LEARNED_RATES = 1000;
+
 /** Prices requests and settles key limits; see the module comment. */
 export class RequestAccounting {
   private book?: PriceBook;
@@ -54,6 +68,11 @@ export class RequestAccounting {
   private rates = new Map<string, Map<string, number>>();
   /** `key\0provider/model` pairs already warned about (a USD budget that cannot count the model). */
   private readonly warnedUnpriced = new Set<string>();
+  /**
+   * Requests of USD-budget keys served by unpriced models whose pair was not named because
+   * {@link MAX_UNPRICED_WARNINGS} pairs already were (a request of an already named pair is not counted).
+   */
+  unnamedUnpriced = 0;
 
   constructor(private readonly deps: AccountingDeps) {}
 
@@ -85,6 +104,9 @@ export class RequestAccounting {
     let byModel = this.rates.get(served.provider.id);
     if (byModel === undefined) this.rates.set(served.provider.id, (byModel = new Map()));
     const was = byModel.get(served.model);
+    if (was === undefined) {
+      if (byModel.size >= MAX_LEARNED_RATES) byModel.delete(byModel.keys().next().value!);
+    } else byModel.delete(served.model); // re-inserted last: the map's order is least recently learned first
     byModel.set(served.model, was === undefined ? perToken : was + RATE_WEIGHT * (perToken - was));
   }
 
@@ -156,12 +178,27 @@ export class RequestAccounting {
   /**
    * A key with a USD budget was served by a model that has no price: its requests cost an unknown
    * amount, which no USD budget can count (SPEC 9.5 `unpriced`). Says so once per key and model, with
-   * the fix (a `settings.pricing` entry), instead of letting the budget read $0 in silence.
+   * the fix (a `settings.pricing` entry), instead of letting the budget read $0 in silence. Names at
+   * most {@link MAX_UNPRICED_WARNINGS} pairs per process, then says once that further ones are not named.
    */
   private warnUnpriced(keyName: string, served: ServedBy): void {
     const model = `${served.provider.id}/${served.model}`;
     const id = `${keyName}\u0000${model}`;
     if (this.warnedUnpriced.has(id)) return;
+    if (this.warnedUnpriced.size >= MAX_UNPRICED_WARNINGS) {
+      if (this.unnamedUnpriced++ === 0) {
+        this.deps.log?.(
+          JSON.stringify({
+            level: "warn",
+            time: Date.now(),
+            msg: `more keys with a USD budget were served by models that have no price; past ${MAX_UNPRICED_WARNINGS} (key, model) pairs they are not named in the log; the Keys page and GET /admin/api/keys count each budget's unpriced requests`,
+            key: keyName,
+            model,
+          }),
+        );
+      }
+      return;
+    }
     this.warnedUnpriced.add(id);
     this.deps.log?.(
       JSON.stringify({

@@ -163,6 +163,14 @@ interface Remembered {
  */
 export class PriceBook {
   /**
+   * How many models' lookups are remembered per vendor: client-chosen model names (a provider that
+   * serves any name) would otherwise grow the memo by one entry per name for the life of the book. A new
+   * model past it forgets the longest-remembered one, which is looked up again if it comes back.
+   */
+  static readonly MAX_REMEMBERED_MODELS = 2000;
+
+
+  /**
    * What lookups found, by vendor (`""` for none) and then model: nested maps, so that a request's
    * lookup hashes its own strings rather than a key concatenated per request (docs/performance.md
    * item 120).
@@ -222,7 +230,10 @@ export class PriceBook {
       result = null;
     }
     if (byModel === undefined) this.memo.set(vendor, (byModel = new Map()));
-    if (known === undefined) byModel.set(model, (known = { unknown: false }));
+    if (known === undefined) {
+      if (byModel.size >= PriceBook.MAX_REMEMBERED_MODELS) byModel.delete(byModel.keys().next().value!);
+      byModel.set(model, (known = { unknown: false }));
+    }
     if (!result) {
       known.unknown = true;
       known.match = undefined;
