@@ -63,7 +63,8 @@ interface Series {
 }
 
 /**
- * The Tokens chart in the card titled `title` on the page at `path` (its usage read in `bucket`s), read
+ * The Tokens chart in the card titled `title` on the page at `path` (its usage read in `bucket`s, grouped
+ * `by`: the Overview by provider, the Usage page by model), read
  * twice: with the pointer off it (the legend shows the latest bucket, marked "(latest)") and on the
  * request's bucket (found by its 300 cache write tokens in the usage answer the page drew the chart
  * from). Each reading is the legend's time and each series' label → value, returned with what each
@@ -72,7 +73,7 @@ interface Series {
  * test failed in full runs at load 15–25: it expected the request's values there and read 0 for every
  * series); what each reading must show is taken from the answer the page drew, not from the clock.
  */
-async function tokensChart(w: WatchedPage, path: string, title: RegExp, bucket: string) {
+async function tokensChart(w: WatchedPage, path: string, title: RegExp, bucket: string, by: "model" | "provider") {
   // the newest answer (in the order they arrived) and how many are still being read
   let answer: Series | undefined;
   let arrived = 0;
@@ -80,7 +81,7 @@ async function tokensChart(w: WatchedPage, path: string, title: RegExp, bucket: 
   let reading = 0;
   const seen = (r: Response) => {
     const u = new URL(r.url());
-    if (u.pathname !== "/admin/api/usage" || u.searchParams.get("by") !== "model" || u.searchParams.get("bucket") !== bucket) return;
+    if (u.pathname !== "/admin/api/usage" || u.searchParams.get("by") !== by || u.searchParams.get("bucket") !== bucket) return;
     const n = ++arrived;
     reading++;
     void r
@@ -99,7 +100,7 @@ async function tokensChart(w: WatchedPage, path: string, title: RegExp, bucket: 
     // every read answered and drawn: the last answer is the one the chart shows (the page reads its
     // usage again when its live event stream says hello)
     await w.settled();
-    for (const end = Date.now() + 5_000; !answer || reading > 0; await Bun.sleep(20)) if (Date.now() > end) throw new Error(`the page read no usage by model in ${bucket} buckets`);
+    for (const end = Date.now() + 5_000; !answer || reading > 0; await Bun.sleep(20)) if (Date.now() > end) throw new Error(`the page read no usage by ${by} in ${bucket} buckets`);
     const s: Series = answer;
     const at = s.buckets.find((b) => b.cacheWriteTokens === 300);
     if (!at) throw new Error(`the page's usage answer has no bucket with the request: ${JSON.stringify(s.buckets.filter((b) => b.cacheWriteTokens))}`);
@@ -126,8 +127,8 @@ async function tokensChart(w: WatchedPage, path: string, title: RegExp, bucket: 
 test("the Overview's Tokens chart has input, output, cache read and cache write, as the Usage page's", async () => {
   const w = await openPage(suite.browser, suite.gw.url);
   try {
-    const overview = await tokensChart(w, "/dashboard/", /^Tokens per minute$/, "1m");
-    const usage = await tokensChart(w, "/dashboard/usage?range=1d", /^Tokens over time, per hour$/, "1h");
+    const overview = await tokensChart(w, "/dashboard/", /^Tokens per minute$/, "1m", "provider");
+    const usage = await tokensChart(w, "/dashboard/usage?range=1d", /^Tokens over time, per hour$/, "1h", "model");
     expect({ overview: overview.read, usage: usage.read }).toEqual({ overview: overview.expected, usage: usage.expected });
     expect(w.errors).toEqual([]);
   } finally {
