@@ -22,6 +22,13 @@ export interface RankingDeps {
   bindings: Bindings;
 }
 
+/**
+ * How many (provider, model) pairs keep a round-robin turn: client-chosen model names (a provider that
+ * serves any name) would otherwise add an entry per name for the life of the process. Past it the least
+ * recently used pair is forgotten, and its next request starts again at the first account.
+ */
+export const MAX_ROUND_ROBIN_TURNS = 1000;
+
 /** Each request's order of a provider's accounts, with the round-robin turns. */
 export class RequestRanking {
   private readonly rr = new Map<string, number>();
@@ -68,7 +75,12 @@ export class RequestRanking {
     if (strategy === "round-robin") {
       const k = providerId + "\u0000" + model;
       turn = this.rr.get(k) ?? 0;
-      if (!hints.dryRun) this.rr.set(k, turn + 1);
+      if (!hints.dryRun) {
+        // re-inserted last: the map's order is least recently used first ({@link MAX_ROUND_ROBIN_TURNS})
+        if (turn > 0) this.rr.delete(k);
+        else if (this.rr.size >= MAX_ROUND_ROBIN_TURNS) this.rr.delete(this.rr.keys().next().value!);
+        this.rr.set(k, turn + 1);
+      }
     }
     const facts = accounts.map((account) => ({
       account,
