@@ -1,0 +1,69 @@
+/**
+ * Review (report only). Since 9a5277ed a 2xx the gateway cannot read (pipeline/commit-failures.ts
+ * unusableReply: UNREADABLE_CODES, upstream_invalid_json among them) takes the empty-reply row: no
+ * same-account retry, no other account, the next target. A JSON reply whose body is cut short by a
+ * connection the upstream closes without a Content-Length (a close-delimited body, HTTP/1.1 §6.3: the
+ * gateway cannot tell it from a finished one) is read as "not valid JSON" and now fails at once: the
+ * client gets 502 upstream_invalid_json "a reply the gateway cannot use" after one call. On c4c7e180 the
+ * same reply was a 5xx-row failure retried on the same account, and the retry served it (200 after 2
+ * calls). A stream cut after some bytes keeps the 5xx row (commit-failures.ts); a whole JSON body cut
+ * mid-way does not. The same reply with a Content-Length is a transport failure and still retried.
+ *
+ * Expected: a body that ends inside a JSON value (a cut, not a page or another shape) is retried as a
+ * cut stream is: 200 after 2 calls. Actual: 502 after 1 call.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { startFakeUpstream } from "../support/fake-upstream.ts";
+
+const FULL = JSON.stringify({
+  id: "chatcmpl-1",
+  object: "chat.completion",
+  created: 1,
+  model: "m",
+  choices: [{ index: 0, message: { role: "assistant", content: "hello there" }, finish_reason: "stop" }],
+  usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
+});
+let calls = 0;
+// A raw HTTP/1.1 server: the first reply's body is cut after 60 bytes and the connection closed (no Content-Length).
+const server = Bun.listen({
+  hostname: "127.0.0.1",
+  port: 0,
+  socket: {
+    data(s) {
+      calls++;
+      const body = calls === 1 ? FULL.slice(0, 60) : FULL;
+      s.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
+      s.end();
+    },
+  },
+});
+
+let gw: TestGateway;
+beforeAll(async () => {
+  const yaml = `
+providers:
+  - id: p
+    kind: openai
+    base_url: "http://127.0.0.1:${server.port}/v1"
+accounts:
+  - id: p-1
+    provider: p
+    api_key: env:KEY_A
+`;
+  gw = await startGateway(yaml, { env: { KEY_A: "sk-test-aaaaaaaaaaaa" }, fake: await startFakeUpstream() });
+});
+afterAll(async () => {
+  await gw?.stop();
+  server.stop(true);
+});
+
+test("a JSON reply cut mid-body by a clean close is retried on the same account, as a cut stream is", async () => {
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "p/m", messages: [{ role: "user", content: "hi" }] }),
+  });
+  const body = await res.text();
+  expect({ status: res.status, calls, text: body.includes("hello there") }).toEqual({ status: 200, calls: 2, text: true });
+});
