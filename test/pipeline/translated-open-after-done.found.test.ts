@@ -4,7 +4,8 @@
  * client's stream open until the idle/keep-alive bound". The translated lanes reading the same Chat
  * upstream (formats/openai-chat/decoder.ts under pipeline/commit.ts) still read on after `[DONE]`: an
  * Anthropic Messages client (Claude Code) has `content_block_stop` but never gets `message_delta` /
- * `message_stop`, and a Responses client (Codex) gets no event at all, while the upstream sends
+ * `message_stop`, and a Responses client (Codex) through an openai-compatible (Chat-only) provider gets
+ * its text but no `response.completed`, while the upstream sends
  * keep-alive comments after `[DONE]` without closing.
  *
  * Expected: as on the native pair, the client's stream ends (message_stop / response.completed) soon
@@ -17,7 +18,7 @@ import { simpleReply } from "../support/fake-upstream.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
-  gw = await startGateway(fakeProviders([["oai", "openai"]]));
+  gw = await startGateway(fakeProviders([["oai", "openai"], ["oc", "openai-compatible"]]));
 });
 afterAll(async () => {
   await gw?.stop();
@@ -49,13 +50,16 @@ const reply = simpleReply("openai-chat", { text: "Done, but open.", model: "gpt-
 test("Messages client ← Chat upstream open after [DONE]: the client's stream ends with message_stop", async () => {
   gw.fake.enqueue({ sse: reply.sse, endless: ": keep-alive\n\n", endless_every_ms: 20 });
   const r = await readFor("/v1/messages", { model: "oai/gpt-test", stream: true, max_tokens: 100, messages: [{ role: "user", content: "hi" }] }, 5_000);
+  expect(gw.fake.requests.at(-1)?.path).toBe("/v1/chat/completions");
   expect(r.text).toContain("content_block_stop");
   expect({ ended: r.ended, messageStop: r.text.includes("event: message_stop") }).toEqual({ ended: true, messageStop: true });
 }, 20_000);
 
-test("Responses client ← Chat upstream open after [DONE]: the client's stream ends with response.completed", async () => {
+test("Responses client ← Chat upstream (openai-compatible: Chat only) open after [DONE]: the client's stream ends with response.completed", async () => {
   gw.fake.enqueue({ sse: reply.sse, endless: ": keep-alive\n\n", endless_every_ms: 20 });
-  const r = await readFor("/v1/responses", { model: "oai/gpt-test", stream: true, input: "hi" }, 5_000);
+  const r = await readFor("/v1/responses", { model: "oc/gpt-test", stream: true, input: "hi" }, 5_000);
+  expect(gw.fake.requests.at(-1)?.path).toBe("/v1/chat/completions");
+  expect(r.text).toContain("response.output_text.delta");
   expect({ ended: r.ended, completed: r.text.includes("response.completed") }).toEqual({ ended: true, completed: true });
 }, 20_000);
 
@@ -64,6 +68,6 @@ test("control: the same replies with the upstream closing after [DONE] end at on
   const m = await readFor("/v1/messages", { model: "oai/gpt-test", stream: true, max_tokens: 100, messages: [{ role: "user", content: "hi" }] }, 5_000);
   expect({ ended: m.ended, messageStop: m.text.includes("event: message_stop") }).toEqual({ ended: true, messageStop: true });
   gw.fake.enqueue({ sse: reply.sse });
-  const r = await readFor("/v1/responses", { model: "oai/gpt-test", stream: true, input: "hi" }, 5_000);
+  const r = await readFor("/v1/responses", { model: "oc/gpt-test", stream: true, input: "hi" }, 5_000);
   expect({ ended: r.ended, completed: r.text.includes("response.completed") }).toEqual({ ended: true, completed: true });
 }, 20_000);
