@@ -85,8 +85,9 @@ const UNREADABLE_CODES: ReadonlySet<string | undefined> = new Set(["upstream_inv
  * Whether `e`, the error a 2xx reply failed with before its first content, says the reply was unusable
  * (SPEC 6.3's last row: no same-account retry, no cooldown, no count toward the provider's circuit, the
  * next target) rather than carrying an error of the upstream's (an in-band error keeps its own row) or
- * breaking (a stream that ended after some bytes but before its finish keeps the 5xx row). `nothingRead`:
- * the reply ended before its first byte.
+ * breaking (a stream that ended after an event but before its finish keeps the 5xx row, as a whole JSON
+ * body cut mid-way does: whole-reply-bound.ts notJsonError). `nothingRead`: the stream ended before its
+ * first event (no byte, or only SSE comments: {@link SSE_EVENT_SEEN}), like `data: [DONE]` alone.
  */
 export function unusableReply(e: HubError, nothingRead: boolean): boolean {
   return UNREADABLE_CODES.has(e.code) || (nothingRead && e.code === TRUNCATED_ERROR.code);
@@ -98,9 +99,32 @@ export function unusableReply(e: HubError, nothingRead: boolean): boolean {
  * attempt's secrets as an upstream error's text is (a page's title may echo anything).
  */
 export function unusableReplyError(a: CommitAttempt, e: HubError, status: number, contentType: string | null): HubError {
-  // A stream that ended before its first byte was not cut: it had nothing in it.
-  if (e.code === TRUNCATED_ERROR.code) e = { ...e, message: "The upstream stream ended before sending anything.", code: "upstream_empty_reply" };
+  // A stream that ended before its first event (no byte, or only comments) was not cut: it had nothing in it.
+  if (e.code === TRUNCATED_ERROR.code) e = { ...e, message: "The upstream stream ended before sending any event.", code: "upstream_empty_reply" };
   const type = contentType === null || contentType.trim() === "" ? "no Content-Type" : `Content-Type ${contentType.slice(0, 100)}`;
   const message = scrubText(`Upstream ${a.target.provider.id} answered HTTP ${status} (${type}) with a reply the gateway cannot use: ${e.message}`, a.secrets());
   return { ...e, message, status: 502 };
+}
+
+/** {@link sseScan}'s state once a line that is no SSE comment (an event's field, or bytes of another kind) was read. */
+export const SSE_EVENT_SEEN = 2;
+
+/**
+ * The commit point's scan of a streamed reply's first reads for whether it carried an event at all
+ * (WHATWG HTML §9.2.6 "Interpreting an event stream": a line starting with ":" is a comment, an empty
+ * line ends an event, a leading U+FEFF BOM is skipped): `state` 0 at a line's start, 1 inside a comment
+ * line, {@link SSE_EVENT_SEEN} once a line of anything else began, and the state after `chunk`. `first`:
+ * `chunk` is the stream's first. A usual stream's first byte settles it; the caller stops asking then.
+ */
+export function sseScan(state: number, chunk: Uint8Array, first: boolean): number {
+  let i = first && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf ? 3 : 0;
+  for (; i < chunk.length; i++) {
+    const b = chunk[i]!;
+    if (b === 0x0a || b === 0x0d) state = 0;
+    else if (state === 0) {
+      if (b !== 0x3a) return SSE_EVENT_SEEN;
+      state = 1;
+    }
+  }
+  return state;
 }

@@ -47,7 +47,7 @@ import { estimateInputOfRequest } from "./key-limits.ts";
 import type { UsageEstimates } from "./estimate-reply-usage.ts";
 import { UsageChunkAdder } from "./add-usage-chunk.ts";
 import { mayBeUnlabelledSse, sniffSse } from "./sse-sniff.ts";
-import { emptyReplyError, gatewayFailed, gatheredSilent, noContentInTime, unusableReply, unusableReplyError } from "./commit-failures.ts";
+import { emptyReplyError, gatewayFailed, gatheredSilent, noContentInTime, SSE_EVENT_SEEN, sseScan, unusableReply, unusableReplyError } from "./commit-failures.ts";
 
 export type { AttemptFailure, CommitAttempt, CommitDeps, OpenStreams } from "./commit-out.ts";
 
@@ -369,6 +369,9 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
   let armedAt = 0, events = gathers ? (driver.contentEvents ?? 0) : 0, progressAt = 0;
   /** Bytes read before the first content by a driver that streams (held in `prefix` until the commit). */
   let peeked = 0;
+  /** A streamed reply (not a whole JSON body) and whether its reads carried an SSE event yet (commit-failures.ts sseScan). */
+  const streamed = !driver.buffered || gathers;
+  let scan = 0, scanned = false;
   // A deadline on the shared sweep, not a timer (pipeline/deadline-sweep.ts, docs/performance.md item 235);
   // `idle.silent` once it fired.
   const idle = new PeekIdle(controller, reader);
@@ -435,6 +438,10 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
         ended = true;
         prefix.push(delivery.end(driver));
         break;
+      }
+      if (streamed && scan !== SSE_EVENT_SEEN) {
+        scan = sseScan(scan, r.value, !scanned);
+        scanned = true;
       }
       if (driver.hold) driver.hold(r.value);
       else prefix.push(driver.push(r.value));
@@ -531,8 +538,9 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
     void reader.cancel().catch(() => {});
     const e = driver.earlyError;
     // A reply the gateway cannot read (not JSON, not the format's shape, a stream that ended before its
-    // first byte): SPEC 6.3's last row, not a 5xx the upstream sent (commit-failures.ts).
-    if (unusableReply(e, peeked === 0 && contentless === 0)) {
+    // first event: no byte, or only comments): SPEC 6.3's last row, not a 5xx the upstream sent
+    // (commit-failures.ts). A whole JSON body cut mid-way is a cut reply (whole-reply-bound.ts notJsonError).
+    if (unusableReply(e, streamed && scan !== SSE_EVENT_SEEN)) {
       const unusable = unusableReplyError(a, e, reply.status, reply.headers.get("content-type"));
       return a.fail({ status: reply.status, error: unusable, unusable: true }, unusable); // the trace: the upstream's 2xx and why it was unusable
     }

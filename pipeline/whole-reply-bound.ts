@@ -4,6 +4,7 @@
  * upstream reply gathered for a non-streaming client (AccumulatedDriver), and the failures past them.
  */
 import { FormatError, hubError, type HubError, type HubEvent } from "../formats/hub.ts";
+import { TRUNCATED_ERROR } from "../formats/normalize.ts";
 import { DEPTH_CHECKED_BYTES, nestsDeeperThan, upstreamNestedTooDeep } from "../formats/json-depth.ts";
 
 /**
@@ -101,6 +102,12 @@ const HEAD_BYTES = 8192;
  */
 export function notJsonError(bytes: Uint8Array): HubError {
   const head = new TextDecoder().decode(bytes.subarray(0, HEAD_BYTES)).replace(/^\uFEFF/, "").trimStart();
+  // A JSON body cut off mid-way (a close-delimited body whose connection closed early: HTTP/1.1 §6.3
+  // cannot tell it from a finished one) is a cut reply, as a cut stream is (SPEC 6.3's 5xx row, retried
+  // on the same account), not an unusable one. Asked only here, after the parse failed.
+  if ((head.startsWith("{") || head.startsWith("[")) && isCutJson(new TextDecoder().decode(bytes).replace(/^\uFEFF/, ""))) {
+    return hubError("api_error", "The upstream reply ended before it was complete: its JSON body stops mid-way.", { status: 502, code: TRUNCATED_ERROR.code });
+  }
   let message = "The upstream reply was not valid JSON.";
   if (head.startsWith("<") && /<(?:!doctype\s+html|html|head|body|title)\b/i.test(head)) {
     const m = /<title[^>]*>([\s\S]*?)<\/title/i.exec(head);
@@ -117,4 +124,74 @@ function htmlText(html: string): string {
     .replace(/&(amp|lt|gt|quot|#39|apos|nbsp);/g, (_, n: string) => ({ amp: "&", lt: "<", gt: ">", quot: '"', "#39": "'", apos: "'", nbsp: " " })[n] ?? "")
     .replace(/\s+/g, " ")
     .trim();
+}
+
+/** What the JSON scanner of {@link isCutJson} expects next. */
+const Next = { Value: 0, ValueOrClose: 1, Key: 2, KeyOrClose: 3, Colon: 4, After: 5 } as const;
+
+/**
+ * Whether `text` (a failed JSON.parse's input) is a proper prefix of a JSON text (RFC 8259): valid as
+ * far as it goes and ended inside a value (an open object or array, string, number or literal), so it
+ * failed only because it ended. Garbage, a complete value with something after it, or an empty text:
+ * false. One pass, no values built; called only on the failure path.
+ */
+export function isCutJson(text: string): boolean {
+  const stack: number[] = []; // 0: object, 1: array
+  let next: number = Next.Value;
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text.charCodeAt(i);
+    if (c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d) {
+      i++;
+      continue;
+    }
+    if (next === Next.Colon) {
+      if (c !== 0x3a) return false;
+      next = Next.Value;
+      i++;
+    } else if (next === Next.After) {
+      if (stack.length === 0) return false; // a complete value and more after it
+      const top = stack[stack.length - 1];
+      if (c === 0x2c) next = top === 0 ? Next.Key : Next.Value;
+      else if (c === (top === 0 ? 0x7d : 0x5d)) stack.pop();
+      else return false;
+      i++;
+    } else if (c === 0x7d && next === Next.KeyOrClose) {
+      stack.pop();
+      next = Next.After;
+      i++;
+    } else if (c === 0x5d && next === Next.ValueOrClose) {
+      stack.pop();
+      next = Next.After;
+      i++;
+    } else if (c === 0x22) {
+      // a string (a key or a value): its end, or the text ended inside it
+      i++;
+      while (i < n && text.charCodeAt(i) !== 0x22) {
+        const d = text.charCodeAt(i);
+        if (d < 0x20) return false;
+        i += d === 0x5c ? 2 : 1;
+      }
+      if (i >= n) return true;
+      i++;
+      next = next === Next.Key || next === Next.KeyOrClose ? Next.Colon : Next.After;
+    } else if (next === Next.Key || next === Next.KeyOrClose) {
+      return false;
+    } else if (c === 0x7b || c === 0x5b) {
+      stack.push(c === 0x7b ? 0 : 1);
+      next = c === 0x7b ? Next.KeyOrClose : Next.ValueOrClose;
+      i++;
+    } else {
+      // a number or a literal: the run of its characters, whole or cut at the end of the text
+      let j = i;
+      while (j < n && /[-+.0-9a-zA-Z]/.test(text[j]!)) j++;
+      const token = text.slice(i, j);
+      if (j >= n) return /^-?(?:(?:0|[1-9]\d*)(?:\.\d*)?(?:[eE][-+]?\d*)?)?$/.test(token) || ["true", "false", "null"].some((w) => w.startsWith(token));
+      if (!/^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?$/.test(token) && token !== "true" && token !== "false" && token !== "null") return false;
+      i = j;
+      next = Next.After;
+    }
+  }
+  return stack.length > 0 || next === Next.Colon;
 }
