@@ -25,6 +25,8 @@ const FULL = JSON.stringify({
   usage: { prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 },
 });
 let calls = 0;
+/** The first reply's body (then FULL), close-delimited. */
+let firstBody = FULL.slice(0, 60);
 // A raw HTTP/1.1 server: the first reply's body is cut after 60 bytes and the connection closed (no Content-Length).
 const server = Bun.listen({
   hostname: "127.0.0.1",
@@ -32,7 +34,7 @@ const server = Bun.listen({
   socket: {
     data(s) {
       calls++;
-      const body = calls === 1 ? FULL.slice(0, 60) : FULL;
+      const body = calls === 1 ? firstBody : FULL;
       s.write(`HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n\r\n${body}`);
       s.end();
     },
@@ -67,3 +69,33 @@ test("a JSON reply cut mid-body by a clean close is retried on the same account,
   const body = await res.text();
   expect({ status: res.status, calls, text: body.includes("hello there") }).toEqual({ status: 200, calls: 2, text: true });
 });
+
+test("a BOM and whitespace before the cut JSON: retried the same way", async () => {
+  calls = 0;
+  firstBody = `\ufeff \n${FULL.slice(0, 100)}`;
+  const res = await fetch(`${gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "p/m", messages: [{ role: "user", content: "hi" }] }),
+  });
+  const body = await res.text();
+  expect({ status: res.status, calls, text: body.includes("hello there") }).toEqual({ status: 200, calls: 2, text: true });
+});
+
+for (const [name, cut] of [
+  ["garbage after a brace", "{hello there"],
+  ["a complete JSON value with more after it", `${FULL}x`],
+  ["a plain text", "hello there, the answer is"],
+] as const) {
+  test(`${name} stays unusable: one call, upstream_invalid_json`, async () => {
+    calls = 0;
+    firstBody = cut;
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "p/m", messages: [{ role: "user", content: "hi" }] }),
+    });
+    const body = (await res.json()) as { error?: { code?: string } };
+    expect({ status: res.status, calls, code: body.error?.code }).toEqual({ status: 502, calls: 1, code: "upstream_invalid_json" });
+  });
+}
