@@ -142,6 +142,12 @@ export interface StreamDecoder {
    */
   readonly begun?: boolean;
   /**
+   * Optional: the upstream's stream said it ended (Chat's `data: [DONE]`, REFERENCE's end marker): the
+   * decoder decodes nothing after it, so the readers read no more for the client (pipeline/re-translate.ts
+   * DecodingDriver.cut). Undefined for a format without such a marker.
+   */
+  readonly sawEndMarker?: boolean;
+  /**
    * Optional: what the upstream's stream held so far that the hub has no slot for and the decoder left
    * out, one name per kind, named as a whole reply's {@link HubResponse.dropped} names them (`server_tool_use
    * block`, `web_search_call item`, `inlineData part`, `audio`); undefined while nothing was. The reply

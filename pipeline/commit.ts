@@ -48,6 +48,7 @@ import type { UsageEstimates } from "./estimate-reply-usage.ts";
 import { UsageChunkAdder } from "./add-usage-chunk.ts";
 import { mayBeUnlabelledSse, sniffSse } from "./sse-sniff.ts";
 import { emptyReplyError, gatewayFailed, gatheredSilent, noContentInTime, SSE_EVENT_SEEN, sseScan, unusableReply, unusableReplyError } from "./commit-failures.ts";
+import { releaseCut } from "./release-after-done.ts";
 
 export type { AttemptFailure, CommitAttempt, CommitDeps, OpenStreams } from "./commit-out.ts";
 
@@ -446,9 +447,9 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
       if (driver.hold) driver.hold(r.value);
       else prefix.push(driver.push(r.value));
       if (cuts && driver.cut === true) {
-        // The reply ended at an emulated stop sequence (pipeline/cut-at-stop-sequence.ts): read no more of it.
+        // The reply ended at an emulated stop sequence (pipeline/cut-at-stop-sequence.ts) or a Chat [DONE]: read no more of it for the client.
         ended = true;
-        void reader.cancel().catch(() => {});
+        releaseCut(reader, driver); // at [DONE], cancelled a little later: the body can end and its connection be kept
         prefix.push(delivery.end(driver));
         break;
       }
@@ -506,7 +507,7 @@ async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: Comm
         else prefix.push(driver.push(r.value));
         if (cuts && driver.cut === true) {
           ended = true;
-          void reader.cancel().catch(() => {});
+          releaseCut(reader, driver);
           prefix.push(delivery.end(driver));
           break;
         }

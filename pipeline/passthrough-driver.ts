@@ -84,6 +84,11 @@ export class PassthroughDriver<Out> {
     return this.endsAtTerminal ? this.tapState.terminal : undefined;
   }
 
+  /** {@link ReplyDriver.cutAtEnd}: a native Chat stream is cut only at its `[DONE]`, the end of its reply. */
+  get cutAtEnd(): boolean {
+    return this.endsAtTerminal;
+  }
+
   /** {@link ReplyDriver.contentEvents}: the tap's count of events with content (TapState.contentEvents), for the keep-alive bound. */
   get contentEvents(): number {
     return this.tap.state.contentEvents;

@@ -5,6 +5,7 @@
 import type { HubError } from "../formats/hub.ts";
 import type { ReplyEvent, ReplyEventSink } from "./ports.ts";
 import { committedReads, endedWith, type ByteReader, type ReadResult, type ReplyDriver } from "./re-translate.ts";
+import { releaseCut } from "./release-after-done.ts";
 
 /** Bytes of the events' data as UTF-8: what an event transport sends of them (SPEC O-3 counts reply bytes). */
 export const eventBytes = (events: readonly ReplyEvent[]): number => {
@@ -64,9 +65,9 @@ export function pumpEvents(
   const run = async () => {
     for (const p of prefix) emit(p);
     while (!ended) {
-      // The reply ended at an emulated stop sequence (ReplyDriver.cut): the upstream is read no more.
+      // The reply ended at an emulated stop sequence or a Chat [DONE] (ReplyDriver.cut): the upstream is read no more for the client.
       if (cuts && driver.cut === true) {
-        void reader.cancel().catch(() => {});
+        releaseCut(reader, driver); // at [DONE], cancelled a little later: the body can end and its connection be kept
         return finish(undefined);
       }
       let r: ReadResult;

@@ -245,9 +245,14 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
     this.normalizer = new EventNormalizer((ev) => cutter.event(ev), (index, text, plain) => cutter.onText(index, text, plain), this.normalizerOpts);
   }
 
-  /** {@link ReplyDriver.cut}: the reply ended at an emulated stop sequence; undefined when none is emulated. */
+  /** {@link ReplyDriver.cut}: the reply ended at an emulated stop sequence or its end marker (StreamDecoder.sawEndMarker: Chat's `[DONE]`); undefined when neither can be. */
   get cut(): boolean | undefined {
-    return this.stopCutter?.cut;
+    const ended = this.decoder.sawEndMarker;
+    return ended === true ? true : (this.stopCutter?.cut ?? ended);
+  }
+  /** {@link ReplyDriver.cutAtEnd}: the decoder read the upstream's end marker. */
+  get cutAtEnd(): boolean {
+    return this.decoder.sawEndMarker === true;
   }
 
   /** One canonical (normalized, restored) event for the client side. */
@@ -458,6 +463,9 @@ export class SseEventsDriver implements ReplyDriver<ReplyEvent[]> {
   get cut() {
     return this.driver.cut;
   }
+  get cutAtEnd() {
+    return this.driver.cutAtEnd;
+  }
 }
 
 /**
@@ -661,11 +669,7 @@ export class WholeBodyDriver extends HubDriver {
   }
 }
 
-// ---------------------------------------------------------------------------------------------
-// After the commit point
-// ---------------------------------------------------------------------------------------------
-
-/** The committed reads moved to their own module; re-exported for the modules that import them from here. */
+/** After the commit point: the committed reads moved to their own module; re-exported for the modules that import them from here. */
 export { committedReads, idleTimeoutError, transportReason, upstreamBrokenError, type ByteReader, type ReadResult } from "./committed-reads.ts";
 
 /**

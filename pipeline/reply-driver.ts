@@ -91,6 +91,12 @@ export interface ReplyDriver<Out = Uint8Array> {
    */
   readonly cut?: boolean;
   /**
+   * Optional: when {@link cut}, whether the upstream's reply ended there (a Chat stream's `[DONE]`), not
+   * cut short at a stop sequence: its reader is then cancelled a little later, so the body can end and
+   * its connection be reused (pipeline/release-after-done.ts).
+   */
+  readonly cutAtEnd?: boolean;
+  /**
    * Optional: {@link end}, whose output may be the text whose UTF-8 bytes `end` would return (a driver
    * that writes text returns it unencoded). Called instead of `end` only for a reply the commit point
    * sends whole as an HTTP body: Bun writes a Response made from a string without the JS byte array

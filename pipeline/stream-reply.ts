@@ -6,6 +6,7 @@
 import type { HubError } from "../formats/hub.ts";
 import { committedReads, type ByteReader, type ReadResult } from "./committed-reads.ts";
 import type { ReplyDriver } from "./reply-driver.ts";
+import { releaseCut } from "./release-after-done.ts";
 
 /** The handler of a cancel nobody waits on (one function for every reply, not a closure per reply). */
 const ignore = (): void => {};
@@ -92,7 +93,7 @@ export function replyStream(
           while (!ended) {
             // The reply ended at an emulated stop sequence or a native Chat stream's [DONE] (ReplyDriver.cut): the upstream is read no more.
             if (cuts && driver.cut === true) {
-              void reader.cancel().catch(ignore);
+              releaseCut(reader, driver); // at [DONE], cancelled a little later: the body can end and its connection be kept
               return finish(controller, undefined);
             }
             let r: ReadResult;

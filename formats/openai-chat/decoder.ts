@@ -117,6 +117,10 @@ export class ChatDecoder implements StreamDecoder {
   private finished = false;
   private failed = false;
   private sawDone = false;
+  /** {@link StreamDecoder.sawEndMarker}: the stream's `data: [DONE]` was read. */
+  get sawEndMarker(): boolean {
+    return this.sawDone;
+  }
   private kind = KIND_NONE;
   private key = -1;
   private nextKey = 0;
