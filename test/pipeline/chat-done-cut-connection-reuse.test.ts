@@ -9,7 +9,8 @@
  * the body) the same 5 requests use 1 connection. With the terminator in the same write as `[DONE]`
  * (or 0 ms later) both builds use 1.
  *
- * Expected: 1 upstream connection for the 5 requests. Actual: 5.
+ * Expected: 1 upstream connection for the 5 requests (5 before the fix). Fixed: the reader of a body cut at
+ * [DONE] is cancelled 200–250 ms later (pipeline/release-after-done.ts), after its end has come.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";

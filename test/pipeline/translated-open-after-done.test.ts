@@ -9,7 +9,8 @@
  * keep-alive comments after `[DONE]` without closing.
  *
  * Expected: as on the native pair, the client's stream ends (message_stop / response.completed) soon
- * after the upstream's `[DONE]`. Actual: still open after 5 s (the same on c4c7e180: not a regression).
+ * after the upstream's `[DONE]`. Before the fix: still open after 5 s (the same on c4c7e180: not a
+ * regression). Fixed: the Chat decoder's [DONE] ends the reply (StreamDecoder.sawEndMarker, DecodingDriver.cut).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
