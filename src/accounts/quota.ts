@@ -64,36 +64,69 @@ export interface QuotaReading {
   window: QuotaWindow;
 }
 
-/** Quota windows by account; O(windows of one account) per lookup. */
+/**
+ * The most models (other than `*`) whose windows {@link QuotaBook} keeps per account, and the most
+ * token limits it keeps per account besides the `*` ones. Per-model windows come from the rate-limit
+ * headers of the request's model (src/providers/quota-headers.ts), and an OpenAI-compatible upstream
+ * answers for whatever model name the client sent: without a bound each new name added an entry for the
+ * process's life and every `set` scanned them all. A real account serves tens of models at most; past the
+ * cap the least recently set model is forgotten first (its next response reports it again). The `*`
+ * windows (every model of the account) are never dropped for room.
+ */
+export const MAX_QUOTA_MODELS_PER_ACCOUNT = 512;
+
+/** How many of an account's least recently set models each `set` looks at to drop windows whose reset has passed. */
+const EXPIRED_SWEEP_PER_SET = 2;
+
+/**
+ * Quota windows by account, by model, by window name. A lookup for (account, model) reads the model's
+ * windows and the `*` ones, O(windows of those two); a `set` is O(1) (plus a sweep of at most
+ * {@link EXPIRED_SWEEP_PER_SET} models). At most {@link MAX_QUOTA_MODELS_PER_ACCOUNT} models per account.
+ */
 export class QuotaBook {
-  private byAccount = new Map<string, QuotaWindow[]>();
-  /** Per account, the last token limit of each `tokens` / `input-tokens` window (by window and model), read or not since ({@link tokenLimit}). */
+  /** account → model → window name → window; models in least-recently-set-first order. */
+  private byAccount = new Map<string, Map<string, Map<string, QuotaWindow>>>();
+  /** Per account, the last token limit of each `tokens` / `input-tokens` window (by window and model), read or not since ({@link tokenLimit}); least recently set first. */
   private limits = new Map<string, Map<string, { model: string; limit: number; at: number }>>();
 
   /** Replaces every window (store re-read); `keep` says no to a window that is not the account's (the registry's: another API key's). */
   load(windows: QuotaWindow[], keep?: (w: QuotaWindow) => boolean): void {
-    const next = new Map<string, QuotaWindow[]>();
+    const next = new Map<string, Map<string, Map<string, QuotaWindow>>>();
     for (const w of windows) {
       if (keep !== undefined && !keep(w)) continue;
-      const list = next.get(w.accountId) ?? [];
-      list.push({ ...w });
-      next.set(w.accountId, list);
+      put(next, w);
       this.keepLimit(w);
     }
     this.byAccount = next;
   }
 
-  /** Sets one window, replacing the one with the same account, window name and model. */
+  /**
+   * Sets one window, replacing the one with the same account, window name and model; drops the windows
+   * of the account's least recently set models whose reset is at or before `q.updatedAt`, and, past
+   * {@link MAX_QUOTA_MODELS_PER_ACCOUNT} models, the least recently set model's windows.
+   */
   set(q: QuotaWindow): void {
-    const list = (this.byAccount.get(q.accountId) ?? []).filter((w) => !(w.window === q.window && w.model === q.model));
-    list.push({ ...q });
-    this.byAccount.set(q.accountId, list);
+    const models = put(this.byAccount, q);
     this.keepLimit(q);
+    // The reading's own time (the response's, from the registry's clock) says what has reset; a window set
+    // without one sweeps nothing (the cap still bounds the account).
+    const now = q.updatedAt;
+    if (now === undefined) return;
+    let looked = 0;
+    for (const [model, byWindow] of models) {
+      if (looked++ >= EXPIRED_SWEEP_PER_SET) break;
+      for (const [name, w] of byWindow) if (w.resetAt !== undefined && w.resetAt <= now) byWindow.delete(name);
+      if (byWindow.size === 0) models.delete(model);
+    }
   }
 
   /** Live windows of an account (reset time in the future or unknown). */
   windows(accountId: string, now: number): QuotaWindow[] {
-    return (this.byAccount.get(accountId) ?? []).filter((w) => w.resetAt === undefined || w.resetAt > now);
+    const out: QuotaWindow[] = [];
+    for (const byWindow of this.byAccount.get(accountId)?.values() ?? []) {
+      for (const w of byWindow.values()) if (w.resetAt === undefined || w.resetAt > now) out.push(w);
+    }
+    return out;
   }
 
   /**
@@ -103,16 +136,10 @@ export class QuotaBook {
   tightest(accountId: string, model: string, now: number, perModelOnly = false): QuotaReading | undefined {
     // Read in place, not through `windows` (a new array and a closure per call): this runs for every
     // account a request considers, and most accounts report no window at all (docs/performance.md item 197).
-    const list = this.byAccount.get(accountId);
-    if (list === undefined) return undefined;
-    let best: QuotaReading | undefined;
-    for (const w of list) {
-      if (w.resetAt !== undefined && w.resetAt <= now) continue; // lapsed: not live (`windows`)
-      if (w.model !== model && (perModelOnly || w.model !== ALL_MODELS)) continue;
-      const f = remainingFraction(w);
-      if (f === undefined) continue;
-      if (!best || f < best.fraction) best = { fraction: f, window: w };
-    }
+    const models = this.byAccount.get(accountId);
+    if (models === undefined) return undefined;
+    let best = tightestOf(models.get(model), now, undefined);
+    if (!perModelOnly && model !== ALL_MODELS) best = tightestOf(models.get(ALL_MODELS), now, best);
     return best;
   }
 
@@ -122,15 +149,18 @@ export class QuotaBook {
    * Anthropic `anthropic-ratelimit-tokens-limit`) or `input-tokens` window (Anthropic
    * `anthropic-ratelimit-input-tokens-limit`); undefined when none was reported. Kept after the window
    * resets and the store drops its row (a per-minute window often resets within seconds): the limit is
-   * the account's tier, which outlives one minute's use; a later reading replaces it.
+   * the account's tier, which outlives one minute's use; a later reading replaces it. At most
+   * {@link MAX_QUOTA_MODELS_PER_ACCOUNT} per account besides the `*` ones (least recently set forgotten).
    */
   tokenLimit(accountId: string, model: string): number | undefined {
     const limits = this.limits.get(accountId);
     if (limits === undefined) return undefined;
     let least: number | undefined;
-    for (const l of limits.values()) {
-      if (l.model !== model && l.model !== ALL_MODELS) continue;
-      if (least === undefined || l.limit < least) least = l.limit;
+    for (const window of TOKEN_WINDOWS) {
+      for (const m of model === ALL_MODELS ? [model] : [model, ALL_MODELS]) {
+        const l = limits.get(limitKey(window, m));
+        if (l !== undefined && (least === undefined || l.limit < least)) least = l.limit;
+      }
     }
     return least;
   }
@@ -157,9 +187,14 @@ export class QuotaBook {
       this.limits.delete(accountId);
       return;
     }
-    const kept = (this.byAccount.get(accountId) ?? []).filter((w) => (w.updatedAt ?? 0) > upTo);
-    if (kept.length > 0) this.byAccount.set(accountId, kept);
-    else this.byAccount.delete(accountId);
+    const models = this.byAccount.get(accountId);
+    if (models) {
+      for (const [model, byWindow] of models) {
+        for (const [name, w] of byWindow) if ((w.updatedAt ?? 0) <= upTo) byWindow.delete(name);
+        if (byWindow.size === 0) models.delete(model);
+      }
+      if (models.size === 0) this.byAccount.delete(accountId);
+    }
     const limits = this.limits.get(accountId);
     if (limits) for (const [k, l] of limits) if (l.at <= upTo) limits.delete(k);
     if (limits?.size === 0) this.limits.delete(accountId);
@@ -175,10 +210,21 @@ export class QuotaBook {
     if ((w.window !== "tokens" && w.window !== "input-tokens") || w.limit === undefined || !(w.limit > 0)) return;
     let limits = this.limits.get(w.accountId);
     if (limits === undefined) this.limits.set(w.accountId, (limits = new Map()));
-    const key = `${w.window}\u0000${w.model}`;
+    const key = limitKey(w.window, w.model);
     const at = w.updatedAt ?? 0;
     const kept = limits.get(key);
-    if (kept === undefined || at >= kept.at) limits.set(key, { model: w.model, limit: w.limit, at });
+    if (kept !== undefined && at < kept.at) return;
+    limits.delete(key); // re-inserted last: least recently set first
+    limits.set(key, { model: w.model, limit: w.limit, at });
+    let cap = MAX_QUOTA_MODELS_PER_ACCOUNT;
+    for (const window of TOKEN_WINDOWS) if (limits.has(limitKey(window, ALL_MODELS))) cap++;
+    if (limits.size > cap) {
+      for (const [k, l] of limits) {
+        if (l.model === ALL_MODELS) continue;
+        limits.delete(k);
+        break;
+      }
+    }
   }
 
   /**
@@ -195,4 +241,44 @@ export class QuotaBook {
       until,
     };
   }
+}
+
+/** The windows whose `limit` {@link QuotaBook.tokenLimit} keeps. */
+const TOKEN_WINDOWS = ["tokens", "input-tokens"] as const;
+
+const limitKey = (window: string, model: string) => `${window}\u0000${model}`;
+
+/**
+ * Puts `w` into `into` (account → model → window name), its model moved last (most recently set); past
+ * {@link MAX_QUOTA_MODELS_PER_ACCOUNT} models other than `*`, the least recently set one is dropped.
+ * Returns the account's models.
+ */
+function put(into: Map<string, Map<string, Map<string, QuotaWindow>>>, w: QuotaWindow): Map<string, Map<string, QuotaWindow>> {
+  let models = into.get(w.accountId);
+  if (models === undefined) into.set(w.accountId, (models = new Map()));
+  const byWindow = models.get(w.model) ?? new Map<string, QuotaWindow>();
+  models.delete(w.model);
+  models.set(w.model, byWindow);
+  byWindow.set(w.window, { ...w });
+  const cap = MAX_QUOTA_MODELS_PER_ACCOUNT + (models.has(ALL_MODELS) ? 1 : 0);
+  if (models.size > cap) {
+    for (const model of models.keys()) {
+      if (model === ALL_MODELS) continue;
+      models.delete(model);
+      break;
+    }
+  }
+  return models;
+}
+
+/** The tightest live window of `byWindow` with a known fraction, or `best` when none is tighter. */
+function tightestOf(byWindow: Map<string, QuotaWindow> | undefined, now: number, best: QuotaReading | undefined): QuotaReading | undefined {
+  if (byWindow === undefined) return best;
+  for (const w of byWindow.values()) {
+    if (w.resetAt !== undefined && w.resetAt <= now) continue; // lapsed: not live (`windows`)
+    const f = remainingFraction(w);
+    if (f === undefined) continue;
+    if (!best || f < best.fraction) best = { fraction: f, window: w };
+  }
+  return best;
 }
