@@ -51,7 +51,7 @@ import { SERVICE_ENV } from "../src/cli/service.ts";
 import { gcPausesByBracket } from "./lib/gc-log.ts";
 import { pairedDifference } from "./lib/paired-difference.ts";
 import { profileGroups, type CpuProfile, type ProfileGroups } from "./lib/profile-groups.ts";
-import { missedTargetsTable, readFloorTable, WIRE_FLOOR_ROW, WIRE_OWN_ROW, WIRE_ROW } from "./lib/budget-floors.ts";
+import { missedTargetsTable, readFloorTable, shownRatio, WIRE_FLOOR_ROW, WIRE_OWN_ROW, WIRE_ROW } from "./lib/budget-floors.ts";
 import { newestBenchFile, readWireRaw } from "./lib/read-wire-raw.ts";
 import { floorFilesNewestFirst, mergeFloorRuns, type SourcedFloorLane, unsplitLanes, unsplitRowNote, unsplitWhy } from "./lib/floor-json.ts";
 
@@ -344,7 +344,7 @@ function budgetTable(kind: Result["kind"], rs: Result[]): string {
     lines.push(`| ${WIRE_ROW}${splitAny ? `, not split (${unsplitRowNote(rs.map(whyWhole))})` : ""} (switchyard − raw over the wire, from the bench file, − the in-process whole request above) | ${rs.map((r) => wireCell(r, WIRE_ROW)).join(" | ")} |`);
   lines.push(`| in process: whole request above the in-process raw pipe (framework + pipeline, all threads) / the in-process rows' part of the allowance | ${rs.map((r) => cell(above(r), (1 - WIRE_SHARE[r.kind]) * allowance(r))).join(" | ")} |`);
   lines.push(`| over the wire: switchyard − raw pipe CPU (the bench file; the in-process whole request + ${WIRE_ROW}) / allowance ((ratio target − 1) × raw over the wire) | ${rs.map((r) => cell(wireAbove(r), allowance(r))).join(" | ")} |`);
-  lines.push(`| switchyard × raw pipe over the wire, measured (the bench file): the lane's verdict / target | ${rs.map((r) => `${wire(r).ratio.toFixed(2)}× / ${ratioTarget(r)}×`).join(" | ")} |`);
+  lines.push(`| switchyard × raw pipe over the wire, measured (the bench file): the lane's verdict / target | ${rs.map((r) => `${shownRatio(wire(r).ratio, ratioTarget(r))}× / ${ratioTarget(r)}×`).join(" | ")} |`);
   return lines.join("\n");
 }
 /** The native lanes' budget table (target 2×) and the translated lanes' (3×), each between its own markers. */

@@ -148,6 +148,15 @@ export function readFloorTable(doc: string): { stamp: string; lanes: Map<string,
 }
 
 /**
+ * A lane's CPU ratio to the raw pipe as the budget's tables write it: two decimals, or three where two
+ * would read as within the target a ratio over it misses (3.005 against 3 is "3.005", not "3.00").
+ */
+export function shownRatio(ratio: number, target: number): string {
+  const two = ratio.toFixed(2);
+  return ratio > target && Number(two) <= target ? ratio.toFixed(3) : two;
+}
+
+/**
  * The markdown table: for each lane whose CPU ratio to the raw pipe over the wire, as the bench file
  * measured it, is over the lane's target, the `top` rows furthest over their targets (µs over; the
  * benchmark harness's own row left out; {@link WIRE_ROW} among them when it is that far over), each with
@@ -168,7 +177,7 @@ export function missedTargetsTable(lanes: LaneBudget[], floor: ReturnType<typeof
   for (const lane of lanes) {
     for (const r of lane.rows) if (!ROW_FLOORS[r.row]) throw new Error(`budget row "${r.row}" has no floor in scripts/lib/budget-floors.ts`);
     const f = floor.lanes.get(lane.name);
-    const head = `${lane.name}: ${lane.ratio.toFixed(2)}× / ${lane.target}× over the wire; ${n(lane.wireAbove)} / ${n(lane.allowance)} µs above the raw pipe, ${n(lane.above)} of them seen in process${f ? `; in the floor run the floor ${f.floor}, switchyard ${f.switchyard}` : ""}`;
+    const head = `${lane.name}: ${shownRatio(lane.ratio, lane.target)}× / ${lane.target}× over the wire; ${n(lane.wireAbove)} / ${n(lane.allowance)} µs above the raw pipe, ${n(lane.above)} of them seen in process${f ? `; in the floor run the floor ${f.floor}, switchyard ${f.switchyard}` : ""}`;
     if (lane.ratio <= lane.target) {
       lines.push(`| ${head} | met | | |`);
       continue;

@@ -3,7 +3,7 @@
  * holding the miss, each with its floor in Bun and the reason it does not go lower.
  */
 import { expect, test } from "bun:test";
-import { missedTargetsTable, readFloorTable, ROW_FLOORS, WIRE_FLOOR_ROW, WIRE_OWN_ROW, WIRE_ROW } from "../../scripts/lib/budget-floors.ts";
+import { missedTargetsTable, readFloorTable, ROW_FLOORS, shownRatio, WIRE_FLOOR_ROW, WIRE_OWN_ROW, WIRE_ROW } from "../../scripts/lib/budget-floors.ts";
 
 const FLOOR_DOC = [
   "text before",
@@ -162,4 +162,11 @@ test("the rows whose reason is switchyard's own feature code say so; the rows wi
   const why = (row: string) => table.split("\n").find((l) => l.includes(`| ${row} (+`))!.split("|").at(-2)!.trim();
   expect(why("attempt loop")).toBe(`feature code, not a Bun limit: ${ROW_FLOORS["attempt loop"]!.why}`);
   expect(why("GC (JS-thread pauses + GC helper threads)")).toBe(ROW_FLOORS["GC (JS-thread pauses + GC helper threads)"]!.why);
+});
+
+test("a ratio just over its target is never written as within it (r48's gemini→chat stream: 3.005 against 3)", () => {
+  expect(shownRatio(3.005, 3)).toBe("3.005");
+  expect(shownRatio(2.198, 2)).toBe("2.20");
+  expect(shownRatio(2.999, 3)).toBe("3.00");
+  expect(shownRatio(1.98, 2)).toBe("1.98");
 });
