@@ -27,19 +27,10 @@ const clamp01 = (x: number) => Math.min(1, Math.max(0, x));
  * `remainingPercent` (0–100, one decimal, when {@link remainingFraction} knows it). Never the store's
  * `keyHash` (a digest of the upstream API key).
  */
-export interface ShownQuotaWindow {
-  accountId: string;
-  window: string;
-  model: string;
-  usedPercent?: number;
-  remaining?: number;
-  limit?: number;
-  /** ms since the epoch. */
-  resetAt?: number;
-  /** ms since the epoch. */
-  updatedAt?: number;
+export type ShownQuotaWindow = Omit<QuotaWindow, "keyHash"> & {
+  /** 0–100, one decimal, when {@link remainingFraction} knows it. */
   remainingPercent?: number;
-}
+};
 
 /**
  * The {@link ShownQuotaWindow} of a window, built member by member: a member added to QuotaWindow for
