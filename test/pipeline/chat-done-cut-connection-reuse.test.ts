@@ -1,5 +1,5 @@
 /**
- * Review (report only, medium: hot path of the benchmarked native Chat lane). 27b19762 cancels the
+ * Found by a review (session 45; fixed that session; medium: hot path of the benchmarked native Chat lane). 27b19762 cancels the
  * upstream read at the first `data: [DONE]` (PassthroughDriver.cut → stream-reply.ts / commit.ts
  * `reader.cancel()`), "the connection released". When the upstream's chunked body ends (its `0\r\n\r\n`
  * terminator) in a later read than `[DONE]` (here 2 ms later: a server that flushes `[DONE]` and then
@@ -13,18 +13,11 @@
  * [DONE] is cancelled 200–250 ms later (pipeline/release-after-done.ts), after its end has come.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { startFakeUpstream } from "../support/fake-upstream.ts";
+import type { TestGateway } from "../support/gateway.ts";
+import { CHAT_SSE as SSE, gatewayOnRawUpstream, httpChunk as chunk } from "../support/raw-upstream.ts";
 
 let opened = 0;
 let requests = 0;
-const ev = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
-const base = { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "m" };
-const SSE =
-  ev({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "hi" }, finish_reason: null }] }) +
-  ev({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) +
-  "data: [DONE]\n\n";
-const chunk = (s: string) => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`;
 // A raw keep-alive HTTP/1.1 upstream: the stream in one chunk, the chunked terminator 2 ms after it.
 const server = Bun.listen({
   hostname: "127.0.0.1",
@@ -45,17 +38,7 @@ const server = Bun.listen({
 
 let gw: TestGateway;
 beforeAll(async () => {
-  const yaml = `
-providers:
-  - id: p
-    kind: openai
-    base_url: "http://127.0.0.1:${server.port}/v1"
-accounts:
-  - id: p-1
-    provider: p
-    api_key: env:KEY_A
-`;
-  gw = await startGateway(yaml, { env: { KEY_A: "sk-test-aaaaaaaaaaaa" }, fake: await startFakeUpstream() });
+  gw = await gatewayOnRawUpstream(server.port);
 });
 afterAll(async () => {
   await gw?.stop();

@@ -1,5 +1,5 @@
 /**
- * Review (report only). Since 9a5277ed a 2xx the gateway cannot read (pipeline/commit-failures.ts
+ * Found by a review (session 45; fixed that session). Since 9a5277ed a 2xx the gateway cannot read (pipeline/commit-failures.ts
  * unusableReply: UNREADABLE_CODES, upstream_invalid_json among them) takes the empty-reply row: no
  * same-account retry, no other account, the next target. A JSON reply whose body is cut short by a
  * connection the upstream closes without a Content-Length (a close-delimited body, HTTP/1.1 §6.3: the
@@ -10,11 +10,11 @@
  * mid-way does not. The same reply with a Content-Length is a transport failure and still retried.
  *
  * Expected: a body that ends inside a JSON value (a cut, not a page or another shape) is retried as a
- * cut stream is: 200 after 2 calls. Actual: 502 after 1 call.
+ * cut stream is: 200 after 2 calls. Before the fix: 502 after 1 call.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { startFakeUpstream } from "../support/fake-upstream.ts";
+import type { TestGateway } from "../support/gateway.ts";
+import { gatewayOnRawUpstream } from "../support/raw-upstream.ts";
 
 const FULL = JSON.stringify({
   id: "chatcmpl-1",
@@ -43,17 +43,7 @@ const server = Bun.listen({
 
 let gw: TestGateway;
 beforeAll(async () => {
-  const yaml = `
-providers:
-  - id: p
-    kind: openai
-    base_url: "http://127.0.0.1:${server.port}/v1"
-accounts:
-  - id: p-1
-    provider: p
-    api_key: env:KEY_A
-`;
-  gw = await startGateway(yaml, { env: { KEY_A: "sk-test-aaaaaaaaaaaa" }, fake: await startFakeUpstream() });
+  gw = await gatewayOnRawUpstream(server.port);
 });
 afterAll(async () => {
   await gw?.stop();

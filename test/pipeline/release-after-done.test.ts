@@ -5,17 +5,10 @@
  * 200 ms, cancelled on the next sweep) — for a native Chat client and a translated (Messages) one.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { startFakeUpstream } from "../support/fake-upstream.ts";
+import type { TestGateway } from "../support/gateway.ts";
+import { CHAT_SSE as SSE, gatewayOnRawUpstream, httpChunk as chunk } from "../support/raw-upstream.ts";
 import { readersAwaitingRelease, RELEASE_AFTER_DONE_MS } from "../../pipeline/release-after-done.ts";
 
-const ev = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
-const base = { id: "chatcmpl-1", object: "chat.completion.chunk", created: 1, model: "m" };
-const SSE =
-  ev({ ...base, choices: [{ index: 0, delta: { role: "assistant", content: "hi" }, finish_reason: null }] }) +
-  ev({ ...base, choices: [{ index: 0, delta: {}, finish_reason: "stop" }] }) +
-  "data: [DONE]\n\n";
-const chunk = (s: string) => `${Buffer.byteLength(s).toString(16)}\r\n${s}\r\n`;
 /** When (performance.now()) each upstream connection closed. */
 const closedAt: number[] = [];
 let opened = 0;
@@ -41,17 +34,7 @@ const server = Bun.listen<{ timer?: ReturnType<typeof setInterval> }>({
 
 let gw: TestGateway;
 beforeAll(async () => {
-  const yaml = `
-providers:
-  - id: p
-    kind: openai
-    base_url: "http://127.0.0.1:${server.port}/v1"
-accounts:
-  - id: p-1
-    provider: p
-    api_key: env:KEY_A
-`;
-  gw = await startGateway(yaml, { env: { KEY_A: "sk-test-aaaaaaaaaaaa" }, fake: await startFakeUpstream() });
+  gw = await gatewayOnRawUpstream(server.port);
 });
 afterAll(async () => {
   await gw?.stop();
