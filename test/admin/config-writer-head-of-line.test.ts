@@ -7,7 +7,7 @@
  * the create waits for SHARED_ANSWER_MS (10 s) and then answers 503, and a revoke of a leaked client key
  * sent to the same instance meanwhile waits the whole time behind it. Before session 45 the revoke did
  * not wait (no queue; the create waited alone).
- * Expected: DELETE /admin/api/keys/:name answered within 2 s. Actual: ~10 s (after the create's 503).
+ * Expected: DELETE /admin/api/keys/:name answered within 2 s. Before the fix: ~10 s (after the create's 503).
  *
  * Fixed: src/admin/config-writer.ts keeps one queue per kind of object (client keys; combos, aliases and
  * settings; accounts), and a key's revoke, disable, enable and rotate go through none (they check no

@@ -1,5 +1,5 @@
 /**
- * Found by the request-features tryout (session 45, report only): a thinking budget (an Anthropic
+ * Found by the request-features tryout (session 45; fixed that session): a thinking budget (an Anthropic
  * client's `thinking.budget_tokens`, a Gemini client's `thinkingConfig.thinkingBudget`) becomes an
  * OpenAI reasoning effort through two different tables. formats/openai-chat/build.ts
  * `effortFromBudget`: ≤ 2048 low, ≤ 8192 medium, else high; formats/openai-responses/build.ts

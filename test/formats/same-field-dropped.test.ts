@@ -1,5 +1,5 @@
 /**
- * Found by the request-features tryout (session 45, report only): fields the target format has under
+ * Found by the request-features tryout (session 45; fixed that session): fields the target format has under
  * the same meaning are dropped with a warning that says the target has no equivalent.
  * - A Gemini client's `generationConfig.seed`, `presencePenalty`, `frequencyPenalty` reach an OpenAI
  *   Chat provider as nothing ("Fields with no Chat Completions equivalent were dropped:

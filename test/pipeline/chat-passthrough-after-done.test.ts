@@ -1,5 +1,5 @@
 /**
- * Found by a provider tryout (report only): on the native Chat pair (Chat client → `openai` provider,
+ * Found by a provider tryout (session 45; fixed that session): on the native Chat pair (Chat client → `openai` provider,
  * passthrough, SPEC F-3) what an upstream sends after its `data: [DONE]` reaches the client: a second
  * `data: [DONE]` (some OpenAI-compatible servers and proxies end twice), and a line of trailing
  * garbage (`this is not sse {{{`). SPEC F-5 says every stream the gateway emits is valid for the SDKs,

@@ -1,5 +1,5 @@
 /**
- * Review (report only, low; a consistency question for the lead). A 2xx stream that ends before its
+ * Found by a review (session 45; fixed that session; low; a consistency question for the lead). A 2xx stream that ends before its
  * first byte, and (874f3cf4) a Chat stream of `data: [DONE]` alone, are an empty reply (SPEC 6.3's last
  * row: one call, 502 upstream_empty_reply, no same-account retry, no cooldown, the next target):
  * "nothing was begun, so nothing was cut". A stream whose only bytes are an SSE comment (a keep-alive
@@ -10,7 +10,7 @@
  * down (the next request gets 503 no_account "cooling down (upstream 502)").
  *
  * Expected (as `[DONE]` alone): 502 upstream_empty_reply after 1 call, and the next request reaches
- * the upstream again. Actual: 4 calls, upstream_truncated, then 503 no_account.
+ * the upstream again. Before the fix: 4 calls, upstream_truncated, then 503 no_account.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";

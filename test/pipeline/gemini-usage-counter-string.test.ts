@@ -1,5 +1,5 @@
 /**
- * Found by a provider tryout (report only): a non-streamed Gemini reply whose `usageMetadata` carries a
+ * Found by a provider tryout (session 45; fixed that session): a non-streamed Gemini reply whose `usageMetadata` carries a
  * counter as a string (`"promptTokenCount": "11"`: proto3's JSON mapping writes 64-bit integers as
  * strings, and a proxy or Gemini-compatible server that re-serialises the reply can do so) is refused whole: the client gets 502 "The upstream reply
  * is not a Gemini generateContent response: Invalid type: Expected number but received \"11\"." after 4

@@ -1,5 +1,5 @@
 /**
- * Found by a provider tryout (report only): replies the upstream sent with HTTP 200 but the gateway
+ * Found by a provider tryout (session 45; fixed that session): replies the upstream sent with HTTP 200 but the gateway
  * could not use (a stream that ends before any event, a body that is not JSON) count as "upstream 5xx"
  * toward the provider's circuit (SPEC 6.3: 10 consecutive 5xx from one provider → circuit open 5 min),
  * and every same-account retry counts too: three client requests for three models whose server (an

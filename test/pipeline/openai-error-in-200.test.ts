@@ -1,5 +1,5 @@
 /**
- * Found by a provider tryout (report only): an OpenAI-family server (kind `openai`,
+ * Found by a provider tryout (session 45; fixed that session): an OpenAI-family server (kind `openai`,
  * `openai-compatible`, `openai-responses`) that answers HTTP 200 with an error body
  * (`{"error":{"message":…,"type":"invalid_request_error",…}}`, as some OpenAI-compatible servers and
  * proxies do) has its error thrown away: the client gets 502 "The upstream reply is not a Chat

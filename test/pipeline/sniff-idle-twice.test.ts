@@ -1,5 +1,5 @@
 /**
- * Review (report only, low). pipeline/sse-sniff.ts waits up to the provider's idle timeout for the first
+ * Found by a review (session 45; fixed that session; low). pipeline/sse-sniff.ts waits up to the provider's idle timeout for the first
  * bytes that tell an unlabelled reply (text/plain, octet-stream, no Content-Type) is SSE; when they do
  * not come (here one byte, `d`, then silence), the reply goes on to the commit point, whose own idle
  * deadline starts then: the upstream's silence is borne twice the configured `idle_timeout_ms` per
@@ -7,7 +7,7 @@
  * stream labelled text/plain in ~8.7 s (seen). With a slow provider's 180 s that is 6 min more per
  * attempt before the client hears of it.
  *
- * Expected: the unlabelled stream fails as soon as the labelled one (within 1 s of it). Actual: ~3.5 s
+ * Expected: the unlabelled stream fails as soon as the labelled one (within 1 s of it). Before the fix: ~3.5 s
  * later (4 attempts × 1 s idle more, minus the shared back-off).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";

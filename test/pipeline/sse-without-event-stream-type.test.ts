@@ -1,5 +1,5 @@
 /**
- * Found by a provider tryout (report only): a streamed reply whose Content-Type is not
+ * Found by a provider tryout (session 45; fixed that session): a streamed reply whose Content-Type is not
  * `text/event-stream` (`text/plain`, `application/octet-stream`: what some OpenAI-compatible servers
  * and corporate proxies send) is refused although its body is well-formed SSE. pipeline/commit.ts
  * `replyDriverFor` decides "is this SSE" from the Content-Type alone, so the body is read as one JSON

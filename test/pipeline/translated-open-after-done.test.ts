@@ -1,5 +1,5 @@
 /**
- * Review (report only). Commit 27b19762 stops reading a native Chat stream at its first `data: [DONE]`
+ * Found by a review (session 45; fixed that session). Commit 27b19762 stops reading a native Chat stream at its first `data: [DONE]`
  * (PassthroughDriver.cut), because "a server that kept the connection open after [DONE] held the
  * client's stream open until the idle/keep-alive bound". The translated lanes reading the same Chat
  * upstream (formats/openai-chat/decoder.ts under pipeline/commit.ts) still read on after `[DONE]`: an

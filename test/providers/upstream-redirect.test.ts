@@ -1,5 +1,5 @@
 /**
- * Found by a provider tryout (report only): an upstream that answers a redirect (301/307: a base URL
+ * Found by a provider tryout (session 45; fixed that session): an upstream that answers a redirect (301/307: a base URL
  * on http:// that the server moves to https://, a path the server wants with a trailing slash, a proxy
  * sending to its login host) is not followed (right: the call carries the account's key, which must not
  * go to another host; src/providers/index.ts fetches with `redirect: "manual"`), but what the client is

@@ -11,7 +11,7 @@
  *
  * Here the old instance's transaction is played with the previous build's statements (git show
  * c4c7e180:src/store/postgres/routing-objects.ts), paused after its check. Expected: the upgraded store's
- * createCombo waits for that transaction and answers false (the name is taken). Actual: it answers true
+ * createCombo waits for that transaction and answers false (the name is taken). Before the fix: it answers true
  * at once, and both rows commit.
  *
  * Fixed: a create takes the locks of the exact and of the folded name, sorted (src/store/postgres/name-locks.ts),

@@ -1,12 +1,12 @@
 /**
- * Found by the request-features tryout (session 45, report only): a document that is not a PDF (a
+ * Found by the request-features tryout (session 45; fixed that session): a document that is not a PDF (a
  * `text/plain` or `text/csv` file a Chat, Responses or Gemini client attaches as base64) reaches
  * Anthropic as `source: {type: "base64", media_type: "text/plain", data}`. Anthropic's base64 document
  * source takes `application/pdf` only; plain text goes as `source: {type: "text", media_type:
  * "text/plain", data: <the text>}` (REFERENCE §5.5 "PDF" row; Anthropic Messages API, document block
  * sources base64 / text / url / file). So the request is sent in a shape Anthropic answers 400, with no
  * warning. Expected: the text arrives (a text source or a text block), or the document is not sent and
- * a warning says so (SPEC F-2). Each test fails now for that reason.
+ * a warning says so (SPEC F-2). Each test failed for that reason before the fix.
  */
 import { describe, expect, test } from "bun:test";
 import { translateBody } from "../../support/translate-body.ts";

@@ -1,12 +1,12 @@
 /**
- * Found by the request-features tryout (session 45, report only): a Gemini client's enum mode
+ * Found by the request-features tryout (session 45; fixed that session): a Gemini client's enum mode
  * (`responseMimeType: "text/x.enum"` with a `STRING` schema listing `enum` values; the reply is the
  * bare value, e.g. `red`) reaches OpenAI as `response_format: {type: "json_schema", json_schema:
  * {schema: {type: "string", enum: [...]}}}` (Chat) / `text.format` (Responses). OpenAI's structured
  * outputs take an object at the root of the schema only, so the request becomes an upstream 400, with
  * no warning; and where it is accepted the reply is JSON (`"red"`, quoted), not Gemini's bare value.
  * Expected: no JSON schema with a non-object root is sent to OpenAI; what is not sent is named in a
- * warning. Fails now for that reason.
+ * warning. It failed for that reason before the fix.
  */
 import { expect, test } from "bun:test";
 import { translateBody } from "../../support/translate-body.ts";

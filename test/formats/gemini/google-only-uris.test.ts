@@ -1,5 +1,5 @@
 /**
- * Found by the request-features tryout (session 45, report only): a Gemini client's `fileData` whose
+ * Found by the request-features tryout (session 45; fixed that session): a Gemini client's `fileData` whose
  * `fileUri` only Google can read, a `gs://` Cloud Storage object or a Gemini Files API file
  * (`https://generativelanguage.googleapis.com/v1beta/files/…`, which needs the Google API key), is
  * sent to Anthropic as `source: {type: "url", url: "gs://…"}` and to OpenAI as `image_url` /
@@ -7,7 +7,7 @@
  * upstream (or the file is silently unreadable). The Gemini builder itself names these URIs as
  * Google's own (formats/gemini/build.ts FILES_API, "gs://"), and the other lanes drop a file id of
  * another provider with a `dropped_media` warning. Expected: not sent as a URL, and a warning saying
- * so (SPEC F-2). Fails now for that reason.
+ * so (SPEC F-2). It failed for that reason before the fix.
  */
 import { describe, expect, test } from "bun:test";
 import { translateBody } from "../../support/translate-body.ts";

@@ -1,12 +1,12 @@
 /**
- * Found by the request-features tryout (session 45, report only): Gemini's `Schema` writes its count
+ * Found by the request-features tryout (session 45; fixed that session): Gemini's `Schema` writes its count
  * keywords as int64, which proto3 JSON (and @google/genai's `Schema` type: `minItems?: string`) spell
  * as strings: `"minItems": "1"`, `"maxLength": "10"` (ai.google.dev/api/caching#Schema). Gemini takes
  * them. formats/gemini/parse.ts `geminiSchemaToJsonSchema` copies them as they are, so a Gemini client's
  * tool parameters and `responseSchema` reach OpenAI and Anthropic as JSON Schema with
  * `"minItems": "1"`, which JSON Schema (and both providers' validators) take only as a non-negative
  * integer: a request Gemini accepts becomes an upstream 400, with no warning. Expected: the counts
- * sent as integers. Fails now for that reason.
+ * sent as integers. It failed for that reason before the fix.
  */
 import { describe, expect, test } from "bun:test";
 import { translateBody } from "../../support/translate-body.ts";

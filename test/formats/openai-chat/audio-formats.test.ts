@@ -1,10 +1,10 @@
 /**
- * Found by the request-features tryout (session 45, report only): a Gemini client's audio
+ * Found by the request-features tryout (session 45; fixed that session): a Gemini client's audio
  * (`inlineData` audio/ogg, audio/flac, audio/aac: formats Gemini takes) reaches OpenAI Chat and
  * Responses as `input_audio` with `format: "ogg"` / `"flac"` / `"aac"`. OpenAI's `input_audio.format`
  * takes `wav` and `mp3` only (API reference, chat `input_audio`), so the request becomes an upstream
  * 400, with no warning. Expected: audio of another format not sent, with a warning (as the Anthropic
- * lane does for audio: `dropped_content`). Fails now for that reason.
+ * lane does for audio: `dropped_content`). It failed for that reason before the fix.
  */
 import { expect, test } from "bun:test";
 import { translateBody } from "../../support/translate-body.ts";

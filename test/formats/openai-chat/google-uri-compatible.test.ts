@@ -1,5 +1,5 @@
 /**
- * Found by review (session 45, report only): a Google-only file URI (`gs://…`) in an image is now
+ * Found by review (session 45; fixed that session): a Google-only file URI (`gs://…`) in an image is now
  * dropped for every Chat Completions target (formats/openai-chat/build.ts, media-types.ts
  * `isGoogleOnlyUri`), also for an `openai-compatible` server. But Vertex AI's own OpenAI-compatible
  * Chat Completions endpoint (`…/endpoints/openapi/chat/completions`) reads Cloud Storage images given as

@@ -1,5 +1,5 @@
 /**
- * Found by review (session 45, report only): an Anthropic or Gemini client's stop sequences towards an
+ * Found by review (session 45; fixed that session): an Anthropic or Gemini client's stop sequences towards an
  * OpenAI reasoning model on Chat Completions (kind `openai`, o3 / gpt-5) are all emulated by the gateway
  * (BuiltRequest.stopsEmulated: the body has no `stop`, pipeline/commit.ts cuts the reply at every one of
  * them), but the Chat builder first trims the list to OpenAI's 4 and warns "OpenAI accepts at most 4

@@ -1,5 +1,5 @@
 /**
- * Found by the request-features tryout (session 45, report only): a translated client's reasoning
+ * Found by the request-features tryout (session 45; fixed that session): a translated client's reasoning
  * request reaches an OpenAI model that does not reason as `reasoning_effort` (Chat) or
  * `reasoning: {effort}` plus `include: ["reasoning.encrypted_content"]` (Responses). OpenAI's
  * non-reasoning models refuse both: 400 "Unsupported parameter: 'reasoning.effort' is not supported

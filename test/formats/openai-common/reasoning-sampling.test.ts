@@ -1,5 +1,5 @@
 /**
- * Found by the request-features tryout (session 45, report only): an OpenAI reasoning model (the
+ * Found by the request-features tryout (session 45; fixed that session): an OpenAI reasoning model (the
  * o-series, gpt-5 but its chat models: formats/openai-common/models.ts `reasonsByDefault`) refuses a
  * sampling setting: 400 "Unsupported value: 'temperature' does not support 0.2 with this model. Only
  * the default (1) value is supported." and "Unsupported parameter: 'top_p' is not supported with this

@@ -1,5 +1,5 @@
 /**
- * Found by review (session 45, report only): towards an OpenAI model that does not reason (gpt-4.1) on
+ * Found by review (session 45; fixed that session): towards an OpenAI model that does not reason (gpt-4.1) on
  * the Responses lane, the `dropped_field` warning of openai-common/models.ts `dropRefusedFields` names
  * "include reasoning.encrypted_content" as not sent, though the client never asked for it: the
  * Responses builder itself adds that include for any request with reasoning (store false), and the

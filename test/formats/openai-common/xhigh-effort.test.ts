@@ -1,5 +1,5 @@
 /**
- * Found by review (session 45, report only): an Anthropic client's `output_config.effort: "max"`
+ * Found by review (session 45; fixed that session): an Anthropic client's `output_config.effort: "max"`
  * becomes `xhigh` for every OpenAI model (formats/openai-chat/build.ts and the Responses builder: "max →
  * xhigh"), but only gpt-5.1-codex-max and gpt-5.2 on take `xhigh`; gpt-5, o3 and gpt-5.1 answer 400
  * "Unsupported value: 'xhigh' … Supported values are: …" (their accepted efforts: gpt-5 minimal/low/

@@ -1,5 +1,5 @@
 /**
- * Found by the request-features tryout (session 45, report only): a Chat client's message `name`
+ * Found by the request-features tryout (session 45; fixed that session): a Chat client's message `name`
  * (who said it, in a conversation of several users or agents) reaches an OpenAI Responses provider
  * without the name and without a word: the input message has no `name` field, and the built request's
  * warnings are empty (the client's `X-Switchyard-Warning` header is absent, seen end to end). The
