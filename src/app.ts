@@ -48,6 +48,7 @@ import { createExecutors } from "./providers/index.ts";
 import { createServer } from "./http/server.ts";
 import { listenGateway } from "./http/listen-gateway.ts";
 import type { BrowserPolicy } from "./http/browser-guard.ts";
+import { BrowserRefusalLog } from "./http/browser-refusals.ts";
 import type { IdleTimerServer } from "./http/keep-alive.ts";
 import { responsesSocketMaxFrameBytes } from "./http/responses-socket.ts";
 import { socketFrameLimit } from "./http/socket-frame-limit.ts";
@@ -442,6 +443,8 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     model: (id, anthropic, request) => modelEntry(cfg, id, anthropic, discovery.publishedAll(), allowedModels(request)),
     // One policy object per configuration (replaced as a whole on a change), not one per request.
     browser: () => (browserPolicy?.of === cfg ? browserPolicy.policy : (browserPolicy = { of: cfg, policy: { bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins } }).policy),
+    // SPEC 2.6: each refusal counted (switchyard_browser_refusals_total) and logged, its lines bounded (src/http/browser-refusals.ts).
+    onBrowserRefusal: new BrowserRefusalLog(metrics, log, () => clock.now()).note,
     responsesSocketIdleMs: () => opts.responsesSocketIdleMs ?? cfg.server.websocketIdleTimeoutMs, onResponsesSocketHeldBack: opts.onResponsesSocketHeldBack, stopping: stopping.signal,
     geminiModels: (request) => geminiModelList(cfg, discovery.publishedAll(), allowedModels(request, true)),
     bodyTimeoutMs: () => cfg.server.bodyTimeoutMs,

@@ -26,7 +26,10 @@
  *   page on a listed origin could mint keys through the admin API: try21's tryout). The dashboard is
  *   served from the gateway's own origin and is not affected.
  *
- * Errors are JSON in the client's format for the path ({@link formatForPath}).
+ * Errors are JSON in the client's format for the path ({@link formatForPath}). A refusal's verdict names
+ * its reason and the refused value ({@link BrowserRefusal}): the server hands it to
+ * src/http/browser-refusals.ts, which counts it in `switchyard_browser_refusals_total` and logs it
+ * (bounded); an allowed request's verdict carries nothing more.
  */
 import { hubError, type HubError, type WireFormat } from "../../formats/hub.ts";
 import { errorResponse, presentedKey, vouchForOrigin } from "../../pipeline/index.ts";
@@ -44,10 +47,24 @@ export interface BrowserPolicy {
   corsOrigins: readonly string[];
 }
 
+/**
+ * Why the browser rules refused a request: `host` (the Host rule's 421), `origin` (a foreign Origin
+ * without a key, 403), `preflight` (a CORS preflight from an origin not allowed on the path, 403).
+ */
+export type BrowserRefusalReason = "host" | "origin" | "preflight";
+
+/** A refusal of {@link browserGuard}: its reason and the header value refused (Host's for `host`, else Origin's), raw. */
+export interface BrowserRefusal {
+  reason: BrowserRefusalReason;
+  value: string;
+}
+
 /** The outcome of {@link browserGuard}. */
 export interface BrowserVerdict {
   /** The refusal (421/403 JSON, or the answer to a preflight) when the request must not go further. */
   response?: Response;
+  /** Set when `response` is a refusal (not the 204 of an allowed preflight): what was refused and why. */
+  refused?: BrowserRefusal;
   /** Headers every answer to this request carries (`Access-Control-*`, `Vary`). */
   headers: Record<string, string>;
 }
@@ -180,15 +197,15 @@ export function formatForPath(path: string, headers: Headers): WireFormat {
   return "openai-chat";
 }
 
-function refuse(request: Request, path: string, err: HubError, headers: Record<string, string>): BrowserVerdict {
+function refuse(request: Request, path: string, err: HubError, headers: Record<string, string>, refused: BrowserRefusal): BrowserVerdict {
   const response = errorResponse(formatForPath(path, request.headers), err, new Headers(headers));
-  return { response, headers };
+  return { response, headers, refused };
 }
 
 /**
  * Applies the Host, Origin and CORS rules of SPEC 2.6 to a request (see the module comment). Returns
- * the refusal or preflight answer to send instead of running the request, and the headers to add to
- * whatever is answered. Marks own and configured origins as vouched for ({@link vouchForOrigin}).
+ * the refusal or preflight answer to send instead of running the request (a refusal with `refused`
+ * set), and the headers to add to whatever is answered. Marks own and configured origins as vouched for ({@link vouchForOrigin}).
  * Never throws; reads no body.
  */
 export function browserGuard(request: Request, policy: BrowserPolicy): BrowserVerdict {
@@ -205,6 +222,7 @@ export function browserGuard(request: Request, policy: BrowserPolicy): BrowserVe
         { status: 421, code: "host_not_allowed" },
       ),
       {},
+      { reason: "host", value: host ?? "" },
     );
   }
 
@@ -233,6 +251,7 @@ export function browserGuard(request: Request, policy: BrowserPolicy): BrowserVe
           { code: "origin_not_allowed" },
         ),
         headers,
+        { reason: "preflight", value: origin },
       );
     }
     const response = new Response(null, {
@@ -273,6 +292,7 @@ export function browserGuard(request: Request, policy: BrowserPolicy): BrowserVe
         { code: "origin_not_allowed" },
       ),
       headers,
+      { reason: "origin", value: origin },
     );
   }
   return { headers };

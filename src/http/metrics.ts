@@ -27,6 +27,8 @@ import { adminAccess } from "../admin/access.ts";
 import type { AdminDeps } from "../admin/admin-api.ts";
 import { adminError } from "../admin/replies.ts";
 import type { StoreStats } from "../store/types.ts";
+import type { BrowserRefusalReason } from "./browser-guard.ts";
+import type { BrowserSurface } from "./browser-refusals.ts";
 import { buildSource, VERSION } from "../version.ts";
 
 /** Live state the gauges read at scrape time. */
@@ -306,10 +308,14 @@ export class GatewayMetrics {
   private readonly reported = new TokenSeries(this.tokens);
   private readonly estimated = new TokenSeries(this.estimatedTokens);
   private readonly bytes = new LabelledCounter<"endpoint" | "provider">("switchyard_stream_bytes_sent_total", "Reply body bytes handed to clients after the commit point (streamed and whole replies).");
+  private readonly browserRefusals = new LabelledCounter<"reason" | "surface">(
+    "switchyard_browser_refusals_total",
+    "Requests the browser rules (Host, Origin, CORS) refused before anything else ran, by reason (host: a Host name not allowed, 421, DNS rebinding; origin: a foreign Origin without a key, 403; preflight: a CORS preflight from an origin not allowed there, 403) and surface (api, websocket, admin, dashboard, metrics, health, other).",
+  );
 
   constructor(private readonly sources: MetricsSources) {
     const registers = [this.registry];
-    for (const m of [this.requests, this.duration, this.ttfb, this.attempts, this.fallbacks, this.tokens, this.estimatedTokens, this.bytes]) {
+    for (const m of [this.requests, this.duration, this.ttfb, this.attempts, this.fallbacks, this.tokens, this.estimatedTokens, this.bytes, this.browserRefusals]) {
       // prom-client's registry reads any metric through `get()`; its types list only its own classes.
       this.registry.registerMetric(m as unknown as InstanceType<typeof Counter>);
     }
@@ -488,6 +494,14 @@ export class GatewayMetrics {
     const s = this.attempts.child(endpoint + "\u0000" + provider + "\u0000" + result, () => ({ endpoint, provider, result }));
     inner(inner(this.perAttempt, endpoint), provider).set(result, s);
     return s;
+  }
+
+  /**
+   * Counts one request the browser rules refused (src/http/browser-refusals.ts), by its reason and the
+   * surface it asked for; both labels come from fixed lists, so the series stay at most 3 x 7.
+   */
+  browserRefusal(reason: BrowserRefusalReason, surface: BrowserSurface): void {
+    this.browserRefusals.child(reason + "\u0000" + surface, () => ({ reason, surface })).value++;
   }
 
   /** The exposition text (Prometheus text format 0.0.4). */

@@ -9,7 +9,7 @@ import { Elysia } from "elysia";
 import { errorResponse, type Endpoint, type Gateway } from "../../pipeline/index.ts";
 import { hubError, type WireFormat } from "../../formats/hub.ts";
 import { refusedUpgrade, ResponsesSocketSession, takesDeflateFrom, type SocketLike } from "./responses-socket.ts";
-import { browserGuard, collapseSlashes, formatForPath, pathOf, type BrowserPolicy } from "./browser-guard.ts";
+import { browserGuard, collapseSlashes, formatForPath, pathOf, type BrowserPolicy, type BrowserRefusal, type BrowserVerdict } from "./browser-guard.ts";
 import { pathHint, rootAnswer } from "./path-aliases.ts";
 import { StoreError } from "../store/types.ts";
 import { bodyLeftUnread, closeIfBodyUnread, drainDeadlineMs, drainUnreadBody, holdOpen } from "./keep-alive.ts";
@@ -44,6 +44,12 @@ export interface ServerDeps {
   authorize?: (request: Request, peer: string | undefined, format?: WireFormat) => Response | undefined;
   /** The Host, Origin and CORS rules' settings (SPEC 2.6), read per request. */
   browser: () => BrowserPolicy;
+  /**
+   * Told of each request the browser rules refused, with its refusal and the status answered, on every
+   * path and both routers (src/http/browser-refusals.ts `BrowserRefusalLog.note`: counted and logged).
+   * Never called for an allowed request.
+   */
+  onBrowserRefusal?: (request: Request, refusal: BrowserRefusal, status: number) => void;
   /**
    * Codex's Responses WebSocket (SPEC 2.5): idle time before a socket is closed, ms (config
    * `server.websocket_idle_timeout_ms`, default 10 min), read as each socket opens. The sockets run
@@ -342,6 +348,15 @@ function withHeaders(response: Response, extra: Record<string, string>): Respons
 }
 
 /**
+ * `response`, the answer of a verdict with one, after telling `deps.onBrowserRefusal` of it when it is a
+ * refusal (not an allowed preflight's 204). Called only when the guard answered, never for an allowed request.
+ */
+function refusalNoted(deps: ServerDeps, request: Request, verdict: BrowserVerdict, response: Response): Response {
+  if (verdict.refused !== undefined) deps.onBrowserRefusal?.(request, verdict.refused, response.status);
+  return response;
+}
+
+/**
  * The API routes as Bun.serve `routes` of their own, handed to Bun beside Elysia's: Bun's router calls
  * them directly. The static POST paths (`/v1/chat/completions`, `/v1/responses`, `/v1/messages`,
  * count_tokens and their `/v1/v1` aliases) and Gemini's POST `/v1beta/models/*` and `/v1/models/*`
@@ -360,7 +375,7 @@ function nativeApiRoutes(deps: ServerDeps): Record<string, { POST: (request: Req
     POST(request: Request, server: PeerSource): Response | Promise<Response> {
       const verdict = browserGuard(request, deps.browser());
       // Answered before the body (a foreign page, a preflight): Connection: close when one was declared.
-      if (verdict.response) return closeIfBodyUnread(request, verdict.response, drainDeadlineMs(deps.bodyTimeoutMs?.()));
+      if (verdict.response) return closeIfBodyUnread(request, refusalNoted(deps, request, verdict, verdict.response), drainDeadlineMs(deps.bodyTimeoutMs?.()));
       let answer = serve(request, server);
       // A reply made at once is made before the body is read (a Gemini path's 404 or 414): the same rule.
       if (answer instanceof Response) answer = closeIfBodyUnread(request, answer, drainDeadlineMs(deps.bodyTimeoutMs?.()));
@@ -508,7 +523,7 @@ export function createServer(deps: ServerDeps) {
     .onRequest(({ request, set }) => {
       const verdict = browserGuard(request, deps.browser());
       // An answer here reads no body: Connection: close when one was declared, unless small and whole (pipeline/unread-body.ts).
-      if (verdict.response) return closeIfBodyUnread(request, verdict.response, drainMs());
+      if (verdict.response) return closeIfBodyUnread(request, refusalNoted(deps, request, verdict, verdict.response), drainMs());
       Object.assign(set.headers, verdict.headers);
       // A URL past the gateway's own limit (src/http/request-head.ts): a 414 in the path's format.
       const refused = urlTooLong(request) ?? bodyLimit(request);
