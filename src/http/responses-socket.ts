@@ -37,7 +37,10 @@
  * - Every refusal the socket decides itself goes through the gateway as the request's own
  *   (IncomingRequest `refusal`): one request log line, one count, one Calls row each, as over HTTP.
  * - `stream_id` (the openai SDK's WebSocket lanes, WebSocket-only) is not part of the body: every frame
- *   answering that `response.create` carries it. Lanes share the one-at-a-time order.
+ *   answering that `response.create` carries it. Lanes share the one-at-a-time order. A value that is
+ *   no lane id ({@link LANE_ID}) is an error frame (400 naming `stream_id`), not echoed.
+ * - A frame over the body limit (`server.max_body_bytes`) is the guard's 413 whatever else is wrong
+ *   with it, as over HTTP, where the body's size is checked before any of its fields ({@link refuse}).
  *
  * The socket closes after `idleMs` (config `server.websocket_idle_timeout_ms`, default 10 min) without frames in either direction, and when the
  * client closes; closing aborts the request in flight, which cancels the upstream call (SPEC 6.4).
@@ -81,6 +84,16 @@ export function refusedUpgrade(gateway: Gateway, upgrade: Request, peer: string 
   const request: RequestHead = { url: upgrade.url, headers: upgrade.headers, signal: upgrade.signal };
   return gateway.handle({ request, body: new FrameBody({}, 2), endpoint: "responses", peer, transport: "websocket" });
 }
+
+/**
+ * A `stream_id` (WebSocket lane) the socket takes: the openai SDK's own rule for a lane id
+ * (`ResponsesWebSocketSession.lane`, openai 7.59: 1 to 256 ASCII letters, digits, `_`, `.`, `-`; it
+ * throws "Invalid Responses WebSocket stream ID" for any other), the only client that sends one: Codex
+ * sends none (codex-rs `ResponseCreateWsRequest` has no such field, nor the 0.171.0 binary; its
+ * `x-codex-turn-state` is an upgrade header, not a frame field). Such an id is safe to echo on every
+ * frame of the reply; any other value would be echoed as sent, up to the frame's size.
+ */
+export const LANE_ID = /^[A-Za-z0-9_.-]{1,256}$/;
 
 /** The default idle time after which a socket is closed, ms (SPEC 2.5). */
 export const RESPONSES_SOCKET_IDLE_MS = 10 * 60_000;
@@ -239,6 +252,8 @@ class FrameBody implements ReceivedBody {
     readonly value: Record<string, unknown>,
     sourceChars: number,
     readonly requestText?: RequestText,
+    /** A frame that is not a JSON object: its text stands for the body's bytes (a refusal's size, {@link ResponsesSocketSession.refuse}). */
+    private readonly unparsed?: string,
   ) {
     // The members the socket adds: `"stream":true`, and a string `input` made one message item (~80).
     this.maxBytes = SERIALISED_PER_SOURCE_CHAR * sourceChars + 256;
@@ -247,7 +262,7 @@ class FrameBody implements ReceivedBody {
   readonly maxBytes: number;
 
   get bytes(): Uint8Array {
-    return (this.made ??= utf8.encode(JSON.stringify(this.value)));
+    return (this.made ??= utf8.encode(this.unparsed ?? JSON.stringify(this.value)));
   }
 }
 
@@ -474,26 +489,28 @@ export class ResponsesSocketSession {
     this.lane = undefined;
     let frame: unknown;
     if (nestsDeeperThan(text)) {
-      return this.refuse(hubError("invalid_request", `The frame nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`, { code: "invalid_json" }), {}, text);
+      return this.refuse(hubError("invalid_request", `The frame nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`, { code: "invalid_json" }), {}, text, true);
     }
     try {
       frame = JSON.parse(text);
     } catch {
-      return this.refuse(hubError("invalid_request", "The frame is not valid JSON.", { code: "invalid_json" }), {}, text);
+      return this.refuse(hubError("invalid_request", "The frame is not valid JSON.", { code: "invalid_json" }), {}, text, true);
     }
-    if (!isObj(frame)) return this.refuse(hubError("invalid_request", "A frame must be a JSON object with a `type`.", { code: "invalid_frame" }), {}, text);
+    if (!isObj(frame)) return this.refuse(hubError("invalid_request", "A frame must be a JSON object with a `type`.", { code: "invalid_frame" }), {}, text, true);
     if (frame.type === "response.processed") return;
     // The envelope's own fields (openai SDK ResponsesClientEvent.ResponseCreate: `type`, `generate` and
     // the WebSocket lane `stream_id` are WebSocket-only, "not part of POST /v1/responses"), and
     // `previous_response_id`, which the socket resolves itself: the rest is the HTTP body.
     const { type, generate, previous_response_id, stream_id, ...body } = frame;
     // Every event of the reply, and its error frame, echo the lane (the SDK routes events by it).
-    if (typeof stream_id === "string") this.lane = stream_id;
+    if (typeof stream_id === "string" && LANE_ID.test(stream_id)) this.lane = stream_id;
     if (type !== "response.create") {
       return this.refuse(hubError("invalid_request", `Unknown frame type ${JSON.stringify(type)}; this socket takes response.create.`, { code: "unknown_frame_type" }), body, text);
     }
-    if (stream_id !== undefined && stream_id !== null && typeof stream_id !== "string") {
-      return this.refuse(hubError("invalid_request", `Invalid 'stream_id': it must be a string naming the WebSocket lane; got ${JSON.stringify(stream_id)}.`, { param: "stream_id" }), body, text);
+    if (stream_id !== undefined && stream_id !== null && this.lane === undefined) {
+      const got = JSON.stringify(stream_id) ?? String(stream_id);
+      const message = `Invalid 'stream_id': ${got.length > 80 ? `${got.slice(0, 80)}…` : got}. Expected a WebSocket lane id: a string of 1 to 256 letters, digits, '_', '.' or '-' (or no stream_id, for the default lane).`;
+      return this.refuse(hubError("invalid_request", message, { param: "stream_id" }), body, text);
     }
     // The guard's checks of the HTTP body (pipeline/guard.ts: `model`, then the field types; any other
     // `input` would be sent upstream as an empty conversation), here because `input` is joined to the
@@ -532,10 +549,15 @@ export class ResponsesSocketSession {
    * `"transport":"websocket"`, outcome `rejected`), counted (`switchyard_requests_total`) and recorded
    * (a Calls row, its route trace) as the same refusal over HTTP is; the answer becomes the error frame.
    * `body`: the frame's body as far as it was read (its `model` names the refused request), or the
-   * {@link FrameBody} already made of it; `text`: the frame's text (its length bounds the body's bytes).
+   * {@link FrameBody} already made of it (its 413); `text`: the frame's text (its length bounds the
+   * body's bytes), which stands for the body when `unparsed` (a frame that is no JSON object).
+   * A body over the limit in force gets the guard's 413 instead of `err`, as the same body over HTTP
+   * does (the guard measures a body before it reads a field, SPEC G-4): until 2026-12-07 a frame too
+   * large that named no model was a 400 `model` error here and a 413 over HTTP.
    */
-  private async refuse(err: HubError, body: Obj | FrameBody, text = ""): Promise<void> {
-    const received = body instanceof FrameBody ? body : new FrameBody(body, text.length);
+  private async refuse(err: HubError, body: Obj | FrameBody, text = "", unparsed = false): Promise<void> {
+    const received = body instanceof FrameBody ? body : new FrameBody(body, text.length, undefined, unparsed ? text : undefined);
+    if (!(body instanceof FrameBody)) err = this.opts.gateway.overBodyLimit?.(received) ?? err;
     const request: RequestHead = { url: this.url, headers: this.headers, signal: new AbortController().signal };
     const res = await this.opts.gateway.handle({ request, body: received, endpoint: "responses", peer: this.opts.peer, transport: "websocket", refusal: err });
     await this.refused(res);
