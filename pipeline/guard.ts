@@ -10,6 +10,7 @@ import { checkKeyLimits } from "./key-limits.ts";
 import type { RoutingTable, Target } from "./resolve.ts";
 import { MAX_JSON_DEPTH, nestsDeeperThan } from "../formats/json-depth.ts";
 import { topLevelStringField } from "../formats/json-prefix-field.ts";
+import { responsesFieldError } from "../formats/openai-responses/parse.ts";
 import type { ClientKey, DecodeBody, DecodeFailure, KeyLimitCounters, KeyLookup } from "./ports.ts";
 import { probeResponse, recogniseProbe } from "./probes.ts";
 import { CallbackDeadline, Deadline } from "./deadline-sweep.ts";
@@ -635,7 +636,8 @@ export function requestedModelOf(model: unknown): string | HubError {
  * The type checks every request gets, whatever its route (G-4: bad input is a 400 in the client's
  * format, never silently reinterpreted): `stream` is a boolean; Chat/Anthropic `messages` is a
  * non-empty array; Responses `input`, when given, is a string or an array (it is optional there:
- * stored prompts); token limits are positive integers. Field-level validation beyond this is the codecs' (for
+ * stored prompts), and no `background` or empty `previous_response_id` (formats/openai-responses/parse.ts
+ * `responsesFieldError`); token limits are positive integers. Field-level validation beyond this is the codecs' (for
  * translated requests) or the provider's (for native passthrough).
  */
 export function checkFieldTypes(format: WireFormat, body: Record<string, unknown>): HubError | undefined {
@@ -654,7 +656,7 @@ export function checkFieldTypes(format: WireFormat, body: Record<string, unknown
       if (input !== undefined && input !== null && typeof input !== "string" && !Array.isArray(input)) {
         return badField("input", "`input` must be a string or an array of input items.");
       }
-      return positiveIntField(body, "max_output_tokens");
+      return positiveIntField(body, "max_output_tokens") ?? responsesFieldError(body);
     }
     case "gemini": {
       // countTokens may wrap the request as `generateContentRequest` (Gemini API).

@@ -540,16 +540,60 @@ export function assertNoPreviousResponse(req: HubRequest): void {
 }
 
 /**
- * The 400 a `previous_response_id` that is neither a string nor null gets: the request schema's own
- * answer over HTTP (`Invalid 'previous_response_id': Invalid type: Expected string but received 42`,
- * `param: "previous_response_id"`, as OpenAI's API words it), for a transport that reads the field
- * itself before any parse (the Responses WebSocket, SPEC 2.5, looks the id up among its own responses).
- * Undefined for a string (empty included), null or an absent field.
+ * The 400 a `previous_response_id` that names no response gets (case B41's field, checked before any
+ * routing, for every lane and both transports: `POST /v1/responses`' guard, pipeline/guard.ts
+ * `checkFieldTypes`, and the Responses WebSocket, SPEC 2.5, which reads the field itself):
+ * - neither a string nor null: the request schema's own answer (`Invalid 'previous_response_id':
+ *   Invalid type: Expected string but received 42`, as OpenAI's API words it);
+ * - `""`: OpenAI's answer to an empty string where an id belongs (`Invalid '…': empty string. Expected
+ *   a string with minimum length 1, …`, code `empty_string`, the wording of its 400 for an empty
+ *   `input[82].name`). Until 2026-12-07 `""` counted as no previous response on both transports (a
+ *   translated lane dropped it, a native one forwarded it), so a client whose chaining lost its id was
+ *   answered out of context without a word; OpenAI documents no such meaning for it (its id is "the
+ *   unique ID of the previous response", and it refuses ids that are not one).
+ * All carry `param: "previous_response_id"`. Undefined for a non-empty string, null or an absent field.
  */
 export function previousResponseIdError(value: unknown): HubError | undefined {
-  if (value === undefined || value === null || typeof value === "string") return undefined;
+  if (value === undefined || value === null) return undefined;
+  if (value === "") {
+    return hubError("invalid_request", "Invalid 'previous_response_id': empty string. Expected a string with minimum length 1 (the id of an earlier response), but got an empty string instead; leave the field out to start a new conversation.", {
+      param: "previous_response_id",
+      code: "empty_string",
+    });
+  }
+  if (typeof value === "string") return undefined;
+  return schemaError(v.nullish(v.string()), value, "previous_response_id");
+}
+
+/**
+ * The 400 a Responses request with `background` set gets (`POST /v1/responses` and the Responses
+ * WebSocket alike, every lane): a background response is created now and fetched later
+ * (`GET /v1/responses/{id}`, polled or streamed again, cancelled with `POST …/cancel`), and the gateway
+ * keeps no responses and serves none of those routes, so the client could never read the result (a
+ * translated lane answered it in the foreground as if the field were not there; a native one
+ * forwarded it). OpenAI's WebSocket mode does not take it either ("`background` is not supported over
+ * WebSocket": openai SDK 7.59 `ResponsesClientEvent.ResponseCreate`, the SDK's lanes delete it).
+ * `background: false` or null is served; a value that is not a boolean is the schema's type error.
+ */
+export function backgroundError(value: unknown): HubError | undefined {
+  if (value === undefined || value === null || value === false) return undefined;
+  if (value !== true) return schemaError(v.nullish(v.boolean()), value, "background");
+  return hubError(
+    "invalid_request",
+    "Background responses are not supported: the gateway keeps no responses to fetch later (GET /v1/responses/{id}). Send the request without `background` (stream it to read the reply as it comes).",
+    { param: "background", code: "unsupported_parameter" },
+  );
+}
+
+/** The fields of a Responses body the gateway refuses before routing: {@link backgroundError}, then {@link previousResponseIdError}. */
+export function responsesFieldError(body: Record<string, unknown>): HubError | undefined {
+  return backgroundError(body.background) ?? previousResponseIdError(body.previous_response_id);
+}
+
+/** {@link check}'s 400 as a value: the HubError `value` at `path` gets against `schema`, or undefined. */
+function schemaError(schema: v.GenericSchema, value: unknown, path: string): HubError | undefined {
   try {
-    check(v.nullish(v.string()), value, "previous_response_id");
+    check(schema, value, path);
   } catch (e) {
     if (e instanceof FormatError) return e.error;
     throw e;

@@ -78,6 +78,52 @@ test("a frame over max_body_bytes that is no JSON object, or that a field of it 
   }
 });
 
+test('previous_response_id "" is the same 400 naming the field over HTTP and the socket, on a translated and a native lane, and nothing goes upstream', async () => {
+  for (const model of ["anth/claude-test", "resp/gpt-test"]) {
+    const { http, last, upstream } = await bothWays({ model, input: "and the second file?", previous_response_id: "", store: false });
+    // Before the fix: HTTP 200 and the socket's response.completed, answered without any earlier conversation.
+    expect({ model, status: http.status, error: http.error }).toEqual({
+      model,
+      status: 400,
+      error: {
+        type: "invalid_request_error",
+        code: "empty_string",
+        param: "previous_response_id",
+        message: "Invalid 'previous_response_id': empty string. Expected a string with minimum length 1 (the id of an earlier response), but got an empty string instead; leave the field out to start a new conversation.",
+      },
+    });
+    expect(last).toEqual({ type: "error", status: 400, error: http.error });
+    expect({ model, upstream: [http.upstream, upstream] }).toEqual({ model, upstream: [0, 0] });
+  }
+});
+
+test("background: true is the same 400 naming `background` over HTTP (streamed or not) and the socket, every lane; background: false is served", async () => {
+  for (const model of ["anth/claude-test", "resp/gpt-test"]) {
+    for (const stream of [false, true]) {
+      const { http, last, upstream } = await bothWays({ model, input: "hi", background: true, stream, store: false });
+      // Before the fix: served (a translated lane in the foreground, a native one forwarded `background`).
+      expect({ model, stream, status: http.status, error: http.error }).toEqual({
+        model,
+        stream,
+        status: 400,
+        error: {
+          type: "invalid_request_error",
+          code: "unsupported_parameter",
+          param: "background",
+          message: "Background responses are not supported: the gateway keeps no responses to fetch later (GET /v1/responses/{id}). Send the request without `background` (stream it to read the reply as it comes).",
+        },
+      });
+      expect(last).toEqual({ type: "error", status: 400, error: http.error });
+      expect({ model, upstream: [http.upstream, upstream] }).toEqual({ model, upstream: [0, 0] });
+    }
+    const served = await bothWays({ model, input: "hi", background: false, store: false });
+    expect([served.http.status, served.last.type]).toEqual([200, "response.completed"]);
+  }
+  const typed = await bothWays({ model: "resp/gpt-test", input: "hi", background: "yes" });
+  expect(typed.http).toMatchObject({ status: 400, error: { param: "background" }, upstream: 0 });
+  expect(typed.last).toEqual({ type: "error", status: 400, error: typed.http.error });
+});
+
 test("a stream_id that is no lane id (empty, a space, over 256 characters) is a 400 error frame naming stream_id, not echoed, nothing upstream; an SDK lane id is served and echoed", async () => {
   const c = await connect(gw.url);
   try {
