@@ -545,9 +545,10 @@ export function assertNoPreviousResponse(req: HubRequest): void {
  * `checkFieldTypes`, and the Responses WebSocket, SPEC 2.5, which reads the field itself):
  * - neither a string nor null: the request schema's own answer (`Invalid 'previous_response_id':
  *   Invalid type: Expected string but received 42`, as OpenAI's API words it);
- * - `""`: OpenAI's answer to an empty string where an id belongs (`Invalid '…': empty string. Expected
- *   a string with minimum length 1, …`, code `empty_string`, the wording of its 400 for an empty
- *   `input[82].name`). Until 2026-12-07 `""` counted as no previous response on both transports (a
+ * - `""`: a 400 in the words and code OpenAI's API uses for an empty string where one is required
+ *   (`Invalid '…': empty string. Expected a string with minimum length 1, …`, code `empty_string`, as
+ *   quoted from its 400 for an empty `input[82].name`; the live API's answer for this field was not
+ *   tried). Until 2026-12-07 `""` counted as no previous response on both transports (a
  *   translated lane dropped it, a native one forwarded it), so a client whose chaining lost its id was
  *   answered out of context without a word; OpenAI documents no such meaning for it (its id is "the
  *   unique ID of the previous response", and it refuses ids that are not one).
