@@ -29,7 +29,7 @@ import { ComboSchema, SettingsSchema } from "../config/schema.ts";
 import type { Combo, RuntimeConfig } from "../config/types.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Store } from "../store/types.ts";
-import { ConfigWriter } from "./config-writer.ts";
+import { accountQueue, ConfigWriter } from "./config-writer.ts";
 import { adminError, implicitAccountError, parseInput, readJson, strictBody } from "./replies.ts";
 
 /** What the configuration routes read and change. */
@@ -53,7 +53,7 @@ export interface ConfigRoutesDeps {
    * (src/shared-config.ts), checked again with the file just read: warnings of the reload's answer.
    */
   sharedConfigWarnings?: () => Promise<Array<{ path: string; message: string }>>;
-  /** Runs the combo, alias and settings changes one at a time (its `routing` queue), account disable/enable in its `accounts` queue (src/admin/config-writer.ts), shared with the key and account routes; a writer of its own when not given. */
+  /** Runs the combo, alias and settings changes one at a time (its `routing` queue), account disable/enable in the account's own queue and `POST /config/reload` in the `keys`, `routing` and `accounts` queues together (src/admin/config-writer.ts), shared with the key and account routes; a writer of its own when not given. */
   writer?: ConfigWriter;
 }
 
@@ -342,6 +342,19 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
     return refusal ?? settingsView(live);
   };
 
+  /** `POST /config/reload`: re-reads the file; what changed, or the 400 saying why the file was refused (the running configuration stays). */
+  const reload = async (): Promise<unknown> => {
+    if (!live.path) return adminError(409, live.noFileToReload(), null, "no_config_file");
+    const r = live.reloadFile();
+    if (r.ok) {
+      // a reload that found the file as last read says what that read changed (describe-changes.ts describeReload)
+      const last = live.fileChangeBefore(r.changes);
+      return { reloaded: true, file: live.path, changed: r.changes, ...(last ? { lastFileChange: last } : {}), restartNeeded: deps.restartNeeded(live.current()), warnings: [...r.warnings, ...((await deps.sharedConfigWarnings?.()) ?? [])] };
+    }
+    const issues = r.error.issues;
+    return adminError(400, `Config reload rejected; the previous config stays in force: ${issues.map((i) => issueText(i, live.path)).join("; ")}`, rootless(issues[0]?.path ?? "(root)"), "config_invalid", { issues });
+  };
+
   return (app) =>
     app
       // ---- combos --------------------------------------------------------------------------
@@ -481,20 +494,12 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
         { parse: "none" },
       )
       // ---- accounts ------------------------------------------------------------------------
-      .post("/accounts/:id/disable", ({ params }) => writer.run("accounts", () => setDisabled(params.id, true)))
-      .post("/accounts/:id/enable", ({ params }) => writer.run("accounts", () => setDisabled(params.id, false)))
+      // In the account's own queue only: not held back by a login or import of another account (config-writer.ts).
+      .post("/accounts/:id/disable", ({ params }) => writer.run(accountQueue(params.id), () => setDisabled(params.id, true)))
+      .post("/accounts/:id/enable", ({ params }) => writer.run(accountQueue(params.id), () => setDisabled(params.id, false)))
       // ---- reload --------------------------------------------------------------------------
-      .post("/config/reload", async () => {
-        if (!live.path) return adminError(409, live.noFileToReload(), null, "no_config_file");
-        const r = live.reloadFile();
-        if (r.ok) {
-          // a reload that found the file as last read says what that read changed (describe-changes.ts describeReload)
-          const last = live.fileChangeBefore(r.changes);
-          return { reloaded: true, file: live.path, changed: r.changes, ...(last ? { lastFileChange: last } : {}), restartNeeded: deps.restartNeeded(live.current()), warnings: [...r.warnings, ...((await deps.sharedConfigWarnings?.()) ?? [])] };
-        }
-        const issues = r.error.issues;
-        return adminError(400, `Config reload rejected; the previous config stays in force: ${issues.map((i) => issueText(i, live.path)).join("; ")}`, rootless(issues[0]?.path ?? "(root)"), "config_invalid", { issues });
-      }) as never;
+      // After the changes whose checks read the file, and before the ones handed in after it (config-writer.ts).
+      .post("/config/reload", () => writer.run(["keys", "routing", "accounts"], reload)) as never;
 }
 
 // ---- OpenAPI -------------------------------------------------------------------------------

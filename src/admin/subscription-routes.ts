@@ -47,7 +47,7 @@ import { StoreError, type Store } from "../store/types.ts";
 import { codexIdentity, isSubscription, tokenVendor } from "../oauth/protocol.ts";
 import { sameLogin as isSameLogin } from "../oauth/login-identity.ts";
 import { formatElapsed } from "../../formats/wait-words.ts";
-import { ConfigWriter } from "./config-writer.ts";
+import { accountQueue, ConfigWriter } from "./config-writer.ts";
 import { adminError, implicitAccountError, readBody, storeErrorStatus, strictBody } from "./replies.ts";
 
 /** What the subscription routes read and change. */
@@ -64,7 +64,7 @@ export interface SubscriptionAdminDeps {
   /** Re-reads accounts and their state into the live registry. */
   reload: () => Promise<void>;
   clock: Clock;
-  /** Runs a login or import and a removal one at a time with the other account changes (the `accounts` queue of src/admin/config-writer.ts); a writer of their own when not given. */
+  /** Runs a login or import and a removal one at a time with the other logins, imports and removals (the `accounts` queue of src/admin/config-writer.ts) and with the account's own disable and enable (its own queue); a writer of their own when not given. */
   writer?: ConfigWriter;
 }
 
@@ -176,16 +176,17 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
       .post("/accounts", async ({ request, set }) => {
         const parsed = await readBody(request, AccountCreate, deps.bodyTimeoutMs?.());
         if (!parsed.ok) return parsed.response;
-        return writer.run("accounts", async () => {
-          const input = parsed.value;
-          const provider = subscriptionProvider(deps.providers(), input.provider);
-          if (!provider) return adminError(404, `No subscription provider (claude-code or codex) named ${input.provider}.`);
-          // Both are checked: a body's `kind` naming this provider's kind does not make the other vendor's token fit.
-          const vendor = [input.kind, tokenVendor(input.credential.access_token)].find((k) => k !== undefined && k !== provider.kind);
-          if (vendor) return wrongKind(deps.providers(), provider, vendor);
-          const expiredFor = deps.clock.now() - (input.credential.expires_at ?? Infinity);
-          if (expiredFor >= 0 && !input.credential.refresh_token) return expiredLogin(provider, expiredFor);
-          const id = input.id ?? defaultAccountId(provider.id, input.email, input.origin);
+        const input = parsed.value;
+        const provider = subscriptionProvider(deps.providers(), input.provider);
+        if (!provider) return adminError(404, `No subscription provider (claude-code or codex) named ${input.provider}.`);
+        // Both are checked: a body's `kind` naming this provider's kind does not make the other vendor's token fit.
+        const vendor = [input.kind, tokenVendor(input.credential.access_token)].find((k) => k !== undefined && k !== provider.kind);
+        if (vendor) return wrongKind(deps.providers(), provider, vendor);
+        const expiredFor = deps.clock.now() - (input.credential.expires_at ?? Infinity);
+        if (expiredFor >= 0 && !input.credential.refresh_token) return expiredLogin(provider, expiredFor);
+        const id = input.id ?? defaultAccountId(provider.id, input.email, input.origin);
+        // After the account changes before it, and the changes of this account (its disable, enable: config-writer.ts).
+        return writer.run(["accounts", accountQueue(id)], async () => {
           if (deps.configAccountIds().has(id)) return adminError(409, `Account ${id} is declared in the config file and is read-only here; choose another --account name.`);
           const existing = await deps.store.getAccount(id);
           if (existing && existing.providerId !== provider.id) return adminError(409, `Account ${id} belongs to provider ${existing.providerId}, not ${provider.id}.`);
@@ -248,7 +249,7 @@ export function subscriptionAdmin(deps: SubscriptionAdminDeps): (app: Elysia<"/a
         });
       }, { parse: "none" })
       .delete("/accounts/:id", ({ params }) =>
-        writer.run("accounts", async () => {
+        writer.run(["accounts", accountQueue(params.id)], async () => {
           const id = params.id;
           if (deps.configAccountIds().has(id)) return adminError(409, `Account ${id} is declared in the config file and is read-only here; remove it from the file.`, null, "read_only");
           const implicit = deps.registry.find(id);
