@@ -15,8 +15,10 @@
  * - a reply that says `Connection: close` already (a 413 for a declared length over the limit, a 408)
  *   is left as it is: nothing is drained for a connection that closes anyway.
  *
- * Used by every route of the HTTP layer (src/http/server.ts through src/http/keep-alive.ts) and by the
- * gateway's own refusals before the body read (pipeline/gateway.ts), with the same deadline.
+ * Used by every route of the HTTP layer (src/http/server.ts through src/http/keep-alive.ts: a route's
+ * answer that is not yet a Response, the admin API's JSON objects, is made the Response Elysia would
+ * make of it and then decided here like any other, `unreadBodyAnswer`) and by the gateway's own
+ * refusals before the body read (pipeline/gateway.ts), with the same deadline.
  */
 
 /**

@@ -16,11 +16,34 @@
  * connection's first request Bun uses its own fixed ~10 s, whatever `idleTimeout` says.
  */
 
+import type { Context } from "elysia";
+import { mapResponse as elysiaMapResponse } from "elysia/adapter/bun/handler";
+import { bodyLeftUnread, closeIfBodyUnread } from "../../pipeline/index.ts";
+
 /*
  * A body a reply leaves unread (drained when small and whole, else `Connection: close`): one rule, in
  * pipeline/unread-body.ts, for the routes here and the gateway's refusals before the body read.
  */
 export { bodyLeftUnread, closeIfBodyUnread, drainDeadlineMs, drainUnreadBody, DRAIN_MAX_BYTES, DRAIN_MAX_MS } from "../../pipeline/index.ts";
+
+/**
+ * A route's answer as the unread-body rule has it (pipeline/unread-body.ts {@link closeIfBodyUnread},
+ * the one function deciding), for Elysia's `mapResponse` hook of src/http/server.ts, which sees a
+ * route's answer before Elysia makes it a Response: `value` is a Response, or what Elysia maps to one
+ * (the admin API's JSON objects, with `set` holding their status and headers; the WebSocket route's
+ * undefined). Such a value is first made the Response Elysia would make of it (Elysia's own
+ * `mapResponse` of its Bun adapter, with `set`), then decided like any other. Elysia maps the Response
+ * returned once more with `set`, which adds nothing: its headers are already there (a `Set-Cookie` of
+ * `set` would be added twice; no route of the gateway sets one there, the dashboard's sign-in puts its
+ * cookie in its own Response). Undefined when `request` left no body unread: the value goes on as it is
+ * (no copy). Measured on Elysia 1.4.30: a route's promise is settled before the hook sees it; a promise
+ * is mapped all the same.
+ */
+export function unreadBodyAnswer(request: Request, value: unknown, set: Context["set"], drainMs: number): Response | Promise<Response> | undefined {
+  if (!bodyLeftUnread(request)) return undefined;
+  const answer: Response | Promise<Response> = value instanceof Response ? value : elysiaMapResponse(value, set, request);
+  return answer instanceof Promise ? answer.then((r) => closeIfBodyUnread(request, r, drainMs)) : closeIfBodyUnread(request, answer, drainMs);
+}
 
 /** The part of Bun's Server this uses. */
 export interface IdleTimerServer {

@@ -12,7 +12,7 @@ import { refusedUpgrade, ResponsesSocketSession, takesDeflateFrom, type SocketLi
 import { browserGuard, collapseSlashes, formatForPath, pathOf, type BrowserPolicy, type BrowserRefusal, type BrowserVerdict } from "./browser-guard.ts";
 import { pathHint, rootAnswer } from "./path-aliases.ts";
 import { StoreError } from "../store/types.ts";
-import { bodyLeftUnread, closeIfBodyUnread, drainDeadlineMs, drainUnreadBody, holdOpen } from "./keep-alive.ts";
+import { closeIfBodyUnread, drainDeadlineMs, holdOpen, unreadBodyAnswer } from "./keep-alive.ts";
 import { urlTooLong } from "./request-head.ts";
 import { peerAddressReader, type PeerAddressReader, type RequestIpSource } from "./peer-address.ts";
 import { allowedMethods, type ListedRoute } from "./admin-methods.ts";
@@ -538,25 +538,11 @@ export function createServer(deps: ServerDeps) {
       return refused && closeIfBodyUnread(request, refused, drainMs());
     })
     // Every route's answer: Connection: close when the request's declared body was left unread (a route
-    // that reads none), so that Bun closes the connection instead of waiting for the rest of the body
-    // (pipeline/unread-body.ts closeIfBodyUnread). Errors and unknown paths: `onError` below.
-    // A small body that arrived whole keeps the connection (drained first; the reply waits for it).
-    .mapResponse(({ request, responseValue, set }) => {
-      if (!bodyLeftUnread(request)) return;
-      if (responseValue instanceof Response) return closeIfBodyUnread(request, responseValue, drainMs());
-      // A value Elysia maps (the admin API's JSON objects), with `set`: the header set before it is
-      // mapped. The promise of the value is mapped as the value (Elysia's mapResponse awaits a Promise);
-      // typed as a Response only because the hook's type says so. The WebSocket route's undefined: closed.
-      const drained = responseValue === undefined ? false : drainUnreadBody(request, drainMs());
-      if (drained === false) {
-        set.headers.connection = "close";
-        return;
-      }
-      return drained.then((whole) => {
-        if (!whole) set.headers.connection = "close";
-        return responseValue as Response;
-      });
-    })
+    // that reads none), so that Bun closes the connection instead of waiting for the rest of the body;
+    // a small body that arrived whole keeps the connection (drained first; the reply waits for it). A
+    // value Elysia maps (the admin API's JSON objects) is made a Response first, so one function
+    // decides for every answer (src/http/keep-alive.ts unreadBodyAnswer). Errors and unknown paths: `onError` below.
+    .mapResponse(({ request, responseValue, set }) => unreadBodyAnswer(request, responseValue, set, drainMs()))
     .post("/v1/chat/completions", api("chat") as never, noParse)
     .post("/v1/responses", api("responses") as never, noParse)
     // Codex's Responses WebSocket (SPEC 2.5).
