@@ -4,7 +4,7 @@
  * and by {@link QuotaBook.set} as responses report new numbers (the quota reader of issue 6 calls the
  * registry's `setQuota`, which also writes through the store's buffered `setQuota`).
  */
-import { ALL_MODELS, type QuotaWindow } from "../store/types.ts";
+import { ALL_MODELS, QUOTA_MODELS_PER_ACCOUNT, QUOTA_NO_RESET_STALE_MS, type QuotaWindow } from "../store/types.ts";
 
 /** SPEC A-1: an account reporting this fraction (2 %) or less remaining for a model is excluded. */
 export const QUOTA_EXCLUDE_FRACTION = 0.02;
@@ -64,7 +64,7 @@ export interface QuotaReading {
  * cap the least recently set model is forgotten first (its next response reports it again). The `*`
  * windows (every model of the account) are never dropped for room.
  */
-export const MAX_QUOTA_MODELS_PER_ACCOUNT = 512;
+export const MAX_QUOTA_MODELS_PER_ACCOUNT = QUOTA_MODELS_PER_ACCOUNT;
 
 /** How many of an account's least recently set models each `set` looks at to drop windows whose reset has passed. */
 const EXPIRED_SWEEP_PER_SET = 2;
@@ -80,10 +80,15 @@ export class QuotaBook {
   /** Per account, the last token limit of each `tokens` / `input-tokens` window (by window and model), read or not since ({@link tokenLimit}); least recently set first. */
   private limits = new Map<string, Map<string, { model: string; limit: number; at: number }>>();
 
-  /** Replaces every window (store re-read); `keep` says no to a window that is not the account's (the registry's: another API key's). */
+  /**
+   * Replaces every window (store re-read); `keep` says no to a window that is not the account's (the
+   * registry's: another API key's). Set in the order they were read upstream (`updatedAt`, oldest first;
+   * the store's order on a tie), so the models least recently set are still the first dropped for room.
+   */
   load(windows: QuotaWindow[], keep?: (w: QuotaWindow) => boolean): void {
     const next = new Map<string, Map<string, Map<string, QuotaWindow>>>();
-    for (const w of windows) {
+    const byAge = windows.map((w, i) => ({ w, i })).sort((a, b) => (a.w.updatedAt ?? 0) - (b.w.updatedAt ?? 0) || a.i - b.i);
+    for (const { w } of byAge) {
       if (keep !== undefined && !keep(w)) continue;
       put(next, w);
       this.keepLimit(w);
@@ -106,16 +111,16 @@ export class QuotaBook {
     let looked = 0;
     for (const [model, byWindow] of models) {
       if (looked++ >= EXPIRED_SWEEP_PER_SET) break;
-      for (const [name, w] of byWindow) if (w.resetAt !== undefined && w.resetAt <= now) byWindow.delete(name);
+      for (const [name, w] of byWindow) if (!isLive(w, now)) byWindow.delete(name);
       if (byWindow.size === 0) models.delete(model);
     }
   }
 
-  /** Live windows of an account (reset time in the future or unknown). */
+  /** Live windows of an account ({@link isLive}: reset time in the future, or unknown and read within a day). */
   windows(accountId: string, now: number): QuotaWindow[] {
     const out: QuotaWindow[] = [];
     for (const byWindow of this.byAccount.get(accountId)?.values() ?? []) {
-      for (const w of byWindow.values()) if (w.resetAt === undefined || w.resetAt > now) out.push(w);
+      for (const w of byWindow.values()) if (isLive(w, now)) out.push(w);
     }
     return out;
   }
@@ -262,11 +267,21 @@ function put(into: Map<string, Map<string, Map<string, QuotaWindow>>>, w: QuotaW
   return models;
 }
 
+/**
+ * Whether a window still says something at `now` (ms since the epoch): its reset time is after `now`,
+ * or it has none and was read less than {@link QUOTA_NO_RESET_STALE_MS} (a day) before `now` (or at an
+ * unknown time), as the store keeps it (src/store/account-state.ts).
+ */
+export function isLive(w: QuotaWindow, now: number): boolean {
+  if (w.resetAt !== undefined) return w.resetAt > now;
+  return w.updatedAt === undefined || w.updatedAt > now - QUOTA_NO_RESET_STALE_MS;
+}
+
 /** The tightest live window of `byWindow` with a known fraction, or `best` when none is tighter. */
 function tightestOf(byWindow: Map<string, QuotaWindow> | undefined, now: number, best: QuotaReading | undefined): QuotaReading | undefined {
   if (byWindow === undefined) return best;
   for (const w of byWindow.values()) {
-    if (w.resetAt !== undefined && w.resetAt <= now) continue; // lapsed: not live (`windows`)
+    if (!isLive(w, now)) continue; // lapsed: not live (`windows`)
     const f = remainingFraction(w);
     if (f === undefined) continue;
     if (!best || f < best.fraction) best = { fraction: f, window: w };

@@ -11,6 +11,23 @@ export const ALL_MODELS = "*";
 /** Quota windows not updated for this long are pruned by either backend, ms (30 days). */
 export const QUOTA_STALE_MS = 30 * 24 * 3600 * 1000;
 
+/**
+ * A quota window read without a reset time (the headers named none) is pruned by either backend when
+ * not updated for this long, ms (1 day). Such a window is only a provider's last word on what remains
+ * (SPEC P-5: read from each response's rate-limit headers, which restate it), kept to order targets
+ * and to show on the Accounts page; after a day without a response naming it, it says nothing current,
+ * and an OpenAI-compatible upstream reports one for whatever model name a client sends.
+ */
+export const QUOTA_NO_RESET_STALE_MS = 24 * 3600 * 1000;
+
+/**
+ * The most models (other than `*`) whose quota windows either backend keeps per account: past it, at
+ * each read of the account state, the windows of the models least recently updated (their newest
+ * `updated_at`; on a tie the model name later in byte order) are deleted. The same bound as memory's
+ * (src/accounts/quota.ts MAX_QUOTA_MODELS_PER_ACCOUNT), so every stored window survives a re-read.
+ */
+export const QUOTA_MODELS_PER_ACCOUNT = 512;
+
 /** A cooldown of one account for one model, or for all its models (`model: "*"`). */
 export interface Cooldown {
   accountId: string;

@@ -55,3 +55,33 @@ test("setting a model again keeps it: least recently set goes first", () => {
   expect(q.exhausted("acc", "gpt-real", now)?.reason).toBe("quota 1 % left in window tokens for gpt-real");
   expect(q.tokenLimit("acc", "gpt-real")).toBe(100);
 });
+
+test("after a re-read (load) the model least recently updated is the first dropped for room, not the first in the store's order", () => {
+  // Fixed 2026-12-07: load set the windows in the store's order (account, window, model), so the next
+  // new model pushed out "a-real", read a second ago, before "z-old", read an hour ago.
+  const q = new QuotaBook();
+  const now = 1_800_000_000_000;
+  const stored = [
+    { accountId: "acc", window: "tokens", model: "a-real", remaining: 1, limit: 100, resetAt: now + 600_000, updatedAt: now - 1000 },
+    ...Array.from({ length: MAX_QUOTA_MODELS_PER_ACCOUNT - 2 }, (_, i) => ({ accountId: "acc", window: "tokens", model: `m-${String(i).padStart(3, "0")}`, remaining: 90, limit: 100, resetAt: now + 600_000, updatedAt: now - 2000 })),
+    { accountId: "acc", window: "tokens", model: "z-old", remaining: 90, limit: 100, resetAt: now + 600_000, updatedAt: now - 3_600_000 },
+  ];
+  q.load(stored);
+  expect(heldWindows(q, "acc")).toBe(MAX_QUOTA_MODELS_PER_ACCOUNT);
+  q.set({ accountId: "acc", window: "tokens", model: "new-one", remaining: 90, limit: 100, resetAt: now + 600_000, updatedAt: now });
+  expect(heldWindows(q, "acc")).toBe(MAX_QUOTA_MODELS_PER_ACCOUNT);
+  expect(q.tightest("acc", "z-old", now, true)).toBeUndefined();
+  expect(q.exhausted("acc", "a-real", now)?.reason).toBe("quota 1 % left in window tokens for a-real");
+});
+
+test("a window without a reset time stops counting a day after it was read, as the store drops it", () => {
+  // Fixed 2026-12-07: memory kept it until the next re-read of the store (and the store for 30 days).
+  const q = new QuotaBook();
+  const now = 1_800_000_000_000;
+  const day = 24 * 3_600_000;
+  q.set({ accountId: "acc", window: "requests", model: "gpt-x", remaining: 1, limit: 100, updatedAt: now - day + 1000 });
+  expect(q.exhausted("acc", "gpt-x", now)?.reason).toBe("quota 1 % left in window requests for gpt-x");
+  expect(q.windows("acc", now).map((w) => w.model)).toEqual(["gpt-x"]);
+  expect(q.exhausted("acc", "gpt-x", now + 1000)).toBeUndefined();
+  expect(q.windows("acc", now + 1000)).toEqual([]);
+});

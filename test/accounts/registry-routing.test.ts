@@ -146,8 +146,9 @@ describe("exclusions (SPEC A-1)", () => {
   });
 
   test("quota windows come in with the periodic re-read", () => {
-    const { registry, ids } = rig();
-    registry.loadState({ ...EMPTY, quotas: [{ accountId: "a1", window: "w", model: "m", usedPercent: 100, updatedAt: 0 }] });
+    const { registry, ids, clock } = rig();
+    // read now: a window without a reset time counts for a day after it was read (src/accounts/quota.ts isLive)
+    registry.loadState({ ...EMPTY, quotas: [{ accountId: "a1", window: "w", model: "m", usedPercent: 100, updatedAt: clock.now() }] });
     expect(ids()).toEqual(["a2", "a3"]);
   });
 

@@ -5,7 +5,7 @@
  * them too). A load returns the database's state with this instance's writes still on their way laid
  * over it, so a re-read never undoes a change this instance has just made.
  */
-import { QUOTA_STALE_MS } from "../account-state.ts";
+import { QUOTA_MODELS_PER_ACCOUNT, QUOTA_NO_RESET_STALE_MS, QUOTA_STALE_MS } from "../account-state.ts";
 import type { PendingWrites } from "../pending.ts";
 import { checkId, checkTime, intOr, omitUndefined, parseStringArray } from "../rows.ts";
 import type {
@@ -241,13 +241,20 @@ export class PgAccountState implements AccountStateStore {
   private async read(): Promise<AccountState> {
     const now = Math.round(this.ctx.now());
     const staleBefore = now - QUOTA_STALE_MS;
+    const noResetBefore = now - QUOTA_NO_RESET_STALE_MS;
     const state = await this.ctx.read((sql) =>
       sql.begin(async (tx) => {
         await tx`DELETE FROM cooldowns WHERE until <= ${now}`;
         await tx`DELETE FROM account_locks WHERE until IS NOT NULL AND until <= ${now}`;
         await tx`DELETE FROM removed_models WHERE until IS NOT NULL AND until <= ${now}`;
         await tx`DELETE FROM provider_circuits WHERE open_until <= ${now}`;
-        await tx`DELETE FROM quota_windows WHERE (reset_at IS NOT NULL AND reset_at <= ${now}) OR updated_at <= ${staleBefore}`;
+        await tx`DELETE FROM quota_windows WHERE (reset_at IS NOT NULL AND reset_at <= ${now}) OR updated_at <= ${staleBefore} OR (reset_at IS NULL AND updated_at <= ${noResetBefore})`;
+        // past QUOTA_MODELS_PER_ACCOUNT models (other than '*') of an account, the least recently updated go
+        await tx`DELETE FROM quota_windows WHERE model <> '*' AND (account_id, model) IN (
+                   SELECT account_id, model FROM (
+                     SELECT account_id, model, ROW_NUMBER() OVER (PARTITION BY account_id ORDER BY MAX(updated_at) DESC, model COLLATE "C") AS rn
+                     FROM quota_windows WHERE model <> '*' GROUP BY account_id, model) ranked
+                   WHERE rn > ${QUOTA_MODELS_PER_ACCOUNT})`;
         await tx`DELETE FROM bindings WHERE expires_at <= ${now}`;
         const [cooldowns, locks, removed, quarantined, circuits, quotas, bindings, models] = await Promise.all([
           tx`SELECT account_id, model, until, reason, level, since FROM cooldowns WHERE until > ${now} ORDER BY account_id COLLATE "C", model COLLATE "C"`,
@@ -256,7 +263,7 @@ export class PgAccountState implements AccountStateStore {
           tx`SELECT fingerprint, account_id, reason, since FROM quarantined_credentials ORDER BY since`,
           tx`SELECT provider_id, open_until, reason, since FROM provider_circuits WHERE open_until > ${now} ORDER BY provider_id COLLATE "C"`,
           tx`SELECT account_id, "window", model, used_percent, remaining, quota_limit, reset_at, updated_at, credential FROM quota_windows
-             WHERE (reset_at IS NULL OR reset_at > ${now}) AND updated_at > ${staleBefore} ORDER BY account_id COLLATE "C", "window" COLLATE "C", model COLLATE "C"`,
+             WHERE (reset_at IS NULL OR reset_at > ${now}) AND updated_at > ${staleBefore} AND (reset_at IS NOT NULL OR updated_at > ${noResetBefore}) ORDER BY account_id COLLATE "C", "window" COLLATE "C", model COLLATE "C"`,
           tx`SELECT key, account_id, expires_at FROM bindings WHERE expires_at > ${now}`,
           tx`SELECT account_id, models, discovered_at FROM account_models ORDER BY account_id COLLATE "C"`,
         ]);

@@ -3,7 +3,7 @@
  * circuits are written through (each call commits before it returns); quota windows and conversation
  * bindings are buffered in {@link PendingWrites} and written by the store's flush.
  */
-import { QUOTA_STALE_MS } from "../account-state.ts";
+import { QUOTA_MODELS_PER_ACCOUNT, QUOTA_NO_RESET_STALE_MS, QUOTA_STALE_MS } from "../account-state.ts";
 import type { PendingWrites } from "../pending.ts";
 import { checkId, checkTime, intOr, omitUndefined, parseStringArray } from "../rows.ts";
 import type {
@@ -70,8 +70,17 @@ export class SqliteAccountState implements AccountStateStore {
       pruneLocks: db.prepare("DELETE FROM account_locks WHERE until IS NOT NULL AND until <= ?"),
       pruneRemoved: db.prepare("DELETE FROM removed_models WHERE until IS NOT NULL AND until <= ?"),
       pruneCircuits: db.prepare("DELETE FROM provider_circuits WHERE open_until <= ?"),
+      // ?1 now, ?2 the 30-day stale mark, ?3 the 1-day one of a window without a reset time
       pruneQuotas: db.prepare(
-        "DELETE FROM quota_windows WHERE (reset_at IS NOT NULL AND reset_at <= ?) OR updated_at <= ?",
+        "DELETE FROM quota_windows WHERE (reset_at IS NOT NULL AND reset_at <= ?1) OR updated_at <= ?2 OR (reset_at IS NULL AND updated_at <= ?3)",
+      ),
+      // past QUOTA_MODELS_PER_ACCOUNT models (other than '*') of an account, the least recently updated go
+      pruneQuotaModels: db.prepare(
+        `DELETE FROM quota_windows WHERE model <> '*' AND (account_id, model) IN (
+           SELECT account_id, model FROM (
+             SELECT account_id, model, ROW_NUMBER() OVER (PARTITION BY account_id ORDER BY MAX(updated_at) DESC, model) AS rn
+             FROM quota_windows WHERE model <> '*' GROUP BY account_id, model)
+           WHERE rn > ?1)`,
       ),
       pruneBindings: db.prepare("DELETE FROM bindings WHERE expires_at <= ?"),
       loadCooldowns: db.prepare(
@@ -91,7 +100,7 @@ export class SqliteAccountState implements AccountStateStore {
       ),
       loadQuotas: db.prepare(
         `SELECT account_id, window, model, used_percent, remaining, quota_limit, reset_at, updated_at, credential FROM quota_windows
-         WHERE (reset_at IS NULL OR reset_at > ?) AND updated_at > ? ORDER BY account_id, window, model`,
+         WHERE (reset_at IS NULL OR reset_at > ?1) AND updated_at > ?2 AND (reset_at IS NOT NULL OR updated_at > ?3) ORDER BY account_id, window, model`,
       ),
       loadBindings: db.prepare("SELECT key, account_id, expires_at FROM bindings WHERE expires_at > ?"),
       loadModels: db.prepare("SELECT account_id, models, discovered_at FROM account_models ORDER BY account_id"),
@@ -229,6 +238,7 @@ export class SqliteAccountState implements AccountStateStore {
     this.flush();
     const now = Math.round(this.ctx.now());
     const staleBefore = now - QUOTA_STALE_MS;
+    const noResetBefore = now - QUOTA_NO_RESET_STALE_MS;
     let state!: AccountState;
     this.ctx.db
       .transaction(() => {
@@ -236,7 +246,8 @@ export class SqliteAccountState implements AccountStateStore {
         this.s.pruneLocks.run(now);
         this.s.pruneRemoved.run(now);
         this.s.pruneCircuits.run(now);
-        this.s.pruneQuotas.run(now, staleBefore);
+        this.s.pruneQuotas.run(now, staleBefore, noResetBefore);
+        this.s.pruneQuotaModels.run(QUOTA_MODELS_PER_ACCOUNT);
         this.s.pruneBindings.run(now);
         state = {
           cooldowns: (this.s.loadCooldowns.all(now) as any[]).map((r) => ({
@@ -267,7 +278,7 @@ export class SqliteAccountState implements AccountStateStore {
           circuits: (this.s.loadCircuits.all(now) as any[]).map((r) =>
             omitUndefined({ providerId: r.provider_id, openUntil: r.open_until, reason: r.reason ?? undefined, since: r.since }),
           ),
-          quotas: (this.s.loadQuotas.all(now, staleBefore) as any[]).map((r) =>
+          quotas: (this.s.loadQuotas.all(now, staleBefore, noResetBefore) as any[]).map((r) =>
             omitUndefined({
               accountId: r.account_id,
               window: r.window,
