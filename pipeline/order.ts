@@ -8,9 +8,10 @@
  *    one target per request; `weighted` draws the order proportionally to `weight` (the first target is
  *    target i with probability wᵢ/Σw; weighted sampling without replacement, Efraimidis–Spirakis);
  *    `least-used` puts the targets with the fewest lifetime requests first (stable for ties). Counts are
- *    kept in memory per target, seeded from the store's usage per model (read at start when a
- *    least-used combo is configured; a least-used request waits for that read, {@link TargetOrder.seedWait}),
- *    and incremented for the target a request is ordered to try first.
+ *    kept in memory per target, seeded from the store's usage per model for the provider/model pairs of
+ *    least-used combos' targets only (read at start for the configured ones; a pair a combo first orders
+ *    later, after a reload, is read then; a least-used request waits for that read,
+ *    {@link TargetOrder.seedWait}), and incremented for the target a request is ordered to try first.
  * 2. Predicates (SPEC 5.2, pipeline/predicates.ts) filter targets; unknown follows `when_unknown`.
  * 3. Attachment split: when the current user turn (the user turns after the last assistant turn)
  *    carries images, PDFs, audio or video, targets whose model is known to read every kind present
@@ -39,6 +40,7 @@ import { addAccountHint, dropRepeats, nearAliasOrCombo, resolveModel, type Combo
 import { siblingTargets } from "./siblings.ts";
 import { allowListReach } from "./key-limits.ts";
 import { markBudgetReach, type PlannedAttempt } from "./attempt-budget.ts";
+import { LeastUsedSeed } from "./least-used-seed.ts";
 
 /** Kinds of input a model may or may not read (SPEC R-3; `settings.capacity_adapter` keys). */
 export type AttachmentKind = "images" | "pdf" | "audio" | "video";
@@ -135,13 +137,16 @@ export interface OrderDeps {
   /** Randomness for `weighted`; default Math.random. Inject {@link seededRng} in tests. */
   rng?: Rng;
   /**
-   * Asked once ({@link TargetOrder.askSeed}: at start when the configuration has a least-used combo, else
-   * at the first request a least-used combo orders, dry runs included) to read the lifetime counts and
-   * hand them to {@link TargetOrder.seedUsage}: a gateway with no least-used combo never sums its usage
-   * table (newuser15 N9, review15 R13). May return a promise that settles when the counts are in, or when
-   * least-used requests should stop waiting for them ({@link TargetOrder.seedWait}); must not throw or reject.
+   * Asked ({@link TargetOrder.askSeed}: at start for the targets of the configured least-used combos,
+   * then for any other target a least-used combo orders, dry runs included) to read the lifetime counts
+   * of `pairs` (served `provider/model` names; each pair is asked once per process) and hand them to
+   * {@link TargetOrder.seedUsage}: a gateway with no least-used combo never sums its usage table
+   * (newuser15 N9, review15 R13), and the counts held are those of least-used targets, not of every
+   * model name a client ever had served. May return a promise that settles when the counts are in, or
+   * when least-used requests should stop waiting for them ({@link TargetOrder.seedWait}); must not
+   * throw or reject.
    */
-  loadSeed?: () => Promise<void> | void;
+  loadSeed?: (pairs: ReadonlySet<string>) => Promise<void> | void;
 }
 
 /** The request-side input of a plan (what the gateway knows after the guard). */
@@ -178,11 +183,9 @@ export interface OrderPlan {
 export class TargetOrder {
   private readonly rr = new Map<string, number>();
   private readonly used = new Map<string, number>();
-  private seedByModel = new Map<string, number>();
-  /** Whether `deps.loadSeed` was asked (once per process). */
-  private seedAsked = false;
-  /** Its promise while it has not settled ({@link seedWait}). */
-  private seedPending: Promise<void> | undefined;
+  private readonly seed = new LeastUsedSeed();
+  /** Whether the configured least-used combos' targets were asked for ({@link askSeed} without targets). */
+  private configuredAsked = false;
   private readonly rng: Rng;
 
   constructor(private readonly deps: OrderDeps) {
@@ -191,51 +194,54 @@ export class TargetOrder {
 
   /**
    * Seeds least-used counts: lifetime requests per served `provider/model` (the store's usage summary
-   * by model), so one model id on two providers starts from each provider's own count. A target's
-   * count is its provider/model's seed plus the requests this process counted for it, so a seed that
-   * arrives after the first requests (the gateway reads it after it listens: a long-lived store's usage
-   * table took seconds to sum, newuser15 N9; it reads it at the first least-used request,
+   * by model), so one model id on two providers starts from each provider's own count; each pair given
+   * replaces that pair's seed, the others' are kept (a later read is of pairs not read before). A
+   * target's count is its provider/model's seed plus the requests this process counted for it, so a
+   * seed that arrives after the first requests (the gateway reads it after it listens: a long-lived
+   * store's usage table took seconds to sum, newuser15 N9; it reads it at the first least-used request,
    * `OrderDeps.loadSeed`) loses none of them.
    */
   seedUsage(byModel: Map<string, number>): void {
-    this.seedByModel = new Map(byModel);
+    this.seed.set(byModel);
   }
 
   /**
-   * Asks `deps.loadSeed` for the lifetime counts, once per process: at start when a least-used combo is
-   * configured (so the first least-used request after a restart is ordered by them), else at the first
-   * least-used request.
+   * Asks `deps.loadSeed` for the lifetime counts of `targets`' provider/model pairs not asked for yet
+   * (each pair once per process, pipeline/least-used-seed.ts); without `targets`, of the targets of every
+   * least-used combo of the configuration (at start, so the first least-used request after a restart is
+   * ordered by them; once).
    */
-  askSeed(): void {
-    if (this.seedAsked) return;
-    this.seedAsked = true;
-    const read = this.deps.loadSeed?.();
-    if (!read) return;
-    const settled = () => {
-      if (this.seedPending === pending) this.seedPending = undefined;
-    };
-    const pending: Promise<void> = read.then(settled, settled);
-    this.seedPending = pending;
+  askSeed(targets?: readonly Target[]): void {
+    if (targets === undefined) {
+      if (this.configuredAsked) return;
+      this.configuredAsked = true;
+      const routing = this.deps.routing();
+      const all: Target[] = [];
+      for (const combo of routing.combos.values()) {
+        const r = combo.strategy === "least-used" ? resolveModel(combo.name, routing) : undefined;
+        if (r && !("kind" in r)) all.push(...r.targets);
+      }
+      targets = all;
+    }
+    this.seed.ask(targets, this.deps.loadSeed);
   }
 
   /**
-   * What a request routed to `resolution` waits for before it is ordered: the lifetime counts' read
-   * (asked now when it was not yet) while it is under way and the combo is least-used (SPEC 5.1: the
-   * fewest lifetime requests first, not this process's count alone); undefined otherwise (every other
-   * request, and least-used ones once the read settled). The wait ends when `deps.loadSeed`'s promise
-   * settles (the app bounds it).
+   * What a request routed to `resolution` waits for before it is ordered: the lifetime counts' reads
+   * (its targets' asked now when they were not yet) while one is under way and the combo is least-used
+   * (SPEC 5.1: the fewest lifetime requests first, not this process's count alone); undefined otherwise
+   * (every other request, and least-used ones once the reads settled). The wait ends when
+   * `deps.loadSeed`'s promises settle (the app bounds each).
    */
   seedWait(resolution: Resolution): Promise<void> | undefined {
     if (resolution.combo?.strategy !== "least-used") return undefined;
-    this.askSeed();
-    return this.seedPending;
+    this.askSeed(resolution.targets);
+    return this.seed.pending();
   }
 
   /** Lifetime requests counted for a target (least-used): its seed and this process's count. */
   usedCount(t: Target): number {
-    const counted = this.used.get(targetSubject(t)) ?? 0;
-    // no key string per candidate while nothing is seeded (a new store, or before the seed arrives)
-    return this.seedByModel.size === 0 ? counted : counted + (this.seedByModel.get(`${t.provider.id}/${t.model}`) ?? 0);
+    return (this.used.get(targetSubject(t)) ?? 0) + this.seed.count(t);
   }
 
   /**
@@ -357,7 +363,7 @@ export class TargetOrder {
         break;
       }
       case "least-used": {
-        this.askSeed();
+        this.askSeed(list);
         const counts = new Map(list.map((t) => [t, this.usedCount(t)] as const));
         after = list
           .map((t, i) => ({ t, i }))

@@ -315,15 +315,16 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     routing,
     capacityAdapter: () => cfg.settings.capacityAdapter,
     quota: (t) => registry.modelQuota(t.provider.id, t.model, t.accountId),
-    // least-used starts from the lifetime requests per model already recorded (SPEC 5.1), read at start
-    // when a least-used combo is configured (else at the first least-used request) and not awaited there:
+    // least-used starts from the lifetime requests per model already recorded (SPEC 5.1), of its targets'
+    // provider/model pairs only (not every name a client had served), read at start for the configured
+    // least-used combos (a pair first ordered later, after a reload, at its first request) and not awaited there:
     // it sums the whole usage table (2.3 s of a 3-million-row PostgreSQL table kept a restart from
     // listening, newuser15 N9); the embedded store reads it in slices with the event loop free between
     // them. A least-used request waits for it, at most LEAST_USED_SEED_WAIT_MS (then it is ordered by this
     // process's counts, as every request was before the read arrived until session 42).
-    loadSeed: () => {
+    loadSeed: (pairs) => {
       const read = Promise.resolve()
-        .then(() => store.servedPerModel())
+        .then(() => store.servedPerModel(pairs))
         .then(
           (byModel) => order.seedUsage(byModel),
           () => {

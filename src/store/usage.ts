@@ -440,9 +440,11 @@ export interface UsageStore extends UsageSink, TraceSink {
   pruneUsage(beforeMs: number, limit?: number): Awaitable<number>;
   /**
    * Requests recorded per served `provider/model` (the grouping of `usageSummary` by `model`; rows no
-   * model served are left out): least-used's seed (SPEC 5.1). Counts the rows in the table when called
-   * (after a flush); rows written meanwhile are not counted. Never holds the event loop for a whole
-   * table: SQLite reads it in slices of rows by id, the event loop free between slices.
+   * model served are left out): least-used's seed (SPEC 5.1). With `only`, of those pairs alone (the
+   * least-used targets'; an empty set reads nothing), so the map holds no more entries than `only` however
+   * many model names clients had served. Counts the rows in the table when called (after a flush); rows
+   * written meanwhile are not counted. Never holds the event loop for a whole table: SQLite reads it in
+   * slices of rows by id, the event loop free between slices.
    */
-  servedPerModel(): Promise<Map<string, number>>;
+  servedPerModel(only?: ReadonlySet<string>): Promise<Map<string, number>>;
 }

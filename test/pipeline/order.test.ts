@@ -169,6 +169,43 @@ describe("strategies (SPEC 5.1)", () => {
     expect(order.seedWait(resolved("lu"))).toBeUndefined(); // read settled: no wait any more
   });
 
+  test("least-used: the counts are asked for the least-used targets' provider/model pairs only, each once; a combo a reload makes least-used asks for its new pairs and waits for them", async () => {
+    // Fixed 2026-12-07: one read at start held every provider/model pair ever served (client-chosen
+    // names included) for the process's life; now only the least-used targets' pairs are read and kept.
+    const asked: string[][] = [];
+    let arrive: (() => void) | undefined;
+    let t: RoutingTable = table([p, q], {}, [combo("lu", ["p/a", "q/c"], { strategy: "least-used" }), combo("rr", ["p/b", "p/a"], { strategy: "round-robin" })]);
+    const order: TargetOrder = new TargetOrder({
+      routing: () => t,
+      capacityAdapter: () => NO_ADAPTER,
+      loadSeed: (pairs) => {
+        asked.push([...pairs].sort());
+        if (!pairs.has("p/b")) return void order.seedUsage(new Map([["p/a", 3]]));
+        return new Promise<void>((done) => (arrive = () => (order.seedUsage(new Map([["p/b", 9]])), done())));
+      },
+    });
+    const resolved = (name: string) => resolveModel(name, t) as Resolution;
+    const first = (name: string) => order.plan({ clientFormat: "openai-chat", requestedModel: name, hub: hub() }, resolved(name)).targets[0].label;
+    order.askSeed(); // at start: the configured least-used combos' targets
+    order.askSeed();
+    expect(asked).toEqual([["p/a", "q/c"]]);
+    expect(first("lu")).toBe("q/c"); // p/a 3, q/c 0
+    expect(first("rr")).toBe("p/b");
+    expect(first("p/client-name")).toBe("p/client-name");
+    expect(asked).toEqual([["p/a", "q/c"]]); // no other pair asked for
+    // a reload makes `rr` least-used: its new pair is asked for at its first request, which waits for it
+    t = table([p, q], {}, [combo("lu", ["p/a", "q/c"], { strategy: "least-used" }), combo("rr", ["p/b", "p/a"], { strategy: "least-used" })]);
+    const wait = order.seedWait(resolved("rr"));
+    expect(asked).toEqual([["p/a", "q/c"], ["p/b"]]);
+    expect(wait).toBeInstanceOf(Promise);
+    arrive!();
+    await wait;
+    expect(order.seedWait(resolved("rr"))).toBeUndefined();
+    expect(order.usedCount(resolved("rr").targets[0])).toBe(9);
+    expect(first("rr")).toBe("p/a"); // p/b 9, p/a 3 (p/b's pair unread would count 0 and go first, as written)
+    expect(asked.length).toBe(2);
+  });
+
   test("least-used: a dry run counts nothing", () => {
     const { labels } = setup([combo("c", ["p/a", "p/b"], { strategy: "least-used" })]);
     for (let i = 0; i < 5; i++) expect(labels("c", {}, true)[0]).toBe("p/a");

@@ -4,8 +4,8 @@
  * most N rows, on both stores (SQLite, and PostgreSQL on a throwaway server started for this file);
  * recent rows and the usage totals over the kept window are unchanged; without the setting nothing is
  * deleted. A running gateway starts pruning when a reload sets it (read back through the admin API).
- * Also least-used's seed (`servedPerModel`): the same counts as the usage summary by model, and on
- * SQLite read with the event loop free between slices of rows.
+ * Also least-used's seed (`servedPerModel`): the same counts as the usage summary by model, of the
+ * pairs asked for alone when given, and on SQLite read with the event loop free between slices of rows.
  */
 import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
@@ -72,6 +72,18 @@ for (const backend of backends) {
       ]);
       const byModel = await s.usageSummary({ sinceMs: 0, by: "model" });
       expect(Object.fromEntries(byModel.filter((r) => r.group !== null).map((r) => [r.group, r.requests]))).toEqual(Object.fromEntries(served));
+      await s.close();
+    });
+
+    test("servedPerModel with the least-used targets' pairs counts those alone, whatever other names clients had served", async () => {
+      // Fixed 2026-12-07: the seed held every provider/model pair ever served (client-chosen names
+      // included) for the process's life; the gateway now asks for its least-used targets' pairs.
+      const { store: s } = await backend.open();
+      fill(s);
+      for (let i = 0; i < 200; i++) s.record(usage({ requestId: `made-up-${i}`, ts: NOW - DAY, model: `client-name-${i}` }));
+      expect([...(await s.servedPerModel(new Set(["openai/m-a", "anthropic/m-a", "openai/never-served"])))]).toEqual([["openai/m-a", 14]]);
+      expect((await s.servedPerModel(new Set())).size).toBe(0);
+      expect((await s.servedPerModel()).size).toBe(202);
       await s.close();
     });
   });

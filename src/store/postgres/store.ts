@@ -417,7 +417,7 @@ export class PostgresStore implements Store {
   getTrace(id: string) { return this.usage.getTrace(id); }
   recentTraces(limit: number) { return this.usage.recentTraces(limit); }
   pruneUsage(beforeMs: number, limit?: number) { return this.usage.pruneUsage(beforeMs, limit); }
-  servedPerModel() { return this.usage.servedPerModel(); }
+  servedPerModel(only?: ReadonlySet<string>) { return this.usage.servedPerModel(only); }
 
   // -- coordination ----------------------------------------------------------------------------
   readonly shared = true;

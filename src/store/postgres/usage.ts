@@ -220,11 +220,19 @@ export class PgUsage implements UsageStore {
     return res.count;
   }
 
-  /** Requests per served `provider/model` (see UsageStore.servedPerModel): one query, awaited off the event loop. */
-  async servedPerModel(): Promise<Map<string, number>> {
+  /**
+   * Requests per served `provider/model` (see UsageStore.servedPerModel): one query, awaited off the
+   * event loop; with `only`, its pairs alone are grouped and returned (the rest filtered in the query).
+   */
+  async servedPerModel(only?: ReadonlySet<string>): Promise<Map<string, number>> {
     this.ctx.assertOpen();
+    if (only?.size === 0) return new Map();
     await this.flush();
-    const rows = await this.ctx.read((sql) => sql.unsafe(`SELECT ${USAGE_GROUP_SQL.model} AS grp, COUNT(*) AS n FROM usage GROUP BY grp`));
+    const rows = await this.ctx.read((sql) =>
+      only === undefined
+        ? sql.unsafe(`SELECT ${USAGE_GROUP_SQL.model} AS grp, COUNT(*) AS n FROM usage GROUP BY grp`)
+        : sql.unsafe(`SELECT ${USAGE_GROUP_SQL.model} AS grp, COUNT(*) AS n FROM usage WHERE ${USAGE_GROUP_SQL.model} IN (SELECT json_array_elements_text($1::text::json)) GROUP BY grp`, [JSON.stringify([...only])]),
+    );
     const out = new Map<string, number>();
     for (const r of rows as Array<{ grp: string | null; n: unknown }>) if (r.grp !== null) out.set(String(r.grp), num(r.n));
     return out;

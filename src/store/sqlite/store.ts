@@ -264,7 +264,7 @@ export class SqliteStore implements Store {
   getTrace(id: string) { return this.usage.getTrace(id); }
   recentTraces(limit: number) { return this.usage.recentTraces(limit); }
   pruneUsage(beforeMs: number, limit?: number) { return this.usage.pruneUsage(beforeMs, limit); }
-  servedPerModel() { return this.usage.servedPerModel(); }
+  servedPerModel(only?: ReadonlySet<string>) { return this.usage.servedPerModel(only); }
 
   // -- coordination (one instance: process memory, see LocalShared) ------------------------------
   readonly shared = false;

@@ -321,8 +321,9 @@ export class SqliteUsage implements UsageStore {
    * million rows at once held the event loop (and the first least-used request) for the whole read.
    * @throws StoreError `closed` (also when the store closes between slices).
    */
-  async servedPerModel(): Promise<Map<string, number>> {
+  async servedPerModel(only?: ReadonlySet<string>): Promise<Map<string, number>> {
     this.ctx.assertOpen();
+    if (only?.size === 0) return new Map();
     this.flush();
     const { lo, hi } = this.s.idRange.get() as { lo: number | null; hi: number | null };
     const out = new Map<string, number>();
@@ -333,7 +334,7 @@ export class SqliteUsage implements UsageStore {
         this.ctx.assertOpen();
       }
       for (const r of this.s.servedSlice.all(from, Math.min(hi, from + SERVED_SLICE - 1)) as Array<{ grp: string | null; n: number }>) {
-        if (r.grp !== null) out.set(r.grp, (out.get(r.grp) ?? 0) + r.n);
+        if (r.grp !== null && (only === undefined || only.has(r.grp))) out.set(r.grp, (out.get(r.grp) ?? 0) + r.n);
       }
     }
     return out;
