@@ -5,7 +5,7 @@
  * them too). A load returns the database's state with this instance's writes still on their way laid
  * over it, so a re-read never undoes a change this instance has just made.
  */
-import { QUOTA_MODELS_PER_ACCOUNT, QUOTA_NO_RESET_STALE_MS, QUOTA_STALE_MS } from "../account-state.ts";
+import { QUOTA_MODELS_PER_ACCOUNT, QUOTA_NO_RESET_STALE_MS, QUOTA_STALE_MS, quotaModelsOverCap } from "../account-state.ts";
 import type { PendingWrites } from "../pending.ts";
 import { checkId, checkTime, intOr, omitUndefined, parseStringArray } from "../rows.ts";
 import type {
@@ -249,21 +249,16 @@ export class PgAccountState implements AccountStateStore {
         await tx`DELETE FROM removed_models WHERE until IS NOT NULL AND until <= ${now}`;
         await tx`DELETE FROM provider_circuits WHERE open_until <= ${now}`;
         await tx`DELETE FROM quota_windows WHERE (reset_at IS NOT NULL AND reset_at <= ${now}) OR updated_at <= ${staleBefore} OR (reset_at IS NULL AND updated_at <= ${noResetBefore})`;
-        // past QUOTA_MODELS_PER_ACCOUNT models (other than '*') of an account, the least recently updated go
-        await tx`DELETE FROM quota_windows WHERE model <> '*' AND (account_id, model) IN (
-                   SELECT account_id, model FROM (
-                     SELECT account_id, model, ROW_NUMBER() OVER (PARTITION BY account_id ORDER BY MAX(updated_at) DESC, model COLLATE "C") AS rn
-                     FROM quota_windows WHERE model <> '*' GROUP BY account_id, model) ranked
-                   WHERE rn > ${QUOTA_MODELS_PER_ACCOUNT})`;
         await tx`DELETE FROM bindings WHERE expires_at <= ${now}`;
+        const selectQuotas = () => tx`SELECT account_id, "window", model, used_percent, remaining, quota_limit, reset_at, updated_at, credential FROM quota_windows
+             WHERE (reset_at IS NULL OR reset_at > ${now}) AND updated_at > ${staleBefore} AND (reset_at IS NOT NULL OR updated_at > ${noResetBefore}) ORDER BY account_id COLLATE "C", "window" COLLATE "C", model COLLATE "C"`;
         const [cooldowns, locks, removed, quarantined, circuits, quotas, bindings, models] = await Promise.all([
           tx`SELECT account_id, model, until, reason, level, since FROM cooldowns WHERE until > ${now} ORDER BY account_id COLLATE "C", model COLLATE "C"`,
           tx`SELECT account_id, until, reason, since, fingerprint FROM account_locks WHERE until IS NULL OR until > ${now} ORDER BY account_id COLLATE "C"`,
           tx`SELECT account_id, model, reason, until, since FROM removed_models WHERE until IS NULL OR until > ${now} ORDER BY account_id COLLATE "C", model COLLATE "C"`,
           tx`SELECT fingerprint, account_id, reason, since FROM quarantined_credentials ORDER BY since`,
           tx`SELECT provider_id, open_until, reason, since FROM provider_circuits WHERE open_until > ${now} ORDER BY provider_id COLLATE "C"`,
-          tx`SELECT account_id, "window", model, used_percent, remaining, quota_limit, reset_at, updated_at, credential FROM quota_windows
-             WHERE (reset_at IS NULL OR reset_at > ${now}) AND updated_at > ${staleBefore} AND (reset_at IS NOT NULL OR updated_at > ${noResetBefore}) ORDER BY account_id COLLATE "C", "window" COLLATE "C", model COLLATE "C"`,
+          selectQuotas(),
           tx`SELECT key, account_id, expires_at FROM bindings WHERE expires_at > ${now}`,
           tx`SELECT account_id, models, discovered_at FROM account_models ORDER BY account_id COLLATE "C"`,
         ]);
@@ -273,22 +268,19 @@ export class PgAccountState implements AccountStateStore {
           removedModels: (removed as any[]).map((r) => ({ accountId: r.account_id, model: r.model, reason: r.reason, until: numOrNull(r.until), since: num(r.since) })),
           quarantined: (quarantined as any[]).map((r) => omitUndefined({ fingerprint: r.fingerprint, accountId: r.account_id ?? undefined, reason: r.reason, since: num(r.since) })),
           circuits: (circuits as any[]).map((r) => omitUndefined({ providerId: r.provider_id, openUntil: num(r.open_until), reason: r.reason ?? undefined, since: num(r.since) })),
-          quotas: (quotas as any[]).map((r) =>
-            omitUndefined({
-              accountId: r.account_id,
-              window: r.window,
-              model: r.model,
-              usedPercent: r.used_percent ?? undefined,
-              remaining: r.remaining ?? undefined,
-              limit: r.quota_limit ?? undefined,
-              resetAt: numOrNull(r.reset_at) ?? undefined,
-              updatedAt: num(r.updated_at),
-              keyHash: r.credential ?? undefined, // column `credential`: the key's short hash (QuotaWindow.keyHash)
-            }),
-          ),
+          quotas: (quotas as any[]).map(toQuota),
           bindings: (bindings as any[]).map((r) => ({ key: r.key, accountId: r.account_id, expiresAt: num(r.expires_at) })),
           discoveredModels: (models as any[]).map((r) => ({ accountId: r.account_id, models: parseStringArray(r.models), discoveredAt: num(r.discovered_at) })),
         };
+        if (quotaModelsOverCap(s.quotas)) {
+          // past QUOTA_MODELS_PER_ACCOUNT models (other than '*') of an account, the least recently updated go
+          await tx`DELETE FROM quota_windows WHERE model <> '*' AND (account_id, model) IN (
+                     SELECT account_id, model FROM (
+                       SELECT account_id, model, ROW_NUMBER() OVER (PARTITION BY account_id ORDER BY MAX(updated_at) DESC, model COLLATE "C") AS rn
+                       FROM quota_windows WHERE model <> '*' GROUP BY account_id, model) ranked
+                     WHERE rn > ${QUOTA_MODELS_PER_ACCOUNT})`;
+          s.quotas = ((await selectQuotas()) as any[]).map(toQuota);
+        }
         return s;
       }),
     );
@@ -322,4 +314,19 @@ export class PgAccountState implements AccountStateStore {
     const oldest = this.loads.size ? Math.min(...this.loads) : Infinity;
     this.recent = this.recent.filter((w) => w.committedAt === undefined || w.committedAt > oldest);
   }
+}
+
+/** A `quota_windows` row as read (column `credential`: the key's short hash, QuotaWindow.keyHash). */
+function toQuota(r: any): AccountState["quotas"][number] {
+  return omitUndefined({
+    accountId: r.account_id,
+    window: r.window,
+    model: r.model,
+    usedPercent: r.used_percent ?? undefined,
+    remaining: r.remaining ?? undefined,
+    limit: r.quota_limit ?? undefined,
+    resetAt: numOrNull(r.reset_at) ?? undefined,
+    updatedAt: num(r.updated_at),
+    keyHash: r.credential ?? undefined,
+  });
 }

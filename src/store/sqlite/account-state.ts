@@ -3,7 +3,7 @@
  * circuits are written through (each call commits before it returns); quota windows and conversation
  * bindings are buffered in {@link PendingWrites} and written by the store's flush.
  */
-import { QUOTA_MODELS_PER_ACCOUNT, QUOTA_NO_RESET_STALE_MS, QUOTA_STALE_MS } from "../account-state.ts";
+import { QUOTA_MODELS_PER_ACCOUNT, QUOTA_NO_RESET_STALE_MS, QUOTA_STALE_MS, quotaModelsOverCap } from "../account-state.ts";
 import type { PendingWrites } from "../pending.ts";
 import { checkId, checkTime, intOr, omitUndefined, parseStringArray } from "../rows.ts";
 import type {
@@ -239,6 +239,20 @@ export class SqliteAccountState implements AccountStateStore {
     const now = Math.round(this.ctx.now());
     const staleBefore = now - QUOTA_STALE_MS;
     const noResetBefore = now - QUOTA_NO_RESET_STALE_MS;
+    const readQuotas = (): AccountState["quotas"] =>
+      (this.s.loadQuotas.all(now, staleBefore, noResetBefore) as any[]).map((r) =>
+        omitUndefined({
+          accountId: r.account_id,
+          window: r.window,
+          model: r.model,
+          usedPercent: r.used_percent ?? undefined,
+          remaining: r.remaining ?? undefined,
+          limit: r.quota_limit ?? undefined,
+          resetAt: r.reset_at ?? undefined,
+          updatedAt: r.updated_at as number,
+          keyHash: r.credential ?? undefined, // column `credential`: the key's short hash (QuotaWindow.keyHash)
+        }),
+      );
     let state!: AccountState;
     this.ctx.db
       .transaction(() => {
@@ -247,8 +261,12 @@ export class SqliteAccountState implements AccountStateStore {
         this.s.pruneRemoved.run(now);
         this.s.pruneCircuits.run(now);
         this.s.pruneQuotas.run(now, staleBefore, noResetBefore);
-        this.s.pruneQuotaModels.run(QUOTA_MODELS_PER_ACCOUNT);
         this.s.pruneBindings.run(now);
+        let quotas = readQuotas();
+        if (quotaModelsOverCap(quotas)) {
+          this.s.pruneQuotaModels.run(QUOTA_MODELS_PER_ACCOUNT);
+          quotas = readQuotas();
+        }
         state = {
           cooldowns: (this.s.loadCooldowns.all(now) as any[]).map((r) => ({
             accountId: r.account_id,
@@ -278,19 +296,7 @@ export class SqliteAccountState implements AccountStateStore {
           circuits: (this.s.loadCircuits.all(now) as any[]).map((r) =>
             omitUndefined({ providerId: r.provider_id, openUntil: r.open_until, reason: r.reason ?? undefined, since: r.since }),
           ),
-          quotas: (this.s.loadQuotas.all(now, staleBefore, noResetBefore) as any[]).map((r) =>
-            omitUndefined({
-              accountId: r.account_id,
-              window: r.window,
-              model: r.model,
-              usedPercent: r.used_percent ?? undefined,
-              remaining: r.remaining ?? undefined,
-              limit: r.quota_limit ?? undefined,
-              resetAt: r.reset_at ?? undefined,
-              updatedAt: r.updated_at as number,
-              keyHash: r.credential ?? undefined, // column `credential`: the key's short hash (QuotaWindow.keyHash)
-            }),
-          ),
+          quotas,
           bindings: (this.s.loadBindings.all(now) as any[]).map((r) => ({
             key: r.key,
             accountId: r.account_id,
