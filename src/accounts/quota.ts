@@ -62,7 +62,8 @@ export interface QuotaReading {
  * answers for whatever model name the client sent: without a bound each new name added an entry for the
  * process's life and every `set` scanned them all. A real account serves tens of models at most; past the
  * cap the least recently set model is forgotten first (its next response reports it again). The `*`
- * windows (every model of the account) are never dropped for room.
+ * windows (every model of the account) are never dropped for room. The stores keep as many
+ * (src/store/account-state.ts QUOTA_MODELS_PER_ACCOUNT, the most recently read), so a re-read keeps them all.
  */
 export const MAX_QUOTA_MODELS_PER_ACCOUNT = QUOTA_MODELS_PER_ACCOUNT;
 
