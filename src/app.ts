@@ -443,7 +443,6 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     models: (anthropic, request) => modelList(cfg, anthropic, discovery.publishedAll(), allowedModels(request)),
     model: (id, anthropic, request) => modelEntry(cfg, id, anthropic, discovery.publishedAll(), allowedModels(request)),
     // One policy object per configuration (replaced as a whole on a change), not one per request.
-    listenHost: host,
     browser: () => (browserPolicy?.of === cfg ? browserPolicy.policy : (browserPolicy = { of: cfg, policy: { bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins } }).policy),
     // SPEC 2.6: each refusal counted (switchyard_browser_refusals_total) and logged, its lines bounded (src/http/browser-refusals.ts).
     onBrowserRefusal: new BrowserRefusalLog(metrics, log, () => clock.now()).note,

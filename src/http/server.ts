@@ -14,7 +14,6 @@ import { pathHint, rootAnswer } from "./path-aliases.ts";
 import { StoreError } from "../store/types.ts";
 import { closeIfBodyUnread, drainDeadlineMs, holdOpen, unreadBodyAnswer } from "./keep-alive.ts";
 import { urlTooLong } from "./request-head.ts";
-import { peerAddressReader, type PeerAddressReader, type RequestIpSource } from "./peer-address.ts";
 import { allowedMethods, type ListedRoute } from "./admin-methods.ts";
 
 /** What the server needs besides the gateway. */
@@ -52,12 +51,6 @@ export interface ServerDeps {
    */
   onBrowserRefusal?: (request: Request, refusal: BrowserRefusal, status: number) => void;
   /**
-   * The address the server listens on (`server.host` or `--host`; fixed for the process): when it is a
-   * loopback IP literal every peer is loopback, and the peer is not asked of the socket per request
-   * (src/http/peer-address.ts). Undefined: the socket is asked.
-   */
-  listenHost?: string;
-  /**
    * Codex's Responses WebSocket (SPEC 2.5): idle time before a socket is closed, ms (config
    * `server.websocket_idle_timeout_ms`, default 10 min), read as each socket opens. The sockets run
    * frames through `gateway` (src/http/responses-socket.ts).
@@ -79,7 +72,8 @@ export interface ServerDeps {
  * The part of Bun's server the handlers use: the socket's peer address (SPEC G-3), WebSocket upgrades,
  * the socket's idle timer (src/http/keep-alive.ts).
  */
-interface PeerSource extends RequestIpSource {
+interface PeerSource {
+  requestIP(r: Request): { address: string } | null;
   upgrade?(r: Request, opts: { data: unknown }): boolean;
   timeout?(r: Request, seconds: number): void;
 }
@@ -99,12 +93,12 @@ interface SocketHandlers {
  * {@link ResponsesSocketSession}; a refused upgrade is an HTTP error, never a socket. Without the
  * upgrade header it is a 405 ({@link methodNotAllowed}: plain HTTP takes POST here).
  */
-function responsesSocket(deps: ServerDeps, peerOf: PeerAddressReader) {
+function responsesSocket(deps: ServerDeps) {
   return ({ request, server }: { request: Request; server: PeerSource | null }) => {
     if ((request.headers.get("upgrade") ?? "").toLowerCase() !== "websocket" || !server?.upgrade) {
       return methodNotAllowed(request.method, "/v1/responses", request.headers)!;
     }
-    const peer = peerOf(request, server);
+    const peer = server.requestIP(request)?.address;
     // A refused upgrade (no key, a wrong, revoked or disabled one: 401/403) is answered by the gateway,
     // as POST /v1/responses is: logged, counted and recorded like that refusal (refusedUpgrade).
     if (deps.authorize?.(request, peer)) return refusedUpgrade(deps.gateway, request, peer);
@@ -289,10 +283,10 @@ function queryParam(url: string, name: string): string | null {
  * without its query, not decoded (`prefix` and then the rest); served by Bun's route
  * ({@link nativeApiRoutes}) and by Elysia's.
  */
-function geminiApi(deps: ServerDeps, prefix: string, peerOf: PeerAddressReader) {
+function geminiApi(deps: ServerDeps, prefix: string) {
   return (request: Request, server: PeerSource | null, path: string): Response | Promise<Response> => {
     const call = parseGeminiCall(path.slice(prefix.length));
-    const peer = peerOf(request, server);
+    const peer = server?.requestIP(request)?.address;
     if (!call) {
       // refused by the gateway after the key's check, as an unknown method is: logged, counted and traced
       holdOpen(server, request);
@@ -376,7 +370,7 @@ function refusalNoted(deps: ServerDeps, request: Request, verdict: BrowserVerdic
  * paths (docs/performance.md item 131), and Elysia's dynamic router added more on Gemini's (item 147).
  * Elysia keeps its own routes for the same paths (its `handle`, and any path Bun does not route here).
  */
-function nativeApiRoutes(deps: ServerDeps, peerOf: PeerAddressReader): Record<string, { POST: (request: Request, server: PeerSource) => Response | Promise<Response> }> {
+function nativeApiRoutes(deps: ServerDeps): Record<string, { POST: (request: Request, server: PeerSource) => Response | Promise<Response> }> {
   const guarded = (serve: (request: Request, server: PeerSource) => Response | Promise<Response>) => ({
     POST(request: Request, server: PeerSource): Response | Promise<Response> {
       const verdict = browserGuard(request, deps.browser());
@@ -392,10 +386,10 @@ function nativeApiRoutes(deps: ServerDeps, peerOf: PeerAddressReader): Record<st
   const route = (endpoint: Endpoint) =>
     guarded((request, server) => {
       holdOpen(server, request);
-      return deps.gateway.handle({ request, endpoint, peer: peerOf(request, server) });
+      return deps.gateway.handle({ request, endpoint, peer: server.requestIP(request)?.address });
     });
   const gemini = (prefix: string) => {
-    const serve = geminiApi(deps, prefix, peerOf);
+    const serve = geminiApi(deps, prefix);
     return guarded((request, server) => {
       const url = request.url;
       return urlTooLong(request, url) ?? serve(request, server, pathOf(url));
@@ -420,22 +414,20 @@ function nativeApiRoutes(deps: ServerDeps, peerOf: PeerAddressReader): Record<st
  * GETs, admin) and unknown paths go through Elysia's router via Bun's `fetch`.
  */
 export function createServer(deps: ServerDeps) {
-  /** The request's peer (SPEC G-3): a constant on a loopback-bound listener, else the socket's (src/http/peer-address.ts). */
-  const peerOf = peerAddressReader(deps.listenHost);
   /** How long a small body a route left unread is drained before its reply (pipeline/unread-body.ts). */
   const drainMs = () => drainDeadlineMs(deps.bodyTimeoutMs?.());
   // A request the gateway serves is not idle-timed until its reply ends (the gateway's `finish` times
   // the socket again: src/http/keep-alive.ts).
   const api = (endpoint: Endpoint) => ({ request, server }: { request: Request; server: PeerSource | null }) => {
     holdOpen(server, request);
-    return deps.gateway.handle({ request, endpoint, peer: peerOf(request, server) });
+    return deps.gateway.handle({ request, endpoint, peer: server?.requestIP(request)?.address });
   };
   const noParse = { parse: "none" as const };
   /** A Gemini handler as an Elysia route (`path` as its router cut it from the URL: no query, not decoded). */
   const elysiaGemini = (serve: ReturnType<typeof geminiApi>) => ({ request, server, path }: { request: Request; server: PeerSource | null; path: string }) => serve(request, server, path);
   /** `GET /v1beta/models` (and `/v1/models` asked by a Gemini client): the Gemini list shape, its key rules. */
   const geminiList = (request: Request, server: PeerSource | null) => {
-    const denied = deps.authorize?.(request, peerOf(request, server), "gemini");
+    const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
     if (denied) return denied;
     return json(200, deps.geminiModels?.(request) ?? { models: [] });
   };
@@ -444,7 +436,7 @@ export function createServer(deps: ServerDeps) {
    * part before the id; `path` the path served (the URL's, or its collapsed form: src/http/path-aliases.ts).
    */
   const geminiOne = (request: Request, server: PeerSource | null, prefix: string, path = new URL(request.url).pathname) => {
-    const denied = deps.authorize?.(request, peerOf(request, server), "gemini");
+    const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
     if (denied) return denied;
     let id: string;
     try {
@@ -460,14 +452,14 @@ export function createServer(deps: ServerDeps) {
   /** `GET /v1/models`: the OpenAI (or, with `anthropic-version`, Anthropic) list; Gemini clients get Gemini's. */
   const modelList = (request: Request, server: PeerSource | null) => {
     if (geminiClient(request)) return geminiList(request, server);
-    const denied = deps.authorize?.(request, peerOf(request, server));
+    const denied = deps.authorize?.(request, server?.requestIP(request)?.address);
     if (denied) return denied;
     return json(200, deps.models(request.headers.has("anthropic-version"), request));
   };
   /** `GET /v1/models/{id}` with `path` the path served (the id is the rest of it, slashes included). */
   const modelOne = (request: Request, server: PeerSource | null, path: string) => {
     if (geminiClient(request)) return geminiOne(request, server, "/v1/models/", path);
-    const denied = deps.authorize?.(request, peerOf(request, server));
+    const denied = deps.authorize?.(request, server?.requestIP(request)?.address);
     if (denied) return denied;
     const raw = path.slice("/v1/models/".length);
     let id = raw;
@@ -491,15 +483,15 @@ export function createServer(deps: ServerDeps) {
     ["/v1/messages/count_tokens", "count_tokens"],
     ["/v1/v1/messages/count_tokens", "count_tokens"],
   ]);
-  const geminiV1beta = geminiApi(deps, "/v1beta/models/", peerOf);
-  const geminiV1 = geminiApi(deps, "/v1/models/", peerOf);
+  const geminiV1beta = geminiApi(deps, "/v1beta/models/");
+  const geminiV1 = geminiApi(deps, "/v1/models/");
   /**
    * A path no route matched whose repeated slashes collapse to a served API path (`/v1//chat/completions`,
    * a base URL ending in "/": src/http/path-aliases.ts), served as that path with the request as it came
    * (its body unread, its socket's peer); undefined for any other. The browser rules ran already on the
    * request (`onRequest`; they treat repeated slashes as one).
    */
-  const socket = responsesSocket(deps, peerOf);
+  const socket = responsesSocket(deps);
   const servedAlias = (request: Request, server: PeerSource | null, path: string): Response | Promise<Response> | undefined => {
     if (request.method === "POST") {
       const endpoint = POST_ALIASES.get(path);
@@ -525,7 +517,7 @@ export function createServer(deps: ServerDeps) {
 
   // Bun's router serves the static API routes itself (nativeApiRoutes); Elysia's routes below stay for
   // the same paths through `app.handle` and for every other method and path.
-  const app = new Elysia({ serve: { routes: nativeApiRoutes(deps, peerOf) } as never })
+  const app = new Elysia({ serve: { routes: nativeApiRoutes(deps) } as never })
     // SPEC 2.6 first, for every request and path (WebSocket upgrades included): nothing else runs for a
     // refused Host or a key-less foreign Origin, and CORS headers go on every answer to a configured origin.
     .onRequest(({ request, set }) => {
@@ -556,8 +548,8 @@ export function createServer(deps: ServerDeps) {
     // Model ids carry the provider prefix (`glm/glm-5.3`): the rest of the path is the id, slashes included.
     .get("/v1/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => modelOne(request, server, new URL(request.url).pathname)) as never)
     // Gemini (SPEC 2.1): the same POST routes under /v1beta/models/ and /v1/models/ (@google/genai's default).
-    .post("/v1beta/models/*", elysiaGemini(geminiApi(deps, "/v1beta/models/", peerOf)) as never, noParse)
-    .post("/v1/models/*", elysiaGemini(geminiApi(deps, "/v1/models/", peerOf)) as never, noParse)
+    .post("/v1beta/models/*", elysiaGemini(geminiApi(deps, "/v1beta/models/")) as never, noParse)
+    .post("/v1/models/*", elysiaGemini(geminiApi(deps, "/v1/models/")) as never, noParse)
     .get("/v1beta/models", (({ request, server }: { request: Request; server: PeerSource | null }) => geminiList(request, server)) as never)
     .get("/v1beta/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => geminiOne(request, server, "/v1beta/models/")) as never)
     .get("/health", () => {
@@ -571,7 +563,7 @@ export function createServer(deps: ServerDeps) {
         // SPEC 9.3: the access rule first, whatever the method or path (an OPTIONS without a CORS
         // preflight's headers included; a preflight was answered by the browser guard, as on /v1): a
         // caller it refuses gets its 401 / 403 and learns neither which paths exist nor their methods.
-        const refused = await deps.adminRefusal?.(request, peerOf(request, server));
+        const refused = await deps.adminRefusal?.(request, server?.requestIP(request)?.address);
         if (refused) return refused;
         const path = new URL(request.url).pathname;
         const allow = allowedMethods(app.routes as readonly ListedRoute[], "/admin/api/", path);
@@ -582,7 +574,7 @@ export function createServer(deps: ServerDeps) {
       const path = new URL(request.url).pathname.slice("/admin/api".length) || "/";
       // The live event stream is open for as long as its reader wants (src/http/keep-alive.ts).
       if (path === "/events") holdOpen(server, request);
-      return deps.admin(request, peerOf(request, server), path);
+      return deps.admin(request, server?.requestIP(request)?.address, path);
     }) as never, noParse)
     // Every answer of an error or unknown path too, Connection: close when its body was left unread.
     // (Its context destructured: Elysia reads from the hooks' parameters which parts of the request they
