@@ -1,0 +1,54 @@
+/**
+ * FOUND (review of session 46, src/http/peer-address.ts): a listener bound to 127.0.0.1 takes every
+ * peer as loopback without asking the socket, but a loopback-bound socket does get non-loopback peers.
+ * On Linux a connection to 127.0.0.1 from a non-loopback source address is accepted (from the host's
+ * own LAN address always; from other machines when `net.ipv4.conf.*.route_localnet=1`, which kube-proxy
+ * set on nodes, CVE-2020-8558, or when a DNAT rule forwards to 127.0.0.1). The socket reports that
+ * source (here 192.0.2.2, the test machine's eth0 address), and before dfca268c the gateway took it as a
+ * remote caller (SPEC G-3: the loopback exemption rests on the socket's peer; G-1/G-2: a remote caller
+ * needs a key).
+ *
+ * What a user would notice: with `server.host: 127.0.0.1` and no client key, a caller whose packets
+ * arrive from a non-loopback address is served by the client API (/v1, Gemini, the Responses
+ * WebSocket) without a key instead of being refused. (The admin API still answers 401 to it.)
+ * Expected: 401 for `GET /v1/models` from source 192.0.2.2 (what cd62111d answers). Actual: 200.
+ * Needs a non-loopback IPv4 address on the machine (skipped without one).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { connect } from "node:net";
+import { networkInterfaces } from "node:os";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { fakeProviders } from "../support/configs.ts";
+
+const lan = Object.values(networkInterfaces())
+  .flat()
+  .find((a) => a !== undefined && a.family === "IPv4" && !a.internal)?.address;
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(`
+server:
+  host: 127.0.0.1
+${fakeProviders([["oai", "openai"]])}`);
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+/** The status of `GET path` sent to the gateway's 127.0.0.1 port from source address `from`. */
+function statusFrom(from: string, path: string): Promise<number> {
+  const port = Number(new URL(gw.url).port);
+  return new Promise((resolve, reject) => {
+    const s = connect({ host: "127.0.0.1", port, localAddress: from }, () => s.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`));
+    let out = "";
+    s.on("data", (d) => (out += d.toString()));
+    s.on("end", () => resolve(Number(out.split(" ")[1])));
+    s.on("error", reject);
+  });
+}
+
+test.skipIf(lan === undefined)("a peer the socket reports as non-loopback is not exempt on a 127.0.0.1 listener", async () => {
+  // the same requests from 127.0.0.1 are served (loopback exemption), as they should be
+  expect(await statusFrom("127.0.0.1", "/v1/models")).toBe(200);
+  expect(await statusFrom(lan!, "/v1/models")).toBe(401);
+});
