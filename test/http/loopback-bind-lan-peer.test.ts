@@ -1,17 +1,14 @@
 /**
- * FOUND (review of session 46, src/http/peer-address.ts): a listener bound to 127.0.0.1 takes every
- * peer as loopback without asking the socket, but a loopback-bound socket does get non-loopback peers.
- * On Linux a connection to 127.0.0.1 from a non-loopback source address is accepted (from the host's
- * own LAN address always; from other machines when `net.ipv4.conf.*.route_localnet=1`, which kube-proxy
- * set on nodes, CVE-2020-8558, or when a DNAT rule forwards to 127.0.0.1). The socket reports that
- * source (here 192.0.2.2, the test machine's eth0 address), and before dfca268c the gateway took it as a
- * remote caller (SPEC G-3: the loopback exemption rests on the socket's peer; G-1/G-2: a remote caller
- * needs a key).
+ * A gateway bound to 127.0.0.1 asks the socket for every request's peer (SPEC G-3: the loopback
+ * exemption rests on the socket's peer; G-1/G-2: a remote caller needs a key). A loopback-bound socket
+ * does get non-loopback peers: on Linux a connection to 127.0.0.1 from a non-loopback source address is
+ * accepted (from the host's own LAN address always; from other machines when
+ * `net.ipv4.conf.*.route_localnet=1`, which kube-proxy set on nodes, CVE-2020-8558, or when a DNAT rule
+ * forwards to 127.0.0.1), and the socket reports that source.
  *
- * What a user would notice: with `server.host: 127.0.0.1` and no client key, a caller whose packets
- * arrive from a non-loopback address is served by the client API (/v1, Gemini, the Responses
- * WebSocket) without a key instead of being refused. (The admin API still answers 401 to it.)
- * Expected: 401 for `GET /v1/models` from source 192.0.2.2 (what cd62111d answers). Actual: 200.
+ * Found by a review in session 46: a change that took every peer of a loopback-bound listener as
+ * loopback without asking the socket (to save a getpeername per request) served `GET /v1/models` from
+ * source 192.0.2.2 without a key (200 instead of 401); it was reverted (docs/performance.md item 331).
  * Needs a non-loopback IPv4 address on the machine (skipped without one).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
