@@ -126,6 +126,14 @@ function htmlText(html: string): string {
     .trim();
 }
 
+/**
+ * The proper prefixes of an RFC 8259 §6 number (`-? int frac? exp?`, int `0` or `[1-9][0-9]*`, frac
+ * `.` and one digit or more, exp `e`/`E`, a sign maybe, one digit or more) and the numbers themselves:
+ * what more digits could still make a number. `-`, `1.`, `1e`, `1.5e+` are; `1.e` (a fraction with no
+ * digit before the exponent), `01`, `-.5` are not, whatever follows.
+ */
+const NUMBER_PREFIX = /^-?(?:(?:0|[1-9]\d*)(?:\.\d*|(?:\.\d+)?[eE][-+]?\d*)?)?$/;
+
 /** What the JSON scanner of {@link isCutJson} expects next. */
 const Next = { Value: 0, ValueOrClose: 1, Key: 2, KeyOrClose: 3, Colon: 4, After: 5 } as const;
 
@@ -171,7 +179,18 @@ export function isCutJson(text: string): boolean {
       while (i < n && text.charCodeAt(i) !== 0x22) {
         const d = text.charCodeAt(i);
         if (d < 0x20) return false;
-        i += d === 0x5c ? 2 : 1;
+        if (d === 0x5c) {
+          // an escape (RFC 8259 §7): a quote, backslash, slash or one of b f n r t, or u and four hex
+          // digits, each as far as the text goes (a backslash and x can never become valid: not a cut)
+          const e = text[i + 1];
+          if (e === undefined) return true;
+          if (e === "u") {
+            const hex = text.slice(i + 2, i + 6);
+            if (!/^[0-9a-fA-F]*$/.test(hex)) return false;
+            i += 2 + hex.length;
+          } else if ('"\\/bfnrt'.includes(e)) i += 2;
+          else return false;
+        } else i++;
       }
       if (i >= n) return true;
       i++;
@@ -187,7 +206,7 @@ export function isCutJson(text: string): boolean {
       let j = i;
       while (j < n && /[-+.0-9a-zA-Z]/.test(text[j]!)) j++;
       const token = text.slice(i, j);
-      if (j >= n) return /^-?(?:(?:0|[1-9]\d*)(?:\.\d*)?(?:[eE][-+]?\d*)?)?$/.test(token) || ["true", "false", "null"].some((w) => w.startsWith(token));
+      if (j >= n) return NUMBER_PREFIX.test(token) || ["true", "false", "null"].some((w) => w.startsWith(token));
       if (!/^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?$/.test(token) && token !== "true" && token !== "false" && token !== "null") return false;
       i = j;
       next = Next.After;

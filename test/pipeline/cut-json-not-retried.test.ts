@@ -76,6 +76,7 @@ for (const [name, cut] of [
   ["garbage after a brace", "{hello there"],
   ["a complete JSON value with more after it", `${FULL}x`],
   ["a plain text", "hello there, the answer is"],
+  ["a number no more bytes could finish (`1.e`: a fraction with no digit; session 46)", '{"id":"chatcmpl-1","created":1.e'],
 ] as const) {
   test(`${name} stays unusable: one call, upstream_invalid_json`, async () => {
     calls = 0;
