@@ -12,8 +12,10 @@
  *   gateway's refusal (outcome `rejected`) when every target refused the body, the refresh back-off or
  *   upstream-auth answer of a credential failure, the near alias or combo of a guessed name.
  * - Operator-only errors (`x-should-retry: false`) only when nothing else failed that may pass later.
- * - `Retry-After` of a final 429/503/529: when the first account frees up, capped at 6 h, or
- *   {@link SERVABLE_NOW_RETRY_AFTER_S} when the budget ended the request while a candidate may serve now.
+ * - `Retry-After` of a final 429/503/529, or of a last reply the gateway could not use (a 502 of SPEC
+ *   6.3's empty-reply row): when the first account frees up, capped at 6 h (none when no account is
+ *   cooling down), or {@link SERVABLE_NOW_RETRY_AFTER_S} when the budget ended the request while a
+ *   candidate may serve now.
  * - `x-should-retry: false` for a request too large for a per-minute window on every account that answered,
  *   also when the budget left accounts untried whose windows are known to be too small as well (an
  *   untried account whose window is not known, or is large enough, gets `Retry-After: 1` instead), and
@@ -163,10 +165,13 @@ export function assembleFinalError(ctx: RequestContext, end: LoopEnd, route: Att
   // Every attempt failed as too large for a per-minute window, and that answer is the client's.
   const tooLarge = onlyTooLarge && last?.classification.row === "too_large_for_window" && err === last.error;
   let waitDropped = false;
-  if (err.status === 429 || err.status === 503 || err.status === 529 || !last) {
+  if (err.status === 429 || err.status === 503 || err.status === 529 || !last || (last.classification.row === "empty_reply" && err === last.error)) {
     // SPEC 2.4, 6.3: when the first account is free, from the cooldowns and locks the request's accounts
     // are under after it (not an upstream's raw Retry-After), capped at 6 h like a cooldown; Anthropic's
-    // 529 (overloaded, passed on as it came) is a 503 of that provider's.
+    // 529 (overloaded, passed on as it came) is a 503 of that provider's. A last reply the gateway could
+    // not use (a 200 answered with an HTML page, an empty stream: the empty-reply row's 502) cools no
+    // account down, so its Retry-After is an earlier target's (its 429's reset) when one is cooling
+    // down, as under a last 503 (SPEC 6.3: "a Retry-After header says when the first is free").
     const now = deps.clock.now();
     const free = reached ? accountsFreeAt(reached, deps, hints, now) : undefined;
     if (free !== undefined && (firstFreeAt === undefined || free < firstFreeAt)) firstFreeAt = free;

@@ -1,0 +1,89 @@
+/**
+ * Found in session 45's list ("Not done yet"; fixed in session 46). A combo's first target answers 429
+ * with `Retry-After: 30` (its account cools down until then, SPEC 6.3), the last one answers a 200 the
+ * gateway cannot use (pipeline/commit-failures.ts unusableReply: the empty-reply row, no cooldown). The
+ * client got the 502 with no Retry-After (pipeline/assemble-final-error.ts added one to a final
+ * 429/503/529 only), where the same combo whose last target answers 503 gets `Retry-After: 30`: when the
+ * first target's account is free again (SPEC 6.3: "if accounts were skipped for cooling down, a
+ * Retry-After header says when the first is free").
+ *
+ * Expected: the unusable 200's 502 carries `Retry-After` 29–30, as the 503 does. Before the fix: none.
+ * With no account cooling down (only the unusable 200), still none: nothing says when to come back.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { startFakeUpstream, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
+
+const YAML = `
+providers:
+  - id: p
+    kind: openai
+    base_url: "{{FAKE}}/p/v1"
+  - id: q
+    kind: openai
+    base_url: "{{FAKE}}/q/v1"
+accounts:
+  - id: p-1
+    provider: p
+    api_key: env:KEY_A
+  - id: q-1
+    provider: q
+    api_key: env:KEY_C
+combos:
+  - name: html
+    targets:
+      - model: p/m-html
+      - model: q/m-html
+  - name: text
+    targets:
+      - model: p/m-text
+      - model: q/m-text
+  - name: overloaded
+    targets:
+      - model: p/m-503
+      - model: q/m-503
+`;
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(YAML, { env: { KEY_A: "sk-test-aaaaaaaaaaaa", KEY_C: "sk-test-cccccccccccc" }, fake: await startFakeUpstream() });
+});
+afterAll(async () => {
+  gw?.fake.handle(undefined);
+  await gw?.stop();
+});
+
+const LIMITED: FakeReply = { status: 429, headers: { "retry-after": "30" }, json: { error: { message: "Rate limit reached, try again later", type: "requests", code: "rate_limit_exceeded" } } };
+const LAST: Record<string, FakeReply> = {
+  html: { text: "<!DOCTYPE html><html><head><title>Sign in</title></head><body>Sign in</body></html>", headers: { "content-type": "text/html" } },
+  text: { text: "OK", headers: { "content-type": "text/plain" } },
+  overloaded: { status: 503, json: { error: { message: "The server is overloaded", type: "server_error" } } },
+};
+
+async function chat(model: string, stream: boolean): Promise<Response> {
+  return fetch(`${gw.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model, stream, messages: [{ role: "user", content: "hi" }] }),
+  });
+}
+
+for (const [combo, stream, status] of [
+  ["overloaded", false, 503],
+  ["html", false, 502],
+  ["text", true, 502],
+] as const) {
+  test(`first target 429 Retry-After 30, last ${combo === "overloaded" ? "a 503" : `an unusable 200 (${combo}, ${stream ? "streamed" : "whole"})`}: ${status} with Retry-After 29-30`, async () => {
+    gw.fake.handle((r: ReceivedRequest) => (r.path.startsWith("/p/") ? LIMITED : LAST[combo]));
+    const res = await chat(combo, stream);
+    await res.text();
+    expect({ status: res.status, retryAfter: Number(res.headers.get("retry-after")) >= 29 && Number(res.headers.get("retry-after")) <= 30 ? "29-30" : res.headers.get("retry-after") }).toEqual({ status, retryAfter: "29-30" });
+  });
+}
+
+test("an unusable 200 with no account cooling down: no Retry-After (nothing says when to come back)", async () => {
+  gw.fake.handle(() => LAST.text);
+  const res = await chat("q/alone", false);
+  await res.text();
+  expect({ status: res.status, retryAfter: res.headers.get("retry-after") }).toEqual({ status: 502, retryAfter: null });
+});
