@@ -11,3 +11,10 @@ const bufferIndexOf = Buffer.prototype.indexOf as (this: Uint8Array, value: Uint
 export function indexOfBytes(hay: Uint8Array, needle: Uint8Array, from = 0): number {
   return bufferIndexOf.call(hay, needle, from);
 }
+
+const bufferLastIndexOf = Buffer.prototype.lastIndexOf as (this: Uint8Array, value: Uint8Array, byteOffset?: number) => number;
+
+/** The offset of the last `needle` in `hay` starting at or before `from` (a byte offset; default the end), or -1 (native search; no decode). */
+export function lastIndexOfBytes(hay: Uint8Array, needle: Uint8Array, from = hay.length): number {
+  return from < 0 ? -1 : bufferLastIndexOf.call(hay, needle, from);
+}

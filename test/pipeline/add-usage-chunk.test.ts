@@ -2,7 +2,7 @@
  * pipeline/add-usage-chunk.ts through the native Chat passthrough driver: the usage chunk a client
  * that asked for `include_usage` gets before `data: [DONE]` when the upstream sent none, however the
  * reads split the stream; nothing added to a stream that had usage, failed, or was cut. The added
- * chunk carries the first non-empty `id` of a chunk wherever it comes and however the reads fell (a
+ * chunk carries the last non-empty `id` of a chunk wherever it comes and however the reads fell (a
  * new `chatcmpl-` id when none came): the official `openai` SDK's
  * ChatCompletionStream takes a chunk into its result only `if (chunk.id)`, so without one
  * `finalChatCompletion().usage` is undefined.
@@ -152,5 +152,43 @@ describe("the added usage chunk carries the reply's id however the reads fall", 
     const final = await sdkFinal(out);
     expect(final.usage).toEqual({ prompt_tokens: 3, completion_tokens: 5, total_tokens: 8, prompt_tokens_details: { cached_tokens: 0 }, completion_tokens_details: { reasoning_tokens: 0 } });
     expect(final.choices[0]?.message.content).toBe("Hello there, friend");
+  });
+});
+
+/**
+ * Found in session 45's list ("Not done yet"; fixed in session 46): the added chunk took the stream's
+ * first id, where the openai SDK keeps the last (its ChatCompletionStream copies every chunk's `id`,
+ * `model`, … that has an id into its result, the last one read winning). A stream whose id changed (c-1,
+ * then c-2) got a usage chunk with c-1's head: the SDK's `finalChatCompletion()` then said id c-1 and
+ * model gpt-x, though the upstream ended with c-2 and gpt-y. Expected: the last chunk's id, created,
+ * model and fingerprint, however the reads fall.
+ */
+describe("the added usage chunk carries the last id when the chunks' ids change", () => {
+  const second = (choices: unknown[]) => chunk(choices, { id: "c-2", created: 9, model: "gpt-y", system_fingerprint: "fp_2" });
+  const TEXT2 = second([{ index: 0, delta: { content: " again" }, finish_reason: null }]);
+  const FINISH2 = second([{ index: 0, delta: {}, finish_reason: "stop" }]);
+  const sse = TEXT + TEXT2 + FINISH2 + "data: [DONE]\n\n";
+  const ADDED2 = ADDED.replace('"id":"c-1","object":"chat.completion.chunk","created":7,"model":"gpt-x","system_fingerprint":"fp_1"', '"id":"c-2","object":"chat.completion.chunk","created":9,"model":"gpt-y","system_fingerprint":"fp_2"').replace('"completion_tokens":5,"total_tokens":8', '"completion_tokens":7,"total_tokens":10');
+
+  test("read whole, line by line, or with [DONE] alone: the last chunk's head (c-2, 9, gpt-y, fp_2)", () => {
+    const whole = run(sse);
+    expect(whole).toBe(TEXT + TEXT2 + FINISH2 + ADDED2 + "data: [DONE]\n\n");
+    expect(run(sse, [TEXT.length, TEXT.length + TEXT2.length, sse.indexOf("data: [DONE]")])).toBe(whole);
+    expect(run(sse, [TEXT.length])).toBe(whole);
+    expect(run(sse, [sse.indexOf("data: [DONE]")])).toBe(whole);
+  });
+
+  test("the SDK's final completion has the id the upstream ended with (c-2), all the text and the usage", async () => {
+    const final = await sdkFinal(run(sse));
+    expect({ id: final.id, model: final.model, text: final.choices[0]?.message.content, prompt: final.usage?.prompt_tokens }).toEqual({ id: "c-2", model: "gpt-y", text: "Hello there, friend again", prompt: 3 });
+  });
+
+  test("chunks without an id of their own after c-2 (an empty id, a tool call's id only) leave c-2", () => {
+    const emptyId = `data: ${JSON.stringify({ choices: [], id: "", object: "" })}\n\n`;
+    const callIdOnly = `data: ${JSON.stringify({ id: "", choices: [{ index: 0, delta: { tool_calls: [{ index: 0, id: "call_1", type: "function", function: { name: "f", arguments: "" } }] }, finish_reason: null }] })}\n\n`;
+    const withTail = TEXT + TEXT2 + callIdOnly + emptyId + chunk([{ index: 0, delta: {}, finish_reason: "stop" }], { id: "" });
+    const out = run(withTail + "data: [DONE]\n\n");
+    expect(added(out).id).toBe("c-2");
+    expect(added(run(withTail + "data: [DONE]\n\n", [TEXT.length + TEXT2.length]))).toEqual(added(out));
   });
 });
