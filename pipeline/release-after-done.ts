@@ -5,14 +5,15 @@
  * flushes `[DONE]` and then ends its chunked body (`0\r\n\r\n`) a few ms later; a body cancelled before
  * that end makes the runtime drop the connection instead of keeping it for the next request (a TCP and
  * TLS handshake per request against a real provider: 5 connections for 5 streams, 1 with the wait).
- * The runtime's HTTP client reads the end off the socket without a read of ours, so nothing is read or
- * awaited meanwhile; a server that keeps the connection open after `[DONE]` (keep-alive comments) is
- * cut at the bound, what it sent meanwhile discarded with the reader.
+ * Meanwhile the body is read and what comes is discarded, so nothing piles up unread (an unread body
+ * fills the runtime's and the sockets' buffers, 6.8 MB seen on loopback, before its sender stalls); a
+ * server that sends more than {@link AFTER_DONE_MAX_BYTES} after `[DONE]` is cut at once, one that
+ * keeps the connection open after it (keep-alive comments) at the bound.
  *
- * No timer and no object per reply: the readers wait on one list (two arrays, appended to) under one
- * deadline of the shared sweep (pipeline/deadline-sweep.ts), which cancels those that are due; the
- * cancel itself is what cancelling at `[DONE]` cost, made later (bench-alloc's chat stream lane: the
- * same objects per request).
+ * No timer per reply: the readers wait on one list (two arrays, appended to) under one deadline of the
+ * shared sweep (pipeline/deadline-sweep.ts), which cancels those that are due; the cancel itself is what
+ * cancelling at `[DONE]` cost, made later. The read after `[DONE]` costs a read and its callback per reply
+ * (its result, usually the body's end, and the callback's promise).
  */
 import type { ByteReader } from "./committed-reads.ts";
 import { Deadline } from "./deadline-sweep.ts";
@@ -26,8 +27,29 @@ import { Deadline } from "./deadline-sweep.ts";
  */
 export const RELEASE_AFTER_DONE_MS = 200;
 
-/** The handler of a cancel nobody waits on. */
+/**
+ * The most a body cut at `[DONE]` may send after it before its reader is cancelled at once, bytes: far
+ * more than a server's end of body (5 bytes) or a few keep-alive comments, far less than what would cost
+ * the gateway memory or the upstream's bandwidth to read for nothing.
+ */
+export const AFTER_DONE_MAX_BYTES = 64 * 1024;
+
+/** The handler of a cancel or a read nobody waits on. */
 const ignore = (): void => {};
+
+/**
+ * Reads `reader` (a body cut at `[DONE]`) and discards what comes until it ends, or cancels it once more
+ * than {@link AFTER_DONE_MAX_BYTES} came (`taken` so far); its cancel by the sweep ends the reads too
+ * (a pending read then settles done). Never throws.
+ */
+function discardAfterDone(reader: ByteReader, taken: number): void {
+  reader.read().then((r) => {
+    if (r.done) return;
+    taken += r.value.byteLength;
+    if (taken > AFTER_DONE_MAX_BYTES) void reader.cancel().catch(ignore);
+    else discardAfterDone(reader, taken);
+  }, ignore);
+}
 
 /** The readers waiting, oldest first from {@link head}, and when each is due (performance.now() ms). */
 const waiting: Array<ByteReader | undefined> = [];
@@ -66,11 +88,13 @@ class ReleaseSweep extends Deadline {
 const sweep = new ReleaseSweep();
 
 /**
- * Releases `reader`'s upstream after its reply ended at `[DONE]`: its reader is cancelled
- * {@link RELEASE_AFTER_DONE_MS} from now (at once when the body ended meanwhile: the cancel of an ended
- * body does nothing). Returns at once; never throws.
+ * Releases `reader`'s upstream after its reply ended at `[DONE]`: what the body still sends is read and
+ * discarded, and its reader is cancelled {@link RELEASE_AFTER_DONE_MS} from now (the cancel of a body
+ * that ended meanwhile does nothing), at once when more than {@link AFTER_DONE_MAX_BYTES} came. Returns
+ * at once; never throws. No read of `reader` may be pending.
  */
 export function releaseAfterDone(reader: ByteReader): void {
+  discardAfterDone(reader, 0);
   const due = performance.now() + RELEASE_AFTER_DONE_MS;
   waiting.push(reader);
   dueAts.push(due);
