@@ -73,13 +73,15 @@ for (const [client, path, body, ends] of [
     const text = await res.text();
     const c = conns[before]!;
     for (let i = 0; i < 100 && c.closedAt === undefined; i++) await Bun.sleep(20);
-    expect([res.status, text.includes(ends), text.includes("xxxx")]).toEqual([200, true, false]);
     const closedAfterMs = c.closedAt === undefined ? Infinity : Math.round(c.closedAt - c.doneAt);
     // figures for the commit message: bun test prints them
     console.log(`${client}: closed ${closedAfterMs} ms after [DONE], ${Math.round(c.sent / 1024)} KiB sent after it`);
-    expect(closedAfterMs).toBeLessThan(RELEASE_AFTER_DONE_MS);
-    // the cap and six pieces of slack (what comes while the gateway reads and cancels)
-    expect(c.sent).toBeLessThan(AFTER_DONE_MAX_BYTES + 6 * PIECE_KIB * 1024);
+    // Closed before the bound, having sent the cap and at most a dozen pieces more (what comes while the
+    // gateway reads and cancels; 1 seen on an idle machine, where the bound let 30-40 through).
+    const bound = AFTER_DONE_MAX_BYTES + 12 * PIECE_KIB * 1024;
+    const closed = closedAfterMs < RELEASE_AFTER_DONE_MS ? "before the bound" : `${closedAfterMs} ms after [DONE]`;
+    const sent = c.sent < bound ? "little" : `${Math.round(c.sent / 1024)} KiB`;
+    expect({ status: res.status, ends: text.includes(ends), flood: text.includes("xxxx"), closed, sent }).toEqual({ status: 200, ends: true, flood: false, closed: "before the bound", sent: "little" });
     // the list the sweep cancels from empties at its bound, as before
     for (let i = 0; i < 50 && readersAwaitingRelease() > 0; i++) await Bun.sleep(20);
     expect(readersAwaitingRelease()).toBe(0);
