@@ -26,6 +26,7 @@ import { adminAccess, type AdminAuth } from "../admin/access.ts";
 import { readJson } from "../admin/replies.ts";
 import { SignInThrottle, signInRefusal } from "../admin/sign-in-throttle.ts";
 import { clearedSessionCookies, CSRF_HEADER, safeEqual, sessionCookie, type Session, type SessionBook } from "../admin/sessions.ts";
+import { requestUrl } from "../http/browser-guard.ts";
 
 /** The pages of the app (each is also a path under /dashboard). */
 export const PAGES = ["overview", "accounts", "routing", "calls", "usage", "keys", "setup"] as const;
@@ -165,12 +166,12 @@ ${css.map((c) => `<link rel="stylesheet" href="/dashboard/assets/${c}">`).join("
 
 /** The request's own origin (`http://host:port`), from its URL and Host header. */
 function ownOrigin(request: Request): string {
-  const url = new URL(request.url);
+  const url = requestUrl(request.url);
   const host = request.headers.get("host") ?? url.host;
   return `${url.protocol}//${host}`;
 }
 
-const isSecure = (request: Request) => new URL(request.url).protocol === "https:" || request.headers.get("x-forwarded-proto") === "https";
+const isSecure = (request: Request) => requestUrl(request.url).protocol === "https:" || request.headers.get("x-forwarded-proto") === "https";
 
 /** The dashboard routes as an Elysia plugin. */
 export function dashboardRoutes(deps: DashboardDeps) {
@@ -197,10 +198,10 @@ export function dashboardRoutes(deps: DashboardDeps) {
     .get("/dashboard", page as never)
     .get("/dashboard/", page as never)
     .get("/dashboard/:page", (async (ctx: { request: Request; server: unknown; params: { page: string } }) => {
-      if (!(PAGES as readonly string[]).includes(ctx.params.page)) return notFoundPage(new URL(ctx.request.url).pathname);
+      if (!(PAGES as readonly string[]).includes(ctx.params.page)) return notFoundPage(requestUrl(ctx.request.url).pathname);
       return page(ctx);
     }) as never)
-    .get("/dashboard/*", ({ request }) => notFoundPage(new URL(request.url).pathname))
+    .get("/dashboard/*", ({ request }) => notFoundPage(requestUrl(request.url).pathname))
     .get("/dashboard/assets/:name", async ({ params }) => {
       const f = (await files()).get(params.name);
       if (!f) return jsonError(404, `No dashboard asset ${params.name}.`, "not_found_error");

@@ -298,10 +298,26 @@ export function browserGuard(request: Request, policy: BrowserPolicy): BrowserVe
   return { headers };
 }
 
-/** The path of a request URL without parsing the whole URL (`http://host/path?query` → `/path`), not decoded. */
+/**
+ * The path of a request URL without parsing the whole URL (`http://host/path?query` → `/path`), not
+ * decoded. Bun's `request.url` is the bare request target (`/path?query`, no scheme or authority) when
+ * the request has no Host or an empty one (`Host:`; HTTP/1.0 without Host): that is its own path from
+ * its first character (`//v1/x` included), where `new URL(request.url)` throws. One scan, no URL object
+ * (every request of the API reads it: issue 17).
+ */
 export function pathOf(url: string): string {
-  const start = url.indexOf("/", url.indexOf("//") + 2);
+  const start = url.charCodeAt(0) === 47 /* "/" */ ? 0 : url.indexOf("/", url.indexOf("//") + 2);
   if (start < 0) return "/";
   const q = url.indexOf("?", start);
   return q < 0 ? url.slice(start) : url.slice(start, q);
+}
+
+/**
+ * `request.url` as a URL object, for the few readers that need more than {@link pathOf} (a normalised
+ * pathname, the protocol, the host): Bun's bare request target of a request with no or an empty `Host`
+ * (`/v1/models/x`, see {@link pathOf}) is read as a path of `http://localhost`, where `new URL(url)`
+ * throws (a 500 until 2026-12-07). A full URL is parsed as it is.
+ */
+export function requestUrl(url: string): URL {
+  return new URL(url.charCodeAt(0) === 47 /* "/" */ ? `http://localhost${url}` : url);
 }

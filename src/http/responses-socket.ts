@@ -56,6 +56,7 @@ import { isObj } from "../../formats/json.ts";
 import { RequestText } from "../../formats/write-body-json.ts";
 import { hubError, type HubError } from "../../formats/hub.ts";
 import { previousResponseIdError } from "../../formats/openai-responses/parse.ts";
+import { requestUrl } from "./browser-guard.ts";
 
 /**
  * Whether the socket to a client at `peer` (its TCP address) takes the permessage-deflate extension its
@@ -366,7 +367,7 @@ export class ResponsesSocketSession {
       else this.headers.delete("openai-beta");
     }
     this.headers.set("content-type", "application/json");
-    const u = new URL(opts.upgrade.url);
+    const u = requestUrl(opts.upgrade.url); // a bare request target too (no Host: src/http/browser-guard.ts pathOf)
     this.url = `${u.protocol}//${u.host}/v1/responses`;
     // The browser rules vouched for the upgrade's Origin (or not): the frames inherit that verdict.
     if (opts.upgrade.headers.has("origin") && !isRemote("127.0.0.1", opts.upgrade.headers)) vouchForOrigin(this.headers);

@@ -9,7 +9,7 @@ import { Elysia } from "elysia";
 import { errorResponse, type Endpoint, type Gateway } from "../../pipeline/index.ts";
 import { hubError, type WireFormat } from "../../formats/hub.ts";
 import { refusedUpgrade, ResponsesSocketSession, takesDeflateFrom, type SocketLike } from "./responses-socket.ts";
-import { browserGuard, collapseSlashes, formatForPath, pathOf, type BrowserPolicy, type BrowserRefusal, type BrowserVerdict } from "./browser-guard.ts";
+import { browserGuard, collapseSlashes, formatForPath, pathOf, requestUrl, type BrowserPolicy, type BrowserRefusal, type BrowserVerdict } from "./browser-guard.ts";
 import { pathHint, rootAnswer } from "./path-aliases.ts";
 import { StoreError } from "../store/types.ts";
 import { closeIfBodyUnread, drainDeadlineMs, holdOpen, unreadBodyAnswer } from "./keep-alive.ts";
@@ -223,7 +223,7 @@ export function bodyLimit(request: Request): Response | undefined {
   if (!tooLarge && !unsized) return undefined;
   // The API routes read their bodies with the guard's own limit (SPEC G-4).
   // `/v1//chat/completions` is served as `/v1/chat/completions` (src/http/path-aliases.ts).
-  const url = new URL(request.url).pathname;
+  const url = requestUrl(request.url).pathname;
   const path = collapseSlashes(url) ?? url;
   if (GUARDED_PATHS.has(path)) return undefined;
   if (request.method === "POST" && GEMINI_PREFIXES.some((p) => path.startsWith(p))) return undefined;
@@ -423,8 +423,12 @@ export function createServer(deps: ServerDeps) {
     return deps.gateway.handle({ request, endpoint, peer: server?.requestIP(request)?.address });
   };
   const noParse = { parse: "none" as const };
-  /** A Gemini handler as an Elysia route (`path` as its router cut it from the URL: no query, not decoded). */
-  const elysiaGemini = (serve: ReturnType<typeof geminiApi>) => ({ request, server, path }: { request: Request; server: PeerSource | null; path: string }) => serve(request, server, path);
+  /**
+   * A Gemini handler as an Elysia route, with the request's path ({@link pathOf}: no query, not decoded).
+   * Not Elysia's `path`, which it cuts at the first "/" after the URL's 11th character: a bare request
+   * target (no or an empty Host) lost its first segments (`/v1beta/models/gem/x` → `/x`).
+   */
+  const elysiaGemini = (serve: ReturnType<typeof geminiApi>) => ({ request, server }: { request: Request; server: PeerSource | null }) => serve(request, server, pathOf(request.url));
   /** `GET /v1beta/models` (and `/v1/models` asked by a Gemini client): the Gemini list shape, its key rules. */
   const geminiList = (request: Request, server: PeerSource | null) => {
     const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
@@ -435,7 +439,7 @@ export function createServer(deps: ServerDeps) {
    * `GET /v1beta/models/{model}` (and `/v1/models/{model}` asked by a Gemini client); `prefix` is the path's
    * part before the id; `path` the path served (the URL's, or its collapsed form: src/http/path-aliases.ts).
    */
-  const geminiOne = (request: Request, server: PeerSource | null, prefix: string, path = new URL(request.url).pathname) => {
+  const geminiOne = (request: Request, server: PeerSource | null, prefix: string, path = requestUrl(request.url).pathname) => {
     const denied = deps.authorize?.(request, server?.requestIP(request)?.address, "gemini");
     if (denied) return denied;
     let id: string;
@@ -546,7 +550,7 @@ export function createServer(deps: ServerDeps) {
     .post("/v1/v1/messages/count_tokens", api("count_tokens") as never, noParse)
     .get("/v1/models", (({ request, server }: { request: Request; server: PeerSource | null }) => modelList(request, server)) as never)
     // Model ids carry the provider prefix (`glm/glm-5.3`): the rest of the path is the id, slashes included.
-    .get("/v1/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => modelOne(request, server, new URL(request.url).pathname)) as never)
+    .get("/v1/models/*", (({ request, server }: { request: Request; server: PeerSource | null }) => modelOne(request, server, requestUrl(request.url).pathname)) as never)
     // Gemini (SPEC 2.1): the same POST routes under /v1beta/models/ and /v1/models/ (@google/genai's default).
     .post("/v1beta/models/*", elysiaGemini(geminiApi(deps, "/v1beta/models/")) as never, noParse)
     .post("/v1/models/*", elysiaGemini(geminiApi(deps, "/v1/models/")) as never, noParse)
@@ -565,13 +569,13 @@ export function createServer(deps: ServerDeps) {
         // caller it refuses gets its 401 / 403 and learns neither which paths exist nor their methods.
         const refused = await deps.adminRefusal?.(request, server?.requestIP(request)?.address);
         if (refused) return refused;
-        const path = new URL(request.url).pathname;
+        const path = requestUrl(request.url).pathname;
         const allow = allowedMethods(app.routes as readonly ListedRoute[], "/admin/api/", path);
         if (allow === undefined) return notFound(request.method, path);
         const takes = allow.replace(/, (?=[A-Z]+$)/, " or ");
         return json(405, { error: { message: `The method ${request.method} is not allowed on ${path}; it takes ${takes}.`, type: "invalid_request_error", param: null, code: "method_not_allowed" } }, { allow });
       }
-      const path = new URL(request.url).pathname.slice("/admin/api".length) || "/";
+      const path = requestUrl(request.url).pathname.slice("/admin/api".length) || "/";
       // The live event stream is open for as long as its reader wants (src/http/keep-alive.ts).
       if (path === "/events") holdOpen(server, request);
       return deps.admin(request, server?.requestIP(request)?.address, path);
@@ -585,12 +589,15 @@ export function createServer(deps: ServerDeps) {
     });
   /** The answer of an error Elysia caught (`onError`), or of a path no route matched. */
   function errorAnswerOf(code: unknown, request: Request, error: unknown, server: unknown): Response | Promise<Response> {
-    const path = new URL(request.url).pathname;
+    const path = requestUrl(request.url).pathname;
     if (code === "NOT_FOUND") {
       // A base URL ending in "/" (`/v1//chat/completions`): served as the collapsed path; a base URL
       // without /v1 or an endpoint not served: a 404 that says so (src/http/path-aliases.ts).
+      // A bare request target (no or an empty Host: browser-guard.ts pathOf), which Elysia cuts at the first
+      // "/" after its 11th character (`/v1/models/oai/x` looked up as `/x`): served by its own path too.
       const collapsed = collapseSlashes(path);
-      const served = collapsed === undefined ? undefined : servedAlias(request, server as PeerSource | null, collapsed);
+      const bare = request.url.charCodeAt(0) === 47; /* "/" */
+      const served = collapsed === undefined && !bare ? undefined : servedAlias(request, server as PeerSource | null, collapsed ?? path);
       if (served !== undefined) return served;
       const asked = collapsed ?? path;
       return (

@@ -4,7 +4,7 @@
  * The rules as a client meets them are tested through the gateway in test/e2e/browser-guard.test.ts.
  */
 import { describe, expect, test } from "bun:test";
-import { browserGuard, clientSurface, formatForPath, hostAllowed, parseHostHeader, type BrowserPolicy } from "../../src/http/browser-guard.ts";
+import { browserGuard, clientSurface, formatForPath, hostAllowed, parseHostHeader, pathOf, requestUrl, type BrowserPolicy } from "../../src/http/browser-guard.ts";
 
 const policy: BrowserPolicy = { bindHost: "127.0.0.1", allowedHosts: ["gateway.lan"], corsOrigins: [] };
 
@@ -84,5 +84,25 @@ describe("what server.cors_origins opens: the client API only", () => {
     const v1 = ask("/v1/chat/completions");
     expect(v1.response?.status).toBe(204);
     expect(v1.response?.headers.get("access-control-allow-origin")).toBe("http://localhost:5173");
+  });
+});
+
+describe("the path of a request URL", () => {
+  test("a full URL's path without its query; a bare request target (no or an empty Host) is its own path", () => {
+    const cases: [string, string][] = [
+      ["http://127.0.0.1:20128/v1/chat/completions?x=1", "/v1/chat/completions"],
+      ["http://127.0.0.1:20128//v1//chat/completions", "//v1//chat/completions"],
+      ["http://127.0.0.1:20128", "/"],
+      ["/v1/chat/completions", "/v1/chat/completions"],
+      ["/v1beta/models/gem/gemini-x:streamGenerateContent?alt=sse", "/v1beta/models/gem/gemini-x:streamGenerateContent"],
+      ["//v1//messages?beta=true", "//v1//messages"],
+      ["/", "/"],
+    ];
+    expect(cases.map(([url]) => [url, pathOf(url)])).toEqual(cases);
+  });
+
+  test("requestUrl reads a bare request target as a path of http://localhost, a full URL as it is", () => {
+    expect([requestUrl("/v1/models/oai/x?key=k").pathname, requestUrl("//v1//models").pathname, requestUrl("/v1/models/oai/x").host]).toEqual(["/v1/models/oai/x", "//v1//models", "localhost"]);
+    expect(requestUrl("http://127.0.0.1:20128/admin/api/keys").href).toBe("http://127.0.0.1:20128/admin/api/keys");
   });
 });
