@@ -49,11 +49,17 @@ export interface RequestHead {
  * A request body a transport already read and parsed (a Responses WebSocket frame, SPEC 2.5): the JSON
  * object, and its UTF-8 bytes (what the request's `rawBody` would have been), which the transport may
  * make only when they are first read ({@link bodyBytes}): a translated request never reads them. The
- * guard checks the size limit (SPEC G-4) on `maxBytes`, and on `bytes` only when that bound is over the
- * limit; it does not read or parse the body again.
+ * guard checks the size limit (SPEC G-4) on the text as received (`sent`), and on `maxBytes`, and on
+ * `bytes` only when that bound is over the limit; it does not read or parse the body again.
  */
 export interface ReceivedBody {
   readonly value: Record<string, unknown>;
+  /**
+   * The text the client sent the body in, when it has one (a WebSocket frame: its envelope fields,
+   * `previous_response_id` and whitespace included): its UTF-8 bytes count against the body limit as an
+   * HTTP body's do (SPEC G-4), whatever `bytes` (re-serialised, compact) would measure.
+   */
+  readonly sent?: string;
   /** The body's UTF-8 bytes (JSON text of `value`). */
   readonly bytes: Uint8Array;
   /** An upper bound of `bytes.byteLength`, known without making the bytes. */

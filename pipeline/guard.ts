@@ -241,11 +241,14 @@ function tooLarge(limit: number): HubError {
 }
 
 /**
- * SPEC G-4 for a body an event transport parsed already (SPEC 2.5's frames): the 413 error when it is
- * over `maxBodyBytes` bytes, else undefined. Its bytes are made (and counted) only when its bound
- * (`maxBytes`) does not already place it under the limit.
+ * SPEC G-4 for a body an event transport parsed already (SPEC 2.5's frames): the 413 error when the text
+ * it was sent in (`sent`, as received: UTF-8 bytes, 1 to 3 per UTF-16 code unit, counted only when that
+ * range straddles the limit) or the body itself is over `maxBodyBytes` bytes, else undefined. The
+ * body's bytes are made (and counted) only when its bound (`maxBytes`) does not already place it under.
  */
 export function receivedTooLarge(received: ReceivedBody, maxBodyBytes: number): HubError | undefined {
+  const sent = received.sent;
+  if (sent !== undefined && sent.length * 3 > maxBodyBytes && (sent.length > maxBodyBytes || Buffer.byteLength(sent, "utf8") > maxBodyBytes)) return tooLarge(maxBodyBytes);
   return received.maxBytes > maxBodyBytes && received.bytes.byteLength > maxBodyBytes ? tooLarge(maxBodyBytes) : undefined;
 }
 

@@ -39,8 +39,8 @@
  * - `stream_id` (the openai SDK's WebSocket lanes, WebSocket-only) is not part of the body: every frame
  *   answering that `response.create` carries it. Lanes share the one-at-a-time order. A value that is
  *   no lane id ({@link LANE_ID}) is an error frame (400 naming `stream_id`), not echoed.
- * - A frame over the body limit (`server.max_body_bytes`) is the guard's 413 whatever else is wrong
- *   with it, as over HTTP, where the body's size is checked before any of its fields ({@link refuse}).
+ * - A frame over the body limit (`server.max_body_bytes`; its UTF-8 bytes as received) is the guard's
+ *   413 whatever else is wrong with it, as over HTTP, where the body's size is checked first ({@link refuse}).
  *
  * The socket closes after `idleMs` (config `server.websocket_idle_timeout_ms`, default 10 min) without frames in either direction, and when the
  * client closes; closing aborts the request in flight, which cancels the upstream call (SPEC 6.4).
@@ -253,8 +253,10 @@ class FrameBody implements ReceivedBody {
     readonly value: Record<string, unknown>,
     sourceChars: number,
     readonly requestText?: RequestText,
-    /** A frame that is not a JSON object: its text stands for the body's bytes (a refusal's size, {@link ResponsesSocketSession.refuse}). */
-    private readonly unparsed?: string,
+    /** The frame's text as received: its UTF-8 bytes are the body's size (SPEC G-4; pipeline/context.ts ReceivedBody). */
+    readonly sent?: string,
+    /** A frame that is not a JSON object: its text (`sent`) stands for the body's bytes too. */
+    private readonly unparsed = false,
   ) {
     // The members the socket adds: `"stream":true`, and a string `input` made one message item (~80).
     this.maxBytes = SERIALISED_PER_SOURCE_CHAR * sourceChars + 256;
@@ -263,7 +265,7 @@ class FrameBody implements ReceivedBody {
   readonly maxBytes: number;
 
   get bytes(): Uint8Array {
-    return (this.made ??= utf8.encode(this.unparsed ?? JSON.stringify(this.value)));
+    return (this.made ??= utf8.encode(this.unparsed && this.sent !== undefined ? this.sent : JSON.stringify(this.value)));
   }
 }
 
@@ -534,7 +536,7 @@ export class ResponsesSocketSession {
     }
     if (generate === false) {
       // Held to the body limit as a generating request is (the guard's 413), though it goes nowhere upstream.
-      const received = new FrameBody({ ...body, input, stream: true }, chars);
+      const received = new FrameBody({ ...body, input, stream: true }, chars, undefined, text);
       const over = this.opts.gateway.overBodyLimit?.(received);
       if (over) return this.refuse(over, received);
       return this.warmUp(body, input, chars);
@@ -550,14 +552,14 @@ export class ResponsesSocketSession {
    * `"transport":"websocket"`, outcome `rejected`), counted (`switchyard_requests_total`) and recorded
    * (a Calls row, its route trace) as the same refusal over HTTP is; the answer becomes the error frame.
    * `body`: the frame's body as far as it was read (its `model` names the refused request), or the
-   * {@link FrameBody} already made of it (its 413); `text`: the frame's text (its length bounds the
-   * body's bytes), which stands for the body when `unparsed` (a frame that is no JSON object).
-   * A body over the limit in force gets the guard's 413 instead of `err`, as the same body over HTTP
-   * does (the guard measures a body before it reads a field, SPEC G-4): until 2026-12-07 a frame too
-   * large that named no model was a 400 `model` error here and a 413 over HTTP.
+   * {@link FrameBody} already made of it (its 413); `text`: the frame's text as received, whose UTF-8
+   * bytes are the body's size, and which stands for the body when `unparsed` (no JSON object). A frame
+   * over the limit in force gets the guard's 413 instead of `err`, as the same bytes over HTTP do (the
+   * guard measures a body as sent before it reads a field, SPEC G-4; until 2026-12-07 the body
+   * re-serialised without the envelope and whitespace was measured: a 400 here where HTTP said 413).
    */
   private async refuse(err: HubError, body: Obj | FrameBody, text = "", unparsed = false): Promise<void> {
-    const received = body instanceof FrameBody ? body : new FrameBody(body, text.length, undefined, unparsed ? text : undefined);
+    const received = body instanceof FrameBody ? body : new FrameBody(body, text.length, undefined, text, unparsed);
     if (!(body instanceof FrameBody)) err = this.opts.gateway.overBodyLimit?.(received) ?? err;
     const request: RequestHead = { url: this.url, headers: this.headers, signal: new AbortController().signal };
     const res = await this.opts.gateway.handle({ request, body: received, endpoint: "responses", peer: this.opts.peer, transport: "websocket", refusal: err });
@@ -654,7 +656,7 @@ export class ResponsesSocketSession {
       ready: () => this.ready(),
     };
     try {
-      const res = await this.opts.gateway.handle({ request, body: new FrameBody(body, inputChars, text), endpoint: "responses", peer: this.opts.peer, transport: "websocket", events: sink });
+      const res = await this.opts.gateway.handle({ request, body: new FrameBody(body, inputChars, text, typeof text.source === "string" ? text.source : undefined), endpoint: "responses", peer: this.opts.peer, transport: "websocket", events: sink });
       // A committed reply has no body: its events came or come to the sink, which is then ended.
       if (res.status !== 200 || res.body) return await this.refused(res);
       await done;
