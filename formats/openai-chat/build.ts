@@ -28,6 +28,7 @@ import { forcesTool, holdsCacheMarkers } from "../request-marks.ts";
 import { withArticle } from "../article.ts";
 import { OPENAI_TOOL_NAMES, registerToolNames, renamedToolWarnings, ToolNameMap } from "../tool-names.ts";
 import { namedToolReferences } from "../tool-references.ts";
+import { appendMovedDescriptions, fitDescription, type MovedDescription, movedDescriptionsRole } from "./long-descriptions.ts";
 
 function joinText(parts: HubPart[], sep: string): string {
   let out = "";
@@ -315,22 +316,6 @@ class Builder {
   }
 }
 
-/** The longest function `description` OpenAI's Chat Completions API takes, in characters (its 400 `string_above_max_length` names the limit). */
-export const OPENAI_DESCRIPTION_MAX = 1024;
-
-/**
- * `description` as OpenAI's Chat API takes it: unchanged up to {@link OPENAI_DESCRIPTION_MAX}
- * characters (Unicode code points), else its first 1023 and "…", reported as a `changed_field`
- * warning naming tool `name` (the client's name) and both lengths.
- */
-function fitDescription(name: string, description: string, w: Warnings): string {
-  if (description.length <= OPENAI_DESCRIPTION_MAX) return description;
-  const chars = [...description];
-  if (chars.length <= OPENAI_DESCRIPTION_MAX) return description;
-  w.add("changed_field", `The description of the tool "${name}" has ${chars.length} characters; OpenAI's Chat Completions API takes at most ${OPENAI_DESCRIPTION_MAX}, so it was cut to that length.`);
-  return chars.slice(0, OPENAI_DESCRIPTION_MAX - 1).join("") + "…";
-}
-
 /**
  * Hub request → Chat provider body (REFERENCE §2.1, §5.3–5.12; SPEC F-7). Target kinds: `openai`
  * (token limit as `max_completion_tokens`, never `max_tokens`: OpenAI reasoning models reject it,
@@ -358,10 +343,14 @@ function fitDescription(name: string, description: string, w: Warnings): string 
  *   `decoderHints.toolNames` gives the decoders the way back to the client's. Names that fit are sent
  *   as they are (the prompt cache sees the same tools).
  * - tools: `{type:"function",function:{name,description?,parameters,strict?}}`; no description → the
- *   key is omitted, never null (B35). For `openai`, a description over {@link OPENAI_DESCRIPTION_MAX}
- *   characters is cut to that length, ending in "…", with a `changed_field` warning naming the tool
- *   (OpenAI answers 400 `string_above_max_length` to a longer one: Claude Code's and Gemini CLI's
- *   tools have descriptions of 1100–3500 characters). Provider tools of another format are dropped with a warning.
+ *   key is omitted, never null (B35). For `openai`, a description over 1024 characters
+ *   (long-descriptions.ts `OPENAI_DESCRIPTION_MAX`; OpenAI answers 400 `string_above_max_length` to a
+ *   longer one: Claude Code's and Gemini CLI's tools have descriptions of 1100–3500 characters) keeps
+ *   its first part in the tool, cut at a paragraph, line, sentence or word end and ending in a
+ *   pointer, and its rest goes after the leading system/developer message's text, one section per
+ *   such tool in tool order (a `system` message first when there is none): long-descriptions.ts
+ *   `fitDescription`, with a `changed_field` warning naming the tool. Provider tools of another format
+ *   are dropped with a warning.
  *   `tool_choice` / `parallel_tool_calls` only when tools are sent (OpenAI rejects them otherwise). An
  *   `allowed` choice → `allowed_tools` for `openai` and a Chat client's own; for another client's
  *   request to a third-party server → only the allowed tools declared, with its mode as `tool_choice`
@@ -432,11 +421,13 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
   const body: Json = { model: target.model, messages };
 
   const tools: Json[] = [];
+  const moved: MovedDescription[] = []; // descriptions' rests over OpenAI's limit, for the system message
+  const movedRole = movedDescriptionsRole(messages);
   // Responses `custom` (freeform) tools become one-string-argument function tools (formats/tool-kinds.ts).
   for (const t of portableTools(withoutDeferPlaceholder(req.tools))) {
     if (t.kind === "function") {
       const fn: Json = { name: b.names.map(t.name) };
-      if (t.description !== undefined && t.description !== null) fn.description = openai ? fitDescription(t.name, t.description, b.w) : t.description;
+      if (t.description !== undefined && t.description !== null) fn.description = openai ? fitDescription(t.name, fn.name as string, t.description, movedRole, moved, b.w) : t.description;
       fn.parameters = t.parameters ?? { type: "object", properties: {} };
       if (typeof t.strict === "boolean") fn.strict = t.strict;
       tools.push({ type: "function", function: fn });
@@ -448,6 +439,7 @@ export function buildRequest(req: HubRequest, target: BuildTarget): BuiltRequest
       b.w.add("dropped_tool", `The ${t.format} tool ${which ? `"${which}" ` : ""}cannot be sent to a Chat Completions upstream; it was dropped.`);
     }
   }
+  appendMovedDescriptions(messages, moved);
   let tc = req.toolChoice;
   if (tc?.type === "allowed" && !openai && req.source.format !== "openai-chat") {
     // Third-party servers may not know allowed_tools (vLLM's and OpenRouter's tool_choice take the

@@ -30,11 +30,14 @@ describe("a long namespace description is not repeated on every member", () => {
     expect(JSON.stringify((translateBody("openai-responses", codex(LONG, 40), "openai-chat", "openai-compatible").body as any).tools)).toBe(JSON.stringify(tools));
   });
 
-  test("Chat on OpenAI's own API: the first member's description is cut to OpenAI's 1024 characters, the others still point to it", () => {
+  test("Chat on OpenAI's own API: the first member's description is split at OpenAI's 1024 characters (the rest in the system message), the others still point to it", () => {
     const built = translateBody("openai-responses", codex(LONG, 3), "openai-chat", "openai");
     const tools = (built.body as any).tools as Array<{ function: { name: string; description: string } }>;
     expect(tools[0]!.function.description.length).toBeLessThanOrEqual(1024);
     expect(tools[0]!.function.description.startsWith(LONG.slice(0, 500))).toBe(true);
+    expect(tools[0]!.function.description.endsWith(' (continued in the system message under "Tool mcp__docs__tool_0")')).toBe(true);
+    const head = tools[0]!.function.description.slice(0, -' (continued in the system message under "Tool mcp__docs__tool_0")'.length);
+    expect((built.body as any).messages[0]).toEqual({ role: "system", content: `## Tool mcp__docs__tool_0 (description continued)\n\n${`${LONG}\n\nTool 0.`.slice(head.length).trimStart()}` });
     expect(tools[1]!.function.description).toBe("(Part of namespace mcp__docs__: see mcp__docs__tool_0 for its description.)\n\nTool 1.");
   });
 

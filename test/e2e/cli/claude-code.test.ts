@@ -75,6 +75,26 @@ function expectToolRoundTrip(fake: FakeUpstream, r: ClaudeRun) {
   expect(r.json?.num_turns, story).toBeGreaterThanOrEqual(2);
 }
 
+/**
+ * On OpenAI's own Chat API (descriptions ≤ 1024 characters): Claude Code's Agent tool description (over
+ * 3,000 characters, its subagent types at the end) ends in a pointer and its rest is in the system
+ * message; both requests of the round trip start with the same bytes up to the end of the system
+ * message, tools the same (the prompt cache).
+ */
+function expectMovedDescriptions(fake: FakeUpstream, r: ClaudeRun) {
+  const reqs = modelRequests(fake);
+  const story = r.describe(`--- upstream requests ---\n${summarizeRequests(fake)}`);
+  const agent = reqs[0]!.body.tools.find((t: any) => t.function.name === "Agent")?.function.description as string;
+  expect(agent.endsWith(' (continued in the system message under "Tool Agent")'), story).toBe(true);
+  const system = reqs[0]!.body.messages[0];
+  expect(system.role, story).toBe("system");
+  expect(system.content, story).toContain("\n\n## Tool Agent (description continued)\n\n");
+  const upToSystem = (raw: string) => raw.slice(0, raw.indexOf(JSON.stringify(system.content)) + JSON.stringify(system.content).length);
+  expect(upToSystem(reqs[1]!.raw), story).toBe(upToSystem(reqs[0]!.raw));
+  expect(upToSystem(reqs[0]!.raw).length, story).toBeGreaterThan(JSON.stringify(system.content).length);
+  expect(JSON.stringify(reqs[1]!.body.tools), story).toBe(JSON.stringify(reqs[0]!.body.tools));
+}
+
 describe("Claude Code straight to the fake (control, no gateway)", () => {
   test(
     "tool round trip",
@@ -131,6 +151,7 @@ for (const lane of LANES) {
         expectSuccess(r, suite.gw.fake, finalTextFor(lane.name));
         await expectLane(suite.gw, lane, r, logStart);
         expectToolRoundTrip(suite.gw.fake, r);
+        if (lane.upstreamModel === "gpt-4.1") expectMovedDescriptions(suite.gw.fake, r);
       }),
       CLI_TEST_TIMEOUT_MS,
     );

@@ -1,0 +1,103 @@
+/**
+ * Function descriptions over OpenAI's Chat limit (1024 characters: its 400 `string_above_max_length`,
+ * test/support/upstream-rules.ts): the first part stays in the tool, the rest goes to the request's
+ * leading system (or developer) message, so the model still reads all of it. Claude Code's Agent tool
+ * (3,225 characters: its list of subagent types is at the end) and Bash (2,110), Gemini CLI's replace
+ * (2,063) have such descriptions. Pure; used by build.ts for kind `openai` only.
+ */
+import type { Warnings } from "../hub.ts";
+import type { JsonObject as Json } from "../json.ts";
+
+/** The longest function `description` OpenAI's Chat Completions API takes, in characters (its 400 `string_above_max_length` names the limit). */
+export const OPENAI_DESCRIPTION_MAX = 1024;
+
+/** A description's rest, moved out of its tool: `name` as the tool is sent (the name the model sees). */
+export interface MovedDescription {
+  readonly name: string;
+  readonly rest: string;
+}
+
+/** The pointer ending a cut description: where its rest is. `role`: the message's (`system` or `developer`). */
+export function continuedPointer(name: string, role: string): string {
+  return ` (continued in the ${role} message under "Tool ${name}")`;
+}
+
+/** The system-message section holding the rest of tool `name`'s description. */
+export function movedSection(m: MovedDescription): string {
+  return `## Tool ${m.name} (description continued)\n\n${m.rest}`;
+}
+
+/**
+ * Where `window` (a description's first characters) is cut: the end of its last paragraph, else line,
+ * else sentence, in its second half; else its last space there (`mid`: a sentence goes on in the rest);
+ * undefined when none (a hard cut). Returns UTF-16 indices into `window`: `end` of the part kept,
+ * `next` where the rest starts (the separator dropped).
+ */
+function boundary(window: string): { end: number; next: number; mid: boolean } | undefined {
+  const min = Math.floor(window.length / 2);
+  const para = window.lastIndexOf("\n\n");
+  if (para >= min) return { end: para, next: para + 2, mid: false };
+  const line = window.lastIndexOf("\n");
+  if (line >= min) return { end: line, next: line + 1, mid: false };
+  const sentence = Math.max(window.lastIndexOf(". "), window.lastIndexOf("! "), window.lastIndexOf("? "));
+  if (sentence >= min) return { end: sentence + 1, next: sentence + 2, mid: false };
+  const space = window.lastIndexOf(" ");
+  if (space >= min) return { end: space, next: space + 1, mid: true };
+  return undefined;
+}
+
+/**
+ * `description` as OpenAI's Chat API takes it: unchanged up to {@link OPENAI_DESCRIPTION_MAX}
+ * characters (Unicode code points); else its first part, cut at the last paragraph, line, sentence or
+ * word end that leaves room ({@link boundary}; "…" after a word or a hard cut), then
+ * {@link continuedPointer}, at most 1024 characters in all; the rest (leading whitespace dropped) is
+ * pushed on `moved` under `sentName`, for {@link appendMovedDescriptions} (whitespace at the end of the
+ * description is dropped, and a description that then fits is sent so, without a warning). Reported as a
+ * `changed_field` warning naming tool `name` (the client's name), both lengths and where the rest went.
+ * Deterministic: the same description and names give the same bytes (the prompt cache).
+ */
+export function fitDescription(name: string, sentName: string, description: string, role: string, moved: MovedDescription[], w: Warnings): string {
+  if (description.length <= OPENAI_DESCRIPTION_MAX) return description;
+  const chars = [...description];
+  if (chars.length <= OPENAI_DESCRIPTION_MAX) return description;
+  const trimmed = description.trimEnd(); // whitespace at the end is not worth a section
+  if ([...trimmed].length <= OPENAI_DESCRIPTION_MAX) return trimmed;
+  const pointer = continuedPointer(sentName, role);
+  const room = OPENAI_DESCRIPTION_MAX - [...pointer].length - 1; // 1: for a "…"
+  const window = chars.slice(0, room).join("");
+  const at = boundary(window);
+  const head = at ? window.slice(0, at.end).trimEnd() + (at.mid ? "…" : "") : window + "…";
+  const rest = trimmed.slice(at ? at.next : window.length).trimStart();
+  moved.push({ name: sentName, rest });
+  const kept = [...head].length;
+  w.add(
+    "changed_field",
+    `The description of the tool "${name}" has ${chars.length} characters; OpenAI's Chat Completions API takes at most ${OPENAI_DESCRIPTION_MAX}, so its first ${kept} stayed in the tool and the rest was moved to the ${role} message, under "Tool ${sentName}".`,
+  );
+  return head + pointer;
+}
+
+/**
+ * The role of the message the moved descriptions go to: the leading message's when it is a `system`
+ * or `developer` one with text content (the client's own system text, as the builder wrote it), else
+ * `system` (a message {@link appendMovedDescriptions} adds).
+ */
+export function movedDescriptionsRole(messages: readonly Json[]): string {
+  const lead = messages[0];
+  return lead && (lead.role === "system" || lead.role === "developer") && typeof lead.content === "string" ? lead.role : "system";
+}
+
+/**
+ * Puts the {@link movedSection}s of `moved` (in tool order) after the leading system/developer
+ * message's text, a blank line between; with no such message ({@link movedDescriptionsRole}), a
+ * `system` message holding them goes first. The sections depend on the tools only, so the same tools
+ * and system text give the same bytes every turn. Mutates `messages`.
+ */
+export function appendMovedDescriptions(messages: Json[], moved: readonly MovedDescription[]): void {
+  if (moved.length === 0) return;
+  const text = moved.map(movedSection).join("\n\n");
+  const lead = messages[0];
+  if (lead && (lead.role === "system" || lead.role === "developer") && typeof lead.content === "string") {
+    messages[0] = { ...lead, content: lead.content.length > 0 ? `${lead.content}\n\n${text}` : text };
+  } else messages.unshift({ role: "system", content: text });
+}
