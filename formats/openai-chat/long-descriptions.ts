@@ -58,23 +58,46 @@ function boundary(window: string): { end: number; next: number; mid: boolean } |
  */
 export function fitDescription(name: string, sentName: string, description: string, role: string, moved: MovedDescription[], w: Warnings): string {
   if (description.length <= OPENAI_DESCRIPTION_MAX) return description;
-  const chars = [...description];
-  if (chars.length <= OPENAI_DESCRIPTION_MAX) return description;
+  const total = codePoints(description);
+  if (total <= OPENAI_DESCRIPTION_MAX) return description;
   const trimmed = description.trimEnd(); // whitespace at the end is not worth a section
-  if ([...trimmed].length <= OPENAI_DESCRIPTION_MAX) return trimmed;
+  if (codePoints(trimmed) <= OPENAI_DESCRIPTION_MAX) return trimmed;
   const pointer = continuedPointer(sentName, role);
-  const room = OPENAI_DESCRIPTION_MAX - [...pointer].length - 1; // 1: for a "…"
-  const window = chars.slice(0, room).join("");
+  const room = OPENAI_DESCRIPTION_MAX - codePoints(pointer) - 1; // 1: for a "…"
+  const window = description.slice(0, codePointOffset(description, room));
   const at = boundary(window);
   const head = at ? window.slice(0, at.end).trimEnd() + (at.mid ? "…" : "") : window + "…";
   const rest = trimmed.slice(at ? at.next : window.length).trimStart();
   moved.push({ name: sentName, rest });
-  const kept = [...head].length;
   w.add(
     "changed_field",
-    `The description of the tool "${name}" has ${chars.length} characters; OpenAI's Chat Completions API takes at most ${OPENAI_DESCRIPTION_MAX}, so its first ${kept} stayed in the tool and the rest was moved to the ${role} message, under "Tool ${sentName}".`,
+    `The description of the tool "${name}" has ${total} characters; OpenAI's Chat Completions API takes at most ${OPENAI_DESCRIPTION_MAX}, so its first ${codePoints(head)} stayed in the tool and the rest was moved to the ${role} message, under "Tool ${sentName}".`,
   );
   return head + pointer;
+}
+
+const HIGH_SURROGATE = /[\uD800-\uDBFF]/;
+
+/** `s`'s length in Unicode code points (a surrogate pair counts once), without making an array of them. */
+function codePoints(s: string): number {
+  if (!HIGH_SURROGATE.test(s)) return s.length;
+  let n = 0;
+  for (let i = 0; i < s.length; i++, n++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00) i++;
+  }
+  return n;
+}
+
+/** The UTF-16 index after `s`'s first `n` code points (its length when it has fewer): never inside a surrogate pair. */
+function codePointOffset(s: string, n: number): number {
+  if (!HIGH_SURROGATE.test(s)) return Math.min(n, s.length);
+  let i = 0;
+  for (let k = 0; k < n && i < s.length; k++) {
+    const c = s.charCodeAt(i);
+    i += c >= 0xd800 && c <= 0xdbff && i + 1 < s.length && (s.charCodeAt(i + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
+  }
+  return i;
 }
 
 /**
