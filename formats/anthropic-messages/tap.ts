@@ -26,14 +26,19 @@
  * duplicate-message-start.sse) is not forwarded, as the `anthropic-compatible` lane drops it (its
  * normalizer keeps one, formats/normalize.ts): the official SDK's `MessageStream` throws on a second one
  * ("Unexpected event order, got message_start before receiving message_stop"). Its usage is still read
- * (later values replace), so the recorded figures are the same as on that lane; the client keeps the
- * first event's. Only a read that brought a repeat is cut apart ({@link withoutRepeatedStarts}).
+ * (later values replace), so the recorded figures are the same as on that lane. When a repeat's input
+ * or cache counts differ from the first event's (which the client kept), the stream's `message_delta`
+ * carries the latest ones where it has none of its own ({@link withOwedCounts}): the SDK's
+ * `MessageStream` takes `input_tokens`, `cache_creation_input_tokens` and `cache_read_input_tokens`
+ * from `message_delta` when present (overwriting `message_start`'s), so the client's final usage is
+ * the record's, as the `anthropic-compatible` lane puts the latest in its `message_delta`. Only a read
+ * that brought a repeat, or such a `message_delta`, is cut apart ({@link withoutRepeatedStarts}).
  */
 import type { PassthroughTap, TapOptions, TapState } from "../codec.ts";
 import { FormatError, mergeUsage, type HubError } from "../hub.ts";
 import { DEPTH_CHECKED_BYTES, nestsDeeperThan, upstreamNestedTooDeep } from "../json-depth.ts";
 import { TRUNCATED_ERROR } from "../normalize.ts";
-import { concatBytes, errorEventNotJson, HeldEvent, lastEventBoundary, MAX_SSE_EVENT_BYTES, readEvent, splitEvents, SseReader, wholeEvents, type SseEvent } from "../sse.ts";
+import { concatBytes, errorEventNotJson, HeldEvent, lastEventBoundary, MAX_SSE_EVENT_BYTES, readEvent, splitEvents, splitLines, SseReader, wholeEvents, type SseEvent } from "../sse.ts";
 import { errorFrame, errorFromObject } from "./errors.ts";
 import { serverToolStep, stopFromAnthropic, usageFromAnthropic } from "./mapping.ts";
 import { indexOfBytes } from "../index-of-bytes.ts";
@@ -215,6 +220,63 @@ function withoutRepeatedStarts(out: Uint8Array, keepFirst: boolean, streamStart:
   return concatBytes(kept);
 }
 
+/**
+ * The counts of an Anthropic usage object that a `message_delta` overwrites in the official SDK's
+ * `MessageStream` when present (@anthropic-ai/sdk lib/MessageStream.ts `accumulateMessage`: "cumulative
+ * whole-message totals … overwrite when present and never add"), and that a repeated `message_start`
+ * can change: what the tap owes the client in `message_delta` ({@link withOwedCounts}).
+ */
+const START_COUNTS = ["input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"] as const;
+/** Counts of {@link START_COUNTS} the client lacks: the latest repeated `message_start`'s, where they differ from the first's. */
+type OwedCounts = Partial<Record<(typeof START_COUNTS)[number], number>>;
+
+/**
+ * `out` (whole events, ending at an event boundary) with each `message_delta` event given the
+ * {@link OwedCounts} its usage does not have (absent or null), put first in its usage as Anthropic orders
+ * them; its data written as one `data:` line of JSON, its other lines and every other byte kept as they
+ * came. Events are named as {@link withoutRepeatedStarts} names them.
+ */
+function withOwedCounts(out: Uint8Array, owed: OwedCounts): Uint8Array {
+  const buf = Buffer.from(out.buffer, out.byteOffset, out.byteLength);
+  const parts = splitEvents(buf.toString("latin1"));
+  const kept: Uint8Array[] = [];
+  let at = 0;
+  for (let i = 0; i < parts.length; i += 2) {
+    const eventEnd = at + parts[i].length;
+    const end = eventEnd + (parts[i + 1]?.length ?? 0);
+    const rewritten = parts[i].length > 0 ? deltaWithCounts(utf8Decoder.decode(out.subarray(at, eventEnd)), owed) : undefined;
+    if (rewritten === undefined) kept.push(out.subarray(at, end));
+    else kept.push(utf8.encode(rewritten), out.subarray(eventEnd, end));
+    at = end;
+  }
+  return concatBytes(kept);
+}
+
+/** One event's text (no blank line) rewritten with `owed` when it is a `message_delta` lacking some of them; else undefined. */
+function deltaWithCounts(event: string, owed: OwedCounts): string | undefined {
+  const ev = readEvent(event);
+  if (ev === undefined) return undefined;
+  const m = parse(ev.data);
+  if ((ev.event ?? m?.type) !== "message_delta" || m === null || typeof m !== "object") return undefined;
+  const was: Record<string, unknown> = m.usage !== null && typeof m.usage === "object" && !Array.isArray(m.usage) ? m.usage : {};
+  const usage: Record<string, unknown> = {};
+  for (const k of START_COUNTS) if (owed[k] !== undefined && was[k] == null) usage[k] = owed[k];
+  if (Object.keys(usage).length === 0) return undefined;
+  for (const k in was) if (!(k in usage)) usage[k] = was[k];
+  m.usage = usage;
+  const lines = splitLines(event);
+  const kept: string[] = [];
+  let wrote = false;
+  for (let j = 0; j < lines.length; j += 2) {
+    const line = lines[j]!;
+    if (line.startsWith("data") && (line.length === 4 || line.charCodeAt(4) === COLON_BYTE)) {
+      if (!wrote) kept.push(`data: ${JSON.stringify(m)}`);
+      wrote = true;
+    } else kept.push(line);
+  }
+  return kept.join(lines[1] ?? "\n");
+}
+
 /** {@link lastEventBoundary} as {@link HeldEvent} asks for it: −1 when no event ended. */
 const lastEventEnd = (bytes: Uint8Array): number => lastEventBoundary(bytes) || -1;
 
@@ -236,6 +298,12 @@ export class AnthropicTap implements PassthroughTap {
   private crSeen = false;
   /** `message_start` events read: every one after the first is a repeat, not forwarded (see the module doc). */
   private starts = 0;
+  /** The first `message_start`'s data (whose usage the client keeps), parsed again only when a repeat comes. */
+  private firstStart: string | undefined;
+  /** Counts the client lacks after repeats that changed them ({@link withOwedCounts}); undefined while none. */
+  private owed: OwedCounts | undefined;
+  /** The events just read hold a `message_delta` lacking some {@link owed} count: they are rewritten. */
+  private deltaOwes = false;
 
   constructor(_opts: TapOptions) {
     // A named event with one data line (all of Anthropic's) comes to `quickNamed`: its name matched in
@@ -254,6 +322,10 @@ export class AnthropicTap implements PassthroughTap {
     if (this.starts > 1 && this.starts > startsBefore) {
       out = withoutRepeatedStarts(out, startsBefore === 0, streamStart);
       if (out.length === 0) return EMPTY;
+    }
+    if (this.deltaOwes) {
+      this.deltaOwes = false;
+      out = withOwedCounts(out, this.owed!);
     }
     if (this.prematureStop) {
       // Forward what came before the withheld `message_stop` (its event line starts the event).
@@ -285,6 +357,8 @@ export class AnthropicTap implements PassthroughTap {
         this.reader.pushText(tail);
         // A premature stop is withheld; so is a repeated `message_start` (one event: no blank line in it).
         if (this.prematureStop || (this.starts > 1 && this.starts > startsBefore)) tail = "";
+        else if (this.deltaOwes) tail = utf8Decoder.decode(withOwedCounts(utf8.encode(tail), this.owed!));
+        this.deltaOwes = false;
       }
     }
     const s = this.state;
@@ -403,6 +477,22 @@ export class AnthropicTap implements PassthroughTap {
     if (type !== undefined) this.state.serverTools = Math.max(0, this.state.serverTools! + serverToolStep(type));
   }
 
+  /**
+   * A repeated `message_start`'s usage `u` was read (merged into the record's): each of its
+   * {@link START_COUNTS} that differs from the first event's is owed to the client, one back at the
+   * first's value no longer is ({@link owed}).
+   */
+  private repeatedStart(u: unknown): void {
+    if (u === null || typeof u !== "object") return;
+    const first = parse(this.firstStart ?? "")?.message?.usage;
+    for (const k of START_COUNTS) {
+      const v = (u as Record<string, unknown>)[k];
+      if (typeof v !== "number") continue;
+      if (v !== first?.[k]) (this.owed ??= {})[k] = v;
+      else if (this.owed !== undefined) delete this.owed[k];
+    }
+  }
+
   /** An event with content was read (`state.contentEvents`); no more looking until the reader asks again (`state.looking`). */
   private counted(): void {
     this.state.looking = false;
@@ -462,12 +552,15 @@ export class AnthropicTap implements PassthroughTap {
         this.starts++;
         const m = parse(data);
         if (m) mergeUsage(this.state.usage, usageFromAnthropic(m.message?.usage));
+        if (this.starts === 1) this.firstStart = data;
+        else this.repeatedStart(m?.message?.usage);
         return;
       }
       case "message_delta": {
         const m = parse(data);
         if (!m) return;
         mergeUsage(this.state.usage, usageFromAnthropic(m.usage));
+        if (this.owed !== undefined) for (const k in this.owed) if (m.usage?.[k] == null) this.deltaOwes = true;
         const raw = m.delta?.stop_reason;
         if (typeof raw === "string") {
           this.state.stopReason = stopFromAnthropic(raw);

@@ -197,9 +197,14 @@ describe("a repeated message_start (the SDK's MessageStream throws on it) is not
     expect(tap.state.terminal).toBe(true);
   });
 
-  test("a repeat after content, in its own read, one byte per read, and CRLF-framed: dropped each time; its usage still read", async () => {
+  /** {@link END} with `counts` first in its `message_delta`'s usage (what the tap owes the client after a repeat that changed them). */
+  const endWith = (counts: string) => END.replace('"usage":{"output_tokens":5}', `"usage":{${counts},"output_tokens":5}`);
+
+  test("a repeat after content, in its own read, one byte per read, and CRLF-framed: dropped each time; its usage still read, and given to the client in message_delta", async () => {
     const sent = START("msg_a", 3) + BLOCK + START("msg_b", 9) + END;
-    const want = START("msg_a", 3) + BLOCK + END;
+    // The client kept the first message_start's input_tokens (3); the record has the repeat's (9):
+    // message_delta carries 9, which the SDK's MessageStream takes over message_start's.
+    const want = START("msg_a", 3) + BLOCK + endWith('"input_tokens":9');
     const i = sent.indexOf("event: message_start", 1);
     const crlf = (t: string) => t.replace(/\n/g, "\r\n");
     for (const [pieces, expected] of [
@@ -214,14 +219,40 @@ describe("a repeated message_start (the SDK's MessageStream throws on it) is not
       expect(tap.state.usage).toEqual({ inputTokens: 9, outputTokens: 5 });
       expect(tap.state.terminal).toBe(true);
     }
-    expect((await sdkFinalMessage(utf8.encode(want))).content.map((b) => (b.type === "text" ? b.text : b.type))).toEqual(["Hi"]);
+    const msg = await sdkFinalMessage(utf8.encode(want));
+    expect(msg.content.map((b) => (b.type === "text" ? b.text : b.type))).toEqual(["Hi"]);
+    expect(msg.usage).toMatchObject({ input_tokens: 9, output_tokens: 5 });
+  });
+
+  test("a repeat with other input and cache counts: the SDK's final usage is the record's; counts message_delta has, or the repeat did not change, are left as they came", async () => {
+    const start = (usage: string) =>
+      `event: message_start\ndata: {"type":"message_start","message":{"id":"msg_a","type":"message","role":"assistant","content":[],"model":"claude-test","stop_reason":null,"stop_sequence":null,"usage":{${usage},"output_tokens":1}}}\n\n`;
+    const first = start('"input_tokens":3,"cache_creation_input_tokens":0,"cache_read_input_tokens":100');
+    const cases: Array<[string, string, string, Record<string, number>]> = [
+      // input and cache read changed, cache creation not: the two changed ones owed
+      [start('"input_tokens":4,"cache_creation_input_tokens":0,"cache_read_input_tokens":200'), END, endWith('"input_tokens":4,"cache_read_input_tokens":200'), { inputTokens: 4, cacheWriteTokens: 0, cacheReadTokens: 200, outputTokens: 5 }],
+      // message_delta has its own input_tokens: it wins on both sides, only cache read added
+      [start('"input_tokens":4,"cache_creation_input_tokens":0,"cache_read_input_tokens":200'), endWith('"input_tokens":50'), endWith('"cache_read_input_tokens":200,"input_tokens":50'), { inputTokens: 50, cacheWriteTokens: 0, cacheReadTokens: 200, outputTokens: 5 }],
+      // a repeat changing nothing but output_tokens: nothing owed, bytes as they came
+      [start('"input_tokens":3,"cache_creation_input_tokens":0,"cache_read_input_tokens":100').replace('"output_tokens":1', '"output_tokens":2'), END, END, { inputTokens: 3, cacheWriteTokens: 0, cacheReadTokens: 100, outputTokens: 5 }],
+    ];
+    for (const [repeat, end, wantEnd, record] of cases) {
+      const sent = first + BLOCK + repeat + end;
+      for (const pieces of [[sent], Array.from(sent, (c) => c), [sent.trimEnd()]]) {
+        const { out, tap } = run(pieces.map((p) => utf8.encode(p)));
+        expect(text(out)).toBe(first + BLOCK + wantEnd);
+        expect(tap.state.usage).toEqual(record);
+        const msg = await sdkFinalMessage(out);
+        expect<unknown>({ inputTokens: msg.usage.input_tokens, cacheWriteTokens: msg.usage.cache_creation_input_tokens, cacheReadTokens: msg.usage.cache_read_input_tokens, outputTokens: msg.usage.output_tokens }).toEqual(record);
+      }
+    }
   });
 
   test("a BOM before the first message_start, a repeat without its blank line at the end, and unnamed events: only repeats dropped", () => {
     const bom = "\ufeff";
     const sent = bom + START("msg_a", 3) + START("msg_b", 4) + BLOCK + END;
     const latin1 = (b: Uint8Array) => Buffer.from(b).toString("latin1");
-    expect(latin1(run([utf8.encode(sent)]).out)).toBe(latin1(utf8.encode(bom + START("msg_a", 3) + BLOCK + END)));
+    expect(latin1(run([utf8.encode(sent)]).out)).toBe(latin1(utf8.encode(bom + START("msg_a", 3) + BLOCK + endWith('"input_tokens":4'))));
     // A repeat the upstream closed on without its blank line: withheld too (then the stream is cut: error frame).
     const tail = START("msg_a", 3) + BLOCK + START("msg_b", 4).trimEnd();
     const cut = text(run([utf8.encode(tail)]).out);
@@ -229,7 +260,7 @@ describe("a repeated message_start (the SDK's MessageStream throws on it) is not
     // Unnamed (never Anthropic's): named by their data's type, as the reader reads them.
     const unnamed = (t: string) => t.replace(/^event: [a-z_]+\n/gm, "");
     const { out } = run([utf8.encode(unnamed(START("msg_a", 3)) + unnamed(START("msg_b", 4)) + BLOCK + END)]);
-    expect(text(out)).toBe(unnamed(START("msg_a", 3)) + BLOCK + END);
+    expect(text(out)).toBe(unnamed(START("msg_a", 3)) + BLOCK + endWith('"input_tokens":4'));
   });
 });
 
