@@ -9,6 +9,7 @@
  * upstream (pipeline/commit.ts); every other reply's events never pass through here.
  */
 import type { HubEvent, HubPart, HubResponse } from "../formats/hub.ts";
+import { gatheredChars } from "./whole-reply-bound.ts";
 
 /** Where the earliest stop sequence begins in `text`, and which one; undefined when none occurs. */
 function firstStop(text: string, stops: readonly string[]): { at: number; stop: string } | undefined {
@@ -66,6 +67,13 @@ function heldBack(text: string, stops: readonly string[]): number {
  * "xabc") may still complete: until then the text from where that one began is held, so the cut is the
  * whole reply's ({@link cutReplyAtStop}) however the deltas split the text. {@link cut} says the reply is
  * complete, so the caller reads no more of the upstream.
+ *
+ * What the upstream generated and the client does not get still costs (its call is cancelled, or it
+ * finished in the read that brought the stop): the provider's `usage` events read after the cut still
+ * go to `sink` (a stream whose end came in that read keeps the provider's figures, as a whole reply
+ * does), and the characters dropped (the stop sequence and what followed it: text, reasoning, tool
+ * arguments, as {@link gatheredChars} counts them) go to `dropped`, for the estimate of a reply whose
+ * usage never comes (pipeline/estimate-reply-usage.ts).
  */
 export class StopSequenceCutter {
   /** The reply was cut at a stop sequence: nothing more is handed on. */
@@ -77,21 +85,30 @@ export class StopSequenceCutter {
     private readonly stops: readonly string[],
     private readonly sink: (ev: HubEvent) => void,
     private readonly text: (index: number, text: string, plain: boolean) => void,
+    /** Characters of content not handed on, past the cut (see the class comment). */
+    private readonly dropped?: (chars: number) => void,
   ) {}
 
   /** One normalized event. */
   event(ev: HubEvent): void {
-    if (this.cut) return;
+    if (this.cut) return this.afterCut(ev);
     if (ev.type === "block_delta" && ev.delta.type === "text") return this.onText(ev.index, ev.delta.text, false);
     this.release();
-    if (!this.cut) this.sink(ev);
+    if (this.cut) this.afterCut(ev);
+    else this.sink(ev);
+  }
+
+  /** An event after the cut: the provider's usage handed on, content counted as {@link dropped}, the rest dropped. */
+  private afterCut(ev: HubEvent): void {
+    if (ev.type === "usage") this.sink(ev);
+    else if ((ev.type === "block_delta" || ev.type === "block_start") && this.dropped !== undefined) this.dropped(gatheredChars(ev));
   }
 
   /** One text delta (codec.ts TextDeltaSink). */
   onText(index: number, text: string, plain: boolean): void {
-    if (this.cut) return;
+    if (this.cut) return this.dropped?.(text.length);
     if (this.heldIndex !== index) this.release();
-    if (this.cut) return;
+    if (this.cut) return this.dropped?.(text.length);
     const fresh = this.held.length === 0;
     const all = this.held + text;
     this.held = "";
@@ -118,6 +135,7 @@ export class StopSequenceCutter {
   private cutAt(index: number, all: string, hit: { at: number; stop: string }): void {
     if (hit.at > 0) this.text(index, all.slice(0, hit.at), false);
     this.cut = true;
+    this.dropped?.(all.length - hit.at);
     this.sink({ type: "block_stop", index });
     this.sink({ type: "finish", reason: "stop_sequence", stopSequence: hit.stop });
   }

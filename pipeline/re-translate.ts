@@ -232,15 +232,15 @@ abstract class DecodingDriver<Out = Uint8Array> extends HubDriver<Out> {
   }
 
   /**
-   * Emulates the request's stop sequences (`stops`, for an upstream format without a stop field:
-   * pipeline/cut-at-stop-sequence.ts): the normalized events pass through a {@link StopSequenceCutter}
-   * before the client's side. Called before the first `push`; other replies never pay for it.
+   * Emulates the request's stop sequences (`stops`, for an upstream format without a stop field: pipeline/cut-at-stop-sequence.ts):
+   * the normalized events pass through a {@link StopSequenceCutter} before the client's side; what it drops past the cut (generated,
+   * billed) counts in `outputChars`, for a reply whose usage never comes. Called before the first `push`; other replies never pay for it.
    */
   emulateStops(stops: readonly string[]): void {
-    const restorer = this.restorer;
+    const restorer = this.restorer, dropped = (chars: number) => void (this.outputChars += chars);
     const cutter = restorer
-      ? new StopSequenceCutter(stops, (ev) => restorer.event(ev), (index, text) => restorer.event({ type: "block_delta", index, delta: { type: "text", text } }))
-      : new StopSequenceCutter(stops, this.toClient, this.toClientText);
+      ? new StopSequenceCutter(stops, (ev) => restorer.event(ev), (index, text) => restorer.event({ type: "block_delta", index, delta: { type: "text", text } }), dropped)
+      : new StopSequenceCutter(stops, this.toClient, this.toClientText, dropped);
     this.stopCutter = cutter;
     this.normalizer = new EventNormalizer((ev) => cutter.event(ev), (index, text, plain) => cutter.onText(index, text, plain), this.normalizerOpts);
   }

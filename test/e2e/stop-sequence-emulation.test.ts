@@ -173,6 +173,52 @@ describe("held-back text at the reply's end", () => {
   });
 });
 
+/** The usage row of request `requestId`, once flushed (polled, up to 15 s). */
+async function rowOf(requestId: string): Promise<{ usage: Record<string, number>; estimated: boolean }> {
+  suite.gw.app.settle();
+  for (const end = Date.now() + 15_000; ; await Bun.sleep(50)) {
+    const body = (await (await fetch(`${suite.gw.url}/admin/api/calls?limit=50`)).json()) as { calls: Array<{ requestId: string; usage: Record<string, number>; estimated: boolean }> };
+    const row = body.calls.find((c) => c.requestId === requestId);
+    if (row) return row;
+    if (Date.now() > end) throw new Error(`no usage row for ${requestId}`);
+  }
+}
+
+// What a streamed reply cut at an emulated stop sequence costs. Until session 46 the provider's usage
+// read after the cut was dropped with the rest (the row and the client got the estimate of the text
+// before the cut: 15 input, 5 output, marked estimated, where the provider said 11 and 7), and the
+// estimate of a reply whose usage never came counted only the text the client got, not the sequence
+// and what the upstream sent after it (generated, so billed).
+describe("usage of a streamed reply cut at an emulated stop sequence", () => {
+  const PROMPT = "Please read the file a.txt for me and tell me what it says."; // 59 characters: 15 tokens
+
+  test("the upstream's end (with its usage) came in the read that brought the stop: its figures, in the row and the client's message_delta, not estimated", async () => {
+    upstream(); // the fake writes the whole stream at once, response.completed with usage 11 / 7 included
+    const res = await post("/v1/messages", { model: "resp/gpt-x", max_tokens: 100, stream: true, stop_sequences: ["\n\nUser:"], messages: [{ role: "user", content: PROMPT }] });
+    const delta = sseData(await res.text()).find((e) => e.type === "message_delta");
+    expect(delta.delta.stop_reason).toBe("stop_sequence");
+    expect([delta.usage.input_tokens, delta.usage.output_tokens]).toEqual([11, 7]);
+    expect(await rowOf(res.headers.get("x-request-id")!)).toMatchObject({ estimated: false, usage: { inputTokens: 11, outputTokens: 7 } });
+  });
+
+  test("no usage before the upstream's call is cancelled: the estimate of the request's input and of all the text read, the sequence and what followed it too", async () => {
+    suite.gw.fake.handle((r) => {
+      const sse = simpleReply("openai-responses", { textPieces: PIECES, model: r.model }, true).sse!;
+      return { sse: sse.slice(0, sse.indexOf("event: response.output_text.done")), endless: ": keep-alive\n\n", endless_every_ms: 20 };
+    });
+    const res = await post("/v1/messages", { model: "resp/gpt-x", max_tokens: 100, stream: true, stop_sequences: ["\n\nUser:"], messages: [{ role: "user", content: PROMPT }] });
+    const events = sseData(await res.text());
+    expect(events.filter((e) => e.delta?.type === "text_delta").map((e) => e.delta.text).join("")).toBe(BEFORE);
+    expect(await upstreamCancelled()).toBe(1);
+    // All the pieces read, 58 characters: 15 tokens (the text before the cut alone, 17 characters, is 5).
+    const output = Math.ceil(PIECES.join("").length / 4);
+    expect(output).toBe(15);
+    const delta = events.find((e) => e.type === "message_delta");
+    expect([delta.usage.input_tokens, delta.usage.output_tokens]).toEqual([15, output]);
+    expect(await rowOf(res.headers.get("x-request-id")!)).toMatchObject({ estimated: true, usage: { inputTokens: 15, outputTokens: output } });
+  });
+});
+
 // An OpenAI reasoning model refuses Chat's `stop` (400 "Unsupported parameter: 'stop' is not supported
 // with this model.", o3, o4-mini, gpt-5): a translated request goes without it and the gateway cuts the
 // reply, as for a Responses upstream (formats/openai-common/models.ts dropRefusedFields). Until

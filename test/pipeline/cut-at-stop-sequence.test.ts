@@ -9,21 +9,33 @@ import { cutReplyAtStop, StopSequenceCutter } from "../../pipeline/cut-at-stop-s
 function run(stops: string[], deltas: string[], after: HubEvent[] = []) {
   const out: HubEvent[] = [];
   const texts: string[] = [];
-  const c = new StopSequenceCutter(stops, (ev) => out.push(ev), (_i, t) => texts.push(t));
+  let dropped = 0;
+  const c = new StopSequenceCutter(stops, (ev) => out.push(ev), (_i, t) => texts.push(t), (n) => (dropped += n));
   c.event({ type: "block_start", index: 0, block: { type: "text" } } as HubEvent);
   for (const d of deltas) c.onText(0, d, true);
   for (const ev of after) c.event(ev);
-  return { text: texts.join(""), texts, out, cut: c.cut };
+  return { text: texts.join(""), texts, out, cut: c.cut, dropped };
 }
 
 const END: HubEvent[] = [{ type: "block_stop", index: 0 }, { type: "finish", reason: "end_turn" }];
 
 describe("StopSequenceCutter", () => {
-  test("a stop sequence split across three deltas: the text before it exactly, then block_stop and finish stop_sequence naming it; nothing after", () => {
-    const r = run(["\n\nHuman:"], ["The answer is 42.\n", "\nHu", "man: and more"], [...END, { type: "usage", usage: { outputTokens: 9 } }]);
+  test("a stop sequence split across three deltas: the text before it exactly, then block_stop and finish stop_sequence naming it; after it only the provider's usage", () => {
+    const later: HubEvent[] = [
+      { type: "block_delta", index: 0, delta: { type: "text", text: " still more" } },
+      { type: "block_start", index: 1, block: { type: "tool_call", id: "c", name: "f" } } as HubEvent,
+      { type: "block_delta", index: 1, delta: { type: "tool_args", json: '{"a":1}' } },
+      ...END,
+      { type: "usage", usage: { outputTokens: 9 } },
+    ];
+    const r = run(["\n\nHuman:"], ["The answer is 42.\n", "\nHu", "man: and more"], later);
     expect(r.text).toBe("The answer is 42.");
     expect(r.cut).toBe(true);
-    expect(r.out.slice(1)).toEqual([{ type: "block_stop", index: 0 }, { type: "finish", reason: "stop_sequence", stopSequence: "\n\nHuman:" }]);
+    // The provider's usage read after the cut (its end came in the same read) is its figure for the
+    // whole generation, what it bills: handed on, so the row and the client get it, not an estimate.
+    expect(r.out.slice(1)).toEqual([{ type: "block_stop", index: 0 }, { type: "finish", reason: "stop_sequence", stopSequence: "\n\nHuman:" }, { type: "usage", usage: { outputTokens: 9 } }]);
+    // What was generated but not handed on: the sequence and the text after it, the call's arguments.
+    expect(r.dropped).toBe("\n\nHuman: and more".length + " still more".length + '{"a":1}'.length);
   });
 
   test("only the longest possible beginning is held back, and released as soon as it cannot match", () => {
