@@ -139,6 +139,29 @@ describe("a Chat provider that sends no usage: the client gets the gateway's est
     expect(await plain.text()).toBe(upstream);
   });
 
+  test("native Gemini pair (kind gemini) whose reply has no usageMetadata, streamed or not: the client gets the upstream's bytes as they came (no usage added, as on the other native lanes but Chat's include_usage), the row the estimate, marked estimated", async () => {
+    const text = "Reading it, it says hello."; // 26 characters: 7 tokens
+    const chunk = (o: unknown) => `data: ${JSON.stringify(o)}\r\n\r\n`;
+    const sse =
+      chunk({ candidates: [{ index: 0, content: { role: "model", parts: [{ text }] } }], modelVersion: "m" }) +
+      chunk({ candidates: [{ index: 0, content: { role: "model", parts: [{ text: "" }] }, finishReason: "STOP" }], modelVersion: "m" });
+    const json = { candidates: [{ index: 0, content: { role: "model", parts: [{ text }] }, finishReason: "STOP" }], modelVersion: "m" };
+    for (const [path, reply, sent] of [
+      ["/v1beta/models/gem/m:streamGenerateContent?alt=sse", { sse }, sse],
+      ["/v1beta/models/gem/m:generateContent", { json }, JSON.stringify(json)],
+    ] as const) {
+      suite.gw.fake.enqueue(reply);
+      const res = await post(path, { contents: [{ role: "user", parts: [{ text: PROMPT }] }] });
+      expect(res.status).toBe(200);
+      const body = await res.text();
+      expect(body.includes("usageMetadata")).toBe(false);
+      if (path.includes("stream")) expect(body).toBe(sent);
+      else expect(JSON.parse(body)).toEqual(json);
+      const row = await rowOf(res.headers.get("x-request-id")!);
+      expect(row).toMatchObject({ estimated: true, usage: { inputTokens: 15, outputTokens: 7 } });
+    }
+  });
+
   test("a provider that reports usage: its figures, as before (not the estimate)", async () => {
     const sse = new TextDecoder().decode(await recordedBytes("openai-chat/tool-call-index-1.sse"));
     const usage = `data: ${JSON.stringify({ id: "x", object: "chat.completion.chunk", created: 0, model: "m", choices: [], usage: { prompt_tokens: 40, completion_tokens: 3, total_tokens: 43 } })}\n\n`;
