@@ -12,10 +12,11 @@
  *   gateway's refusal (outcome `rejected`) when every target refused the body, the refresh back-off or
  *   upstream-auth answer of a credential failure, the near alias or combo of a guessed name.
  * - Operator-only errors (`x-should-retry: false`) only when nothing else failed that may pass later.
- * - `Retry-After` of a final 429/503/529, or of a last reply the gateway could not use (a 502 of SPEC
- *   6.3's empty-reply row): when the first account frees up, capped at 6 h (none when no account is
- *   cooling down), or {@link SERVABLE_NOW_RETRY_AFTER_S} when the budget ended the request while a
- *   candidate may serve now.
+ * - `Retry-After` of a final 429 or 5xx (500, 502, 503, 504, 529; {@link carriesRetryAfter}), a last reply
+ *   the gateway could not use (a 502 of SPEC 6.3's empty-reply row) included: when the first account
+ *   frees up, capped at 6 h (none when no account is cooling down), or
+ *   {@link SERVABLE_NOW_RETRY_AFTER_S} when the budget ended the request while a candidate may serve now.
+ *   Not a final 4xx other than 429 (the request is at fault: no wait lets it pass).
  * - `x-should-retry: false` for a request too large for a per-minute window on every account that answered,
  *   also when the budget left accounts untried whose windows are known to be too small as well (an
  *   untried account whose window is not known, or is large enough, gets `Retry-After: 1` instead), and
@@ -165,13 +166,14 @@ export function assembleFinalError(ctx: RequestContext, end: LoopEnd, route: Att
   // Every attempt failed as too large for a per-minute window, and that answer is the client's.
   const tooLarge = onlyTooLarge && last?.classification.row === "too_large_for_window" && err === last.error;
   let waitDropped = false;
-  if (err.status === 429 || err.status === 503 || err.status === 529 || !last || (last.classification.row === "empty_reply" && err === last.error)) {
+  if (carriesRetryAfter(err.status) || !last) {
     // SPEC 2.4, 6.3: when the first account is free, from the cooldowns and locks the request's accounts
     // are under after it (not an upstream's raw Retry-After), capped at 6 h like a cooldown; Anthropic's
-    // 529 (overloaded, passed on as it came) is a 503 of that provider's. A last reply the gateway could
-    // not use (a 200 answered with an HTML page, an empty stream: the empty-reply row's 502) cools no
-    // account down, so its Retry-After is an earlier target's (its 429's reset) when one is cooling
-    // down, as under a last 503 (SPEC 6.3: "a Retry-After header says when the first is free").
+    // 529 (overloaded, passed on as it came) is a 503 of that provider's. Every final 5xx, not only a
+    // 503: a last 500, 502 or 504 (a 5xx cools its account 30 s; a last reply the gateway could not use,
+    // a 200 answered with an HTML page or an empty stream, the empty-reply row's 502, cools none) says
+    // when an account of the request is free again, an earlier target's 429's reset say (SPEC 6.3: "if
+    // accounts were skipped for cooling down, a Retry-After header says when the first is free").
     const now = deps.clock.now();
     const free = reached ? accountsFreeAt(reached, deps, hints, now) : undefined;
     if (free !== undefined && (firstFreeAt === undefined || free < firstFreeAt)) firstFreeAt = free;
@@ -206,6 +208,16 @@ export function assembleFinalError(ctx: RequestContext, end: LoopEnd, route: Att
   return finalError(ctx, err, deps, { attempts, fallback, noRetry, target: last?.target, account: last?.account, cache: deps.pool.cacheState?.(hints, last?.target?.provider.id ?? "") });
 }
 
+
+/**
+ * Whether a final error of HTTP `status` carries `Retry-After` (when an account of the request is free
+ * again, see {@link assembleFinalError}): a 429 and every 5xx (500, 502, 503, 504, Anthropic's 529),
+ * which a later try of the same body may pass. Not another 4xx: the request itself is at fault (a
+ * rejected body, a model not found, a refused credential) and no wait makes it pass.
+ */
+export function carriesRetryAfter(status: number): boolean {
+  return status === 429 || status >= 500;
+}
 
 /**
  * {@link assembleFinalError}'s helpers as module functions, not callbacks holding its variables (as in the

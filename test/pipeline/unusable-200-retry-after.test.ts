@@ -9,6 +9,10 @@
  *
  * Expected: the unusable 200's 502 carries `Retry-After` 29–30, as the 503 does. Before the fix: none.
  * With no account cooling down (only the unusable 200), still none: nothing says when to come back.
+ *
+ * Session 46 too: a last 500 or 504 (whole or streamed) after the first target's 429 got no Retry-After
+ * either (the final error's status decided it: 429/503/529 only). Every final 5xx now carries it (the
+ * 500 cools its own account 30 s, SPEC 6.3); a final 400 (the body at fault) still does not.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
@@ -22,12 +26,18 @@ providers:
   - id: q
     kind: openai
     base_url: "{{FAKE}}/q/v1"
+  - id: r
+    kind: openai
+    base_url: "{{FAKE}}/r/v1"
 accounts:
   - id: p-1
     provider: p
     api_key: env:KEY_A
   - id: q-1
     provider: q
+    api_key: env:KEY_C
+  - id: r-1
+    provider: r
     api_key: env:KEY_C
 combos:
   - name: html
@@ -42,6 +52,22 @@ combos:
     targets:
       - model: p/m-503
       - model: q/m-503
+  - name: broken
+    targets:
+      - model: p/m-500
+      - model: r/m-500
+  - name: broken-streamed
+    targets:
+      - model: p/m-500s
+      - model: r/m-500s
+  - name: gateway
+    targets:
+      - model: p/m-504
+      - model: r/m-504
+  - name: rejected
+    targets:
+      - model: p/m-400
+      - model: q/m-400
 `;
 
 let gw: TestGateway;
@@ -58,6 +84,10 @@ const LAST: Record<string, FakeReply> = {
   html: { text: "<!DOCTYPE html><html><head><title>Sign in</title></head><body>Sign in</body></html>", headers: { "content-type": "text/html" } },
   text: { text: "OK", headers: { "content-type": "text/plain" } },
   overloaded: { status: 503, json: { error: { message: "The server is overloaded", type: "server_error" } } },
+  broken: { status: 500, json: { error: { message: "The server had an error while processing your request", type: "server_error" } } },
+  "broken-streamed": { status: 500, json: { error: { message: "The server had an error while processing your request", type: "server_error" } } },
+  gateway: { status: 504, json: { error: { message: "Gateway timeout", type: "server_error" } } },
+  rejected: { status: 400, json: { error: { message: "Invalid value for 'temperature'", type: "invalid_request_error", param: "temperature", code: "invalid_value" } } },
 };
 
 async function chat(model: string, stream: boolean): Promise<Response> {
@@ -72,14 +102,25 @@ for (const [combo, stream, status] of [
   ["overloaded", false, 503],
   ["html", false, 502],
   ["text", true, 502],
+  ["broken", false, 500],
+  ["broken-streamed", true, 500],
+  ["gateway", false, 504],
 ] as const) {
-  test(`first target 429 Retry-After 30, last ${combo === "overloaded" ? "a 503" : `an unusable 200 (${combo}, ${stream ? "streamed" : "whole"})`}: ${status} with Retry-After 29-30`, async () => {
+  const last = combo === "overloaded" || combo.startsWith("broken") || combo === "gateway" ? `a ${status}${stream ? " (streamed)" : ""}` : `an unusable 200 (${combo}, ${stream ? "streamed" : "whole"})`;
+  test(`first target 429 Retry-After 30, last ${last}: ${status} with Retry-After 29-30`, async () => {
     gw.fake.handle((r: ReceivedRequest) => (r.path.startsWith("/p/") ? LIMITED : LAST[combo]));
     const res = await chat(combo, stream);
     await res.text();
     expect({ status: res.status, retryAfter: Number(res.headers.get("retry-after")) >= 29 && Number(res.headers.get("retry-after")) <= 30 ? "29-30" : res.headers.get("retry-after") }).toEqual({ status, retryAfter: "29-30" });
   });
 }
+
+test("first target 429 Retry-After 30, last a 400 (the body is at fault): 400 with no Retry-After (no wait lets it pass)", async () => {
+  gw.fake.handle((r: ReceivedRequest) => (r.path.startsWith("/p/") ? LIMITED : LAST.rejected));
+  const res = await chat("rejected", false);
+  await res.text();
+  expect({ status: res.status, retryAfter: res.headers.get("retry-after") }).toEqual({ status: 400, retryAfter: null });
+});
 
 test("an unusable 200 with no account cooling down: no Retry-After (nothing says when to come back)", async () => {
   gw.fake.handle(() => LAST.text);
