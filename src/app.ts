@@ -438,6 +438,8 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   let browserPolicy: { of: RuntimeConfig; policy: BrowserPolicy } | undefined;
   // A key's use now (GET /keys, usage by key, the dry run's limits check), usage not yet counted settled first.
   const keyUse = async (id: string, limits: KeyLimits) => (settle(), { budgets: await keyCounters.budgetUse(id, limits, clock.now()), inFlight: keyCounters.inFlight(id), minute: keyCounters.minuteUse(id, limits, clock.now()) });
+  // Its held-back counts are said on the 10 s timer below (BrowserRefusalLog.sweep), not only if a value is refused again.
+  const refusals = new BrowserRefusalLog(metrics, log, () => clock.now());
   const app = createServer({
     gateway,
     models: (anthropic, request) => modelList(cfg, anthropic, discovery.publishedAll(), allowedModels(request)),
@@ -445,7 +447,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     // One policy object per configuration (replaced as a whole on a change), not one per request.
     browser: () => (browserPolicy?.of === cfg ? browserPolicy.policy : (browserPolicy = { of: cfg, policy: { bindHost: host, allowedHosts: cfg.server.allowedHosts, corsOrigins: cfg.server.corsOrigins } }).policy),
     // SPEC 2.6: each refusal counted (switchyard_browser_refusals_total) and logged, its lines bounded (src/http/browser-refusals.ts).
-    onBrowserRefusal: new BrowserRefusalLog(metrics, log, () => clock.now()).note,
+    onBrowserRefusal: refusals.note,
     responsesSocketIdleMs: () => opts.responsesSocketIdleMs ?? cfg.server.websocketIdleTimeoutMs, onResponsesSocketHeldBack: opts.onResponsesSocketHeldBack, stopping: stopping.signal,
     geminiModels: (request) => geminiModelList(cfg, discovery.publishedAll(), allowedModels(request, true)),
     bodyTimeoutMs: () => cfg.server.bodyTimeoutMs,
@@ -536,14 +538,17 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   sharedConfig = watchSharedConfig(store, () => cfg, url, log, () => clock.now(), Number(env.SWITCHYARD_SHARED_CONFIG_MS) >= 1 ? Math.floor(Number(env.SWITCHYARD_SHARED_CONFIG_MS)) : undefined, origin);
   void sharedConfig?.check("start");
   // SPEC A-1: accounts and their state every 10 s, and the objects other instances stored through their
-  // admin API; a failure of the one never skips the other.
+  // admin API; a failure of the one never skips the other. And the browser refusals held back whose
+  // minute ended (src/http/browser-refusals.ts).
   const reread = setInterval(
-    () =>
+    () => {
+      refusals.sweep();
       void live
         .refreshStored()
         .catch(() => {})
         .then(() => refreshAccounts())
-        .catch(() => {}),
+        .catch(() => {});
+    },
     Number(env.SWITCHYARD_REREAD_MS) >= 1 ? Math.floor(Number(env.SWITCHYARD_REREAD_MS)) : ACCOUNT_REREAD_MS,
   );
   reread.unref?.();

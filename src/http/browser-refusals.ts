@@ -12,7 +12,9 @@
  * value, each cut at {@link SHOWN_CHARS} characters and its control characters escaped as the CLI
  * escapes them (src/cli/terminal.ts `visible`). A page can send thousands of requests a minute, so the
  * lines are bounded ({@link BrowserRefusalLog}): the first refusal of a reason and value in a minute is
- * logged, the others only counted, and the next line of that reason and value says how many in `more`.
+ * logged, the others only counted, and the next line of that reason and value says how many in `more`;
+ * when that value is not refused again, a line of what was held back says it once its minute is over
+ * ({@link BrowserRefusalLog.sweep}: on the app's periodic timer, or when another refusal line is written).
  *
  * Runs on refusals only: an allowed request never reaches this module.
  */
@@ -72,7 +74,13 @@ export interface RefusalCounter {
 interface Logged {
   until: number;
   more: number;
+  reason: BrowserRefusalReason;
+  /** The value as its lines show it ({@link shownValue}). */
+  value: string;
 }
+
+/** The `msg` of the line that says the refusals held back of values not refused again ({@link BrowserRefusalLog.sweep}). */
+export const HELD_BACK_MSG = "browser rules refused more requests than were logged";
 
 /**
  * Counts and logs the browser rules' refusals (see the module comment). `note` is called once per
@@ -115,7 +123,7 @@ export class BrowserRefusalLog {
       }
     }
     const more = entry?.more ?? 0;
-    if (entry === undefined) this.logged.set(key, (entry = { until: 0, more: 0 }));
+    if (entry === undefined) this.logged.set(key, (entry = { until: 0, more: 0, reason: refusal.reason, value }));
     entry.until = now + REFUSAL_LOG_WINDOW_MS;
     entry.more = 0;
     const moreOtherValues = this.unlisted;
@@ -141,14 +149,38 @@ export class BrowserRefusalLog {
             : "a web page of another origin called the gateway without a key; server.cors_origins lists the origins trusted on the client API (/v1, /v1beta)",
       }),
     );
+    // The other pairs whose window ended: what they held back is said now, not only if refused again.
+    this.prune(now, key);
   };
 
-  /** Forgets the pairs whose window ended; the refusals they counted and had not said yet go to the next line's `moreOtherValues`. */
-  private prune(now: number): void {
+  /**
+   * Says what was held back and not said yet, so that no count is left to the metric alone when refusals
+   * of a value stop within their minute: one line ({@link HELD_BACK_MSG}, level `warn`) listing, in
+   * `refused`, each reason and value whose window ended with refusals counted but not logged (`more`),
+   * and in `moreOtherValues` the refusals of values not logged at all (over {@link MAX_REFUSAL_KEYS}), if
+   * any; no line when there is nothing to say. The app calls it on its periodic timer (src/app.ts, every
+   * 10 s); a refusal line written calls it too (for the pairs other than its own). A pair whose window is
+   * running is left for its window's end. At most {@link MAX_REFUSAL_KEYS} entries; O(pairs remembered).
+   */
+  sweep(): void {
+    this.prune(this.now(), undefined, true);
+  }
+
+  /**
+   * Forgets the pairs whose window ended (but `except`'s) and logs the refusals they counted and had not
+   * said yet ({@link sweep}'s line); with `withUnlisted`, that line also says `moreOtherValues`, which
+   * otherwise waits for the next refusal line.
+   */
+  private prune(now: number, except?: string, withUnlisted = false): void {
+    let refused: Array<Record<string, unknown>> | undefined;
     for (const [key, e] of this.logged) {
-      if (now < e.until) continue;
-      this.unlisted += e.more;
+      if (now < e.until || key === except) continue;
       this.logged.delete(key);
+      if (e.more > 0) (refused ??= []).push({ reason: e.reason, [e.reason === "host" ? "host" : "origin"]: e.value, more: e.more });
     }
+    const moreOtherValues = withUnlisted ? this.unlisted : 0;
+    if (refused === undefined && moreOtherValues === 0) return;
+    if (withUnlisted) this.unlisted = 0;
+    this.log(JSON.stringify({ level: "warn", time: now, msg: HELD_BACK_MSG, refused: refused ?? [], moreOtherValues: moreOtherValues || undefined }));
   }
 }

@@ -6,7 +6,7 @@
  * lines are in test/e2e/browser-guard-refusals.test.ts.
  */
 import { describe, expect, test } from "bun:test";
-import { BrowserRefusalLog, MAX_REFUSAL_KEYS, REFUSAL_LOG_WINDOW_MS, shownValue, surfaceOf, type BrowserSurface } from "../../src/http/browser-refusals.ts";
+import { BrowserRefusalLog, HELD_BACK_MSG, MAX_REFUSAL_KEYS, REFUSAL_LOG_WINDOW_MS, shownValue, surfaceOf, type BrowserSurface } from "../../src/http/browser-refusals.ts";
 
 function harness() {
   const counted: string[] = [];
@@ -14,6 +14,7 @@ function harness() {
   let now = 1_000_000;
   const log = new BrowserRefusalLog({ browserRefusal: (reason, surface) => void counted.push(`${reason}/${surface}`) }, (l) => void lines.push(JSON.parse(l)), () => now);
   return {
+    log,
     counted,
     lines,
     advance: (ms: number) => void (now += ms),
@@ -51,11 +52,58 @@ describe("BrowserRefusalLog", () => {
     h.refuse("https://evil-0.example"); // within the window: counted as its pair's `more`
     h.advance(REFUSAL_LOG_WINDOW_MS);
     h.refuse("https://late.example");
-    expect(h.lines.length).toBe(MAX_REFUSAL_KEYS + 1);
-    // the 50 values not logged, and evil-0's one more (its pair forgotten to make room)
-    expect(h.lines.at(-1)).toMatchObject({ origin: "https://late.example", moreOtherValues: 51 });
+    expect(h.lines.length).toBe(MAX_REFUSAL_KEYS + 2);
+    // evil-0's one more, said under its own value as its pair is forgotten to make room (until session
+    // 46 it went into the next line's moreOtherValues), then the 50 values not logged
+    expect(h.lines.at(-2)).toMatchObject({ msg: HELD_BACK_MSG, refused: [{ reason: "origin", origin: "https://evil-0.example", more: 1 }] });
+    expect(h.lines.at(-2)!.moreOtherValues).toBeUndefined();
+    expect(h.lines.at(-1)).toMatchObject({ origin: "https://late.example", moreOtherValues: 50 });
     h.refuse("https://late-2.example");
     expect(h.lines.at(-1)!.moreOtherValues).toBeUndefined();
+  });
+
+  test("refusals of a value that stop within its minute are said once the minute is over, on the sweep, though the value is never refused again", () => {
+    const h = harness();
+    for (let i = 0; i < 40; i++) h.refuse("https://evil.example");
+    for (let i = 0; i < 3; i++) h.refuse("rebind.evil.example", "/admin/api/keys", "host");
+    h.refuse("https://once.example"); // nothing held back: nothing to say
+    expect(h.lines.length).toBe(3);
+    h.log.sweep(); // within the minute: its refusals may still come
+    expect(h.lines.length).toBe(3);
+    h.advance(REFUSAL_LOG_WINDOW_MS);
+    h.log.sweep();
+    expect(h.lines.length).toBe(4);
+    expect(h.lines[3]).toEqual({
+      level: "warn",
+      time: 1_000_000 + REFUSAL_LOG_WINDOW_MS,
+      msg: HELD_BACK_MSG,
+      refused: [
+        { reason: "origin", origin: "https://evil.example", more: 39 },
+        { reason: "host", host: "rebind.evil.example", more: 2 },
+      ],
+    });
+    // said once: a later sweep says nothing, and the value's next line has no `more`
+    h.log.sweep();
+    expect(h.lines.length).toBe(4);
+    h.refuse("https://evil.example");
+    expect(h.lines.length).toBe(5);
+    expect(h.lines[4]!.more).toBeUndefined();
+    expect(h.counted.length).toBe(45);
+  });
+
+  test("a refusal line of another value says what the ended minutes held back; values not logged at all are said by the sweep", () => {
+    const h = harness();
+    for (let i = 0; i < 5; i++) h.refuse("https://evil.example");
+    h.advance(REFUSAL_LOG_WINDOW_MS);
+    h.refuse("https://other.example");
+    expect(h.lines.map((l) => l.msg)).toEqual(["browser rules refused a request", "browser rules refused a request", HELD_BACK_MSG]);
+    expect(h.lines[2]).toMatchObject({ refused: [{ reason: "origin", origin: "https://evil.example", more: 4 }] });
+    // past MAX_REFUSAL_KEYS values, the refusals not logged and no refusal line after them: the sweep says them
+    for (let i = 0; i < MAX_REFUSAL_KEYS + 7; i++) h.refuse(`https://evil-${i}.example`);
+    const before = h.lines.length;
+    h.log.sweep();
+    expect(h.lines.length).toBe(before + 1);
+    expect(h.lines.at(-1)).toEqual({ level: "warn", time: 1_000_000 + REFUSAL_LOG_WINDOW_MS, msg: HELD_BACK_MSG, refused: [], moreOtherValues: 8 });
   });
 
   test("a Host refusal names the host, not an origin", () => {
