@@ -32,6 +32,7 @@ import { adminRefusal } from "./admin/admin-api.ts";
 import { SessionBook } from "./admin/sessions.ts";
 import { dashboardRoutes } from "./dashboard/routes.ts";
 import { wireAdminApi } from "./admin/wire-admin-api.ts";
+import { ConfigWriter } from "./admin/config-writer.ts";
 import { type SharedConfigWatch, watchSharedConfig } from "./shared-config.ts";
 import { EventBus } from "./events/bus.ts";
 import { FlightRecorder } from "./admin/flight-recorder.ts";
@@ -438,6 +439,8 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   let browserPolicy: { of: RuntimeConfig; policy: BrowserPolicy } | undefined;
   // A key's use now (GET /keys, usage by key, the dry run's limits check), usage not yet counted settled first.
   const keyUse = async (id: string, limits: KeyLimits) => (settle(), { budgets: await keyCounters.budgetUse(id, limits, clock.now()), inFlight: keyCounters.inFlight(id), minute: keyCounters.minuteUse(id, limits, clock.now()) });
+  // One set of queues of configuration changes for the admin API and the config file's re-reads (src/admin/config-writer.ts).
+  const configWriter = new ConfigWriter();
   // Its held-back counts are said on the 10 s timer below (BrowserRefusalLog.sweep), not only if a value is refused again.
   const refusals = new BrowserRefusalLog(metrics, log, () => clock.now());
   const app = createServer({
@@ -480,7 +483,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
       return { ok: db || store.shared === true, db: failing ? "failing" : db ? "ok" : "unreachable" };
     },
   }).use(
-    wireAdminApi({ store, adminToken, config: () => cfg, keyUse, recorder, sessions, budgetChanges, recentAlerts, bus, clock, registry, credentials, discovery, refreshAccounts, order, routing, executorFor, secrets, instanceId, stopping: stopping.signal, live, startedWith: () => startedWith, sharedConfig: () => sharedConfig }),
+    wireAdminApi({ writer: configWriter, store, adminToken, config: () => cfg, keyUse, recorder, sessions, budgetChanges, recentAlerts, bus, clock, registry, credentials, discovery, refreshAccounts, order, routing, executorFor, secrets, instanceId, stopping: stopping.signal, live, startedWith: () => startedWith, sharedConfig: () => sharedConfig }),
   )
     .use(dashboardRoutes({ keys: store, adminToken, requireApiKey: () => cfg.server.requireApiKey, sessions, bodyTimeoutMs: () => cfg.server.bodyTimeoutMs }))
     .use(metricsRoute(metrics, { keys: store, adminToken }));
@@ -513,7 +516,8 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
   }
 
   // The file's edits and SIGHUP re-read it (src/follow-config-file.ts).
-  const watcher = cfg.source.path ? followConfigFile(cfg.source.path, { config: () => cfg, live, bus, clock, log, env }) : undefined;
+  // Its re-reads (an edit, SIGHUP) wait in the admin API's change queues, as POST /config/reload does (src/admin/config-writer.ts).
+  const watcher = cfg.source.path ? followConfigFile(cfg.source.path, { config: () => cfg, live, bus, clock, log, env, writer: configWriter }) : undefined;
   // Without a file nothing else listens for SIGHUP, and its default action ended the process without a
   // word (try19 D1): say why nothing is reloaded, as `switchyard reload` does, and keep running.
   const hupWithoutFile = () => log(JSON.stringify({ level: "warn", time: clock.now(), msg: "SIGHUP: nothing reloaded", error: live.noFileToReload() }));

@@ -3,12 +3,14 @@
  * composed with the objects stored through the admin API; a valid one is applied (src/config/live.ts
  * `acceptFile`), an invalid one is logged and published as `config_reload_rejected` while the previous
  * configuration stays in force, and the file put back as it is in force after a rejected edit is said.
+ * Each re-read runs in the admin API's change queues when given (`writer`), as `POST /config/reload` does.
  */
 import type { Clock } from "../pipeline/ports.ts";
 import { ConfigError, issueText } from "./config/errors.ts";
 import type { LiveConfig } from "./config/live.ts";
 import type { RuntimeConfig } from "./config/types.ts";
 import { watchConfig, type ConfigWatcher } from "./config/watch.ts";
+import { RELOAD_QUEUES, type ConfigWriter } from "./admin/config-writer.ts";
 import type { EventBus } from "./events/bus.ts";
 import { publishReloadRejected } from "./events/config-reloaded.ts";
 
@@ -22,11 +24,18 @@ export interface ConfigFileFollow {
   log: (line: string) => void;
   /** Environment for the file's `env:` secrets. */
   env: Record<string, string | undefined>;
+  /**
+   * The admin API's queues of configuration changes (src/admin/config-writer.ts): each re-read, after an
+   * edit or on SIGHUP, runs in {@link RELOAD_QUEUES} as `POST /config/reload` does, after the changes
+   * handed in before it (a combo create between its check and its write) and before those after it.
+   * Without it, re-reads run at once.
+   */
+  writer?: ConfigWriter;
 }
 
 /** Watches the file at `path` (see the module comment); the watcher stops it (idempotent). */
 export function followConfigFile(path: string, d: ConfigFileFollow): ConfigWatcher {
-  const { config, live, bus, clock, log, env } = d;
+  const { config, live, bus, clock, log, env, writer } = d;
   return watchConfig(path, {
     onReload: (next, text, info) => {
       // After a rejected edit, the file put back as it is in force is said (and the `config reloaded`
@@ -39,5 +48,5 @@ export function followConfigFile(path: string, d: ConfigFileFollow): ConfigWatch
       log(JSON.stringify({ level: "error", time: clock.now(), msg: "config reload rejected; the previous config stays in force", path: config().source.path, error }));
       publishReloadRejected(bus, clock.now(), config().source.path, err);
     },
-  }, { env, load: (text) => live.composeFile(text) });
+  }, { env, load: (text) => live.composeFile(text), serialize: writer ? (reread) => void writer.run(RELOAD_QUEUES, reread).catch(() => {}) : undefined });
 }

@@ -29,7 +29,7 @@ import { ComboSchema, SettingsSchema } from "../config/schema.ts";
 import type { Combo, RuntimeConfig } from "../config/types.ts";
 import type { EventBus } from "../events/bus.ts";
 import type { Store } from "../store/types.ts";
-import { accountQueue, ConfigWriter } from "./config-writer.ts";
+import { accountQueue, ConfigWriter, RELOAD_QUEUES } from "./config-writer.ts";
 import { adminError, implicitAccountError, parseInput, readJson, strictBody } from "./replies.ts";
 
 /** What the configuration routes read and change. */
@@ -499,7 +499,7 @@ export function configRoutes(deps: ConfigRoutesDeps): (app: Elysia<"/admin/api">
       .post("/accounts/:id/enable", ({ params }) => writer.run(accountQueue(params.id), () => setDisabled(params.id, false)))
       // ---- reload --------------------------------------------------------------------------
       // After the changes whose checks read the file, and before the ones handed in after it (config-writer.ts).
-      .post("/config/reload", () => writer.run(["keys", "routing", "accounts"], reload)) as never;
+      .post("/config/reload", () => writer.run(RELOAD_QUEUES, reload)) as never;
 }
 
 // ---- OpenAPI -------------------------------------------------------------------------------

@@ -28,8 +28,10 @@
  * so a reload between a check and its write would let through a change the new file refuses. It runs
  * once the changes of those queues handed in before have settled, and the ones handed in after wait for
  * it. An account's disable or enable does not wait for it (it reads only that account's `disabled` in
- * the file, at once before its write). The file watcher and SIGHUP (src/config/watch.ts) re-read the
- * file outside these queues.
+ * the file, at once before its write). The file watcher's re-read after an edit and SIGHUP's
+ * (src/config/watch.ts, src/follow-config-file.ts) run in the same queues ({@link RELOAD_QUEUES}, the
+ * instance's one writer): an edit saved while a combo create is between its check and its write is read
+ * after the write (before session 46 they ran outside the queues).
  *
  * Only the check and the write run inside: a request's body is read before (a slow client does not
  * hold the others back).
@@ -40,6 +42,9 @@ export type ChangeKind = "keys" | "routing" | "accounts";
 
 /** A queue of a {@link ConfigWriter}: a kind's, or one account's ({@link accountQueue}). */
 export type ChangeQueue = ChangeKind | `account:${string}`;
+
+/** The queues a re-read of the config file runs in (`POST /config/reload`, a file edit, SIGHUP): every kind's (see the module comment). */
+export const RELOAD_QUEUES: readonly ChangeQueue[] = ["keys", "routing", "accounts"];
 
 /** The queue of the account `id`'s own changes (its login or import, removal, disable, enable). */
 export const accountQueue = (id: string): ChangeQueue => `account:${id}`;

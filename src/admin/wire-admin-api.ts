@@ -60,6 +60,12 @@ export interface AdminWiring {
   startedWith: () => StartedWith | undefined;
   /** The check of the shared store's other instances' files, once listening (src/shared-config.ts). */
   sharedConfig: () => SharedConfigWatch | undefined;
+  /**
+   * The instance's queues of configuration changes (config-writer.ts), shared with the config file's
+   * watcher and SIGHUP (src/follow-config-file.ts) so that their re-reads wait for a change's check and
+   * write as `POST /config/reload` does; a writer of its own when not given.
+   */
+  writer?: ConfigWriter;
 }
 
 /** The admin API (an Elysia plugin under /admin/api) with every route group of the instance. */
@@ -68,7 +74,7 @@ export function wireAdminApi(w: AdminWiring) {
   // server.body_timeout_ms bounds every body the admin API reads, as it bounds the client API's (src/admin/replies.ts readJson).
   const bodyTimeoutMs = () => config().server.bodyTimeoutMs;
   // One queue per kind of configuration change (client keys; combos, aliases and settings; accounts): each checks what the ones of its kind before it wrote (config-writer.ts).
-  const writer = new ConfigWriter();
+  const writer = w.writer ?? new ConfigWriter();
   return adminApi({
     writer,
     store,

@@ -12,7 +12,8 @@
  * content handed out is ignored, except right after a rejected edit: then the file put back as it was
  * (the usual typo-then-fix cycle) is handed out again with `{ restored: true }`, so the caller can say
  * the rejection is over (try19 D2). SIGHUP and `reload()` always re-read (they also pick up changed
- * `env:`/`file:` secrets, which are not watched).
+ * `env:`/`file:` secrets, which are not watched). Each re-read runs through `serialize` when given
+ * (the running instance's admin change queues: src/follow-config-file.ts).
  */
 import { type FSWatcher, readFileSync, realpathSync, watch } from "node:fs";
 import { basename, dirname, resolve } from "node:path";
@@ -46,6 +47,13 @@ export interface WatchOptions {
    * @throws ConfigError for an invalid file.
    */
   load?: (text: string) => RuntimeConfig;
+  /**
+   * Runs each re-read (after an edit's quiet period, on SIGHUP, `reload()`): the file is read, built and
+   * handed to `onReload` inside `reread`, when the caller runs it (default: at once). The running
+   * instance runs it in the admin API's queues of configuration changes (src/follow-config-file.ts), so
+   * that it waits for a change between its check and its write. Must run `reread` once, at most.
+   */
+  serialize?: (reread: () => void) => void;
 }
 
 /** Stops watching (idempotent). `reload()` re-reads now, as SIGHUP does (for the admin API's reload). */
@@ -88,7 +96,9 @@ export function watchConfig(path: string, handlers: WatchHandlers, opts: WatchOp
     }
   };
 
-  const reloadNow = (force: boolean) => {
+  const serialize = opts.serialize ?? ((reread: () => void) => reread());
+  const reloadNow = (force: boolean) => serialize(() => reread(force));
+  const reread = (force: boolean) => {
     if (stopped) return;
     followTarget();
     let text: string | undefined;

@@ -10,8 +10,13 @@
  * - `POST /config/reload` sent while a combo create is between its check and its write runs after the
  *   create. Before the fix it went through no queue and was answered while the create was held (the
  *   create's check had read the old file).
+ * - So do the config file watcher's re-read after an edit and SIGHUP's (src/follow-config-file.ts, in
+ *   the same queues). Before the fix (session 46) both re-read and applied the file while the create
+ *   was held: the edit's alias was in force and its "config reloaded" line written within the 200 ms
+ *   debounce, and SIGHUP's line at once.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 
 let gw: TestGateway;
@@ -92,6 +97,57 @@ test("POST /config/reload sent while a combo create is writing runs after the cr
     const [c, r] = await Promise.all([create, reload]);
     expect({ create: c.status, reload: r.status, order }).toEqual({ create: 201, reload: 200, order: ["create", "reload"] });
     expect(((await r.json()) as { reloaded: boolean }).reloaded).toBe(true);
+  } finally {
+    held.release();
+    held.restore();
+  }
+}, 30_000);
+
+/** The gateway's "config reloaded" log lines so far (a re-read of the file after an edit, SIGHUP or POST /config/reload). */
+const reloadedLines = () => gw.logs.filter((l) => l.includes('"msg":"config reloaded"')).length;
+
+/** Polls `ok` every 20 ms for up to 5 s; whether it came true. */
+async function eventually(ok: () => boolean): Promise<boolean> {
+  for (const end = Date.now() + 5_000; Date.now() < end; await Bun.sleep(20)) if (ok()) return true;
+  return ok();
+}
+
+test("the file watcher's re-read after an edit made while a combo create is writing runs after the create", async () => {
+  const held = hold("createCombo");
+  const file = readFileSync(gw.configPath, "utf8");
+  try {
+    const create = post("/combos", { name: "watched-combo", targets: [{ model: "oai/gpt-x" }] });
+    await held.entered;
+    const before = reloadedLines();
+    writeFileSync(gw.configPath, `${file}\naliases:\n  watched-alias: oai/gpt-x\n`);
+    await Bun.sleep(900); // the watcher's 200 ms quiet period, well past
+    expect({ alias: gw.app.config().aliases.get("watched-alias") ?? null, reloaded: reloadedLines() - before }).toEqual({ alias: null, reloaded: 0 });
+    held.release();
+    expect((await create).status).toBe(201);
+    expect(await eventually(() => gw.app.config().aliases.get("watched-alias") === "oai/gpt-x")).toBe(true);
+    expect(reloadedLines() - before).toBe(1);
+    expect(gw.app.config().combos.has("watched-combo")).toBe(true);
+  } finally {
+    held.release();
+    held.restore();
+    writeFileSync(gw.configPath, file);
+    await Bun.sleep(400);
+  }
+}, 30_000);
+
+test("SIGHUP sent while a combo create is writing re-reads the file after the create", async () => {
+  await eventually(() => gw.app.config().aliases.get("watched-alias") === undefined); // the file put back above
+  const held = hold("createCombo");
+  try {
+    const create = post("/combos", { name: "hup-combo", targets: [{ model: "oai/gpt-x" }] });
+    await held.entered;
+    const before = reloadedLines();
+    process.kill(process.pid, "SIGHUP"); // the same file: SIGHUP re-reads it anyway, and says "config reloaded"
+    await Bun.sleep(500);
+    expect(reloadedLines() - before).toBe(0);
+    held.release();
+    expect((await create).status).toBe(201);
+    expect(await eventually(() => reloadedLines() - before === 1)).toBe(true);
   } finally {
     held.release();
     held.restore();
