@@ -83,7 +83,7 @@ test("since=7d&bucket=1d: the series' buckets add up to the rows (one request in
     u = (await (await fetch(`${gw.url}/admin/api/usage?since=7d&bucket=1d&tz_offset=0`)).json()) as typeof u;
     if (u!.rows.reduce((a, r) => a + r.requests, 0) >= 1) break;
   }
-  const rows = u!.rows.reduce((a, r) => ({ requests: a.requests + r.requests, costUsd: a.costUsd + (r.costUsd ?? 0) }), { requests: 0, costUsd: 0 });
+  const rows = u!.rows.reduce((a: { requests: number; costUsd: number }, r) => ({ requests: a.requests + r.requests, costUsd: a.costUsd + (r.costUsd ?? 0) }), { requests: 0, costUsd: 0 });
   const series = u!.series.buckets.reduce((a, b) => ({ requests: a.requests + b.requests, costUsd: a.costUsd + b.costUsd }), { requests: 0, costUsd: 0 });
   expect(rows).toEqual({ requests: 1, costUsd: 0.0054 });
   expect({ requests: series.requests, costUsd: Number(series.costUsd.toFixed(10)) }).toEqual(rows);
