@@ -15,6 +15,9 @@
  * costUsd 0.032225 (1000 × $3 + 2000 × $0.30 + 300 × $3.75 + 500 × $15 per million = $0.012225, plus
  * 2 × $10 / 1000; the package's calcPrice with `web_searches: 2` answers 0.032225000000000004).
  * Actual: 0.012225, streamed and not.
+ * Seen too (not asserted here): an `openai-responses` provider's reply with two `web_search_call`
+ * output items (gpt-5, `web_searches_kcount: 10` in the package) was costed 0.0065, its tokens only,
+ * not 0.0265.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
