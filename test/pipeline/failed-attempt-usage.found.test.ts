@@ -16,9 +16,10 @@
  * Expected: the call's usage is {inputTokens 1000, cacheReadTokens 2000, outputTokens 500,
  * reasoningTokens 200}, cost 0.0065 (gemini-2.5-pro: 1000 × $1.25 + 2000 × $0.125 + 500 × $10 per
  * million, @pydantic/genai-prices 0.1.8), and the key's 1d USD budget shows used 0.0065.
- * Actual: usage {}, no costUsd, budget used 0. Likely in the pipeline's handling of a failed attempt
- * (pipeline/attempt-loop.ts: the attempt's usage events are dropped with the attempt) and
- * src/limits/accounting.ts (only the serving attempt's usage is costed). The same holds for retries:
+ * Actual: usage {}, no costUsd, budget used 0. Where: src/usage-record.ts usageRecordOf (`usage:
+ * f.usage ?? {}`; its comment: "a request no model served (… every attempt failed) has no usage at
+ * all"), so a failed attempt's reported usage never reaches src/limits/accounting.ts; the attempt's
+ * usage events are dropped with the attempt in the pipeline. A design choice to revisit, not a slip. The same holds for retries:
  * an Anthropic stream that gave message_start (input 1000, cache read 2000, cache write 300) then broke
  * before any content was retried (on the same account, seen in this tryout) and only the retry was charged.
  */
