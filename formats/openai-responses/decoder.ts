@@ -19,8 +19,9 @@
  * - `error` then `response.failed` (`error-event.sse`), `response.failed` alone (`failed-only.sse`):
  *   one hub `error`, mapped from `error.code` (rate_limit_exceeded → rate_limit, insufficient_quota →
  *   quota_exhausted, context_length_exceeded, server_error → api_error; REFERENCE §5.2);
- * - usage only from the terminal response: `inputTokens = input_tokens − cached_tokens`,
- *   `cacheReadTokens = cached_tokens`, reasoning tokens kept (§5.10);
+ * - usage only from the terminal response (a `response.failed` one's too, emitted before its error:
+ *   the provider bills it): `inputTokens = input_tokens − cached_tokens`, `cacheReadTokens =
+ *   cached_tokens`, reasoning tokens kept (§5.10);
  * - `response.incomplete` `max_output_tokens` → finish `max_tokens`, `content_filter` → `refusal`.
  * - a `refusal` content part is a text block marked `refusal`; a `completed` reply that carried one
  *   (and no tool call) finishes as `refusal`.
@@ -216,6 +217,10 @@ class ResponsesDecoder implements StreamDecoder {
       case "response.failed": {
         const r = ev.response as Json | undefined;
         this.start(r);
+        // The failed response's usage is what the provider bills for the attempt: passed on before
+        // the error, so the tap and accounting record it (as a native Responses client's tap does).
+        const usage = fromResponsesUsage(r?.usage);
+        if (usage) this.emit({ type: "usage", usage });
         this.fail(hubErrorFromOpenAi(r?.error ?? { code: "server_error", message: "The upstream response failed." }, 0));
         return;
       }

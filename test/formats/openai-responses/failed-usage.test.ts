@@ -1,13 +1,13 @@
 /**
- * REPORT ONLY (cost46 tryout; fails now): a Responses upstream's stream that ends in `response.failed`
+ * A Responses upstream's stream that ends in `response.failed`
  * after some output, its `response.usage` filled in (input_tokens 3000 of which cached 2000,
- * output_tokens 500 of which reasoning 200), is costed from that usage only when the client also
- * speaks Responses (native passthrough: its tap reads usage from `response.failed` as from
+ * output_tokens 500 of which reasoning 200), was costed from that usage only when the client also
+ * spoke Responses (native passthrough: its tap reads usage from `response.failed` as from
  * `response.completed`). Translated for a Chat, Messages or Gemini client, the decoder
- * (formats/openai-responses/decoder.ts, `case "response.failed"`) emits the error but drops the
- * usage, so the request is recorded as an *estimate* from the text that reached the client.
+ * (formats/openai-responses/decoder.ts, `case "response.failed"`) emitted the error but dropped the
+ * usage, so the request was recorded as an *estimate* from the text that reached the client.
  *
- * What a user would notice: the same upstream reply costs $0.0065 for a Codex/Responses client but
+ * What a user noticed: the same upstream reply cost $0.0065 for a Codex/Responses client but
  * $0.00002125 (1 input + 2 output tokens, `estimated: true`) for a Claude Code / Chat / Gemini client,
  * in `GET /admin/api/calls`, `switchyard usage` and the key's USD budget and tpm, though the provider
  * reported (and bills) 3,500 tokens. SPEC O-1: usage is "taken from the provider's real usage …
@@ -15,7 +15,8 @@
  *
  * Expected: every client format records usage {inputTokens 1000, cacheReadTokens 2000, outputTokens
  * 500, reasoningTokens 200}, not estimated, cost 0.0065 (gpt-5: 1000 × $1.25 + 2000 × $0.125 + 500 ×
- * $10 per million, @pydantic/genai-prices 0.1.8). Actual: Chat, Messages and Gemini clients record
+ * $10 per million, @pydantic/genai-prices 0.1.8). Before the fix (the decoder now emits the failed
+ * response's usage before its error): Chat, Messages and Gemini clients record
  * {inputTokens 1, outputTokens 2}, estimated, cost 0.00002125; the Responses client records 0.0065.
  */
 import { afterEach, describe, expect, test } from "bun:test";
