@@ -307,7 +307,8 @@ function modelGone(target: Target, picked: Picked): Failed | undefined {
 /**
  * One attempt as the commit point sees it ({@link CommitAttempt}): its target, account and body, the
  * upstream's reply once it answered, and its two operations as methods: `release` (the account's
- * concurrency slot, idempotent) and `fail` (classifies a failure and fills the trace). One object per
+ * concurrency slot, idempotent) and `fail` (classifies a failure, fills the trace, and records the usage
+ * the provider reported for a reply that failed at the commit point: RequestContext.billed). One object per
  * attempt instead of a record and two closures (docs/performance.md item 234).
  */
 class Attempt implements CommitAttempt {
@@ -317,6 +318,8 @@ class Attempt implements CommitAttempt {
   clientAbort = undefined as unknown as ClientAbort;
   /** {@link CommitAttempt.streaming}: set by the commit point when the reply streams on (the stream owns the slot). */
   streaming = false;
+  /** {@link CommitAttempt.driver}: set by the commit point once the reply's driver is made. */
+  driver: CommitAttempt["driver"] = undefined;
   private released = false;
 
   constructor(
@@ -352,6 +355,12 @@ class Attempt implements CommitAttempt {
     trace.classification = classification.row;
     trace.error = this.traceText(error.traceMessage ?? error.message);
     trace.effect = describeEffect(classification);
+    // SPEC 9.5, O-1: what the provider reported for a reply that then failed is billed all the same.
+    const driver = this.driver;
+    if (driver !== undefined && driver.usageSeen) {
+      this.driver = undefined; // recorded once
+      (this.ctx.billed ??= []).push({ target: this.target, usage: { ...driver.usage } });
+    }
     const retryAfterSeconds = error.retryAfterSeconds ?? classification.retryAfterSeconds;
     return { error: retryAfterSeconds !== undefined ? { ...error, retryAfterSeconds } : error, classification };
   }

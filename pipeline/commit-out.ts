@@ -100,6 +100,11 @@ export interface CommitAttempt extends SecretSource {
    */
   traceText(text: string): string;
   /**
+   * The reply's driver, set by the commit point once it is made: a failure after it (`fail`) records the
+   * usage the provider reported, if any, in the request's {@link RequestContext.billed}.
+   */
+  driver?: Pick<ReplyDriver<unknown>, "usage" | "usageSeen">;
+  /**
    * Set true by the commit point when the reply streams on: its body (or event pump) then owns the
    * concurrency slot and releases it when it ends. Unset for a reply sent whole (its slot is released
    * at the commit) and for a failure (false or absent).

@@ -331,6 +331,7 @@ function toEventSink(sink: ReplyEventSink, recording: FlightRecording | undefine
 async function commitWith<Out>(ctx: RequestContext, a: CommitAttempt, deps: CommitDeps, driver: ReplyDriver<Out>, delivery: Delivery<Out>): Promise<Response | AttemptFailure> {
   const { target, reply, controller } = a;
   const provider = target.provider;
+  a.driver = driver; // a failure below records the usage the provider reported (RequestContext.billed)
 
   if (!reply.body) {
     // SPEC 6.3's last row: a 2xx without a body is a reply with nothing usable (the next target, no account effect).

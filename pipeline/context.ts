@@ -197,6 +197,19 @@ export interface RequestContext {
   transport?: "websocket";
   /** The event transport's sink of the committed reply ({@link IncomingRequest.events}). */
   events?: ReplyEventSink;
+  /**
+   * Attempts that failed after their provider reported usage (a whole reply the gateway could not
+   * pass on, a stream that broke before its first content): usage the provider bills though the
+   * attempt served nothing (SPEC 9.5, O-1). Added to the request's usage row, cost and key limits
+   * (src/limits/accounting.ts); set by the commit point ({@link BilledAttempt}), made by the first.
+   */
+  billed?: BilledAttempt[];
+}
+
+/** A failed attempt's target and the usage its provider reported for it ({@link RequestContext.billed}). */
+export interface BilledAttempt {
+  readonly target: Target;
+  readonly usage: Usage;
 }
 
 /** Which Claude Code housekeeping probe a request is (SPEC G-5; recognised by probes.ts). */

@@ -22,6 +22,7 @@ export {
   isRemote,
   noteLateError,
   vouchForOrigin,
+  type BilledAttempt,
   type Endpoint,
   type Finished,
   type IncomingRequest,

@@ -111,11 +111,10 @@ abstract class HubDriver<Out = Uint8Array> implements ReplyDriver<Out> {
 
   /**
    * {@link observe} of every event `responseToEvents(resp)` replays for a whole reply, without making
-   * them: its usage (in `message_start`, and the same values again after a finish), content when a part
-   * opens a block or the reply has a stop reason, and that stop reason.
+   * them, but its usage (taken before, WholeBodyDriver.endWhole): content when a part opens a block or
+   * the reply has a stop reason, and that stop reason.
    */
   protected observeReply(resp: HubResponse): void {
-    if (resp.usage) this.addUsage(resp.usage);
     if (!this.usageSeen) this.outputChars = replyChars(resp.content);
     if (resp.stopReason) {
       this.stopReason = resp.stopReason;
@@ -629,6 +628,7 @@ export class WholeBodyDriver extends HubDriver {
     }
     // The request's stop sequences, emulated for an upstream without a stop field (cut-at-stop-sequence.ts).
     if (this.stops !== undefined) cutReplyAtStop(resp, this.stops);
+    if (resp.usage) this.addUsage(resp.usage); // first: an attempt failed below is billed it all the same (RequestContext.billed)
     // A reason that is no finish (Gemini's MALFORMED_FUNCTION_CALL), with nothing in it or after some
     // text: a failed attempt, the whole reply being read before the commit point (reply-content.ts
     // wholeReplyUnfinished); a native client gets its provider's word as it came.

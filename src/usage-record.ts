@@ -56,7 +56,9 @@ export function usageRecordOf(ctx: RequestContext, f: Finished, now: number, ser
     keyName: ctx.key?.name ?? ctx.trace.keyName,
     usage: f.usage ?? {},
     // SPEC O-1: only a reply can lack the provider's usage; a request no model served (a key's limit,
-    // a bad request, every attempt failed) has no usage at all, so nothing in its row is estimated.
+    // a bad request, every attempt failed) has no usage of a reply, so nothing in its row is estimated.
+    // What failed attempts' providers reported (ctx.billed) is added by the accounting, never estimated,
+    // and is no served reply's: counted once (src/limits/accounting.ts addBilled).
     estimated: !f.usageSeen && !ctx.probe && f.firstByteAt !== undefined,
     outcome: f.outcome,
     status: f.status,

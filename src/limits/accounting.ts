@@ -10,7 +10,7 @@
  */
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { StopReason } from "../../formats/hub.ts";
-import { estimateInputOfRequest, estimateOutputTokens, isCountTokens, keyId, type RequestContext } from "../../pipeline/index.ts";
+import { estimateInputOfRequest, estimateOutputTokens, isCountTokens, keyId, type BilledAttempt, type RequestContext } from "../../pipeline/index.ts";
 import type { BudgetChange, ClientKey, UsageRecord } from "../../pipeline/ports.ts";
 import { PriceBook, type PriceOverride, type PriceTable } from "../pricing/prices.ts";
 import { roundUsd } from "./dollars.ts";
@@ -39,6 +39,19 @@ export interface AccountingDeps {
 export function countedTokens(usage: UsageRecord["usage"]): number {
   return (usage.inputTokens ?? 0) + (usage.cacheReadTokens ?? 0) + (usage.cacheWriteTokens ?? 0) + (usage.outputTokens ?? 0);
 }
+
+/** The sum of two usages, a new object: each count present in either is added; absent in both stays absent. */
+export function sumUsage(a: UsageRecord["usage"], b: UsageRecord["usage"]): UsageRecord["usage"] {
+  const out: UsageRecord["usage"] = {};
+  for (const k of USAGE_COUNTS) {
+    const x = a[k];
+    const y = b[k];
+    if (x !== undefined || y !== undefined) out[k] = (x ?? 0) + (y ?? 0);
+  }
+  return out;
+}
+
+const USAGE_COUNTS = ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "cacheWrite1hTokens", "reasoningTokens"] as const;
 
 /** Weight of the newest settled request in a model's learned USD per token ({@link RequestAccounting.expectedUsdPerToken}). */
 const RATE_WEIGHT = 0.3;
@@ -140,18 +153,54 @@ export class RequestAccounting {
         rec.estimated = true;
       }
     }
-    const tokens = countedTokens(rec.usage);
+    let tokens = countedTokens(rec.usage);
     if (served && tokens > 0) {
       const cost = this.prices().cost(served.provider.id, served.provider.kind, served.model, rec.usage);
       if (cost.usd !== undefined) rec.costUsd = roundUsd(cost.usd);
-      if (cost.unpriced) rec.unpriced = true;
-      else if (cost.usd !== undefined && cost.usd > 0 && Number.isFinite(cost.usd)) this.learnRate(served, cost.usd / tokens);
+      if (cost.unpriced) {
+        rec.unpriced = true;
+        this.warnIfBudget(ctx, served);
+      } else if (cost.usd !== undefined && cost.usd > 0 && Number.isFinite(cost.usd)) this.learnRate(served, cost.usd / tokens);
     }
-    if (rec.unpriced && served && ctx.key?.limits?.budgets?.some((b) => b.usd !== undefined)) this.warnUnpriced(ctx.key.name, served);
+    if (ctx.billed !== undefined && !isCountTokens(ctx.endpoint)) tokens += this.addBilled(ctx, rec, ctx.billed);
     if (ctx.limitsAdmitted && ctx.key?.limits) {
       ctx.limitsAdmitted = false;
       this.settleLimits(ctx, ctx.key, ctx.key.limits, rec, tokens, now);
     }
+  }
+
+  /**
+   * Adds the usage of the request's failed attempts that their providers reported (`ctx.billed`: a
+   * whole reply the gateway could not pass on, a stream that broke before its first content; SPEC 9.5,
+   * O-1: the provider bills them) to `rec`: their tokens to its usage, and each one's cost, priced by
+   * its own provider and model, to its cost (one rounding of the sum); an attempt of an unpriced
+   * model marks the row `unpriced`. The served reply's usage (already in `rec`) is another attempt's,
+   * so nothing is counted twice. Returns the counted tokens added ({@link countedTokens}). The learned
+   * USD per token stays the served replies'.
+   */
+  private addBilled(ctx: RequestContext, rec: UsageRecord, billed: readonly BilledAttempt[]): number {
+    let added = 0;
+    let usd: number | undefined;
+    for (const b of billed) {
+      const tokens = countedTokens(b.usage);
+      if (tokens === 0) continue;
+      added += tokens;
+      rec.usage = sumUsage(rec.usage, b.usage);
+      const cost = this.prices().cost(b.target.provider.id, b.target.provider.kind, b.target.model, b.usage);
+      if (cost.usd !== undefined && Number.isFinite(cost.usd)) usd = (usd ?? 0) + cost.usd;
+      if (cost.unpriced) {
+        rec.unpriced = true;
+        this.warnIfBudget(ctx, b.target);
+      }
+    }
+    // rec.costUsd is the served reply's cost (to 12 significant digits): the rest added, then rounded once more.
+    if (usd !== undefined) rec.costUsd = roundUsd((rec.costUsd ?? 0) + usd);
+    return added;
+  }
+
+  /** {@link warnUnpriced} for a key with a USD budget. */
+  private warnIfBudget(ctx: RequestContext, served: ServedBy): void {
+    if (ctx.key?.limits?.budgets?.some((b) => b.usd !== undefined)) this.warnUnpriced(ctx.key.name, served);
   }
 
   /**
@@ -164,8 +213,9 @@ export class RequestAccounting {
     // The key's id, not its name: a key created with a revoked key's name counts afresh.
     const key = keyId(clientKey);
     // An unpriced request adds nothing to a USD budget's spend but one to its window's unpriced count
-    // (what GET /admin/api/keys lists, with no usage query: review19 R5).
-    const spent = rec.unpriced ? { tokens, usd: 0, unpriced: true } : { tokens, usd: rec.costUsd ?? 0 };
+    // (what GET /admin/api/keys lists, with no usage query: review19 R5); only its priced attempts'
+    // cost, when some of its attempts were priced (addBilled).
+    const spent = rec.unpriced ? { tokens, usd: rec.costUsd ?? 0, unpriced: true } : { tokens, usd: rec.costUsd ?? 0 };
     const changes = this.deps.counters.settle(key, limits, spent, now, ctx.limitsTicket);
     const report = (c: BudgetChange[]) => {
       if (c.length > 0) this.deps.onBudgetChange?.(key, c, now);
