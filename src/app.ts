@@ -394,7 +394,7 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     keys: store,
     limits: keyCounters,
     // SPEC 9.6: a request in flight holds at least what a token of its model is expected to cost against a USD budget.
-    tokenPrice: (t) => accounting.expectedUsdPerToken(t.provider.id, t.provider.kind, t.model),
+    tokenPrice: (t) => accounting.expectedUsdPerToken(t.provider.id, t.provider.kind, t.model, t.provider.baseUrl),
     now: () => clock.now(),
     // SPEC G-4: bodies sent with Content-Encoding (Codex's zstd) are decoded within the body limit.
     decodeBody: decodeRequestBody,

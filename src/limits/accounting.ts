@@ -16,9 +16,9 @@ import { PriceBook, type PriceOverride, type PriceTable } from "../pricing/price
 import { roundUsd } from "./dollars.ts";
 import type { KeyLimitCounters } from "../../pipeline/ports.ts";
 
-/** The provider and model that served a request. */
+/** The provider and model that served a request (the base URL: a `*-compatible` kind's price lookup, PriceBook.cost). */
 export interface ServedBy {
-  provider: { id: string; kind: ProviderKind };
+  provider: { id: string; kind: ProviderKind; baseUrl?: string };
   model: string;
 }
 
@@ -107,9 +107,9 @@ export class RequestAccounting {
    * an upper bound); undefined when the model has no price. What a request in flight to it holds per
    * expected token against a USD budget, at least (src/limits/counters.ts). Two map reads once learned.
    */
-  expectedUsdPerToken(providerId: string, kind: ProviderKind, model: string): number | undefined {
+  expectedUsdPerToken(providerId: string, kind: ProviderKind, model: string, baseUrl?: string): number | undefined {
     const book = this.prices();
-    return this.rates.get(providerId)?.get(model) ?? book.usdPerTokenAtMost(providerId, kind, model);
+    return this.rates.get(providerId)?.get(model) ?? book.usdPerTokenAtMost(providerId, kind, model, baseUrl);
   }
 
   /** Adds a settled priced request's USD per counted token to its model's {@link rates}. */
@@ -155,7 +155,7 @@ export class RequestAccounting {
     }
     let tokens = countedTokens(rec.usage);
     if (served && tokens > 0) {
-      const cost = this.prices().cost(served.provider.id, served.provider.kind, served.model, rec.usage);
+      const cost = this.prices().cost(served.provider.id, served.provider.kind, served.model, rec.usage, served.provider.baseUrl);
       if (cost.usd !== undefined) rec.costUsd = roundUsd(cost.usd);
       if (cost.unpriced) {
         rec.unpriced = true;
@@ -186,7 +186,7 @@ export class RequestAccounting {
       if (tokens === 0) continue;
       added += tokens;
       rec.usage = sumUsage(rec.usage, b.usage);
-      const cost = this.prices().cost(b.target.provider.id, b.target.provider.kind, b.target.model, b.usage);
+      const cost = this.prices().cost(b.target.provider.id, b.target.provider.kind, b.target.model, b.usage, b.target.provider.baseUrl);
       if (cost.usd !== undefined && Number.isFinite(cost.usd)) usd = (usd ?? 0) + cost.usd;
       if (cost.unpriced) {
         rec.unpriced = true;

@@ -34,7 +34,7 @@ export interface Cost {
 /**
  * The price table's provider id for a provider kind: API kinds and their subscription counterparts map
  * to the same vendor (claude-code → anthropic, codex → openai). The `*-compatible` kinds map to none:
- * the model id alone is matched across the table's providers.
+ * their models are looked up by base URL, vendor prefix or id alone ({@link PriceBook.cost}).
  */
 export function priceVendor(kind: ProviderKind): string | undefined {
   switch (kind) {
@@ -53,6 +53,31 @@ export function priceVendor(kind: ProviderKind): string | undefined {
 }
 
 const PER_TOKEN = 1 / 1_000_000;
+
+/** The table's provider id of OpenRouter, and the memo of its lookups ({@link PriceBook}). */
+const OPENROUTER = "openrouter";
+/** The memo of `vendor/model` lookups of a `*-compatible` kind, by the whole id ({@link PriceBook.cost}). */
+const VENDOR_PREFIXED = "/";
+
+/** Base URLs already told apart by {@link atOpenRouter} (a configuration names few). */
+const OPENROUTER_URLS = new Map<string, boolean>();
+
+/** Whether `baseUrl`'s host is OpenRouter's (`openrouter.ai` or one of its subdomains). */
+export function atOpenRouter(baseUrl: string): boolean {
+  let at = OPENROUTER_URLS.get(baseUrl);
+  if (at === undefined) {
+    let host = "";
+    try {
+      host = new URL(baseUrl).hostname.toLowerCase();
+    } catch {
+      // not a URL: not OpenRouter's
+    }
+    at = host === "openrouter.ai" || host.endsWith(".openrouter.ai");
+    if (OPENROUTER_URLS.size >= 100) OPENROUTER_URLS.clear();
+    OPENROUTER_URLS.set(baseUrl, at);
+  }
+  return at;
+}
 
 /** The price table's lookup (`calcPrice` of @pydantic/genai-prices, bundled data). */
 export type PriceTable = typeof calcPrice;
@@ -142,7 +167,9 @@ interface Remembered {
  *    `settings.pricing["provider/*"]`, every model of the provider (an override; a missing
  *    `cache_read` or `cache_write` price is the override's `input` price: a provider that does not
  *    discount cached tokens bills them as input);
- * 2. the price table, under the provider kind's vendor ({@link priceVendor}), else by model id alone;
+ * 2. the price table, under the provider kind's vendor ({@link priceVendor}); a `*-compatible` kind's
+ *    model under OpenRouter's entry at OpenRouter's URL, under its `vendor/` prefix's vendor, else by
+ *    model id alone ({@link cost});
  * 3. otherwise unpriced.
  *
  * The table is bundled and does not change at run time, so what a lookup finds is remembered per
@@ -171,7 +198,8 @@ export class PriceBook {
 
 
   /**
-   * What lookups found, by vendor (`""` for none) and then model: nested maps, so that a request's
+   * What lookups found, by vendor (`""` for none, `"/"` for a vendor-prefixed id of a `*-compatible`
+   * kind, by its whole id) and then model: nested maps, so that a request's
    * lookup hashes its own strings rather than a key concatenated per request (docs/performance.md
    * item 120).
    */
@@ -185,19 +213,45 @@ export class PriceBook {
   ) {}
 
   /**
-   * The cost of `usage` for `model` served by the provider `providerId` of kind `kind`. Never throws.
-   * An unpriced model's result is one shared frozen object ({@link UNPRICED}).
+   * The cost of `usage` for `model` served by the provider `providerId` of kind `kind` at `baseUrl` (its
+   * configured base URL; only a `*-compatible` kind's is read). Never throws. An unpriced model's result
+   * is one shared frozen object ({@link UNPRICED}).
+   *
+   * A `*-compatible` kind has no vendor of its own ({@link priceVendor}): its model is looked up in the
+   * table's OpenRouter entry when the base URL is OpenRouter's (`openrouter.ai`, whose ids are
+   * `vendor/model` and whose prices are its own), then, for a `vendor/model` id (OpenRouter's naming,
+   * `anthropic/claude-sonnet-4.5`), as `model` under `vendor` when the table knows that vendor, then by
+   * the whole id alone (as every such model was until 2026-12-07, which left prefixed ids unpriced).
    */
-  cost(providerId: string, kind: ProviderKind, model: string, usage: Usage): Cost {
+  cost(providerId: string, kind: ProviderKind, model: string, usage: Usage, baseUrl?: string): Cost {
     // The override keys are made only when there are overrides to look up (none by default).
     if (this.overrides.size > 0) {
       const override = this.overrides.get(`${providerId}/${model}`) ?? this.overrides.get(model) ?? this.overrides.get(`${providerId}/*`);
       if (override) return { usd: overrideCost(override, usage), source: "override", unpriced: false };
     }
     if (!this.table) return UNPRICED;
-    const vendor = priceVendor(kind) ?? "";
-    let byModel = this.memo.get(vendor);
-    let known = byModel?.get(model);
+    const vendor = priceVendor(kind);
+    if (vendor !== undefined) return this.tableCost(vendor, vendor, model, model, usage);
+    if (baseUrl !== undefined && atOpenRouter(baseUrl)) {
+      const cost = this.tableCost(OPENROUTER, OPENROUTER, model, model, usage);
+      if (!cost.unpriced) return cost;
+    }
+    const slash = model.indexOf("/");
+    if (slash > 0 && slash < model.length - 1) {
+      // Remembered under the whole id (one map for every prefix: client-chosen prefixes cannot add maps).
+      const cost = this.tableCost(VENDOR_PREFIXED, model.slice(0, slash), model.slice(slash + 1), model, usage);
+      if (!cost.unpriced) return cost;
+    }
+    return this.tableCost("", undefined, model, model, usage);
+  }
+
+  /**
+   * The table's cost of `usage` for `id` under the table's provider `providerId` (undefined: by the id
+   * alone), remembered in the memo `memoKey` under `key`.
+   */
+  private tableCost(memoKey: string, providerId: string | undefined, id: string, key: string, usage: Usage): Cost {
+    let byModel = this.memo.get(memoKey);
+    let known = byModel?.get(key);
     if (known?.unknown) return UNPRICED;
     const cacheRead = usage.cacheReadTokens ?? 0;
     const cacheWrite = usage.cacheWriteTokens ?? 0;
@@ -215,7 +269,7 @@ export class PriceBook {
     let match = known?.match;
     let result: ReturnType<PriceTable> = null;
     try {
-      result = this.table(
+      result = this.table!(
         {
           input_tokens: input,
           output_tokens: output,
@@ -223,16 +277,16 @@ export class PriceBook {
           cache_write_tokens: cacheWrite,
           ...(usage.cacheWrite1hTokens ? { cache_write_1h_tokens: write1h } : {}),
         },
-        model,
-        match ? { provider: match, timestamp: new Date(now) } : vendor ? { providerId: vendor, timestamp: new Date(now) } : { timestamp: new Date(now) },
+        id,
+        match ? { provider: match, timestamp: new Date(now) } : providerId ? { providerId, timestamp: new Date(now) } : { timestamp: new Date(now) },
       );
     } catch {
       result = null;
     }
-    if (byModel === undefined) this.memo.set(vendor, (byModel = new Map()));
+    if (byModel === undefined) this.memo.set(memoKey, (byModel = new Map()));
     if (known === undefined) {
       if (byModel.size >= PriceBook.MAX_REMEMBERED_MODELS) byModel.delete(byModel.keys().next().value!);
-      byModel.set(model, (known = { unknown: false }));
+      byModel.set(key, (known = { unknown: false }));
     }
     if (!result) {
       known.unknown = true;
@@ -255,10 +309,10 @@ export class PriceBook {
    * input tokens reach), or undefined when the model has no price. What a USD budget holds per expected
    * token of a request in flight (src/limits/counters.ts). Never throws.
    */
-  usdPerTokenAtMost(providerId: string, kind: ProviderKind, model: string): number | undefined {
-    const input = this.cost(providerId, kind, model, { inputTokens: 1_000_000 });
+  usdPerTokenAtMost(providerId: string, kind: ProviderKind, model: string, baseUrl?: string): number | undefined {
+    const input = this.cost(providerId, kind, model, { inputTokens: 1_000_000 }, baseUrl);
     if (input.unpriced || input.usd === undefined) return undefined;
-    const output = this.cost(providerId, kind, model, { outputTokens: 1_000_000 });
+    const output = this.cost(providerId, kind, model, { outputTokens: 1_000_000 }, baseUrl);
     return Math.max(input.usd, output.usd ?? 0) * PER_TOKEN;
   }
 }

@@ -89,6 +89,19 @@ function table(u: Usage, model: string, options: Parameters<typeof calcPrice>[2]
   }
 }
 
+/**
+ * What src/pricing/prices.ts PriceBook.cost asks of the package for a `*-compatible` kind's `id`: the
+ * OpenRouter entry's price when the provider is at OpenRouter's URL, else (or when it has none) a
+ * `vendor/model` id's price under the vendor, else the id alone's.
+ */
+function compatiblePrice(u: Usage, id: string, atOpenRouter: boolean, ms: number): number | undefined {
+  const timestamp = new Date(ms);
+  const openRouter = atOpenRouter ? table(u, id, { providerId: "openrouter", timestamp }) : undefined;
+  if (openRouter !== undefined) return openRouter;
+  const slash = id.indexOf("/");
+  return (slash > 0 && slash < id.length - 1 ? table(u, id.slice(slash + 1), { providerId: id.slice(0, slash), timestamp }) : undefined) ?? table(u, id, { timestamp });
+}
+
 const hasTimeOfDay = (m: ModelInfo) => Array.isArray(m.prices) && m.prices.some((c) => c.constraint?.type === "time_of_date");
 const NOW = Date.UTC(2026, 11, 2, 12, 0, 0);
 const at = (ms: number) => () => ms;
@@ -175,6 +188,9 @@ describe("a model's resolved rates price exactly like calcPrice", () => {
         const kind: ProviderKind = p.id === "anthropic" ? "anthropic" : p.id === "openai" ? "openai" : p.id === "google" ? "gemini" : "openai-compatible";
         const vendor = priceVendor(kind);
         const opts = (ms: number) => ({ ...(vendor ? { providerId: vendor } : {}), timestamp: new Date(ms) });
+        // A compatible kind is priced as PriceBook.cost looks it up: OpenRouter's models at OpenRouter's URL.
+        const baseUrl = p.id === "openrouter" ? "https://openrouter.ai/api/v1" : undefined;
+        const want = (t: number) => (vendor ? table(u, m.id, opts(t)) : compatiblePrice(u, m.id, baseUrl !== undefined, t));
         for (const c of m.prices) {
           if (c.constraint?.type !== "start_date") continue;
           const d = Date.parse(c.constraint.start_date);
@@ -183,11 +199,10 @@ describe("a model's resolved rates price exactly like calcPrice", () => {
           const book = new PriceBook(new Map(), calcPrice, () => clock);
           for (const t of [d - 1, d - 1, d, d, d + 86_400_000, d - 1, d]) {
             clock = t;
-            const want = table(u, m.id, opts(t));
-            const got = book.cost("p", kind, m.id, u).usd;
-            if (!Object.is(got, want)) mismatches.push(`${p.id}/${m.id} at ${new Date(t).toISOString()}: calcPrice ${want}, book ${got}`);
+            const got = book.cost("p", kind, m.id, u, baseUrl).usd;
+            if (!Object.is(got, want(t))) mismatches.push(`${p.id}/${m.id} at ${new Date(t).toISOString()}: calcPrice ${want(t)}, book ${got}`);
           }
-          if (table(u, m.id, opts(d - 1)) !== table(u, m.id, opts(d))) changed++;
+          if (want(d - 1) !== want(d)) changed++;
         }
       }
     expect(mismatches).toEqual([]);
