@@ -397,15 +397,7 @@ export interface HubRequest {
  * Why generation stopped, by meaning (REFERENCE §5.1). Each format maps these to its own vocabulary.
  * `other` covers provider-specific ends with no better match (Gemini MALFORMED_FUNCTION_CALL, …).
  */
-export type StopReason =
-  | "end_turn"
-  | "tool_use"
-  | "max_tokens"
-  | "stop_sequence"
-  | "refusal"
-  | "pause_turn"
-  | "context_window_exceeded"
-  | "other";
+export type StopReason = "end_turn" | "tool_use" | "max_tokens" | "stop_sequence" | "refusal" | "pause_turn" | "context_window_exceeded" | "other";
 
 /**
  * Token usage in tokens (REFERENCE §5.10). Every field is optional: absent means the provider did not
@@ -424,6 +416,8 @@ export interface Usage {
    */
   cacheWrite1hTokens?: number;
   reasoningTokens?: number;
+  /** Server-side web searches billed per search (Anthropic `server_tool_use.web_search_requests`, Responses `web_search_call` items; SPEC 9.5, src/pricing/prices.ts). */
+  webSearches?: number;
 }
 
 /** A complete (non-streamed, or accumulated) assistant reply. */
@@ -696,5 +690,6 @@ export function mergeUsage(into: Usage, next: Usage | undefined): Usage {
   if (next.cacheWriteTokens !== undefined) into.cacheWriteTokens = next.cacheWriteTokens;
   if (next.cacheWrite1hTokens !== undefined) into.cacheWrite1hTokens = next.cacheWrite1hTokens;
   if (next.reasoningTokens !== undefined) into.reasoningTokens = next.reasoningTokens;
+  if (next.webSearches !== undefined) into.webSearches = next.webSearches;
   return into;
 }

@@ -79,7 +79,8 @@ export function stopToAnthropic(reason: StopReason): string {
  * `output_tokens_details.thinking_tokens` (newer API) becomes `reasoningTokens`;
  * `cache_creation.ephemeral_1h_input_tokens`, when a number (0 included: the breakdown was said),
  * `cacheWrite1hTokens` (the one-hour part of the cache writes, priced apart; written back to an
- * Anthropic client as the `cache_creation` breakdown by {@link usageJson} / {@link cacheCreationOf}).
+ * Anthropic client as the `cache_creation` breakdown by {@link usageJson} / {@link cacheCreationOf});
+ * `server_tool_use.web_search_requests` `webSearches` (billed per search, priced apart).
  */
 export function usageFromAnthropic(u: unknown): Usage | undefined {
   if (!u || typeof u !== "object") return undefined;
@@ -98,6 +99,8 @@ export function usageFromAnthropic(u: unknown): Usage | undefined {
     const t = det.thinking_tokens ?? det.reasoning_tokens;
     if (typeof t === "number") out.reasoningTokens = t;
   }
+  const tools = o.server_tool_use as Record<string, unknown> | undefined | null;
+  if (tools && typeof tools === "object" && typeof tools.web_search_requests === "number" && tools.web_search_requests >= 0) out.webSearches = tools.web_search_requests;
   return out;
 }
 

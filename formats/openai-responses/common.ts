@@ -108,12 +108,16 @@ export function responsesUsageJson(u: Usage): string {
  * `cacheReadTokens` = `cached_tokens`, `outputTokens` = `output_tokens` (includes reasoning),
  * `reasoningTokens` = `output_tokens_details.reasoning_tokens`; a newer `cache_write_tokens` (top level
  * or in `input_tokens_details`) becomes `cacheWriteTokens` and is also taken out of `inputTokens`.
- * Absent counters stay absent. Returns undefined for a missing/null usage.
+ * Absent counters stay absent. With the response's `output` (`items`), its `web_search_call` items (the hosted
+ * web search's calls, billed per call) are counted in `webSearches` when there are any. Returns
+ * undefined for a missing/null usage without such items.
  */
-export function fromResponsesUsage(raw: unknown): Usage | undefined {
-  if (!raw || typeof raw !== "object") return undefined;
+export function fromResponsesUsage(raw: unknown, items?: unknown): Usage | undefined {
+  const searches = Array.isArray(items) ? webSearchCalls(items) : 0;
+  if (!raw || typeof raw !== "object") return searches > 0 ? { webSearches: searches } : undefined;
   const u = raw as Record<string, any>;
   const out: Usage = {};
+  if (searches > 0) out.webSearches = searches;
   const inDetails = u.input_tokens_details;
   const cached = finiteNumber(inDetails?.cached_tokens);
   const write = finiteNumber(u.cache_write_tokens) ?? finiteNumber(inDetails?.cache_write_tokens);
@@ -126,6 +130,13 @@ export function fromResponsesUsage(raw: unknown): Usage | undefined {
   const reasoning = finiteNumber(u.output_tokens_details?.reasoning_tokens);
   if (reasoning !== undefined) out.reasoningTokens = reasoning;
   return out;
+}
+
+/** How many of a response's `output` items are `web_search_call`s. */
+function webSearchCalls(output: readonly unknown[]): number {
+  let n = 0;
+  for (const item of output) if (item !== null && typeof item === "object" && (item as { type?: unknown }).type === "web_search_call") n++;
+  return n;
 }
 
 /**

@@ -219,7 +219,7 @@ class ResponsesDecoder implements StreamDecoder {
         this.start(r);
         // The failed response's usage is what the provider bills for the attempt: passed on before
         // the error, so the tap and accounting record it (as a native Responses client's tap does).
-        const usage = fromResponsesUsage(r?.usage);
+        const usage = fromResponsesUsage(r?.usage, r?.output);
         if (usage) this.emit({ type: "usage", usage });
         this.fail(hubErrorFromOpenAi(r?.error ?? { code: "server_error", message: "The upstream response failed." }, 0));
         return;
@@ -619,7 +619,7 @@ class ResponsesDecoder implements StreamDecoder {
       reason: stop === "end_turn" && this.sawRefusal ? "refusal" : stop,
       raw: reason ? `${status}:${reason}` : status,
     });
-    const usage = fromResponsesUsage(response?.usage);
+    const usage = fromResponsesUsage(response?.usage, response?.output);
     if (usage) this.emit({ type: "usage", usage });
   }
 }

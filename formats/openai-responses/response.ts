@@ -348,7 +348,7 @@ export function decodeResponse(body: unknown, opts: DecoderOptions): HubResponse
   const out: HubResponse = {
     content,
     stopReason: finished ? refusalStop(stopForTerminal(status, reason, sawTool), sawRefusal) : null,
-    usage: fromResponsesUsage(r.usage) ?? ({} as Usage),
+    usage: fromResponsesUsage(r.usage, r.output) ?? ({} as Usage),
     rawStopReason: reason ? `${status}:${reason}` : status,
   };
   if (typeof r.id === "string") out.id = r.id;

@@ -306,7 +306,7 @@ abstract class ResponsesObserver {
         this.state.terminal = true;
         this.state.sawContent = true;
         this.counted();
-        const usage = fromResponsesUsage(r?.usage);
+        const usage = fromResponsesUsage(r?.usage, r?.output);
         if (usage) mergeUsage(this.state.usage, usage);
         const status = typeof r?.status === "string" ? r.status : name === "response.incomplete" ? "incomplete" : "completed";
         const output = Array.isArray(r?.output) ? (r!.output as Json[]) : [];
@@ -319,7 +319,7 @@ abstract class ResponsesObserver {
         if (!r) return;
         this.state.terminal = true;
         if (!this.state.error) this.state.error = hubErrorFromOpenAi(r?.error ?? { code: "server_error" }, 0);
-        const usage = fromResponsesUsage(r?.usage);
+        const usage = fromResponsesUsage(r?.usage, r?.output);
         if (usage) mergeUsage(this.state.usage, usage);
         return;
       }

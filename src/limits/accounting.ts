@@ -51,7 +51,7 @@ export function sumUsage(a: UsageRecord["usage"], b: UsageRecord["usage"]): Usag
   return out;
 }
 
-const USAGE_COUNTS = ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "cacheWrite1hTokens", "reasoningTokens"] as const;
+const USAGE_COUNTS = ["inputTokens", "outputTokens", "cacheReadTokens", "cacheWriteTokens", "cacheWrite1hTokens", "reasoningTokens", "webSearches"] as const;
 
 /** Weight of the newest settled request in a model's learned USD per token ({@link RequestAccounting.expectedUsdPerToken}). */
 const RATE_WEIGHT = 0.3;

@@ -135,12 +135,12 @@ export function overrideCost(price: PriceOverride, usage: Usage): number {
 
 /**
  * The price keys of the token classes a {@link PriceBook} reports (`input_tokens`, `output_tokens`,
- * `cache_read_tokens`, `cache_write_tokens`, `cache_write_1h_tokens`) and of the per-request price (`requests`, always counted
- * once). Every other price of the table (audio, image, web searches, …) applies
+ * `cache_read_tokens`, `cache_write_tokens`, `cache_write_1h_tokens`), of the per-request price (`requests`, always counted
+ * once) and of web searches (`web_searches`, per search: Usage.webSearches, since 2026-12-07). Every other price of the table (audio, image, …) applies
  * to a usage class we never report and is not an ancestor of one we do, so `calcPrice` prices it at
  * zero; its cost is in the library's per-call checks of each pair of priced classes.
  */
-const REPORTED_PRICE_KEYS = new Set(["input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok", "cache_write_1h_mtok", "requests_kcount"]);
+const REPORTED_PRICE_KEYS = new Set(["input_mtok", "output_mtok", "cache_read_mtok", "cache_write_mtok", "cache_write_1h_mtok", "requests_kcount", "web_searches_kcount"]);
 
 /** `model` with only its {@link REPORTED_PRICE_KEYS} prices, in each of its dated price sets (a copy; `model` is not changed). */
 export function priceOfReportedTokens(model: ModelInfo): ModelInfo {
@@ -262,7 +262,7 @@ export class PriceBook {
     const write1h = usage.cacheWrite1hTokens ? Math.min(usage.cacheWrite1hTokens, cacheWrite) : 0;
     const plan = known?.plan;
     if (plan) {
-      const usd = planCost(plan, input, output, cacheRead, cacheWrite, write1h, this.now);
+      const usd = planCost(plan, input, output, cacheRead, cacheWrite, write1h, this.now, usage.webSearches ?? 0);
       if (usd !== undefined) return { usd, source: "price_table", unpriced: false };
     }
     const now = this.now();
@@ -276,6 +276,7 @@ export class PriceBook {
           cache_read_tokens: cacheRead,
           cache_write_tokens: cacheWrite,
           ...(usage.cacheWrite1hTokens ? { cache_write_1h_tokens: write1h } : {}),
+          ...(usage.webSearches ? { web_searches: usage.webSearches } : {}),
         },
         id,
         match ? { provider: match, timestamp: new Date(now) } : providerId ? { providerId, timestamp: new Date(now) } : { timestamp: new Date(now) },

@@ -35,6 +35,7 @@ const enum Slot {
   CacheWrite,
   CacheWrite1h,
   Requests,
+  WebSearches,
 }
 
 /** Where a term is summed in the package (`input_price`, `output_price`, other): the total adds them in that order. */
@@ -71,6 +72,7 @@ const KEYS: Record<string, [Slot, number, Bucket]> = {
   cache_write_mtok: [Slot.CacheWrite, 1e6, Bucket.Input],
   cache_write_1h_mtok: [Slot.CacheWrite1h, 1e6, Bucket.Input],
   requests_kcount: [Slot.Requests, 1e3, Bucket.Other],
+  web_searches_kcount: [Slot.WebSearches, 1e3, Bucket.Other],
 };
 
 const DATE = /^\d{4}-\d{2}-\d{2}$/;
@@ -150,14 +152,14 @@ const valid = (x: number) => Number.isFinite(x) && x >= 0;
 /**
  * USD of one request under `plan`, the package's `total_price` for the usage `{input_tokens: input,
  * output_tokens: output, cache_read_tokens: read, cache_write_tokens: write}` plus
- * `cache_write_1h_tokens: write1h` when above 0 (input counts the cache tokens; write1h is a part of
- * write) at `now` (ms since the epoch; read only when the plan's set is dated). Undefined when the plan
+ * `cache_write_1h_tokens: write1h` and `web_searches: searches` when above 0 (input counts the cache
+ * tokens; write1h is a part of write) at `now` (ms since the epoch; read only when the plan's set is dated). Undefined when the plan
  * does not know the answer: `now` outside its interval, a value that is not a finite non-negative number,
  * or a part larger than its whole (the package then throws or rounds a tiny difference to zero).
  */
-export function planCost(plan: RatePlan, input: number, output: number, read: number, write: number, write1h: number, now: () => number): number | undefined {
+export function planCost(plan: RatePlan, input: number, output: number, read: number, write: number, write1h: number, now: () => number, searches = 0): number | undefined {
   if ((plan.from !== -Infinity || plan.until !== Infinity) && !(plan.from <= now() && now() < plan.until)) return undefined;
-  if (!valid(input) || !valid(output) || !valid(read) || !valid(write) || !valid(write1h)) return undefined;
+  if (!valid(input) || !valid(output) || !valid(read) || !valid(write) || !valid(write1h) || !valid(searches)) return undefined;
   // Leaf values (the package's `ne`): each class less its priced parts, the most specific first, summed in its order.
   const leaf1h = plan.write1h ? write1h : 0;
   const leafWrite = plan.write ? write - leaf1h : 0;
@@ -187,6 +189,9 @@ export function planCost(plan: RatePlan, input: number, output: number, read: nu
         break;
       case Slot.CacheWrite1h:
         v = leaf1h;
+        break;
+      case Slot.WebSearches:
+        v = searches;
         break;
       default:
         v = 1;

@@ -34,7 +34,7 @@ function tierStarts(ps: Provider[]): number[] {
   return [...starts].sort((a, b) => a - b);
 }
 
-/** Token mixes: random sizes of every class (some absent, some zero, one-hour writes above the writes too), and the tier edges. */
+/** Token mixes: random sizes of every class (some absent, some zero, one-hour writes above the writes too, web searches), and the tier edges. */
 function mixes(n: number, seed: number, starts: number[]): Usage[] {
   const r = seededRng(seed);
   const size = () => {
@@ -54,6 +54,7 @@ function mixes(n: number, seed: number, starts: number[]): Usage[] {
     const write = maybe(0.5);
     if (write !== undefined) u.cacheWriteTokens = write;
     if (r() < 0.3) u.cacheWrite1hTokens = r() < 0.8 ? Math.floor((write ?? 0) * r()) : size();
+    if (r() < 0.3) u.webSearches = Math.floor(r() * 30);
     out.push(u);
   }
   for (const s of starts)
@@ -77,6 +78,7 @@ function tableUsage(u: Usage): Record<string, number> {
     cache_read_tokens: read,
     cache_write_tokens: write,
     ...(u.cacheWrite1hTokens ? { cache_write_1h_tokens: Math.min(u.cacheWrite1hTokens, write) } : {}),
+    ...(u.webSearches ? { web_searches: u.webSearches } : {}),
   };
 }
 
@@ -135,7 +137,7 @@ describe("a model's resolved rates price exactly like calcPrice", () => {
           const read = u.cacheReadTokens ?? 0;
           const write = u.cacheWriteTokens ?? 0;
           const w1h = u.cacheWrite1hTokens ? Math.min(u.cacheWrite1hTokens, write) : 0;
-          const got = planCost(plan, (u.inputTokens ?? 0) + read + write, u.outputTokens ?? 0, read, write, w1h, at(NOW));
+          const got = planCost(plan, (u.inputTokens ?? 0) + read + write, u.outputTokens ?? 0, read, write, w1h, at(NOW), u.webSearches ?? 0);
           compared++;
           if (!Object.is(got, want)) mismatches.push(`${p.id}/${m.id} ${JSON.stringify(u)}: calcPrice ${want}, plan ${got}`);
         }
