@@ -289,7 +289,11 @@ export interface StoreStats {
   lastFlushAt: number;
 }
 
-/** Query of `usageSeries`: buckets of `bucketMs` from `sinceMs` (rounded down to a bucket) to `untilMs`. */
+/**
+ * Query of `usageSeries`: buckets of `bucketMs` from `sinceMs` (rounded down to a bucket) to `untilMs`,
+ * of the requests from `sinceMs` on: the first bucket counts none older (since 2026-12-07; before, it
+ * counted its whole width, so a series added up to more than the summary of the same range).
+ */
 export interface UsageSeriesQuery {
   /** ms since the epoch. */
   sinceMs: number;
@@ -308,7 +312,7 @@ export interface UsageSeriesQuery {
   subscriptionProviders?: readonly string[];
 }
 
-/** One time bucket of `usageSeries`: the requests that arrived in [t, t + bucketMs). */
+/** One time bucket of `usageSeries`: the requests that arrived in [t, t + bucketMs), the first bucket's from `sinceMs` only. */
 export interface UsageBucket {
   /** ms since the epoch when the bucket starts. */
   t: number;

@@ -113,7 +113,8 @@ export class PgUsage implements UsageStore {
     await this.flush();
     const width = Math.floor(q.bucketMs);
     const first = firstBucketStart(q);
-    const params: Array<string | number> = [width, first, Math.floor(q.untilMs)];
+    // $4: rows from `sinceMs` only, so the first bucket counts no request older than the range.
+    const params: Array<string | number> = [width, first, Math.floor(q.untilMs), Math.max(first, Math.floor(q.sinceMs))];
     const where = usageFilterSql(q.filter, (value) => (params.push(value), `$${params.length}`));
     const subscription = subscriptionCostSql(q.subscriptionProviders, (value) => (params.push(value), `$${params.length}`), "::float8");
     const rows = await this.ctx.read((sql) =>
@@ -123,7 +124,7 @@ export class PgUsage implements UsageStore {
            COUNT(*) FILTER (WHERE outcome = 'rejected')::float8 AS refused,
            COUNT(*) FILTER (WHERE fallback)::float8 AS fallbacks,
            ${TOKEN_AND_COST_SUMS}, ${subscription}
-         FROM usage WHERE ts >= $2 AND ts < $3${where} GROUP BY 1`,
+         FROM usage WHERE ts >= $4 AND ts < $3${where} GROUP BY 1`,
         params,
       ),
     );

@@ -38,15 +38,17 @@ const TOKEN_AND_COST_SUMS = usageTotalsSql();
 
 /**
  * The usage series query: `subscription` the SELECT item of the subscriptions' cost and `where` a
- * filter's conditions (parameters ?4 on, for both). ?1 the bucket width, ?2 the first bucket's start
- * (`firstBucketStart`: every bucket starts a whole number of widths after it), ?3 the end.
+ * filter's conditions (parameters ?5 on, for both). ?1 the bucket width, ?2 the first bucket's start
+ * (`firstBucketStart`: every bucket starts a whole number of widths after it), ?3 the end, ?4 `sinceMs`:
+ * rows from it only, so the first bucket counts no request older than the range (its rows add up to
+ * the summary's of the same range).
  */
 const seriesSql = (subscription: string, where: string) => `SELECT ?2 + ((ts - ?2) / ?1) * ?1 AS t, COUNT(*) AS requests,
          SUM(outcome IN ('error', 'upstream_error')) AS errors,
          SUM(outcome = 'rejected') AS refused,
          SUM(fallback) AS fallbacks,
          ${TOKEN_AND_COST_SUMS}, ${subscription}
-       FROM usage WHERE ts >= ?2 AND ts < ?3${where} GROUP BY t`;
+       FROM usage WHERE ts >= ?4 AND ts < ?3${where} GROUP BY t`;
 
 
 /** The calls filter's "this account answered an attempt with 429" (usage.ts callsWhere). */
@@ -169,13 +171,13 @@ export class SqliteUsage implements UsageStore {
     fillUsageBuckets(q, new Map()); // validates the query before any work
     this.flush();
     const params: string[] = [];
-    const where = usageFilterSql(q.filter, (value) => (params.push(value), `?${3 + params.length}`));
-    const subscription = subscriptionCostSql(q.subscriptionProviders, (value) => (params.push(value), `?${3 + params.length}`));
+    const where = usageFilterSql(q.filter, (value) => (params.push(value), `?${4 + params.length}`));
+    const subscription = subscriptionCostSql(q.subscriptionProviders, (value) => (params.push(value), `?${4 + params.length}`));
     const stmt = params.length > 0 ? this.ctx.db.query(seriesSql(subscription, where)) : (this.seriesStmt ??= this.ctx.db.prepare(seriesSql(subscription, where)));
     const width = Math.floor(q.bucketMs);
     const first = firstBucketStart(q);
     const found = new Map<number, Omit<UsageBucket, "t">>();
-    for (const r of stmt.all(width, first, Math.floor(q.untilMs), ...params) as any[]) {
+    for (const r of stmt.all(width, first, Math.floor(q.untilMs), Math.max(first, Math.floor(q.sinceMs)), ...params) as any[]) {
       found.set(Number(r.t), {
         requests: r.requests,
         errors: r.errors ?? 0,

@@ -1,20 +1,19 @@
 /**
- * REPORT ONLY (cost46 tryout; fails now): `GET /admin/api/usage?since=…&bucket=…` answers rows (and
- * `cost`) for the requests since `since`, but its series' first bucket starts at the bucket boundary
+ * `GET /admin/api/usage?since=…&bucket=…` answers rows (and `cost`) for the requests since `since`;
+ * until 2026-12-07 its series' first bucket started at the bucket boundary
  * before `since` (buckets "start at multiples of their width") and counts every request of that whole
- * bucket, those older than `since` included. So for one range the charts and the table disagree.
+ * bucket, those older than `since` included. So for one range the charts and the table disagreed.
  *
- * What a user would notice: on the dashboard's Usage page, "7 days" (bucket 1d in the browser's time
- * zone), the requests and cost bars add up to more than the table's Requests and Cost columns and the
- * Overview's cost tile: the first day's bar also holds the requests of that day before the range began
- * (up to 24 h of them); "1 day" (bucket 1h) up to an hour's. Seen in this tryout: since=1h&bucket=1h,
+ * What a user noticed: on the dashboard's Usage page, "7 days" (bucket 1d in the browser's time
+ * zone), the requests and cost bars added up to more than the table's Requests and Cost columns and the
+ * Overview's cost tile: the first day's bar also held the requests of that day before the range began
+ * (up to 24 h of them); "1 day" (bucket 1h) up to an hour's. Seen: since=1h&bucket=1h,
  * series 8 requests / $0.0749 against rows 5 requests / $0.04395.
  *
  * Expected: the series' buckets add up to the rows (here 1 request, $0.0054: the request inside the
- * range), e.g. the first bucket counting only from `since` (or the rows covering the same span).
- * Actual: the series adds up to 2 requests and $0.0108: the request stamped before `since` (midway
- * between the first day's bucket start and `since`) is in the first bucket. Likely src/admin/admin-api.ts `GET /usage` and the
- * store's series query (src/store/), which floor the series' start to the bucket width.
+ * range): the first bucket counts only from `since` (src/store/sqlite and postgres usage.ts usageSeries).
+ * Before the fix: the series added up to 2 requests and $0.0108: the request stamped before `since` (midway
+ * between the first day's bucket start and `since`) was in the first bucket.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
