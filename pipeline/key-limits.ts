@@ -9,7 +9,7 @@
  * with the tokens and cost it used.
  */
 import { hubError, type HubError } from "../formats/hub.ts";
-import { bodyBytes, errorAnswer, NO_RETRY_HEADER, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
+import { bodyBytes, errorAnswer, isCountTokens, NO_RETRY_HEADER, responseHeaders, tryHubOf, type RequestContext } from "./context.ts";
 import { estimateInputTokens } from "./predicates.ts";
 import { keyId } from "./key-id.ts";
 import type { BudgetWindow, KeyBudget, KeyLimitCounters, KeyLimits, LimitRefusal, RequestEstimate } from "./ports.ts";
@@ -130,7 +130,7 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
   let message: string;
   switch (refusal.limit) {
     case "rpm":
-      message = `Client key "${keyName}" is over its limit of ${refusal.max} requests per minute (rpm); retry in ${wait}.`;
+      message = `Client key "${keyName}" is over its limit of ${refusal.max} ${refusal.max === 1 ? "request" : "requests"} per minute (rpm); retry in ${wait}.`;
       break;
     case "tpm":
       message = refusal.heldElsewhere
@@ -216,7 +216,7 @@ export function usdPerTokenOf(model: string, pricing: TokenPricing): number | un
 
 /**
  * The guard's limit check (SPEC 9.6) for a request that presented a key: the allow-list, then the
- * counters. Sets `ctx.limitsAdmitted` when the counters counted the request (it must then be settled).
+ * counters (not for a token count, which calls no model). Sets `ctx.limitsAdmitted` when the counters counted the request (it must then be settled).
  * What the request is expected to spend goes with it: its body's tokens ({@link estimateTokensOfBody})
  * and, for a key with a USD budget, what a token of its model is expected to cost ({@link usdPerTokenOf},
  * with `pricing`; the counters hold at least that). Returns the refusal Response (with
@@ -231,7 +231,10 @@ export async function checkKeyLimits(ctx: RequestContext, counters: KeyLimitCoun
     ctx.trace.decisions.push({ subject: "guard", verdict: "out", reason: `key ${key.name}: model not in its allow-list` });
     return errorAnswer(ctx, err);
   }
-  if (!counters || !hasCountedLimits(limits)) return undefined;
+  // A token count (`count_tokens`, `:countTokens`) calls no model and costs nothing (Anthropic limits it
+  // apart from messages): it is neither counted by nor refused for the key's rpm, tpm, budgets or
+  // concurrency; the key and its allow-list above still apply.
+  if (!counters || !hasCountedLimits(limits) || isCountTokens(ctx.endpoint)) return undefined;
   const estimate: RequestEstimate = { tokens: estimateTokensOfBody(bodyBytes(ctx).byteLength) };
   if (pricing && limits.budgets?.some((b) => b.usd !== undefined)) {
     const usdPerToken = usdPerTokenOf(ctx.requestedModel, pricing);

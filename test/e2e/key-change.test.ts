@@ -177,7 +177,7 @@ describe("PATCH /admin/api/keys/{name}: new limits, the same key", () => {
       await until(
         async () => {
           const r = await chatB(secret);
-          return r.status === 429 && String(r.body.error?.message).includes("limit of 1 requests per minute (rpm)");
+          return r.status === 429 && String(r.body.error?.message).includes("limit of 1 request per minute (rpm)");
         },
         20_000,
         "instance B refusing the key over its new rpm of 1",
