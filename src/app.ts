@@ -619,6 +619,6 @@ async function startClaimed(opts: AppOptions, claim: { held: boolean }): Promise
     const unmarked = opts.writeInstanceFile !== false ? markStopping(instanceFile, nonce, Date.now()) : undefined;
     if (unmarked) log(JSON.stringify({ level: "warn", time: Date.now(), msg: unmarked, path: instanceFile }));
     progress = { startedAt: Date.now(), inflightAtStart: inflight.size, open: () => ({ requests: inflight.size, streams: openStreams.size }) };
-    return stopGateway({ halt, server, inflight, openStreams, graceOver, settle, webhook, budgetWindows, keyCounters, retention, store, retryStateWrites: async (until) => (await registry.stateWritesSettled(until), registry.retryWrites()), unwrittenStateWrites: () => registry.unwrittenStateWrites(), log, telemetry, stdoutLog, removeInstanceFile }, graceMs, () => graceCut, progress);
+    return stopGateway({ halt, lastLines: () => refusals.flush(), server, inflight, openStreams, graceOver, settle, webhook, budgetWindows, keyCounters, retention, store, retryStateWrites: async (until) => (await registry.stateWritesSettled(until), registry.retryWrites()), unwrittenStateWrites: () => registry.unwrittenStateWrites(), log, telemetry, stdoutLog, removeInstanceFile }, graceMs, () => graceCut, progress);
   }
 }

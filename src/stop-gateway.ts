@@ -17,6 +17,12 @@ import { settledBy } from "./retry-until.ts";
 export interface StopParts {
   /** Stops everything that is not a request: event streams, timers, watchers, the config file's watch. */
   halt: () => void;
+  /**
+   * Called once the server has closed its last connection (no request can come anymore): says in the
+   * log what was counted and held back until then (the browser rules' refusals within their minute:
+   * src/http/browser-refusals.ts `BrowserRefusalLog.flush`).
+   */
+  lastLines?: () => void;
   /** Bun's server: `stop(false)` stops accepting, `stop(true)` closes the connections still open. */
   server: { stop(closeActiveConnections?: boolean): Promise<void>; readonly pendingRequests: number };
   /** The requests in flight (streams included), by request id. */
@@ -104,6 +110,7 @@ export async function stopGateway(parts: StopParts, graceMs: number, graceCut: (
     while ((inflight.size > 0 || server.pendingRequests > 0) && Date.now() < cut) await Bun.sleep(20);
   }
   await server.stop(true);
+  parts.lastLines?.();
   settle(); // what the last requests spent counts in the budget windows and shares saved below
   await parts.webhook.close();
   await parts.budgetWindows?.save();

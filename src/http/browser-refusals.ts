@@ -167,14 +167,23 @@ export class BrowserRefusalLog {
   }
 
   /**
+   * {@link sweep} at a stop: every pair's held-back refusals are said now, its window running or not (no
+   * later refusal or timer will come to say them), in the same line; the pairs are then forgotten.
+   */
+  flush(): void {
+    this.prune(this.now(), undefined, true, true);
+  }
+
+  /**
    * Forgets the pairs whose window ended (but `except`'s) and logs the refusals they counted and had not
    * said yet ({@link sweep}'s line); with `withUnlisted`, that line also says `moreOtherValues`, which
-   * otherwise waits for the next refusal line.
+   * otherwise waits for the next refusal line; with `everyWindow`, the pairs whose window is still
+   * running too ({@link flush}).
    */
-  private prune(now: number, except?: string, withUnlisted = false): void {
+  private prune(now: number, except?: string, withUnlisted = false, everyWindow = false): void {
     let refused: Array<Record<string, unknown>> | undefined;
     for (const [key, e] of this.logged) {
-      if (now < e.until || key === except) continue;
+      if ((now < e.until && !everyWindow) || key === except) continue;
       this.logged.delete(key);
       if (e.more > 0) (refused ??= []).push({ reason: e.reason, [e.reason === "host" ? "host" : "origin"]: e.value, more: e.more });
     }

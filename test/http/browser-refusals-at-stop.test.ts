@@ -1,5 +1,6 @@
 /**
- * Found (session 46 review of 6d4a6960). What an operator notices: a gateway stopped (SIGTERM,
+ * Found by a session 46 review of 6d4a6960, fixed that session (src/stop-gateway.ts `lastLines`, the
+ * app's `BrowserRefusalLog.flush`). What an operator noticed before the fix: a gateway stopped (SIGTERM,
  * `switchyard stop`) less than a minute after a web page of a foreign origin was refused 30 times logs
  * one line, "browser rules refused a request", and nothing else: the other 29 refusals, held back
  * within that minute (src/http/browser-refusals.ts BrowserRefusalLog), are said by no line. The sweep
@@ -9,7 +10,7 @@
  *
  * Expected: by the time stop() resolves, a line says the 29 held back (as the timer's line does once
  * the minute is over: "browser rules refused more requests than were logged", refused: [{ reason:
- * "origin", origin, more: 29 }]). Actual (cbd16235): only the first refusal's line.
+ * "origin", origin, more: 29 }]). Before the fix (cbd16235): only the first refusal's line.
  */
 import { expect, test } from "bun:test";
 import { startGateway } from "../support/gateway.ts";
