@@ -1,7 +1,7 @@
 /**
  * FOUND (dash46's tryout, not fixed): the Calls page (and Keys, Accounts, Routing behind another 503)
- * keeps "the database cannot be reached" after the admin API answers again. A user would notice: during a shared
- * PostgreSQL's outage the page says so (good), but once the store is back the red line and the empty
+ * keeps "the database cannot be reached" after the admin API answers again. A user would
+ * notice: during a shared PostgreSQL's outage the page says so (good), but once the store is back the red line and the empty
  * list stay until something else happens (a live event that makes the page re-read, a navigation, a
  * reload); the Overview and Usage pages come back by themselves (they re-read on a timer).
  *
@@ -15,7 +15,8 @@
  * Actual: 15 s later the error line is still shown and the list empty (all four fail; in a manual run
  * 12 s too, while Usage recovered). Likely src/dashboard/client/components.tsx `useData`: a failed
  * read is never retried; the pages (pages/keys.tsx, accounts.tsx, routing.tsx, calls.tsx) re-read only
- * on live events. *
+ * on live events.
+ *
  * With a real PostgreSQL stopped and started again (test/support/postgres.ts, a session-mode page):
  * Calls kept the error line more than 20 s after the database answered again (reproduces as here);
  * Keys cleared about 1 s after it (a live event made it re-read); Routing and Accounts showed no error
