@@ -1,5 +1,5 @@
 /**
- * FOUND (dash46's tryout, not fixed): the live event stream gives up for good after one refused
+ * Found by dash46's tryout, fixed in src/dashboard/client/live.ts: the live event stream gives up for good after one refused
  * connection. A user would notice: the header's badge reads "Reconnecting…" (or "Gateway stopped:
  * reconnecting…" after a restart) forever once `GET /admin/api/events` was answered once with an
  * error status (here 503 with the store's own body, as the admin API answers while a shared
