@@ -15,20 +15,64 @@ export interface Data<T> {
   reload: () => void;
 }
 
-/** Loads `load()` on mount and whenever `deps` change; `reload` re-runs it (newest answer wins). */
+/** First wait before {@link useData} reads again after a failed read (ms); doubles up to {@link READ_RETRY_MAX_MS}. */
+const READ_RETRY_FIRST_MS = 1_000;
+/** Longest wait between two retries of a failed read (ms). */
+const READ_RETRY_MAX_MS = 15_000;
+
+/**
+ * Whether a failed read is worth retrying by itself: the gateway or something in front of it could not
+ * answer (no answer at all, 408, 429, a 5xx such as the store's 503 or a proxy's 502). Other 4xx
+ * answers (a trace that is not there, a refused filter) stay as they are until the next reload.
+ */
+function retryable(e: unknown): boolean {
+  if (!(e instanceof ApiError)) return true;
+  return e.status >= 500 || e.status === 408 || e.status === 429;
+}
+
+/**
+ * Loads `load()` on mount and whenever `deps` change; `reload` re-runs it (newest answer wins). A read
+ * that failed for want of an answer ({@link retryable}: network error, 5xx, 408, 429) is retried while
+ * the component is mounted, after 1 s doubling to 15 s; its error stays shown until a read succeeds.
+ */
 export function useData<T>(load: () => Promise<T>, deps: unknown[] = []): Data<T> {
   const [state, setState] = useState<{ data?: T; error?: string; loading: boolean }>({ loading: true });
   const seq = useRef(0);
   const loader = useRef(load);
   loader.current = load;
+  const retry = useRef<{ timer?: ReturnType<typeof setTimeout>; wait: number }>({ wait: READ_RETRY_FIRST_MS });
   const reload = useCallback(() => {
     const n = ++seq.current;
+    clearTimeout(retry.current.timer);
+    retry.current.timer = undefined;
     loader
       .current()
-      .then((data) => n === seq.current && setState({ data, loading: false }))
-      .catch((e: unknown) => n === seq.current && setState((s) => ({ ...s, loading: false, error: e instanceof ApiError || e instanceof Error ? e.message : String(e) })));
+      .then((data) => {
+        if (n !== seq.current) return;
+        retry.current.wait = READ_RETRY_FIRST_MS;
+        setState({ data, loading: false });
+      })
+      .catch((e: unknown) => {
+        if (n !== seq.current) return;
+        setState((s) => ({ ...s, loading: false, error: e instanceof ApiError || e instanceof Error ? e.message : String(e) }));
+        if (!retryable(e)) return;
+        const wait = retry.current.wait;
+        retry.current.wait = Math.min(wait * 2, READ_RETRY_MAX_MS);
+        retry.current.timer = setTimeout(() => {
+          retry.current.timer = undefined;
+          if (n === seq.current) reload();
+        }, wait);
+      });
   }, []);
   useEffect(reload, deps);
+  useEffect(
+    () => () => {
+      // unmounted: no retry, and an answer still on its way is dropped
+      seq.current++;
+      clearTimeout(retry.current.timer);
+    },
+    [],
+  );
   return { ...state, reload };
 }
 

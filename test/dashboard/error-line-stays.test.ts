@@ -1,5 +1,5 @@
 /**
- * FOUND (dash46's tryout, not fixed): the Calls page (and Keys, Accounts, Routing behind another 503)
+ * Found by dash46's tryout, fixed in src/dashboard/client/components.tsx useData (retry): the Calls page (and Keys, Accounts, Routing behind another 503)
  * keeps "the database cannot be reached" after the admin API answers again. A user would
  * notice: during a shared PostgreSQL's outage the page says so (good), but once the store is back the red line and the empty
  * list stay until something else happens (a live event that makes the page re-read, a navigation, a
