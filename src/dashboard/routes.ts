@@ -173,13 +173,33 @@ function ownOrigin(request: Request): string {
 
 const isSecure = (request: Request) => requestUrl(request.url).protocol === "https:" || request.headers.get("x-forwarded-proto") === "https";
 
+/**
+ * Whether the browser counts the request's origin as potentially trustworthy (W3C Secure Contexts 3.1):
+ * HTTPS, or a loopback host (localhost, *.localhost, 127.0.0.0/8, [::1]) over plain HTTP.
+ */
+function trustworthyOrigin(request: Request): boolean {
+  if (isSecure(request)) return true;
+  const host = (request.headers.get("host") ?? requestUrl(request.url).host).toLowerCase().replace(/:\d+$/, "");
+  return host === "localhost" || host.endsWith(".localhost") || /^127(\.\d{1,3}){3}$/.test(host) || host === "[::1]";
+}
+
+/**
+ * A dashboard page as sent: without Cross-Origin-Opener-Policy on an origin the browser does not trust
+ * (plain HTTP at a LAN name or address), where the browser ignores it and logs a console error on every
+ * page (HTML, Cross-Origin-Opener-Policy: it applies to potentially trustworthy origins only).
+ */
+function asDocument(request: Request, response: Response): Response {
+  if (!trustworthyOrigin(request)) response.headers.delete("cross-origin-opener-policy");
+  return response;
+}
+
 /** The dashboard routes as an Elysia plugin. */
 export function dashboardRoutes(deps: DashboardDeps) {
   const throttle = deps.signIns ?? new SignInThrottle();
   const page = async ({ request, server }: { request: Request; server: unknown }) => {
     await deps.sessions.sync(request);
     const access = adminAccess(request, peerOf(server, request), deps);
-    if (!access.ok) return html(await shell("login", "", "login"));
+    if (!access.ok) return asDocument(request, html(await shell("login", "", "login")));
     // A browser allowed in without a session (loopback, or a header key) gets one, so its state
     // changes carry a CSRF token like everybody else's.
     let session: Session | undefined = access.session ?? deps.sessions.fromRequest(request);
@@ -191,17 +211,17 @@ export function dashboardRoutes(deps: DashboardDeps) {
     }
     // "loopback": this browser needs no sign-in (nothing to sign out of).
     const local = access.via === "loopback" || (session.subject === "loopback" && !isRemote(peerOf(server, request), request.headers) && !deps.requireApiKey());
-    return html(await shell("app", session.csrf, local ? "loopback" : "session"), extra);
+    return asDocument(request, html(await shell("app", session.csrf, local ? "loopback" : "session"), extra));
   };
 
   return new Elysia()
     .get("/dashboard", page as never)
     .get("/dashboard/", page as never)
     .get("/dashboard/:page", (async (ctx: { request: Request; server: unknown; params: { page: string } }) => {
-      if (!(PAGES as readonly string[]).includes(ctx.params.page)) return notFoundPage(requestUrl(ctx.request.url).pathname);
+      if (!(PAGES as readonly string[]).includes(ctx.params.page)) return asDocument(ctx.request, await notFoundPage(requestUrl(ctx.request.url).pathname));
       return page(ctx);
     }) as never)
-    .get("/dashboard/*", ({ request }) => notFoundPage(requestUrl(request.url).pathname))
+    .get("/dashboard/*", async ({ request }) => asDocument(request, await notFoundPage(requestUrl(request.url).pathname)))
     .get("/dashboard/assets/:name", async ({ params }) => {
       const f = (await files()).get(params.name);
       if (!f) return jsonError(404, `No dashboard asset ${params.name}.`, "not_found_error");

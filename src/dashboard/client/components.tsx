@@ -3,7 +3,9 @@ import { Fragment, type ComponentChildren } from "preact";
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from "preact/hooks";
 import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
+import { announce } from "./announce.ts";
 import { ApiError } from "./api.ts";
+import { COPIED, COPY_BY_HAND, copyText, selectText } from "./copy.ts";
 import { axisTicks, chartTime, span, timeTicks } from "./format.ts";
 
 /** Result of {@link useData}. */
@@ -168,19 +170,33 @@ export function ErrorLine({ error }: { error?: string }) {
   ) : null;
 }
 
-/** A button that copies `code` to the clipboard and says "Copied" for 1.5 s. */
+/**
+ * A button that copies `code` to the clipboard (src/dashboard/client/copy.ts: the Clipboard API, else a
+ * selected read-only field and `execCommand("copy")` on a non-secure origin) and says "Copied" for
+ * 1.5 s; when neither way copied, it selects the code of its snippet or card and says (beside it, for
+ * 8 s) to press Ctrl+C. Either sentence is announced too (#announcer).
+ */
 export function CopyButton({ code, class: cls }: { code: string; class?: string }) {
-  const [copied, setCopied] = useState(false);
+  const [said, setSaid] = useState<"copied" | "by-hand" | undefined>(undefined);
+  const timer = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
+  const button = useRef<HTMLButtonElement>(null);
+  useEffect(() => () => clearTimeout(timer.current), []);
   const copy = () => {
-    void navigator.clipboard?.writeText(code).then(() => {
-      setCopied(true);
-      setTimeout(() => setCopied(false), 1500);
+    void copyText(code).then((ok) => {
+      clearTimeout(timer.current);
+      setSaid(ok ? "copied" : "by-hand");
+      announce(ok ? COPIED : COPY_BY_HAND);
+      if (!ok) selectText(button.current?.closest(".snippet, .card")?.querySelector("code"));
+      timer.current = setTimeout(() => setSaid(undefined), ok ? 1500 : 8000);
     });
   };
   return (
-    <button type="button" class={`btn btn-small ${cls ?? ""}`} onClick={copy}>
-      {copied ? "Copied" : "Copy"}
-    </button>
+    <>
+      <button type="button" ref={button} class={`btn btn-small ${cls ?? ""}`} onClick={copy}>
+        {said === "copied" ? COPIED : "Copy"}
+      </button>
+      {said === "by-hand" && <span class="copy-hint muted">{COPY_BY_HAND}</span>}
+    </>
   );
 }
 

@@ -14,6 +14,7 @@ import { budgetResets, clock, count, pct } from "../format.ts";
 import { useLive } from "../live.ts";
 import { ConfirmAction } from "../confirm-action.tsx";
 import { announce } from "../announce.ts";
+import { COPIED, COPY_BY_HAND, copyText, selectText } from "../copy.ts";
 import { KeyRotationNote, UnpricedBudgetNote } from "./key-row-notes.tsx";
 import { keyState } from "../key-state.ts";
 import { EditLimits } from "./key-limits-edit.tsx";
@@ -137,21 +138,41 @@ function notAnAmount(label: string, s: string): string | undefined {
 /**
  * A new secret, shown this once (a created or rotated key): Copy, and Done to hide it for good. `note`:
  * what the answer added (a rotated stored key that shares its name with a config key: that one is not
- * affected).
+ * affected). Copy goes through src/dashboard/client/copy.ts (a selected read-only field on a
+ * non-secure origin) and says beside it, and through #announcer, "Copied" or, when nothing copied,
+ * selects the secret and says to press Ctrl+C. `focus`: the Copy button takes the focus when the box
+ * appears (a key just created: its form's Enter left the focus below the box).
  */
-function SecretOnce({ name, secret, said, note, hide }: { name: string; secret: string; said: string; note?: string; hide: () => void }) {
+function SecretOnce({ name, secret, said, note, hide, focus }: { name: string; secret: string; said: string; note?: string; hide: () => void; focus?: boolean }) {
+  const [copied, setCopied] = useState<string | undefined>();
+  const value = useRef<HTMLElement>(null);
+  const copyButton = useRef<HTMLButtonElement>(null);
+  useEffect(() => {
+    if (focus) copyButton.current?.focus();
+  }, [focus, secret]);
+  useEffect(() => setCopied(undefined), [secret]);
+  const copy = () =>
+    void copyText(secret).then((ok) => {
+      const text = ok ? COPIED : COPY_BY_HAND;
+      if (!ok) selectText(value.current);
+      setCopied(text);
+      announce(text);
+    });
   return (
     <div class="secret-once" data-secret-for={name}>
       <strong>{said}</strong> Copy it now: it is shown this once and cannot be read again.
       {note && <p class="key-note">{note}</p>}
-      <code class="secret-value">{secret}</code>
+      <code class="secret-value" ref={value}>
+        {secret}
+      </code>
       <div class="form-row">
-        <button type="button" class="btn btn-small" onClick={() => void navigator.clipboard?.writeText(secret)}>
+        <button type="button" class="btn btn-small" ref={copyButton} onClick={copy}>
           Copy
         </button>
         <button type="button" class="btn btn-small" onClick={hide}>
           Done, hide it
         </button>
+        {copied && <span class="copy-hint muted">{copied}</span>}
       </div>
     </div>
   );
@@ -236,7 +257,11 @@ function CreateKey({ created }: { created: () => void }) {
     setBusy(true);
     try {
       const r = await api<{ secret: string; key: { name: string } }>("/keys", { method: "POST", body });
-      setSecret({ name: r.key?.name ?? name.trim(), secret: r.secret });
+      const made = r.key?.name ?? name.trim();
+      setSecret({ name: made, secret: r.secret });
+      // the box appears above the form; its Copy takes the focus (SecretOnce `focus`) and a screen
+      // reader hears why (the secret itself is never announced)
+      announce(`Key ${made} created. Its secret is shown once above the form: copy it now.`);
       setName("");
       setTag("");
       setAdmin(false);
@@ -251,7 +276,7 @@ function CreateKey({ created }: { created: () => void }) {
   };
   return (
     <Card title="Create a key">
-      {secret && <SecretOnce name={secret.name} secret={secret.secret} said={`Key ${secret.name} created.`} hide={() => setSecret(undefined)} />}
+      {secret && <SecretOnce name={secret.name} secret={secret.secret} said={`Key ${secret.name} created.`} hide={() => setSecret(undefined)} focus />}
       <form
         class="form-row"
         onSubmit={(e) => {

@@ -1,5 +1,5 @@
 /**
- * FOUND (dash46's tryout, not fixed): creating a key by keyboard, the secret shown once is easy to
+ * Found by dash46's tryout, fixed in src/dashboard/client/pages/keys.tsx (CreateKey announces, SecretOnce focus): creating a key by keyboard, the secret shown once is easy to
  * miss. A user would notice (keyboard or screen reader): typing a name and pressing Enter leaves focus
  * in the Name field, which now sits below the new "Key NAME created. Copy it now: it is shown this
  * once" box; nothing is announced, and Tab moves on to Tag, Requests/min … away from Copy and "Done,

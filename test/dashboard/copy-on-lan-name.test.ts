@@ -1,5 +1,5 @@
 /**
- * FOUND (dash46's tryout, not fixed): reached by a host name over plain HTTP, as the README's LAN steps
+ * Found by dash46's tryout, fixed in src/dashboard/client/copy.ts (used by keys.tsx SecretOnce and components.tsx CopyButton) and src/dashboard/routes.ts (COOP): reached by a host name over plain HTTP, as the README's LAN steps
  * set it up (`http://gateway.lan:20128`, `server.allowed_hosts`), the dashboard's Copy buttons do
  * nothing and say nothing. A user would notice: after creating a key they press Copy under the secret
  * that "is shown this once", paste, and get whatever was on the clipboard before; the Setup page's
@@ -38,6 +38,10 @@ afterAll(async () => {
 test("at http://gateway.lan:PORT, Copy under a new key's secret and a Setup snippet's Copy give feedback", async () => {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
   const page = await context.newPage();
+  const coopErrors: string[] = [];
+  page.on("console", (m) => {
+    if (/Cross-Origin-Opener-Policy/i.test(m.text())) coopErrors.push(m.text());
+  });
   try {
     const origin = `http://gateway.lan:${gw.app.port}`;
     const opened = await page.goto(`${origin}/dashboard/keys`);
@@ -52,6 +56,10 @@ test("at http://gateway.lan:PORT, Copy under a new key's secret and a Setup snip
     await box.getByRole("button", { name: "Copy" }).click();
     await Bun.sleep(500);
     const secretFeedback = (await box.innerText()) !== before;
+    // what it says is one of the two sentences, said through the live region too; never the secret
+    const said = (await box.locator(".copy-hint").innerText()).trim();
+    expect(["Copied", "Select the text and press Ctrl+C"]).toContain(said);
+    expect(((await page.locator("#announcer").textContent()) ?? "").trim()).toBe(said);
 
     await page.goto(`${origin}/dashboard/setup`);
     const copy = page.getByRole("button", { name: "Copy" }).first();
@@ -62,6 +70,12 @@ test("at http://gateway.lan:PORT, Copy under a new key's secret and a Setup snip
     const snippetFeedback = (await page.locator("main").innerText()) !== snippetBefore;
 
     expect({ secretFeedback, snippetFeedback }).toEqual({ secretFeedback: true, snippetFeedback: true });
+    // Cross-Origin-Opener-Policy is sent where the browser applies it (loopback, HTTPS), not here
+    expect(opened?.headers()["cross-origin-opener-policy"]).toBeUndefined();
+    expect(coopErrors).toEqual([]);
+    const local = await fetch(`${gw.url}/dashboard/keys`);
+    await local.text();
+    expect(local.headers.get("cross-origin-opener-policy")).toBe("same-origin");
   } finally {
     await context.close();
   }
