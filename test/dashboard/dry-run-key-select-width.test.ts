@@ -1,5 +1,5 @@
 /**
- * FOUND (dash46's tryout, not fixed): on a phone-sized window (390×844) the Routing page scrolls
+ * Found by dash46's tryout, fixed in src/dashboard/client/style.css (max-width on fields): on a phone-sized window (390×844) the Routing page scrolls
  * sideways once a client key has a long name or tag. A user would notice: the dry run's "Client key"
  * select sticks out of its card past the right edge of the screen, and the whole page (header, cards)
  * can be dragged sideways; the select's right end, with its arrow, is off screen.
