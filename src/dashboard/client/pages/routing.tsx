@@ -288,19 +288,37 @@ const COMBO_EXAMPLE = `{
   "targets": [{ "model": "provider/model" }]
 }`;
 
-/** Creates a combo in the database from its config-file shape (validated by the API like the file). */
-function ComboForm({ done, editing }: { done: () => void; editing: (on: boolean) => void }) {
-  const [open, setOpen] = useState(false);
-  const [text, setText] = useState(COMBO_EXAMPLE);
+/** A combo as the config file writes it, as JSON for the combo form (the listing's `source`, `active`, `error` left out). */
+function comboJson(c: Combo): string {
+  const { source: _source, active: _active, error: _error, ...spec } = c;
+  return JSON.stringify(spec, null, 2);
+}
+
+/**
+ * Creates a combo in the database from its config-file shape (validated by the API like the file), or
+ * with `edit` changes a stored combo in place (`PUT /combos/{name}`, the form prefilled with it; a
+ * combo is not renamed, so another name in the JSON is refused by the API).
+ */
+function ComboForm({ done, editing, edit, stopEdit }: { done: () => void; editing: (on: boolean) => void; edit?: Combo; stopEdit: () => void }) {
+  const [open, setOpen] = useState(edit !== undefined);
+  const [text, setText] = useState(edit ? comboJson(edit) : COMBO_EXAMPLE);
   const [error, setError] = useState<string | undefined>();
+  const field = useRef<HTMLTextAreaElement>(null);
   useEffect(() => editing(open), [open]);
   useEffect(() => () => editing(false), []);
+  useEffect(() => {
+    if (edit) field.current?.focus();
+  }, []);
   if (!open)
     return (
       <button type="button" class="btn btn-small" onClick={() => setOpen(true)}>
         New combo…
       </button>
     );
+  const close = () => {
+    setOpen(false);
+    if (edit) stopEdit();
+  };
   const save = async () => {
     setError(undefined);
     let body: unknown;
@@ -311,24 +329,24 @@ function ComboForm({ done, editing }: { done: () => void; editing: (on: boolean)
       return;
     }
     try {
-      await api("/combos", { method: "POST", body });
-      setOpen(false);
+      await (edit ? api(`/combos/${encodeURIComponent(edit.name)}`, { method: "PUT", body }) : api("/combos", { method: "POST", body }));
       setText(COMBO_EXAMPLE);
+      close();
       done();
     } catch (e) {
       setError(comboErrorText(e));
     }
   };
   return (
-    <div class="combo-form">
-      <label for="combo-json">New combo (the config file's shape, as JSON)</label>
-      <textarea id="combo-json" rows={7} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
+    <div class="combo-form" data-form={edit ? "combo-edit" : "combo-new"}>
+      <label for="combo-json">{edit ? `Combo ${edit.name} (the config file's shape, as JSON)` : "New combo (the config file's shape, as JSON)"}</label>
+      <textarea id="combo-json" ref={field} rows={edit ? 10 : 7} value={text} onInput={(e) => setText((e.target as HTMLTextAreaElement).value)} />
       <ErrorLine error={error} />
       <div class="form-row">
         <ActionButton tone="primary" small onClick={save}>
           Save combo
         </ActionButton>
-        <button type="button" class="btn btn-small" onClick={() => setOpen(false)}>
+        <button type="button" class="btn btn-small" onClick={close}>
           Cancel
         </button>
       </div>
@@ -455,6 +473,8 @@ export function RoutingPage() {
   const taken = new Set([...(d?.aliases ?? []).map((a) => a.name), ...(d?.combos ?? []).map((c) => c.name)]);
   /** The database alias being changed in the alias form, if any. */
   const [editAlias, setEditAlias] = useState<Alias | undefined>();
+  /** The stored combo being changed in the combo form, if any. */
+  const [editCombo, setEditCombo] = useState<Combo | undefined>();
   /**
    * Why the last Delete was refused (a combo or alias that uses the object, the config file …), shown
    * under its list. Delete asks twice (newuser14 K14: one stray click removed an alias agents use);
@@ -475,6 +495,7 @@ export function RoutingPage() {
     return api(`/${kind}/${encodeURIComponent(name)}`, { method: "DELETE" })
       .then(() => {
         if (kind === "aliases" && editAlias?.name === name) setEditAlias(undefined);
+        if (kind === "combos" && editCombo?.name === name) setEditCombo(undefined);
         data.reload();
         return `${kind === "aliases" ? "Alias" : "Combo"} ${name} deleted.`;
       })
@@ -562,7 +583,12 @@ export function RoutingPage() {
                   )}
                 </h2>
                 {c.source === "db" && (
-                  <ConfirmAction label="Delete" confirmLabel="Confirm delete" danger run={() => remove("combos", c.name)} />
+                  <div class="row-actions">
+                    <button type="button" class="btn btn-small" onClick={() => setEditCombo(c)} disabled={editCombo?.name === c.name}>
+                      Edit
+                    </button>
+                    <ConfirmAction label="Delete" confirmLabel="Confirm delete" danger run={() => remove("combos", c.name)} />
+                  </div>
                 )}
               </div>
               {c.active === false && c.error && <p class="held-text small">{c.error}</p>}
@@ -579,7 +605,7 @@ export function RoutingPage() {
             </div>
           ))}
           {removeError?.kind === "combos" && <ErrorLine error={removeError.text} />}
-          {d?.combos && <ComboForm done={data.reload} editing={editors.current.combo} />}
+          {d?.combos && <ComboForm key={editCombo?.name ?? ""} done={data.reload} editing={editors.current.combo} edit={editCombo} stopEdit={() => setEditCombo(undefined)} />}
         </Card>
         <Card title="Aliases" class="aliases-card">
           {d && !d.aliases && <p class="muted">This gateway's admin API does not list aliases (no GET /admin/api/aliases).</p>}

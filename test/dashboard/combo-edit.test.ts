@@ -1,5 +1,5 @@
 /**
- * FOUND (dash46's tryout, not fixed): a combo cannot be changed on the Routing page. A user would
+ * Found by dash46's tryout, fixed in src/dashboard/client/pages/routing.tsx (ComboForm edit): a combo cannot be changed on the Routing page. A user would
  * notice: a stored alias has Edit on its row, but a stored combo (made on this page or through the
  * admin API) offers only Delete; to change one target or the strategy the operator deletes it
  * (breaking the callers that name it meanwhile) and writes it again, though the admin API has
@@ -45,6 +45,21 @@ test("a stored combo has Edit on the Routing page, reachable by keyboard, as a s
       comboControls.push(String(await page.evaluate(`(() => { const el = document.activeElement; return (el.closest("[data-combo]") ? "combo: " : "") + el.textContent.trim().slice(0, 20); })()`)));
     }
     expect(comboControls).toContain("combo: Edit");
+
+    // Enter on Edit opens the form prefilled with the combo and focused; saving it changes the combo in place
+    await page.locator('[data-combo="spare"]').getByRole("button", { name: "Edit" }).focus();
+    await page.keyboard.press("Enter");
+    const form = page.locator('[data-form="combo-edit"] textarea');
+    await form.waitFor({ timeout: 5_000 });
+    expect(await page.evaluate(`document.activeElement.id`)).toBe("combo-json");
+    const shown = JSON.parse(await form.inputValue()) as { name: string; strategy: string; targets: Array<{ model: string }> };
+    expect({ name: shown.name, strategy: shown.strategy, models: shown.targets.map((t) => t.model) }).toEqual({ name: "spare", strategy: "fallback", models: ["demo-chat/gpt-demo"] });
+    await form.fill(JSON.stringify({ ...shown, strategy: "round-robin" }, null, 2));
+    await page.locator('[data-form="combo-edit"]').getByRole("button", { name: "Save combo" }).click();
+    await page.locator('[data-form="combo-edit"]').waitFor({ state: "detached", timeout: 5_000 });
+    const listed = (await (await fetch(`${suite.gw.url}/admin/api/combos`)).json()) as { combos: Array<{ name: string; strategy: string; source: string }> };
+    expect(listed.combos.filter((c) => c.name === "spare").map((c) => [c.strategy, c.source])).toEqual([["round-robin", "db"]]);
+    await page.locator('[data-combo="spare"] .tag', { hasText: "round-robin" }).waitFor({ timeout: 5_000 });
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();
