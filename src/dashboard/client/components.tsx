@@ -5,7 +5,7 @@ import uPlot from "uplot";
 import "uplot/dist/uPlot.min.css";
 import { announce } from "./announce.ts";
 import { ApiError } from "./api.ts";
-import { COPIED, COPY_BY_HAND, copyText, selectText } from "./copy.ts";
+import { COPIED, copyByHand, copyText, selectText } from "./copy.ts";
 import { axisTicks, chartTime, span, timeTicks } from "./format.ts";
 
 /** Result of {@link useData}. */
@@ -174,7 +174,7 @@ export function ErrorLine({ error }: { error?: string }) {
  * A button that copies `code` to the clipboard (src/dashboard/client/copy.ts: the Clipboard API, else a
  * selected read-only field and `execCommand("copy")` on a non-secure origin) and says "Copied" for
  * 1.5 s; when neither way copied, it selects the code of its snippet or card and says (beside it, for
- * 8 s) to press Ctrl+C. Either sentence is announced too (#announcer).
+ * 8 s) to press Ctrl+C, or ⌘C on a Mac. Either sentence is announced too (#announcer).
  */
 export function CopyButton({ code, class: cls }: { code: string; class?: string }) {
   const [said, setSaid] = useState<"copied" | "by-hand" | undefined>(undefined);
@@ -185,7 +185,7 @@ export function CopyButton({ code, class: cls }: { code: string; class?: string 
     void copyText(code).then((ok) => {
       clearTimeout(timer.current);
       setSaid(ok ? "copied" : "by-hand");
-      announce(ok ? COPIED : COPY_BY_HAND);
+      announce(ok ? COPIED : copyByHand());
       if (!ok) selectText(button.current?.closest(".snippet, .card")?.querySelector("code"));
       timer.current = setTimeout(() => setSaid(undefined), ok ? 1500 : 8000);
     });
@@ -195,7 +195,7 @@ export function CopyButton({ code, class: cls }: { code: string; class?: string 
       <button type="button" ref={button} class={`btn btn-small ${cls ?? ""}`} onClick={copy}>
         {said === "copied" ? COPIED : "Copy"}
       </button>
-      {said === "by-hand" && <span class="copy-hint muted">{COPY_BY_HAND}</span>}
+      {said === "by-hand" && <span class="copy-hint muted">{copyByHand()}</span>}
     </>
   );
 }

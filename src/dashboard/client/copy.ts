@@ -8,8 +8,20 @@
 
 /** What the Copy button says after a copy that worked. */
 export const COPIED = "Copied";
-/** What the Copy button says when neither way copied: the text is selected for the user to copy. */
-export const COPY_BY_HAND = "Select the text and press Ctrl+C";
+/**
+ * What the Copy button says when neither way copied: the text is selected for the user to copy, with
+ * the platform's copy keys — "⌘C" on macOS and iOS (User-Agent Client Hints' `platform` "macOS", else
+ * `navigator.platform` "MacIntel", "iPhone", "iPad"), "Ctrl+C" elsewhere.
+ */
+export function copyByHand(): string {
+  return `Select the text and press ${onApple() ? "⌘C" : "Ctrl+C"}`;
+}
+
+function onApple(): boolean {
+  const nav = navigator as Navigator & { userAgentData?: { platform?: string } };
+  const platform = nav.userAgentData?.platform || navigator.platform || "";
+  return /^(mac|iphone|ipad|ipod)/i.test(platform);
+}
 
 /** Copies `text`; resolves true when the clipboard took it, false when neither way worked. Never throws. */
 export async function copyText(text: string): Promise<boolean> {

@@ -14,7 +14,7 @@ import { budgetResets, clock, count, pct } from "../format.ts";
 import { useLive } from "../live.ts";
 import { ConfirmAction } from "../confirm-action.tsx";
 import { announce } from "../announce.ts";
-import { COPIED, COPY_BY_HAND, copyText, selectText } from "../copy.ts";
+import { COPIED, copyByHand, copyText, selectText } from "../copy.ts";
 import { KeyRotationNote, UnpricedBudgetNote } from "./key-row-notes.tsx";
 import { keyState } from "../key-state.ts";
 import { EditLimits } from "./key-limits-edit.tsx";
@@ -140,8 +140,11 @@ function notAnAmount(label: string, s: string): string | undefined {
  * what the answer added (a rotated stored key that shares its name with a config key: that one is not
  * affected). Copy goes through src/dashboard/client/copy.ts (a selected read-only field on a
  * non-secure origin) and says beside it, and through #announcer, "Copied" or, when nothing copied,
- * selects the secret and says to press Ctrl+C. `focus`: the Copy button takes the focus when the box
- * appears (a key just created: its form's Enter left the focus below the box).
+ * selects the secret and says to press Ctrl+C (⌘C on a Mac). `focus`: the Copy button takes the focus
+ * when the box appears (a key just created: its form's Enter left the focus below the box; a key just
+ * rotated: its row's Confirm). `hide` (Done) removes the box and puts the focus back where the user
+ * came from (the Create form's Name field, the rotated key's Rotate button): the box's Done button goes
+ * with it, and focus fell to `<body>`.
  */
 function SecretOnce({ name, secret, said, note, hide, focus }: { name: string; secret: string; said: string; note?: string; hide: () => void; focus?: boolean }) {
   const [copied, setCopied] = useState<string | undefined>();
@@ -153,7 +156,7 @@ function SecretOnce({ name, secret, said, note, hide, focus }: { name: string; s
   useEffect(() => setCopied(undefined), [secret]);
   const copy = () =>
     void copyText(secret).then((ok) => {
-      const text = ok ? COPIED : COPY_BY_HAND;
+      const text = ok ? COPIED : copyByHand();
       if (!ok) selectText(value.current);
       setCopied(text);
       announce(text);
@@ -196,6 +199,20 @@ interface Rotated {
 }
 
 /**
+ * Focus back on the rotated key's row once its new secret is hidden: its Rotate button, else the row
+ * itself (its actions closed or changed; made focusable, `tabindex=-1`), else the page's `<h1>` (the key
+ * gone from the list meanwhile).
+ */
+function focusRotatedRow(name: string): void {
+  const row = [...document.querySelectorAll<HTMLElement>("tr[data-key]")].find((r) => r.dataset.key === name && !r.hasAttribute("data-revoked"));
+  const button = row && [...row.querySelectorAll<HTMLButtonElement>("button")].find((b) => b.textContent?.trim() === "Rotate" && !b.disabled);
+  const target = button ?? row ?? document.querySelector<HTMLElement>("main h1");
+  if (!target) return;
+  if (target !== button && !target.hasAttribute("tabindex")) target.setAttribute("tabindex", "-1");
+  target.focus();
+}
+
+/**
  * Rotate: a new secret for a stored key (newuser12a G1; `switchyard keys rotate` did it alone). The
  * key's identity, limits and their use stay; the old secret is refused at once or after the grace
  * chosen. The new secret is handed to `rotated`, which shows it once.
@@ -212,6 +229,9 @@ function RotateButton({ name, rotated }: { name: string; rotated: (r: Rotated) =
       run={async () => {
         const r = await api<{ secret: string; previousUntil?: number; note?: string }>(`/keys/${encodeURIComponent(name)}/rotate`, { method: "POST", body: { grace } });
         rotated({ name, secret: r.secret, ...(r.previousUntil !== undefined ? { previousUntil: r.previousUntil } : {}), ...(r.note ? { note: r.note } : {}) });
+        // said through the live region (ConfirmAction); the box's Copy takes the focus (SecretOnce
+        // `focus`); the secret itself is never announced
+        return `Key ${name} rotated. Its new secret is shown once above the list of keys: copy it now.`;
       }}
     >
       <label class="small">
@@ -240,6 +260,7 @@ function CreateKey({ created }: { created: () => void }) {
   // click can come before the re-render that disables the button).
   const [busy, setBusy] = useState(false);
   const inFlight = useRef(false);
+  const nameField = useRef<HTMLInputElement>(null);
   const create = async () => {
     if (inFlight.current) return;
     setError(undefined);
@@ -276,7 +297,15 @@ function CreateKey({ created }: { created: () => void }) {
   };
   return (
     <Card title="Create a key">
-      {secret && <SecretOnce name={secret.name} secret={secret.secret} said={`Key ${secret.name} created.`} hide={() => setSecret(undefined)} focus />}
+      {secret && (
+        <SecretOnce
+          name={secret.name} secret={secret.secret} said={`Key ${secret.name} created.`} hide={() => {
+            setSecret(undefined);
+            nameField.current?.focus();
+          }}
+          focus
+        />
+      )}
       <form
         class="form-row"
         onSubmit={(e) => {
@@ -288,6 +317,7 @@ function CreateKey({ created }: { created: () => void }) {
           <label for="key-name">Name</label>
           <input
             id="key-name"
+            ref={nameField}
             name="name"
             value={name}
             onInput={(e) => setName((e.target as HTMLInputElement).value)}
@@ -469,7 +499,11 @@ export function KeysPage() {
           secret={rotated.secret}
           said={`Key ${rotated.name} has a new secret; the old one is ${rotated.previousUntil === undefined ? "refused from now on" : `accepted until ${clock(rotated.previousUntil)}`}.`}
           note={rotated.note}
-          hide={() => setRotated(undefined)}
+          hide={() => {
+            setRotated(undefined);
+            focusRotatedRow(rotated.name);
+          }}
+          focus
         />
       )}
       <ErrorLine error={keys.error} />
