@@ -127,6 +127,8 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
   // Inside parentheses the time is set off by a comma: "(in about 1 s, at …Z)", not "(in about 1 s (at …Z))".
   const whenOneFinishes = `retry when one finishes (in about ${formatWait(refusal.retryAfterMs)}, at ${resetAt})`;
   const inFlight = (n: number) => `${n} ${n === 1 ? "request" : "requests"} in flight`;
+  // "1 token per minute", not "1 tokens" (as the rpm's "1 request per minute").
+  const tpm = (n: number) => `${n.toLocaleString("en-US")} ${n === 1 ? "token" : "tokens"} per minute`;
   let message: string;
   switch (refusal.limit) {
     case "rpm":
@@ -134,10 +136,10 @@ export function refusalError(keyName: string, refusal: LimitRefusal, now: number
       break;
     case "tpm":
       message = refusal.heldElsewhere
-        ? `Client key "${keyName}" has the rest of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm; ${Math.round(refusal.used).toLocaleString("en-US")} used) held by requests in flight on other instances; retry in about ${wait}.`
+        ? `Client key "${keyName}" has the rest of its ${tpm(refusal.max)} (tpm; ${Math.round(refusal.used).toLocaleString("en-US")} used) held by requests in flight on other instances; retry in about ${wait}.`
         : refusal.inFlight !== undefined
-          ? `Client key "${keyName}" has ${inFlight(refusal.inFlight)} that may use the rest of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm; ${Math.round(refusal.used).toLocaleString("en-US")} used); ${whenOneFinishes}.`
-          : `Client key "${keyName}" used ${Math.round(refusal.used).toLocaleString("en-US")} of its ${refusal.max.toLocaleString("en-US")} tokens per minute (tpm); retry in ${wait}.`;
+          ? `Client key "${keyName}" has ${inFlight(refusal.inFlight)} that may use the rest of its ${tpm(refusal.max)} (tpm; ${Math.round(refusal.used).toLocaleString("en-US")} used); ${whenOneFinishes}.`
+          : `Client key "${keyName}" used ${Math.round(refusal.used).toLocaleString("en-US")} of its ${tpm(refusal.max)} (tpm); retry in ${wait}.`;
       break;
     case "concurrency":
       message = refusal.slotsElsewhere

@@ -31,3 +31,14 @@ describe("refusalError of a spent budget", () => {
     expect(e.message).toBe('Client key "tiny" has used its 1d budget of $0.0001 ($0.00012 used); the window resets in 60 min (at 2026-12-05T00:00:00Z).');
   });
 });
+
+describe("refusalError of a tpm of 1", () => {
+  test('says "1 token per minute", not "1 tokens" (as the rpm says "1 request")', () => {
+    const used = refusalError("one", { limit: "tpm", used: 1, max: 1, retryAfterMs: 30_000, resetsAt: END }, END - 30_000);
+    expect(used.message).toBe('Client key "one" used 1 of its 1 token per minute (tpm); retry in 30 s (at 2026-12-05T00:00:00Z).');
+    const held = refusalError("one", { limit: "tpm", used: 0, max: 1, inFlight: 1, retryAfterMs: 30_000, resetsAt: END }, END - 30_000);
+    expect(held.message).toStartWith('Client key "one" has 1 request in flight that may use the rest of its 1 token per minute (tpm; 0 used); ');
+    const two = refusalError("two", { limit: "tpm", used: 2, max: 2, retryAfterMs: 30_000, resetsAt: END }, END - 30_000);
+    expect(two.message).toStartWith('Client key "two" used 2 of its 2 tokens per minute (tpm)');
+  });
+});
