@@ -58,6 +58,10 @@ const PER_TOKEN = 1 / 1_000_000;
 const OPENROUTER = "openrouter";
 /** The memo of `vendor/model` lookups of a `*-compatible` kind, by the whole id ({@link PriceBook.cost}). */
 const VENDOR_PREFIXED = "/";
+/** The prefix of the memos of a `*-compatible` kind's lookups by its base URL: `@` and the URL ({@link PriceBook.cost}). */
+const AT_URL = "@";
+/** How many base URLs' memos a {@link PriceBook} keeps (a configuration names few; past it the oldest is forgotten). */
+const MAX_URL_MEMOS = 100;
 
 /** Base URLs already told apart by {@link atOpenRouter} (a configuration names few). */
 const OPENROUTER_URLS = new Map<string, boolean>();
@@ -77,6 +81,22 @@ export function atOpenRouter(baseUrl: string): boolean {
     OPENROUTER_URLS.set(baseUrl, at);
   }
   return at;
+}
+
+/**
+ * Whether the price table's match of a provider by base URL (`matched`: the text its `api_pattern`
+ * matched at the start of `baseUrl`) ends at the end of the URL's host or past it, or in a pattern
+ * that leaves the rest of the host open (`https://api\.moonshot\.`, ending in a dot). The package
+ * matches a prefix, so `https://api.groq.com.example.net` would be Groq's without this.
+ */
+export function matchEndsTheHost(baseUrl: string, matched: string): boolean {
+  let hostEnd = baseUrl.length;
+  const start = baseUrl.indexOf("//");
+  if (start >= 0) {
+    const end = baseUrl.slice(start + 2).search(/[/?#:]/);
+    if (end >= 0) hostEnd = start + 2 + end;
+  }
+  return matched.length >= hostEnd || matched.endsWith(".");
 }
 
 /** The price table's lookup (`calcPrice` of @pydantic/genai-prices, bundled data). */
@@ -168,8 +188,8 @@ interface Remembered {
  *    `cache_read` or `cache_write` price is the override's `input` price: a provider that does not
  *    discount cached tokens bills them as input);
  * 2. the price table, under the provider kind's vendor ({@link priceVendor}); a `*-compatible` kind's
- *    model under OpenRouter's entry at OpenRouter's URL, under its `vendor/` prefix's vendor, else by
- *    model id alone ({@link cost});
+ *    model under the table's provider whose API URL its base URL is (OpenRouter, Together, Groq,
+ *    Fireworks, …), under its `vendor/` prefix's vendor, else by model id alone ({@link cost});
  * 3. otherwise unpriced.
  *
  * The table is bundled and does not change at run time, so what a lookup finds is remembered per
@@ -218,8 +238,12 @@ export class PriceBook {
    * is one shared frozen object ({@link UNPRICED}).
    *
    * A `*-compatible` kind has no vendor of its own ({@link priceVendor}): its model is looked up in the
-   * table's OpenRouter entry when the base URL is OpenRouter's (`openrouter.ai`, whose ids are
-   * `vendor/model` and whose prices are its own), then, for a `vendor/model` id (OpenRouter's naming,
+   * table's OpenRouter entry when the base URL is OpenRouter's (`openrouter.ai` or a subdomain, whose ids
+   * are `vendor/model` and whose prices are its own), else under the table's provider the base URL
+   * selects (the package's own match: each provider's `api_pattern` against the URL's start, as
+   * `calcPrice`'s `providerApiUrl` does, and ending at the host's end: {@link matchEndsTheHost}), so
+   * `openai/gpt-oss-120b` at `https://api.groq.com/openai/v1` is Groq's price, not OpenAI's (until
+   * 2026-12-07 only OpenRouter's URL selected its host's prices), then, for a `vendor/model` id (OpenRouter's naming,
    * `anthropic/claude-sonnet-4.5`), as `model` under `vendor` when the table knows that vendor, then by
    * the whole id alone (as every such model was until 2026-12-07, which left prefixed ids unpriced).
    */
@@ -232,8 +256,10 @@ export class PriceBook {
     if (!this.table) return UNPRICED;
     const vendor = priceVendor(kind);
     if (vendor !== undefined) return this.tableCost(vendor, vendor, model, model, usage);
-    if (baseUrl !== undefined && atOpenRouter(baseUrl)) {
-      const cost = this.tableCost(OPENROUTER, OPENROUTER, model, model, usage);
+    if (baseUrl !== undefined) {
+      const cost = atOpenRouter(baseUrl)
+        ? this.tableCost(OPENROUTER, OPENROUTER, model, model, usage)
+        : this.tableCost(AT_URL + baseUrl, { url: baseUrl }, model, model, usage);
       if (!cost.unpriced) return cost;
     }
     const slash = model.indexOf("/");
@@ -247,9 +273,10 @@ export class PriceBook {
 
   /**
    * The table's cost of `usage` for `id` under the table's provider `providerId` (undefined: by the id
-   * alone), remembered in the memo `memoKey` under `key`.
+   * alone; `{ url }`: the provider the table matches by that base URL, {@link matchEndsTheHost}),
+   * remembered in the memo `memoKey` under `key`.
    */
-  private tableCost(memoKey: string, providerId: string | undefined, id: string, key: string, usage: Usage): Cost {
+  private tableCost(memoKey: string, providerId: string | { url: string } | undefined, id: string, key: string, usage: Usage): Cost {
     let byModel = this.memo.get(memoKey);
     let known = byModel?.get(key);
     if (known?.unknown) return UNPRICED;
@@ -279,12 +306,25 @@ export class PriceBook {
           ...(usage.webSearches ? { web_searches: usage.webSearches } : {}),
         },
         id,
-        match ? { provider: match, timestamp: new Date(now) } : providerId ? { providerId, timestamp: new Date(now) } : { timestamp: new Date(now) },
+        match
+          ? { provider: match, timestamp: new Date(now) }
+          : typeof providerId === "object"
+            ? { providerApiUrl: providerId.url, timestamp: new Date(now) }
+            : providerId
+              ? { providerId, timestamp: new Date(now) }
+              : { timestamp: new Date(now) },
       );
+      if (result && !match && typeof providerId === "object" && !matchEndsTheHost(providerId.url, new RegExp(`^(?:${result.provider.api_pattern})`).exec(providerId.url)?.[0] ?? "")) result = null;
     } catch {
       result = null;
     }
-    if (byModel === undefined) this.memo.set(memoKey, (byModel = new Map()));
+    if (byModel === undefined) {
+      if (memoKey.startsWith(AT_URL)) {
+        const urls = [...this.memo.keys()].filter((k) => k.startsWith(AT_URL));
+        if (urls.length >= MAX_URL_MEMOS) this.memo.delete(urls[0]!);
+      }
+      this.memo.set(memoKey, (byModel = new Map()));
+    }
     if (known === undefined) {
       if (byModel.size >= PriceBook.MAX_REMEMBERED_MODELS) byModel.delete(byModel.keys().next().value!);
       byModel.set(key, (known = { unknown: false }));
