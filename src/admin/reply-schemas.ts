@@ -144,7 +144,7 @@ const CallReply = v.looseObject({
   model: v.optional(v.string()),
   accountId: v.optional(v.string()),
   keyName: v.optional(v.string()),
-  usage: v.looseObject({ inputTokens: v.optional(v.number()), outputTokens: v.optional(v.number()), cacheReadTokens: v.optional(v.number()), cacheWriteTokens: v.optional(v.number()), reasoningTokens: v.optional(v.number()) }),
+  usage: v.looseObject({ inputTokens: v.optional(v.number()), outputTokens: v.optional(v.number()), cacheReadTokens: v.optional(v.number()), cacheWriteTokens: v.optional(v.number()), reasoningTokens: v.optional(v.number()), webSearches: v.optional(v.pipe(v.number(), v.description("Server-side web searches priced into costUsd (Anthropic's web_search_requests, a Responses reply's web_search_call items); absent when none, and for calls recorded before this was kept."))) }),
   estimated: v.boolean(),
   outcome: v.picklist(["ok", "error", "client_closed", "upstream_error", "rejected"]),
   status: v.number(),

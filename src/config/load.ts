@@ -510,7 +510,13 @@ function build(file: ConfigFile, ctx: BuildContext): RuntimeConfig {
     pricing: new Map(
       Object.entries(s.pricing).map(([model, p]) => [
         model,
-        { input: p.input, output: p.output, ...(p.cache_read !== undefined ? { cacheRead: p.cache_read } : {}), ...(p.cache_write !== undefined ? { cacheWrite: p.cache_write } : {}) },
+        {
+          input: p.input,
+          output: p.output,
+          ...(p.cache_read !== undefined ? { cacheRead: p.cache_read } : {}),
+          ...(p.cache_write !== undefined ? { cacheWrite: p.cache_write } : {}),
+          ...(p.web_searches !== undefined ? { webSearches: p.web_searches } : {}),
+        },
       ]),
     ),
     flightRecorder: { enabled: s.flight_recorder.enabled, maxRequests: s.flight_recorder.max_requests, maxBodyBytes: s.flight_recorder.max_body_bytes },

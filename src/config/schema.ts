@@ -550,13 +550,17 @@ export const KeySchema = strictObj(
   "a key",
 );
 
-/** One `settings.pricing` entry: USD per million tokens (SPEC 9.5). */
+/**
+ * One `settings.pricing` entry: USD per million tokens (SPEC 9.5), and `web_searches`: USD per
+ * server-side web search (the price package's usage name; its own price is per 1,000, `web_searches_kcount`).
+ */
 export const PriceSchema = strictObj(
   {
     input: amount("input"),
     output: amount("output"),
     cache_read: v.optional(amount("cache_read")),
     cache_write: v.optional(amount("cache_write")),
+    web_searches: v.optional(amount("web_searches")),
   },
   "a price",
 );

@@ -13,12 +13,17 @@ import type { ProviderKind } from "../../formats/codec.ts";
 import type { Usage } from "../../formats/hub.ts";
 import { planCost, ratePlan, type RatePlan } from "./rate-plan.ts";
 
-/** One `settings.pricing` entry: USD per million tokens. Missing cache prices fall back (see {@link PriceBook}). */
+/**
+ * One `settings.pricing` entry: USD per million tokens, and `webSearches` USD per server-side web
+ * search (Usage.webSearches; absent: searches cost nothing under the override, as before it was
+ * taken). Missing cache prices fall back (see {@link PriceBook}).
+ */
 export interface PriceOverride {
   input: number;
   output: number;
   cacheRead?: number;
   cacheWrite?: number;
+  webSearches?: number;
 }
 
 /** A request's cost. `usd` is absent when the model has no price (`unpriced`). */
@@ -141,15 +146,17 @@ export function priceTableOnFirstUse(
   };
 }
 
-/** Cost under an override: each token class at its own price. */
+/** Cost under an override: each token class at its own price, and each web search at `webSearches`. */
 export function overrideCost(price: PriceOverride, usage: Usage): number {
+  const searches = price.webSearches && usage.webSearches ? usage.webSearches * price.webSearches : 0;
   const input = usage.inputTokens ?? 0;
   const output = usage.outputTokens ?? 0;
   const cacheRead = usage.cacheReadTokens ?? 0;
   const cacheWrite = usage.cacheWriteTokens ?? 0;
   return (
     (input * price.input + output * price.output + cacheRead * (price.cacheRead ?? price.input) + cacheWrite * (price.cacheWrite ?? price.input)) *
-    PER_TOKEN
+      PER_TOKEN +
+    searches
   );
 }
 

@@ -63,6 +63,8 @@ export interface UsageRow {
   instance_id?: string | null;
   /** How the request came, `http` or `websocket` (UsageRecord.transport); null before SQLite schema 17 / PostgreSQL 18: unknown. */
   transport?: string | null;
+  /** Web searches priced into the cost (Usage.webSearches); null when none, and before SQLite schema 22 / PostgreSQL 24. */
+  web_searches?: number | string | null;
   route_id?: string | null;
 }
 
@@ -279,6 +281,8 @@ export function usageParams(r: UsageRecord): UsageParams {
     str(r.instance),
     str(r.instanceId),
     transportParam(r.transport),
+    // null when none: the column is NULL for rows written before it, too
+    u.webSearches && u.webSearches > 0 ? intOrNull(u.webSearches) : null,
   ];
 }
 
@@ -302,6 +306,8 @@ export function rowToCall(r: UsageRow): CallRow {
   if (r.cache_read_tokens !== null) usage.cacheReadTokens = r.cache_read_tokens;
   if (r.cache_write_tokens !== null) usage.cacheWriteTokens = r.cache_write_tokens;
   if (r.reasoning_tokens !== null) usage.reasoningTokens = r.reasoning_tokens;
+  // PostgreSQL BIGINT columns may come back as strings.
+  if (Number(r.web_searches) > 0) usage.webSearches = Number(r.web_searches);
   const c: CallRow = {
     requestId: r.request_id,
     ts: r.ts,

@@ -75,11 +75,11 @@ const FLUSH = `WITH
     INSERT INTO usage (request_id, ts, client_format, requested_model, provider_id, model, account_id, key_name,
       input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, estimated, outcome, status,
       ttfb_ms, total_ms, attempts, fallback, cost_usd, unpriced, saved_chars, saved_tokens, rate_limited,
-      instance, instance_id, transport)
+      instance, instance_id, transport, web_searches)
     SELECT r->>0, (r->>1)::bigint, r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, (r->>8)::bigint, (r->>9)::bigint,
       (r->>10)::bigint, (r->>11)::bigint, (r->>12)::bigint, (r->>13)::int = 1, r->>14, (r->>15)::int, (r->>16)::bigint,
       (r->>17)::bigint, (r->>18)::int, (r->>19)::int = 1, (r->>20)::float8, (r->>21)::int = 1, (r->>22)::bigint,
-      (r->>23)::bigint, r->>24, r->>25, r->>26, r->>27
+      (r->>23)::bigint, r->>24, r->>25, r->>26, r->>27, (r->>28)::bigint
     FROM json_array_elements($1::text::json) AS r WHERE EXISTS (SELECT 1 FROM f)),
   t AS (
     INSERT INTO route_traces (route_id, request_id, ts, body)

@@ -530,6 +530,18 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE quota_windows ADD COLUMN credential TEXT;
     `,
   },
+  {
+    version: 24,
+    name: "web searches per request",
+    up: `
+      -- How many server-side web searches were priced into the request's cost (Usage.webSearches:
+      -- Anthropic's server_tool_use.web_search_requests, the web_search_call items of a Responses reply),
+      -- so GET /admin/api/calls shows them beside the cost. NULL for rows written before this version,
+      -- for requests that made none, and in rows an instance of an earlier version still writes on the
+      -- upgraded schema (its insert names its own columns).
+      ALTER TABLE usage ADD COLUMN web_searches BIGINT;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

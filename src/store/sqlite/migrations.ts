@@ -439,6 +439,17 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE quota_windows ADD COLUMN credential TEXT;
     `,
   },
+  {
+    version: 22,
+    name: "web searches per request",
+    up: `
+      -- How many server-side web searches were priced into the request's cost (Usage.webSearches:
+      -- Anthropic's server_tool_use.web_search_requests, the web_search_call items of a Responses reply),
+      -- so GET /admin/api/calls shows them beside the cost. NULL for rows written before this version
+      -- and for requests that made none.
+      ALTER TABLE usage ADD COLUMN web_searches INTEGER;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */
