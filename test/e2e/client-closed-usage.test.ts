@@ -57,12 +57,16 @@ test("a client that leaves while the upstream stalls before the first content: u
   );
   expect(calls.calls.map((c) => [c.requestedModel, c.outcome, c.providerId, c.model, c.accountId])).toEqual([["anth/claude-fake", "client_closed", "anth", "claude-fake", "anth-1"]]);
 
-  const byAccount = (await (await fetch(`${gw.url}/admin/api/usage?by=account`)).json()) as { rows: Array<{ group: string | null; requests: number; clientClosed?: number }> };
+  const byAccount = (await (await fetch(`${gw.url}/admin/api/usage?by=account`)).json()) as { rows: Array<{ group: string | null; requests: number; clientClosed?: number; inputTokens: number; outputTokens: number }> };
   expect(byAccount.rows.map((r) => [r.group, r.requests])).toEqual([["anth-1", 1]]);
+  // The tokens the upstream's message_start reported (11 in, 1 out) count, as the provider bills a
+  // stream it began (since session 46 a failed or abandoned attempt's reported usage is recorded; before,
+  // this row had no tokens and its cost read "-").
+  expect(byAccount.rows.map((r) => [r.inputTokens, r.outputTokens])).toEqual([[11, 1]]);
   const lines = usageLines(byAccount.rows as never, "account", table).flatMap((l) => l.split("\n"));
   expect(lines.some((l) => l.startsWith("(none)"))).toBe(false);
-  // one request, nothing billed: its cost reads "-" (as on the dashboard), not "$0.00"
-  expect(lines.find((l) => l.startsWith("anth-1 "))).toMatch(/^anth-1\s+1\s.*\s-$/);
+  // one request of a model with no price: its cost reads "unpriced", not "$0.00"
+  expect(lines.find((l) => l.startsWith("anth-1 "))).toMatch(/^anth-1\s+1\s.*\sunpriced$/);
 
   const byModel = (await (await fetch(`${gw.url}/admin/api/usage?by=model`)).json()) as { rows: Array<{ group: string | null; requests: number }> };
   expect(byModel.rows.map((r) => [r.group, r.requests])).toEqual([["anth/claude-fake", 1]]);
