@@ -10,16 +10,23 @@ import { expect, test } from "bun:test";
 import { loadPriceTable, matchEndsTheHost, PriceBook } from "../../src/pricing/prices.ts";
 
 const usage = { inputTokens: 1000, cacheReadTokens: 2000, cacheWriteTokens: 300, outputTokens: 500 };
+/**
+ * The price book's clock: 12:00 UTC. DeepSeek's entry in the package has off-peak prices (half, 16:30–00:30
+ * UTC); on the wall clock this test failed from 00:30 to 16:30 (CI of 2026-12-08).
+ */
+const NOON = () => Date.parse("2026-12-07T12:00:00Z");
+const OFF_PEAK = () => Date.parse("2026-12-07T20:00:00Z");
 
 test("Groq's and Together's base URLs select their own prices; the vendor prefix and the id alone remain the fallbacks", async () => {
-  const book = new PriceBook(new Map(), await loadPriceTable());
+  const book = new PriceBook(new Map(), await loadPriceTable(), NOON);
   expect(book.cost("groq", "openai-compatible", "openai/gpt-oss-120b", usage, "https://api.groq.com/openai/v1")).toEqual({ usd: 0.000645, source: "price_table", unpriced: false });
   expect(book.cost("groq", "openai-compatible", "llama-3.3-70b-versatile", usage, "https://api.groq.com/openai/v1").usd).toBeCloseTo(0.002342, 12);
   expect(book.cost("tg", "openai-compatible", "meta-llama/Llama-3.3-70B-Instruct-Turbo", usage, "https://api.together.xyz/v1").usd).toBeCloseTo(0.003344, 12);
   // remembered: a second request is priced alike
   expect(book.cost("groq", "openai-compatible", "openai/gpt-oss-120b", usage, "https://api.groq.com/openai/v1").usd).toBe(0.000645);
   // a model the host's entry lacks falls back to the vendor's table (DeepSeek's deepseek-chat)
-  expect(book.cost("tg", "openai-compatible", "deepseek/deepseek-chat", usage, "https://api.together.xyz/v1").usd).toBeCloseTo(0.0005205, 12);
+  expect(book.cost("tg", "openai-compatible", "deepseek/deepseek-chat", usage, "https://api.together.xyz/v1").usd).toBeCloseTo(0.001041, 12);
+  expect(new PriceBook(new Map(), await loadPriceTable(), OFF_PEAK).cost("tg", "openai-compatible", "deepseek/deepseek-chat", usage, "https://api.together.xyz/v1").usd).toBeCloseTo(0.0005205, 12);
   // elsewhere the same id is OpenAI's; a host merely starting with Groq's name is not Groq's
   expect(book.cost("x", "openai-compatible", "openai/gpt-oss-120b", usage, "http://127.0.0.1:9/v1").usd).toBeCloseTo(0.0002187, 12);
   expect(book.cost("x", "openai-compatible", "openai/gpt-oss-120b", usage, "https://api.groq.com.example.net/v1").usd).toBeCloseTo(0.0002187, 12);

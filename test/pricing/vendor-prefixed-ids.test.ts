@@ -9,8 +9,8 @@
  *
  * Now a `vendor/model` id is priced as `model` under the vendor's own table when the package knows the
  * vendor, and by the table's OpenRouter entry when the provider's base URL is openrouter.ai (OpenRouter's
- * prices are its own: deepseek/deepseek-chat costs 0.001699 there and 0.0005205 at DeepSeek for the
- * usage below).
+ * prices are its own: deepseek/deepseek-chat costs 0.001699 there and 0.001041 at DeepSeek for the
+ * usage below, 0.0005205 in DeepSeek's off-peak hours, 16:30–00:30 UTC).
  *
  * Usage: 3300 prompt tokens (2000 cached read, 300 cache write), 500 completion →
  * `anthropic/claude-sonnet-4.5` 0.012225 (1000 × $3 + 2000 × $0.30 + 300 × $3.75 + 500 × $15 per
@@ -72,14 +72,16 @@ describe("an openai-compatible provider at OpenRouter's URL", () => {
   const OPENROUTER = "https://openrouter.ai/api/v1";
 
   test("prices a vendor/model id by OpenRouter's own entry; elsewhere by the vendor's (DeepSeek's prices differ)", async () => {
-    const book = new PriceBook(new Map(), await loadPriceTable());
+    // 12:00 UTC: DeepSeek's off-peak prices (16:30–00:30 UTC) are half; on the wall clock this test failed
+    // from 00:30 to 16:30 (CI of 2026-12-08).
+    const book = new PriceBook(new Map(), await loadPriceTable(), () => Date.parse("2026-12-07T12:00:00Z"));
     // OpenRouter's deepseek/deepseek-chat, and DeepSeek's deepseek-chat (@pydantic/genai-prices 0.1.8)
     expect(book.cost("or", "openai-compatible", "deepseek/deepseek-chat", usage, OPENROUTER).usd).toBeCloseTo(0.001699, 12);
-    expect(book.cost("ds", "openai-compatible", "deepseek/deepseek-chat", usage, "https://api.together.xyz/v1").usd).toBeCloseTo(0.0005205, 12);
-    expect(book.cost("ds", "openai-compatible", "deepseek/deepseek-chat", usage).usd).toBeCloseTo(0.0005205, 12);
+    expect(book.cost("ds", "openai-compatible", "deepseek/deepseek-chat", usage, "https://api.together.xyz/v1").usd).toBeCloseTo(0.001041, 12);
+    expect(book.cost("ds", "openai-compatible", "deepseek/deepseek-chat", usage).usd).toBeCloseTo(0.001041, 12);
     // a subdomain of openrouter.ai is OpenRouter's too; a host merely containing the name is not
     expect(book.cost("or", "openai-compatible", "deepseek/deepseek-chat", usage, "https://eu.openrouter.ai/api/v1").usd).toBeCloseTo(0.001699, 12);
-    expect(book.cost("x", "openai-compatible", "deepseek/deepseek-chat", usage, "https://openrouter.ai.example.com/v1").usd).toBeCloseTo(0.0005205, 12);
+    expect(book.cost("x", "openai-compatible", "deepseek/deepseek-chat", usage, "https://openrouter.ai.example.com/v1").usd).toBeCloseTo(0.001041, 12);
     // an id OpenRouter's entry lacks falls back to the vendor's table; an unknown vendor to the id alone
     expect(book.cost("or", "openai-compatible", "unknown-vendor/unknown-model", usage, OPENROUTER)).toEqual({ unpriced: true });
   });
