@@ -13,7 +13,7 @@ import { browserGuard, collapseSlashes, formatForPath, pathOf, requestUrl, type 
 import { pathHint, rootAnswer } from "./path-aliases.ts";
 import { StoreError } from "../store/types.ts";
 import { closeIfBodyUnread, drainDeadlineMs, holdOpen, unreadBodyAnswer } from "./keep-alive.ts";
-import { urlTooLong } from "./request-head.ts";
+import { urlTooLong, wholeTarget } from "./request-head.ts";
 import { allowedMethods, type ListedRoute } from "./admin-methods.ts";
 
 /** What the server needs besides the gateway. */
@@ -425,8 +425,8 @@ export function createServer(deps: ServerDeps) {
   const noParse = { parse: "none" as const };
   /**
    * A Gemini handler as an Elysia route, with the request's path ({@link pathOf}: no query, not decoded).
-   * Not Elysia's `path`, which it cuts at the first "/" after the URL's 11th character: a bare request
-   * target (no or an empty Host) lost its first segments (`/v1beta/models/gem/x` → `/x`).
+   * Not Elysia's `path`, which it cuts at the first "/" after the URL's 11th character: right for a bare
+   * request target (no Host) only because request-head.ts wholeTarget made it a URL first.
    */
   const elysiaGemini = (serve: ReturnType<typeof geminiApi>) => ({ request, server }: { request: Request; server: PeerSource | null }) => serve(request, server, pathOf(request.url));
   /** `GET /v1beta/models` (and `/v1/models` asked by a Gemini client): the Gemini list shape, its key rules. */
@@ -522,6 +522,8 @@ export function createServer(deps: ServerDeps) {
   // Bun's router serves the static API routes itself (nativeApiRoutes); Elysia's routes below stay for
   // the same paths through `app.handle` and for every other method and path.
   const app = new Elysia({ serve: { routes: nativeApiRoutes(deps) } as never })
+    // A request with no Host (HTTP/1.0) is routed by its whole path, as with a Host (request-head.ts).
+    .wrap(wholeTarget as never)
     // SPEC 2.6 first, for every request and path (WebSocket upgrades included): nothing else runs for a
     // refused Host or a key-less foreign Origin, and CORS headers go on every answer to a configured origin.
     .onRequest(({ request, set }) => {
@@ -593,11 +595,9 @@ export function createServer(deps: ServerDeps) {
     if (code === "NOT_FOUND") {
       // A base URL ending in "/" (`/v1//chat/completions`): served as the collapsed path; a base URL
       // without /v1 or an endpoint not served: a 404 that says so (src/http/path-aliases.ts).
-      // A bare request target (no or an empty Host: browser-guard.ts pathOf), which Elysia cuts at the first
-      // "/" after its 11th character (`/v1/models/oai/x` looked up as `/x`): served by its own path too.
+      // (A bare request target, no Host, was routed by its whole path too: request-head.ts wholeTarget.)
       const collapsed = collapseSlashes(path);
-      const bare = request.url.charCodeAt(0) === 47; /* "/" */
-      const served = collapsed === undefined && !bare ? undefined : servedAlias(request, server as PeerSource | null, collapsed ?? path);
+      const served = collapsed === undefined ? undefined : servedAlias(request, server as PeerSource | null, collapsed);
       if (served !== undefined) return served;
       const asked = collapsed ?? path;
       return (
