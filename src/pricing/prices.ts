@@ -91,17 +91,24 @@ export function atOpenRouter(baseUrl: string): boolean {
 /**
  * Whether the price table's match of a provider by base URL (`matched`: the text its `api_pattern`
  * matched at the start of `baseUrl`) ends at the end of the URL's host or past it, or in a pattern
- * that leaves the rest of the host open (`https://api\.moonshot\.`, ending in a dot). The package
- * matches a prefix, so `https://api.groq.com.example.net` would be Groq's without this.
+ * that leaves the host's last label open (`https://api\.moonshot\.`, ending in a dot): then exactly
+ * one more label (letters, digits, hyphens) must end the host, so `https://api.moonshot.ai` and
+ * `.cn` match and `https://api.moonshot.evil.com` does not (until 2026-12-08 any rest of the host
+ * did). The package matches a prefix, so `https://api.groq.com.example.net` would be Groq's without
+ * this. A base URL with user info (`https://api.groq.com:x@other.host`, whose host is `other.host`)
+ * never matches.
  */
 export function matchEndsTheHost(baseUrl: string, matched: string): boolean {
-  let hostEnd = baseUrl.length;
   const start = baseUrl.indexOf("//");
-  if (start >= 0) {
-    const end = baseUrl.slice(start + 2).search(/[/?#:]/);
-    if (end >= 0) hostEnd = start + 2 + end;
-  }
-  return matched.length >= hostEnd || matched.endsWith(".");
+  const from = start >= 0 ? start + 2 : 0;
+  const rest = baseUrl.slice(from);
+  const authority = rest.slice(0, rest.search(/[/?#]|$/));
+  if (authority.includes("@")) return false;
+  // the host ends before the port
+  const port = /:\d*$/.exec(authority);
+  const hostEnd = from + authority.length - (port ? port[0].length : 0);
+  if (matched.endsWith(".") && matched.length <= hostEnd) return /^[a-z0-9-]+$/i.test(baseUrl.slice(matched.length, hostEnd));
+  return matched.length >= hostEnd;
 }
 
 /** The price table's lookup (`calcPrice` of @pydantic/genai-prices, bundled data). */

@@ -42,3 +42,34 @@ test("matchEndsTheHost: the match ends at the host's end, past it, or in a dot t
   expect(matchEndsTheHost("https://api.groq.com.example.net/v1", "https://api.groq.com")).toBe(false);
   expect(matchEndsTheHost("https://api.groq.company/v1", "https://api.groq.com")).toBe(false);
 });
+
+test("a pattern ending in an open dot (Moonshot's `https://api\\.moonshot\\.`) matches one more label, no further dot", () => {
+  const open = "https://api.moonshot.";
+  for (const url of ["https://api.moonshot.ai/v1", "https://api.moonshot.cn/v1", "https://api.moonshot.ai", "https://api.moonshot.cn:443/v1", "https://api.moonshot.ai?x=1"]) expect([url, matchEndsTheHost(url, open)]).toEqual([url, true]);
+  for (const url of ["https://api.moonshot.evil.com/v1", "https://api.moonshot.ai.example.net/v1", "https://api.moonshot.evil.com", "https://api.moonshot./v1", "https://api.moonshot.ai@other.host/v1"]) expect([url, matchEndsTheHost(url, open)]).toEqual([url, false]);
+  // user info: the host is the part after "@", whatever the match covers
+  expect(matchEndsTheHost("https://api.groq.com:x@other.host/v1", "https://api.groq.com")).toBe(false);
+  expect(matchEndsTheHost("https://api.groq.com:8443/openai/v1", "https://api.groq.com")).toBe(true);
+});
+
+/**
+ * A price table that knows a model only through a provider's URL (the package's `providerApiUrl`
+ * lookup, then the provider remembered), none by its id alone: with the package's own data every
+ * Moonshot model is priced alike at any host (the id alone finds Moonshot's entry too), so only a table
+ * like this shows which host selected Moonshot's entry.
+ */
+const byUrlOnly = (table: Awaited<ReturnType<typeof loadPriceTable>>): typeof table =>
+  ((u, id, opts) => (opts && ("providerApiUrl" in opts || "provider" in opts) ? table(u, id, opts) : null)) as typeof table;
+
+test("Moonshot's prices for api.moonshot.ai and .cn, not for a host that merely starts like them", async () => {
+  const table = byUrlOnly(await loadPriceTable());
+  const cost = (url: string) => new PriceBook(new Map(), table, NOON).cost("ms", "openai-compatible", "kimi-k2-0905-preview", usage, url);
+  expect(cost("https://api.moonshot.ai/v1")).toEqual({ usd: 0.00233, source: "price_table", unpriced: false });
+  expect(cost("https://api.moonshot.cn/v1")).toEqual({ usd: 0.00233, source: "price_table", unpriced: false });
+  expect(cost("https://api.moonshot.evil.com/v1")).toEqual({ unpriced: true });
+  expect(cost("https://api.moonshot.ai.example.net/v1")).toEqual({ unpriced: true });
+  // one book, the evil host after the real one: each base URL has its own memo
+  const book = new PriceBook(new Map(), table, NOON);
+  expect(book.cost("ms", "openai-compatible", "kimi-k2-0905-preview", usage, "https://api.moonshot.ai/v1").usd).toBe(0.00233);
+  expect(book.cost("ms", "openai-compatible", "kimi-k2-0905-preview", usage, "https://api.moonshot.evil.com/v1").unpriced).toBe(true);
+});
