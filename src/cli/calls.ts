@@ -95,6 +95,34 @@ export function traceLines(t: RouteTrace): string[] {
   return lines.map(visible);
 }
 
+/**
+ * The `calls list` table (`calls`: GET /admin/api/calls's rows, newest first; `table`: the CLI's
+ * plain-text table): time, route id, model, target, status, outcome, ms, transport (http, websocket or
+ * unknown: recorded before it was kept) and instance (which of several instances on one store served
+ * it); and `web_searches` when a listed call had some (`usage.webSearches`, the provider's server-side
+ * searches priced into its cost; "-" for the others), left out when none had (until 2026-12-08 the
+ * list never showed them).
+ */
+export function callsTable(calls: ReadonlyArray<Record<string, unknown>>, table: (head: string[], rows: unknown[][]) => string): string {
+  const searches = (c: Record<string, unknown>) => Number((c.usage as { webSearches?: unknown } | undefined)?.webSearches ?? 0);
+  const withSearches = calls.some((c) => searches(c) > 0);
+  return table(
+    ["time", "route_id", "model", "target", "status", "outcome", "ms", "transport", "instance", ...(withSearches ? ["web_searches"] : [])],
+    calls.map((c) => [
+      new Date(Number(c.ts)).toISOString(),
+      c.routeId ?? "-",
+      c.requestedModel,
+      c.providerId ? `${c.providerId}/${c.model}` : "-",
+      c.status,
+      c.outcome,
+      c.totalMs,
+      c.transport ?? "unknown",
+      c.instance ?? "-",
+      ...(withSearches ? [searches(c) > 0 ? searches(c) : "-"] : []),
+    ]),
+  );
+}
+
 /** Prints the trace (and the recording with `--bodies`). */
 export async function inspectCommand(opts: InspectOptions, call: AdminCall, io: CliIo): Promise<void> {
   if (!opts.id) io.fail("usage: switchyard calls inspect ROUTE_ID [--bodies] [--json]", 2);

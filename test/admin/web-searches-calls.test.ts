@@ -13,6 +13,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { providersAtFake } from "../support/configs.ts";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { SOURCE_CLI } from "../support/instance.ts";
 
 const YAML = `
 ${providersAtFake(["p", "anthropic"])}
@@ -34,7 +35,8 @@ beforeAll(async () => {
       model: r.model,
       content: [{ type: "text", text: "found it" }],
       stop_reason: "end_turn",
-      usage: { input_tokens: 1000, output_tokens: 500, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, server_tool_use: { web_search_requests: 2 } },
+      // p/claude-plain: a reply without searches
+      usage: { input_tokens: 1000, output_tokens: 500, cache_read_input_tokens: 0, cache_creation_input_tokens: 0, ...(r.model === "claude-plain" ? {} : { server_tool_use: { web_search_requests: 2 } }) },
     },
   }));
 });
@@ -68,3 +70,34 @@ test("the OpenAPI document describes usage.webSearches of GET /admin/api/calls",
   expect(text).toContain('"webSearches"');
   expect(text).toContain("Server-side web searches priced into costUsd");
 });
+
+/** `switchyard calls list ARGS… --url URL` from source (asynchronously: the gateway answering it runs in this process). */
+async function callsList(args: string[] = []) {
+  const p = Bun.spawn([...SOURCE_CLI, "calls", "list", "--url", gw.url, ...args], { stdout: "pipe", stderr: "pipe", env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: gw.dataDir } });
+  const [stdout, stderr, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  return { code, stdout, stderr };
+}
+
+/** The table's rows as [model, web_searches] (the last column when the table has it, else none). */
+const searchesColumn = (stdout: string) => {
+  const [head, ...rows] = stdout.trimEnd().split("\n").map((l) => l.trim().split(/\s{2,}/));
+  return { head: head!, rows: rows.map((r) => [r[2], head!.at(-1) === "web_searches" ? r.at(-1) : undefined]) };
+};
+
+test("switchyard calls list shows a web_searches column when a listed call had searches, and none when no call had", async () => {
+  await call("p/claude-plain");
+  // the newest call only: no searches, no column
+  const plain = await callsList(["--limit", "1"]);
+  expect([plain.code, plain.stderr]).toEqual([0, ""]);
+  expect(searchesColumn(plain.stdout).head).toEqual(["time", "route_id", "model", "target", "status", "outcome", "ms", "transport", "instance"]);
+  const all = await callsList();
+  expect([all.code, all.stderr]).toEqual([0, ""]);
+  const { head, rows } = searchesColumn(all.stdout);
+  expect(head.at(-1)).toBe("web_searches");
+  // newest first: this test's plain call, then the two calls of the first test, 2 searches each
+  expect(rows).toEqual([
+    ["p/claude-plain", "-"],
+    ["p/claude-a", "2"],
+    ["p/claude-sonnet-4-5", "2"],
+  ]);
+}, 30_000);
