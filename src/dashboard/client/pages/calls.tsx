@@ -6,7 +6,8 @@
  * recorder kept them (SPEC O-6), the bodies: client request, each attempt's upstream request and reply,
  * and what the client received. An id in the address or the Call id field opens that call whatever page
  * it is on; a row's time is the button that opens it by keyboard; the filters suggest names
- * (calls-find.tsx).
+ * (calls-find.tsx). A call's cost (partly unpriced when a model it used has no price) and its web
+ * searches: call-cost.tsx.
  */
 import { Fragment } from "preact";
 import { useEffect, useRef, useState } from "preact/hooks";
@@ -19,6 +20,7 @@ import { answeredErrorHead, refreshLines, tokenSaverSentence } from "../../../..
 import { SetupSnippets } from "./setup.tsx";
 import { TRANSPORTS, TransportBadge, transportText } from "./call-transport.tsx";
 import { CutReply, cutAfterCommit, OutcomePill } from "./call-outcome.tsx";
+import { columnCosts, CostCell, CostText, SearchesPart, SearchesRow } from "./call-cost.tsx";
 import { CallIdSearch, callIdOf, EmptyFilterNote, FilterLists, focusRowOf, isCall, type KeptSettings, NoSuchCall, onPick, useCallById, useKnownNames, useTraceFocus } from "./calls-find.tsx";
 
 const OUTCOMES = ["", "ok", "error", "upstream_error", "client_closed", "rejected"];
@@ -177,17 +179,10 @@ function TraceView({ call, recorder, recorderChanged, onSince, onClose }: { call
           {call.usage.cacheWriteTokens ? ` · ${count(call.usage.cacheWriteTokens)} cache write` : ""}
           {call.estimated && call.outcome !== "rejected" ? " (estimated)" : ""}
         </dd>
+        <SearchesRow u={call.usage} />
         <dt>Cost</dt>
         <dd>
-          {call.unpriced ? (
-            <>
-              unpriced <span class="muted">(no price is known for this model, so no cost is counted; <code>settings.pricing</code> gives one)</span>
-            </>
-          ) : call.costUsd !== undefined ? (
-            `${usdColumn([call.costUsd])(call.costUsd)} at API prices`
-          ) : (
-            "–"
-          )}
+          <CostText call={call} />
         </dd>
       </dl>
       <ErrorLine error={trace.error} />
@@ -483,7 +478,7 @@ export function CallsPage() {
       (!filters.instance || c.instance === filters.instance),
   );
   // One number of decimals down the Cost column, two significant digits of its smallest cost ($0.025 is not "$0.03").
-  const costCell = usdColumn(rows.filter((c) => !c.unpriced).map((c) => c.costUsd));
+  const costCell = usdColumn(columnCosts(rows));
   // Several instances on one store (newuser12a G11): which one served each call is a column, and a filter.
   const instances = new Set((answer?.calls ?? []).map((c) => c.instance ?? ""));
   const byInstance = instances.size > 1 || filters.instance !== "";
@@ -658,8 +653,11 @@ export function CallsPage() {
                         )}
                         <td class="num" data-opt="1" data-tokens="">
                           <TokensInOut u={c.usage} estimated={c.estimated && c.outcome !== "rejected"} />
+                          <SearchesPart u={c.usage} />
                         </td>
-                        <td class="num" data-opt="1">{c.unpriced ? <span class="muted" title="No price is known for this model, so no cost is counted">unpriced</span> : costCell(c.costUsd)}</td>
+                        <td class="num" data-opt="1">
+                          <CostCell call={c} money={costCell} />
+                        </td>
                         <td class="num">{ms(c.totalMs)}</td>
                       </tr>
                     );
