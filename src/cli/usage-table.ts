@@ -57,8 +57,9 @@ const NO_GROUP_MEANS: Record<UsageGrouping, string> = {
 /**
  * A cost cell: "$0.0123" (a few thousandths of a cent as "$0.000016"); "$0.00" for requests served and
  * priced at nothing (a model given `settings.pricing` of 0, such as a local one), as the dashboard's Usage
- * page reads them; "$0.0123 + 2 unpriced" when some requests had no price (their cost is not in the
- * sum); "2 unpriced" when none had one; "-" when nothing was priced nor served (`served`: the row's
+ * page reads them; "$0.0123 + 2 unpriced" when some requests used a model without a price (what those
+ * models used is not in the sum; a partly unpriced request's priced part, such as a failed attempt's at a
+ * priced model, is); "2 unpriced" when nothing had a price; "-" when nothing was priced nor served (`served`: the row's
  * requests that did not fail; a row of refusals and errors only). `money` writes the amount: {@link dollars}
  * alone, or the column's formatter (dollarsColumn), so that every row has the column's decimals.
  */
@@ -133,7 +134,7 @@ export function usageLines(rows: Array<Record<string, unknown>>, by: UsageGroupi
     legend.push("rate_limited: attempts the account answered with 429 (rate limited); the request then went to another account or failed, and is counted under the account that served it");
   }
   if (rows.some((x) => typeof x.unpriced === "number" && x.unpriced > 0)) {
-    legend.push("unpriced: requests served by a model that has no price; the cost leaves them out (give the model a settings.pricing entry)");
+    legend.push("unpriced: requests that used a model without a price (the one that served them or a failed attempt's); the cost counts only the part that had a price (give the model a settings.pricing entry)");
   }
   // A subscription's cost is what its requests would have cost at API prices: not money spent (newuser12b's tryout).
   if (subscriptions || (cost && cost.subscriptionUsd > 0)) {

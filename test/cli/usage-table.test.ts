@@ -56,7 +56,7 @@ describe("usage table", () => {
       ].join("\n"),
       "",
       "(none): requests no model served (refused, e.g. by a key limit, failed before reaching one, or closed by the client before an attempt reached one)",
-      "unpriced: requests served by a model that has no price; the cost leaves them out (give the model a settings.pricing entry)",
+      "unpriced: requests that used a model without a price (the one that served them or a failed attempt's); the cost counts only the part that had a price (give the model a settings.pricing entry)",
     ]);
   });
 

@@ -6,7 +6,7 @@
  * then served by a model without a price) read "unpriced" with "no price is known for this model, so
  * no cost is counted", though its priced part counted against USD budgets.
  *
- * Real gateway (one Anthropic provider at the fake upstream), real Chromium. Three calls:
+ * Real gateway (one Anthropic provider at the fake upstream: test/support/partly-unpriced.ts), real Chromium. Three calls:
  * - `ant/claude-sonnet-4-5`, 1000 input and 500 output tokens, 2 web searches: 0.0105 + 2 × $10/1000 = $0.0305;
  * - combo `mix` (claude-sonnet-4-5, then house-model), streamed: claude-sonnet-4-5's stream reports
  *   2000 input tokens and 1 output then breaks, four attempts (0.006015 each, $0.02406), then
@@ -14,43 +14,13 @@
  * - `ant/house-model` alone: unpriced, no cost.
  */
 import { expect, test } from "bun:test";
-import { providersAtFake } from "../support/configs.ts";
+import { PARTLY_UNPRICED_YAML, partlyUnpricedReplies, sendMessages } from "../support/partly-unpriced.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-const YAML = `${providersAtFake(["ant", "anthropic"])}
-accounts:
-  - { id: ant-1, provider: ant, api_key: env:FAKE_KEY }
-combos:
-  - name: mix
-    targets:
-      - model: ant/claude-sonnet-4-5
-      - model: ant/house-model
-`;
-
-const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
-const start = (model: string, usage: Record<string, number>) =>
-  ev("message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model, content: [], stop_reason: null, stop_sequence: null, usage } });
-const whole = (model: string) =>
-  start(model, { input_tokens: 1000, output_tokens: 1 }) +
-  ev("content_block_start", { type: "content_block_start", index: 0, content_block: { type: "text", text: "" } }) +
-  ev("content_block_delta", { type: "content_block_delta", index: 0, delta: { type: "text_delta", text: "hello" } }) +
-  ev("content_block_stop", { type: "content_block_stop", index: 0 }) +
-  ev("message_delta", { type: "message_delta", delta: { stop_reason: "end_turn", stop_sequence: null }, usage: { output_tokens: 50 } }) +
-  ev("message_stop", { type: "message_stop" });
-const broken = start("claude-sonnet-4-5", { input_tokens: 2000, output_tokens: 1 });
-
-const suite = withGatewayAndBrowser(YAML, {
+const suite = withGatewayAndBrowser(PARTLY_UNPRICED_YAML, {
   ready: async (gw) => {
-    gw.fake.handle((req) => {
-      if (req.stream) return req.model === "claude-sonnet-4-5" ? { sse: broken, reset_after_bytes: Buffer.byteLength(broken) } : { sse: whole(req.model!) };
-      const searches = req.model === "claude-sonnet-4-5" ? { server_tool_use: { web_search_requests: 2 } } : {};
-      return { json: { id: "msg_2", type: "message", role: "assistant", model: req.model, content: [{ type: "text", text: "found it" }], stop_reason: "end_turn", usage: { input_tokens: 1000, output_tokens: 500, ...searches } } };
-    });
-    for (const [model, stream] of [["ant/claude-sonnet-4-5", false], ["mix", true], ["ant/house-model", false]] as const) {
-      const r = await fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, stream, max_tokens: 100, messages: [{ role: "user", content: "search" }] }) });
-      expect(r.status).toBe(200);
-      await r.text();
-    }
+    gw.fake.handle(partlyUnpricedReplies);
+    for (const [model, stream] of [["ant/claude-sonnet-4-5", false], ["mix", true], ["ant/house-model", false]] as const) await sendMessages(gw.url, model, stream);
   },
 });
 
@@ -93,6 +63,26 @@ test("the Calls list: '· 2 web searches' after the tokens, '$0.024 + unpriced' 
     await w.page.locator(".trace .kv dd", { hasText: /^unpriced/ }).waitFor({ timeout: 10_000 });
     expect(await dd("Cost").innerText()).toBe("unpriced (no price is known for this model, so no cost is counted; settings.pricing gives one)");
     expect(await dd("Web searches").count()).toBe(0);
+    expect(w.errors).toEqual([]);
+  } finally {
+    await w.close();
+  }
+}, 90_000);
+
+test("the Usage page: the group of the partly unpriced call reads '$0.024*', the note says only the part with a price is counted", async () => {
+  const w = await suite.open();
+  try {
+    await w.page.setViewportSize({ width: 1400, height: 900 });
+    await w.page.goto(`${suite.gw.url}/dashboard/usage`);
+    const cost = (group: string) => w.page.locator(`table.usage tr[data-group="${group}"] td[data-label="Cost"]`);
+    await cost("ant/house-model").waitFor({ timeout: 10_000 });
+    // house-model served the combo's call (its failed claude-sonnet-4-5 attempts counted under it) and the unpriced one
+    expect(await cost("ant/house-model").innerText()).toBe("$0.024*");
+    expect(await cost("ant/house-model").getAttribute("title")).toBe("2 requests used models without a price: what those models used is not counted");
+    expect(await cost("ant/claude-sonnet-4-5").innerText()).toBe("$0.030");
+    expect(await w.page.locator("p", { hasText: /^\* some requests/ }).innerText()).toBe(
+      "* some requests used models without a price (the one that served them, or a failed attempt's): what those models used is not counted, only the part that had a price.",
+    );
     expect(w.errors).toEqual([]);
   } finally {
     await w.close();

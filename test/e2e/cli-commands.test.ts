@@ -273,7 +273,7 @@ describe("keys with limits (SPEC 9.6)", () => {
     // 3 requests (one refused, no error: refused is its own column), 22 input, 14 output, nothing saved; gpt-test has no price: "2 unpriced"
     // spelled out (it said "? (+2 unpriced)"), and a legend line says what that means
     expect(capped).toMatch(/^capped\s+3\s+0\s+1\s+22\s+14\s+0\s+0\s+0\s+0\s+2 unpriced\s+1d 36 \/ 1,000 tokens \(4 %\)/);
-    expect(lines(usage.stdout)).toContain("unpriced: requests served by a model that has no price; the cost leaves them out (give the model a settings.pricing entry)");
+    expect(lines(usage.stdout)).toContain("unpriced: requests that used a model without a price (the one that served them or a failed attempt's); the cost counts only the part that had a price (give the model a settings.pricing entry)");
 
     // Revoked, the key has no use to show: its budgets read as its limits, not as a window at 0 % never started
     expect(cli(["keys", "revoke", "capped", "--data-dir", inst.dataDir]).code).toBe(0);

@@ -32,7 +32,7 @@ export function costNote(rows: readonly UsageRow[]): string {
   const unpriced = rows.reduce((n, r) => n + r.unpriced, 0);
   const subscriptions = rows.some((r) => (r.subscriptionUsd ?? 0) > 0);
   const apart = subscriptions ? "; Cost is money spent, subscriptions' use at API prices is apart (paid by the month, not billed per request)" : "";
-  if (cost) return `; cost at API prices${apart}${unpriced ? "; requests of models without a price are not counted" : ""}`;
+  if (cost) return `; cost at API prices${apart}${unpriced ? "; what models without a price used is not counted" : ""}`;
   if (unpriced) return `; no cost: ${count(unpriced)} ${unpriced === 1 ? "request" : "requests"} of this period used models without a price (settings.pricing gives one)`;
   return "";
 }
@@ -287,7 +287,7 @@ export function UsagePage() {
                     <td class="num" data-label="Cache write">{count(r.cacheWriteTokens)}</td>
                     <td class="num" data-label="Reasoning">{count(r.reasoningTokens)}</td>
                     {hasCost && (
-                      <td class="num" data-label="Cost" title={r.unpriced ? `${r.unpriced} requests of models without a price are not counted` : undefined}>
+                      <td class="num" data-label="Cost" title={r.unpriced ? (r.unpriced === 1 ? "1 request used a model without a price: what that model used is not counted" : `${count(r.unpriced)} requests used models without a price: what those models used is not counted`) : undefined}>
                         {nothingBilled(r) ? (
                           <span class="muted">–</span>
                         ) : r.unpriced && !((r.costUsd ?? 0) > 0) ? (
@@ -321,7 +321,7 @@ export function UsagePage() {
               </tbody>
             </table>
           </div>
-          {rows.some((r) => r.unpriced && (r.costUsd ?? 0) > 0) && <p class="muted small">* some requests used models without a price; their cost is not counted.</p>}
+          {rows.some((r) => r.unpriced && (r.costUsd ?? 0) > 0) && <p class="muted small">* some requests used models without a price (the one that served them, or a failed attempt's): what those models used is not counted, only the part that had a price.</p>}
           {subscriptions && (
             <p class="muted small">
               Cost is money spent at API prices (API keys, other providers). Subscriptions at API prices is what the requests served by subscription logins would have cost at
