@@ -99,16 +99,42 @@ export function atOpenRouter(baseUrl: string): boolean {
  * never matches.
  */
 export function matchEndsTheHost(baseUrl: string, matched: string): boolean {
+  const { hostEnd } = hostOf(baseUrl);
+  if (hostEnd < 0) return false;
+  if (matched.endsWith(".") && matched.length <= hostEnd) return /^[a-z0-9-]+$/i.test(baseUrl.slice(matched.length, hostEnd));
+  return matched.length >= hostEnd;
+}
+
+/** Where `baseUrl`'s authority (host and port) and its host end; `hostEnd` -1 when it has user info (`user@`). */
+function hostOf(baseUrl: string): { authorityEnd: number; hostEnd: number } {
   const start = baseUrl.indexOf("//");
   const from = start >= 0 ? start + 2 : 0;
   const rest = baseUrl.slice(from);
   const authority = rest.slice(0, rest.search(/[/?#]|$/));
-  if (authority.includes("@")) return false;
+  const authorityEnd = from + authority.length;
+  if (authority.includes("@")) return { authorityEnd, hostEnd: -1 };
   // the host ends before the port
   const port = /:\d*$/.exec(authority);
-  const hostEnd = from + authority.length - (port ? port[0].length : 0);
-  if (matched.endsWith(".") && matched.length <= hostEnd) return /^[a-z0-9-]+$/i.test(baseUrl.slice(matched.length, hostEnd));
-  return matched.length >= hostEnd;
+  return { authorityEnd, hostEnd: authorityEnd - (port ? port[0].length : 0) };
+}
+
+/**
+ * Whether the price table's provider of `api_pattern` `pattern` is the one at `baseUrl` by its host:
+ * the pattern matched at the URL's start with every dot after the host hidden, so that a wildcard in
+ * the pattern's host (Google's `https://(.*\.)?googleapis\.com`) cannot find the name in the path
+ * (`https://other.example/.googleapis.com/v1` was Google's until 2026-12-08), ending as
+ * {@link matchEndsTheHost} says. No pattern of the package needs a dot after the host.
+ */
+export function patternSelectsHost(baseUrl: string, pattern: string): boolean {
+  const { authorityEnd } = hostOf(baseUrl);
+  const hidden = baseUrl.slice(0, authorityEnd) + baseUrl.slice(authorityEnd).replaceAll(".", "\u0001");
+  let matched: string | undefined;
+  try {
+    matched = new RegExp(`^(?:${pattern})`).exec(hidden)?.[0];
+  } catch {
+    return false;
+  }
+  return matched !== undefined && matchEndsTheHost(baseUrl, matched);
 }
 
 /** The price table's lookup (`calcPrice` of @pydantic/genai-prices, bundled data). */
@@ -255,7 +281,7 @@ export class PriceBook {
    * table's OpenRouter entry when the base URL is OpenRouter's (`openrouter.ai` or a subdomain, whose ids
    * are `vendor/model` and whose prices are its own), else under the table's provider the base URL
    * selects (the package's own match: each provider's `api_pattern` against the URL's start, as
-   * `calcPrice`'s `providerApiUrl` does, and ending at the host's end: {@link matchEndsTheHost}), so
+   * `calcPrice`'s `providerApiUrl` does, and ending at the host's end: {@link patternSelectsHost}), so
    * `openai/gpt-oss-120b` at `https://api.groq.com/openai/v1` is Groq's price, not OpenAI's (until
    * 2026-12-07 only OpenRouter's URL selected its host's prices), then, for a `vendor/model` id (OpenRouter's naming,
    * `anthropic/claude-sonnet-4.5`), as `model` under `vendor` when the table knows that vendor, then by
@@ -287,7 +313,7 @@ export class PriceBook {
 
   /**
    * The table's cost of `usage` for `id` under the table's provider `providerId` (undefined: by the id
-   * alone; `{ url }`: the provider the table matches by that base URL, {@link matchEndsTheHost}),
+   * alone; `{ url }`: the provider the table matches by that base URL, {@link patternSelectsHost}),
    * remembered in the memo `memoKey` under `key`.
    */
   private tableCost(memoKey: string, providerId: string | { url: string } | undefined, id: string, key: string, usage: Usage): Cost {
@@ -328,7 +354,7 @@ export class PriceBook {
               ? { providerId, timestamp: new Date(now) }
               : { timestamp: new Date(now) },
       );
-      if (result && !match && typeof providerId === "object" && !matchEndsTheHost(providerId.url, new RegExp(`^(?:${result.provider.api_pattern})`).exec(providerId.url)?.[0] ?? "")) result = null;
+      if (result && !match && typeof providerId === "object" && !patternSelectsHost(providerId.url, result.provider.api_pattern)) result = null;
     } catch {
       result = null;
     }

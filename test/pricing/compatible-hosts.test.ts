@@ -7,7 +7,7 @@
  * (2000 cached read, 300 cache write) and 500 completion.
  */
 import { expect, test } from "bun:test";
-import { loadPriceTable, matchEndsTheHost, PriceBook } from "../../src/pricing/prices.ts";
+import { loadPriceTable, matchEndsTheHost, patternSelectsHost, PriceBook } from "../../src/pricing/prices.ts";
 
 const usage = { inputTokens: 1000, cacheReadTokens: 2000, cacheWriteTokens: 300, outputTokens: 500 };
 /**
@@ -72,4 +72,21 @@ test("Moonshot's prices for api.moonshot.ai and .cn, not for a host that merely 
   const book = new PriceBook(new Map(), table, NOON);
   expect(book.cost("ms", "openai-compatible", "kimi-k2-0905-preview", usage, "https://api.moonshot.ai/v1").usd).toBe(0.00233);
   expect(book.cost("ms", "openai-compatible", "kimi-k2-0905-preview", usage, "https://api.moonshot.evil.com/v1").unpriced).toBe(true);
+});
+
+test("a wildcard in a pattern's host (Google's https://(.*\\.)?googleapis\\.com) does not find the name in the URL's path", async () => {
+  const google = "https://(.*\\.)?googleapis\\.com";
+  expect(patternSelectsHost("https://generativelanguage.googleapis.com/v1beta/openai", google)).toBe(true);
+  expect(patternSelectsHost("https://other.example/.googleapis.com/v1", google)).toBe(false);
+  expect(patternSelectsHost("https://other.example/v1?h=x.googleapis.com", google)).toBe(false);
+  // the package's patterns that go on into the path still select their hosts
+  expect(patternSelectsHost("https://router.huggingface.co/together/v1", "https://router\\.huggingface\\.co/together")).toBe(true);
+  expect(patternSelectsHost("https://api.cloudflare.com/client/v4/accounts/abc/ai/v1", "https://api\\.cloudflare\\.com/client/v4/accounts/[^/]+/ai(?:/|$)")).toBe(true);
+  expect(patternSelectsHost("https://api.arcee.ai", "https://api\\.arcee\\.ai(?:/|$)")).toBe(true);
+  expect(patternSelectsHost("https://api.moonshot.cn/v1", "https://api\\.moonshot\\.")).toBe(true);
+  expect(patternSelectsHost("https://api.moonshot.evil.com/v1", "https://api\\.moonshot\\.")).toBe(false);
+  // priced: gemma-2-27b-it is Google's at Google's host only (by its id alone the package has no price for it)
+  const book = new PriceBook(new Map(), await loadPriceTable(), NOON);
+  expect(book.cost("g", "openai-compatible", "gemma-2-27b-it", usage, "https://generativelanguage.googleapis.com/v1beta/openai").usd).toBeCloseTo(0.00247, 12);
+  expect(book.cost("g", "openai-compatible", "gemma-2-27b-it", usage, "https://other.example/.googleapis.com/v1")).toEqual({ unpriced: true });
 });
