@@ -34,7 +34,8 @@ export class UsageChunkAdder {
    * fell (the openai SDK's `ChatCompletionStream` copies them from each chunk with an id, the last
    * winning): looked for in each output before the last
    * (formats/openai-chat/usage-chunk.ts `lastChunkHead`: a byte search from the output's end, a parse
-   * only of a line whose id is not the one known; nothing of an output is kept), and in the last only
+   * only of a line whose id, `created`, `model` or `system_fingerprint` is not the one known; nothing of
+   * an output is kept), and in the last only
    * when the chunk is added. When no chunk had one the chunk gets a new `chatcmpl-` id (as a translated
    * Chat stream's) and no `created` or `model`: the openai SDK's `ChatCompletionStream` keeps a
    * chunk's `usage` only from a chunk with an id.
