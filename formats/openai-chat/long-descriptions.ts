@@ -27,11 +27,22 @@ export function movedSection(m: MovedDescription): string {
   return `## Tool ${m.name} (description continued)\n\n${m.rest}`;
 }
 
+/** Sentence ends written without a space after them: 。 (U+3002), its halfwidth ｡ (U+FF61), the fullwidth ． ！ ？ (U+FF0E, U+FF01, U+FF1F), as Japanese and Chinese text ends a sentence. */
+function cjkSentenceEnd(c: number): boolean {
+  return c === 0x3002 || c === 0xff61 || c === 0xff0e || c === 0xff01 || c === 0xff1f;
+}
+
+/** Closing quotes and brackets that belong to the sentence before them: 」』）】〕〉》 and ”’ (after a CJK sentence end, `。」`). */
+function closer(c: number): boolean {
+  return c === 0x300d || c === 0x300f || c === 0xff09 || c === 0x3011 || c === 0x3015 || c === 0x3009 || c === 0x300b || c === 0x201d || c === 0x2019;
+}
+
 /**
  * Where `window` (a description's first characters) is cut: the end of its last paragraph, else line,
- * else sentence, in its second half; else its last space there (`mid`: a sentence goes on in the rest);
- * undefined when none (a hard cut). Returns UTF-16 indices into `window`: `end` of the part kept,
- * `next` where the rest starts (the separator dropped).
+ * else sentence (". ", "! ", "? ", or a CJK sentence end {@link cjkSentenceEnd} with the closing
+ * brackets after it), in its second half; else its last space there (`mid`: a sentence goes on in the
+ * rest); undefined when none (a hard cut). Returns UTF-16 indices into `window`: `end` of the part
+ * kept, `next` where the rest starts (the separator dropped).
  */
 function boundary(window: string): { end: number; next: number; mid: boolean } | undefined {
   const min = Math.floor(window.length / 2);
@@ -40,16 +51,49 @@ function boundary(window: string): { end: number; next: number; mid: boolean } |
   const line = window.lastIndexOf("\n");
   if (line >= min) return { end: line, next: line + 1, mid: false };
   const sentence = Math.max(window.lastIndexOf(". "), window.lastIndexOf("! "), window.lastIndexOf("? "));
+  let cjk = -1;
+  for (let i = window.length - 1; i > sentence + 1 && i >= min; i--) {
+    if (cjkSentenceEnd(window.charCodeAt(i))) {
+      cjk = i + 1;
+      while (cjk < window.length && closer(window.charCodeAt(cjk))) cjk++;
+      break;
+    }
+  }
+  if (cjk > sentence + 1) return { end: cjk, next: cjk, mid: false };
   if (sentence >= min) return { end: sentence + 1, next: sentence + 2, mid: false };
   const space = window.lastIndexOf(" ");
   if (space >= min) return { end: space, next: space + 1, mid: true };
   return undefined;
 }
 
+/** Grapheme clusters (user-perceived characters: a flag, a ZWJ emoji, a letter and its accents), by Unicode's rules (UAX #29), the same for every locale. */
+let graphemes: Intl.Segmenter | undefined;
+
+/**
+ * The last grapheme cluster boundary of `s` at or before the UTF-16 index `at` (`at` itself when a
+ * cluster begins there; 0 when `s`'s first cluster reaches past it). A boundary depends on what comes
+ * before it and on the code point after it only, so `s` is segmented up to that code point.
+ */
+function graphemeBoundary(s: string, at: number): number {
+  if (at >= s.length || at === 0) return at;
+  // below U+0300 on both sides (no combining mark, joiner, surrogate, Hangul jamo or prepended mark), and not CR LF: a boundary
+  const before = s.charCodeAt(at - 1);
+  const after = s.charCodeAt(at);
+  if (before < 0x300 && after < 0x300 && !(before === 13 && after === 10)) return at;
+  graphemes ??= new Intl.Segmenter("en", { granularity: "grapheme" });
+  let last = 0;
+  for (const { index } of graphemes.segment(s.slice(0, at + 2))) {
+    if (index > at) break;
+    last = index;
+  }
+  return last;
+}
+
 /**
  * `description` as OpenAI's Chat API takes it: unchanged up to {@link OPENAI_DESCRIPTION_MAX}
  * characters (Unicode code points); else its first part, cut at the last paragraph, line, sentence or
- * word end that leaves room ({@link boundary}; "…" after a word or a hard cut), then
+ * word end that leaves room ({@link boundary}; "…" after a word or a hard cut, which ends on a grapheme
+ * cluster boundary: {@link graphemeBoundary}), then
  * {@link continuedPointer}, at most 1024 characters in all; the rest (leading whitespace dropped) is
  * pushed on `moved` under `sentName`, for {@link appendMovedDescriptions} (whitespace at the end of the
  * description is dropped, and a description that then fits is sent so, without a warning). Reported as a
@@ -66,8 +110,10 @@ export function fitDescription(name: string, sentName: string, description: stri
   const room = OPENAI_DESCRIPTION_MAX - codePoints(pointer) - 1; // 1: for a "…"
   const window = description.slice(0, codePointOffset(description, room));
   const at = boundary(window);
-  const head = at ? window.slice(0, at.end).trimEnd() + (at.mid ? "…" : "") : window + "…";
-  const rest = trimmed.slice(at ? at.next : window.length).trimStart();
+  // a hard cut: at the window's last grapheme boundary (a flag, a ZWJ emoji, an accented letter whole), anywhere when its one cluster is longer
+  const hard = at ? 0 : graphemeBoundary(description, window.length) || window.length;
+  const head = at ? window.slice(0, at.end).trimEnd() + (at.mid ? "…" : "") : window.slice(0, hard) + "…";
+  const rest = trimmed.slice(at ? at.next : hard).trimStart();
   moved.push({ name: sentName, rest });
   w.add(
     "changed_field",
