@@ -163,7 +163,7 @@ const PATH_METHODS: ReadonlyMap<string, string> = new Map([
   ["/v1/v1/messages/count_tokens", "POST"],
   ["/v1/models", "GET, HEAD"],
   ["/v1beta/models", "GET, HEAD"],
-  ["/health", "GET, HEAD"],
+  ["/health", "GET, HEAD, OPTIONS"],
   ["/metrics", "GET, HEAD"],
   ["/api/hello", "HEAD"],
 ]);
@@ -189,6 +189,26 @@ export function methodNotAllowed(method: string, path: string, headers: Headers)
       : `The method ${method} is not allowed on ${path}; it takes ${allow.replace(/, (?=[A-Z]+$)/, " or ")}.`;
   const err = hubError("invalid_request", message, { status: 405, code: "method_not_allowed" });
   return errorResponse(formatForPath(path, headers), err, new Headers({ allow: path === "/v1/responses" && method === "GET" ? "POST" : allow }));
+}
+
+/** The `Allow` of an `OPTIONS` on these paths ({@link optionsAnswer}): the base address (a browser's GET is sent to the dashboard) and the health check. */
+const OPTIONS_METHODS: ReadonlyMap<string, string> = new Map([
+  ["/", "GET, HEAD, OPTIONS"],
+  ["/health", "GET, HEAD, OPTIONS"],
+]);
+
+/**
+ * `OPTIONS /` or `OPTIONS /health` that is no CORS preflight (no Origin: a load balancer's health
+ * check; HAProxy's default `option httpchk` sends `OPTIONS /` and takes a 4xx as down): 204 with
+ * `Allow` naming the path's methods (RFC 9110 9.3.7). Undefined for any other request. A preflight
+ * (Origin and `Access-Control-Request-Method`) never gets here: the browser rules answer it, 204 or
+ * refused (browser-guard.ts); nor does an OPTIONS from a foreign origin without a key to `/` (refused
+ * there too). Runs on the not-found branch only.
+ */
+export function optionsAnswer(method: string, path: string, headers: Headers): Response | undefined {
+  if (method !== "OPTIONS" || headers.has("access-control-request-method")) return undefined;
+  const allow = OPTIONS_METHODS.get(path);
+  return allow === undefined ? undefined : new Response(null, { status: 204, headers: { allow } });
 }
 
 /** Paths whose bodies the guard reads with the configured limit (SPEC G-4). */
@@ -601,6 +621,7 @@ export function createServer(deps: ServerDeps) {
       if (served !== undefined) return served;
       const asked = collapsed ?? path;
       return (
+        optionsAnswer(request.method, asked, request.headers) ??
         methodNotAllowed(request.method, asked, request.headers) ??
         rootAnswer(request.method, asked, request.headers) ??
         pathHint(request.method, asked, request.headers) ??

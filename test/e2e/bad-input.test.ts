@@ -232,7 +232,7 @@ describe("unknown paths", () => {
 
   test("a served path asked with another method is a 405 with Allow, not an unknown path", async () => {
     for (const [method, p, allow] of [
-      ["PATCH", "/health", "GET, HEAD"],
+      ["PATCH", "/health", "GET, HEAD, OPTIONS"],
       ["POST", "/v1/models", "GET, HEAD"],
       ["DELETE", "/v1/models/some/model", "GET, HEAD, POST"],
       ["GET", "/api/hello", "HEAD"],

@@ -110,7 +110,7 @@ const CASES: Array<[method: string, path: string, status: number]> = [
   ["GET", "/dashboard/abcdefghij/overview", 404],
   ["POST", "/abcdefghij/v1/chat/completions", 404],
   ["GET", "/health", 200],
-  ["OPTIONS", "/", 404],
+  ["OPTIONS", "/", 204],
 ];
 
 describe("without a Host, each path gets the answer it gets with one", () => {
@@ -143,9 +143,9 @@ describe("without a Host, each path gets the answer it gets with one", () => {
 
   test("HAProxy-style checks: GET /health and OPTIONS / without a Host", async () => {
     expect(await sendRaw(open, "GET /health HTTP/1.0\r\n\r\n")).toMatchObject({ status: 200, body: JSON.stringify({ status: "ok", db: "ok" }) });
-    // `/` is no route (the base address's 404 that names the dashboard and the API paths), Host or not.
+    // `OPTIONS /` (HAProxy's default `option httpchk`): 204 with Allow, Host or not (test/http/options-health-check.test.ts).
     const root = await sendRaw(open, "OPTIONS / HTTP/1.0\r\n\r\n");
-    expect([root.status, JSON.parse(root.body).error.message]).toEqual([404, expect.stringMatching(/^Unknown path: OPTIONS \/\. This is switchyard's base address/)]);
+    expect(root).toMatchObject({ status: 204, allow: "GET, HEAD, OPTIONS", body: "" });
   });
 });
 
