@@ -18,3 +18,10 @@ const bufferLastIndexOf = Buffer.prototype.lastIndexOf as (this: Uint8Array, val
 export function lastIndexOfBytes(hay: Uint8Array, needle: Uint8Array, from = hay.length): number {
   return from < 0 ? -1 : bufferLastIndexOf.call(hay, needle, from);
 }
+
+const bufferCompare = Buffer.prototype.compare as (this: Uint8Array, target: Uint8Array, targetStart: number, targetEnd: number, sourceStart: number, sourceEnd: number) => number;
+
+/** Whether `hay` holds the bytes of `word` at the byte offset `at` (false when they would pass its end or `at` < 0): one native compare, no view made. */
+export function holdsBytesAt(hay: Uint8Array, at: number, word: Uint8Array): boolean {
+  return at >= 0 && at + word.length <= hay.length && bufferCompare.call(hay, word, 0, word.length, at, at + word.length) === 0;
+}

@@ -7,7 +7,7 @@
 import type { Usage } from "../hub.ts";
 import { isObj } from "../json.ts";
 import { tryParseJson } from "../sse.ts";
-import { indexOfBytes, lastIndexOfBytes } from "../index-of-bytes.ts";
+import { holdsBytesAt, indexOfBytes, lastIndexOfBytes } from "../index-of-bytes.ts";
 import { usageToChat } from "./mapping.ts";
 
 const LF = 10;
@@ -23,13 +23,6 @@ function holds(b: Uint8Array, at: number, word: ArrayLike<number>): boolean {
   if (at + word.length > b.length) return false;
   for (let i = 0; i < word.length; i++) if (b[at + i] !== word[i]) return false;
   return true;
-}
-
-const bufferCompare = Buffer.prototype.compare as (this: Uint8Array, target: Uint8Array, targetStart: number, targetEnd: number, sourceStart: number, sourceEnd: number) => number;
-
-/** Whether `b` holds the bytes `w` at `at`: one native compare (`Buffer#compare` with a plain `Uint8Array` receiver, as formats/index-of-bytes.ts searches; no view made). */
-function holdsBytes(b: Uint8Array, at: number, w: Uint8Array): boolean {
-  return at >= 0 && at + w.length <= b.length && bufferCompare.call(b, w, 0, w.length, at, at + w.length) === 0;
 }
 
 /**
@@ -143,7 +136,7 @@ function memberAt(b: Uint8Array, m: HeadMember, start: number, end: number): num
  */
 function sameHead(b: Uint8Array, idAt: number, known: ChunkHead): boolean {
   const from = idAt - known.idAt;
-  const spanHolds = known.span !== undefined && holdsBytes(b, from, known.span);
+  const spanHolds = known.span !== undefined && holdsBytesAt(b, from, known.span);
   if (spanHolds && known.absent.length === 0) return true;
   if (!spanHolds) {
     const [start, end] = lineAround(b, idAt);
