@@ -4,7 +4,10 @@
  * usage row: one module for both, importing nothing but formats/usd-words.ts (which imports nothing),
  * so the dashboard's browser bundle can use it.
  */
-import { usdWords } from "../../formats/usd-words.ts";
+import { usdFixed, usdSignificant, usdWords } from "../../formats/usd-words.ts";
+
+/** A USD amount with a number of decimals, and to significant digits, rounded as a reader expects (formats/usd-words.ts: $0.0305 to 3 decimals is "0.031", not toFixed's "0.030"): the dashboard's formatters use them too. */
+export { usdFixed, usdSignificant };
 
 /**
  * A USD amount to 12 significant digits: a sum or product of prices in binary floating point reads
@@ -48,7 +51,7 @@ function decimalsOf(c: number): number {
  */
 export function dollarsPair(a: number, b: number): [string, string] {
   const d = Math.max(2, decimalsOf(a), decimalsOf(b));
-  return [`$${a.toFixed(d)}`, `$${b.toFixed(d)}`];
+  return [`$${usdFixed(a, d)}`, `$${usdFixed(b, d)}`];
 }
 
 /**
@@ -60,8 +63,9 @@ export function dollarsPair(a: number, b: number): [string, string] {
  */
 export function columnDecimals(values: ReadonlyArray<number | undefined | null>): number {
   let smallest = Infinity;
-  for (const v of values) if (typeof v === "number" && Number.isFinite(v) && v !== 0) smallest = Math.min(smallest, Number(Math.abs(v).toPrecision(2)));
-  // Two significant digits of the smallest: 0.025 → 3 decimals ("$0.025", not "$0.03"), 0.00014 → 5.
+  for (const v of values) if (typeof v === "number" && Number.isFinite(v) && v !== 0) smallest = Math.min(smallest, usdSignificant(Math.abs(v), 2));
+  // Two significant digits of the smallest: 0.025 → 3 decimals ("$0.025", not "$0.03"), 0.00014 → 5;
+  // 0.0305 reads 0.031 (usdSignificant), 3 decimals.
   return smallest === Infinity ? 2 : Math.min(8, Math.max(2, 1 - Math.floor(Math.log10(smallest) + 1e-9)));
 }
 
@@ -74,5 +78,5 @@ export function columnDecimals(values: ReadonlyArray<number | undefined | null>)
  */
 export function dollarsColumn(values: ReadonlyArray<number | undefined | null>): (n: number) => string {
   const decimals = columnDecimals(values);
-  return (n) => (Math.abs(n) < 1e-8 ? dollars(n) : `${n < 0 ? "-" : ""}$${Math.abs(n).toFixed(decimals)}`);
+  return (n) => (Math.abs(n) < 1e-8 ? dollars(n) : `${n < 0 ? "-" : ""}$${usdFixed(Math.abs(n), decimals)}`);
 }

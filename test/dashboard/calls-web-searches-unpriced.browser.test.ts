@@ -41,8 +41,9 @@ test("the Calls list: '· 2 web searches' after the tokens, '$0.024 + unpriced' 
     expect(cells).toEqual([
       ["ant/house-model", "1,000 / 500", "unpriced"],
       ["mix", "9,000 / 54", "$0.024 + unpriced"],
-      // the column's decimals: two significant digits of its smallest amount ($0.0305 is 0.030499… as a float)
-      ["ant/claude-sonnet-4-5", "1,000 / 500 · 2 web searches", "$0.030"],
+      // the column's decimals: two significant digits of its smallest amount, $0.024; $0.0305 (0.030499… as
+      // a float, which toFixed wrote "$0.030" until 2026-12-08) rounds up as written
+      ["ant/claude-sonnet-4-5", "1,000 / 500 · 2 web searches", "$0.031"],
     ]);
     expect(await rows.nth(1).locator("[data-partly-unpriced]").getAttribute("title")).toContain("the amount is the part that had a price");
 
@@ -50,7 +51,7 @@ test("the Calls list: '· 2 web searches' after the tokens, '$0.024 + unpriced' 
     await rows.nth(2).click();
     await dd("Cost").waitFor({ timeout: 10_000 });
     expect(await dd("Web searches").innerText()).toBe("2 (the provider's server-side search tool, billed per search; priced into the cost)");
-    expect(await dd("Cost").innerText()).toBe("$0.030 at API prices");
+    expect(await dd("Cost").innerText()).toBe("$0.031 at API prices");
 
     await rows.nth(1).click();
     await w.page.locator(".trace .kv dd", { hasText: "partly unpriced" }).waitFor({ timeout: 10_000 });
@@ -79,7 +80,7 @@ test("the Usage page: the group of the partly unpriced call reads '$0.024*', the
     // house-model served the combo's call (its failed claude-sonnet-4-5 attempts counted under it) and the unpriced one
     expect(await cost("ant/house-model").innerText()).toBe("$0.024*");
     expect(await cost("ant/house-model").getAttribute("title")).toBe("2 requests used models without a price: what those models used is not counted");
-    expect(await cost("ant/claude-sonnet-4-5").innerText()).toBe("$0.030");
+    expect(await cost("ant/claude-sonnet-4-5").innerText()).toBe("$0.031");
     expect(await w.page.locator("p", { hasText: /^\* some requests/ }).innerText()).toBe(
       "* some requests used models without a price (the one that served them, or a failed attempt's): what those models used is not counted, only the part that had a price.",
     );

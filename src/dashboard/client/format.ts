@@ -1,6 +1,6 @@
 /** Formatting for the dashboard: durations, times, counts, money. */
 import { formatMs, formatWait } from "../../../formats/wait-words.ts";
-import { columnDecimals } from "../../limits/dollars.ts";
+import { columnDecimals, usdFixed, usdSignificant } from "../../limits/dollars.ts";
 
 /**
  * "2h 14m", "3m 05s", "42s" for a positive span of ms; "now" at or below zero: the dashboard's ticking
@@ -135,10 +135,10 @@ export function usd(n: number | undefined | null): string {
   if (n === undefined || n === null || !Number.isFinite(n)) return "–";
   if (n === 0) return "$0";
   const sign = n < 0 ? "-" : "";
-  const a = Number(Math.abs(n).toPrecision(2));
-  if (a >= 0.01) return `${sign}$${Math.abs(n).toFixed(2)}`;
+  const a = usdSignificant(Math.abs(n), 2);
+  if (a >= 0.01) return `${sign}$${usdFixed(Math.abs(n), 2)}`;
   if (a < 1e-8) return `${sign}<$0.00000001`;
-  return `${sign}$${a.toFixed(8).replace(/0+$/, "")}`;
+  return `${sign}$${usdFixed(a, 8).replace(/0+$/, "")}`;
 }
 
 /**
@@ -157,7 +157,7 @@ export function usdColumn(values: ReadonlyArray<number | undefined | null>): (n:
     if (n === undefined || n === null || !Number.isFinite(n)) return "–";
     if (n === 0) return "$0";
     if (Math.abs(n) < 1e-8) return usd(n);
-    return `${n < 0 ? "-" : ""}$${Math.abs(n).toFixed(decimals)}`;
+    return `${n < 0 ? "-" : ""}$${usdFixed(Math.abs(n), decimals)}`;
   };
 }
 
