@@ -215,8 +215,9 @@ export interface BudgetUse {
   /** ms since the epoch when the window ends; absent when no window is open. */
   resetsAt?: number;
   /**
-   * A USD budget with an open window: the key's requests settled in it that a model without a price
-   * served (`UsageRecord.unpriced`), which `used` cannot count (try18 D17). Counted by the limit
+   * A USD budget with an open window: the key's requests settled in it that used a model without a
+   * price, the one that served them or a failed attempt's (`UsageRecord.unpriced`), whose part `used`
+   * cannot count (try18 D17); their priced part (`costUsd`) is in `used`. Counted by the limit
    * counters as each request settles, with the window's spend (and reset with it); absent for token
    * budgets and when no window is open.
    */
@@ -304,8 +305,8 @@ export interface KeyLimitCounters {
   /**
    * An admitted request ended: frees its slot in flight; adds `tokens` (input + output, cache reads and
    * writes included) to tpm and token budgets and `usd` to USD budgets, and one to the unpriced count
-   * of USD budgets ({@link BudgetUse.unpriced}) when `unpriced` (a model without a price served it: its
-   * `usd` is 0 but not its cost). `ticket` is what `admit` returned with ok. Returns each budget's
+   * of USD budgets ({@link BudgetUse.unpriced}) when `unpriced` (a model without a price served it or
+   * a failed attempt: its `usd` is only the priced part of its cost, 0 when nothing had a price). `ticket` is what `admit` returned with ok. Returns each budget's
    * change. Never rejects.
    */
   settle(key: string, limits: KeyLimits, spent: { tokens: number; usd: number; unpriced?: boolean }, now: number, ticket?: unknown): Awaitable<BudgetChange[]>;

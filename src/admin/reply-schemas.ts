@@ -30,7 +30,7 @@ const BudgetUseReply = v.looseObject({
     v.pipe(
       v.number(),
       v.description(
-        "A USD budget with an open window: the key's requests in it that a model without a price served (recorded unpriced, as the Usage table's cost marks them): used leaves them out; settings.pricing gives the model a price. Counted with the window's spend as each request ends (kept across restarts, reset with the window); on PostgreSQL another instance's requests show within about a second.",
+        "A USD budget with an open window: the key's requests in it that used a model without a price, the one that served them or a failed attempt's (recorded unpriced, as the Usage table's cost marks them): used counts only their priced part (a failed attempt at a priced model), none of what the models without a price used; settings.pricing gives the model a price. Counted with the window's spend as each request ends (kept across restarts, reset with the window); on PostgreSQL another instance's requests show within about a second.",
       ),
     ),
   ),

@@ -95,8 +95,11 @@ export { dollars };
 /**
  * "1d 3,200 / 10,000 tokens (32 %), resets 2026-12-02T09:13:00Z" per budget, joined by "; "; a USD
  * budget's amounts as {@link dollars} ("1d $0.0031 / $1.00 (0 %)": a spend under a cent is not "$0.00"),
- * with ", 7 requests of unpriced models not counted" when the admin API says its window holds such
- * requests (`unpriced`, try18 D17).
+ * with ", 7 requests used models without a price: only their priced part is counted" when the admin
+ * API says its window holds requests that used a model without a price (`unpriced`, try18 D17): the one
+ * that served them, or a failed attempt's, whose part the budget cannot count, while a partly unpriced
+ * request's priced part (a failed attempt at a priced model) is counted. Until 2026-12-08 it read "7
+ * requests of unpriced models not counted", wrong for such a request.
  */
 export function describeBudgetUse(uses: readonly BudgetUse[]): string {
   return uses
@@ -106,7 +109,8 @@ export function describeBudgetUse(uses: readonly BudgetUse[]): string {
       const fmt = (n: number) => (usd ? dollars(n) : Math.round(n).toLocaleString("en-US"));
       const share = limit > 0 ? Math.round((u.used / limit) * 100) : 0;
       const resets = u.resetsAt !== undefined ? `, resets ${new Date(u.resetsAt).toISOString().replace(/\.\d{3}Z$/, "Z")}` : ", not started";
-      const unpriced = usd && typeof u.unpriced === "number" && u.unpriced > 0 ? `, ${u.unpriced.toLocaleString("en-US")} ${u.unpriced === 1 ? "request" : "requests"} of unpriced models not counted (settings.pricing gives them a price)` : "";
+      const n = usd && typeof u.unpriced === "number" && u.unpriced > 0 ? u.unpriced : 0;
+      const unpriced = n > 0 ? `, ${n === 1 ? "1 request used a model without a price: only its" : `${n.toLocaleString("en-US")} requests used models without a price: only their`} priced part is counted (settings.pricing gives one)` : "";
       return `${u.budget.window} ${fmt(u.used)} / ${fmt(limit)}${usd ? "" : " tokens"} (${share} %)${resets}${unpriced}`;
     })
     .join("; ");

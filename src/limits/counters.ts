@@ -10,8 +10,8 @@
  * - budgets: one window per key and window size (`5h`, `1d`, `7d`, `30d`), opened by the first request
  *   admitted while none is open and closed a window length later (fixed windows aligned to the first
  *   use); a request is refused while the window's tokens (or USD) are at or over the budget, until the
- *   window ends. The window also counts its requests that a model without a price served (USD budgets
- *   cannot count their cost: `BudgetUse.unpriced`), persisted and reset with it.
+ *   window ends. The window also counts its requests that used a model without a price (USD budgets
+ *   count only their priced part: `BudgetUse.unpriced`), persisted and reset with it.
  * - requests in flight against tpm and budgets: what a request spends is known only when it ends, so
  *   each admitted request holds a reservation until it is settled: its expected tokens, the larger of
  *   its own input estimate ({@link RequestEstimate}, body bytes / 4) and the key's recent mean per
@@ -57,7 +57,7 @@ interface Window {
   start: number;
   tokens: number;
   usd: number;
-  /** Requests settled in the window that a model without a price served (`BudgetUse.unpriced`). */
+  /** Requests settled in the window that used a model without a price (`BudgetUse.unpriced`). */
   unpriced: number;
   /** The start on the monotonic clock, when the counters have one. */
   mono?: number;

@@ -41,7 +41,7 @@ export interface KeyBudgetRow {
   tokens: number;
   usd: number;
   /**
-   * Requests settled in the window that a model without a price served (a USD budget's `unpriced`,
+   * Requests settled in the window that used a model without a price (a USD budget's `unpriced`,
    * pipeline/ports.ts BudgetUse); absent when none (and for windows stored before SQLite schema 20).
    */
   unpriced?: number;

@@ -133,12 +133,13 @@ describe("USD amounts of key budgets (keys list, usage --by key, the guard's 429
     expect(formatBudgetAmount({ window: "1d", tokens: 3000000 }, 1234567)).toBe("1,234,567 tokens");
   });
 
-  test("keys list says how many requests of unpriced models a USD budget did not count (try18 D17); a token budget, or none, says nothing", () => {
+  test("keys list says how many requests used models without a price, of which a USD budget counted only the priced part (try18 D17); a token budget, or none, says nothing", () => {
     const at = Date.UTC(2026, 11, 4, 12);
     expect(describeBudgetUse([{ budget: { window: "1d", usd: 5 }, used: 0, resetsAt: at, unpriced: 7 }])).toBe(
-      "1d $0.00 / $5.00 (0 %), resets 2026-12-04T12:00:00Z, 7 requests of unpriced models not counted (settings.pricing gives them a price)",
+      "1d $0.00 / $5.00 (0 %), resets 2026-12-04T12:00:00Z, 7 requests used models without a price: only their priced part is counted (settings.pricing gives one)",
     );
-    expect(describeBudgetUse([{ budget: { window: "1d", usd: 5 }, used: 0, resetsAt: at, unpriced: 1 }])).toContain(", 1 request of unpriced models not counted");
+    expect(describeBudgetUse([{ budget: { window: "1d", usd: 5 }, used: 0, resetsAt: at, unpriced: 1 }])).toContain(", 1 request used a model without a price: only its priced part is counted (");
+    expect(describeBudgetUse([{ budget: { window: "1d", usd: 5 }, used: 0, resetsAt: at, unpriced: 1234 }])).toContain(", 1,234 requests used models without a price: only their priced part is counted (");
     expect(describeBudgetUse([{ budget: { window: "1d", usd: 5 }, used: 0, resetsAt: at, unpriced: 0 }])).toBe("1d $0.00 / $5.00 (0 %), resets 2026-12-04T12:00:00Z");
   });
 });

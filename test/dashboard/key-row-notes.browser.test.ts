@@ -6,8 +6,10 @@
  *   (local time, as "disabled …" reads) and "old secret works until 02:02 AM";
  * - how many of the key's requests its USD budget could not count (try18 D17): requests served by a
  *   model without a price (here demo-chat/gpt-unpriced: the demo prices its own three models) left the bar at $0.00 with only a
- *   log line saying why; now the row reads "3 requests of unpriced models not counted", pointing at
- *   settings.pricing, and the admin API's budget use has `unpriced: 3`.
+ *   log line saying why; now the row reads "3 requests used models without a price: only their priced
+ *   part is counted" (until 2026-12-08 "3 requests of unpriced models not counted", wrong for a request
+ *   whose failed attempt at a priced model the budget counted), pointing at settings.pricing, and the
+ *   admin API's budget use has `unpriced: 3`.
  */
 import { expect, test } from "bun:test";
 import { keysPageSuite } from "../support/keys-page-suite.ts";
@@ -64,7 +66,7 @@ test("a Rotate whose answer the page never got: after a reload the row says when
   }
 }, 90_000);
 
-test("a USD budget says how many requests of unpriced models it did not count, in the admin API and on the row, pointing at settings.pricing", async () => {
+test("a USD budget says how many requests used models without a price, of which it counted only the priced part, in the admin API and on the row, pointing at settings.pricing", async () => {
   const spend = await createKey("spend", { budgets: [{ window: "1d", usd: 5 }] });
   const tokens = await createKey("tokens", { budgets: [{ window: "1d", tokens: 100_000 }] });
   expect([await askUnpriced(spend), await askUnpriced(spend), await askUnpriced(spend), await askUnpriced(tokens)]).toEqual([200, 200, 200, 200]);
@@ -78,7 +80,7 @@ test("a USD budget says how many requests of unpriced models it did not count, i
   try {
     const note = w.page.locator('tr[data-key="spend"] td[data-label="Budget use"] .key-unpriced');
     await note.waitFor({ timeout: 30_000 });
-    expect((await note.innerText()).replace(/\s+/g, " ").trim()).toBe("3 requests of unpriced models not counted (no price is known for them; settings.pricing gives one)");
+    expect((await note.innerText()).replace(/\s+/g, " ").trim()).toBe("3 requests used models without a price: only their priced part is counted (settings.pricing gives one)");
     expect(await w.page.locator('tr[data-key="tokens"] .key-unpriced').count()).toBe(0);
     // one more, seen live (the page re-reads the keys as their requests finish)
     expect(await askUnpriced(spend)).toBe(200);

@@ -2,8 +2,8 @@
  * Two notes of a key's row on the Keys page (SPEC 9.4, 9.6), from what `GET /admin/api/keys` lists:
  * when the key was last rotated, with until when its old secret still works (try18 D16: a Rotate whose
  * answer a reload lost left the key rotated with nothing on the page saying so), and, under a USD
- * budget's bar, how many of the key's requests in the window a model without a price served, which the
- * budget could not count (try18 D17: only a log line said so).
+ * budget's bar, how many of the key's requests in the window used a model without a price, whose part
+ * the budget could not count (try18 D17: only a log line said so).
  */
 import { clock, count } from "../format.ts";
 import type { KeyInfo } from "../types.ts";
@@ -30,9 +30,12 @@ export function KeyRotationNote({ k, now }: { k: KeyInfo; now: number }) {
 }
 
 /**
- * "7 requests of unpriced models not counted (give them a price in settings.pricing)" under a key's
- * budget bars, for each USD budget whose window holds such requests (the window's name first when the
- * key has more than one USD budget); nothing when there are none.
+ * "7 requests used models without a price: only their priced part is counted (settings.pricing gives
+ * one)" under a key's budget bars, for each USD budget whose window holds requests that used a model
+ * without a price (the one that served them, or a failed attempt's; the window's name first when the
+ * key has more than one USD budget); nothing when there are none. A partly unpriced request's priced
+ * part (a failed attempt at a priced model) is counted: until 2026-12-08 the note read "7 requests of
+ * unpriced models not counted", which said it was not.
  */
 export function UnpricedBudgetNote({ k }: { k: KeyInfo }) {
   const usd = (k.use?.budgets ?? []).filter((b) => b.budget.usd !== undefined);
@@ -43,9 +46,9 @@ export function UnpricedBudgetNote({ k }: { k: KeyInfo }) {
       {noted.map((b) => (
         <div key={b.budget.window} class="key-unpriced small" data-unpriced={b.unpriced}>
           {usd.length > 1 ? `${b.budget.window}: ` : ""}
-          {count(b.unpriced!)} {b.unpriced === 1 ? "request" : "requests"} of unpriced models not counted{" "}
+          {b.unpriced === 1 ? "1 request used a model without a price: only its" : `${count(b.unpriced!)} requests used models without a price: only their`} priced part is counted{" "}
           <span class="muted">
-            (no price is known for them; <code>settings.pricing</code> gives one)
+            (<code>settings.pricing</code> gives one)
           </span>
         </div>
       ))}
