@@ -8,6 +8,7 @@
 import type { RouteTrace } from "../../pipeline/ports.ts";
 import { answeredErrorHead, refreshLines, tokenSaverSentence } from "../../pipeline/trace-words.ts";
 import type { RecordedBody, RecordingView } from "../admin/flight-recorder.ts";
+import { dollarsColumn } from "../limits/dollars.ts";
 import { AdminNotFound, type AdminCall, type CliIo } from "./routing.ts";
 import { visible } from "./terminal.ts";
 
@@ -96,18 +97,39 @@ export function traceLines(t: RouteTrace): string[] {
 }
 
 /**
+ * A call's cost cell in `calls list` (SPEC 9.5), as `usage`'s cost cells and the dashboard's Calls page
+ * read it: the amount (`money`: the column's formatter, dollarsColumn), "$0.024 + unpriced" for a call
+ * partly unpriced (`unpriced`, its `costUsd` the part that had a price: a failed attempt at a priced
+ * model, then a model without a price served it), "unpriced" when nothing it used had a price, "-"
+ * when it has no cost (nothing served).
+ */
+export function callCostCell(c: Record<string, unknown>, money: (usd: number) => string): string {
+  const cost = typeof c.costUsd === "number" && Number.isFinite(c.costUsd) ? c.costUsd : undefined;
+  if (c.unpriced === true) return cost !== undefined && cost > 0 ? `${money(cost)} + unpriced` : "unpriced";
+  return cost !== undefined ? money(cost) : "-";
+}
+
+/** The legend line under `calls list` when a listed call is unpriced (what `usage`'s legend says of its rows). */
+export const CALLS_UNPRICED_MEANS =
+  "unpriced: the call used a model without a price (the one that served it or a failed attempt's); its cost counts only the part that had a price, as a USD budget does (give the model a settings.pricing entry)";
+
+/**
  * The `calls list` table (`calls`: GET /admin/api/calls's rows, newest first; `table`: the CLI's
- * plain-text table): time, route id, model, target, status, outcome, ms, transport (http, websocket or
- * unknown: recorded before it was kept) and instance (which of several instances on one store served
- * it); and `web_searches` when a listed call had some (`usage.webSearches`, the provider's server-side
- * searches priced into its cost; "-" for the others), left out when none had (until 2026-12-08 the
- * list never showed them).
+ * plain-text table): time, route id, model, target, status, outcome, ms, cost (USD at API prices, as
+ * the dashboard's Calls page: {@link callCostCell}, one number of decimals down the column as `usage`'s,
+ * two significant digits of its smallest amount; until 2026-12-08 only `--json` had it), transport
+ * (http, websocket or unknown: recorded before it was kept) and instance (which of several instances
+ * on one store served it); and `web_searches` when a listed call had some (`usage.webSearches`, the
+ * provider's server-side searches priced into its cost; "-" for the others), left out when none had
+ * (until 2026-12-08 the list never showed them). A legend line follows when a listed call is unpriced.
  */
 export function callsTable(calls: ReadonlyArray<Record<string, unknown>>, table: (head: string[], rows: unknown[][]) => string): string {
   const searches = (c: Record<string, unknown>) => Number((c.usage as { webSearches?: unknown } | undefined)?.webSearches ?? 0);
   const withSearches = calls.some((c) => searches(c) > 0);
-  return table(
-    ["time", "route_id", "model", "target", "status", "outcome", "ms", "transport", "instance", ...(withSearches ? ["web_searches"] : [])],
+  // the amounts the column writes: every call's but a wholly unpriced one's (as the Calls page's columnCosts)
+  const money = dollarsColumn(calls.map((c) => (typeof c.costUsd === "number" && (c.unpriced !== true || c.costUsd > 0) ? c.costUsd : undefined)));
+  const out = table(
+    ["time", "route_id", "model", "target", "status", "outcome", "ms", "cost", "transport", "instance", ...(withSearches ? ["web_searches"] : [])],
     calls.map((c) => [
       new Date(Number(c.ts)).toISOString(),
       c.routeId ?? "-",
@@ -116,11 +138,13 @@ export function callsTable(calls: ReadonlyArray<Record<string, unknown>>, table:
       c.status,
       c.outcome,
       c.totalMs,
+      callCostCell(c, money),
       c.transport ?? "unknown",
       c.instance ?? "-",
       ...(withSearches ? [searches(c) > 0 ? searches(c) : "-"] : []),
     ]),
   );
+  return calls.some((c) => c.unpriced === true) ? `${out}\n\n${CALLS_UNPRICED_MEANS}` : out;
 }
 
 /** Prints the trace (and the recording with `--bodies`). */

@@ -80,7 +80,8 @@ async function callsList(args: string[] = []) {
 
 /** The table's rows as [model, web_searches] (the last column when the table has it, else none). */
 const searchesColumn = (stdout: string) => {
-  const [head, ...rows] = stdout.trimEnd().split("\n").map((l) => l.trim().split(/\s{2,}/));
+  // the table alone: a legend follows a blank line when a listed call is unpriced (p/claude-plain is)
+  const [head, ...rows] = stdout.trimEnd().split("\n\n")[0]!.split("\n").map((l) => l.trim().split(/\s{2,}/));
   return { head: head!, rows: rows.map((r) => [r[2], head!.at(-1) === "web_searches" ? r.at(-1) : undefined]) };
 };
 
@@ -89,7 +90,7 @@ test("switchyard calls list shows a web_searches column when a listed call had s
   // the newest call only: no searches, no column
   const plain = await callsList(["--limit", "1"]);
   expect([plain.code, plain.stderr]).toEqual([0, ""]);
-  expect(searchesColumn(plain.stdout).head).toEqual(["time", "route_id", "model", "target", "status", "outcome", "ms", "transport", "instance"]);
+  expect(searchesColumn(plain.stdout).head).toEqual(["time", "route_id", "model", "target", "status", "outcome", "ms", "cost", "transport", "instance"]);
   const all = await callsList();
   expect([all.code, all.stderr]).toEqual([0, ""]);
   const { head, rows } = searchesColumn(all.stdout);
