@@ -322,9 +322,13 @@ describe("calls list", () => {
     }
     const one = cli(["calls", "list", "--limit", "1", "--data-dir", inst.dataDir]);
     expect(one.code).toBe(0);
-    const [head, row] = lines(one.stdout);
-    expect(lines(one.stdout)).toHaveLength(2);
-    expect(head).toMatch(/^time\s+route_id\s+model\s+target\s+status\s+outcome\s+ms\s+transport\s+instance$/);
+    // the table, then (the model has no price) a blank line and the legend saying what "unpriced" means
+    const [table, legend] = one.stdout.trimEnd().split("\n\n");
+    const [head, row] = lines(table!);
+    expect(lines(table!)).toHaveLength(2);
+    expect(head).toMatch(/^time\s+route_id\s+model\s+target\s+status\s+outcome\s+ms\s+cost\s+transport\s+instance$/);
+    expect(row).toMatch(/\sunpriced\s/);
+    expect(legend).toStartWith("unpriced: the call used a model without a price");
     expect(row).toContain(`oai/${"m".repeat(59)}…`);
     expect(row).not.toContain("m".repeat(61));
     expect(row!.length).toBeLessThan(250);
@@ -416,7 +420,7 @@ describe("a fresh instance", () => {
       for (let i = 0; i < 50 && listed.length < 2; i++, await Bun.sleep(100)) listed = lines(run("calls", "list")); // the usage flush runs each second
       const row = listed[1].split(/ {2,}/);
       // the instance that served it (newuser12a G11): this machine's name and the port it listens on
-      expect(row.slice(2)).toEqual(["-", "-", "400", "rejected", expect.stringMatching(/^\d+$/), "http", `${hostname()}:${new URL(fresh.url).port}`]);
+      expect(row.slice(2)).toEqual(["-", "-", "400", "rejected", expect.stringMatching(/^\d+$/), "-", "http", `${hostname()}:${new URL(fresh.url).port}`]);
     } finally {
       await stopInstance(fresh);
       rmSync(fresh.dataDir, { recursive: true, force: true });
