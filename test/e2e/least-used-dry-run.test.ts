@@ -7,41 +7,18 @@
  * so it named the combo's first target while the request went to the other one.
  */
 import { afterAll, expect, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { simpleReply, startFakeUpstream, type FakeUpstream, type ReceivedRequest } from "../support/fake-upstream.ts";
+import { writeFileSync } from "node:fs";
+import { SPREAD_ENV as env, spreadConfig as yaml } from "../support/configs.ts";
+import { gatewayRestarts, postHi, type TestGateway } from "../support/gateway.ts";
+import { simpleReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 
-const yaml = (strategy: string) => `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}/p"
-  - id: q
-    kind: anthropic
-    base_url: "{{FAKE}}/q"
-accounts:
-  - { id: a, provider: p, api_key: env:KEY_A }
-  - { id: b, provider: q, api_key: env:KEY_B }
-combos:
-  - name: spread
-    strategy: ${strategy}
-    targets:
-      - model: p/claude-x
-      - model: q/claude-x
-`;
-const env = { KEY_A: "sk-test-aaaaaaaa", KEY_B: "sk-test-bbbbbbbb" };
-
-let fake: FakeUpstream | undefined;
+/** The test's gateways, restarted on one data directory beside one fake upstream. */
+const gws = gatewayRestarts();
+afterAll(() => gws.stop());
 let gw: TestGateway | undefined;
-let dataDir: string | undefined;
-afterAll(async () => {
-  await gw?.stopGatewayOnly();
-  await fake?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
 
 const body = { model: "spread", max_tokens: 20, messages: [{ role: "user", content: "hi" }] };
-const post = (model: string) => fetch(`${gw!.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ ...body, model }) });
+const post = (model: string) => postHi(gw!.url, model);
 const admin = (path: string, json?: unknown) =>
   fetch(`${gw!.url}/admin/api${path}`, {
     method: "POST",
@@ -50,15 +27,14 @@ const admin = (path: string, json?: unknown) =>
   });
 
 test("the first dry run of a least-used combo added by a reload after a restart orders by the lifetime counts, as the request then goes", async () => {
-  fake = await startFakeUpstream();
+  const fake = await gws.upstream();
   fake.handle((r: ReceivedRequest) => simpleReply(r.format!, { text: "ok", model: r.model }, r.stream));
-  gw = await startGateway(yaml("fallback"), { env, fake });
-  dataDir = gw.dataDir;
+  gw = await gws.start(yaml("fallback"), { env });
   // p/claude-x serves three requests; the usage rows are written at the stop.
   for (let i = 0; i < 3; i++) expect((await post("p/claude-x")).status).toBe(200);
   await gw.stopGatewayOnly();
   // Restarted without a least-used combo (no read of the counts at start), then a reload makes `spread` least-used.
-  gw = await startGateway(yaml("fallback"), { env, fake, dataDir });
+  gw = await gws.start(yaml("fallback"), { env });
   writeFileSync(gw.configPath, yaml("least-used").replaceAll("{{FAKE}}", fake.url));
   const reloaded = await admin("/config/reload");
   expect(reloaded.status).toBe(200);

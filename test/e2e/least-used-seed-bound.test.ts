@@ -7,62 +7,45 @@
  * request, and is ordered by them.
  */
 import { afterAll, expect, test } from "bun:test";
-import { rmSync, writeFileSync } from "node:fs";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { simpleReply, startFakeUpstream, type FakeUpstream, type ReceivedRequest } from "../support/fake-upstream.ts";
+import { writeFileSync } from "node:fs";
+import { SPREAD_ENV as env, spreadConfig } from "../support/configs.ts";
+import { gatewayRestarts, postHi, type TestGateway } from "../support/gateway.ts";
+import { simpleReply, type FakeUpstream, type ReceivedRequest } from "../support/fake-upstream.ts";
 
-const yaml = (otherStrategy: string) => `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}/p"
-  - id: q
-    kind: anthropic
-    base_url: "{{FAKE}}/q"
-accounts:
-  - { id: a, provider: p, api_key: env:KEY_A }
-  - { id: b, provider: q, api_key: env:KEY_B }
-combos:
-  - name: spread
-    strategy: least-used
-    targets:
-      - model: p/claude-x
-      - model: q/claude-x
-  - name: other
+/** spread (least-used) and `other`: p/claude-y then p/claude-x, with `otherStrategy`. */
+const yaml = (otherStrategy: string) =>
+  spreadConfig(
+    "least-used",
+    `  - name: other
     strategy: ${otherStrategy}
     targets:
       - model: p/claude-y
       - model: p/claude-x
-`;
-const env = { KEY_A: "sk-test-aaaaaaaa", KEY_B: "sk-test-bbbbbbbb" };
+`,
+  );
 
+/** The test's gateways, restarted on one data directory beside one fake upstream. */
+const gws = gatewayRestarts();
+afterAll(() => gws.stop());
 let fake: FakeUpstream | undefined;
 let gw: TestGateway | undefined;
-let dataDir: string | undefined;
-afterAll(async () => {
-  await gw?.stopGatewayOnly();
-  await fake?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-});
 
-const post = (model: string) =>
-  fetch(`${gw!.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+const post = (model: string) => postHi(gw!.url, model);
 const modelCalled = () => `${fake!.requests.at(-1)!.path.split("/")[1]}/${fake!.requests.at(-1)!.model}`;
 /** The pairs the order stage holds lifetime counts for (its seed), with their counts. */
 const seeded = () => Object.fromEntries((gw!.app.order as unknown as { seed: { byModel: Map<string, number> } }).seed.byModel);
 
 test("after a restart the least-used counts held are the least-used targets' pairs, not every client-chosen name served; a reload's new least-used combo reads its own", async () => {
-  fake = await startFakeUpstream();
+  fake = await gws.upstream();
   fake.handle((r: ReceivedRequest) => simpleReply(r.format!, { text: "ok", model: r.model }, r.stream));
-  gw = await startGateway(yaml("fallback"), { env, fake });
-  dataDir = gw.dataDir;
+  gw = await gws.start(yaml("fallback"), { env });
   // named directly (no least-used count of this process moves): p/claude-x 3, p/claude-y 5, and 40 names a client made up
   for (let i = 0; i < 3; i++) expect((await post("p/claude-x")).status).toBe(200);
   for (let i = 0; i < 5; i++) expect((await post("p/claude-y")).status).toBe(200);
   for (let i = 0; i < 40; i++) expect((await post(`p/made-up-${i}`)).status).toBe(200);
   await gw.stopGatewayOnly(); // the usage rows are written at the stop
 
-  gw = await startGateway(yaml("fallback"), { env, fake, dataDir });
+  gw = await gws.start(yaml("fallback"), { env });
   expect((await post("spread")).status).toBe(200);
   expect(modelCalled()).toBe("q/claude-x"); // lifetime counts p 3, q 0
   expect(seeded()).toEqual({ "p/claude-x": 3 }); // q/claude-x has no rows; no made-up name, no p/claude-y

@@ -7,9 +7,8 @@
  * The full disk is the store's `setLock` throwing SQLite's "database or disk is full".
  */
 import { afterEach, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { startFakeUpstream, type FakeReply, type FakeUpstream } from "../support/fake-upstream.ts";
+import { gatewayRestarts, postHi, type TestGateway } from "../support/gateway.ts";
+import type { FakeReply } from "../support/fake-upstream.ts";
 import type { AccountLock } from "../../src/store/types.ts";
 
 const YAML = `
@@ -24,18 +23,11 @@ accounts:
 const env = { KEY_A: "sk-test-aaaaaaaa", SWITCHYARD_REREAD_MS: "100" };
 const rejected: FakeReply = { status: 401, json: { type: "error", error: { type: "authentication_error", message: "invalid x-api-key" } } };
 
-let fake: FakeUpstream | undefined;
-let gw: TestGateway | undefined;
-let dataDir: string | undefined;
-afterEach(async () => {
-  await gw?.stopGatewayOnly();
-  await fake?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  gw = fake = dataDir = undefined;
-});
+/** The test's gateways, restarted on one data directory beside one fake upstream. */
+const gws = gatewayRestarts();
+afterEach(() => gws.stop());
 
-const post = (url: string) =>
-  fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+const post = (url: string) => postHi(url, "p/claude-x");
 
 /** Makes the store's next `times` lock writes fail as on a full disk. */
 function diskFullForLocks(g: TestGateway, times: number): void {
@@ -50,17 +42,16 @@ function diskFullForLocks(g: TestGateway, times: number): void {
 const storedLocks = async (g: TestGateway) => (await g.app.store.loadAccountState()).locks.map((l) => l.accountId);
 
 test("a lock whose write failed once is written at the next re-read, and a restart on the same data dir keeps the account locked", async () => {
-  fake = await startFakeUpstream();
+  const fake = await gws.upstream();
   fake.handle(() => rejected);
-  gw = await startGateway(YAML, { env, fake });
-  dataDir = gw.dataDir;
+  let gw = await gws.start(YAML, { env });
   diskFullForLocks(gw, 1);
   const first = await post(gw.url);
   expect([first.status, fake.requests.length]).toEqual([503, 1]); // the key rejected upstream: the account is locked until its key changes
   await Bun.sleep(400); // a few re-reads
   expect(await storedLocks(gw)).toEqual(["a"]);
   await gw.stopGatewayOnly();
-  gw = await startGateway(YAML, { env, fake, dataDir });
+  gw = await gws.start(YAML, { env });
   const res = await post(gw.url);
   expect(fake.requests.length).toBe(1); // the locked account's rejected key is not sent again
   expect(res.status).toBe(503);
@@ -68,10 +59,9 @@ test("a lock whose write failed once is written at the next re-read, and a resta
 });
 
 test("while the lock's write keeps failing, re-reads of the state keep the lock in memory", async () => {
-  fake = await startFakeUpstream();
+  const fake = await gws.upstream();
   fake.handle(() => rejected);
-  gw = await startGateway(YAML, { env, fake });
-  dataDir = gw.dataDir;
+  const gw = await gws.start(YAML, { env });
   diskFullForLocks(gw, 1_000_000);
   const first = await post(gw.url);
   expect([first.status, fake.requests.length]).toEqual([503, 1]); // the key rejected upstream: the account is locked until its key changes

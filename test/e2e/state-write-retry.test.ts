@@ -9,9 +9,8 @@
  * disk is the store's `removeModel` / `setCircuit` throwing SQLite's "database or disk is full".
  */
 import { afterEach, expect, test } from "bun:test";
-import { rmSync } from "node:fs";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { startFakeUpstream, type FakeReply, type FakeUpstream } from "../support/fake-upstream.ts";
+import { gatewayRestarts, postHi, type TestGateway } from "../support/gateway.ts";
+import type { FakeReply } from "../support/fake-upstream.ts";
 import type { GatewayEvent } from "../../src/events/bus.ts";
 
 /** SPEC 6.3: 10 consecutive 5xx open the provider's circuit for 5 minutes. */
@@ -29,18 +28,12 @@ const env = { KEY_A: "sk-test-aaaaaaaa", SWITCHYARD_REREAD_MS: "100" };
 const notFound: FakeReply = { status: 404, json: { type: "error", error: { type: "not_found_error", message: "model: claude-x" } } };
 const e500: FakeReply = { status: 500, json: { type: "error", error: { type: "api_error", message: "boom" } } };
 
-let fake: FakeUpstream | undefined;
-let gw: TestGateway | undefined;
-let dataDir: string | undefined;
-afterEach(async () => {
-  await gw?.stopGatewayOnly();
-  await fake?.stop();
-  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
-  gw = fake = dataDir = undefined;
-});
+/** The test's gateways, restarted on one data directory beside one fake upstream. */
+const gws = gatewayRestarts();
+afterEach(() => gws.stop());
 
 const post = async (url: string) => {
-  const res = await fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+  const res = await postHi(url, "p/claude-x");
   return { status: res.status, text: await res.text() };
 };
 
@@ -69,10 +62,9 @@ const circuit = async (g: TestGateway) => {
 const elsewhere = (events: GatewayEvent[]) => events.filter((e) => e.type === "account_state" && /elsewhere/.test((e as { reason?: string }).reason ?? ""));
 
 test("a removed pairing whose write failed once is written at the next re-read, and a restart on the same data dir keeps it removed", async () => {
-  fake = await startFakeUpstream();
+  const fake = await gws.upstream();
   fake.handle(() => notFound);
-  gw = await startGateway(YAML.replace(/\n {2}- \{ id: a([2-9]|10),.*/g, ""), { env, fake });
-  dataDir = gw.dataDir;
+  let gw = await gws.start(YAML.replace(/\n {2}- \{ id: a([2-9]|10),.*/g, ""), { env });
   diskFullFor(gw, "removeModel", 1);
   expect([(await post(gw.url)).status, fake.requests.length]).toEqual([404, 1]);
   await Bun.sleep(400); // a few re-reads
@@ -80,17 +72,16 @@ test("a removed pairing whose write failed once is written at the next re-read, 
   const again = await post(gw.url);
   expect(fake.requests.length).toBe(1); // the removed model is not asked of the account again
   await gw.stopGatewayOnly();
-  gw = await startGateway(YAML.replace(/\n {2}- \{ id: a([2-9]|10),.*/g, ""), { env, fake, dataDir });
+  gw = await gws.start(YAML.replace(/\n {2}- \{ id: a([2-9]|10),.*/g, ""), { env });
   const res = await post(gw.url);
   expect(fake.requests.length).toBe(1);
   expect(res).toEqual(again);
 });
 
 test("while the removed pairing's write keeps failing, re-reads keep it removed and announce nothing; a stop counts it lost", async () => {
-  fake = await startFakeUpstream();
+  const fake = await gws.upstream();
   fake.handle(() => notFound);
-  gw = await startGateway(YAML.replace(/\n {2}- \{ id: a([2-9]|10),.*/g, ""), { env, fake });
-  dataDir = gw.dataDir;
+  const gw = await gws.start(YAML.replace(/\n {2}- \{ id: a([2-9]|10),.*/g, ""), { env });
   const events: GatewayEvent[] = [];
   gw.app.bus.subscribe((e) => void events.push(e), ["account_state"]);
   diskFullFor(gw, "removeModel", 1_000_000);
@@ -106,10 +97,9 @@ test("while the removed pairing's write keeps failing, re-reads keep it removed 
 });
 
 test("an open circuit whose write failed once is written at the next re-read and stays open, also after a restart on the same data dir", async () => {
-  fake = await startFakeUpstream();
+  const fake = await gws.upstream();
   fake.handle(() => e500);
-  gw = await startGateway(YAML, { env, fake });
-  dataDir = gw.dataDir;
+  let gw = await gws.start(YAML, { env });
   const events: GatewayEvent[] = [];
   gw.app.bus.subscribe((e) => void events.push(e), ["account_state"]);
   diskFullFor(gw, "setCircuit", 1);
@@ -121,15 +111,14 @@ test("an open circuit whose write failed once is written at the next re-read and
   expect(await circuit(gw)).toBe("open");
   expect(elsewhere(events)).toEqual([]);
   await gw.stopGatewayOnly();
-  gw = await startGateway(YAML, { env, fake, dataDir });
+  gw = await gws.start(YAML, { env });
   expect(await circuit(gw)).toBe("open");
 });
 
 test("while the circuit's write keeps failing, re-reads keep it open and announce no close; a stop counts it lost", async () => {
-  fake = await startFakeUpstream();
+  const fake = await gws.upstream();
   fake.handle(() => e500);
-  gw = await startGateway(YAML, { env, fake });
-  dataDir = gw.dataDir;
+  const gw = await gws.start(YAML, { env });
   const events: GatewayEvent[] = [];
   gw.app.bus.subscribe((e) => void events.push(e), ["account_state"]);
   diskFullFor(gw, "setCircuit", 1_000_000);
@@ -147,12 +136,11 @@ test("while the circuit's write keeps failing, re-reads keep it open and announc
 });
 
 test("a removal the store keeps refusing holds back no other row: the circuit opened after it is stored at once", async () => {
-  fake = await startFakeUpstream();
+  const fake = await gws.upstream();
   // The first call a 404 (a1: its pairing of claude-x removed), then 500s.
   let calls = 0;
   fake.handle(() => (++calls === 1 ? notFound : e500));
-  gw = await startGateway(`${YAML}\n  - { id: a11, provider: p, api_key: env:KEY_A }\n`, { env, fake });
-  dataDir = gw.dataDir;
+  const gw = await gws.start(`${YAML}\n  - { id: a11, provider: p, api_key: env:KEY_A }\n`, { env });
   diskFullFor(gw, "removeModel", 1_000_000); // a1's removal: refused for good
   expect((await post(gw.url)).status).toBe(404);
   for (let i = 0; i < 5 && (await circuit(gw)) !== "open"; i++) await post(gw.url);
@@ -168,13 +156,12 @@ test("a removal the store keeps refusing holds back no other row: the circuit op
 });
 
 test("a restore by hand or a circuit closed by hand while the refused write waits holds once the disk has room: the waiting write is not written after it", async () => {
-  fake = await startFakeUpstream();
+  const fake = await gws.upstream();
   // The first call a 404 (a1: its pairing of claude-x removed), then 500s.
   let calls = 0;
   fake.handle(() => (++calls === 1 ? notFound : e500));
   // An eleventh account: ten others to answer the 500s that open the circuit.
-  gw = await startGateway(`${YAML}\n  - { id: a11, provider: p, api_key: env:KEY_A }\n`, { env, fake });
-  dataDir = gw.dataDir;
+  const gw = await gws.start(`${YAML}\n  - { id: a11, provider: p, api_key: env:KEY_A }\n`, { env });
   const removals = diskFullFor(gw, "removeModel", 1_000_000);
   const openings = diskFullFor(gw, "setCircuit", 1_000_000);
   expect((await post(gw.url)).status).toBe(404);

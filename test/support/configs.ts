@@ -46,3 +46,34 @@ keys:
   - { name: admin, key: ${adminKey}, scopes: [admin] }
 `;
 }
+
+/** The keys of {@link spreadConfig}'s accounts `a` (KEY_A) and `b` (KEY_B), for `startGateway`'s `env`. */
+export const SPREAD_ENV = { KEY_A: "sk-test-aaaaaaaa", KEY_B: "sk-test-bbbbbbbb" };
+
+/**
+ * The least-used tests' config: providers `p` and `q` (kind anthropic) at the fake upstream under the
+ * paths `/p` and `/q` (a request's path names the provider it was sent to), accounts `a` (provider p,
+ * env:KEY_A) and `b` (provider q, env:KEY_B) — {@link SPREAD_ENV} — and combo `spread` of `p/claude-x`
+ * then `q/claude-x` with `strategy` (SPEC 5.1). `moreCombos`: further items of `combos:` after it, each
+ * line indented as `  - name: …`, ending with a newline.
+ */
+export function spreadConfig(strategy: string, moreCombos = ""): string {
+  return `
+providers:
+  - id: p
+    kind: anthropic
+    base_url: "{{FAKE}}/p"
+  - id: q
+    kind: anthropic
+    base_url: "{{FAKE}}/q"
+accounts:
+  - { id: a, provider: p, api_key: env:KEY_A }
+  - { id: b, provider: q, api_key: env:KEY_B }
+combos:
+  - name: spread
+    strategy: ${strategy}
+    targets:
+      - model: p/claude-x
+      - model: q/claude-x
+${moreCombos}`;
+}

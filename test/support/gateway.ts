@@ -99,3 +99,49 @@ accounts:
     provider: gem
     api_key: env:FAKE_KEY
 `;
+
+/**
+ * The gateways of a restart test: started one after another on one data directory, beside one fake
+ * upstream (started by the first {@link GatewayRestarts.upstream} or {@link GatewayRestarts.start}).
+ * The test stops each gateway itself (`stopGatewayOnly`, e.g. to have the usage rows written) before it
+ * starts the next; {@link GatewayRestarts.stop} (for `afterAll`/`afterEach`) stops the last gateway and
+ * the fake and removes the data directory, after which the next `start` begins afresh.
+ */
+export interface GatewayRestarts {
+  /** The fake upstream, started at the first call (so that a test can set its handler before the first gateway starts). */
+  upstream(): Promise<FakeUpstream>;
+  /** Starts a gateway on the fake and the data directory (a new scratch one for the first); `opts.fake` and `opts.dataDir` are set by this. */
+  start(yaml: string, opts?: Omit<NonNullable<Parameters<typeof startGateway>[1]>, "fake" | "dataDir">): Promise<TestGateway>;
+  /** Stops the gateway started last (again if the test stopped it), then the fake; removes the data directory. */
+  stop(): Promise<void>;
+}
+
+/** A {@link GatewayRestarts}: nothing is started until the test asks. */
+export function gatewayRestarts(): GatewayRestarts {
+  let fake: FakeUpstream | undefined;
+  let gw: TestGateway | undefined;
+  let dataDir: string | undefined;
+  const upstream = async () => (fake ??= await startFakeUpstream());
+  return {
+    upstream,
+    async start(yaml, opts = {}) {
+      gw = await startGateway(yaml, { ...opts, fake: await upstream(), dataDir });
+      dataDir ??= gw.dataDir;
+      return gw;
+    },
+    async stop() {
+      await gw?.stopGatewayOnly();
+      await fake?.stop();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+      gw = fake = dataDir = undefined;
+    },
+  };
+}
+
+/**
+ * POSTs the smallest Anthropic Messages request to the gateway at `url`: `model`, `max_tokens` 20, one
+ * user message "hi", not streamed. The response is returned unread.
+ */
+export function postHi(url: string, model: string): Promise<Response> {
+  return fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+}
