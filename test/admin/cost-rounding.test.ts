@@ -5,34 +5,18 @@
  * reading the API got the noise). `GET /usage`'s rows and buckets too.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { providersAtFake } from "../support/configs.ts";
-
-const YAML = `
-${providersAtFake(["p", "anthropic"])}
-accounts:
-  - { id: a1, provider: p, api_key: env:KEY_A1 }
-settings:
-  pricing:
-    p/claude-a: { input: 0.15, output: 0.6, cache_read: 0.075 }
-`;
+import { postHi, startPricedGateway, type TestGateway } from "../support/gateway.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
-  gw = await startGateway(YAML, { env: { KEY_A1: "sk-test-cost-rounding" } });
-  gw.fake.handle((r) => ({
-    json: {
-      id: "msg_1",
-      type: "message",
-      role: "assistant",
-      model: r.model,
-      content: [{ type: "text", text: "ok" }],
-      stop_reason: "end_turn",
-      usage: { input_tokens: 11, output_tokens: 7, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
-    },
-  }));
+  gw = await startPricedGateway({
+    price: "{ input: 0.15, output: 0.6, cache_read: 0.075 }",
+    key: "sk-test-cost-rounding",
+    text: "ok",
+    usage: { input_tokens: 11, output_tokens: 7, cache_read_input_tokens: 0, cache_creation_input_tokens: 0 },
+  });
   for (let i = 0; i < 3; i++) {
-    const res = await fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "p/claude-a", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+    const res = await postHi(gw.url, "p/claude-a");
     expect(res.status).toBe(200);
     await res.text();
   }

@@ -77,3 +77,20 @@ combos:
       - model: q/claude-x
 ${moreCombos}`;
 }
+
+/**
+ * The cost tests' config: provider `p` (kind anthropic) at the fake upstream with account `a1` (api_key
+ * env:KEY_A1), and a `settings.pricing` entry giving model `p/claude-a` the price `price`, a YAML flow
+ * map in the config's units (USD per million tokens; `web_searches` USD per search), e.g.
+ * `{ input: 1, output: 2 }`. Other models of `p` are priced by the price table.
+ */
+export function pricedAnthropicConfig(price: string): string {
+  return `
+${providersAtFake(["p", "anthropic"])}
+accounts:
+  - { id: a1, provider: p, api_key: env:KEY_A1 }
+settings:
+  pricing:
+    p/claude-a: ${price}
+`;
+}

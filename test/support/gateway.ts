@@ -8,7 +8,7 @@ import { join } from "node:path";
 import { startApp, type App } from "../../src/app.ts";
 import type { Clock } from "../../pipeline/ports.ts";
 import { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions } from "./fake-upstream.ts";
-import { providersAtFake } from "./configs.ts";
+import { pricedAnthropicConfig, providersAtFake } from "./configs.ts";
 
 export interface TestGateway {
   app: App;
@@ -144,4 +144,18 @@ export function gatewayRestarts(): GatewayRestarts {
  */
 export function postHi(url: string, model: string): Promise<Response> {
   return fetch(`${url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+}
+
+/**
+ * A gateway on {@link pricedAnthropicConfig}`(price)` (provider `p`, account `a1` whose key is `key`,
+ * `p/claude-a` priced by `price`) whose fake upstream answers every request with one non-streamed
+ * Anthropic message (id `msg_1`, the request's model, end_turn) saying `text`, with `usage` as its usage
+ * object, sent as given (Anthropic's field names: `input_tokens`, `server_tool_use`, …).
+ */
+export async function startPricedGateway(o: { price: string; key: string; text: string; usage: Record<string, unknown> }): Promise<TestGateway> {
+  const gw = await startGateway(pricedAnthropicConfig(o.price), { env: { KEY_A1: o.key } });
+  gw.fake.handle((r) => ({
+    json: { id: "msg_1", type: "message", role: "assistant", model: r.model, content: [{ type: "text", text: o.text }], stop_reason: "end_turn", usage: o.usage },
+  }));
+  return gw;
 }
