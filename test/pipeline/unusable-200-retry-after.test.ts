@@ -15,59 +15,23 @@
  * 500 cools its own account 30 s, SPEC 6.3); a final 400 (the body at fault) still does not.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { accountsOf, combosOf, providersAtFakePaths } from "../support/configs.ts";
+import { postChatHi, startGateway, type TestGateway } from "../support/gateway.ts";
 import { startFakeUpstream, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 
+/** Per combo, the first target (p: its 429) then the last (q or r: the reply the test is about). */
 const YAML = `
-providers:
-  - id: p
-    kind: openai
-    base_url: "{{FAKE}}/p/v1"
-  - id: q
-    kind: openai
-    base_url: "{{FAKE}}/q/v1"
-  - id: r
-    kind: openai
-    base_url: "{{FAKE}}/r/v1"
-accounts:
-  - id: p-1
-    provider: p
-    api_key: env:KEY_A
-  - id: q-1
-    provider: q
-    api_key: env:KEY_C
-  - id: r-1
-    provider: r
-    api_key: env:KEY_C
-combos:
-  - name: html
-    targets:
-      - model: p/m-html
-      - model: q/m-html
-  - name: text
-    targets:
-      - model: p/m-text
-      - model: q/m-text
-  - name: overloaded
-    targets:
-      - model: p/m-503
-      - model: q/m-503
-  - name: broken
-    targets:
-      - model: p/m-500
-      - model: r/m-500
-  - name: broken-streamed
-    targets:
-      - model: p/m-500s
-      - model: r/m-500s
-  - name: gateway
-    targets:
-      - model: p/m-504
-      - model: r/m-504
-  - name: rejected
-    targets:
-      - model: p/m-400
-      - model: q/m-400
+${providersAtFakePaths(["p", "openai"], ["q", "openai"], ["r", "openai"])}
+${accountsOf(["p-1", "p", "KEY_A"], ["q-1", "q", "KEY_C"], ["r-1", "r", "KEY_C"])}
+${combosOf(
+  ["html", ["p/m-html", "q/m-html"]],
+  ["text", ["p/m-text", "q/m-text"]],
+  ["overloaded", ["p/m-503", "q/m-503"]],
+  ["broken", ["p/m-500", "r/m-500"]],
+  ["broken-streamed", ["p/m-500s", "r/m-500s"]],
+  ["gateway", ["p/m-504", "r/m-504"]],
+  ["rejected", ["p/m-400", "q/m-400"]],
+)}
 `;
 
 let gw: TestGateway;
@@ -90,13 +54,7 @@ const LAST: Record<string, FakeReply> = {
   rejected: { status: 400, json: { error: { message: "Invalid value for 'temperature'", type: "invalid_request_error", param: "temperature", code: "invalid_value" } } },
 };
 
-async function chat(model: string, stream: boolean): Promise<Response> {
-  return fetch(`${gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model, stream, messages: [{ role: "user", content: "hi" }] }),
-  });
-}
+const chat = (model: string, stream: boolean): Promise<Response> => postChatHi(gw.url, model, stream);
 
 for (const [combo, stream, status] of [
   ["overloaded", false, 503],

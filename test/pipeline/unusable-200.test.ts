@@ -6,32 +6,14 @@
  * with its title (scrubbed of secrets, cut to 80 characters) and the reply's Content-Type.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { accountsOf, combosOf, providersAtFakePaths } from "../support/configs.ts";
+import { postChatHi, startGateway, type TestGateway } from "../support/gateway.ts";
 import { simpleReply, startFakeUpstream, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 
 const YAML = `
-providers:
-  - id: p
-    kind: openai
-    base_url: "{{FAKE}}/p/v1"
-  - id: q
-    kind: openai
-    base_url: "{{FAKE}}/q/v1"
-accounts:
-  - id: p-1
-    provider: p
-    api_key: env:KEY_A
-  - id: p-2
-    provider: p
-    api_key: env:KEY_B
-  - id: q-1
-    provider: q
-    api_key: env:KEY_C
-combos:
-  - name: chain
-    targets:
-      - model: p/m
-      - model: q/m
+${providersAtFakePaths(["p", "openai"], ["q", "openai"])}
+${accountsOf(["p-1", "p", "KEY_A"], ["p-2", "p", "KEY_B"], ["q-1", "q", "KEY_C"])}
+${combosOf(["chain", ["p/m", "q/m"]])}
 `;
 
 let gw: TestGateway;
@@ -52,11 +34,7 @@ const UNUSABLE: Array<[string, FakeReply]> = [
 ];
 
 async function chat(model: string, stream: boolean): Promise<{ status: number; body: string }> {
-  const res = await fetch(`${gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model, stream, messages: [{ role: "user", content: "hi" }] }),
-  });
+  const res = await postChatHi(gw.url, model, stream);
   return { status: res.status, body: await res.text() };
 }
 
@@ -108,11 +86,7 @@ describe("a 200 the gateway cannot use", () => {
   test("the route trace shows the upstream's 200 with the error text (calls show / the call view: '200' and the error), not a 502 it never sent", async () => {
     gw.fake.reset();
     gw.fake.handle(() => UNUSABLE[3]![1]);
-    const res = await fetch(`${gw.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "p/trace", stream: false, messages: [{ role: "user", content: "hi" }] }),
-    });
+    const res = await postChatHi(gw.url, "p/trace", false);
     expect(res.status).toBe(502); // the client's status: the gateway's
     await res.text();
     const trace = (await gw.app.store.getTrace(res.headers.get("x-switchyard-route-id")!))!;

@@ -24,6 +24,31 @@ export function providersAtFake(...list: FakeProvider[]): string {
   return `providers:\n${list.map(([id, kind]) => `  - id: ${id}\n    kind: ${kind}\n    base_url: "${baseUrl(kind)}"`).join("\n")}`;
 }
 
+/**
+ * A `providers:` section as {@link providersAtFake}'s, but each provider at its own path of the fake
+ * upstream, `{{FAKE}}/<id>` (OpenAI kinds `{{FAKE}}/<id>/v1`): the first segment of a recorded request's
+ * path names the provider it was sent to (`r.path.startsWith("/p/")`). No newline at the end.
+ */
+export function providersAtFakePaths(...list: FakeProvider[]): string {
+  return `providers:\n${list.map(([id, kind]) => `  - id: ${id}\n    kind: ${kind}\n    base_url: "${baseUrl(kind).replace("{{FAKE}}", `{{FAKE}}/${id}`)}"`).join("\n")}`;
+}
+
+/** An account of the test config: its id, its provider's id, and the environment variable holding its key (`api_key: env:<keyVar>`). */
+export type FakeAccount = readonly [id: string, provider: string, keyVar: string];
+
+/** An `accounts:` section, one block item per account of `list`, in order. No newline at the end. */
+export function accountsOf(...list: FakeAccount[]): string {
+  return `accounts:\n${list.map(([id, provider, keyVar]) => `  - id: ${id}\n    provider: ${provider}\n    api_key: env:${keyVar}`).join("\n")}`;
+}
+
+/**
+ * A `combos:` section: for each `[name, targets]` of `list`, a combo of that name trying the `targets`
+ * (`provider/model`) in order, with the default strategy (fallback, SPEC 5.1). No newline at the end.
+ */
+export function combosOf(...list: Array<readonly [name: string, targets: readonly string[]]>): string {
+  return `combos:\n${list.map(([name, targets]) => `  - name: ${name}\n    targets:\n${targets.map((t) => `      - model: ${t}`).join("\n")}`).join("\n")}`;
+}
+
 /** `providers:` and `accounts:` sections for `list`: each provider at the fake upstream, with account `<id>-1` (api_key env:FAKE_KEY). */
 export function fakeProviders(list: readonly FakeProvider[]): string {
   const accounts = list.map(([id]) => `  - id: ${id}-1\n    provider: ${id}\n    api_key: env:FAKE_KEY\n`).join("");

@@ -147,6 +147,14 @@ export function postHi(url: string, model: string): Promise<Response> {
 }
 
 /**
+ * POSTs the smallest Chat Completions request to the gateway at `url`: `model`, `stream`, one user
+ * message "hi". The response is returned unread.
+ */
+export function postChatHi(url: string, model: string, stream: boolean): Promise<Response> {
+  return fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, stream, messages: [{ role: "user", content: "hi" }] }) });
+}
+
+/**
  * A gateway on {@link pricedAnthropicConfig}`(price)` (provider `p`, account `a1` whose key is `key`,
  * `p/claude-a` priced by `price`) whose fake upstream answers every request with one non-streamed
  * Anthropic message (id `msg_1`, the request's model, end_turn) saying `text`, with `usage` as its usage
