@@ -25,7 +25,7 @@
  */
 import { expect, test } from "bun:test";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { UNAVAILABLE_MESSAGE } from "../../src/store/postgres/db.ts";
+import { storeAway } from "../support/browser.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const suite = withGatewayAndBrowser(demoConfigYaml("{{FAKE}}"), {
@@ -54,10 +54,7 @@ for (const [name, read, shown] of cases) {
     const w = await suite.open();
     const page = w.page;
     try {
-      let away = true;
-      await page.route(read, (route) =>
-        away ? route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: { message: UNAVAILABLE_MESSAGE, type: "unavailable_error" } }) }) : route.continue(),
-      );
+      const outage = await storeAway(page, read);
       await page.goto(`${suite.gw.url}/dashboard/${name}`);
       await page.locator(".live-live").waitFor({ timeout: 10_000 });
       await page.locator(".error-line", { hasText: "database cannot be reached" }).first().waitFor({ timeout: 10_000 });
@@ -65,7 +62,7 @@ for (const [name, read, shown] of cases) {
       await Bun.sleep(2_500);
       expect(await page.locator(".error-line", { hasText: "database cannot be reached" }).count()).toBeGreaterThan(0);
 
-      away = false; // the store answers again
+      outage.end(); // the store answers again
       await page.locator(shown).first().waitFor({ timeout: 15_000 }).catch(() => {});
       expect({ listed: await page.locator(shown).count() > 0, error: await page.locator(".error-line", { hasText: "database cannot be reached" }).count() }).toEqual({ listed: true, error: 0 });
     } finally {

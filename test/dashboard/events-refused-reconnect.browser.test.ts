@@ -19,7 +19,8 @@
  */
 import { expect, test } from "bun:test";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
-import { UNAVAILABLE_MESSAGE } from "../../src/store/postgres/db.ts";
+import { storeAway } from "../support/browser.ts";
+import { postChatHi } from "../support/gateway.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const suite = withGatewayAndBrowser(demoConfigYaml("{{FAKE}}"));
@@ -28,23 +29,16 @@ test("after /admin/api/events answered 503 once, the page reconnects by itself a
   const w = await suite.open();
   const page = w.page;
   try {
-    let away = true;
-    await page.route(/\/admin\/api\/events/, (route) =>
-      away ? route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: { message: UNAVAILABLE_MESSAGE, type: "unavailable_error" } }) }) : route.continue(),
-    );
+    const outage = await storeAway(page, /\/admin\/api\/events/);
     await page.goto(`${suite.gw.url}/dashboard/calls`);
     await page.locator(".live-reconnecting").waitFor({ timeout: 10_000 });
     expect(await page.locator("main tbody tr").count()).toBe(0);
 
-    away = false; // the gateway answers again
+    outage.end(); // the gateway answers again
     await page.locator(".live-live").waitFor({ timeout: 15_000 }).catch(() => {});
     expect(await page.locator(".live").innerText()).toBe("Live");
 
-    const sent = await fetch(`${suite.gw.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
-    });
+    const sent = await postChatHi(suite.gw.url, "demo-chat/gpt-demo");
     expect(sent.status).toBe(200);
     await sent.text();
     await page.locator("main tbody tr").first().waitFor({ timeout: 5_000 }).catch(() => {});

@@ -11,31 +11,22 @@
 import { expect, test } from "bun:test";
 import { demoConfigYaml } from "../../scripts/lib/demo-config.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
-import { UNAVAILABLE_MESSAGE } from "../../src/store/postgres/db.ts";
-import { openPage } from "../support/browser.ts";
+import { openPage, storeAway } from "../support/browser.ts";
+import { postChatHi } from "../support/gateway.ts";
 import { withGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
 const suite = withGatewayAndBrowser(demoConfigYaml("{{FAKE}}"));
 
 test("while the usage store cannot answer, the Overview tiles read – (not 0); when it answers, the figures", async () => {
-  const sent = await fetch(`${suite.gw.url}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "demo-chat/gpt-demo", messages: [{ role: "user", content: "hi" }] }),
-  });
+  const sent = await postChatHi(suite.gw.url, "demo-chat/gpt-demo");
   expect(sent.status).toBe(200);
   await sent.text();
 
   const w = await openPage(suite.browser, suite.gw.url);
   const page = w.page;
   try {
-    let away = true;
     // the tiles' read (since=1h); the rate chart's own read (since=30m) passes
-    await page.route(/\/admin\/api\/usage\?.*since=1h/, (route) =>
-      away
-        ? route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: { message: UNAVAILABLE_MESSAGE, type: "unavailable_error" } }) })
-        : route.continue(),
-    );
+    const outage = await storeAway(page, /\/admin\/api\/usage\?.*since=1h/);
     await page.goto(`${suite.gw.url}/dashboard/`);
     await page.locator(".error-line", { hasText: "the database cannot be reached" }).waitFor({ timeout: 10_000 });
     const tiles = () =>
@@ -45,7 +36,7 @@ test("while the usage store cannot answer, the Overview tiles read – (not 0); 
     const shown = await tiles();
     expect([shown.Requests, shown.Errors, shown.Fallbacks, shown.Tokens, shown.Cost]).toEqual(["–", "–", "–", "–", "–"]);
 
-    away = false;
+    outage.end();
     await page.click('.seg button:has-text("Last day")');
     await page.click('.seg button:has-text("Last hour")');
     for (const end = Date.now() + 10_000; (await tiles()).Requests !== "1" && Date.now() < end; ) await Bun.sleep(100);
@@ -60,13 +51,8 @@ test("while the rate's reads fail, the Request rate tile reads – (not the requ
   const w = await openPage(suite.browser, suite.gw.url);
   const page = w.page;
   try {
-    let away = true;
     // every usage read: the tiles' (since=1h) and the rate chart's (since=30m, then since=1m every 10 s)
-    await page.route(/\/admin\/api\/usage\?/, (route) =>
-      away
-        ? route.fulfill({ status: 503, contentType: "application/json", body: JSON.stringify({ error: { message: UNAVAILABLE_MESSAGE, type: "unavailable_error" } }) })
-        : route.continue(),
-    );
+    const outage = await storeAway(page, /\/admin\/api\/usage\?/);
     await page.goto(`${suite.gw.url}/dashboard/`);
     await page.locator(".error-line", { hasText: "the database cannot be reached" }).waitFor({ timeout: 30_000 });
     await page.locator(".live-live").waitFor({ timeout: 30_000 });
@@ -84,7 +70,7 @@ test("while the rate's reads fail, the Request rate tile reads – (not the requ
     await Bun.sleep(2_000);
     expect([await rate.locator(".stat-value").innerText(), await rate.locator(".stat-sub").innerText()]).toEqual(["–", "unavailable: the usage store does not answer"]);
 
-    away = false;
+    outage.end();
     // the next 10 s re-read of the last minute answers
     await rate.locator(".stat-value").filter({ hasText: /^\d+\/min$/ }).waitFor({ timeout: 30_000 });
     expect(await rate.locator(".stat-sub").innerText()).toBe("live, last minute");

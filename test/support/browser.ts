@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { chromium, type Browser, type BrowserContext, type Page, type Request } from "playwright-core";
+import { UNAVAILABLE_MESSAGE } from "../../src/store/postgres/db.ts";
 import { ROOT } from "./instance.ts";
 
 /** Where screenshots go (git-ignored). */
@@ -125,4 +126,23 @@ export async function openPage(b: TestBrowser, origin: string, headers?: Record<
     }
   };
   return { page, context, errors, foreign, failed, settled, close: () => context.close() };
+}
+
+/** A stand-in outage of the admin API's store on one page ({@link storeAway}). */
+export interface StoreAway {
+  /** From now on the reads pass through to the gateway. */
+  end(): void;
+}
+
+/**
+ * Makes `page` answer every request whose URL matches `url` as the admin API answers while its store
+ * cannot be reached (a shared PostgreSQL away): status 503, `{"error":{"message": UNAVAILABLE_MESSAGE,
+ * "type":"unavailable_error"}}` (src/store/postgres/db.ts), until {@link StoreAway.end}; then those
+ * requests reach the gateway. Set it up before the page goes to the view under test.
+ */
+export async function storeAway(page: Page, url: RegExp): Promise<StoreAway> {
+  let away = true;
+  const body = JSON.stringify({ error: { message: UNAVAILABLE_MESSAGE, type: "unavailable_error" } });
+  await page.route(url, (route) => (away ? route.fulfill({ status: 503, contentType: "application/json", body }) : route.continue()));
+  return { end: () => void (away = false) };
 }

@@ -147,10 +147,10 @@ export function postHi(url: string, model: string): Promise<Response> {
 }
 
 /**
- * POSTs the smallest Chat Completions request to the gateway at `url`: `model`, `stream`, one user
- * message "hi". The response is returned unread.
+ * POSTs the smallest Chat Completions request to the gateway at `url`: `model`, `stream` (no such field
+ * when undefined), one user message "hi". The response is returned unread.
  */
-export function postChatHi(url: string, model: string, stream: boolean): Promise<Response> {
+export function postChatHi(url: string, model: string, stream?: boolean): Promise<Response> {
   return fetch(`${url}/v1/chat/completions`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, stream, messages: [{ role: "user", content: "hi" }] }) });
 }
 
