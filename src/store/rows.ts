@@ -5,6 +5,7 @@
  */
 import { keyIdFor } from "../../pipeline/index.ts";
 import type { Account, ClientKey, Credential, KeyLimits, UsageRecord } from "../../pipeline/ports.ts";
+import type { AccountState } from "./account-state.ts";
 import { type CallRow, type KeyChange, type QuotaWindow, StoreError } from "./types.ts";
 
 /** Largest accepted client-key name, in characters. */
@@ -233,6 +234,25 @@ export function rowToAccount(r: AccountRow): Account {
   if (r.proxy !== null) a.proxy = r.proxy;
   if (r.models !== null) a.models = parseStringArray(r.models);
   return a;
+}
+
+/**
+ * A `quota_windows` row as read, by either store (the inverse of {@link quotaParams}): absent columns
+ * left out; `reset_at` and `updated_at` (ms since the epoch) as numbers, though PostgreSQL's BIGINT
+ * columns come back as strings; column `credential` is the key's short hash (QuotaWindow.keyHash).
+ */
+export function rowToQuota(r: any): AccountState["quotas"][number] {
+  return omitUndefined({
+    accountId: r.account_id,
+    window: r.window,
+    model: r.model,
+    usedPercent: r.used_percent ?? undefined,
+    remaining: r.remaining ?? undefined,
+    limit: r.quota_limit ?? undefined,
+    resetAt: r.reset_at === null || r.reset_at === undefined ? undefined : Number(r.reset_at),
+    updatedAt: Number(r.updated_at),
+    keyHash: r.credential ?? undefined,
+  });
 }
 
 /** Positional parameters of a usage insert, in the column order of the `usage` table. */

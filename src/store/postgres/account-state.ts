@@ -7,7 +7,7 @@
  */
 import { QUOTA_MODELS_PER_ACCOUNT, QUOTA_NO_RESET_STALE_MS, QUOTA_STALE_MS, quotaModelsOverCap } from "../account-state.ts";
 import type { PendingWrites } from "../pending.ts";
-import { checkId, checkTime, intOr, omitUndefined, parseStringArray } from "../rows.ts";
+import { checkId, checkTime, intOr, omitUndefined, parseStringArray, rowToQuota } from "../rows.ts";
 import type {
   AccountLock,
   AccountState,
@@ -268,7 +268,7 @@ export class PgAccountState implements AccountStateStore {
           removedModels: (removed as any[]).map((r) => ({ accountId: r.account_id, model: r.model, reason: r.reason, until: numOrNull(r.until), since: num(r.since) })),
           quarantined: (quarantined as any[]).map((r) => omitUndefined({ fingerprint: r.fingerprint, accountId: r.account_id ?? undefined, reason: r.reason, since: num(r.since) })),
           circuits: (circuits as any[]).map((r) => omitUndefined({ providerId: r.provider_id, openUntil: num(r.open_until), reason: r.reason ?? undefined, since: num(r.since) })),
-          quotas: (quotas as any[]).map(toQuota),
+          quotas: (quotas as any[]).map(rowToQuota),
           bindings: (bindings as any[]).map((r) => ({ key: r.key, accountId: r.account_id, expiresAt: num(r.expires_at) })),
           discoveredModels: (models as any[]).map((r) => ({ accountId: r.account_id, models: parseStringArray(r.models), discoveredAt: num(r.discovered_at) })),
         };
@@ -279,7 +279,7 @@ export class PgAccountState implements AccountStateStore {
                        SELECT account_id, model, ROW_NUMBER() OVER (PARTITION BY account_id ORDER BY MAX(updated_at) DESC, model COLLATE "C") AS rn
                        FROM quota_windows WHERE model <> '*' GROUP BY account_id, model) ranked
                      WHERE rn > ${QUOTA_MODELS_PER_ACCOUNT})`;
-          s.quotas = ((await selectQuotas()) as any[]).map(toQuota);
+          s.quotas = ((await selectQuotas()) as any[]).map(rowToQuota);
         }
         return s;
       }),
@@ -314,19 +314,4 @@ export class PgAccountState implements AccountStateStore {
     const oldest = this.loads.size ? Math.min(...this.loads) : Infinity;
     this.recent = this.recent.filter((w) => w.committedAt === undefined || w.committedAt > oldest);
   }
-}
-
-/** A `quota_windows` row as read (column `credential`: the key's short hash, QuotaWindow.keyHash). */
-function toQuota(r: any): AccountState["quotas"][number] {
-  return omitUndefined({
-    accountId: r.account_id,
-    window: r.window,
-    model: r.model,
-    usedPercent: r.used_percent ?? undefined,
-    remaining: r.remaining ?? undefined,
-    limit: r.quota_limit ?? undefined,
-    resetAt: numOrNull(r.reset_at) ?? undefined,
-    updatedAt: num(r.updated_at),
-    keyHash: r.credential ?? undefined,
-  });
 }

@@ -5,7 +5,7 @@
  */
 import { QUOTA_MODELS_PER_ACCOUNT, QUOTA_NO_RESET_STALE_MS, QUOTA_STALE_MS, quotaModelsOverCap } from "../account-state.ts";
 import type { PendingWrites } from "../pending.ts";
-import { checkId, checkTime, intOr, omitUndefined, parseStringArray } from "../rows.ts";
+import { checkId, checkTime, intOr, omitUndefined, parseStringArray, rowToQuota } from "../rows.ts";
 import type {
   AccountLock,
   AccountState,
@@ -239,20 +239,7 @@ export class SqliteAccountState implements AccountStateStore {
     const now = Math.round(this.ctx.now());
     const staleBefore = now - QUOTA_STALE_MS;
     const noResetBefore = now - QUOTA_NO_RESET_STALE_MS;
-    const readQuotas = (): AccountState["quotas"] =>
-      (this.s.loadQuotas.all(now, staleBefore, noResetBefore) as any[]).map((r) =>
-        omitUndefined({
-          accountId: r.account_id,
-          window: r.window,
-          model: r.model,
-          usedPercent: r.used_percent ?? undefined,
-          remaining: r.remaining ?? undefined,
-          limit: r.quota_limit ?? undefined,
-          resetAt: r.reset_at ?? undefined,
-          updatedAt: r.updated_at as number,
-          keyHash: r.credential ?? undefined, // column `credential`: the key's short hash (QuotaWindow.keyHash)
-        }),
-      );
+    const readQuotas = (): AccountState["quotas"] => (this.s.loadQuotas.all(now, staleBefore, noResetBefore) as any[]).map(rowToQuota);
     let state!: AccountState;
     this.ctx.db
       .transaction(() => {
