@@ -21,18 +21,13 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { providersAtFake } from "../support/configs.ts";
+import { adminAndClientKeys } from "../support/configs.ts";
 
 const ADMIN = "sy-test-failed-attempt-admin1";
 const KEY = "sy-test-failed-attempt-client";
-const YAML = `${providersAtFake(["gem", "gemini"])}
-accounts:
-  - { id: gem-1, provider: gem, api_key: env:FAKE_KEY }
-server: { require_api_key: true }
-keys:
-  - { name: admin, key: ${ADMIN}, scopes: [admin] }
-  - { name: client, key: ${KEY}, limits: { budgets: [{ window: 1d, usd: 5 }] } }
-`;
+/** The client key's budget: 5 USD a day (the charge shows on it). */
+const BUDGET = "limits: { budgets: [{ window: 1d, usd: 5 }] }";
+const YAML = adminAndClientKeys(["gem", "gemini"], ADMIN, KEY, BUDGET);
 const USAGE = { promptTokenCount: 3000, cachedContentTokenCount: 2000, candidatesTokenCount: 300, thoughtsTokenCount: 200, totalTokenCount: 3500 };
 const body = { candidates: [{ content: { role: "model", parts: [{ text: "some text" }] }, finishReason: "MALFORMED_FUNCTION_CALL", index: 0 }], usageMetadata: USAGE, modelVersion: "gemini-2.5-pro" };
 const sse = `data: ${JSON.stringify({ candidates: [{ content: { role: "model", parts: [{ text: "some text" }] }, index: 0 }], modelVersion: "gemini-2.5-pro" })}\r\n\r\ndata: ${JSON.stringify({ ...body, candidates: [{ finishReason: "MALFORMED_FUNCTION_CALL", index: 0 }] })}\r\n\r\n`;
@@ -84,14 +79,7 @@ describe("a Gemini reply that breaks off (MALFORMED_FUNCTION_CALL) with its usag
 });
 
 describe("an Anthropic stream that reported usage, then broke before any content, and was retried", () => {
-  const ANT = `${providersAtFake(["ant", "anthropic"])}
-accounts:
-  - { id: ant-1, provider: ant, api_key: env:FAKE_KEY }
-server: { require_api_key: true }
-keys:
-  - { name: admin, key: ${ADMIN}, scopes: [admin] }
-  - { name: client, key: ${KEY}, limits: { budgets: [{ window: 1d, usd: 5 }] } }
-`;
+  const ANT = adminAndClientKeys(["ant", "anthropic"], ADMIN, KEY, BUDGET);
   const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
   const start = (usage: Record<string, number>) =>
     ev("message_start", { type: "message_start", message: { id: "msg_1", type: "message", role: "assistant", model: "claude-sonnet-4-5", content: [], stop_reason: null, stop_sequence: null, usage } });

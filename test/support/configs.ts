@@ -119,3 +119,21 @@ settings:
     p/claude-a: ${price}
 `;
 }
+
+/**
+ * A config of one provider at the fake upstream ({@link fakeProviders}: account `<id>-1`, api_key
+ * env:FAKE_KEY) whose switchyard keys are required (`server.require_api_key`), with two keys: `admin`
+ * (secret `adminKey`, scope admin) and `client` (secret `clientKey`, no scopes; `clientFields`: more
+ * fields of its flow map, e.g. `limits: { budgets: [{ window: 1d, usd: 5 }] }`). Ends with a newline.
+ */
+export function adminAndClientKeys(provider: FakeProvider, adminKey: string, clientKey: string, clientFields = ""): string {
+  const [id] = provider;
+  return `${providersAtFake(provider)}
+accounts:
+  - { id: ${id}-1, provider: ${id}, api_key: env:FAKE_KEY }
+server: { require_api_key: true }
+keys:
+  - { name: admin, key: ${adminKey}, scopes: [admin] }
+  - { name: client, key: ${clientKey}${clientFields ? `, ${clientFields}` : ""} }
+`;
+}

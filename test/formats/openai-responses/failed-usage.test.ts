@@ -21,7 +21,7 @@
  */
 import { afterEach, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../../support/gateway.ts";
-import { providersAtFake } from "../../support/configs.ts";
+import { adminAndClientKeys } from "../../support/configs.ts";
 import { decodePieces } from "../../support/openai-responses-helpers.ts";
 
 const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -62,14 +62,7 @@ describe("a Responses stream ending in response.failed with usage", () => {
 
   const ADMIN = "sy-test-failed-usage-admin01";
   const KEY = "sy-test-failed-usage-client1";
-  const YAML = `${providersAtFake(["resp", "openai-responses"])}
-accounts:
-  - { id: resp-1, provider: resp, api_key: env:FAKE_KEY }
-server: { require_api_key: true }
-keys:
-  - { name: admin, key: ${ADMIN}, scopes: [admin] }
-  - { name: client, key: ${KEY} }
-`;
+  const YAML = adminAndClientKeys(["resp", "openai-responses"], ADMIN, KEY);
   const requests: Record<string, [string, unknown]> = {
     responses: ["/v1/responses", { model: "resp/gpt-5", stream: true, input: "hi" }],
     chat: ["/v1/chat/completions", { model: "resp/gpt-5", stream: true, stream_options: { include_usage: true }, messages: [{ role: "user", content: "hi" }] }],
