@@ -6,36 +6,14 @@
  * the first byte reaches the client"), and the route trace does not say why the third was skipped.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { accountsOf, combosOf, providersAtFakePaths } from "../support/configs.ts";
+import { postHi, startGateway, type TestGateway } from "../support/gateway.ts";
 import { simpleReply, startFakeUpstream, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}/p"
-  - id: q
-    kind: anthropic
-    base_url: "{{FAKE}}/q"
-  - id: r
-    kind: anthropic
-    base_url: "{{FAKE}}/r"
-accounts:
-  - id: a
-    provider: p
-    api_key: env:KEY_A
-  - id: b
-    provider: q
-    api_key: env:KEY_B
-  - id: c
-    provider: r
-    api_key: env:KEY_C
-combos:
-  - name: chain
-    targets:
-      - model: p/claude-x
-      - model: q/claude-x
-      - model: r/claude-x
+${providersAtFakePaths(["p", "anthropic"], ["q", "anthropic"], ["r", "anthropic"])}
+${accountsOf(["a", "p", "KEY_A"], ["b", "q", "KEY_B"], ["c", "r", "KEY_C"])}
+${combosOf(["chain", ["p/claude-x", "q/claude-x", "r/claude-x"]])}
 `;
 
 let gw: TestGateway;
@@ -50,11 +28,7 @@ const unavailable: FakeReply = { status: 503, json: { type: "error", error: { ty
 
 test("two targets answering 503 do not use up the attempts before the healthy third target is tried", async () => {
   gw.fake.handle((r: ReceivedRequest) => (r.path.startsWith("/r/") ? simpleReply(r.format!, { text: "served by r", model: r.model }, r.stream) : unavailable));
-  const res = await fetch(`${gw.url}/v1/messages`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "chain", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }),
-  });
+  const res = await postHi(gw.url, "chain");
   const calls = gw.fake.requests.map((r) => r.path.split("/")[1]);
   expect({ status: res.status, reachedR: calls.includes("r") }).toEqual({ status: 200, reachedR: true });
 });

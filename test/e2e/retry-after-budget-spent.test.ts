@@ -5,18 +5,13 @@
  * by the untried account; now it is 1 s. When every account is cooling, it is still the earliest end.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { accountsOf, providersAtFakePaths } from "../support/configs.ts";
+import { postHi, startGateway, type TestGateway } from "../support/gateway.ts";
 import { startFakeUpstream, type FakeReply } from "../support/fake-upstream.ts";
 
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}/p"
-accounts:
-  - { id: a, provider: p, api_key: env:KEY_A }
-  - { id: b, provider: p, api_key: env:KEY_B }
-  - { id: c, provider: p, api_key: env:KEY_C }
+${providersAtFakePaths(["p", "anthropic"])}
+${accountsOf(["a", "p", "KEY_A"], ["b", "p", "KEY_B"], ["c", "p", "KEY_C"])}
 settings:
   max_attempts: 2
 `;
@@ -30,8 +25,7 @@ afterAll(async () => {
 });
 
 const limited: FakeReply = { status: 429, headers: { "retry-after": "30" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } };
-const post = () =>
-  fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model: "p/claude-x", max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+const post = () => postHi(gw.url, "p/claude-x");
 const keysCalled = () => new Set(gw.fake.requests.map((r) => r.headers["x-api-key"]));
 
 test("max_attempts spent with an eligible account untried: Retry-After 1 (a retry is served now), not the 30 s cooldown of the accounts tried", async () => {

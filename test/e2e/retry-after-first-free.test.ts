@@ -5,27 +5,13 @@
  * holds that account for only 6 h, nor when another account it tried frees up in 30 s.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { accountsOf, providersAtFakePaths } from "../support/configs.ts";
+import { postHi, startGateway, type TestGateway } from "../support/gateway.ts";
 import { startFakeUpstream, type FakeReply, type ReceivedRequest } from "../support/fake-upstream.ts";
 
 const YAML = `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}/p"
-  - id: q
-    kind: anthropic
-    base_url: "{{FAKE}}/q"
-accounts:
-  - id: a
-    provider: p
-    api_key: env:KEY_A
-  - id: b
-    provider: p
-    api_key: env:KEY_B
-  - id: solo
-    provider: q
-    api_key: env:KEY_SOLO
+${providersAtFakePaths(["p", "anthropic"], ["q", "anthropic"])}
+${accountsOf(["a", "p", "KEY_A"], ["b", "p", "KEY_B"], ["solo", "q", "KEY_SOLO"])}
 `;
 
 let gw: TestGateway;
@@ -38,8 +24,7 @@ afterAll(async () => {
 
 const dayLimited: FakeReply = { status: 429, headers: { "retry-after": "86400" }, json: { type: "error", error: { type: "rate_limit_error", message: "Rate limited" } } };
 const unavailable: FakeReply = { status: 503, json: { type: "error", error: { type: "api_error", message: "service unavailable" } } };
-const post = (model: string) =>
-  fetch(`${gw.url}/v1/messages`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model, max_tokens: 20, messages: [{ role: "user", content: "hi" }] }) });
+const post = (model: string) => postHi(gw.url, model);
 
 test("one account says wait a day (cooldown capped at 6 h), the other 503s (30 s cooldown): Retry-After is the 30 s, not 86400", async () => {
   gw.fake.handle((r: ReceivedRequest) => (r.headers["x-api-key"] === "sk-test-aaaaaaaa" ? dayLimited : unavailable));

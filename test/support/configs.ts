@@ -84,13 +84,7 @@ export const SPREAD_ENV = { KEY_A: "sk-test-aaaaaaaa", KEY_B: "sk-test-bbbbbbbb"
  */
 export function spreadConfig(strategy: string, moreCombos = ""): string {
   return `
-providers:
-  - id: p
-    kind: anthropic
-    base_url: "{{FAKE}}/p"
-  - id: q
-    kind: anthropic
-    base_url: "{{FAKE}}/q"
+${providersAtFakePaths(["p", "anthropic"], ["q", "anthropic"])}
 accounts:
   - { id: a, provider: p, api_key: env:KEY_A }
   - { id: b, provider: q, api_key: env:KEY_B }
