@@ -17,7 +17,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { providersAtFake } from "../support/configs.ts";
+import { fakeProviders } from "../support/configs.ts";
 
 const USAGE = { input_tokens: 1000, cache_read_input_tokens: 2000, cache_creation_input_tokens: 300, output_tokens: 500, server_tool_use: { web_search_requests: 2 } };
 const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`;
@@ -25,10 +25,7 @@ const ev = (name: string, data: unknown) => `event: ${name}\ndata: ${JSON.string
 let gw: TestGateway;
 let sent = 0;
 beforeAll(async () => {
-  gw = await startGateway(`${providersAtFake(["anth", "anthropic"])}
-accounts:
-  - { id: anth-1, provider: anth, api_key: env:FAKE_KEY }
-`);
+  gw = await startGateway(fakeProviders([["anth", "anthropic"]]));
   gw.fake.handle((req) => {
     const message = { id: "msg_1", type: "message", role: "assistant", model: req.model, content: [{ type: "text", text: "found it" }], stop_reason: "end_turn", stop_sequence: null, usage: USAGE };
     if (!req.stream) return { json: message };
@@ -106,10 +103,7 @@ describe("an OpenAI Responses reply with two web_search_call items", () => {
   let rgw: TestGateway;
   let asked = 0;
   beforeAll(async () => {
-    rgw = await startGateway(`${providersAtFake(["resp", "openai-responses"])}
-accounts:
-  - { id: resp-1, provider: resp, api_key: env:FAKE_KEY }
-`);
+    rgw = await startGateway(fakeProviders([["resp", "openai-responses"]]));
     rgw.fake.handle((req) => (req.stream ? { sse: sse(req.model ?? "gpt-5") } : { json: response(req.model ?? "gpt-5", true) }));
   });
   afterAll(async () => {
