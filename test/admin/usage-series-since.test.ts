@@ -19,22 +19,8 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { providersAtFake } from "../support/configs.ts";
 import { simpleReply } from "../support/fake-upstream.ts";
-import { realClock } from "../../src/clock.ts";
-import type { Clock } from "../../pipeline/ports.ts";
+import { ShiftedClock } from "../support/shifted-clock.ts";
 
-/** The real clock, shifted by `shift` ms (both readings), so a request can be stamped in the past. */
-class ShiftedClock implements Clock {
-  shift = 0;
-  now(): number {
-    return Date.now() + this.shift;
-  }
-  monotonic(): number {
-    return performance.now() + this.shift;
-  }
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return realClock.sleep(ms, signal);
-  }
-}
 
 const DAY = 86_400_000;
 const clock = new ShiftedClock();
@@ -73,9 +59,9 @@ test("since=7d&bucket=1d: the series' buckets add up to the rows (one request in
   const firstBucket = Math.floor(since / DAY) * DAY; // UTC day (tz_offset=0)
   // A request between the first bucket's start and `since`: before the range, inside its first bucket.
   // (Midway, so that this holds wherever the test's time of day falls, except within seconds of midnight.)
-  clock.shift = Math.floor((firstBucket + since) / 2) - now;
+  clock.elapsed = Math.floor((firstBucket + since) / 2) - now;
   await ask();
-  clock.shift = 0;
+  clock.elapsed = 0;
   await ask();
   let u: { rows: { requests: number; costUsd?: number }[]; series: { buckets: { requests: number; costUsd: number }[] } } | undefined;
   for (const end = Date.now() + 5000; Date.now() < end; await Bun.sleep(50)) {

@@ -17,9 +17,8 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { Clock } from "../../pipeline/ports.ts";
 import { startApp, type App } from "../../src/app.ts";
-import { realClock } from "../../src/clock.ts";
+import { ShiftedClock } from "../support/shifted-clock.ts";
 import { roomInWindow } from "../support/aligned-window.ts";
 import { startFakeUpstream, type FakeUpstream } from "../support/fake-upstream.ts";
 import { DEFAULT_YAML, startGateway, type TestGateway } from "../support/gateway.ts";
@@ -83,19 +82,6 @@ function failUsageReads(store: object): { asked: string[]; restore(): void } {
   return { asked, restore: () => reads.forEach((name) => delete methods[name]) };
 }
 
-/** The wall and monotonic clocks moved on together by `elapsed` (the test passes a day). */
-class ShiftedClock implements Clock {
-  elapsed = 0;
-  now(): number {
-    return Date.now() + this.elapsed;
-  }
-  monotonic(): number {
-    return performance.now() + this.elapsed;
-  }
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return realClock.sleep(ms, signal);
-  }
-}
 
 describe("on the embedded store", () => {
   const clock = new ShiftedClock();

@@ -9,24 +9,9 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { realClock } from "../../src/clock.ts";
-import type { Clock } from "../../pipeline/ports.ts";
+import { ShiftedClock } from "../support/shifted-clock.ts";
 import { providersAtFake } from "../support/configs.ts";
 
-/** The real clocks plus shifts the test sets: `wall` steps the wall clock, `elapsed` adds to both. */
-class SteppedClock implements Clock {
-  wall = 0;
-  elapsed = 0;
-  now(): number {
-    return Date.now() + this.wall + this.elapsed;
-  }
-  monotonic(): number {
-    return performance.now() + this.elapsed;
-  }
-  sleep(ms: number, signal?: AbortSignal): Promise<void> {
-    return realClock.sleep(ms, signal);
-  }
-}
 
 const KEYS = { rpm: "sy-test-clock-rpm-000000000001", tpm: "sy-test-clock-tpm-000000000002", budget: "sy-test-clock-budget-0000000003" };
 const YAML = `
@@ -40,7 +25,7 @@ keys:
   - { name: budget, key: ${KEYS.budget}, limits: { budgets: [{ window: 5h, tokens: 10 }] } }
 `;
 
-const clock = new SteppedClock();
+const clock = new ShiftedClock();
 let gw: TestGateway;
 beforeAll(async () => {
   gw = await startGateway(YAML, { clock });
