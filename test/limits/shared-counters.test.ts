@@ -4,34 +4,26 @@
  * limit is reached is refused whichever instance it reaches; a refused request counts nothing; an
  * unreachable database falls back to counting on the instance.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { BUDGET_WINDOW_MS } from "../../pipeline/key-limits.ts";
 import { monoNow } from "../../src/limits/quota-share.ts";
 import { SharedKeyCounters } from "../../src/limits/shared-counters.ts";
-import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import type { SharedStore } from "../../src/store/shared.ts";
 import { StoreError, type Store } from "../../src/store/types.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { openPostgresStore } from "../../src/store/postgres/store.ts";
+import type { TestPostgres } from "../support/postgres.ts";
+import { twoStoresOnPostgres } from "../support/two-instances-on-postgres.ts";
 
-let pg: TestPostgres;
 let a: Store;
 let b: Store;
 let A: SharedKeyCounters;
 let B: SharedKeyCounters;
+let pg: TestPostgres;
 
-beforeAll(async () => {
-  pg = await startPostgres();
-  const url = await pg.createDatabase("shared_counters");
-  a = await openPostgresStore({ url, onError: () => {} });
-  b = await openPostgresStore({ url, onError: () => {} });
+twoStoresOnPostgres("shared_counters", (x, y, server) => {
+  [a, b, pg] = [x, y, server];
   A = new SharedKeyCounters(a);
   B = new SharedKeyCounters(b);
-}, 120_000);
-
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await pg?.destroy();
 });
 
 const spent = { tokens: 18, usd: 0 };

@@ -6,29 +6,18 @@
  * yet, and opened another), each confirmed it and learned A's use from 0: B's alerts heard the step
  * 0 → 108 once per request (9 of 10 in tryout44's e2e, test/e2e/multi-instance-alert-repeat.test.ts).
  */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { expect, test } from "bun:test";
 import type { BudgetChange } from "../../pipeline/ports.ts";
 import { SharedKeyCounters } from "../../src/limits/shared-counters.ts";
-import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import type { Store } from "../../src/store/types.ts";
 import { roomInWindow } from "../support/aligned-window.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { twoStoresOnPostgres } from "../support/two-instances-on-postgres.ts";
 
-let pg: TestPostgres;
 let a: Store;
 let b: Store;
 
-beforeAll(async () => {
-  pg = await startPostgres();
-  const url = await pg.createDatabase("first_read_once");
-  a = await openPostgresStore({ url, onError: () => {} });
-  b = await openPostgresStore({ url, onError: () => {} });
-}, 120_000);
-
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await pg?.destroy();
+twoStoresOnPostgres("first_read_once", (x, y) => {
+  [a, b] = [x, y];
 });
 
 test("ten requests at once on B of a key A used up: all refused as used up, and B hears A's use once (one step 0 → 108)", async () => {

@@ -7,34 +7,24 @@
  * database only at its next second's report. The report timers here are slowed to a minute, so only
  * what a settle or a refusal does can carry the use across.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { refusalError } from "../../pipeline/key-limits.ts";
 import { SharedKeyCounters } from "../../src/limits/shared-counters.ts";
-import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import type { Store } from "../../src/store/types.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { twoStoresOnPostgres } from "../support/two-instances-on-postgres.ts";
 
-let pg: TestPostgres;
 let a: Store;
 let b: Store;
 let A: SharedKeyCounters;
 let B: SharedKeyCounters;
 
-beforeAll(async () => {
-  pg = await startPostgres();
-  const url = await pg.createDatabase("shared_refusal");
-  a = await openPostgresStore({ url, onError: () => {} });
-  b = await openPostgresStore({ url, onError: () => {} });
+twoStoresOnPostgres("shared_refusal", (x, y) => {
+  [a, b] = [x, y];
   A = new SharedKeyCounters(a, () => {}, { reportMs: 60_000 });
   B = new SharedKeyCounters(b, () => {}, { reportMs: 60_000 });
-}, 120_000);
-
-afterAll(async () => {
+}, async () => {
   await A?.close();
   await B?.close();
-  await a?.close();
-  await b?.close();
-  await pg?.destroy();
 });
 
 /** Sends requests one at a time, alternating A and B, each settling 150 tokens, until one is refused. */

@@ -5,29 +5,18 @@
  * not a budget one, and the instance still learns the window another instance opened and the use
  * counted in it (its keys list, dashboard, dry run and budget alerts read that use).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { KeyLimits } from "../../pipeline/ports.ts";
 import { SharedKeyCounters } from "../../src/limits/shared-counters.ts";
-import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import type { Store } from "../../src/store/types.ts";
 import { roomInWindow } from "../support/aligned-window.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { twoStoresOnPostgres } from "../support/two-instances-on-postgres.ts";
 
-let pg: TestPostgres;
 let a: Store;
 let b: Store;
 
-beforeAll(async () => {
-  pg = await startPostgres();
-  const url = await pg.createDatabase("refused_before_window");
-  a = await openPostgresStore({ url, onError: () => {} });
-  b = await openPostgresStore({ url, onError: () => {} });
-}, 120_000);
-
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await pg?.destroy();
+twoStoresOnPostgres("refused_before_window", (x, y) => {
+  [a, b] = [x, y];
 });
 
 const budgets = [{ window: "5h" as const, tokens: 1000 }];

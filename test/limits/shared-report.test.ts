@@ -5,30 +5,19 @@
  * rows each way every second on every instance, scripts/bench-shared-report.ts), and still brings back
  * the other instance's use of a key it never served (budget use, minute use).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { SharedKeyCounters } from "../../src/limits/shared-counters.ts";
-import { openPostgresStore } from "../../src/store/postgres/store.ts";
 import type { Store } from "../../src/store/types.ts";
 import { roomInWindow } from "../support/aligned-window.ts";
-import { startPostgres, type TestPostgres } from "../support/postgres.ts";
+import { twoStoresOnPostgres } from "../support/two-instances-on-postgres.ts";
 
-let pg: TestPostgres;
 let a: Store;
 let b: Store;
 const limits = { rpm: 1000, tpm: 1_000_000, budgets: [{ window: "1d" as const, tokens: 10_000_000 }] };
 const KEYS = Array.from({ length: 50 }, (_, i) => ({ name: `k${i}`, id: `k${i}#1`, limits }));
 
-beforeAll(async () => {
-  pg = await startPostgres();
-  const url = await pg.createDatabase("shared_report");
-  a = await openPostgresStore({ url, onError: () => {} });
-  b = await openPostgresStore({ url, onError: () => {} });
-}, 120_000);
-
-afterAll(async () => {
-  await a?.close();
-  await b?.close();
-  await pg?.destroy();
+twoStoresOnPostgres("shared_report", (x, y) => {
+  [a, b] = [x, y];
 });
 
 /** `store` with the rows its use reports send counted (whichever report statement the counters use). */

@@ -1,7 +1,12 @@
 /**
  * Two switchyard instances sharing one fresh PostgreSQL database (SPEC D-2), with a fake upstream and a
- * webhook receiver for their alerts: what the multi-instance alert and budget tests all start from.
+ * webhook receiver for their alerts: what the multi-instance alert and budget tests all start from. And,
+ * for the tests of what the instances share through the database (test/limits/shared-*), two stores
+ * opened on one such database ({@link twoStoresOnPostgres}).
  */
+import { afterAll, beforeAll } from "bun:test";
+import { openPostgresStore } from "../../src/store/postgres/store.ts";
+import type { Store } from "../../src/store/types.ts";
 import { startFakeUpstream, type FakeUpstream } from "./fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "./instance.ts";
 import { startPostgres, type TestPostgres } from "./postgres.ts";
@@ -64,4 +69,30 @@ export async function startTwoInstancesOnPostgres(opts: TwoInstancesOptions): Pr
     throw e;
   }
   return { ...(started as TwoInstancesOnPostgres), stop };
+}
+
+/**
+ * Registers a test file's two PostgreSQL stores, two instances' view of one fresh database: in
+ * `beforeAll` (120 s: initdb on a loaded machine) a throwaway server is started, database `database`
+ * made on it and two stores opened there (`onError` ignored); `opened(a, b, pg)` receives them (and
+ * the server, for tests that make more databases). In `afterAll`, `closing()` first (e.g. to close what
+ * the test built on the stores), then both stores are closed and the server destroyed.
+ */
+export function twoStoresOnPostgres(database: string, opened: (a: Store, b: Store, pg: TestPostgres) => void, closing?: () => Promise<void>): void {
+  let pg: TestPostgres | undefined;
+  let a: Store | undefined;
+  let b: Store | undefined;
+  beforeAll(async () => {
+    pg = await startPostgres();
+    const url = await pg.createDatabase(database);
+    a = await openPostgresStore({ url, onError: () => {} });
+    b = await openPostgresStore({ url, onError: () => {} });
+    opened(a, b, pg);
+  }, 120_000);
+  afterAll(async () => {
+    await closing?.();
+    await a?.close();
+    await b?.close();
+    await pg?.destroy();
+  });
 }
