@@ -11,24 +11,13 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { openPage, SHOTS, type WatchedPage } from "../support/browser.ts";
-import { DEMO_ENV, driveDemoState, sendMessage, startDemoGateway } from "../support/dashboard-demo.ts";
+import { openPage, SHOTS, type WatchedPage, markWindow as mark, stillMarked, untilLive as live } from "../support/browser.ts";
+import { DEMO_ENV, sendMessage } from "../support/dashboard-demo.ts";
 import { ROOT, SOURCE_CLI } from "../support/instance.ts";
 import { count } from "../../src/dashboard/client/format.ts";
-import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { withDemoStateAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-const suite = withStartedGatewayAndBrowser(startDemoGateway, {
-  ready: async (gw) => {
-    await driveDemoState(gw);
-  },
-});
-
-/** Marks the window, so a test can tell the page was not reloaded. */
-const mark = (page: Page) => page.evaluate("window.__kept = 42");
-const stillMarked = (page: Page) => page.evaluate("window.__kept === 42");
-
-/** Waits until the live event stream said hello (the badge reads Live). */
-const live = (page: Page) => page.locator(".live-live").waitFor({ timeout: 10_000 });
+const suite = withDemoStateAndBrowser();
 
 /** "1m 05s" → 65. */
 function seconds(text: string): number {

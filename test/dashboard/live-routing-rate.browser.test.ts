@@ -10,7 +10,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
-import { drawn, openPage, SHOTS } from "../support/browser.ts";
+import { drawn, openPage, SHOTS, markWindow as mark, stillMarked, untilLive as live } from "../support/browser.ts";
 import { sendMessage, startDemoGateway } from "../support/dashboard-demo.ts";
 import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
 
@@ -22,12 +22,6 @@ const suite = withStartedGatewayAndBrowser(startDemoGateway);
  * Routing page after 5 s); it is a bound on a wait for the change, not a pause.
  */
 const FOLLOW_MS = 20_000;
-
-/** Marks the window, so a test can tell the page was not reloaded. */
-const mark = (page: Page) => page.evaluate("window.__kept = 42");
-const stillMarked = (page: Page) => page.evaluate("window.__kept === 42");
-/** Waits until the live event stream said hello (the badge reads Live). */
-const live = (page: Page) => page.locator(".live-live").waitFor({ timeout: 10_000 });
 
 /** At each width: the page is no wider than the window (no sideways scroll); a screenshot per width. */
 async function fits(page: Page, name: string): Promise<void> {

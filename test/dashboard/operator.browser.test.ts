@@ -7,23 +7,11 @@
  */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import type { Page } from "playwright-core";
-import { openPage, SHOTS } from "../support/browser.ts";
-import { driveDemoState, startDemoGateway } from "../support/dashboard-demo.ts";
+import { openPage, SHOTS, markWindow as mark, stillMarked, untilLive as live } from "../support/browser.ts";
 import { ROOT, SOURCE_CLI } from "../support/instance.ts";
-import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
+import { withDemoStateAndBrowser } from "../support/with-gateway-and-browser.ts";
 
-const suite = withStartedGatewayAndBrowser(startDemoGateway, {
-  ready: async (gw) => {
-    await driveDemoState(gw);
-  },
-});
-
-/** Marks the window, so a test can tell the page was not reloaded. */
-const mark = (page: Page) => page.evaluate("window.__kept = 42");
-const stillMarked = (page: Page) => page.evaluate("window.__kept === 42");
-/** Waits until the live event stream said hello (the badge reads Live). */
-const live = (page: Page) => page.locator(".live-live").waitFor({ timeout: 10_000 });
+const suite = withDemoStateAndBrowser();
 
 /** POSTs `body` to `path`; the status, the route id, and the error message, type and code the client read. */
 async function call(path: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; routeId: string; message: string; type?: string; code?: unknown }> {

@@ -146,3 +146,15 @@ export async function storeAway(page: Page, url: RegExp): Promise<StoreAway> {
   await page.route(url, (route) => (away ? route.fulfill({ status: 503, contentType: "application/json", body }) : route.continue()));
   return { end: () => void (away = false) };
 }
+
+/** Marks the page's window (`window.__kept`), so that a test can tell later ({@link stillMarked}) that the page was not reloaded. */
+export const markWindow = (page: Page): Promise<unknown> => page.evaluate("window.__kept = 42");
+
+/** Whether the mark {@link markWindow} set is still there: the page was not reloaded since. */
+export const stillMarked = (page: Page): Promise<unknown> => page.evaluate("window.__kept === 42");
+
+/**
+ * Waits until the dashboard's live event stream said hello: the header's badge reads Live (`.live-live`).
+ * @throws playwright's TimeoutError after 10 s.
+ */
+export const untilLive = (page: Page): Promise<void> => page.locator(".live-live").waitFor({ timeout: 10_000 });

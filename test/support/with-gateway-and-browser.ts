@@ -11,6 +11,7 @@
  */
 import { afterAll, beforeAll } from "bun:test";
 import { launchBrowser, openPage, type TestBrowser, type WatchedPage } from "./browser.ts";
+import { driveDemoState, startDemoGateway, type DemoScript } from "./dashboard-demo.ts";
 import { startGateway, type TestGateway } from "./gateway.ts";
 
 /** Headers that make the browser a remote caller (no loopback sign-in): the dashboard asks for a key. */
@@ -111,4 +112,13 @@ export function withStartedGatewayAndBrowser<G extends TestGateway>(start: () =>
       return w;
     },
   };
+}
+
+/**
+ * {@link withStartedGatewayAndBrowser} on the dashboard demo's gateway ({@link startDemoGateway}: its
+ * providers, accounts, combo and alias) driven into its realistic state ({@link driveDemoState}:
+ * traffic, quota windows, a model cooling down, a locked account) before the file's tests run.
+ */
+export function withDemoStateAndBrowser(): GatewayAndBrowser<TestGateway & { script: DemoScript }> {
+  return withStartedGatewayAndBrowser(startDemoGateway, { ready: driveDemoState });
 }
