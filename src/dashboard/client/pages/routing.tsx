@@ -31,6 +31,21 @@ function whenText(when: unknown): string {
   }
 }
 
+/**
+ * The actions of a combo or alias stored in the database: Edit opens its form (disabled while that form
+ * edits it), Delete is asked twice ({@link ConfirmAction}: Confirm delete or Cancel).
+ */
+function EditDelete(p: { editing: boolean; edit: () => void; remove: () => Promise<string | undefined> }) {
+  return (
+    <div class="row-actions">
+      <button type="button" class="btn btn-small" onClick={p.edit} disabled={p.editing}>
+        Edit
+      </button>
+      <ConfirmAction label="Delete" confirmLabel="Confirm delete" danger run={p.remove} />
+    </div>
+  );
+}
+
 /** The answer, or undefined when this gateway's admin API has no such route (404). */
 function optional<T>(p: Promise<T>): Promise<T | undefined> {
   return p.catch((e) => {
@@ -583,12 +598,7 @@ export function RoutingPage() {
                   )}
                 </h2>
                 {c.source === "db" && (
-                  <div class="row-actions">
-                    <button type="button" class="btn btn-small" onClick={() => setEditCombo(c)} disabled={editCombo?.name === c.name}>
-                      Edit
-                    </button>
-                    <ConfirmAction label="Delete" confirmLabel="Confirm delete" danger run={() => remove("combos", c.name)} />
-                  </div>
+                  <EditDelete editing={editCombo?.name === c.name} edit={() => setEditCombo(c)} remove={() => remove("combos", c.name)} />
                 )}
               </div>
               {c.active === false && c.error && <p class="held-text small">{c.error}</p>}
@@ -635,12 +645,7 @@ export function RoutingPage() {
                     <td data-label="Source">{a.source === "config" ? "config file" : "database"}</td>
                     <td class="alias-actions">
                       {a.source === "db" && (
-                        <div class="row-actions">
-                          <button type="button" class="btn btn-small" onClick={() => setEditAlias(a)} disabled={editAlias?.name === a.name}>
-                            Edit
-                          </button>
-                          <ConfirmAction label="Delete" confirmLabel="Confirm delete" danger run={() => remove("aliases", a.name)} />
-                        </div>
+                        <EditDelete editing={editAlias?.name === a.name} edit={() => setEditAlias(a)} remove={() => remove("aliases", a.name)} />
                       )}
                     </td>
                   </tr>
