@@ -9,25 +9,14 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
 import { join } from "node:path";
-import { startFakeUpstream } from "../support/fake-upstream.ts";
-import { startFakeVendor } from "../oauth/fake-oauth.ts";
+import { claudeCodePools } from "../oauth/fake-oauth.ts";
 import { startWorld, until, type SubscriptionWorld } from "../oauth/helpers.ts";
 
-const POOL = (vendorUrl: string) => `  - id: ccq
-    kind: claude-code
-    base_url: "${vendorUrl}/cc"
-    oauth:
-      authorize_url: "${vendorUrl}/oauth/authorize"
-      token_url: "${vendorUrl}/oauth/token"
-      client_id: test-claude-client
-      redirect_uri: "https://console.anthropic.test/oauth/code/callback"
-`;
+const POOL = (vendorUrl: string) => claudeCodePools(vendorUrl, "ccq");
 
 let w: SubscriptionWorld;
 beforeAll(async () => {
-  const upstream = await startFakeUpstream();
-  const vendor = await startFakeVendor(upstream);
-  w = await startWorld(POOL(vendor.url), { upstream, vendor });
+  w = await startWorld(POOL);
 });
 afterAll(async () => {
   await w?.stop();

@@ -8,30 +8,14 @@
  * gateway, fake OAuth server and subscription API (test/oauth/fake-oauth.ts).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { startFakeUpstream } from "../support/fake-upstream.ts";
-import { startFakeVendor } from "../oauth/fake-oauth.ts";
+import { claudeCodePools } from "../oauth/fake-oauth.ts";
 import { startWorld, until, type SubscriptionWorld } from "../oauth/helpers.ts";
 
-const POOLS = (vendorUrl: string) =>
-  ["cci", "ccj"]
-    .map(
-      (id) => `  - id: ${id}
-    kind: claude-code
-    base_url: "${vendorUrl}/cc"
-    oauth:
-      authorize_url: "${vendorUrl}/oauth/authorize"
-      token_url: "${vendorUrl}/oauth/token"
-      client_id: test-claude-client
-      redirect_uri: "https://console.anthropic.test/oauth/code/callback"
-`,
-    )
-    .join("");
+const POOLS = (vendorUrl: string) => claudeCodePools(vendorUrl, "cci", "ccj");
 
 let w: SubscriptionWorld;
 beforeAll(async () => {
-  const upstream = await startFakeUpstream();
-  const vendor = await startFakeVendor(upstream);
-  w = await startWorld(POOLS(vendor.url), { upstream, vendor });
+  w = await startWorld(POOLS);
 });
 afterAll(async () => {
   await w?.stop();

@@ -10,10 +10,10 @@ import { Database } from "bun:sqlite";
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startFakeUpstream } from "../support/fake-upstream.ts";
 import { startInstance, stopInstance, type Instance } from "../support/instance.ts";
 import { importCommand } from "../../src/cli/import.ts";
-import { startFakeVendor, vendorProviders } from "../oauth/fake-oauth.ts";
+import { startFakeUpstream } from "../support/fake-upstream.ts";
+import { claudeCodePools, startFakeVendor, vendorProviders } from "../oauth/fake-oauth.ts";
 import { adminCall, startWorld, until, type SubscriptionWorld } from "../oauth/helpers.ts";
 import { traceLines } from "../../src/cli/calls.ts";
 import type { RouteTrace } from "../../pipeline/ports.ts";
@@ -24,24 +24,11 @@ async function post(url: string, body: unknown): Promise<Response> {
 }
 
 /** A second claude-code pool on the same fake vendor, so scenarios do not share accounts. */
-const POOLS = (vendorUrl: string) =>
-  ["ccq", "cct", "ccr", "cce", "cch"].map(
-    (id) => `  - id: ${id}
-    kind: claude-code
-    base_url: "${vendorUrl}/cc"
-    oauth:
-      authorize_url: "${vendorUrl}/oauth/authorize"
-      token_url: "${vendorUrl}/oauth/token"
-      client_id: test-claude-client
-      redirect_uri: "https://console.anthropic.test/oauth/code/callback"
-`,
-  ).join("");
+const POOLS = (vendorUrl: string) => claudeCodePools(vendorUrl, "ccq", "cct", "ccr", "cce", "cch");
 
 let w: SubscriptionWorld;
 beforeAll(async () => {
-  const upstream = await startFakeUpstream();
-  const vendor = await startFakeVendor(upstream);
-  w = await startWorld(POOLS(vendor.url), { upstream, vendor });
+  w = await startWorld(POOLS);
 });
 afterAll(async () => {
   await w?.stop();

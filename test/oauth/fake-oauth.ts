@@ -232,3 +232,24 @@ providers:
       redirect_uri: "${opts.codexRedirect ?? "http://localhost:0/auth/callback"}"
 `;
 }
+
+/**
+ * More `claude-code` providers for the `providers:` list {@link vendorProviders} ends with: one item per
+ * id, each at the vendor's `/cc` with `cc`'s OAuth settings (the default Claude redirect URI), so a test's
+ * accounts form a pool of their own, apart from another test's. Ends with a newline.
+ */
+export function claudeCodePools(vendorUrl: string, ...ids: string[]): string {
+  return ids
+    .map(
+      (id) => `  - id: ${id}
+    kind: claude-code
+    base_url: "${vendorUrl}/cc"
+    oauth:
+      authorize_url: "${vendorUrl}/oauth/authorize"
+      token_url: "${vendorUrl}/oauth/token"
+      client_id: test-claude-client
+      redirect_uri: "https://console.anthropic.test/oauth/code/callback"
+`,
+    )
+    .join("");
+}

@@ -36,11 +36,14 @@ export function adminCall(url: string, token: string): AdminCall {
   };
 }
 
-/** Starts the world. `extraYaml` is appended to the providers block (accounts, combos, settings). */
-export async function startWorld(extraYaml = "", opts: { dataDir?: string; upstream?: FakeUpstream; vendor?: FakeVendor } = {}): Promise<SubscriptionWorld> {
+/**
+ * Starts the world. `extraYaml` is appended to the providers block (more providers' items, then
+ * accounts, combos, settings); as a function it is given the vendor's URL (e.g. fake-oauth.ts's `claudeCodePools`).
+ */
+export async function startWorld(extraYaml: string | ((vendorUrl: string) => string) = "", opts: { dataDir?: string; upstream?: FakeUpstream; vendor?: FakeVendor } = {}): Promise<SubscriptionWorld> {
   const upstream = opts.upstream ?? (await startFakeUpstream());
   const vendor = opts.vendor ?? (await startFakeVendor(upstream));
-  const yaml = vendorProviders(vendor.url, { codexRedirect: "http://127.0.0.1:0/auth/callback" }) + extraYaml;
+  const yaml = vendorProviders(vendor.url, { codexRedirect: "http://127.0.0.1:0/auth/callback" }) + (typeof extraYaml === "function" ? extraYaml(vendor.url) : extraYaml);
   const gw = await startGateway(yaml, { fake: upstream, dataDir: opts.dataDir });
   const out: string[] = [];
   const io: CliIo = {
