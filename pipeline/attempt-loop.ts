@@ -359,7 +359,7 @@ class Attempt implements CommitAttempt {
     const driver = this.driver;
     if (driver !== undefined && driver.usageSeen) {
       this.driver = undefined; // recorded once
-      (this.ctx.billed ??= []).push({ target: this.target, usage: { ...driver.usage } });
+      (this.ctx.billed ??= []).push({ target: this.target, accountId: this.account.id, usage: { ...driver.usage } });
     }
     const retryAfterSeconds = error.retryAfterSeconds ?? classification.retryAfterSeconds;
     return { error: retryAfterSeconds !== undefined ? { ...error, retryAfterSeconds } : error, classification };

@@ -209,6 +209,8 @@ export interface RequestContext {
 /** A failed attempt's target and the usage its provider reported for it ({@link RequestContext.billed}). */
 export interface BilledAttempt {
   readonly target: Target;
+  /** The account the attempt was made with (its usage is counted under it, src/limits/accounting.ts). */
+  readonly accountId?: string;
   readonly usage: Usage;
 }
 

@@ -428,6 +428,32 @@ export interface UsageRecord {
    * PostgreSQL schema 18) or by an instance of an earlier version on an upgraded shared store: unknown.
    */
   transport?: RequestTransport;
+  /**
+   * SPEC 9.5, O-1: set when failed attempts' usage, as their providers reported it, was counted
+   * (src/limits/accounting.ts): `usage`, `costUsd` and `unpriced` above are the request's totals (its
+   * call, log line, event and key limits), and this splits them by attempt, so that usage by provider,
+   * model and account, money spent against subscriptions' use, and the token metrics count each
+   * attempt's share under its own provider, model and account: `served` is the reply's own share (under
+   * `providerId`, `model` and `accountId` above; empty when no attempt served), `billed` each failed
+   * attempt's. Absent when no failed attempt's usage counted (the request's usage is all its reply's).
+   */
+  split?: { served: UsageShare; billed: BilledShare[] };
+}
+
+/** One attempt's share of a request's tokens and cost ({@link UsageRecord.split}). */
+export interface UsageShare {
+  usage: Usage;
+  /** USD (SPEC 9.5); absent when the share was not priced (no tokens, or its model has no price). */
+  costUsd?: number;
+  /** true when the share has tokens but its model has no price. */
+  unpriced?: boolean;
+}
+
+/** A failed attempt's share ({@link UsageRecord.split}): under the provider, model and account it was made with. */
+export interface BilledShare extends UsageShare {
+  providerId: string;
+  model: string;
+  accountId?: string;
 }
 
 /** How a request reached the gateway ({@link UsageRecord.transport}). */

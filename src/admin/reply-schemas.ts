@@ -86,14 +86,19 @@ const TOTALS = {
 
 const UsageRowReply = v.looseObject({
   group: v.pipe(v.nullable(v.string()), v.description("The served provider/model / account / key / provider; null for requests without one.")),
-  requests: v.number(),
+  requests: v.pipe(
+    v.number(),
+    v.description(
+      "Requests of the group. Its tokens and cost also count the failed attempts of other requests made with it whose usage their provider reported (billed), each under its own provider/model, account and provider, so a group only tried has tokens and cost with 0 requests.",
+    ),
+  ),
   errors: v.pipe(v.number(), v.description("Requests that failed: outcome error or upstream_error (the gateway's own refusals are refused).")),
   refused: v.pipe(v.number(), v.description("Requests the gateway refused itself (outcome rejected: no or wrong key 401, disabled key 403, key limits 429, a refused body).")),
   clientClosed: v.number(),
   estimated: v.number(),
   fallbacks: v.number(),
   ...TOTALS,
-  unpriced: v.pipe(v.number(), v.description("Requests that served tokens with a model that has no price: costUsd leaves them out.")),
+  unpriced: v.pipe(v.number(), v.description("Requests that served tokens with a model that has no price, and billed failed attempts of such a model: costUsd leaves them out.")),
   savedChars: v.pipe(v.number(), v.description("Characters the token savers removed from the bodies sent upstream.")),
   savedTokens: v.pipe(v.number(), v.description("Estimated tokens the token savers removed (characters / 4 per request).")),
   budgets: v.optional(v.pipe(v.array(BudgetUseReply), v.description("With by=key: the key's budgets and their use."))),

@@ -446,17 +446,27 @@ export class GatewayMetrics {
     if (rec.fallback) req.fallbacks.value++;
     if (countable(bytesSent)) req.bytes.value += bytesSent;
     const model = rec.model;
-    if (model !== undefined) {
-      const u = rec.usage;
-      let series: Array<{ value: number }> | undefined;
-      for (let i = 0; i < TOKEN_KINDS.length; i++) {
-        const n = u[TOKEN_KINDS[i]![1]];
-        // A provider's negative or non-finite count would make a counter go down or stick at +Inf.
-        if (!countable(n)) continue;
-        // A row marked estimated (the provider reported no usage, SPEC O-1) counts apart from reported tokens.
-        series ??= (rec.estimated ? this.estimated : this.reported).of(provider, model);
-        series[i]!.value += n;
-      }
+    const split = rec.split;
+    if (split === undefined) {
+      if (model !== undefined) this.countTokens(rec.estimated ? this.estimated : this.reported, provider, model, rec.usage);
+      return;
+    }
+    // SPEC 9.5, O-1: failed attempts' billed usage counts under their own provider and model (as the
+    // provider reported it), the served reply's share under the row's (src/limits/accounting.ts addBilled).
+    if (model !== undefined) this.countTokens(rec.estimated ? this.estimated : this.reported, provider, model, split.served.usage);
+    for (const b of split.billed) this.countTokens(this.reported, b.providerId, b.model, b.usage);
+  }
+
+  /** Adds usage `u`'s token counts to the series of `provider` and `model` (created on the first count). */
+  private countTokens(kind: TokenSeries, provider: string, model: string, u: UsageRecord["usage"]): void {
+    let series: Array<{ value: number }> | undefined;
+    for (let i = 0; i < TOKEN_KINDS.length; i++) {
+      const n = u[TOKEN_KINDS[i]![1]];
+      // A provider's negative or non-finite count would make a counter go down or stick at +Inf.
+      if (!countable(n)) continue;
+      // A row marked estimated (the provider reported no usage, SPEC O-1) counts apart from reported tokens.
+      series ??= kind.of(provider, model);
+      series[i]!.value += n;
     }
   }
 

@@ -11,7 +11,7 @@
 import type { ProviderKind } from "../../formats/codec.ts";
 import type { StopReason } from "../../formats/hub.ts";
 import { estimateInputOfRequest, estimateOutputTokens, isCountTokens, keyId, type BilledAttempt, type RequestContext } from "../../pipeline/index.ts";
-import type { BudgetChange, ClientKey, UsageRecord } from "../../pipeline/ports.ts";
+import type { BilledShare, BudgetChange, ClientKey, UsageRecord, UsageShare } from "../../pipeline/ports.ts";
 import { PriceBook, type PriceOverride, type PriceTable } from "../pricing/prices.ts";
 import { roundUsd } from "./dollars.ts";
 import type { KeyLimitCounters } from "../../pipeline/ports.ts";
@@ -175,26 +175,41 @@ export class RequestAccounting {
    * O-1: the provider bills them) to `rec`: their tokens to its usage, and each one's cost, priced by
    * its own provider and model, to its cost (one rounding of the sum); an attempt of an unpriced
    * model marks the row `unpriced`. The served reply's usage (already in `rec`) is another attempt's,
-   * so nothing is counted twice. Returns the counted tokens added ({@link countedTokens}). The learned
-   * USD per token stays the served replies'.
+   * so nothing is counted twice. Each attempt's share is kept in `rec.split` under its own provider,
+   * model and account (the served reply's apart), so that usage by provider, model and account, money
+   * spent against subscriptions' use, and the token metrics count it where it was spent. Returns the
+   * counted tokens added ({@link countedTokens}). The learned USD per token stays the served replies'.
    */
   private addBilled(ctx: RequestContext, rec: UsageRecord, billed: readonly BilledAttempt[]): number {
     let added = 0;
     let usd: number | undefined;
+    let shares: BilledShare[] | undefined;
+    const served: UsageShare = { usage: rec.usage };
+    if (rec.costUsd !== undefined) served.costUsd = rec.costUsd;
+    if (rec.unpriced) served.unpriced = true;
     for (const b of billed) {
       const tokens = countedTokens(b.usage);
       if (tokens === 0) continue;
       added += tokens;
       rec.usage = sumUsage(rec.usage, b.usage);
+      const share: BilledShare = { providerId: b.target.provider.id, model: b.target.model, usage: b.usage };
+      if (b.accountId !== undefined) share.accountId = b.accountId;
       const cost = this.prices().cost(b.target.provider.id, b.target.provider.kind, b.target.model, b.usage, b.target.provider.baseUrl);
-      if (cost.usd !== undefined && Number.isFinite(cost.usd)) usd = (usd ?? 0) + cost.usd;
+      if (cost.usd !== undefined && Number.isFinite(cost.usd)) {
+        // each share's cost as stored (12 significant digits); the row's is their sum, rounded once more
+        share.costUsd = roundUsd(cost.usd);
+        usd = (usd ?? 0) + share.costUsd;
+      }
       if (cost.unpriced) {
+        share.unpriced = true;
         rec.unpriced = true;
         this.warnIfBudget(ctx, b.target);
       }
+      (shares ??= []).push(share);
     }
     // rec.costUsd is the served reply's cost (to 12 significant digits): the rest added, then rounded once more.
     if (usd !== undefined) rec.costUsd = roundUsd((rec.costUsd ?? 0) + usd);
+    if (shares) rec.split = { served, billed: shares };
     return added;
   }
 

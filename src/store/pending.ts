@@ -5,7 +5,7 @@
  * throws; the buffers are bounded while flushes fail. No I/O.
  */
 import type { RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
-import { finiteOrUndefined, intOr, str, type TraceParams, type UsageParams, usageParams } from "./rows.ts";
+import { finiteOrUndefined, intOr, str, type TraceParams, type UsageParams, usageParams, usageRowsParams } from "./rows.ts";
 import type { KeptKeyUse } from "./shared.ts";
 import type { Binding, KeyBudgetRow, QuotaWindow } from "./types.ts";
 
@@ -113,7 +113,9 @@ export class PendingWrites {
       this.refusedUsage++;
       return;
     }
-    this.usageBuf.push(usageParams(rec));
+    // a request whose failed attempts' usage counted is one row per attempt (rows.ts SPLIT)
+    if (rec.split === undefined) this.usageBuf.push(usageParams(rec));
+    else for (const row of usageRowsParams(rec)) this.usageBuf.push(row);
     if (this.usageBuf.length >= this.earlyFlushAt) this.onFull();
   }
 

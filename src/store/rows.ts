@@ -66,6 +66,8 @@ export interface UsageRow {
   transport?: string | null;
   /** Web searches priced into the cost (Usage.webSearches); null when none, and before SQLite schema 22 / PostgreSQL 24. */
   web_searches?: number | string | null;
+  /** {@link SPLIT}: 0 a whole request, 1 a request whose failed attempts' usage is in rows of their own, 2 such a row; 0 before SQLite schema 23 / PostgreSQL 25. */
+  split?: number | string | null;
   route_id?: string | null;
 }
 
@@ -269,8 +271,60 @@ export function quotaParams(q: QuotaWindow & { updatedAt: number }): (string | n
   return [q.accountId, q.window, q.model, finiteOrNull(q.usedPercent), finiteOrNull(q.remaining), finiteOrNull(q.limit), intOrNull(q.resetAt), Math.round(q.updatedAt), typeof q.keyHash === "string" ? q.keyHash : null];
 }
 
-/** Positional parameters of a usage insert, coerced so a malformed record cannot fail the batch. */
-export function usageParams(r: UsageRecord): UsageParams {
+/**
+ * The values of the `usage` table's `split` column (SQLite schema 23, PostgreSQL 25; SPEC 9.5, O-1):
+ * every row's tokens and cost are those of its own provider, model and account, so sums over rows
+ * attribute them where they were spent. `WHOLE` (0; every row written before the column): a request
+ * whose usage is all its row's. `CALL` (1): a request whose failed attempts' billed usage is in `SHARE`
+ * rows of their own: its row holds its served reply's share (none when no attempt served). `SHARE` (2):
+ * one failed attempt's billed usage, under the provider, model and account it was made with, with its
+ * request's id, time, key, outcome and instance: summed with the rest, but no request (not counted, not
+ * listed); a call's listing adds its shares back (./usage.ts addShares).
+ */
+export const SPLIT = { WHOLE: 0, CALL: 1, SHARE: 2 } as const;
+
+/**
+ * The insert parameters of a request's usage rows: one row, or with {@link UsageRecord.split} its row
+ * (the served reply's share, `SPLIT.CALL`) then one `SPLIT.SHARE` row per failed attempt billed.
+ */
+export function usageRowsParams(r: UsageRecord): UsageParams[] {
+  const split = r.split;
+  if (!split || !Array.isArray(split.billed) || split.billed.length === 0) return [usageParams(r)];
+  const out = [usageParams({ ...r, usage: split.served.usage, costUsd: split.served.costUsd, unpriced: split.served.unpriced }, SPLIT.CALL)];
+  for (const b of split.billed) {
+    const share: UsageRecord = {
+      requestId: r.requestId,
+      ts: r.ts,
+      clientFormat: r.clientFormat,
+      requestedModel: r.requestedModel,
+      providerId: b.providerId,
+      model: b.model,
+      accountId: b.accountId,
+      keyName: r.keyName,
+      usage: b.usage,
+      // reported by its provider (that is why it is billed): never an estimate
+      estimated: false,
+      costUsd: b.costUsd,
+      unpriced: b.unpriced,
+      outcome: r.outcome,
+      status: r.status,
+      totalMs: 0,
+      attempts: 0,
+      fallback: false,
+      instance: r.instance,
+      instanceId: r.instanceId,
+      transport: r.transport,
+    };
+    out.push(usageParams(share, SPLIT.SHARE));
+  }
+  return out;
+}
+
+/**
+ * Positional parameters of a usage insert, coerced so a malformed record cannot fail the batch;
+ * `split` the row's {@link SPLIT} value (default `WHOLE`).
+ */
+export function usageParams(r: UsageRecord, split: number = SPLIT.WHOLE): UsageParams {
   const u = r.usage ?? {};
   return [
     str(r.requestId) ?? "",
@@ -303,6 +357,7 @@ export function usageParams(r: UsageRecord): UsageParams {
     transportParam(r.transport),
     // null when none: the column is NULL for rows written before it, too
     u.webSearches && u.webSearches > 0 ? intOrNull(u.webSearches) : null,
+    split,
   ];
 }
 
@@ -316,6 +371,51 @@ function rateLimitedParam(ids: unknown): string | null {
   if (!Array.isArray(ids)) return null;
   const kept = ids.filter((x): x is string => typeof x === "string" && x.length > 0);
   return kept.length ? JSON.stringify(kept) : null;
+}
+
+/** The token columns a call's listing adds its failed attempts' shares to ({@link addShareRows}). */
+const SUMMED_COLUMNS = ["input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "reasoning_tokens", "web_searches"] as const;
+
+/**
+ * Calls as listed (`recentCalls`, `callsPage`: GET /admin/api/calls, `switchyard calls`, the Calls page)
+ * show the request's total tokens and cost: each `SPLIT.CALL` row of `rows` gets, in place, the tokens,
+ * web searches and cost of the `SPLIT.SHARE` rows of `shares` that have its request id and time (a
+ * column null in all stays null; the cost to 12 significant digits, as the accounting rounds it), and
+ * is `unpriced` when one of them is. Returns `rows`.
+ */
+export function addShareRows<R extends UsageRow>(rows: R[], shares: readonly UsageRow[]): R[] {
+  if (shares.length === 0) return rows;
+  const byCall = new Map<string, UsageRow[]>();
+  for (const sh of shares) {
+    const k = `${Number(sh.ts)}\u0000${sh.request_id}`;
+    const list = byCall.get(k);
+    if (list) list.push(sh);
+    else byCall.set(k, [sh]);
+  }
+  for (const r of rows) {
+    if (Number(r.split) !== SPLIT.CALL) continue;
+    const list = byCall.get(`${Number(r.ts)}\u0000${r.request_id}`);
+    if (!list) continue;
+    const row = r as Record<string, unknown>;
+    for (const sh of list) {
+      const share = sh as unknown as Record<string, unknown>;
+      for (const c of SUMMED_COLUMNS) {
+        if (share[c] !== null && share[c] !== undefined) row[c] = Number(row[c] ?? 0) + Number(share[c]);
+      }
+      if (sh.cost_usd !== null && sh.cost_usd !== undefined) {
+        const sum = Number(r.cost_usd ?? 0) + Number(sh.cost_usd);
+        r.cost_usd = sum === 0 || !Number.isFinite(sum) ? sum : Number(sum.toPrecision(12));
+      }
+      if (sh.unpriced === 1 || sh.unpriced === true) r.unpriced = r.unpriced === true || r.unpriced === false ? true : 1;
+    }
+  }
+  return rows;
+}
+
+/** Whether any of `rows` is a `SPLIT.CALL` row, whose shares {@link addShareRows} adds. */
+export function hasSplitCalls(rows: readonly UsageRow[]): boolean {
+  for (const r of rows) if (Number(r.split) === SPLIT.CALL) return true;
+  return false;
 }
 
 /** A usage row as a `CallRow` (absent columns left out, not set to undefined). */

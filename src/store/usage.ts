@@ -28,6 +28,13 @@ export const USAGE_GROUP_SQL: Record<UsageGroupBy, string> = {
   instance: "instance",
 };
 
+/**
+ * The condition that a `usage` row is a request (rows.ts SPLIT): not a failed attempt's share, which
+ * only its tokens and cost count (under its own provider, model and account), never the requests,
+ * outcomes, times or calls. `alias` the table's (`u.`) in a calls query.
+ */
+export const isRequestSql = (alias = ""): string => `${alias}split < 2`;
+
 /** Query of `usageSummary`. */
 export interface UsageQuery {
   /** Only requests that arrived at or after this time (ms since the epoch). */
@@ -179,6 +186,7 @@ export function callsWhere(
   // One placeholder per use (SQLite's `?` binds one value each). A single lower bound on ts: given two
   // (`ts >= since AND ts >= cursor`), SQLite seeks the index by the first and scans up to the cursor.
   let where: string;
+  // a failed attempt's share (rows.ts SPLIT) is no call: its request's row lists it (addShareRows)
   if (!at) where = `u.ts >= ${param(since)}`;
   else if (at.side === "older") where = `u.ts >= ${param(since)} AND u.ts <= ${param(at.cursor.ts)} AND (u.ts < ${param(at.cursor.ts)} OR u.id < ${param(at.cursor.id)})`;
   else where = `u.ts >= ${param(Math.max(since, at.cursor.ts))} AND (u.ts > ${param(at.cursor.ts)} OR u.id > ${param(at.cursor.id)})`;
@@ -186,7 +194,7 @@ export function callsWhere(
   where += usageFilterSql(rest, (v) => param(v));
   if (account !== undefined) where += ` AND (u.account_id = ${param(account)} OR (u.rate_limited IS NOT NULL AND ${limitedBy(param(account))}))`;
   if (q.requestId !== undefined) where += ` AND u.request_id = ${param(q.requestId)}`;
-  return where;
+  return `${where} AND ${isRequestSql("u.")}`;
 }
 
 /**
@@ -223,7 +231,12 @@ export async function finishCallsPage<R>(
   return page;
 }
 
-/** One group of `usageSummary`. Token sums count only what providers reported (unknown = 0). */
+/**
+ * One group of `usageSummary`. Token sums count only what providers reported (unknown = 0), and with a
+ * request's tokens and cost those of its failed attempts that their providers reported (billed), each
+ * under the attempt's own provider, model and account (rows.ts SPLIT): a group may have tokens and cost
+ * but no requests (a model only tried, whose attempts failed).
+ */
 export interface UsageSummaryRow {
   /** The model / account id / key name / provider id, or null for requests without one (e.g. rejected). */
   group: string | null;
@@ -253,7 +266,11 @@ export interface UsageSummaryRow {
    * money spent (SPEC 9.5; the subscription is paid by the month). 0 when the query names none.
    */
   subscriptionUsd: number;
-  /** Requests that served tokens with a model that has no price: `costUsd` leaves them out. */
+  /**
+   * Requests that served tokens with a model that has no price, and failed attempts whose usage their
+   * provider reported (billed) with such a model, each under its own model, account and provider:
+   * `costUsd` leaves them out.
+   */
   unpriced: number;
   /** SPEC S-4: characters the token savers removed from the bodies sent upstream. */
   savedChars: number;

@@ -97,6 +97,7 @@ describe("usage batching", () => {
         instance_id: "0f3c5a52-7d3e-4f6a-9c1e-2b8d4e6f8a10",
         transport: "websocket",
         web_searches: 20,
+        split: 0,
       },
       expect.objectContaining({ request_id: "r-bare", account_id: null, key_name: null, input_tokens: null, reasoning_tokens: null, ttfb_ms: null, cost_usd: null, unpriced: 0, saved_chars: 0, rate_limited: null, instance: null, instance_id: null, transport: null, web_searches: null }),
     ]);

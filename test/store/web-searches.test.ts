@@ -41,7 +41,7 @@ describe("SQLite", () => {
     const lines: string[] = [];
     const s = await openStore(undefined, dir, undefined, (l) => lines.push(l), clock, () => {});
     try {
-      expect(lines.map((l) => JSON.parse(l).msg as string)).toEqual([expect.stringMatching(/^store upgraded from schema 21 to 22:/)]);
+      expect(lines.map((l) => JSON.parse(l).msg as string)).toEqual([expect.stringMatching(/^store upgraded from schema 21 to 23:/)]);
       expect(await newCallsAndReads(s)).toEqual([
         ["req-plain", undefined, undefined],
         ["req-search", 2, 0.0205],
@@ -66,7 +66,7 @@ describe("PostgreSQL", () => {
       const s = await openStore(url, tempDir(), undefined, (l) => lines.push(l), clock, () => {});
       try {
         const warn = lines.map((l) => JSON.parse(l) as { level: string; added?: string[] }).filter((l) => l.level === "warn");
-        expect(warn.map((w) => w.added)).toEqual([["web searches per request"]]);
+        expect(warn.map((w) => w.added)).toEqual([["web searches per request", "failed attempts' usage under their own provider"]]);
         await oldInsert("req-old-instance", T + 2);
         expect(await newCallsAndReads(s)).toEqual([
           ["req-plain", undefined, undefined],

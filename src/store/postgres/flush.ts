@@ -58,7 +58,7 @@ const BATCH_ID_PRUNE_MS = 600_000;
 /**
  * One flush statement: usage rows, route traces (then the ring trimmed), bindings and quota windows,
  * each from a JSON array parameter of positional rows ($1 usage rows in the order of `usageParams` in
- * ../rows.ts; $2 `[route_id, request_id, ts, body]`; $3 `[key, account_id, expires_at]`; $4 quota
+ * ../rows.ts, the last, `split`, absent from the rows an earlier version kept in its unwritten file; $2 `[route_id, request_id, ts, body]`; $3 `[key, account_id, expires_at]`; $4 quota
  * windows; $5 the trace ring's size), written only when $6, the statement's batch id, is new in
  * `flush_batches` (see the module comment; it returns `fresh`: whether it was). The client serialises each batch with one native
  * `JSON.stringify` and sends one statement: no object per row, no bound parameter per cell, no
@@ -75,11 +75,11 @@ const FLUSH = `WITH
     INSERT INTO usage (request_id, ts, client_format, requested_model, provider_id, model, account_id, key_name,
       input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, estimated, outcome, status,
       ttfb_ms, total_ms, attempts, fallback, cost_usd, unpriced, saved_chars, saved_tokens, rate_limited,
-      instance, instance_id, transport, web_searches)
+      instance, instance_id, transport, web_searches, split)
     SELECT r->>0, (r->>1)::bigint, r->>2, r->>3, r->>4, r->>5, r->>6, r->>7, (r->>8)::bigint, (r->>9)::bigint,
       (r->>10)::bigint, (r->>11)::bigint, (r->>12)::bigint, (r->>13)::int = 1, r->>14, (r->>15)::int, (r->>16)::bigint,
       (r->>17)::bigint, (r->>18)::int, (r->>19)::int = 1, (r->>20)::float8, (r->>21)::int = 1, (r->>22)::bigint,
-      (r->>23)::bigint, r->>24, r->>25, r->>26, r->>27, (r->>28)::bigint
+      (r->>23)::bigint, r->>24, r->>25, r->>26, r->>27, (r->>28)::bigint, COALESCE((r->>29)::smallint, 0)
     FROM json_array_elements($1::text::json) AS r WHERE EXISTS (SELECT 1 FROM f)),
   t AS (
     INSERT INTO route_traces (route_id, request_id, ts, body)

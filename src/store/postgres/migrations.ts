@@ -542,6 +542,19 @@ export const PG_MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE usage ADD COLUMN web_searches BIGINT;
     `,
   },
+  {
+    version: 25,
+    name: "failed attempts' usage under their own provider",
+    up: `
+      -- A request whose failed attempts' usage their providers reported (and billed) is one row per
+      -- attempt, each under the provider, model and account it was made with, so usage by provider,
+      -- model and account, and money spent against subscriptions' use, count it where it was spent:
+      -- 0 a whole request (every row before this version, and the rows an instance of an earlier
+      -- version still writes on the upgraded schema), 1 a request's row holding its served reply's
+      -- share, 2 a failed attempt's share (summed, but no request: not counted nor listed).
+      ALTER TABLE usage ADD COLUMN split SMALLINT NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

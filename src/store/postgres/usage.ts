@@ -6,9 +6,9 @@
  */
 import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import type { PendingWrites } from "../pending.ts";
-import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
+import { addShareRows, clampLimit, hasSplitCalls, rowToCall, SPLIT, type UsageRow } from "../rows.ts";
 import { type CallRow, StoreError, type UsageQuery, type UsageStore, type UsageSummaryRow, type CallsQuery, type CallsPage, type CallsPageQuery, callsWhere, finishCallsPage, rateLimitedFilterSql, usageFilterSql, withRateLimited } from "../types.ts";
-import { fillUsageBuckets, firstBucketStart, subscriptionCostSql, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { fillUsageBuckets, firstBucketStart, isRequestSql, subscriptionCostSql, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
 
@@ -17,9 +17,12 @@ const GROUP_COLUMNS = USAGE_GROUP_SQL;
 /** The calls filter's "this account answered an attempt with 429" (usage.ts callsWhere). */
 const LIMITED_BY = (placeholder: string) => `EXISTS (SELECT 1 FROM json_array_elements_text(u.rate_limited::json) AS j(value) WHERE j.value = ${placeholder})`;
 
-/** The `UsageStore` role of the PostgreSQL store. */
 const TOKEN_AND_COST_SUMS = usageTotalsSql("::float8");
 
+/** A row that is a request, not a failed attempt's share (rows.ts SPLIT): what counts and averages read; its tokens and cost are summed either way. */
+const REQUEST = isRequestSql();
+
+/** The `UsageStore` role of the PostgreSQL store. */
 export class PgUsage implements UsageStore {
   /**
    * @param pending the store's write buffers
@@ -57,17 +60,17 @@ export class PgUsage implements UsageStore {
     const subscription = subscriptionCostSql(q.subscriptionProviders, (value) => (params.push(value), `$${params.length}`), "::float8");
     const rows = await this.ctx.read((sql) =>
       sql.unsafe(
-        `SELECT ${col} AS grp, COUNT(*)::float8 AS requests,
-           COUNT(*) FILTER (WHERE outcome IN ('error', 'upstream_error'))::float8 AS errors,
-           COUNT(*) FILTER (WHERE outcome = 'rejected')::float8 AS refused,
-           COUNT(*) FILTER (WHERE outcome = 'client_closed')::float8 AS client_closed,
+        `SELECT ${col} AS grp, COUNT(*) FILTER (WHERE ${REQUEST})::float8 AS requests,
+           COUNT(*) FILTER (WHERE ${REQUEST} AND outcome IN ('error', 'upstream_error'))::float8 AS errors,
+           COUNT(*) FILTER (WHERE ${REQUEST} AND outcome = 'rejected')::float8 AS refused,
+           COUNT(*) FILTER (WHERE ${REQUEST} AND outcome = 'client_closed')::float8 AS client_closed,
            COUNT(*) FILTER (WHERE estimated)::float8 AS estimated,
            COUNT(*) FILTER (WHERE fallback)::float8 AS fallbacks,
            ${TOKEN_AND_COST_SUMS}, ${subscription},
            COUNT(*) FILTER (WHERE unpriced)::float8 AS unpriced,
            COALESCE(SUM(saved_chars), 0)::float8 AS saved_chars,
            COALESCE(SUM(saved_tokens), 0)::float8 AS saved_tokens,
-           AVG(total_ms)::float8 AS avg_total_ms,
+           (AVG(total_ms) FILTER (WHERE ${REQUEST}))::float8 AS avg_total_ms,
            AVG(ttfb_ms)::float8 AS avg_ttfb_ms
          FROM usage WHERE ts >= $1 AND ts < $2${where}
          GROUP BY ${col} ORDER BY requests DESC, ${col} COLLATE "C" NULLS FIRST`,
@@ -119,9 +122,9 @@ export class PgUsage implements UsageStore {
     const subscription = subscriptionCostSql(q.subscriptionProviders, (value) => (params.push(value), `$${params.length}`), "::float8");
     const rows = await this.ctx.read((sql) =>
       sql.unsafe(
-        `SELECT $2 + ((ts - $2) / $1) * $1 AS t, COUNT(*)::float8 AS requests,
-           COUNT(*) FILTER (WHERE outcome IN ('error', 'upstream_error'))::float8 AS errors,
-           COUNT(*) FILTER (WHERE outcome = 'rejected')::float8 AS refused,
+        `SELECT $2 + ((ts - $2) / $1) * $1 AS t, COUNT(*) FILTER (WHERE ${REQUEST})::float8 AS requests,
+           COUNT(*) FILTER (WHERE ${REQUEST} AND outcome IN ('error', 'upstream_error'))::float8 AS errors,
+           COUNT(*) FILTER (WHERE ${REQUEST} AND outcome = 'rejected')::float8 AS refused,
            COUNT(*) FILTER (WHERE fallback)::float8 AS fallbacks,
            ${TOKEN_AND_COST_SUMS}, ${subscription}
          FROM usage WHERE ts >= $4 AND ts < $3${where} GROUP BY 1`,
@@ -151,11 +154,27 @@ export class PgUsage implements UsageStore {
     const rows = await this.ctx.read((sql) =>
       sql.unsafe(
         `SELECT u.*, (SELECT t.route_id FROM route_traces t WHERE t.request_id = u.request_id ORDER BY t.seq DESC LIMIT 1) AS route_id
-         FROM usage u WHERE ts >= $1${where} ORDER BY u.ts DESC, u.id DESC LIMIT $2`,
+         FROM usage u WHERE ts >= $1${where} AND ${isRequestSql("u.")} ORDER BY u.ts DESC, u.id DESC LIMIT $2`,
         params,
       ),
     );
-    return (rows as any[]).map((r) => rowToCall(toUsageRow(r)));
+    return (await this.withShares(rows as any[])).map((r) => rowToCall(toUsageRow(r)));
+  }
+
+  /** {@link addShareRows}: the calls of `rows` split by attempt get their failed attempts' shares (one query, only when there are such calls). */
+  private async withShares<R extends UsageRow>(rows: R[]): Promise<R[]> {
+    if (!hasSplitCalls(rows)) return rows;
+    const split = rows.filter((r) => Number(r.split) === SPLIT.CALL);
+    const ts = JSON.stringify([...new Set(split.map((r) => Number(r.ts)))]);
+    const ids = JSON.stringify([...new Set(split.map((r) => String(r.request_id)))]);
+    const shares = await this.ctx.read((sql) =>
+      sql.unsafe(
+        `SELECT * FROM usage WHERE ts IN (SELECT (json_array_elements_text($1::text::json))::bigint)
+           AND request_id IN (SELECT json_array_elements_text($2::text::json)) AND split = 2`,
+        [ts, ids],
+      ),
+    );
+    return addShareRows(rows, shares as UsageRow[]);
   }
 
   /** One page of requests of every instance (see UsageStore.callsPage). */
@@ -176,6 +195,7 @@ export class PgUsage implements UsageStore {
         params,
       ),
     )) as any[];
+    await this.withShares(rows);
     const exists = async (side: "older" | "newer", cursor: { ts: number; id: number }) => {
       const p: Array<string | number> = [];
       const w = callsWhere(q, { side, cursor }, (value) => (p.push(value), `$${p.length}`), LIMITED_BY);
@@ -231,8 +251,8 @@ export class PgUsage implements UsageStore {
     await this.flush();
     const rows = await this.ctx.read((sql) =>
       only === undefined
-        ? sql.unsafe(`SELECT ${USAGE_GROUP_SQL.model} AS grp, COUNT(*) AS n FROM usage GROUP BY grp`)
-        : sql.unsafe(`SELECT ${USAGE_GROUP_SQL.model} AS grp, COUNT(*) AS n FROM usage WHERE ${USAGE_GROUP_SQL.model} IN (SELECT json_array_elements_text($1::text::json)) GROUP BY grp`, [JSON.stringify([...only])]),
+        ? sql.unsafe(`SELECT ${USAGE_GROUP_SQL.model} AS grp, COUNT(*) AS n FROM usage WHERE ${REQUEST} GROUP BY grp`)
+        : sql.unsafe(`SELECT ${USAGE_GROUP_SQL.model} AS grp, COUNT(*) AS n FROM usage WHERE ${REQUEST} AND ${USAGE_GROUP_SQL.model} IN (SELECT json_array_elements_text($1::text::json)) GROUP BY grp`, [JSON.stringify([...only])]),
     );
     const out = new Map<string, number>();
     for (const r of rows as Array<{ grp: string | null; n: unknown }>) if (r.grp !== null) out.set(String(r.grp), num(r.n));

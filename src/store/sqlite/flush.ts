@@ -52,8 +52,8 @@ export class SqliteFlusher {
         `INSERT INTO usage (request_id, ts, client_format, requested_model, provider_id, model, account_id, key_name,
            input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, reasoning_tokens, estimated, outcome,
            status, ttfb_ms, total_ms, attempts, fallback, cost_usd, unpriced, saved_chars, saved_tokens, rate_limited,
-           instance, instance_id, transport, web_searches)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           instance, instance_id, transport, web_searches, split)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       quotaSet: db.prepare(
         `INSERT INTO quota_windows (account_id, window, model, used_percent, remaining, quota_limit, reset_at, updated_at, credential)

@@ -450,6 +450,18 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE usage ADD COLUMN web_searches INTEGER;
     `,
   },
+  {
+    version: 23,
+    name: "failed attempts' usage under their own provider",
+    up: `
+      -- A request whose failed attempts' usage their providers reported (and billed) is one row per
+      -- attempt, each under the provider, model and account it was made with, so usage by provider,
+      -- model and account, and money spent against subscriptions' use, count it where it was spent:
+      -- 0 a whole request (every row before this version), 1 a request's row holding its served
+      -- reply's share, 2 a failed attempt's share (summed, but no request: not counted nor listed).
+      ALTER TABLE usage ADD COLUMN split INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ];
 
 /** The schema version this build writes. */

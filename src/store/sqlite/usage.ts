@@ -6,7 +6,7 @@
 import type { Statement } from "bun:sqlite";
 import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import type { PendingWrites } from "../pending.ts";
-import { clampLimit, rowToCall, type UsageRow } from "../rows.ts";
+import { addShareRows, clampLimit, hasSplitCalls, rowToCall, SPLIT, type UsageRow } from "../rows.ts";
 import {
   type CallRow,
   StoreError,
@@ -22,7 +22,7 @@ import {
   usageFilterSql,
   withRateLimited,
 } from "../types.ts";
-import { fillUsageBuckets, firstBucketStart, subscriptionCostSql, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { fillUsageBuckets, firstBucketStart, isRequestSql, subscriptionCostSql, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { SqliteContext } from "./db.ts";
 import { type BlockHead, blockMayHold, decodeBlock, findLine, linesNewestFirst, type TraceLine } from "./trace-ring.ts";
 
@@ -36,6 +36,9 @@ const SERVED_SLICE = 10_000;
 
 const TOKEN_AND_COST_SUMS = usageTotalsSql();
 
+/** A row that is a request, not a failed attempt's share (rows.ts SPLIT): what counts and averages read; its tokens and cost are summed either way. */
+const REQUEST = isRequestSql();
+
 /**
  * The usage series query: `subscription` the SELECT item of the subscriptions' cost and `where` a
  * filter's conditions (parameters ?5 on, for both). ?1 the bucket width, ?2 the first bucket's start
@@ -43,9 +46,9 @@ const TOKEN_AND_COST_SUMS = usageTotalsSql();
  * rows from it only, so the first bucket counts no request older than the range (its rows add up to
  * the summary's of the same range).
  */
-const seriesSql = (subscription: string, where: string) => `SELECT ?2 + ((ts - ?2) / ?1) * ?1 AS t, COUNT(*) AS requests,
-         SUM(outcome IN ('error', 'upstream_error')) AS errors,
-         SUM(outcome = 'rejected') AS refused,
+const seriesSql = (subscription: string, where: string) => `SELECT ?2 + ((ts - ?2) / ?1) * ?1 AS t, SUM(${REQUEST}) AS requests,
+         SUM(${REQUEST} AND outcome IN ('error', 'upstream_error')) AS errors,
+         SUM(${REQUEST} AND outcome = 'rejected') AS refused,
          SUM(fallback) AS fallbacks,
          ${TOKEN_AND_COST_SUMS}, ${subscription}
        FROM usage WHERE ts >= ?4 AND ts < ?3${where} GROUP BY t`;
@@ -72,11 +75,13 @@ export class SqliteUsage implements UsageStore {
   ) {
     const db = ctx.db;
     this.s = {
-      usageRecent: db.prepare("SELECT u.* FROM usage u ORDER BY u.ts DESC, u.id DESC LIMIT ?"),
+      usageRecent: db.prepare(`SELECT u.* FROM usage u WHERE ${isRequestSql("u.")} ORDER BY u.ts DESC, u.id DESC LIMIT ?`),
+      // a page's failed attempts' shares (rows.ts SPLIT): their request's time and id
+      shares: db.prepare("SELECT * FROM usage WHERE ts IN (SELECT value FROM json_each(?1)) AND request_id IN (SELECT value FROM json_each(?2)) AND split = 2"),
       // oldest first over the usage_ts index, ?2 rows at most (-1: no limit)
       usagePrune: db.prepare("DELETE FROM usage WHERE id IN (SELECT id FROM usage WHERE ts < ?1 ORDER BY ts LIMIT ?2)"),
       idRange: db.prepare("SELECT MIN(id) AS lo, MAX(id) AS hi FROM usage"),
-      servedSlice: db.prepare(`SELECT ${GROUP_COLUMNS.model} AS grp, COUNT(*) AS n FROM usage WHERE id >= ?1 AND id <= ?2 GROUP BY grp`),
+      servedSlice: db.prepare(`SELECT ${GROUP_COLUMNS.model} AS grp, COUNT(*) AS n FROM usage WHERE id >= ?1 AND id <= ?2 AND ${REQUEST} GROUP BY grp`),
       blockHeads: db.prepare("SELECT seq, min_route, max_route, min_request, max_request FROM trace_blocks ORDER BY seq DESC"),
       blockBody: db.prepare("SELECT body FROM trace_blocks WHERE seq = ?"),
       blocksNewest: db.prepare("SELECT body FROM trace_blocks ORDER BY seq DESC"),
@@ -114,17 +119,17 @@ export class SqliteUsage implements UsageStore {
     let stmt = this.summaryStmts.get(key);
     if (!stmt) {
       stmt = this.ctx.db.prepare(
-        `SELECT ${col} AS grp, COUNT(*) AS requests,
-           SUM(outcome IN ('error', 'upstream_error')) AS errors,
-           SUM(outcome = 'rejected') AS refused,
-           SUM(outcome = 'client_closed') AS client_closed,
+        `SELECT ${col} AS grp, SUM(${REQUEST}) AS requests,
+           SUM(${REQUEST} AND outcome IN ('error', 'upstream_error')) AS errors,
+           SUM(${REQUEST} AND outcome = 'rejected') AS refused,
+           SUM(${REQUEST} AND outcome = 'client_closed') AS client_closed,
            SUM(estimated) AS estimated,
            SUM(fallback) AS fallbacks,
            ${TOKEN_AND_COST_SUMS}, ${subscription},
            COALESCE(SUM(unpriced), 0) AS unpriced,
            COALESCE(SUM(saved_chars), 0) AS saved_chars,
            COALESCE(SUM(saved_tokens), 0) AS saved_tokens,
-           AVG(total_ms) AS avg_total_ms,
+           AVG(CASE WHEN ${REQUEST} THEN total_ms END) AS avg_total_ms,
            AVG(ttfb_ms) AS avg_ttfb_ms
          FROM usage WHERE ts >= ? AND ts < ?${where}
          GROUP BY ${col} ORDER BY requests DESC, grp`,
@@ -193,14 +198,24 @@ export class SqliteUsage implements UsageStore {
   recentCalls(limit: number, q: CallsQuery = {}): CallRow[] {
     this.ctx.assertOpen();
     this.flush();
-    if (q.sinceMs === undefined && !q.filter) return this.withRouteIds(this.s.usageRecent.all(clampLimit(limit)) as UsageRow[]).map(rowToCall);
+    if (q.sinceMs === undefined && !q.filter) return this.withRouteIds(this.withShares(this.s.usageRecent.all(clampLimit(limit)) as UsageRow[])).map(rowToCall);
     const params: Array<string | number> = [];
     const where = usageFilterSql(q.filter, (value) => (params.push(value), "?"));
     return this.withRouteIds(
-      this.ctx.db
-        .query(`SELECT u.* FROM usage u WHERE ts >= ?${where} ORDER BY u.ts DESC, u.id DESC LIMIT ?`)
-        .all(Math.floor(Number(q.sinceMs ?? 0)), ...params, clampLimit(limit)) as UsageRow[],
+      this.withShares(
+        this.ctx.db
+          .query(`SELECT u.* FROM usage u WHERE ts >= ?${where} AND ${isRequestSql("u.")} ORDER BY u.ts DESC, u.id DESC LIMIT ?`)
+          .all(Math.floor(Number(q.sinceMs ?? 0)), ...params, clampLimit(limit)) as UsageRow[],
+      ),
     ).map(rowToCall);
+  }
+
+  /** {@link addShareRows}: the calls of `rows` split by attempt get their failed attempts' shares (one query, only when there are such calls). */
+  private withShares<R extends UsageRow>(rows: R[]): R[] {
+    if (!hasSplitCalls(rows)) return rows;
+    const split = rows.filter((r) => Number(r.split) === SPLIT.CALL);
+    const shares = this.s.shares.all(JSON.stringify([...new Set(split.map((r) => Number(r.ts)))]), JSON.stringify([...new Set(split.map((r) => r.request_id))])) as UsageRow[];
+    return addShareRows(rows, shares);
   }
 
   /** One page of requests (see UsageStore.callsPage). @throws StoreError `closed`. */
@@ -214,9 +229,11 @@ export class SqliteUsage implements UsageStore {
     const where = callsWhere(q, at, (value) => (params.push(value), "?"), LIMITED_BY);
     const dir = ascending ? "ASC" : "DESC";
     const rows = this.withRouteIds(
-      this.ctx.db
-        .query(`SELECT u.* FROM usage u WHERE ${where} ORDER BY u.ts ${dir}, u.id ${dir} LIMIT ?`)
-        .all(...params, n + 1) as Array<UsageRow & { id: number }>,
+      this.withShares(
+        this.ctx.db
+          .query(`SELECT u.* FROM usage u WHERE ${where} ORDER BY u.ts ${dir}, u.id ${dir} LIMIT ?`)
+          .all(...params, n + 1) as Array<UsageRow & { id: number }>,
+      ),
     );
     const exists = (side: "older" | "newer", cursor: { ts: number; id: number }) => {
       const p: Array<string | number> = [];
