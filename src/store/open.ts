@@ -136,8 +136,21 @@ export function upgradeWarning(u: SchemaUpgrade): string {
   // Its usage insert names its own columns: the calls it records name no transport (listed as unknown).
   const transport = steps.includes("transport per request") ? `${keyDisable ? ", and" : ":"} the calls it serves are listed with transport unknown` : "";
   const budgets = steps.includes(BUDGET_WINDOWS_AT_FIRST_USE) ? BUDGETS_APART : "";
-  return `shared store upgraded from schema ${u.from} to ${u.to}: instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what ${u.from + 1 === u.to ? `schema ${u.to}` : `schemas ${u.from + 1}–${u.to}`} added (${steps.join(", ")})${keyDisable}${transport}; upgrade every instance that shares it now${budgets}`;
+  // Its queries count every usage row as a request: a failed attempt's own row (schema 25) too.
+  const attempts = steps.includes(ATTEMPTS_APART) ? ATTEMPT_ROWS : "";
+  return `shared store upgraded from schema ${u.from} to ${u.to}: instances of earlier switchyard versions refuse to start on it, and one still running on it serves on without what ${u.from + 1 === u.to ? `schema ${u.to}` : `schemas ${u.from + 1}–${u.to}`} added (${steps.join(", ")})${keyDisable}${transport}; upgrade every instance that shares it now${attempts}${budgets}`;
 }
+
+/** The name of PostgreSQL schema 25's step (src/store/postgres/migrations.ts). */
+const ATTEMPTS_APART = "failed attempts' usage under their own provider";
+
+/**
+ * What {@link upgradeWarning} adds for an upgrade across PostgreSQL schema 25: an instance from before it
+ * reads a failed attempt's billed usage, which upgraded instances record as a row of its own
+ * (src/store/rows.ts SPLIT), as a request of its own.
+ */
+const ATTEMPT_ROWS =
+  "; until then such an instance lists a failed attempt whose usage an upgraded one recorded as a call of its own and counts it among the requests of its usage, and lists that attempt's request with its served reply's tokens and cost only";
 
 /** The name of PostgreSQL schema 22's step (src/store/postgres/migrations.ts). */
 const BUDGET_WINDOWS_AT_FIRST_USE = "key budget windows open at first use";

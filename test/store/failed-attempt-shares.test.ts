@@ -152,6 +152,8 @@ describe("PostgreSQL", () => {
       try {
         const warn = lines.map((l) => JSON.parse(l) as { level: string; added?: string[] }).filter((l) => l.level === "warn");
         expect(warn.map((w) => w.added)).toEqual([["failed attempts' usage under their own provider"]]);
+        // an instance of the earlier version still running reads such an attempt's row as a request
+        expect((warn[0] as unknown as { msg: string }).msg).toContain("; until then such an instance lists a failed attempt whose usage an upgraded one recorded as a call of its own");
         await oldInsert("req-old-instance", T + 2);
         const r = await reads(s);
         const old = (requestId: string) => ({ requestId, providerId: "paid", usage: { inputTokens: 40 }, costUsd: 0.004 });
