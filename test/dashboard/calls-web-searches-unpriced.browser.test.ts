@@ -70,17 +70,22 @@ test("the Calls list: '· 2 web searches' after the tokens, '$0.024 + unpriced' 
   }
 }, 90_000);
 
-test("the Usage page: the group of the partly unpriced call reads '$0.024*', the note says only the part with a price is counted", async () => {
+test("the Usage page: by model the failed attempts' cost is under their own model, the unpriced model reads 'unpriced'; by key the calls' sum reads '$0.055*', the note says only the part with a price is counted", async () => {
   const w = await suite.open();
   try {
     await w.page.setViewportSize({ width: 1400, height: 900 });
     await w.page.goto(`${suite.gw.url}/dashboard/usage`);
     const cost = (group: string) => w.page.locator(`table.usage tr[data-group="${group}"] td[data-label="Cost"]`);
     await cost("ant/house-model").waitFor({ timeout: 10_000 });
-    // house-model served the combo's call (its failed claude-sonnet-4-5 attempts counted under it) and the unpriced one
-    expect(await cost("ant/house-model").innerText()).toBe("$0.024*");
-    expect(await cost("ant/house-model").getAttribute("title")).toBe("2 requests used models without a price: what those models used is not counted");
-    expect(await cost("ant/claude-sonnet-4-5").innerText()).toBe("$0.031");
+    // house-model served the combo's call and the unpriced one: nothing of it priced; the combo's failed
+    // claude-sonnet-4-5 attempts count under their own model (since session 47): 0.0305 + 0.02406
+    expect(await cost("ant/house-model").innerText()).toBe("unpriced");
+    expect(await cost("ant/claude-sonnet-4-5").innerText()).toBe("$0.055");
+    // by key (no key: the group ""), the three calls whole: the priced part, marked partly unpriced
+    await w.page.goto(`${suite.gw.url}/dashboard/usage?by=key`);
+    await cost("").waitFor({ timeout: 10_000 });
+    expect(await cost("").innerText()).toBe("$0.055*");
+    expect(await cost("").getAttribute("title")).toBe("2 requests used models without a price: what those models used is not counted");
     expect(await w.page.locator("p", { hasText: /^\* some requests/ }).innerText()).toBe(
       "* some requests used models without a price (the one that served them, or a failed attempt's): what those models used is not counted, only the part that had a price.",
     );
