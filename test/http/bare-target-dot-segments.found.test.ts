@@ -1,0 +1,55 @@
+/**
+ * FOUND (report only, low): a request with no Host (HTTP/1.0: a health check, a script) whose target
+ * has dot segments (`/./`, `/../`) is not answered as the same request with a Host. With a Host Bun
+ * resolves the dot segments in `request.url` before routing; without one, src/http/request-head.ts
+ * `wholeTarget` prefixes `http://localhost` to the target as it came, so Elysia routes the unresolved
+ * path while the handlers and the not-found branch (server.ts errorAnswerOf, the `/admin/api/*` and
+ * `/v1/models/*` routes: `requestUrl(request.url).pathname`) read the resolved one. What a user sees:
+ * - `GET /admin/api/x/../keys`: 405 "The method GET is not allowed on /admin/api/keys; it takes GET,
+ *   HEAD or POST." (with a Host: 200, the key list);
+ * - `GET /./health`, `GET /v1/../health`: 405 "…not allowed on /health; it takes GET, HEAD or OPTIONS."
+ *   (with a Host: 200 {"status":"ok",…}): a health check with such a path reads the gateway as down;
+ * - `GET /v1/models/../../admin/api/keys`: 404 "The model `keys` does not exist." (with a Host: 200);
+ * - `GET /dashboard/../health`: the dashboard's HTML "No such page" (with a Host: the health answer).
+ * Before wholeTarget (9db2d82c) four of the five differed too (405s, 404 "Unknown path: GET
+ * /admin/api/keys"); `/dashboard/../health` was the health answer then and is the dashboard's 404 page now.
+ * Expected: the same status and body as with `Host: 127.0.0.1:PORT` (what the commit says: "routed by
+ * its whole path, as with a Host"). Nothing is served that the same request with a Host would refuse:
+ * each route's own access rules still run.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { connect } from "node:net";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
+import { fakeProviders } from "../support/configs.ts";
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway(`
+server:
+  host: 127.0.0.1
+${fakeProviders([["oai", "openai"]])}`);
+});
+afterAll(async () => {
+  await gw?.stop();
+});
+
+/** `GET path HTTP/1.0` over a raw socket, with `Host: 127.0.0.1:PORT` when `withHost`: its status and body. */
+function get(path: string, withHost: boolean): Promise<{ status: number; body: string }> {
+  const port = Number(new URL(gw.url).port);
+  return new Promise((resolve, reject) => {
+    const s = connect({ host: "127.0.0.1", port }, () => s.write(`GET ${path} HTTP/1.0\r\n${withHost ? `Host: 127.0.0.1:${port}\r\n` : ""}\r\n`));
+    let out = "";
+    s.on("data", (d) => (out += d.toString()));
+    s.on("close", () => resolve({ status: Number(out.split(" ")[1]), body: out.slice(out.indexOf("\r\n\r\n") + 4) }));
+    s.on("error", reject);
+  });
+}
+
+for (const path of ["/./health", "/v1/../health", "/dashboard/../health", "/admin/api/x/../keys", "/v1/models/../../admin/api/keys"]) {
+  test(`GET ${path} without a Host is answered as with one`, async () => {
+    const hosted = await get(path, true);
+    expect(hosted.status).toBe(200);
+    // actual without a Host: 405 (the first four's "…not allowed…; it takes GET, …"), the dashboard's 404 page, or 404 model_not_found
+    expect(await get(path, false)).toEqual(hosted);
+  });
+}
