@@ -58,8 +58,9 @@ export function urlTooLong(request: Request, url: string = request.url): Respons
  * Elysia's higher-order function around its router (`app.wrap`: Bun's `fetch`, and each route Elysia
  * hands to Bun.serve's `routes`), run before the router reads the request's path: a bare request target
  * (Bun's `request.url` of a request with no Host or an empty one, HTTP/1.0: `/admin/api/keys/x`, no
- * scheme or authority, see browser-guard.ts pathOf) is made the URL `http://localhost` + target (as
- * browser-guard.ts requestUrl reads it), on the request itself, as its own `url` property. Elysia reads
+ * scheme or authority, see browser-guard.ts pathOf) is made the URL `http://localhost` + target, read as
+ * Bun reads a target with a Host ({@link bareTargetUrl}: dot segments resolved, so routing and the
+ * handlers read the same path), on the request itself, as its own `url` property. Elysia reads
  * a URL's path from the first "/" after its 11th character (past `http://h/`): a bare target lost its
  * first segments there, and a path no route serves was answered by the route that serves its tail
  * (`GET /abcdefghij/health` was the health answer; `GET /admin/api/keys/x` a 404, not the 405 it gets
@@ -72,6 +73,23 @@ export function urlTooLong(request: Request, url: string = request.url): Respons
  */
 export function wholeTarget<F>(route: F, request: Request): F {
   const url = request.url;
-  if (url.charCodeAt(0) === 47 /* "/" */) Object.defineProperty(request, "url", { value: `http://localhost${url}` });
+  if (url.charCodeAt(0) === 47 /* "/" */) Object.defineProperty(request, "url", { value: bareTargetUrl(url) });
   return route;
+}
+
+/**
+ * A bare request target (`/admin/api/x/../keys?q`, from a request with no Host) as the URL Bun makes of
+ * the same target with a Host: `http://localhost` + target read by the URL parser (WHATWG URL, as Bun
+ * reads it), so its dot segments (`/./`, `/../`, `%2e`) are resolved, a backslash read as "/", and
+ * what Bun percent-encodes (spaces, quotes, non-ASCII) encoded; the query and fragment are kept as
+ * sent. Checked against Bun 1.4.5 with `Host: localhost` for each of those (2026-12-08). The prefix is
+ * joined before parsing, never given as a base: `//health` stays a path, not a host. Falls back to the
+ * plain join if the parser refuses the target (it does not for any target Bun's HTTP parser passes).
+ */
+export function bareTargetUrl(target: string): string {
+  try {
+    return new URL(`http://localhost${target}`).href;
+  } catch {
+    return `http://localhost${target}`;
+  }
 }

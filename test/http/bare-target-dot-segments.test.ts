@@ -1,21 +1,17 @@
 /**
- * FOUND (report only, low): a request with no Host (HTTP/1.0: a health check, a script) whose target
- * has dot segments (`/./`, `/../`) is not answered as the same request with a Host. With a Host Bun
- * resolves the dot segments in `request.url` before routing; without one, src/http/request-head.ts
- * `wholeTarget` prefixes `http://localhost` to the target as it came, so Elysia routes the unresolved
- * path while the handlers and the not-found branch (server.ts errorAnswerOf, the `/admin/api/*` and
- * `/v1/models/*` routes: `requestUrl(request.url).pathname`) read the resolved one. What a user sees:
+ * Regression test: a request with no Host (HTTP/1.0: a health check, a script) whose target has dot
+ * segments (`/./`, `/../`) is answered as the same request with a Host. With a Host Bun resolves the dot
+ * segments in `request.url` before routing; until 2026-12-08 src/http/request-head.ts `wholeTarget`
+ * only prefixed `http://localhost` to the target as it came, so Elysia routed the unresolved path while
+ * the handlers and the not-found branch read the resolved one. What a user saw without a Host:
  * - `GET /admin/api/x/../keys`: 405 "The method GET is not allowed on /admin/api/keys; it takes GET,
  *   HEAD or POST." (with a Host: 200, the key list);
  * - `GET /./health`, `GET /v1/../health`: 405 "…not allowed on /health; it takes GET, HEAD or OPTIONS."
- *   (with a Host: 200 {"status":"ok",…}): a health check with such a path reads the gateway as down;
- * - `GET /v1/models/../../admin/api/keys`: 404 "The model `keys` does not exist." (with a Host: 200);
- * - `GET /dashboard/../health`: the dashboard's HTML "No such page" (with a Host: the health answer).
- * Before wholeTarget (9db2d82c) four of the five differed too (405s, 404 "Unknown path: GET
- * /admin/api/keys"); `/dashboard/../health` was the health answer then and is the dashboard's 404 page now.
- * Expected: the same status and body as with `Host: 127.0.0.1:PORT` (what the commit says: "routed by
- * its whole path, as with a Host"). Nothing is served that the same request with a Host would refuse:
- * each route's own access rules still run.
+ *   (a health check with such a path read the gateway as down);
+ * - `GET /v1/models/../../admin/api/keys`: 404 "The model `keys` does not exist.";
+ * - `GET /dashboard/../health`: the dashboard's HTML "No such page".
+ * Now the bare target is read by the URL parser as Bun reads it with a Host (request-head.ts
+ * bareTargetUrl): the same status and body. Each route's own access rules still run.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { connect } from "node:net";
