@@ -144,8 +144,21 @@ export function notFound(method: string, path: string): Response {
  * `{"error":{"message","type":"invalid_request_error","param":null,"code":"unknown_url"}}`.
  * Runs on the not-found branch only, never for a served route.
  */
-export function unknownPath(method: string, path: string, headers: Headers): Response {
-  return errorResponse(formatForPath(path, headers), hubError("not_found", `Unknown path: ${method} ${path}`, { code: "unknown_url" }));
+export function unknownPath(method: string, path: string, headers: Headers, note = ""): Response {
+  return errorResponse(formatForPath(path, headers), hubError("not_found", `Unknown path: ${method} ${path}${note}`, { code: "unknown_url" }));
+}
+
+/**
+ * What the 404 of {@link unknownPath} adds when the target asked for is a served path spelled another
+ * way the gateway does not read as that path (README "Base-URL mistakes"): `//health` (repeated
+ * slashes are read as one on the API paths under `/v1` and `/v1beta` only), `/health#x` (a request
+ * target carries no fragment, RFC 9112 3.2). `shown` is the target as the 404 names it; "" otherwise.
+ */
+function unservedSpellingNote(shown: string, asked: string, hash: string): string {
+  if (!PATH_METHODS.has(asked) && !OPTIONS_METHODS.has(asked)) return "";
+  if (hash !== "") return ` (a request target carries no fragment: ask for ${asked} without "${hash.slice(0, 100)}").`;
+  if (shown !== asked) return ` (repeated slashes are read as one only on the API paths under /v1 and /v1beta: ask for ${asked}).`;
+  return "";
 }
 
 /**
@@ -177,12 +190,15 @@ const PREFIX_METHODS: ReadonlyArray<readonly [string, string]> = [
  * /v1/messages`): `Allow` lists the methods it takes, and the body is an error in the path's client
  * format (formatForPath: OpenAI's shape for Chat and Responses, Anthropic's for `/v1/messages`,
  * Gemini's for its paths), code `method_not_allowed`. Undefined for a path no route serves (then
- * {@link unknownPath}). Runs on the not-found branch only, never for a served request.
+ * {@link unknownPath}), and for a method the path takes (`GET //health`, `GET /health#x`: the path as
+ * asked is not the served one; a 405 never lists the method it refuses), but `GET /v1/responses`
+ * without the WebSocket upgrade. Runs on the not-found branch only, never for a served request.
  */
 export function methodNotAllowed(method: string, path: string, headers: Headers): Response | undefined {
   let allow = PATH_METHODS.get(path);
   if (allow === undefined) for (const [prefix, methods] of PREFIX_METHODS) if (path.startsWith(prefix) && path.length > prefix.length) allow = methods;
   if (allow === undefined) return undefined;
+  if (allow.split(", ").includes(method) && !(path === "/v1/responses" && method === "GET")) return undefined;
   const message =
     path === "/v1/responses" && method === "GET"
       ? "GET /v1/responses is served only as a WebSocket upgrade (Upgrade: websocket, Codex's Responses WebSocket); over plain HTTP send POST."
@@ -203,11 +219,13 @@ const OPTIONS_METHODS: ReadonlyMap<string, string> = new Map([
  * `Allow` naming the path's methods (RFC 9110 9.3.7). Undefined for any other request. A preflight
  * (Origin and `Access-Control-Request-Method`) never gets here: the browser rules answer it, 204 or
  * refused (browser-guard.ts); nor does an OPTIONS from a foreign origin without a key to `/` (refused
- * there too). Runs on the not-found branch only.
+ * there too). `/health/` is `/health` (as `GET /health/` is served); `//health` is not (its GET is a
+ * 404 too). Runs on the not-found branch only.
  */
 export function optionsAnswer(method: string, path: string, headers: Headers): Response | undefined {
   if (method !== "OPTIONS" || headers.has("access-control-request-method")) return undefined;
-  const allow = OPTIONS_METHODS.get(path);
+  // `/health/` as `/health`, as the GET route serves it (Elysia reads one trailing slash as none).
+  const allow = OPTIONS_METHODS.get(path) ?? (path.length > 1 && path.endsWith("/") ? OPTIONS_METHODS.get(path.slice(0, -1)) : undefined);
   return allow === undefined ? undefined : new Response(null, { status: 204, headers: { allow } });
 }
 
@@ -611,7 +629,8 @@ export function createServer(deps: ServerDeps) {
     });
   /** The answer of an error Elysia caught (`onError`), or of a path no route matched. */
   function errorAnswerOf(code: unknown, request: Request, error: unknown, server: unknown): Response | Promise<Response> {
-    const path = requestUrl(request.url).pathname;
+    const url = requestUrl(request.url);
+    const path = url.pathname;
     if (code === "NOT_FOUND") {
       // A base URL ending in "/" (`/v1//chat/completions`): served as the collapsed path; a base URL
       // without /v1 or an endpoint not served: a 404 that says so (src/http/path-aliases.ts).
@@ -620,12 +639,14 @@ export function createServer(deps: ServerDeps) {
       const served = collapsed === undefined ? undefined : servedAlias(request, server as PeerSource | null, collapsed);
       if (served !== undefined) return served;
       const asked = collapsed ?? path;
+      // OPTIONS on the path as asked: `OPTIONS //health` is the 404 `GET //health` is (README: repeated
+      // slashes are read as one on the API paths only).
       return (
-        optionsAnswer(request.method, asked, request.headers) ??
+        optionsAnswer(request.method, path + url.hash, request.headers) ??
         methodNotAllowed(request.method, asked, request.headers) ??
         rootAnswer(request.method, asked, request.headers) ??
         pathHint(request.method, asked, request.headers) ??
-        unknownPath(request.method, path, request.headers)
+        unknownPath(request.method, path + url.hash, request.headers, unservedSpellingNote(path, asked, url.hash))
       );
     }
     // Bad input that reached Elysia's own parser or a route's declared schema is the client's error
