@@ -88,6 +88,34 @@ export function atOpenRouter(baseUrl: string): boolean {
   return at;
 }
 
+/** Base URLs already read by {@link urlAsSent} (a configuration names few; past 100 the memo starts over). */
+const SENT_URLS = new Map<string, string>();
+
+/**
+ * `baseUrl` as the URL parser reads it (WHATWG URL, as config validation and fetch do), so that the
+ * price table's host match reads the host requests go to, not the text: the host lower-cased
+ * (`https://API.GROQ.COM/openai/v1` is Groq's), its DNS root dot dropped (`api.groq.com.`), a backslash
+ * read as "/" (`https://other.example\.googleapis.com/v1` is at `other.example`, not Google's), the
+ * default port dropped; path and query as the parser writes them. A URL with user info keeps an "@"
+ * before its host, so that {@link matchEndsTheHost} still refuses it; text the parser refuses is
+ * returned as it is. Memoized per base URL: read once, not per request.
+ */
+export function urlAsSent(baseUrl: string): string {
+  let sent = SENT_URLS.get(baseUrl);
+  if (sent === undefined) {
+    try {
+      const u = new URL(baseUrl);
+      const host = u.hostname.endsWith(".") ? u.hostname.slice(0, -1) : u.hostname;
+      sent = `${u.protocol}//${u.username || u.password ? "@" : ""}${host}${u.port ? `:${u.port}` : ""}${u.pathname}${u.search}`;
+    } catch {
+      sent = baseUrl;
+    }
+    if (SENT_URLS.size >= 100) SENT_URLS.clear();
+    SENT_URLS.set(baseUrl, sent);
+  }
+  return sent;
+}
+
 /**
  * Whether the price table's match of a provider by base URL (`matched`: the text its `api_pattern`
  * matched at the start of `baseUrl`) ends at the end of the URL's host or past it, or in a pattern
@@ -313,7 +341,8 @@ export class PriceBook {
 
   /**
    * The table's cost of `usage` for `id` under the table's provider `providerId` (undefined: by the id
-   * alone; `{ url }`: the provider the table matches by that base URL, {@link patternSelectsHost}),
+   * alone; `{ url }`: the provider the table matches by that base URL as sent, {@link urlAsSent} and
+   * {@link patternSelectsHost}, read only when the memo has no price for `key` yet),
    * remembered in the memo `memoKey` under `key`.
    */
   private tableCost(memoKey: string, providerId: string | { url: string } | undefined, id: string, key: string, usage: Usage): Cost {
@@ -349,12 +378,12 @@ export class PriceBook {
         match
           ? { provider: match, timestamp: new Date(now) }
           : typeof providerId === "object"
-            ? { providerApiUrl: providerId.url, timestamp: new Date(now) }
+            ? { providerApiUrl: urlAsSent(providerId.url), timestamp: new Date(now) }
             : providerId
               ? { providerId, timestamp: new Date(now) }
               : { timestamp: new Date(now) },
       );
-      if (result && !match && typeof providerId === "object" && !patternSelectsHost(providerId.url, result.provider.api_pattern)) result = null;
+      if (result && !match && typeof providerId === "object" && !patternSelectsHost(urlAsSent(providerId.url), result.provider.api_pattern)) result = null;
     } catch {
       result = null;
     }
