@@ -41,10 +41,14 @@ function closer(c: number): boolean {
  * Where `window` (a description's first characters) is cut: the end of its last paragraph, else line,
  * else sentence (". ", "! ", "? ", or a CJK sentence end {@link cjkSentenceEnd} with the closing
  * brackets after it), in its second half; else its last space there (`mid`: a sentence goes on in the
- * rest); undefined when none (a hard cut). Returns UTF-16 indices into `window`: `end` of the part
- * kept, `next` where the rest starts (the separator dropped).
+ * rest); undefined when none (a hard cut). `window` is `text`'s first `window.length` UTF-16 units. A
+ * CJK sentence end keeps all its closers (`。」`): one closer just past the window takes the character
+ * kept for a "…" (a sentence cut has none); a sentence whose closers reach further is left for the
+ * rest, and an earlier sentence end is looked for (until 2026-12-08 the closers past the window began
+ * the moved section, "」次の文…"). Returns UTF-16 indices into `text`: `end` of the part kept (at most
+ * one past the window), `next` where the rest starts (the separator dropped).
  */
-function boundary(window: string): { end: number; next: number; mid: boolean } | undefined {
+function boundary(window: string, text: string): { end: number; next: number; mid: boolean } | undefined {
   const min = Math.floor(window.length / 2);
   const para = window.lastIndexOf("\n\n");
   if (para >= min) return { end: para, next: para + 2, mid: false };
@@ -54,9 +58,12 @@ function boundary(window: string): { end: number; next: number; mid: boolean } |
   let cjk = -1;
   for (let i = window.length - 1; i > sentence + 1 && i >= min; i--) {
     if (cjkSentenceEnd(window.charCodeAt(i))) {
-      cjk = i + 1;
-      while (cjk < window.length && closer(window.charCodeAt(cjk))) cjk++;
-      break;
+      let end = i + 1;
+      while (end < text.length && closer(text.charCodeAt(end))) end++;
+      if (end <= window.length + 1) {
+        cjk = end;
+        break;
+      }
     }
   }
   if (cjk > sentence + 1) return { end: cjk, next: cjk, mid: false };
@@ -109,10 +116,10 @@ export function fitDescription(name: string, sentName: string, description: stri
   const pointer = continuedPointer(sentName, role);
   const room = OPENAI_DESCRIPTION_MAX - codePoints(pointer) - 1; // 1: for a "…"
   const window = description.slice(0, codePointOffset(description, room));
-  const at = boundary(window);
+  const at = boundary(window, description);
   // a hard cut: at the window's last grapheme boundary (a flag, a ZWJ emoji, an accented letter whole), anywhere when its one cluster is longer
   const hard = at ? 0 : graphemeBoundary(description, window.length) || window.length;
-  const head = at ? window.slice(0, at.end).trimEnd() + (at.mid ? "…" : "") : window.slice(0, hard) + "…";
+  const head = at ? description.slice(0, at.end).trimEnd() + (at.mid ? "…" : "") : window.slice(0, hard) + "…";
   const rest = trimmed.slice(at ? at.next : hard).trimStart();
   moved.push({ name: sentName, rest });
   w.add(
