@@ -65,6 +65,13 @@ const RATE_WEIGHT = 0.3;
 export const MAX_UNPRICED_WARNINGS = 100;
 
 /**
+ * The log warning of a key with a USD budget and a model that has no price (RequestAccounting
+ * `warnUnpriced`): true of the served model and of a failed attempt's, and of a partly unpriced request.
+ */
+export const UNPRICED_WARNING =
+  "a key with a USD budget used a model that has no price (to serve a request or in a failed attempt): what that model used is not counted against the budget; give the model a price in settings.pricing";
+
+/**
  * How many models' learned rates ({@link RequestAccounting.expectedUsdPerToken}) are kept per provider;
  * a new model past it forgets the least recently learned one (which falls back to its price-table bound).
  */
@@ -241,8 +248,11 @@ export class RequestAccounting {
   }
 
   /**
-   * A key with a USD budget was served by a model that has no price: its requests cost an unknown
-   * amount, which no USD budget can count (SPEC 9.5 `unpriced`). Says so once per key and model, with
+   * A key with a USD budget used a model that has no price, to serve a request or in a failed attempt
+   * the provider billed (addBilled): what that model used costs an unknown amount, which no USD budget
+   * can count (SPEC 9.5 `unpriced`; a partly unpriced request's priced part is counted). Says so once
+   * per key and model (until session 47 it said the key's requests were not counted, untrue for a
+   * partly unpriced request and for a failed attempt's model, which served nothing), with
    * the fix (a `settings.pricing` entry), instead of letting the budget read $0 in silence. Names at
    * most {@link MAX_UNPRICED_WARNINGS} pairs per process, then says once that further ones are not named.
    */
@@ -256,7 +266,7 @@ export class RequestAccounting {
           JSON.stringify({
             level: "warn",
             time: Date.now(),
-            msg: `more keys with a USD budget were served by models that have no price; past ${MAX_UNPRICED_WARNINGS} (key, model) pairs they are not named in the log; the Keys page and GET /admin/api/keys count each budget's unpriced requests`,
+            msg: `more keys with a USD budget used models that have no price; past ${MAX_UNPRICED_WARNINGS} (key, model) pairs they are not named in the log; the Keys page and GET /admin/api/keys count each budget's unpriced requests`,
             key: keyName,
             model,
           }),
@@ -269,7 +279,7 @@ export class RequestAccounting {
       JSON.stringify({
         level: "warn",
         time: Date.now(),
-        msg: "a key with a USD budget was served by a model that has no price: its requests are not counted against the budget; give the model a price in settings.pricing",
+        msg: UNPRICED_WARNING,
         key: keyName,
         model,
       }),

@@ -380,7 +380,7 @@ describe("a USD budget and a model without a price", () => {
       {
         level: "warn",
         time: expect.any(Number),
-        msg: "a key with a USD budget was served by a model that has no price: its requests are not counted against the budget; give the model a price in settings.pricing",
+        msg: "a key with a USD budget used a model that has no price (to serve a request or in a failed attempt): what that model used is not counted against the budget; give the model a price in settings.pricing",
         key: "unpriced",
         model: "chat/gpt-unknown-model",
       },
