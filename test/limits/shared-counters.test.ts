@@ -29,6 +29,15 @@ twoStoresOnPostgres("shared_counters", (x, y, server) => {
 const spent = { tokens: 18, usd: 0 };
 
 /**
+ * The timeout of a test that calls {@link inOneMinute}: up to three runs, each after a wait of up to 5 s
+ * for the next minute. Bun's default of 5 s (bunfig's `timeout` is not read; scripts/test passes
+ * --timeout 20000) failed such a test reached 55.0–55.2 s into a minute under `bun test` (the wait
+ * alone took 4.85 s): "an instance that dies without reporting" timed out at 5000 ms in a run started
+ * at 2026-12-31 23:59:50 UTC.
+ */
+const IN_ONE_MINUTE_TIMEOUT_MS = 60_000;
+
+/**
  * rpm and tpm count in fixed minute windows (on the database's clock, here the same machine's): runs
  * `body` inside one minute, started at least 5 s before the minute ends. When the minute turned while
  * it ran (or was within 1 s of turning) and it failed, the window it counted in changed under it (a
@@ -80,7 +89,7 @@ describe("across two instances", () => {
       expect(use.requests!.freesInMs!).toBeGreaterThan(0);
       expect(use.requests!.freesInMs!).toBeLessThanOrEqual(60_000);
     });
-  });
+  }, IN_ONE_MINUTE_TIMEOUT_MS);
 
   test("rpm 40 under 200 parallel admissions over A and B: exactly 40 admitted, mostly from memory", async () => {
     const l = { rpm: 40 };
@@ -89,7 +98,7 @@ describe("across two instances", () => {
       const verdicts = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 ? A : B).admit(key, l, Date.now())));
       expect(verdicts.filter((v) => v.ok).length).toBe(40);
     });
-  });
+  }, IN_ONE_MINUTE_TIMEOUT_MS);
 
   test("a share is admitted from memory: after the first request, A answers without waiting while its share has room", async () => {
     const l = { rpm: 80 };
@@ -102,7 +111,7 @@ describe("across two instances", () => {
       expect(next instanceof Promise).toBe(false);
       expect((next as { ok: boolean }).ok).toBe(true);
     });
-  });
+  }, IN_ONE_MINUTE_TIMEOUT_MS);
 
   test("concurrency 1: a request in flight on A refuses B until A's is settled", async () => {
     const l = { concurrency: 1 };
@@ -170,7 +179,7 @@ describe("across two instances", () => {
       expect(r.ok === false && r.refusal.used).toBe(54);
       expect(B.minuteUse(key, l, Date.now())).toEqual({ tokens: { used: 54, limit: 40, freesInMs: expect.any(Number) } });
     });
-  });
+  }, IN_ONE_MINUTE_TIMEOUT_MS);
 
   test("budgets: settled on either, seen by both; windows open at the first request and last their length (SPEC 2.3)", async () => {
     const l = { budgets: [{ window: "5h" as const, tokens: 50 }, { window: "1d" as const, usd: 1 }] };
@@ -235,7 +244,7 @@ describe("across two instances", () => {
       // Both ended (20 tokens used): nothing is held, a request goes again.
       expect((await A.admit(key, l, Date.now(), { tokens: 400 })).ok).toBe(true);
     });
-  });
+  }, IN_ONE_MINUTE_TIMEOUT_MS);
 
   test("a budget across A and B: six requests sent together, 400 tokens expected each against 1,000, get two admitted, not six; the others are told to retry in 1 s", async () => {
     // Its own pair, whose spare is never given back for idleness (IDLE_MS, 5 s by default): only the
@@ -318,7 +327,7 @@ describe("across two instances", () => {
         await y.close();
       }
     });
-  });
+  }, IN_ONE_MINUTE_TIMEOUT_MS);
 
   test("a report sent before a refill that reaches the database after it does not take the use back", async () => {
     // One instance's statements go over different pooled connections: X's timer report (0 used) is sent,
@@ -383,7 +392,7 @@ describe("across two instances", () => {
         await y.close();
       }
     });
-  });
+  }, IN_ONE_MINUTE_TIMEOUT_MS);
 });
 
 describe("when the shared database cannot be reached", () => {
