@@ -28,6 +28,8 @@ test("ten requests at once on B of a key A used up: all refused as used up, and 
   const heard: BudgetChange[] = [];
   B.onOthersBudgetChange = (_key, changes) => void heard.push(...changes);
   try {
+    // Waits up to 60.05 s within a minute of midnight UTC: the test's timeout is that plus its run (it was
+    // 60 s, which the wait alone could take: reached at 23:59:00.0-00.5 UTC, the test timed out).
     await roomInWindow(86_400_000, 60_000);
     for (let i = 0; i < 6; i++) {
       const d = await A.admit(key, limits, Date.now());
@@ -44,4 +46,4 @@ test("ten requests at once on B of a key A used up: all refused as used up, and 
     await A.close();
     await B.close();
   }
-}, 60_000);
+}, 120_000);
