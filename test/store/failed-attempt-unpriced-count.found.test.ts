@@ -9,7 +9,13 @@
  * one key made 1 request but "3 requests used models without a price" — for one request served by
  * house-model after two broken house-model streams (combo of three unpriced targets).
  *
- * Expected: by key { requests: 1, unpriced: 1 } (unpriced counts requests, ports.ts/types.ts say so).
+ * (The admin API's description of `unpriced` was changed with the split to "Requests that served tokens
+ * with a model that has no price, and billed failed attempts of such a model", but every place a user
+ * reads the number still calls it requests: the Usage page's Cost title "3 requests used models without a
+ * price", its "no cost: 3 requests of this period …" line, `switchyard usage`'s "$0.01 + 3 unpriced" with
+ * the legend "unpriced: requests that used a model without a price", the CSV/JSON download.)
+ *
+ * Expected: by key { requests: 1, unpriced: 1 } (one request used models without a price).
  * Actual:   by key { requests: 1, unpriced: 3 } (SQLite and PostgreSQL alike).
  * Likely in src/store/sqlite/usage.ts usageSummary (`COALESCE(SUM(unpriced), 0)`) and
  * src/store/postgres/usage.ts (`COUNT(*) FILTER (WHERE unpriced)`): not restricted to isRequestSql().
