@@ -73,8 +73,8 @@ export function columnDecimals(values: ReadonlyArray<number | undefined | null>)
  * A formatter for one column of the command line's USD amounts (`usage`'s cost and subscription_use):
  * every amount with the {@link columnDecimals} of `values` ("$0.000140" above "$0.000027", "$1.2500"
  * above "$0.0012"), as the dashboard's usdColumn writes them. Zero reads "$0.00", as {@link dollars}
- * writes it (nothing spent, as the dashboard's "$0"), and so does an amount under $0.00000001, which 8
- * decimals would write as nothing.
+ * writes it (nothing spent, as the dashboard's "$0"); an amount under $0.00000001, which 8 decimals
+ * would write as nothing, reads as {@link dollars} writes it ("$0.000000005", "<$0.0000000001").
  */
 export function dollarsColumn(values: ReadonlyArray<number | undefined | null>): (n: number) => string {
   const decimals = columnDecimals(values);
