@@ -5,7 +5,7 @@
  * throws; the buffers are bounded while flushes fail. No I/O.
  */
 import type { RouteTrace, UsageRecord } from "../../pipeline/ports.ts";
-import { finiteOrUndefined, intOr, str, type TraceParams, type UsageParams, usageParams, usageRowsParams } from "./rows.ts";
+import { finiteOrUndefined, intOr, isShareParams, str, type TraceParams, type UsageParams, usageParams, usageRowsParams } from "./rows.ts";
 import type { KeptKeyUse } from "./shared.ts";
 import type { Binding, KeyBudgetRow, QuotaWindow } from "./types.ts";
 
@@ -46,12 +46,17 @@ export class PendingWrites {
   private budgetBuf = new Map<string, KeyBudgetRow>();
   /** Where {@link settle} takes changed budget windows from ({@link pullKeyBudgets}). */
   private budgetSource: (() => KeyBudgetRow[]) | undefined;
-  /** Records/traces dropped (overflow, unserialisable, after close). */
+  /**
+   * Usage rows and traces dropped (overflow, unserialisable, after close); a request written as several
+   * rows (its failed attempts' own rows, ./rows.ts SPLIT) counts each of them when refused at the cap.
+   */
   dropped = 0;
   /**
    * Usage rows refused at the cap (`maxPending`) since the buffers were made: the newest, while flushes
-   * failed (or the database was away) and the oldest waited (counted in {@link dropped} too). Both
-   * stores say them in their log and at their stop (./refused-rows.ts).
+   * failed (or the database was away) and the oldest waited (counted in {@link dropped} too). A request
+   * written as several rows is kept or refused whole, never cut apart (its call listed without some of
+   * its attempts' cost), and counts here with all its rows. Both stores say them in their log and at
+   * their stop (./refused-rows.ts).
    */
   refusedUsage = 0;
   /** Route traces refused at the cap, as {@link refusedUsage}. */
@@ -102,21 +107,31 @@ export class PendingWrites {
     this.budgetSource = take;
   }
 
-  /** Buffers a usage row. Never throws. */
+  /**
+   * Buffers a request's usage row, or its rows when its failed attempts' usage counted (rows.ts SPLIT:
+   * its row then one per billed attempt), all of them or none: rows that would go past `maxPending`
+   * are refused ({@link refusedUsage}). Never throws.
+   */
   record(rec: UsageRecord): void {
     if (this.closed || !rec) {
       this.dropped++;
       return;
     }
-    if (this.usageBuf.length >= this.maxPending) {
-      this.dropped++;
-      this.refusedUsage++;
-      return;
+    if (rec.split === undefined) {
+      if (this.usageBuf.length >= this.maxPending) return this.refuse(1);
+      this.usageBuf.push(usageParams(rec));
+    } else {
+      const rows = usageRowsParams(rec);
+      if (this.usageBuf.length + rows.length > this.maxPending) return this.refuse(rows.length);
+      for (const row of rows) this.usageBuf.push(row);
     }
-    // a request whose failed attempts' usage counted is one row per attempt (rows.ts SPLIT)
-    if (rec.split === undefined) this.usageBuf.push(usageParams(rec));
-    else for (const row of usageRowsParams(rec)) this.usageBuf.push(row);
     if (this.usageBuf.length >= this.earlyFlushAt) this.onFull();
+  }
+
+  /** Counts `rows` usage rows refused at the cap. */
+  private refuse(rows: number): void {
+    this.dropped += rows;
+    this.refusedUsage += rows;
   }
 
   /**
@@ -215,12 +230,13 @@ export class PendingWrites {
   /**
    * Puts a failed flush's batch back in front of whatever was buffered since (older rows first;
    * bindings, quota and budget windows buffered since win), bounded by `maxPending`; the overflow (the
-   * newest) is dropped and counted, as refused ({@link refusedUsage}, {@link refusedTraces}).
+   * newest) is dropped and counted, as refused ({@link refusedUsage}, {@link refusedTraces}). A request's
+   * rows are kept or dropped together: the cut never falls between a request's row and its attempts' rows.
    */
   putBack(batch: PendingBatch): void {
     const usage = this.usageBuf.length ? batch.usage.concat(this.usageBuf) : batch.usage;
     const traces = this.traceBuf.length ? batch.traces.concat(this.traceBuf) : batch.traces;
-    this.usageBuf = usage.length > this.maxPending ? usage.slice(0, this.maxPending) : usage;
+    this.usageBuf = usage.length > this.maxPending ? usage.slice(0, keptWhole(usage, this.maxPending)) : usage;
     this.dropped += usage.length - this.usageBuf.length;
     this.refusedUsage += usage.length - this.usageBuf.length;
     this.traceBuf = traces.length > this.maxPending ? traces.slice(0, this.maxPending) : traces;
@@ -245,4 +261,16 @@ export class PendingWrites {
     this.quotaBuf.clear();
     this.budgetBuf.clear();
   }
+}
+
+/**
+ * How many of `usage`'s first rows to keep within `max` (< `usage.length`) without cutting a request
+ * apart: `max`, or less so that the first row dropped is not a failed attempt's own row (rows.ts
+ * `isShareParams`) whose request's row would be kept.
+ */
+function keptWhole(usage: readonly UsageParams[], max: number): number {
+  let cut = max;
+  while (cut > 0 && isShareParams(usage[cut]!)) cut--;
+  // usage[cut] is now the request's own row (or a whole one): it and its attempts' rows are dropped
+  return cut;
 }

@@ -361,6 +361,18 @@ export function usageParams(r: UsageRecord, split: number = SPLIT.WHOLE): UsageP
   ];
 }
 
+/** Where {@link usageParams} puts the row's {@link SPLIT} value: its last parameter. */
+const SPLIT_PARAM = usageParams({} as UsageRecord).length - 1;
+
+/**
+ * Whether `p` (a usage row's insert parameters) is a failed attempt's own row (`SPLIT.SHARE`), which
+ * belongs with the `SPLIT.CALL` row before it: the write buffers keep or refuse them together
+ * (./pending.ts). A row of an earlier version's unwritten file, without the split parameter, is not.
+ */
+export function isShareParams(p: UsageParams): boolean {
+  return p.length > SPLIT_PARAM && p[SPLIT_PARAM] === SPLIT.SHARE;
+}
+
 /** `UsageRecord.transport` as its column holds it: `http` or `websocket`, else null (unknown). */
 function transportParam(t: unknown): string | null {
   return t === "http" || t === "websocket" ? t : null;
