@@ -98,7 +98,7 @@ const UsageRowReply = v.looseObject({
   estimated: v.number(),
   fallbacks: v.number(),
   ...TOTALS,
-  unpriced: v.pipe(v.number(), v.description("Requests that served tokens with a model that has no price, and billed failed attempts of such a model: costUsd leaves them out.")),
+  unpriced: v.pipe(v.number(), v.description("Requests that used a model without a price (the one that served them or a failed attempt's whose usage its provider reported), each counted once in the group; by model, account or provider a request counts under the unpriced model's own group, which for a failed attempt may hold no request of its own. costUsd counts only the part that had a price.")),
   savedChars: v.pipe(v.number(), v.description("Characters the token savers removed from the bodies sent upstream.")),
   savedTokens: v.pipe(v.number(), v.description("Estimated tokens the token savers removed (characters / 4 per request).")),
   budgets: v.optional(v.pipe(v.array(BudgetUseReply), v.description("With by=key: the key's budgets and their use."))),

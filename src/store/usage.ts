@@ -35,6 +35,17 @@ export const USAGE_GROUP_SQL: Record<UsageGroupBy, string> = {
  */
 export const isRequestSql = (alias = ""): string => `${alias}split < 2`;
 
+/**
+ * A group's requests that used a model without a price (`UsageSummaryRow.unpriced`), one SQL expression
+ * for both stores: each whole request's row (`split = 0`) marked unpriced, plus each request whose
+ * served share or billed failed attempts (`split` 1 and 2: rows of one request, alike in `ts` and
+ * `request_id`) hold an unpriced row in the group, counted once however many of its rows do. Until
+ * 2026-12-08 every unpriced row counted, so one request with two billed failed attempts of an unpriced
+ * model read as 3 unpriced requests beside 1 request.
+ */
+export const UNPRICED_REQUESTS_SQL =
+  "COUNT(CASE WHEN unpriced AND split = 0 THEN 1 END) + COUNT(DISTINCT CASE WHEN unpriced AND split > 0 THEN ts || ':' || request_id END)";
+
 /** Query of `usageSummary`. */
 export interface UsageQuery {
   /** Only requests that arrived at or after this time (ms since the epoch). */
@@ -267,9 +278,11 @@ export interface UsageSummaryRow {
    */
   subscriptionUsd: number;
   /**
-   * Requests that served tokens with a model that has no price, and failed attempts whose usage their
-   * provider reported (billed) with such a model, each under its own model, account and provider:
-   * `costUsd` leaves them out.
+   * Requests of the group that used a model without a price: served tokens with it, or had a failed
+   * attempt at it whose usage its provider reported (billed), each request counted once per group (by
+   * model, account or provider under the model, account or provider that was unpriced, which for a
+   * failed attempt's part may be a group with no request of its own); `costUsd` leaves their unpriced
+   * part out. ({@link UNPRICED_REQUESTS_SQL})
    */
   unpriced: number;
   /** SPEC S-4: characters the token savers removed from the bodies sent upstream. */

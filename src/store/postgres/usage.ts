@@ -8,7 +8,7 @@ import type { RouteTrace, UsageRecord } from "../../../pipeline/ports.ts";
 import type { PendingWrites } from "../pending.ts";
 import { addShareRows, clampLimit, hasSplitCalls, rowToCall, SPLIT, type UsageRow } from "../rows.ts";
 import { type CallRow, StoreError, type UsageQuery, type UsageStore, type UsageSummaryRow, type CallsQuery, type CallsPage, type CallsPageQuery, callsWhere, finishCallsPage, rateLimitedFilterSql, usageFilterSql, withRateLimited } from "../types.ts";
-import { fillUsageBuckets, firstBucketStart, isRequestSql, subscriptionCostSql, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { fillUsageBuckets, firstBucketStart, isRequestSql, subscriptionCostSql, UNPRICED_REQUESTS_SQL, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { PgContext } from "./db.ts";
 import { num, numOrNull } from "./values.ts";
 
@@ -67,7 +67,7 @@ export class PgUsage implements UsageStore {
            COUNT(*) FILTER (WHERE estimated)::float8 AS estimated,
            COUNT(*) FILTER (WHERE fallback)::float8 AS fallbacks,
            ${TOKEN_AND_COST_SUMS}, ${subscription},
-           COUNT(*) FILTER (WHERE unpriced)::float8 AS unpriced,
+           (${UNPRICED_REQUESTS_SQL})::float8 AS unpriced,
            COALESCE(SUM(saved_chars), 0)::float8 AS saved_chars,
            COALESCE(SUM(saved_tokens), 0)::float8 AS saved_tokens,
            (AVG(total_ms) FILTER (WHERE ${REQUEST}))::float8 AS avg_total_ms,

@@ -22,7 +22,7 @@ import {
   usageFilterSql,
   withRateLimited,
 } from "../types.ts";
-import { fillUsageBuckets, firstBucketStart, isRequestSql, subscriptionCostSql, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
+import { fillUsageBuckets, firstBucketStart, isRequestSql, subscriptionCostSql, UNPRICED_REQUESTS_SQL, USAGE_GROUP_SQL, usageTotalsFromRow, usageTotalsSql, type UsageBucket, type UsageSeriesQuery } from "../usage.ts";
 import type { SqliteContext } from "./db.ts";
 import { type BlockHead, blockMayHold, decodeBlock, findLine, linesNewestFirst, type TraceLine } from "./trace-ring.ts";
 
@@ -126,7 +126,7 @@ export class SqliteUsage implements UsageStore {
            SUM(estimated) AS estimated,
            SUM(fallback) AS fallbacks,
            ${TOKEN_AND_COST_SUMS}, ${subscription},
-           COALESCE(SUM(unpriced), 0) AS unpriced,
+           ${UNPRICED_REQUESTS_SQL} AS unpriced,
            COALESCE(SUM(saved_chars), 0) AS saved_chars,
            COALESCE(SUM(saved_tokens), 0) AS saved_tokens,
            AVG(CASE WHEN ${REQUEST} THEN total_ms END) AS avg_total_ms,
