@@ -14,9 +14,9 @@
  * bareTargetUrl): the same status and body. Each route's own access rules still run.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { connect } from "node:net";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { fakeProviders } from "../support/configs.ts";
+import { exchange } from "../support/raw-http.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -30,15 +30,9 @@ afterAll(async () => {
 });
 
 /** `GET path HTTP/1.0` over a raw socket, with `Host: 127.0.0.1:PORT` when `withHost`: its status and body. */
-function get(path: string, withHost: boolean): Promise<{ status: number; body: string }> {
-  const port = Number(new URL(gw.url).port);
-  return new Promise((resolve, reject) => {
-    const s = connect({ host: "127.0.0.1", port }, () => s.write(`GET ${path} HTTP/1.0\r\n${withHost ? `Host: 127.0.0.1:${port}\r\n` : ""}\r\n`));
-    let out = "";
-    s.on("data", (d) => (out += d.toString()));
-    s.on("close", () => resolve({ status: Number(out.split(" ")[1]), body: out.slice(out.indexOf("\r\n\r\n") + 4) }));
-    s.on("error", reject);
-  });
+async function get(path: string, withHost: boolean): Promise<{ status: number; body: string }> {
+  const { status, body } = await exchange(gw.url, `GET ${path} HTTP/1.0\r\n${withHost ? `Host: 127.0.0.1:${new URL(gw.url).port}\r\n` : ""}\r\n`);
+  return { status, body };
 }
 
 for (const path of ["/./health", "/v1/../health", "/dashboard/../health", "/admin/api/x/../keys", "/v1/models/../../admin/api/keys"]) {

@@ -12,11 +12,10 @@
  * with `Host: 127.0.0.1:PORT` (same HTTP version): status, body and the headers a client reads.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { fakeProviders } from "../support/configs.ts";
-import { twoOnOneSocket } from "../support/raw-http.ts";
+import { exchange, twoOnOneSocket } from "../support/raw-http.ts";
 
 /** A non-loopback IPv4 address of this machine (the peer tests are skipped without one). */
 const lan = Object.values(networkInterfaces())
@@ -57,22 +56,9 @@ interface Answer {
 }
 
 /** Sends `text` on a new connection to `gw` from source address `from`; the answer, read until the server closes. */
-function sendRaw(gw: TestGateway, text: string, from = "127.0.0.1"): Promise<Answer> {
-  const port = Number(new URL(gw.url).port);
-  return new Promise((resolve, reject) => {
-    const s = connect({ host: "127.0.0.1", port, localAddress: from }, () => s.write(text));
-    let out = "";
-    const timer = setTimeout(() => s.destroy(), 5000);
-    s.on("data", (d) => (out += d.toString()));
-    s.on("close", () => {
-      clearTimeout(timer);
-      const cut = out.indexOf("\r\n\r\n");
-      const head = out.slice(0, cut < 0 ? out.length : cut);
-      const header = (name: string) => new RegExp(`^${name}: (.*)$`, "im").exec(head)?.[1] ?? null;
-      resolve({ status: Number(out.split(" ")[1]), allow: header("allow"), contentType: header("content-type"), wwwAuthenticate: header("www-authenticate"), body: cut < 0 ? "" : out.slice(cut + 4) });
-    });
-    s.on("error", reject);
-  });
+async function sendRaw(gw: TestGateway, text: string, from = "127.0.0.1"): Promise<Answer> {
+  const a = await exchange(gw.url, text, { from });
+  return { status: a.status, allow: a.header("allow"), contentType: a.header("content-type"), wwwAuthenticate: a.header("www-authenticate"), body: a.body };
 }
 
 /** An HTTP/1.0 request's text, with `Host: 127.0.0.1:PORT` of `gw` when `withHost`, else none; `extra` are further header lines. */

@@ -11,9 +11,9 @@
  * `GET /health/` is 200: it is the 204 of `OPTIONS /health` now.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { connect } from "node:net";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { fakeProviders } from "../support/configs.ts";
+import { exchange } from "../support/raw-http.ts";
 
 let gw: TestGateway;
 beforeAll(async () => {
@@ -26,16 +26,10 @@ afterAll(async () => {
   await gw?.stop();
 });
 
-/** Sends `method path` over a raw socket (HTTP/1.1, Host 127.0.0.1:PORT, Connection: close): status line and body. */
-function raw(method: string, path: string): Promise<{ status: number; body: string }> {
-  const port = Number(new URL(gw.url).port);
-  return new Promise((resolve, reject) => {
-    const s = connect({ host: "127.0.0.1", port }, () => s.write(`${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`));
-    let out = "";
-    s.on("data", (d) => (out += d.toString()));
-    s.on("close", () => resolve({ status: Number(out.split(" ")[1]), body: out.slice(out.indexOf("\r\n\r\n") + 4) }));
-    s.on("error", reject);
-  });
+/** Sends `method path` over a raw socket (HTTP/1.1, Host 127.0.0.1:PORT, Connection: close): status and body. */
+async function raw(method: string, path: string): Promise<{ status: number; body: string }> {
+  const { status, body } = await exchange(gw.url, `${method} ${path} HTTP/1.1\r\nHost: 127.0.0.1:${new URL(gw.url).port}\r\nConnection: close\r\n\r\n`);
+  return { status, body };
 }
 
 test("GET //health is a 404 naming /health, not a 405 that says GET is allowed", async () => {

@@ -12,10 +12,10 @@
  * Needs a non-loopback IPv4 address on the machine (skipped without one).
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { connect } from "node:net";
 import { networkInterfaces } from "node:os";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { fakeProviders } from "../support/configs.ts";
+import { exchange } from "../support/raw-http.ts";
 
 const lan = Object.values(networkInterfaces())
   .flat()
@@ -33,15 +33,8 @@ afterAll(async () => {
 });
 
 /** The status of `GET path` sent to the gateway's 127.0.0.1 port from source address `from`. */
-function statusFrom(from: string, path: string): Promise<number> {
-  const port = Number(new URL(gw.url).port);
-  return new Promise((resolve, reject) => {
-    const s = connect({ host: "127.0.0.1", port, localAddress: from }, () => s.write(`GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`));
-    let out = "";
-    s.on("data", (d) => (out += d.toString()));
-    s.on("end", () => resolve(Number(out.split(" ")[1])));
-    s.on("error", reject);
-  });
+async function statusFrom(from: string, path: string): Promise<number> {
+  return (await exchange(gw.url, `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${new URL(gw.url).port}\r\nConnection: close\r\n\r\n`, { from })).status;
 }
 
 test.skipIf(lan === undefined)("a peer the socket reports as non-loopback is not exempt on a 127.0.0.1 listener", async () => {

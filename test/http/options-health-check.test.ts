@@ -9,9 +9,9 @@
  * origin's 204 with the CORS headers, a foreign origin's 403. Other paths keep their 405 / 404.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { connect } from "node:net";
 import { startGateway, type TestGateway } from "../support/gateway.ts";
 import { fakeProviders } from "../support/configs.ts";
+import { exchange } from "../support/raw-http.ts";
 
 const APP = "http://localhost:5173";
 /** A client key of the keyed gateway (a test value, not a real secret). */
@@ -39,27 +39,10 @@ afterAll(async () => {
   await Promise.all([gw?.stop(), keyed?.stop()]);
 });
 
-/** The raw answer to `text` sent on a new connection, read until the server closes it. */
-function sendRaw(g: TestGateway, text: string): Promise<string> {
-  const port = Number(new URL(g.url).port);
-  return new Promise((resolve, reject) => {
-    const s = connect({ host: "127.0.0.1", port }, () => s.write(text));
-    let out = "";
-    const timer = setTimeout(() => s.destroy(), 5000);
-    s.on("data", (d) => (out += d.toString()));
-    s.on("close", () => {
-      clearTimeout(timer);
-      resolve(out);
-    });
-    s.on("error", reject);
-  });
-}
-
-/** Status, Allow and body of a raw answer. */
-function parsed(raw: string): { status: number; allow: string | null; body: string } {
-  const cut = raw.indexOf("\r\n\r\n");
-  const head = raw.slice(0, cut);
-  return { status: Number(raw.split(" ")[1]), allow: /^allow: (.*)$/im.exec(head)?.[1] ?? null, body: raw.slice(cut + 4) };
+/** Status, Allow and body of the answer to `text`, sent on a new connection to `g` and read until the server closes it. */
+async function sendRaw(g: TestGateway, text: string): Promise<{ status: number; allow: string | null; body: string }> {
+  const a = await exchange(g.url, text);
+  return { status: a.status, allow: a.header("allow"), body: a.body };
 }
 
 describe("OPTIONS without an Origin on / and /health: 204 with Allow", () => {
@@ -71,17 +54,17 @@ describe("OPTIONS without an Origin on / and /health: 204 with Allow", () => {
   }
 
   test("HAProxy's default check over a raw socket: OPTIONS / HTTP/1.0 without a Host, and with one", async () => {
-    const bare = parsed(await sendRaw(gw, "OPTIONS / HTTP/1.0\r\n\r\n"));
+    const bare = await sendRaw(gw, "OPTIONS / HTTP/1.0\r\n\r\n");
     expect(bare).toEqual({ status: 204, allow: "GET, HEAD, OPTIONS", body: "" });
-    const hosted = parsed(await sendRaw(gw, `OPTIONS / HTTP/1.0\r\nHost: 127.0.0.1:${new URL(gw.url).port}\r\n\r\n`));
+    const hosted = await sendRaw(gw, `OPTIONS / HTTP/1.0\r\nHost: 127.0.0.1:${new URL(gw.url).port}\r\n\r\n`);
     expect(hosted).toEqual(bare);
-    expect(parsed(await sendRaw(gw, "OPTIONS /health HTTP/1.0\r\n\r\n"))).toEqual({ status: 204, allow: "GET, HEAD, OPTIONS", body: "" });
+    expect(await sendRaw(gw, "OPTIONS /health HTTP/1.0\r\n\r\n")).toEqual({ status: 204, allow: "GET, HEAD, OPTIONS", body: "" });
   });
 
   test("where keys are required: still 204 without a key (GET /health is open too)", async () => {
     const root = await fetch(`${keyed.url}/`, { method: "OPTIONS" });
     expect([root.status, root.headers.get("allow")]).toEqual([204, "GET, HEAD, OPTIONS"]);
-    expect(parsed(await sendRaw(keyed, "OPTIONS / HTTP/1.0\r\n\r\n")).status).toBe(204);
+    expect((await sendRaw(keyed, "OPTIONS / HTTP/1.0\r\n\r\n")).status).toBe(204);
   });
 
   test("the 405 of another method on /health names OPTIONS too", async () => {

@@ -160,3 +160,45 @@ export async function inPieces(baseUrl: string, pieces: string[], gapMs: number,
 export function rawPost(path: string, length: number, body: string, extraHead = ""): string {
   return `POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${extraHead}Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n${body}`;
 }
+
+/** An answer read off the wire by {@link exchange}: its status, one header by name, its body (UTF-8). */
+export interface RawAnswer {
+  /** Everything the server wrote. */
+  raw: string;
+  status: number;
+  /** The first header `name` (case-insensitive) of the head, or null. */
+  header(name: string): string | null;
+  body: string;
+}
+
+/**
+ * Sends `text` (a whole request as the bytes on the wire) on a new connection to the host and port of
+ * `baseUrl` (a test server on 127.0.0.1), from source address `from` (default the kernel's choice, e.g.
+ * 127.0.0.1), and reads until the server closes the connection (the request should make it close:
+ * HTTP/1.0 or `Connection: close`); after `waitMs` (default 5000 ms) the socket is destroyed and what
+ * was read is the answer. Rejects on a socket error (a refused connect, a source address not local).
+ */
+export function exchange(baseUrl: string, text: string, opts: { from?: string; waitMs?: number } = {}): Promise<RawAnswer> {
+  const url = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const socket = connect({ host: url.hostname, port: Number(url.port), ...(opts.from ? { localAddress: opts.from } : {}) }, () => socket.write(text));
+    let out = "";
+    const timer = setTimeout(() => socket.destroy(), opts.waitMs ?? 5_000);
+    socket.on("data", (d: Buffer) => (out += d.toString("utf8")));
+    socket.on("close", () => {
+      clearTimeout(timer);
+      const cut = out.indexOf("\r\n\r\n");
+      const head = cut < 0 ? out : out.slice(0, cut);
+      resolve({
+        raw: out,
+        status: Number(out.split(" ")[1]),
+        header: (name) => new RegExp(`^${name}: (.*)$`, "im").exec(head)?.[1]?.replace(/\r$/, "") ?? null,
+        body: cut < 0 ? "" : out.slice(cut + 4),
+      });
+    });
+    socket.on("error", (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+  });
+}
