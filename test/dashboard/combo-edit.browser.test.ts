@@ -51,7 +51,11 @@ test("a stored combo has Edit on the Routing page, reachable by keyboard, as a s
     await page.keyboard.press("Enter");
     const form = page.locator('[data-form="combo-edit"] textarea');
     await form.waitFor({ timeout: 5_000 });
-    expect(await page.evaluate(`document.activeElement.id`)).toBe("combo-json");
+    // the form moves focus in an effect after it is drawn (a frame later on a loaded machine: the full
+    // suite once read "" here right after the textarea appeared)
+    let focusedId = "";
+    for (const end = Date.now() + 5_000; focusedId !== "combo-json" && Date.now() < end; await Bun.sleep(20)) focusedId = String(await page.evaluate(`document.activeElement.id`));
+    expect(focusedId).toBe("combo-json");
     const shown = JSON.parse(await form.inputValue()) as { name: string; strategy: string; targets: Array<{ model: string }> };
     expect({ name: shown.name, strategy: shown.strategy, models: shown.targets.map((t) => t.model) }).toEqual({ name: "spare", strategy: "fallback", models: ["demo-chat/gpt-demo"] });
     await form.fill(JSON.stringify({ ...shown, strategy: "round-robin" }, null, 2));
