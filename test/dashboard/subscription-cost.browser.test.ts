@@ -10,8 +10,7 @@
  */
 import { expect, test } from "bun:test";
 import { simpleReply, startFakeUpstream } from "../support/fake-upstream.ts";
-import { startGateway } from "../support/gateway.ts";
-import { startFakeVendor, vendorProviders } from "../oauth/fake-oauth.ts";
+import { startFakeVendor, startPaidBesideSubscription } from "../oauth/fake-oauth.ts";
 import { usageLines } from "../../src/cli/usage-table.ts";
 import { table } from "../../src/cli/table.ts";
 import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browser.ts";
@@ -21,27 +20,7 @@ import { withStartedGatewayAndBrowser } from "../support/with-gateway-and-browse
 const suite = withStartedGatewayAndBrowser(async () => {
   const upstream = await startFakeUpstream();
   const vendor = await startFakeVendor(upstream);
-  const t = vendor.seed({ name: "value", models: ["claude-v"] });
-  const yaml =
-    vendorProviders(vendor.url) +
-    `  - id: paid
-    kind: anthropic
-    base_url: "{{FAKE}}/paid"
-accounts:
-  - id: cc-file
-    provider: cc
-    access_token: env:CC_ACCESS
-    refresh_token: env:CC_REFRESH
-    expires_at: ${Date.now() + 3600_000}
-  - id: paid-key
-    provider: paid
-    api_key: env:PAID_KEY
-settings:
-  pricing:
-    cc/claude-v: { input: 100, output: 100 }
-    paid/claude-v: { input: 100, output: 100 }
-`;
-  const gw = await startGateway(yaml, { fake: upstream, env: { CC_ACCESS: t.accessToken, CC_REFRESH: t.refreshToken, PAID_KEY: "sk-test-paid-value" } });
+  const gw = await startPaidBesideSubscription(upstream, vendor);
   // the gateway, its fake upstream and data directory, then the vendor
   return Object.assign(Object.create(gw) as typeof gw, { stop: () => gw.stop().then(() => vendor.stop()) });
 });

@@ -18,8 +18,8 @@
  */
 import { afterEach, expect, test } from "bun:test";
 import { startFakeUpstream } from "../support/fake-upstream.ts";
-import { startGateway, type TestGateway } from "../support/gateway.ts";
-import { startFakeVendor, vendorProviders } from "../oauth/fake-oauth.ts";
+import type { TestGateway } from "../support/gateway.ts";
+import { startFakeVendor, startPaidBesideSubscription } from "../oauth/fake-oauth.ts";
 
 let gw: TestGateway | undefined;
 let stopVendor: (() => Promise<void>) | undefined;
@@ -48,34 +48,18 @@ async function run(first: "paid" | "cc", second: "paid" | "cc") {
   const upstream = await startFakeUpstream();
   const vendor = await startFakeVendor(upstream);
   stopVendor = () => vendor.stop();
-  const t = vendor.seed({ name: "value", models: ["claude-v"] });
-  const yaml =
-    vendorProviders(vendor.url) +
-    `  - id: paid
-    kind: anthropic
-    base_url: "{{FAKE}}/paid"
-accounts:
-  - id: cc-file
-    provider: cc
-    access_token: env:CC_ACCESS
-    refresh_token: env:CC_REFRESH
-    expires_at: ${Date.now() + 3600_000}
-  - id: paid-key
-    provider: paid
-    api_key: env:PAID_KEY
-keys:
+  gw = await startPaidBesideSubscription(
+    upstream,
+    vendor,
+    `keys:
   - { name: client, key: ${KEY}, limits: { budgets: [{ window: 1d, usd: 50 }] } }
 combos:
   - name: mixed
     targets:
       - model: ${first}/claude-v
       - model: ${second}/claude-v
-settings:
-  pricing:
-    cc/claude-v: { input: 100, output: 100 }
-    paid/claude-v: { input: 100, output: 100 }
-`;
-  gw = await startGateway(yaml, { fake: upstream, env: { CC_ACCESS: t.accessToken, CC_REFRESH: t.refreshToken, PAID_KEY: "sk-test-paid-value" } });
+`,
+  );
   const isPaid = (path: string) => path.startsWith("/paid");
   upstream.handle((req) => (isPaid(req.path) === (first === "paid") ? { sse: broken, reset_after_bytes: Buffer.byteLength(broken) } : { sse: whole }));
 

@@ -13,6 +13,7 @@
  */
 import { createHash } from "node:crypto";
 import type { FakeUpstream } from "../support/fake-upstream.ts";
+import { startGateway, type TestGateway } from "../support/gateway.ts";
 
 /** One login the fake knows: its tokens and what its models endpoint lists. */
 export interface FakeLogin {
@@ -252,4 +253,33 @@ export function claudeCodePools(vendorUrl: string, ...ids: string[]): string {
 `,
     )
     .join("");
+}
+
+/**
+ * A gateway at `upstream` with a Claude subscription and a paid API key serving the same model:
+ * {@link vendorProviders}'s `cc` (account `cc-file`, a login the vendor `vendor` issued) and an
+ * `anthropic` provider `paid` at the upstream's `/paid` (account `paid-key`), both priced at $100 per
+ * million tokens in and out for `claude-v`. `more` is YAML inserted before `settings:` (keys, combos).
+ * The caller stops the gateway and the vendor.
+ */
+export async function startPaidBesideSubscription(upstream: FakeUpstream, vendor: FakeVendor, more = ""): Promise<TestGateway> {
+  const t = vendor.seed({ name: "value", models: ["claude-v"] });
+  const yaml = `${vendorProviders(vendor.url)}  - id: paid
+    kind: anthropic
+    base_url: "{{FAKE}}/paid"
+accounts:
+  - id: cc-file
+    provider: cc
+    access_token: env:CC_ACCESS
+    refresh_token: env:CC_REFRESH
+    expires_at: ${Date.now() + 3600_000}
+  - id: paid-key
+    provider: paid
+    api_key: env:PAID_KEY
+${more}settings:
+  pricing:
+    cc/claude-v: { input: 100, output: 100 }
+    paid/claude-v: { input: 100, output: 100 }
+`;
+  return startGateway(yaml, { fake: upstream, env: { CC_ACCESS: t.accessToken, CC_REFRESH: t.refreshToken, PAID_KEY: "sk-test-paid-value" } });
 }
