@@ -20,15 +20,10 @@
  */
 import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { codecFor } from "../../formats/index.ts";
-import type { PassthroughTap } from "../../formats/codec.ts";
-import { passthroughDriver } from "../../pipeline/re-translate.ts";
-import { UsageChunkAdder } from "../../pipeline/add-usage-chunk.ts";
+import { runWithUsageChunk } from "../support/chat-usage-chunk.ts";
 import { lastChunkHead } from "../../formats/openai-chat/usage-chunk.ts";
-import { byteSample } from "../../pipeline/output-estimate.ts";
 
 const enc = new TextEncoder();
-const dec = new TextDecoder();
 const chunk = (choices: unknown[], extra: object = {}) =>
   `data: ${JSON.stringify({ id: "c-1", object: "chat.completion.chunk", created: 7, model: "gpt-x", system_fingerprint: "fp_1", choices, ...extra })}\n\n`;
 const FIRST = chunk([{ index: 0, delta: { role: "assistant", content: "Hello there, friend" }, finish_reason: null }]);
@@ -36,18 +31,7 @@ const FIRST = chunk([{ index: 0, delta: { role: "assistant", content: "Hello the
 const LAST = chunk([{ index: 0, delta: {}, finish_reason: "stop" }], { created: 12, model: "gpt-x-2", system_fingerprint: "fp_2" });
 const SSE = FIRST + LAST + "data: [DONE]\n\n";
 
-function run(sse: string, cuts: number[] = []): string {
-  const codec = codecFor("openai-chat");
-  const d = passthroughDriver(codec.createTap({ family: "openai", includeUsage: true }) as PassthroughTap, byteSample(codec, { family: "openai" }), undefined, new UsageChunkAdder({ estimatedInputTokens: () => 3 }));
-  const bytes = enc.encode(sse);
-  let out = "";
-  let from = 0;
-  for (const c of [...cuts, bytes.length]) {
-    out += dec.decode(d.push(bytes.subarray(from, c)));
-    from = c;
-  }
-  return out + dec.decode(d.end());
-}
+const run = runWithUsageChunk;
 
 async function sdkFinal(sse: string) {
   const client = new OpenAI({ apiKey: "k", baseURL: "http://127.0.0.1:9/v1", fetch: (async () => new Response(sse, { headers: { "content-type": "text/event-stream" } })) as unknown as typeof fetch });

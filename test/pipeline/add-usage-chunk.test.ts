@@ -9,14 +9,8 @@
  */
 import { describe, expect, test } from "bun:test";
 import OpenAI from "openai";
-import { codecFor } from "../../formats/index.ts";
-import type { PassthroughTap } from "../../formats/codec.ts";
-import { passthroughDriver } from "../../pipeline/re-translate.ts";
-import { UsageChunkAdder } from "../../pipeline/add-usage-chunk.ts";
-import { byteSample } from "../../pipeline/output-estimate.ts";
+import { runWithUsageChunk } from "../support/chat-usage-chunk.ts";
 
-const enc = new TextEncoder();
-const dec = new TextDecoder();
 const chunk = (choices: unknown[], extra: object = {}) =>
   `data: ${JSON.stringify({ id: "c-1", object: "chat.completion.chunk", created: 7, model: "gpt-x", system_fingerprint: "fp_1", choices, ...extra })}\n\n`;
 const TEXT = chunk([{ index: 0, delta: { role: "assistant", content: "Hello there, friend" }, finish_reason: null }]);
@@ -24,19 +18,7 @@ const FINISH = chunk([{ index: 0, delta: {}, finish_reason: "stop" }]);
 const USAGE = '{"prompt_tokens":3,"completion_tokens":5,"total_tokens":8,"prompt_tokens_details":{"cached_tokens":0},"completion_tokens_details":{"reasoning_tokens":0}}';
 const ADDED = `data: {"id":"c-1","object":"chat.completion.chunk","created":7,"model":"gpt-x","system_fingerprint":"fp_1","choices":[],"usage":${USAGE}}\n\n`;
 
-/** The client's bytes for the upstream `sse` read in pieces at `cuts`, the adder on (input estimate 3). */
-function run(sse: string, cuts: number[] = [], failure = false): string {
-  const codec = codecFor("openai-chat");
-  const d = passthroughDriver(codec.createTap({ family: "openai", includeUsage: true }) as PassthroughTap, byteSample(codec, { family: "openai" }), undefined, new UsageChunkAdder({ estimatedInputTokens: () => 3 }));
-  const bytes = enc.encode(sse);
-  let out = "";
-  let from = 0;
-  for (const c of [...cuts, bytes.length]) {
-    out += dec.decode(d.push(bytes.subarray(from, c)));
-    from = c;
-  }
-  return out + dec.decode(failure ? d.end({ kind: "api_error", status: 502, message: "broke" }) : d.end());
-}
+const run = runWithUsageChunk;
 
 describe("the usage chunk of a native Chat stream without one", () => {
   test("before [DONE], the first chunk's id, created, model and fingerprint, the estimate (19 characters: 5 tokens)", () => {
