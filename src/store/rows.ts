@@ -279,7 +279,7 @@ export function quotaParams(q: QuotaWindow & { updatedAt: number }): (string | n
  * rows of their own: its row holds its served reply's share (none when no attempt served). `SHARE` (2):
  * one failed attempt's billed usage, under the provider, model and account it was made with, with its
  * request's id, time, key, outcome and instance: summed with the rest, but no request (not counted, not
- * listed); a call's listing adds its shares back (./usage.ts addShares).
+ * listed); a call's listing adds its shares back ({@link addShareRows}).
  */
 export const SPLIT = { WHOLE: 0, CALL: 1, SHARE: 2 } as const;
 
